@@ -1,0 +1,47 @@
+"""The message context every handler receives as `ctx`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+ChatType = Literal["group", "private"]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageContext:
+    """Who wrote, where, and with which services; always set by the router, never by the model.
+
+    `clock` returns an aware datetime and is injectable so that tests control time.
+    """
+
+    chat_id: str
+    chat_type: ChatType
+    sender_id: str
+    sender_name: str = ""
+    is_admin: bool = False
+    timezone: str = "UTC"
+    services: Mapping[str, Any] = field(default_factory=dict)
+    clock: Callable[[], datetime] = _utc_now
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def now(self) -> datetime:
+        """The current time in the chat's time zone."""
+        return self.clock().astimezone(self.zone)
+
+    def service(self, name: str) -> Any:
+        """A service the runtime provided (store, scheduler, search provider...)."""
+        try:
+            return self.services[name]
+        except KeyError:
+            raise LookupError(f"service {name!r} is not configured for this bot") from None

@@ -1,0 +1,515 @@
+"""FunctionCallLLM: the multi-round tool-calling loop over any OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import openai
+from openai import AsyncOpenAI
+from pydantic import BaseModel
+
+from function_calls.context import MessageContext
+from function_calls.errors import LLMUnavailableError, ToolError
+from function_calls.prompt_formats import (
+    PromptFormat,
+    render_tool_instructions,
+    render_tool_results,
+)
+from function_calls.prompt_parser import MalformedCall, parse_tool_calls
+from function_calls.registry import Tool, ToolRegistry, default_registry
+from function_calls.result import FunctionResult, to_compact_json
+from function_calls.system_prompt import DEFAULT_PERSONA, build_system_prompt
+from function_calls.validation import ArgumentIssue, InvalidArgumentsError
+
+log = logging.getLogger("groupmate.llm")
+
+ToolMode = Literal["native", "prompt", "auto"]
+CallOutcome = Literal[
+    "direct", "data", "error", "timeout", "invalid", "unknown", "hidden", "malformed", "duplicate"
+]
+Message = dict[str, Any]
+
+# Endpoints word "no tool support" differently: Ollama, vLLM, llama.cpp, LM Studio.
+_TOOLS_UNSUPPORTED = re.compile(r"\btools?\b|tool[_ ]choice|function call", re.IGNORECASE)
+_UNPARSABLE = "(unparsable tool call)"
+_NUDGE = "Answer my last message directly in plain text."
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTurn:
+    """An earlier message of the chat, given to the model as context."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    sender_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """What happened to one tool call the model made."""
+
+    name: str
+    arguments: Any
+    outcome: CallOutcome
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """The outcome of one user message: the texts to send, and what ran."""
+
+    replies: list[str]
+    calls: list[ToolCallRecord]
+    llm_calls: int
+    tool_mode: Literal["native", "prompt"]
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self.replies)
+
+
+@dataclass(slots=True)
+class _Call:
+    name: str
+    raw_arguments: Any
+    call_id: str | None = None
+
+
+@dataclass(slots=True)
+class _ModelReply:
+    text: str
+    calls: list[_Call]
+    malformed: list[MalformedCall]
+    assistant_message: Message
+    native_results: bool
+
+
+@dataclass(slots=True)
+class _Turn:
+    ctx: MessageContext
+    tools: dict[str, Tool]
+    mode: Literal["native", "prompt"]
+    messages: list[Message]
+    replies: list[str] = field(default_factory=list)
+    records: list[ToolCallRecord] = field(default_factory=list)
+    invalid_counts: Counter[str] = field(default_factory=Counter)
+    llm_calls: int = 0
+
+    def finish(self, final: str | None = None, *, error: str | None = None) -> TurnResult:
+        replies = list(self.replies)
+        if final:
+            replies.append(final)
+        if error:
+            replies.append(error)
+        return TurnResult(replies, list(self.records), self.llm_calls, self.mode, error)
+
+
+@dataclass(slots=True)
+class _Rejection:
+    """A call that will not run; `payload` tells the model why."""
+
+    outcome: CallOutcome
+    payload: dict[str, Any]
+    user_message: str
+
+
+class FunctionCallLLM:
+    """Lets an LLM answer a chat message by calling registered tools.
+
+    `tool_mode` "native" uses the API's `tools`; "prompt" describes tools in the
+    system prompt and parses calls from text; "auto" starts native and falls back to
+    prompt mode (remembered per model) when the endpoint rejects tools.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        registry: ToolRegistry | None = None,
+        tool_mode: ToolMode = "auto",
+        prompt_format: PromptFormat = "hermes",
+        persona: str = DEFAULT_PERSONA,
+        max_rounds: int = 5,
+        max_invalid_retries: int = 1,
+        call_timeout: float = 30.0,
+        request_timeout: float = 60.0,
+        transport_retries: int = 3,
+        strict_schemas: bool = True,
+        temperature: float | None = None,
+        client: AsyncOpenAI | None = None,
+    ) -> None:
+        if max_rounds < 1:
+            raise ValueError("max_rounds must be at least 1")
+        if max_invalid_retries < 0:
+            raise ValueError("max_invalid_retries must not be negative")
+        if tool_mode not in ("native", "prompt", "auto"):
+            raise ValueError(f"tool_mode must be native, prompt or auto, not {tool_mode!r}")
+        if prompt_format not in ("hermes", "json"):
+            raise ValueError(f"prompt_format must be hermes or json, not {prompt_format!r}")
+        self.model = model
+        self.registry = registry if registry is not None else default_registry
+        self.tool_mode: ToolMode = tool_mode
+        self.prompt_format: PromptFormat = prompt_format
+        self.persona = persona
+        self.max_rounds = max_rounds
+        self.max_invalid_retries = max_invalid_retries
+        self.call_timeout = call_timeout
+        self.strict_schemas = strict_schemas
+        self.temperature = temperature
+        self._prompt_mode_models: set[str] = set()
+        self._client = client or AsyncOpenAI(
+            base_url=base_url,
+            # Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "no-key",
+            max_retries=transport_retries,
+            timeout=request_timeout,
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def effective_mode(self) -> Literal["native", "prompt"]:
+        """The mode the next request uses for this model."""
+        if self.tool_mode == "prompt" or self.model in self._prompt_mode_models:
+            return "prompt"
+        return "native"
+
+    async def run(
+        self, ctx: MessageContext, text: str, history: Sequence[ChatTurn] = ()
+    ) -> TurnResult:
+        """Answer one chat message; never raises for model, network or handler failures."""
+        if "registry" not in ctx.services:
+            ctx = replace(ctx, services={**ctx.services, "registry": self.registry})
+        visible = {tool.name: tool for tool in self.registry.visible(ctx)}
+        turn = _Turn(ctx, visible, self.effective_mode(), [])
+        turn.messages.append({"role": "system", "content": self._system_prompt(turn)})
+        turn.messages.extend(_history_message(item, ctx) for item in history)
+        turn.messages.append({"role": "user", "content": _user_content(ctx.sender_name, text, ctx)})
+        nudged = False
+        for round_number in range(1, self.max_rounds + 1):
+            try:
+                reply = await self._ask(turn)
+            except LLMUnavailableError as exc:
+                return turn.finish(error=exc.user_message)
+            if not reply.calls and not reply.malformed:
+                if reply.text or nudged or round_number == self.max_rounds:
+                    return turn.finish(reply.text or "Sorry, I have no answer to that.")
+                nudged = True
+                turn.messages.append(reply.assistant_message)
+                turn.messages.append({"role": "user", "content": _NUDGE})
+                continue
+            turn.messages.append(reply.assistant_message)
+            done, stop_message = await self._run_calls(turn, reply)
+            if stop_message is not None:
+                return turn.finish(error=stop_message)
+            if done:
+                return turn.finish()
+        ran = sorted({r.name for r in turn.records if r.outcome in ("direct", "data", "error")})
+        note = f" (I did run: {', '.join(ran)})" if ran else ""
+        return turn.finish(
+            error=f"Sorry, I couldn't finish that within {self.max_rounds} steps{note}. "
+            "Please try again with a simpler request."
+        )
+
+    def _system_prompt(self, turn: _Turn) -> str:
+        instructions = ""
+        if turn.mode == "prompt" and turn.tools:
+            definitions = [tool.definition(strict=False) for tool in turn.tools.values()]
+            instructions = render_tool_instructions(definitions, self.prompt_format)
+        return build_system_prompt(turn.ctx, persona=self.persona, tool_instructions=instructions)
+
+    async def _ask(self, turn: _Turn) -> _ModelReply:
+        turn.llm_calls += 1
+        tools = None
+        if turn.mode == "native" and turn.tools:
+            tools = [tool.definition(strict=self.strict_schemas) for tool in turn.tools.values()]
+        try:
+            message = await self._complete(turn.messages, tools)
+        except openai.APIStatusError as exc:
+            if not (tools and self.tool_mode == "auto" and _rejects_tools(exc)):
+                raise _unavailable(exc) from exc
+            log.info("model %s rejected native tools; switching to prompt mode", self.model)
+            self._prompt_mode_models.add(self.model)
+            turn.mode = "prompt"
+            turn.messages[0] = {"role": "system", "content": self._system_prompt(turn)}
+            return await self._ask(turn)
+        if turn.mode == "prompt":
+            return _reply_from_text(message.content or "", turn.tools)
+        return _reply_from_native(message, turn.tools)
+
+    async def _complete(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> Any:
+        """One Chat Completions request; the SDK retries 429/5xx/timeouts honouring Retry-After."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            kwargs["tools"] = tools
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        try:
+            completion = await self._client.chat.completions.create(**kwargs)
+        except openai.APIStatusError:
+            raise
+        except (openai.OpenAIError, ValueError) as exc:
+            # ValueError: a 200 response whose body is not JSON.
+            raise _unavailable(exc) from exc
+        choices = getattr(completion, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            log.warning("LLM response without choices from model %s", self.model)
+            raise LLMUnavailableError(
+                "The language model sent an empty or unreadable answer. Please try again."
+            )
+        return choices[0].message
+
+    async def _run_calls(self, turn: _Turn, reply: _ModelReply) -> tuple[bool, str | None]:
+        """Validate and run one reply's calls; returns (turn complete, stop message)."""
+        contents: list[str] = [""] * len(reply.calls)
+        runs: dict[tuple[str, str], list[int]] = {}
+        jobs: list[tuple[Tool, BaseModel]] = []
+        needs_model = False
+        stop_message: str | None = None
+        for index, call in enumerate(reply.calls):
+            prepared = self._prepare(turn, call)
+            if isinstance(prepared, _Rejection):
+                needs_model = True
+                contents[index] = to_compact_json(prepared.payload)
+                turn.records.append(ToolCallRecord(call.name, call.raw_arguments, prepared.outcome))
+                turn.invalid_counts[call.name] += 1
+                if turn.invalid_counts[call.name] > self.max_invalid_retries:
+                    stop_message = stop_message or prepared.user_message
+                continue
+            tool, arguments = prepared
+            key = (tool.name, arguments.model_dump_json())
+            if key in runs:
+                runs[key].append(index)
+                turn.records.append(ToolCallRecord(call.name, call.raw_arguments, "duplicate"))
+                continue
+            runs[key] = [index]
+            jobs.append((tool, arguments))
+        malformed_contents = []
+        for problem in reply.malformed:
+            needs_model = True
+            turn.invalid_counts[_UNPARSABLE] += 1
+            turn.records.append(ToolCallRecord(_UNPARSABLE, problem.raw, "malformed"))
+            malformed_contents.append(to_compact_json(_malformed_payload(problem)))
+            if turn.invalid_counts[_UNPARSABLE] > self.max_invalid_retries:
+                stop_message = stop_message or (
+                    "Sorry, I couldn't process that request: the language model kept "
+                    "producing unreadable tool calls. Please try again or rephrase."
+                )
+        if stop_message is not None:
+            # Nothing of a round with a hopeless call runs: no half-done requests.
+            return True, stop_message
+        outcomes = await asyncio.gather(*(self._execute(turn.ctx, t, a) for t, a in jobs))
+        for (tool, arguments), indices, (outcome, result, detail) in zip(
+            jobs, runs.values(), outcomes, strict=True
+        ):
+            turn.records.append(
+                ToolCallRecord(tool.name, arguments.model_dump(mode="json"), outcome, detail)
+            )
+            if result is not None and result.reply is not None:
+                turn.replies.append(result.reply)
+                payload: Any = {"shown_to_user": result.reply}
+                if result.data is not None:
+                    payload["data"] = result.data
+            elif result is not None:
+                needs_model = True
+                payload = result.data
+            else:
+                needs_model = True
+                payload = {"error": detail}
+            for index in indices:
+                contents[index] = to_compact_json(payload)
+        if not needs_model:
+            return True, None
+        turn.messages.extend(_result_messages(reply, contents, malformed_contents))
+        return False, None
+
+    def _prepare(self, turn: _Turn, call: _Call) -> tuple[Tool, BaseModel] | _Rejection:
+        tool = turn.tools.get(call.name)
+        if tool is None:
+            available = list(turn.tools)
+            if call.name in self.registry:
+                return _Rejection(
+                    "hidden",
+                    {
+                        "error": f"tool {call.name!r} is not available in this chat",
+                        "available_tools": available,
+                    },
+                    "Sorry, I can't do that here: that action isn't available to you in this chat.",
+                )
+            return _Rejection(
+                "unknown",
+                {"error": f"unknown tool {call.name!r}", "available_tools": available},
+                "Sorry, I couldn't do that: the language model asked for a tool that "
+                "doesn't exist.",
+            )
+        try:
+            return tool, tool.validate(call.raw_arguments)
+        except InvalidArgumentsError as exc:
+            return _Rejection(
+                "invalid",
+                {
+                    "error": f"invalid arguments for {tool.name}",
+                    "issues": [_issue_payload(issue) for issue in exc.issues],
+                    "fix": f"Correct these arguments and call {tool.name} again.",
+                },
+                _invalid_user_message(tool.name, exc.issues),
+            )
+
+    async def _execute(
+        self, ctx: MessageContext, tool: Tool, arguments: BaseModel
+    ) -> tuple[CallOutcome, FunctionResult | None, str]:
+        timeout = tool.timeout or self.call_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                result = await tool.invoke(ctx, arguments)
+        except TimeoutError:
+            log.warning("tool %s timed out after %.1fs", tool.name, timeout)
+            return "timeout", None, f"{tool.name} timed out after {timeout:g} s"
+        except ToolError as exc:
+            return "error", None, str(exc)
+        except Exception:
+            log.exception("tool %s failed", tool.name)
+            return "error", None, f"{tool.name} failed with an internal error"
+        return ("direct" if result.is_direct else "data"), result, ""
+
+
+def _user_content(sender_name: str, text: str, ctx: MessageContext) -> str:
+    if ctx.chat_type == "group" and sender_name:
+        return f"{sender_name}: {text}"
+    return text
+
+
+def _history_message(turn: ChatTurn, ctx: MessageContext) -> Message:
+    if turn.role == "assistant":
+        return {"role": "assistant", "content": turn.content}
+    return {"role": "user", "content": _user_content(turn.sender_name, turn.content, ctx)}
+
+
+def _tool_parameters(tools: dict[str, Tool]) -> dict[str, frozenset[str]]:
+    return {name: frozenset(tool.parameters.get("properties", {})) for name, tool in tools.items()}
+
+
+def _reply_from_text(content: str, tools: dict[str, Tool]) -> _ModelReply:
+    parsed = parse_tool_calls(content, _tool_parameters(tools))
+    calls = [_Call(call.name, call.arguments) for call in parsed.calls]
+    return _ModelReply(
+        parsed.text,
+        calls,
+        list(parsed.malformed),
+        {"role": "assistant", "content": content},
+        native_results=False,
+    )
+
+
+def _reply_from_native(message: Any, tools: dict[str, Tool]) -> _ModelReply:
+    content = message.content or ""
+    native_calls = [tc for tc in (message.tool_calls or []) if getattr(tc, "function", None)]
+    if not native_calls:
+        # Some servers leave hermes-style calls in the text; honour them anyway.
+        return _reply_from_text(content, tools)
+    calls = [
+        _Call(tc.function.name or "", tc.function.arguments, tc.id or f"call_{index}")
+        for index, tc in enumerate(native_calls)
+    ]
+    assistant: Message = {
+        "role": "assistant",
+        "content": content or None,
+        "tool_calls": [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _as_json_text(call.raw_arguments)},
+            }
+            for call in calls
+        ],
+    }
+    return _ModelReply(content, calls, [], assistant, native_results=True)
+
+
+def _as_json_text(raw: Any) -> str:
+    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+
+
+def _result_messages(
+    reply: _ModelReply, contents: list[str], malformed_contents: list[str]
+) -> list[Message]:
+    if reply.native_results:
+        return [
+            {"role": "tool", "tool_call_id": call.call_id, "content": content}
+            for call, content in zip(reply.calls, contents, strict=True)
+        ]
+    blocks = [(call.name, content) for call, content in zip(reply.calls, contents, strict=True)]
+    blocks.extend((_UNPARSABLE, content) for content in malformed_contents)
+    return [{"role": "user", "content": render_tool_results(blocks)}]
+
+
+def _issue_payload(issue: ArgumentIssue) -> dict[str, str]:
+    return {"path": issue.path, "problem": issue.problem, "received": issue.received}
+
+
+def _malformed_payload(problem: MalformedCall) -> dict[str, str]:
+    return {
+        "error": f"your tool call could not be parsed: {problem.problem}",
+        "received": problem.raw,
+        "fix": "Send the call again as valid JSON in the documented format.",
+    }
+
+
+def _invalid_user_message(tool_name: str, issues: Sequence[ArgumentIssue]) -> str:
+    details = "; ".join(f"{issue.path} {issue.problem}" for issue in issues[:3])
+    return (
+        f"Sorry, I couldn't do that: the details for {tool_name} were invalid ({details}). "
+        "Please rephrase your request."
+    )
+
+
+def _rejects_tools(exc: openai.APIStatusError) -> bool:
+    return exc.status_code in (400, 404, 422, 500, 501) and bool(
+        _TOOLS_UNSUPPORTED.search(str(exc.message) + " " + str(exc.body))
+    )
+
+
+def _unavailable(exc: Exception) -> LLMUnavailableError:
+    """Map an SDK error to a short message for the chat; the log gets the details."""
+    status = getattr(exc, "status_code", None)
+    log.warning("LLM request failed: %s (status %s)", type(exc).__name__, status)
+    if isinstance(exc, openai.APITimeoutError):
+        text = "The language model took too long to answer. Please try again in a moment."
+    elif isinstance(exc, openai.APIConnectionError):
+        text = "I can't reach the language model right now. Please try again in a moment."
+    elif isinstance(exc, openai.RateLimitError):
+        text = "The language model is rate-limiting me right now. Please try again in a minute."
+    elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        text = "The language model rejected the bot's credentials; an admin should check them."
+    elif isinstance(exc, openai.NotFoundError):
+        text = "The configured language model was not found; an admin should check llm.model."
+    elif isinstance(exc, openai.BadRequestError):
+        text = "The language model rejected this request. Please try a shorter message."
+    elif isinstance(exc, openai.APIStatusError):
+        text = "The language model service had an error. Please try again in a moment."
+    else:
+        text = "The language model sent an unreadable answer. Please try again."
+    return LLMUnavailableError(text)

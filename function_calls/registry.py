@@ -1,0 +1,283 @@
+"""The `@tool_function` decorator and the registry of tools the model may call."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, get_args, get_type_hints
+
+from pydantic import BaseModel, ConfigDict
+
+from function_calls.context import MessageContext
+from function_calls.errors import DuplicateToolError, ToolDefinitionError, UnknownToolError
+from function_calls.result import FunctionResult
+from function_calls.schema import JsonSchema, is_strict_compatible, model_parameters_schema
+from function_calls.validation import ArgumentValidator
+
+Scope = Literal["group", "private", "both"]
+Handler = Callable[..., Any]
+HandlerT = TypeVar("HandlerT", bound=Handler)
+
+_SCOPES: tuple[str, ...] = get_args(Scope)
+
+
+class NoArguments(BaseModel):
+    """Argument model of handlers that take no arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Tool:
+    """A registered handler together with everything derived from its signature."""
+
+    name: str
+    description: str
+    handler: Handler
+    args_model: type[BaseModel]
+    parameters: JsonSchema
+    scope: Scope
+    admin_only: bool
+    examples: tuple[str, ...]
+    timeout: float | None
+    strict_compatible: bool
+    validator: ArgumentValidator = field(repr=False)
+    ctx_param: str | None = field(repr=False)
+    args_param: str | None = field(repr=False)
+    is_async: bool = field(repr=False)
+
+    def visible_to(self, ctx: MessageContext) -> bool:
+        """Whether this tool may be offered and run for the sender of `ctx`."""
+        if self.admin_only and not ctx.is_admin:
+            return False
+        return self.scope == "both" or self.scope == ctx.chat_type
+
+    def definition(self, *, strict: bool = True) -> dict[str, Any]:
+        """The OpenAI `tools=[...]` entry for this tool."""
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.model_description(),
+            "parameters": self.parameters,
+        }
+        if strict and self.strict_compatible:
+            function["strict"] = True
+        return {"type": "function", "function": function}
+
+    def model_description(self) -> str:
+        if not self.examples:
+            return self.description
+        examples = "; ".join(f'"{example}"' for example in self.examples)
+        return f"{self.description} Examples: {examples}"
+
+    def validate(self, raw_arguments: Any) -> BaseModel:
+        """Both validation stages; raises InvalidArgumentsError."""
+        return self.validator.validate(raw_arguments)
+
+    async def invoke(self, ctx: MessageContext, arguments: BaseModel) -> FunctionResult:
+        """Run the handler; plain functions run in a worker thread."""
+        kwargs: dict[str, Any] = {}
+        if self.ctx_param:
+            kwargs[self.ctx_param] = ctx
+        if self.args_param:
+            kwargs[self.args_param] = arguments
+        if self.is_async:
+            outcome = await self.handler(**kwargs)
+        else:
+            outcome = await asyncio.to_thread(self.handler, **kwargs)
+        if isinstance(outcome, FunctionResult):
+            return outcome
+        return FunctionResult.for_model(outcome)
+
+
+def _bind_parameters(
+    handler: Handler, name: str, localns: Mapping[str, Any] | None
+) -> tuple[str | None, str | None, type[BaseModel]]:
+    """Find which parameter takes the context and which the arguments model."""
+    try:
+        hints = get_type_hints(handler, localns=dict(localns) if localns else None)
+    except Exception as exc:
+        raise ToolDefinitionError(f"tool {name!r}: cannot resolve type hints: {exc}") from exc
+    ctx_param: str | None = None
+    args_param: str | None = None
+    args_model: type[BaseModel] = NoArguments
+    for param in inspect.signature(handler).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(f"tool {name!r}: *args/**kwargs are not supported")
+        annotation = hints.get(param.name)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel) and not args_param:
+            args_param, args_model = param.name, annotation
+        elif annotation is MessageContext or (param.name == "ctx" and not ctx_param):
+            ctx_param = param.name
+        else:
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {param.name!r} must be the context (`ctx`) or "
+                "annotated with a pydantic BaseModel subclass for the arguments"
+            )
+    return ctx_param, args_param, args_model
+
+
+def build_tool(
+    handler: Handler,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    scope: Scope = "both",
+    admin_only: bool = False,
+    examples: Sequence[str] = (),
+    timeout: float | None = None,
+    localns: Mapping[str, Any] | None = None,
+) -> Tool:
+    """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
+
+    `localns` resolves string annotations that name classes local to a function.
+    """
+    tool_name = name or getattr(handler, "__name__", "")
+    if not tool_name or not tool_name.replace("_", "a").replace("-", "a").isalnum():
+        raise ToolDefinitionError(
+            f"invalid tool name {tool_name!r}: use letters, digits, '_' or '-' (OpenAI's rule)"
+        )
+    if len(tool_name) > 64:
+        raise ToolDefinitionError(f"tool name {tool_name!r} is longer than 64 characters")
+    if scope not in _SCOPES:
+        raise ToolDefinitionError(f"tool {tool_name!r}: scope must be one of {_SCOPES}")
+    if timeout is not None and timeout <= 0:
+        raise ToolDefinitionError(f"tool {tool_name!r}: timeout must be positive")
+    text = description or inspect.getdoc(handler) or ""
+    if not text.strip():
+        raise ToolDefinitionError(
+            f"tool {tool_name!r} needs a description= or a docstring: the model chooses by it"
+        )
+    ctx_param, args_param, args_model = _bind_parameters(handler, tool_name, localns)
+    parameters = model_parameters_schema(args_model)
+    try:
+        validator = ArgumentValidator(parameters, args_model)
+    except Exception as exc:
+        raise ToolDefinitionError(f"tool {tool_name!r}: invalid argument schema: {exc}") from exc
+    return Tool(
+        name=tool_name,
+        description=" ".join(text.split()),
+        handler=handler,
+        args_model=args_model,
+        parameters=parameters,
+        scope=scope,
+        admin_only=admin_only,
+        examples=tuple(examples),
+        timeout=timeout,
+        strict_compatible=is_strict_compatible(parameters),
+        validator=validator,
+        ctx_param=ctx_param,
+        args_param=args_param,
+        is_async=inspect.iscoroutinefunction(handler),
+    )
+
+
+class ToolRegistry:
+    """A named set of tools. The module-level `default_registry` backs `@tool_function`."""
+
+    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> Tool:
+        if tool.name in self._tools:
+            raise DuplicateToolError(tool.name)
+        self._tools[tool.name] = tool
+        return tool
+
+    def tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        scope: Scope = "both",
+        admin_only: bool = False,
+        examples: Sequence[str] = (),
+        timeout: float | None = None,
+        _localns: Mapping[str, Any] | None = None,
+    ) -> Callable[[HandlerT], HandlerT]:
+        """Decorator form of `register`; returns the handler unchanged."""
+        # Like pydantic, resolve annotations against the caller's scope too, so that
+        # argument models defined inside a function work with postponed annotations.
+        localns = _localns if _localns is not None else sys._getframe(1).f_locals
+
+        def decorate(handler: HandlerT) -> HandlerT:
+            self.register(
+                build_tool(
+                    handler,
+                    name=name,
+                    description=description,
+                    scope=scope,
+                    admin_only=admin_only,
+                    examples=examples,
+                    timeout=timeout,
+                    localns=localns,
+                )
+            )
+            return handler
+
+        return decorate
+
+    def get(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise UnknownToolError(name, self.names()) from None
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def visible(self, ctx: MessageContext) -> list[Tool]:
+        """The tools the sender of `ctx` may see and call, in registration order."""
+        return [tool for tool in self._tools.values() if tool.visible_to(ctx)]
+
+    def merged(self, *others: ToolRegistry) -> ToolRegistry:
+        """A new registry with this registry's tools followed by the others'."""
+        combined = ToolRegistry(list(self))
+        for other in others:
+            for tool in other:
+                combined.register(tool)
+        return combined
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+default_registry = ToolRegistry()
+
+
+def tool_function(
+    name: str | None = None,
+    description: str | None = None,
+    *,
+    scope: Scope = "both",
+    admin_only: bool = False,
+    examples: Sequence[str] = (),
+    timeout: float | None = None,
+    registry: ToolRegistry | None = None,
+) -> Callable[[HandlerT], HandlerT]:
+    """Register a handler as a tool the model can call.
+
+    The handler's `args` parameter annotation (a pydantic model) is the argument
+    schema; `ctx` receives the MessageContext. Name and description default to the
+    function's name and docstring.
+    """
+    target = registry if registry is not None else default_registry
+    return target.tool(
+        name,
+        description,
+        scope=scope,
+        admin_only=admin_only,
+        examples=examples,
+        timeout=timeout,
+        _localns=sys._getframe(1).f_locals,
+    )

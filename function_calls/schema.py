@@ -1,0 +1,188 @@
+"""Compact, model-facing JSON Schemas built from Pydantic models."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+JsonSchema = dict[str, Any]
+
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
+_SCHEMA_VALUES = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+    }
+)
+# Keywords OpenAI's strict mode accepts; anything else means the tool is sent non-strict.
+_STRICT_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "description",
+        "items",
+        "pattern",
+        "format",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "minItems",
+        "maxItems",
+    }
+)
+_REF_PREFIX = "#/$defs/"
+
+
+def _refs_in(node: Any) -> Counter[str]:
+    found: Counter[str] = Counter()
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_REF_PREFIX):
+            found[ref.removeprefix(_REF_PREFIX)] += 1
+        for value in node.values():
+            found += _refs_in(value)
+    elif isinstance(node, list):
+        for item in node:
+            found += _refs_in(item)
+    return found
+
+
+def _recursive_defs(defs: Mapping[str, Any]) -> set[str]:
+    """Definitions that reach themselves through `$ref`s and so cannot be inlined."""
+    direct = {name: _refs_in(body) for name, body in defs.items()}
+    recursive = set()
+    for name in defs:
+        seen: set[str] = set()
+        stack = list(direct[name])
+        while stack:
+            current = stack.pop()
+            if current == name:
+                recursive.add(name)
+                break
+            if current in seen or current not in direct:
+                continue
+            seen.add(current)
+            stack.extend(direct[current])
+    return recursive
+
+
+class _Inliner:
+    """Inlines `$ref`s used once; shared and recursive definitions stay in `$defs`.
+
+    Inlining a definition used in several places would repeat it and grow the schema.
+    """
+
+    def __init__(self, root: Mapping[str, Any], defs: Mapping[str, Any]) -> None:
+        self._defs = defs
+        uses = _refs_in(root) + _refs_in(dict(defs))
+        shared = {name for name, count in uses.items() if count > 1 and name in defs}
+        self._kept_names = _recursive_defs(defs) | shared
+
+    def kept_defs(self) -> JsonSchema:
+        return {name: self.schema(self._defs[name]) for name in sorted(self._kept_names)}
+
+    def schema(self, node: Mapping[str, Any]) -> JsonSchema:
+        out: JsonSchema = {}
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_REF_PREFIX):
+            name = ref.removeprefix(_REF_PREFIX)
+            if name not in self._kept_names:
+                out.update(self.schema(self._defs[name]))
+                node = {k: v for k, v in node.items() if k != "$ref"}
+        for key, value in node.items():
+            if key == "title":
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                out[key] = {name: self.schema(sub) for name, sub in value.items()}
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [self.schema(sub) for sub in value]
+            elif key in _SCHEMA_VALUES and isinstance(value, Mapping):
+                out[key] = self.schema(value)
+            else:
+                out[key] = value
+        return _simplify(out)
+
+
+def _simplify(node: JsonSchema) -> JsonSchema:
+    """Flatten single-branch `allOf` and fold type-only `anyOf` branches into a type list."""
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1:
+        rest = {k: v for k, v in node.items() if k != "allOf"}
+        node = {**all_of[0], **rest}
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list) and all(
+        isinstance(b, dict) and set(b) == {"type"} and isinstance(b["type"], str) for b in any_of
+    ):
+        rest = {k: v for k, v in node.items() if k != "anyOf"}
+        node = {"type": [b["type"] for b in any_of], **rest}
+    if node.get("type") == "object" or "properties" in node:
+        node.setdefault("additionalProperties", False)
+    return node
+
+
+def model_parameters_schema(model: type[BaseModel]) -> JsonSchema:
+    """The JSON Schema the model is shown for a handler's argument model.
+
+    No titles, `$defs` inlined (kept only for recursive models), closed objects,
+    descriptions, enums, constraints and defaults preserved.
+    """
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+    inliner = _Inliner(raw, defs)
+    schema = inliner.schema(raw)
+    # The tool's own description says what the arguments are for.
+    schema.pop("description", None)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    schema.setdefault("additionalProperties", False)
+    kept = inliner.kept_defs()
+    if kept:
+        schema["$defs"] = kept
+    return schema
+
+
+def is_strict_compatible(schema: Any) -> bool:
+    """Whether OpenAI's strict structured-output rules accept `schema` unchanged."""
+    if isinstance(schema, list):
+        return all(is_strict_compatible(item) for item in schema)
+    if not isinstance(schema, dict):
+        return True
+    if not set(schema) <= _STRICT_KEYWORDS:
+        return False
+    if "properties" in schema:
+        props = schema["properties"]
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required", ())) != set(props):
+            return False
+        if not all(is_strict_compatible(sub) for sub in props.values()):
+            return False
+    for key in ("items", "anyOf", "$defs"):
+        value = schema.get(key)
+        if isinstance(value, dict) and key == "$defs":
+            if not all(is_strict_compatible(sub) for sub in value.values()):
+                return False
+        elif value is not None and not is_strict_compatible(value):
+            return False
+    return True

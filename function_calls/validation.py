@@ -1,0 +1,148 @@
+"""Two-stage argument validation: the JSON Schema the model saw, then the Pydantic model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+from jsonschema.exceptions import best_match
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticError
+
+from function_calls.errors import FunctionCallError
+from function_calls.result import to_compact_json
+from function_calls.schema import JsonSchema
+
+_RECEIVED_LIMIT = 80
+_ROOT = "(arguments)"
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentIssue:
+    """One problem with a tool call's arguments."""
+
+    path: str
+    problem: str
+    received: str
+
+    def describe(self) -> str:
+        return f"{self.path}: {self.problem} (received {self.received})"
+
+
+class InvalidArgumentsError(FunctionCallError, ValueError):
+    """The arguments failed validation; `issues` is the merged report of both stages."""
+
+    def __init__(self, issues: Sequence[ArgumentIssue]) -> None:
+        self.issues = tuple(issues)
+        super().__init__("; ".join(issue.describe() for issue in self.issues))
+
+
+def _truncate(value: Any) -> str:
+    rendered = to_compact_json(value)
+    if len(rendered) > _RECEIVED_LIMIT:
+        return rendered[: _RECEIVED_LIMIT - 1] + "…"
+    return rendered
+
+
+def _join_path(parts: Iterable[str | int]) -> str:
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
+    return path or _ROOT
+
+
+def _child(parent: Iterable[str | int], name: str) -> str:
+    return _join_path([*parent, name])
+
+
+def decode_arguments(raw: Any) -> dict[str, Any]:
+    """Turn raw tool-call arguments into a dict, or explain why they are unusable.
+
+    Empty or null arguments mean "no arguments"; stage 1 then reports any required
+    field. A JSON string that itself holds an object (double-encoded) is unwrapped.
+    Broken JSON is an error, never silently `{}`.
+    """
+    value = raw
+    for _ in range(2):
+        if not isinstance(value, str):
+            break
+        if not value.strip():
+            return {}
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            problem = f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+            raise InvalidArgumentsError([ArgumentIssue(_ROOT, problem, _truncate(raw))]) from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problem = f"arguments must be a JSON object, got {type(value).__name__}"
+        raise InvalidArgumentsError([ArgumentIssue(_ROOT, problem, _truncate(raw))])
+    return value
+
+
+def _schema_issues(error: SchemaError) -> list[ArgumentIssue]:
+    parent = list(error.absolute_path)
+    instance = error.instance
+    if error.validator == "required" and isinstance(instance, dict):
+        missing = [name for name in error.validator_value if name not in instance]
+        return [
+            ArgumentIssue(_child(parent, name), "required field is missing", "nothing")
+            for name in missing
+        ]
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        known = error.schema.get("properties", {})
+        extra = [name for name in instance if name not in known]
+        return [
+            ArgumentIssue(_child(parent, name), "unknown field", _truncate(instance[name]))
+            for name in extra
+        ]
+    if error.context:
+        # anyOf/oneOf: the branch of the right type explains the problem best.
+        specific = [sub for sub in error.context if sub.validator != "type"]
+        if specific:
+            return _schema_issues(best_match(specific))
+        types = ", ".join(repr(sub.validator_value) for sub in error.context)
+        return [ArgumentIssue(_join_path(parent), f"is not of type {types}", _truncate(instance))]
+    return [ArgumentIssue(_join_path(parent), error.message, _truncate(instance))]
+
+
+def _pydantic_issues(error: PydanticError) -> list[ArgumentIssue]:
+    issues = []
+    for detail in error.errors(include_url=False):
+        message = detail["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        issues.append(ArgumentIssue(_join_path(detail["loc"]), message, _truncate(detail["input"])))
+    return issues
+
+
+class ArgumentValidator:
+    """Validates one tool's arguments: stage 1 by JSON Schema, stage 2 by its Pydantic model."""
+
+    __slots__ = ("_model", "_schema_validator")
+
+    def __init__(self, schema: JsonSchema, model: type[BaseModel]) -> None:
+        Draft202012Validator.check_schema(schema)
+        self._schema_validator = Draft202012Validator(
+            schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
+        self._model = model
+
+    def validate(self, raw: Any) -> BaseModel:
+        """Return the handler's argument model, or raise InvalidArgumentsError with every issue."""
+        arguments = decode_arguments(raw)
+        issues: list[ArgumentIssue] = []
+        for error in self._schema_validator.iter_errors(arguments):
+            issues.extend(_schema_issues(error))
+        try:
+            instance = self._model.model_validate(arguments)
+        except PydanticError as exc:
+            covered = {issue.path for issue in issues}
+            issues.extend(i for i in _pydantic_issues(exc) if i.path not in covered)
+        else:
+            if not issues:
+                return instance
+        raise InvalidArgumentsError(sorted(issues, key=lambda issue: issue.path))

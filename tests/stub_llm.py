@@ -1,0 +1,199 @@
+"""A real Chat Completions server on 127.0.0.1 with scripted replies, for tests and benchmarks.
+
+Tests reach it through the real `openai` SDK. Each request pops the next scripted
+reply; a reply can also be a function of the request (for the benchmark's "call a
+tool, then answer" rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted response."""
+
+    content: str | None = None
+    tool_calls: list[tuple[str, Any]] = field(default_factory=list)
+    status: int = 200
+    error_message: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    raw_body: str | None = None
+
+
+def text(content: str, delay: float = 0.0) -> Reply:
+    return Reply(content=content, delay=delay)
+
+
+def calls(*items: tuple[str, Any], content: str | None = None, delay: float = 0.0) -> Reply:
+    """Native tool calls; an argument that is not a str is JSON-encoded."""
+    return Reply(content=content, tool_calls=list(items), delay=delay)
+
+
+def error(status: int, message: str = "error", headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status=status, error_message=message, headers=headers or {})
+
+
+def raw(body: str, status: int = 200) -> Reply:
+    return Reply(raw_body=body, status=status)
+
+
+Script = Reply | Callable[[dict[str, Any]], Reply]
+
+
+class StubLLM:
+    """Scripted OpenAI-compatible server; `requests` keeps every request body it got."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.fallback: Script | None = None
+        self._script: deque[Script] = deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._completions, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *replies: Script) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+            self.fallback = None
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def start(self, port: int = 0) -> None:
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("stub LLM server did not start")
+            time.sleep(0.01)
+        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            script = self._script.popleft() if self._script else self.fallback
+        if script is None:
+            return error(500, "stub LLM: no scripted reply left")
+        return script(body) if callable(script) else script
+
+    async def _models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [{"id": "stub", "object": "model"}]})
+
+    async def _completions(self, request: Request) -> Response:
+        body = await request.json()
+        reply = self._next(body)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.raw_body is not None:
+            return Response(reply.raw_body, status_code=reply.status, media_type="application/json")
+        if reply.status != 200:
+            payload = {"error": {"message": reply.error_message, "type": "stub", "code": None}}
+            return JSONResponse(payload, status_code=reply.status, headers=reply.headers)
+        return JSONResponse(self._completion(body, reply))
+
+    def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": args if isinstance(args, str) else json.dumps(args),
+                    },
+                }
+                for name, args in reply.tool_calls
+            ]
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "stub"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+
+
+def tool_then_answer(
+    tool: str, arguments: dict[str, Any], answer: str, delay: float = 0.0
+) -> Callable[[dict[str, Any]], Reply]:
+    """A rule: call `tool` first; once a tool result is in the conversation, answer."""
+
+    def rule(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1].get("role") == "tool":
+            return text(answer, delay=delay)
+        return calls((tool, arguments), delay=delay)
+
+    return rule
+
+
+def main() -> None:
+    """Serve a stub in the foreground (used by the benchmark in a separate process)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0)
+    options = parser.parse_args()
+    stub = StubLLM()
+    stub.fallback = tool_then_answer("echo", {"text": "hi"}, "done", delay=options.delay)
+    config = uvicorn.Config(
+        stub.app, host="127.0.0.1", port=options.port, log_level="warning", lifespan="off"
+    )
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from function_calls import FunctionResult, MessageContext, ToolRegistry, tool_function
+from tests import stub_llm as s
+from tests.conftest import make_ctx
+
+
+class CityArgs(BaseModel):
+    city: str = Field(..., description="City name")
+
+
+@pytest.fixture
+def executed() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def tools(registry: ToolRegistry, executed: list[str]) -> ToolRegistry:
+    @tool_function(description="Current weather for a city", registry=registry)
+    async def weather(ctx: MessageContext, args: CityArgs) -> FunctionResult:
+        executed.append(args.city)
+        return FunctionResult.for_model({"city": args.city, "temp_c": 18})
+
+    @tool_function(description="Admin only", registry=registry, admin_only=True)
+    async def purge(ctx: MessageContext) -> FunctionResult:
+        executed.append("purge")
+        return FunctionResult.direct("purged")
+
+    return registry
+
+
+def _hermes(name: str, arguments: dict[str, Any]) -> str:
+    return f'<tool_call>\n{{"name": "{name}", "arguments": {json.dumps(arguments)}}}\n</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("prompt_format", "marker", "call_text"),
+    [
+        ("hermes", "<tool_call>", _hermes("weather", {"city": "Wien"})),
+        (
+            "json",
+            '"tool_calls"',
+            '{"tool_calls": [{"name": "weather", "parameters": {"city": "Wien"}}]}',
+        ),
+    ],
+)
+async def test_prompt_mode_round_trip(
+    stub, make_llm, tools, executed, prompt_format: str, marker: str, call_text: str
+) -> None:
+    stub.script(s.text(call_text), s.text("18 °C in Wien."))
+    llm = make_llm(tools, tool_mode="prompt", prompt_format=prompt_format)
+    result = await llm.run(make_ctx(), "Wetter in Wien?")
+    assert result.text == "18 °C in Wien." and result.tool_mode == "prompt"
+    assert executed == ["Wien"]
+    first, second = stub.requests
+    assert "tools" not in first
+    system = first["messages"][0]["content"]
+    assert marker in system and '"name":"weather"' in system
+    assert "purge" not in system  # hidden tools are not described either
+    # The model's own text goes back as the assistant turn; results as a user turn.
+    assert second["messages"][-2] == {"role": "assistant", "content": call_text}
+    results = second["messages"][-1]
+    assert results["role"] == "user"
+    assert results["content"].startswith("<tool_response>")
+    assert '"content":{"city":"Wien","temp_c":18}' in results["content"].replace(" ", "")
+
+
+async def test_call_inside_reasoning_is_not_executed(stub, make_llm, tools, executed) -> None:
+    reply = "<think>maybe " + _hermes("weather", {"city": "Rom"}) + "? no.</think>Hello there!"
+    stub.script(s.text(reply))
+    result = await make_llm(tools, tool_mode="prompt").run(make_ctx(), "hi")
+    assert result.text == "Hello there!" and executed == []
+
+
+async def test_malformed_call_gets_a_repair_round(stub, make_llm, tools, executed) -> None:
+    stub.script(
+        s.text('<tool_call>{"name": "weather", "arguments": {"city": </tool_call>'),
+        s.text(_hermes("weather", {"city": "Bonn"})),
+        s.text("Mild."),
+    )
+    result = await make_llm(tools, tool_mode="prompt").run(make_ctx(), "weather Bonn")
+    assert result.text == "Mild." and executed == ["Bonn"]
+    repair = stub.requests[1]["messages"][-1]["content"]
+    assert "could not be parsed" in repair
+
+
+async def test_repeated_garbage_ends_with_a_clear_message(stub, make_llm, tools, executed) -> None:
+    garbage = s.text("<tool_call>{{{{</tool_call>")
+    stub.script(garbage, garbage, garbage)
+    result = await make_llm(tools, tool_mode="prompt").run(make_ctx(), "weather")
+    assert executed == [] and len(stub.requests) == 2
+    assert result.error and "unreadable tool calls" in result.error
+
+
+async def test_prompt_mode_hidden_tool_is_refused(stub, make_llm, tools, executed) -> None:
+    stub.script(s.text(_hermes("purge", {})), s.text("I can't do that."))
+    result = await make_llm(tools, tool_mode="prompt").run(make_ctx(), "purge all")
+    assert executed == [] and result.text == "I can't do that."
+    assert "not available in this chat" in stub.requests[1]["messages"][-1]["content"]
+
+
+async def test_auto_mode_falls_back_to_prompt_and_remembers(
+    stub, make_llm, tools, executed
+) -> None:
+    stub.script(
+        s.error(400, "registry.ollama.ai/library/gemma:2b does not support tools"),
+        s.text(_hermes("weather", {"city": "Graz"})),
+        s.text("Cool."),
+        s.text("Second answer."),
+    )
+    llm = make_llm(tools, tool_mode="auto")
+    first = await llm.run(make_ctx(), "weather Graz")
+    assert first.text == "Cool." and first.tool_mode == "prompt" and executed == ["Graz"]
+    assert "tools" in stub.requests[0] and "tools" not in stub.requests[1]
+    assert "<tools>" in stub.requests[1]["messages"][0]["content"]
+    second = await llm.run(make_ctx(), "thanks")
+    assert second.text == "Second answer." and llm.effective_mode() == "prompt"
+    assert len(stub.requests) == 4 and "tools" not in stub.requests[3]
+
+
+async def test_native_mode_does_not_fall_back(stub, make_llm, tools) -> None:
+    stub.script(s.error(400, "this model does not support tools"))
+    llm = make_llm(tools, tool_mode="native")
+    result = await llm.run(make_ctx(), "weather")
+    assert result.error == "The language model rejected this request. Please try a shorter message."
+    assert llm.effective_mode() == "native" and len(stub.requests) == 1
+
+
+async def test_auto_mode_keeps_native_for_unrelated_400(stub, make_llm, tools) -> None:
+    stub.script(s.error(400, "maximum context length exceeded"))
+    llm = make_llm(tools, tool_mode="auto")
+    result = await llm.run(make_ctx(), "weather")
+    assert result.error and llm.effective_mode() == "native"
+
+
+async def test_native_mode_honours_calls_left_in_text(stub, make_llm, tools, executed) -> None:
+    # Some servers run without a tool parser and return hermes markup as content.
+    stub.script(s.text(_hermes("weather", {"city": "Linz"})), s.text("Fine."))
+    result = await make_llm(tools, tool_mode="native").run(make_ctx(), "weather Linz")
+    assert result.text == "Fine." and executed == ["Linz"]
+    assert stub.requests[1]["messages"][-1]["content"].startswith("<tool_response>")
+
+
+async def test_reasoning_is_stripped_from_native_answers(stub, make_llm, tools) -> None:
+    stub.script(s.text("<think>the user greets me</think>\nHi Alice!"))
+    result = await make_llm(tools).run(make_ctx(), "hi")
+    assert result.text == "Hi Alice!"
+
+
+async def test_empty_tool_calls_list_means_no_call(stub, make_llm, tools, executed) -> None:
+    stub.script(s.text('{"tool_calls": []}'), s.text("Just chatting."))
+    llm = make_llm(tools, tool_mode="prompt", prompt_format="json")
+    result = await llm.run(make_ctx(), "how are you")
+    assert result.text == "Just chatting." and executed == []

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import logging
+import socket
+import time
+
+import pytest
+
+from function_calls import FunctionCallLLM, ToolRegistry
+from tests import stub_llm as s
+from tests.conftest import make_ctx
+
+
+async def test_rate_limit_is_retried_honouring_retry_after(stub, make_llm, registry) -> None:
+    stub.script(s.error(429, "slow down", headers={"retry-after-ms": "300"}), s.text("Hi!"))
+    started = time.perf_counter()
+    result = await make_llm(registry, transport_retries=2).run(make_ctx(), "hi")
+    elapsed = time.perf_counter() - started
+    assert result.text == "Hi!" and result.error is None
+    assert len(stub.requests) == 2
+    assert elapsed >= 0.3, "Retry-After was not honoured"
+
+
+async def test_server_errors_are_retried_then_explained(stub, make_llm, registry) -> None:
+    stub.fallback = s.error(503, "overloaded", headers={"retry-after-ms": "10"})
+    result = await make_llm(registry, transport_retries=2).run(make_ctx(), "hi")
+    assert len(stub.requests) == 3  # one try plus two retries, then give up
+    assert result.error == "The language model service had an error. Please try again in a moment."
+    assert result.replies == [result.error]
+
+
+async def test_transient_server_error_recovers(stub, make_llm, registry) -> None:
+    stub.script(s.error(500, "oops", headers={"retry-after-ms": "10"}), s.text("Recovered."))
+    result = await make_llm(registry, transport_retries=1).run(make_ctx(), "hi")
+    assert result.text == "Recovered."
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_connection_refused_gives_a_clear_reply(registry: ToolRegistry) -> None:
+    async with FunctionCallLLM(
+        model="m",
+        base_url=f"http://127.0.0.1:{_closed_port()}/v1",
+        api_key="k",
+        registry=registry,
+        transport_retries=1,
+    ) as llm:
+        result = await llm.run(make_ctx(), "hi")
+    assert (
+        result.error == "I can't reach the language model right now. Please try again in a moment."
+    )
+
+
+async def test_request_timeout_gives_a_clear_reply(stub, make_llm, registry) -> None:
+    stub.fallback = s.text("late", delay=2)
+    started = time.perf_counter()
+    result = await make_llm(registry, request_timeout=0.3).run(make_ctx(), "hi")
+    assert time.perf_counter() - started < 1.5
+    assert result.error and "took too long" in result.error
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (s.error(401, "bad key"), "rejected the bot's credentials"),
+        (s.error(404, "no such model"), "check llm.model"),
+        (s.raw("this is not json"), "unreadable"),
+        (s.raw('{"id": "x", "choices": []}'), "empty or unreadable"),
+    ],
+    ids=["401", "404", "not-json", "no-choices"],
+)
+async def test_bad_responses_become_clear_replies(
+    stub, make_llm, registry, reply: s.Reply, expected: str
+) -> None:
+    stub.script(reply)
+    result = await make_llm(registry).run(make_ctx(), "hi")
+    assert result.error is not None and expected in result.error
+
+
+async def test_api_key_never_appears_in_logs(stub, make_llm, registry, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    stub.script(s.error(401, "bad key"))
+    await make_llm(registry).run(make_ctx(), "hi")
+    assert caplog.records, "expected the failure to be logged"
+    assert "sk-test-secret" not in caplog.text
