@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 ChatType = Literal["group", "private"]
 
@@ -30,6 +30,12 @@ class MessageContext:
     timezone: str = "UTC"
     services: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], datetime] = _utc_now
+
+    def __post_init__(self) -> None:
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {self.timezone!r}; use an IANA name") from None
 
     @property
     def zone(self) -> ZoneInfo:

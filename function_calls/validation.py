@@ -88,13 +88,18 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
 def _schema_issues(error: SchemaError) -> list[ArgumentIssue]:
     parent = list(error.absolute_path)
     instance = error.instance
-    if error.validator == "required" and isinstance(instance, dict):
-        missing = [name for name in error.validator_value if name not in instance]
+    required = error.validator_value
+    if error.validator == "required" and isinstance(instance, dict) and isinstance(required, list):
+        missing = [name for name in required if name not in instance]
         return [
             ArgumentIssue(_child(parent, name), "required field is missing", "nothing")
             for name in missing
         ]
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
+    if (
+        error.validator == "additionalProperties"
+        and isinstance(instance, dict)
+        and isinstance(error.schema, dict)
+    ):
         known = error.schema.get("properties", {})
         extra = [name for name in instance if name not in known]
         return [

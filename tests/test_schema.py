@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 import pytest
@@ -13,7 +13,7 @@ from function_calls import default_registry
 from function_calls.schema import is_strict_compatible, model_parameters_schema
 
 
-class Color(str, Enum):
+class Color(StrEnum):
     RED = "red"
     GREEN = "green"
 

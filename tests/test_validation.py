@@ -157,7 +157,7 @@ def test_validation_matrix(tool: Tool, raw: Any, expected: list[tuple[str, str, 
 
 
 def test_semantic_rule_reports_the_received_arguments(tool: Tool) -> None:
-    [(path, problem, received)] = _issues(tool, '{"type": "weekly", "count": 1}')
+    [(_path, problem, received)] = _issues(tool, '{"type": "weekly", "count": 1}')
     assert problem == "weekday is required when type=weekly"
     assert '"type":"weekly"' in received
 
@@ -198,5 +198,3 @@ def test_issue_order_is_stable_and_messages_name_the_path(tool: Tool) -> None:
         tool.validate({"count": "x", "type": 5})
     text = str(caught.value)
     assert text.index("count:") < text.index("type:")
-
-

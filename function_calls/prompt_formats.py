@@ -1,0 +1,111 @@
+"""Tool instructions and tool results for models without native tool calling ("prompt mode").
+
+``hermes`` follows the Qwen2.5 / Hermes chat-template wording, which these models were
+trained on; ``json`` follows Open WebUI's ``{"tool_calls": [...]}`` convention. The parser in
+:mod:`function_calls.prompt_parser` accepts both, whichever one was asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+__all__ = ["PROMPT_FORMATS", "PromptFormat", "render_tool_instructions", "render_tool_results"]
+
+PromptFormat = Literal["hermes", "json"]
+PROMPT_FORMATS: tuple[str, ...] = ("hermes", "json")
+
+_HERMES_TEMPLATE: Final = """\
+# Tools
+
+You may call one or more functions to assist with the user query.
+
+You are provided with function signatures within <tools></tools> XML tags:
+<tools>
+{tools}
+</tools>
+
+For each function call, return a json object with function name and arguments within \
+<tool_call></tool_call> XML tags:
+<tool_call>
+{{"name": <function-name>, "arguments": <args-json-object>}}
+</tool_call>
+
+You may make several function calls at once: return one <tool_call></tool_call> block per call.
+The results will be given to you in <tool_response></tool_response> blocks.
+If no function is needed, answer the user directly in plain text."""
+
+_JSON_TEMPLATE: Final = """\
+# Tools
+
+You may call one or more tools to assist with the user query.
+
+The available tools are described within <tools></tools> XML tags, one JSON object per line:
+<tools>
+{tools}
+</tools>
+
+When you want to use tools, reply with ONLY a JSON object of this exact shape, \
+with no other text before or after it:
+{{"tool_calls": [{{"name": <tool-name>, "parameters": <args-json-object>}}]}}
+
+- "name" is the tool's name and "parameters" is a JSON object with its arguments, \
+following the tool's parameter schema.
+- You may call several tools at once: add one entry per call to the "tool_calls" array.
+- The results will be given to you in <tool_response></tool_response> blocks.
+- If no tool is needed, answer the user in plain text, without any JSON."""
+
+_TEMPLATES: Final[Mapping[str, str]] = {"hermes": _HERMES_TEMPLATE, "json": _JSON_TEMPLATE}
+
+
+def render_tool_instructions(
+    tools: Sequence[Mapping[str, Any]], prompt_format: PromptFormat
+) -> str:
+    """System-prompt section describing ``tools`` (OpenAI tool definitions) and the call format.
+
+    Returns ``""`` when there are no tools: instructions for calling nothing only confuse.
+    """
+    template = _TEMPLATES.get(prompt_format)
+    if template is None:
+        raise ValueError(
+            f"unknown prompt format {prompt_format!r}; expected one of {PROMPT_FORMATS}"
+        )
+    if not tools:
+        return ""
+    # Compact and non-ASCII-preserving: the tool list is paid for in prompt tokens on every turn.
+    lines = "\n".join(
+        json.dumps(_plain(tool), ensure_ascii=False, separators=(",", ":")) for tool in tools
+    )
+    return template.format(tools=lines)
+
+
+def render_tool_results(results: Sequence[tuple[str, str]]) -> str:
+    """Render ``(tool_name, content_json_text)`` pairs as ``<tool_response>`` blocks.
+
+    The content is embedded as JSON when it parses, so the model sees structure rather than
+    an escaped string; anything else is embedded as a string.
+    """
+    blocks: list[str] = []
+    for name, content in results:
+        payload = {"name": name, "content": _decoded_or_text(content)}
+        blocks.append(
+            f"<tool_response>\n{json.dumps(payload, ensure_ascii=False)}\n</tool_response>"
+        )
+    return "\n".join(blocks)
+
+
+def _decoded_or_text(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return content
+
+
+def _plain(value: Any) -> Any:
+    """Copy nested mappings/sequences into dicts/lists so ``json.dumps`` accepts them."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
+        return [_plain(item) for item in value]
+    return value

@@ -1,0 +1,573 @@
+"""Extract tool calls from the plain-text reply of a model running in prompt mode.
+
+Two conventions are understood, whatever format the prompt asked for (models mix them up):
+
+* ``hermes``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks;
+* ``json``: a reply like ``{"tool_calls": [{"name": ..., "parameters": {...}}]}``.
+
+Parsing is deliberately forgiving (fences, single quotes, trailing commas, Python literals,
+OpenAI-shaped objects) but never guesses at broken JSON: a broken call inside explicit tags
+becomes a :class:`MalformedCall` so the bot can ask the model to repair it, and anything that is
+not clearly a call stays user-visible text. :func:`parse_tool_calls` never raises.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import json5
+
+__all__ = ["MalformedCall", "ParsedCall", "ParsedReply", "parse_tool_calls"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCall:
+    """One tool call: the tool name and its decoded arguments."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedCall:
+    """A call the model clearly attempted but that could not be decoded."""
+
+    raw: str  # the offending source text, truncated to ~300 chars
+    problem: str  # short human-readable reason
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedReply:
+    """A model reply split into user-visible text, calls and malformed call attempts."""
+
+    text: str
+    calls: tuple[ParsedCall, ...]
+    malformed: tuple[MalformedCall, ...]
+
+
+_RAW_LIMIT: Final = 300
+# Deeper values are not plausible tool arguments; the cap also bounds the scanner's work on
+# bracket soup and keeps recursive checks far from the interpreter's recursion limit.
+_MAX_DEPTH: Final = 100
+_TOO_DEEP: Final = -1
+
+# Chat-template control tokens that sometimes leak into the decoded text.
+_SPECIAL_TOKENS_RE: Final = re.compile(
+    r"<\|(?:python_tag|eom_id|eot_id|im_end|end_of_text|endoftext)\|>|\[TOOL_CALLS\]"
+)
+_THINK_OPEN_RE: Final = re.compile(r"<think(?:ing)?\s*>", re.IGNORECASE)
+_THINK_CLOSE_RE: Final = re.compile(r"</think(?:ing)?\s*>", re.IGNORECASE)
+_THINK_TAG_RE: Final = re.compile(r"</?think(?:ing)?\s*>", re.IGNORECASE)
+_OPEN_TAG_RE: Final = re.compile(r"<tool_call\s*>", re.IGNORECASE)
+_CLOSE_TAG_RE: Final = re.compile(r"</tool_call\s*>", re.IGNORECASE)
+_RESPONSE_OPEN: Final = "<tool_response"
+_RESPONSE_CLOSE_RE: Final = re.compile(r"</tool_response\s*>", re.IGNORECASE)
+# Where something other than plain text may start: call tags, (hallucinated) tool responses,
+# stray closing tags, an object, or an array of objects.
+_TOKEN_RE: Final = re.compile(
+    r"</?tool_call\s*>|</?tool_response\s*>|\{|\[(?=\s*\{)", re.IGNORECASE
+)
+# Whitespace and markdown fence markers that may wrap the JSON inside a <tool_call> block.
+_TAG_NOISE_RE: Final = re.compile(r"(?:\s+|```[\w+-]*)+")
+_TRAILING_FENCE_RE: Final = re.compile(r"\s*```\s*\Z")
+_COMMENT_RE: Final = re.compile(r"//|/\*|#")
+# Characters the bracket scanner has to look at; everything else is skipped in bulk.
+_SCAN_RE: Final = re.compile(r"[\"'\\{}\[\]]")
+_CLOSERS: Final = {"}": "{", "]": "["}
+# What may sit between two removed calls without being worth keeping as text.
+_SEPARATOR_RE: Final = re.compile(r"[\s,;]*")
+_FENCE_LINE_RE: Final = re.compile(r"[ \t]*```")
+_EMPTY_INLINE_FENCE_RE: Final = re.compile(r"[ \t]*```[\w+-]*[ \t]*```(?!`)")
+_BLANK_LINES_RE: Final = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+
+_ALIAS_PREFIXES: Final = ("functions.", "function.")
+
+
+def parse_tool_calls(
+    text: str, tool_parameters: Mapping[str, frozenset[str]] | None = None
+) -> ParsedReply:
+    """Split a model reply into visible text, tool calls and malformed call attempts.
+
+    ``tool_parameters`` maps known tool names to their top-level argument names; it lets
+    bare JSON like ``{"name": "get_time"}`` count as a call and resolves stray ``name`` keys.
+    """
+    known: Mapping[str, frozenset[str]] = tool_parameters or {}
+    try:
+        return _parse(text, known)
+    except Exception:  # pragma: no cover - last resort: a parser bug must not break the bot
+        fallback = text if isinstance(text, str) else ""
+        return ParsedReply(text=fallback.strip(), calls=(), malformed=())
+
+
+# --------------------------------------------------------------------------- scanning
+
+
+class _CallMarker:
+    """Placeholder in the segment list where a call (or call attempt) was cut out."""
+
+
+_CALL: Final = _CallMarker()
+
+
+def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
+    body = _strip_reasoning(_SPECIAL_TOKENS_RE.sub("", text))
+    segments: list[str | _CallMarker] = []
+    results: list[ParsedCall | MalformedCall] = []
+    text_start = pos = 0
+    while (match := _TOKEN_RE.search(body, pos)) is not None:
+        token = match.group(0)
+        if token.startswith("</"):
+            # A closing tag without an opening one is markup, not text.
+            segments.append(body[text_start : match.start()])
+            text_start = pos = match.end()
+        elif token.lower().startswith(_RESPONSE_OPEN):
+            # The model made up a tool result: never shown, never parsed for calls.
+            segments.append(body[text_start : match.start()])
+            closing = _RESPONSE_CLOSE_RE.search(body, match.end())
+            text_start = pos = len(body) if closing is None else closing.end()
+        elif token.startswith("<"):
+            segments.append(body[text_start : match.start()])
+            block_results, end = _parse_tag_block(body, match.start(), match.end(), known)
+            results.extend(block_results)
+            segments.append(_CALL)
+            text_start = pos = end
+        else:
+            bare_results, end = _parse_bare(body, match.start(), known)
+            if bare_results is None:
+                pos = end
+                continue
+            segments.append(body[text_start : match.start()])
+            results.extend(bare_results)
+            segments.append(_CALL)
+            text_start = pos = end
+    segments.append(body[text_start:])
+    return ParsedReply(
+        text=_assemble_text(segments),
+        calls=tuple(r for r in results if isinstance(r, ParsedCall)),
+        malformed=tuple(r for r in results if isinstance(r, MalformedCall)),
+    )
+
+
+def _strip_reasoning(text: str) -> str:
+    """Drop ``<think>`` reasoning; calls written while thinking are not calls."""
+    first_close = _THINK_CLOSE_RE.search(text)
+    first_open = _THINK_OPEN_RE.search(text)
+    if first_close is not None and (first_open is None or first_close.start() < first_open.start()):
+        # DeepSeek-R1 style templates put the opening tag into the prompt, so the reply
+        # starts inside the reasoning and only the closing tag is visible.
+        text = text[first_close.end() :]
+    kept: list[str] = []
+    pos = 0
+    while (opening := _THINK_OPEN_RE.search(text, pos)) is not None:
+        kept.append(text[pos : opening.start()])
+        closing = _THINK_CLOSE_RE.search(text, opening.end())
+        if closing is None:
+            # Unclosed reasoning (e.g. the reply was cut off): everything after it is thought.
+            return "".join(kept)
+        pos = closing.end()
+    kept.append(text[pos:])
+    return "".join(kept)
+
+
+def _scan_value_end(text: str, start: int) -> int | None:
+    """Return the index just past the balanced ``{...}``/``[...]`` starting at ``start``.
+
+    Quote-aware (``"`` and ``'`` with backslash escapes) so that braces, brackets and tags
+    inside string values do not count. ``None`` if unbalanced or mismatched, ``_TOO_DEEP``
+    if nested deeper than ``_MAX_DEPTH``.
+    """
+    stack: list[str] = []
+    quote: str | None = None
+    pos = start
+    while (match := _SCAN_RE.search(text, pos)) is not None:
+        char = match.group(0)
+        pos = match.end()
+        if quote is not None:
+            if char == "\\":
+                pos += 1  # skip the escaped character, whatever it is
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            stack.append(char)
+            if len(stack) > _MAX_DEPTH:
+                return _TOO_DEEP
+        elif char in "}]":
+            if not stack or stack.pop() != _CLOSERS[char]:
+                return None
+            if not stack:
+                return pos
+    return None
+
+
+def _parse_bare(
+    body: str, start: int, known: Mapping[str, frozenset[str]]
+) -> tuple[list[ParsedCall | MalformedCall] | None, int]:
+    """Try a JSON value in free text; ``(None, resume_at)`` when it is not clearly a call."""
+    end = _scan_value_end(body, start)
+    if end is None or end == _TOO_DEEP:
+        return None, start + 1
+    value, error = _load(body[start:end])
+    if error is not None:
+        # Broken bare JSON stays text, but inner objects may still be well-formed calls.
+        return None, start + 1
+    if not _is_clear_call(value, known):
+        # Valid JSON that is not a call is data shown to the user; its inner objects too.
+        return None, end
+    return _normalize(value, body[start:end], known), end
+
+
+def _parse_tag_block(
+    body: str, tag_start: int, content_start: int, known: Mapping[str, frozenset[str]]
+) -> tuple[list[ParsedCall | MalformedCall], int]:
+    """Parse one ``<tool_call>`` block; return its results and where the block ends.
+
+    A block may hold several JSON values, may be fenced, and may lack its closing tag.
+    """
+    # Decoded values are normalized once the block's extent is known, so that a lone
+    # value's MalformedCall can quote the whole block, tags included.
+    found: list[tuple[Any, str] | MalformedCall] = []
+    pos = content_start
+    size = len(body)
+    while True:
+        noise = _TAG_NOISE_RE.match(body, pos)
+        if noise is not None:
+            pos = noise.end()
+        if pos >= size:
+            end = size  # unclosed final block
+            break
+        closing = _CLOSE_TAG_RE.match(body, pos)
+        if closing is not None:
+            end = closing.end()
+            break
+        if _OPEN_TAG_RE.match(body, pos) is not None:
+            end = pos  # unclosed block followed by the next one
+            break
+        if body[pos] in "{[":
+            error: str | None = None
+            value_end = _scan_value_end(body, pos)
+            if value_end is not None and value_end != _TOO_DEEP:
+                value, error = _load(body[pos:value_end])
+                if error is None:
+                    found.append((value, body[pos:value_end]))
+                    pos = value_end
+                    continue
+            content_end, end = _block_extent(body, pos)
+            if value_end is None:
+                # Unbalanced to the scanner (e.g. a brace in a JSON5 comment): let the
+                # decoders judge the whole content; their message also beats "unbalanced".
+                content = _TRAILING_FENCE_RE.sub("", body[pos:content_end]).strip()
+                # Only comments can hide a bracket from the scanner in otherwise valid input;
+                # without them the slow tolerant decoders would fail anyway.
+                value, error = _load(content, tolerant=_COMMENT_RE.search(content) is not None)
+                if error is None:
+                    found.append((value, content))
+                    break
+            if value_end == _TOO_DEEP:
+                problem = f"JSON nested deeper than {_MAX_DEPTH} levels"
+            else:
+                problem = f"invalid JSON: {error}"
+        else:
+            if found:
+                # Prose after an unclosed block that already held a call is ordinary text.
+                end = pos
+                break
+            _, end = _block_extent(body, pos)
+            problem = "expected a JSON object inside <tool_call>"
+        found.append(MalformedCall(_truncate(body[tag_start:end]), problem))
+        break
+    block = body[tag_start:end]
+    if not found:
+        return [MalformedCall(_truncate(block), "empty <tool_call> block")], end
+    results: list[ParsedCall | MalformedCall] = []
+    for item in found:
+        if isinstance(item, MalformedCall):
+            results.append(item)
+        else:
+            value, source = item
+            results.extend(_normalize(value, block if len(found) == 1 else source, known))
+    return results, end
+
+
+def _block_extent(body: str, pos: int) -> tuple[int, int]:
+    """For a broken block: ``(content_end, block_end)`` judged by the tags alone."""
+    closing = _CLOSE_TAG_RE.search(body, pos)
+    opening = _OPEN_TAG_RE.search(body, pos)
+    if closing is not None and (opening is None or closing.start() < opening.start()):
+        return closing.start(), closing.end()
+    if opening is not None:
+        return opening.start(), opening.start()
+    return len(body), len(body)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _load(source: str, *, tolerant: bool = True) -> tuple[Any, str | None]:
+    """Decode JSON, then (if ``tolerant``) JSON5, then a Python literal.
+
+    Returns ``(value, None)`` or ``(None, reason)``, the reason being strict JSON's complaint.
+    """
+    try:
+        return json.loads(source), None
+    except json.JSONDecodeError as exc:
+        error = f"{exc.msg}: line {exc.lineno} column {exc.colno}"
+    except (ValueError, RecursionError) as exc:
+        error = str(exc)
+    if not tolerant:
+        return None, error
+    try:
+        return json5.loads(source), None
+    except Exception:  # json5 raises assorted errors on garbage; strict json's message is kept
+        pass
+    try:
+        with warnings.catch_warnings():
+            # Backslashes that are fine in JSON are "invalid escape sequences" to Python.
+            warnings.simplefilter("ignore")
+            value = ast.literal_eval(source.strip())
+    except Exception:  # SyntaxError, ValueError, MemoryError... all mean "not a literal"
+        return None, error
+    if _is_jsonish(value, 0):
+        return value, None
+    return None, error
+
+
+def _is_jsonish(value: Any, depth: int) -> bool:
+    """Whether a Python literal only uses JSON types (no sets, tuples, bytes...)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if value is None or isinstance(value, str | int | float):
+        return True
+    if isinstance(value, list):
+        return all(_is_jsonish(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(
+            isinstance(key, str) and _is_jsonish(item, depth + 1) for key, item in value.items()
+        )
+    return False
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _is_clear_call(value: Any, known: Mapping[str, frozenset[str]]) -> bool:
+    """Whether JSON found in free text is unmistakably a tool call (not data in prose)."""
+    if isinstance(value, list):
+        return bool(value) and all(_is_clear_call_object(item, known) for item in value)
+    return _is_clear_call_object(value, known)
+
+
+def _is_clear_call_object(value: Any, known: Mapping[str, frozenset[str]]) -> bool:
+    if not isinstance(value, dict):
+        return False
+    if "name" not in value and isinstance(value.get("tool_calls"), list | dict):
+        return True
+    function = value.get("function")
+    if "name" not in value and isinstance(function, dict):
+        value = function
+    # A tool *definition* (name, description, parameters schema) echoed back is not a call.
+    if "description" in value:
+        return False
+    name = value.get("name")
+    has_arguments = "arguments" in value or "parameters" in value
+    if isinstance(name, str):
+        if has_arguments:
+            return True
+        parameters = known.get(name)
+        if parameters is None:
+            return False
+        return set(value) - {"name", "id", "type"} <= parameters
+    if name is None and has_arguments:
+        arguments = value.get("arguments", value.get("parameters"))
+        if not isinstance(arguments, dict):
+            return False
+        nested = arguments.get("name")
+        return isinstance(nested, str) and nested in known
+    return False
+
+
+def _normalize(
+    value: Any, raw: str, known: Mapping[str, frozenset[str]]
+) -> list[ParsedCall | MalformedCall]:
+    """Turn a decoded value (object, list of objects, ``tool_calls`` wrapper) into results."""
+    if isinstance(value, list):
+        if len(value) == 1 and not isinstance(value[0], list):
+            return _normalize(value[0], raw, known)
+        return [_normalize_entry(item, _dump(item), known) for item in value]
+    if isinstance(value, dict) and "name" not in value and "tool_calls" in value:
+        entries = value["tool_calls"]
+        if isinstance(entries, dict):
+            entries = [entries]
+        if not isinstance(entries, list):
+            return [MalformedCall(_truncate(raw), "tool_calls must be an array")]
+        if len(entries) == 1:
+            return [_normalize_entry(entries[0], raw, known)]
+        return [_normalize_entry(item, _dump(item), known) for item in entries]
+    return [_normalize_entry(value, raw, known)]
+
+
+def _normalize_entry(
+    value: Any, raw: str, known: Mapping[str, frozenset[str]]
+) -> ParsedCall | MalformedCall:
+    """Validate one call object and resolve the common shape variations."""
+    if not isinstance(value, dict):
+        return MalformedCall(
+            _truncate(raw), f"expected a JSON object with a tool name, got {_json_type(value)}"
+        )
+    function = value.get("function")
+    if "name" not in value and isinstance(function, dict):
+        value = function  # OpenAI shape: {"type": "function", "function": {...}}
+    name = value.get("name")
+    arguments: dict[str, Any] | None
+    problem: str | None
+    if "arguments" in value:
+        arguments, problem = _coerce_arguments(value["arguments"])
+    elif "parameters" in value:
+        arguments, problem = _coerce_arguments(value["parameters"])
+    else:
+        # No arguments key: models sometimes flatten the arguments next to the name.
+        arguments = {
+            key: item
+            for key, item in value.items()
+            if key not in ("name", "id") and not (key == "type" and item == "function")
+        }
+        problem = None
+    if arguments is None:
+        return MalformedCall(_truncate(raw), problem or "invalid arguments")
+    if name is None:
+        nested = arguments.get("name")
+        if not (isinstance(nested, str) and nested in known):
+            return MalformedCall(_truncate(raw), "missing tool name")
+        name = nested
+        arguments = {key: item for key, item in arguments.items() if key != "name"}
+    if not isinstance(name, str):
+        return MalformedCall(_truncate(raw), f"tool name must be a string, got {_json_type(name)}")
+    name = _resolve_alias(name.strip(), known)
+    if not name:
+        return MalformedCall(_truncate(raw), "empty tool name")
+    parameters = known.get(name)
+    if parameters is not None and "name" not in parameters and arguments.get("name") == name:
+        # The model repeated the tool name inside the arguments; the tool takes no "name".
+        arguments = {key: item for key, item in arguments.items() if key != "name"}
+    return ParsedCall(name=name, arguments=arguments)
+
+
+def _coerce_arguments(value: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Arguments as a dict; a JSON-encoded string is decoded (OpenAI sends them so)."""
+    if value is None:
+        return {}, None
+    if isinstance(value, str):
+        source = value.strip()
+        if not source:
+            return {}, None
+        decoded, error = _load(source)
+        if error is not None:
+            return None, f"arguments string is not valid JSON: {error}"
+        if not isinstance(decoded, dict):
+            found = _json_type(decoded)
+            return None, f"arguments string does not decode to an object (got {found})"
+        value = decoded
+    if not isinstance(value, dict):
+        return None, f"arguments must be a JSON object, got {_json_type(value)}"
+    if not all(isinstance(key, str) for key in value):
+        return None, "argument names must be strings"
+    return dict(value), None
+
+
+def _resolve_alias(name: str, known: Mapping[str, frozenset[str]]) -> str:
+    """Map ``functions.weather`` (OpenAI-internal naming some models copy) to ``weather``."""
+    if name in known:
+        return name
+    for prefix in _ALIAS_PREFIXES:
+        if name.startswith(prefix) and name[len(prefix) :] in known:
+            return name[len(prefix) :]
+    return name
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # pragma: no cover - decoded values are JSON types
+        return repr(value)
+
+
+def _truncate(raw: str) -> str:
+    raw = raw.strip()
+    return raw if len(raw) <= _RAW_LIMIT else raw[: _RAW_LIMIT - 1] + "…"
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _assemble_text(segments: list[str | _CallMarker]) -> str:
+    """Join the text around removed calls and tidy what the removal left behind."""
+    pieces: list[str] = []
+    after_call = False
+    for index, segment in enumerate(segments):
+        if isinstance(segment, _CallMarker):
+            after_call = True
+            continue
+        before_call = index + 1 < len(segments) and isinstance(segments[index + 1], _CallMarker)
+        if after_call and before_call and _SEPARATOR_RE.fullmatch(segment):
+            continue  # the ", " or newline between two calls
+        if after_call and pieces and pieces[-1] and segment:
+            # Where an inline call was cut out, leave exactly one space between the words.
+            left, right = pieces[-1][-1], segment[0]
+            if not left.isspace() and not right.isspace():
+                segment = " " + segment
+            elif left in " \t" and right in " \t":
+                segment = segment.lstrip(" \t")
+        pieces.append(segment)
+        after_call = False
+    text = _THINK_TAG_RE.sub("", "".join(pieces))
+    text = _drop_empty_fences(text)
+    return _BLANK_LINES_RE.sub("\n\n", text).strip()
+
+
+def _drop_empty_fences(text: str) -> str:
+    """Remove markdown code fences left empty by cutting out the calls they wrapped."""
+    if "```" not in text:
+        return text
+    kept: list[str] = []
+    open_at: int | None = None
+    for line in text.split("\n"):
+        if open_at is None and "```" in line:
+            # An inline fence around a call that was cut out: "Checking ```json ``` now".
+            emptied = _EMPTY_INLINE_FENCE_RE.sub("", line)
+            if emptied != line and not emptied.strip():
+                continue
+            line = emptied
+        if _FENCE_LINE_RE.match(line) is None:
+            kept.append(line)
+        elif open_at is None:
+            open_at = len(kept)
+            kept.append(line)
+        else:
+            if all(not inner.strip() for inner in kept[open_at + 1 :]):
+                del kept[open_at:]
+            else:
+                kept.append(line)
+            open_at = None
+    if open_at is not None and all(not inner.strip() for inner in kept[open_at + 1 :]):
+        del kept[open_at:]  # an opening fence whose content was cut out and never closed
+    return "\n".join(kept)
