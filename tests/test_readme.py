@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests import stub_llm as s
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def test_handler_example_is_at_most_15_lines() -> None:
+    handler = _python_blocks()[0]
+    assert "@tool_function" in handler
+    assert len(handler.strip().splitlines()) <= 15
+
+
+def test_readme_example_runs_end_to_end(stub) -> None:
+    stub.script(s.calls(("split_bill", {"total": 90, "people": 4})))
+    script = "\n".join(_python_blocks())
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "OPENAI_BASE_URL": stub.base_url,
+        "OPENAI_API_KEY": "sk-readme",
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Ana, that's 22.50 each."
+    [request] = stub.requests
+    [tool] = request["tools"]
+    assert tool["function"]["name"] == "split_bill"
+    assert "split 90 € between 4" in json.dumps(tool, ensure_ascii=False)
+    assert tool["function"]["parameters"]["properties"]["people"]["minimum"] == 2
