@@ -43,6 +43,7 @@ Message = dict[str, Any]
 _TOOLS_UNSUPPORTED = re.compile(r"\btools?\b|tool[_ ]choice|function call", re.IGNORECASE)
 _UNPARSABLE = "(unparsable tool call)"
 _NUDGE = "Answer my last message directly in plain text."
+_PARSE_IN_THREAD_CHARS = 8_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,9 +269,15 @@ class FunctionCallLLM:
             turn.mode = "prompt"
             turn.messages[0] = {"role": "system", "content": self._system_prompt(turn)}
             return await self._ask(turn)
-        if turn.mode == "prompt":
-            return _reply_from_text(message.content or "", turn.tools)
-        return _reply_from_native(message, turn.tools)
+        native_calls = [] if turn.mode == "prompt" else _native_calls(message)
+        if native_calls:
+            return _reply_from_native(message.content or "", native_calls)
+        # Also in native mode: some servers leave hermes-style calls in the text.
+        content = message.content or ""
+        if len(content) > _PARSE_IN_THREAD_CHARS:
+            # Pathological text costs the tolerant parser real CPU; keep the loop free.
+            return await asyncio.to_thread(_reply_from_text, content, turn.tools)
+        return _reply_from_text(content, turn.tools)
 
     async def _complete(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> Any:
         """One Chat Completions request; the SDK retries 429/5xx/timeouts honouring Retry-After."""
@@ -441,12 +448,13 @@ def _reply_from_text(content: str, tools: dict[str, Tool]) -> _ModelReply:
     )
 
 
-def _reply_from_native(message: Any, tools: dict[str, Tool]) -> _ModelReply:
-    content = message.content or ""
-    native_calls = [tc for tc in (message.tool_calls or []) if getattr(tc, "function", None)]
-    if not native_calls:
-        # Some servers leave hermes-style calls in the text; honour them anyway.
-        return _reply_from_text(content, tools)
+def _native_calls(message: Any) -> list[Any]:
+    return [
+        tc for tc in (getattr(message, "tool_calls", None) or []) if getattr(tc, "function", None)
+    ]
+
+
+def _reply_from_native(content: str, native_calls: list[Any]) -> _ModelReply:
     calls = [
         _Call(tc.function.name or "", tc.function.arguments, tc.id or f"call_{index}")
         for index, tc in enumerate(native_calls)
