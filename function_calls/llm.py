@@ -39,11 +39,22 @@ CallOutcome = Literal[
 ]
 Message = dict[str, Any]
 
-# Endpoints word "no tool support" differently: Ollama, vLLM, llama.cpp, LM Studio.
-_TOOLS_UNSUPPORTED = re.compile(r"\btools?\b|tool[_ ]choice|function call", re.IGNORECASE)
+# How Ollama, vLLM, llama.cpp and others say "no native tool support". Kept specific:
+# a schema error that merely mentions tools must not switch modes for good.
+_TOOLS_UNSUPPORTED = re.compile(
+    r"does not support (?:tools|function|tool)|tools? (?:is|are) not supported"
+    r"|tools param requires|tool choice requires|enable-auto-tool-choice"
+    r"|(?:function|tool)[ _-]?call(?:ing|s)? (?:is |are )?not (?:supported|enabled)",
+    re.IGNORECASE,
+)
 _UNPARSABLE = "(unparsable tool call)"
 _NUDGE = "Answer my last message directly in plain text."
 _PARSE_IN_THREAD_CHARS = 8_000
+_MAX_MALFORMED = 3
+_GARBAGE_MESSAGE = (
+    "Sorry, I couldn't process that request: the language model kept producing unreadable "
+    "tool calls. Please try again or rephrase."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +116,9 @@ class _Turn:
     replies: list[str] = field(default_factory=list)
     records: list[ToolCallRecord] = field(default_factory=list)
     invalid_counts: Counter[str] = field(default_factory=Counter)
+    # (tool, canonical arguments) -> what the model was told: a call repeated in a
+    # later round replays that instead of running twice.
+    executed: dict[tuple[str, str], str] = field(default_factory=dict)
     llm_calls: int = 0
 
     def finish(self, final: str | None = None, *, error: str | None = None) -> TurnResult:
@@ -171,7 +185,7 @@ class FunctionCallLLM:
         self.call_timeout = call_timeout
         self.strict_schemas = strict_schemas
         self.temperature = temperature
-        self._prompt_mode_models: set[str] = set()
+        self._fell_back_to_prompt = False
         if http_backend not in ("aiohttp", "httpx"):
             raise ValueError(f"http_backend must be aiohttp or httpx, not {http_backend!r}")
         self._client = client or AsyncOpenAI(
@@ -206,7 +220,7 @@ class FunctionCallLLM:
 
     def effective_mode(self) -> Literal["native", "prompt"]:
         """The mode the next request uses for this model."""
-        if self.tool_mode == "prompt" or self.model in self._prompt_mode_models:
+        if self.tool_mode == "prompt" or self._fell_back_to_prompt:
             return "prompt"
         return "native"
 
@@ -262,18 +276,23 @@ class FunctionCallLLM:
         try:
             message = await self._complete(turn.messages, tools)
         except openai.APIStatusError as exc:
-            if not (tools and self.tool_mode == "auto" and _rejects_tools(exc)):
+            # Switching is only safe before native tool messages are in the conversation.
+            started = any(m["role"] == "tool" for m in turn.messages)
+            if started or not (tools and self.tool_mode == "auto" and _rejects_tools(exc)):
                 raise _unavailable(exc) from exc
             log.info("model %s rejected native tools; switching to prompt mode", self.model)
-            self._prompt_mode_models.add(self.model)
+            self._fell_back_to_prompt = True
             turn.mode = "prompt"
             turn.messages[0] = {"role": "system", "content": self._system_prompt(turn)}
             return await self._ask(turn)
-        native_calls = [] if turn.mode == "prompt" else _native_calls(message)
-        if native_calls:
-            return _reply_from_native(message.content or "", native_calls)
+        try:
+            native_calls = [] if turn.mode == "prompt" else _native_calls(message)
+            content = _message_text(message)
+            if native_calls:
+                return _reply_from_native(content, native_calls)
+        except Exception as exc:  # the SDK does not validate response shapes
+            raise _unreadable(exc) from exc
         # Also in native mode: some servers leave hermes-style calls in the text.
-        content = message.content or ""
         if len(content) > _PARSE_IN_THREAD_CHARS:
             # Pathological text costs the tolerant parser real CPU; keep the loop free.
             return await asyncio.to_thread(_reply_from_text, content, turn.tools)
@@ -295,59 +314,64 @@ class FunctionCallLLM:
             )
         except openai.APIStatusError:
             raise
-        except (openai.OpenAIError, ValueError) as exc:
-            # ValueError: a 200 response whose body is not JSON.
+        except openai.OpenAIError as exc:
             raise _unavailable(exc) from exc
+        except Exception as exc:  # a 200 response whose body is not JSON, or absurdly nested
+            raise _unreadable(exc) from exc
         choices = getattr(completion, "choices", None)
-        if not choices or getattr(choices[0], "message", None) is None:
-            log.warning("LLM response without choices from model %s", self.model)
-            raise LLMUnavailableError(
-                "The language model sent an empty or unreadable answer. Please try again."
-            )
-        return choices[0].message
+        if not isinstance(choices, list) or not choices:
+            raise _unreadable(None)
+        message = getattr(choices[0], "message", None)
+        if message is None or isinstance(message, str | dict):
+            raise _unreadable(None)
+        return message
 
     async def _run_calls(self, turn: _Turn, reply: _ModelReply) -> tuple[bool, str | None]:
         """Validate and run one reply's calls; returns (turn complete, stop message)."""
         contents: list[str] = [""] * len(reply.calls)
         runs: dict[tuple[str, str], list[int]] = {}
         jobs: list[tuple[Tool, BaseModel]] = []
-        needs_model = False
-        stop_message: str | None = None
+        replayed: list[ToolCallRecord] = []
+        failed_names: dict[str, str] = {}  # tool name -> the user message if it gives up
+        repeated_earlier = False
         for index, call in enumerate(reply.calls):
             prepared = self._prepare(turn, call)
             if isinstance(prepared, _Rejection):
-                needs_model = True
                 contents[index] = to_compact_json(prepared.payload)
                 turn.records.append(ToolCallRecord(call.name, call.raw_arguments, prepared.outcome))
-                turn.invalid_counts[call.name] += 1
-                if turn.invalid_counts[call.name] > self.max_invalid_retries:
-                    stop_message = stop_message or prepared.user_message
+                failed_names.setdefault(call.name, prepared.user_message)
                 continue
             tool, arguments = prepared
             key = (tool.name, arguments.model_dump_json())
-            if key in runs:
+            if key in turn.executed:
+                # Repeated from an earlier round: the model gets the old result again.
+                repeated_earlier = True
+                contents[index] = turn.executed[key]
+                replayed.append(ToolCallRecord(tool.name, call.raw_arguments, "duplicate"))
+            elif key in runs:
                 runs[key].append(index)
-                turn.records.append(ToolCallRecord(call.name, call.raw_arguments, "duplicate"))
-                continue
-            runs[key] = [index]
-            jobs.append((tool, arguments))
-        malformed_contents = []
-        for problem in reply.malformed:
-            needs_model = True
-            turn.invalid_counts[_UNPARSABLE] += 1
+                replayed.append(ToolCallRecord(tool.name, call.raw_arguments, "duplicate"))
+            else:
+                runs[key] = [index]
+                jobs.append((tool, arguments))
+        malformed = reply.malformed[:_MAX_MALFORMED]
+        for problem in malformed:
             turn.records.append(ToolCallRecord(_UNPARSABLE, problem.raw, "malformed"))
-            malformed_contents.append(to_compact_json(_malformed_payload(problem)))
-            if turn.invalid_counts[_UNPARSABLE] > self.max_invalid_retries:
-                stop_message = stop_message or (
-                    "Sorry, I couldn't process that request: the language model kept "
-                    "producing unreadable tool calls. Please try again or rephrase."
-                )
+        if malformed:
+            failed_names[_UNPARSABLE] = _GARBAGE_MESSAGE
+        stop_message: str | None = None
+        for name, user_message in failed_names.items():
+            # Counted once per tool and round: two bad calls in one reply are one attempt.
+            turn.invalid_counts[name] += 1
+            if turn.invalid_counts[name] > self.max_invalid_retries:
+                stop_message = stop_message or user_message
         if stop_message is not None:
             # Nothing of a round with a hopeless call runs: no half-done requests.
             return True, stop_message
+        needs_model = bool(failed_names) or repeated_earlier
         outcomes = await asyncio.gather(*(self._execute(turn.ctx, t, a) for t, a in jobs))
-        for (tool, arguments), indices, (outcome, result, detail) in zip(
-            jobs, runs.values(), outcomes, strict=True
+        for (tool, arguments), (key, indices), (outcome, result, detail) in zip(
+            jobs, runs.items(), outcomes, strict=True
         ):
             turn.records.append(
                 ToolCallRecord(tool.name, arguments.model_dump(mode="json"), outcome, detail)
@@ -357,16 +381,16 @@ class FunctionCallLLM:
                 payload: Any = {"shown_to_user": result.reply}
                 if result.data is not None:
                     payload["data"] = result.data
-            elif result is not None:
-                needs_model = True
-                payload = result.data
             else:
                 needs_model = True
-                payload = {"error": detail}
+                payload = result.data if result is not None else {"error": detail}
+            turn.executed[key] = to_compact_json(payload)
             for index in indices:
-                contents[index] = to_compact_json(payload)
+                contents[index] = turn.executed[key]
+        turn.records.extend(replayed)
         if not needs_model:
             return True, None
+        malformed_contents = [to_compact_json(_malformed_payload(p)) for p in malformed]
         turn.messages.extend(_result_messages(reply, contents, malformed_contents))
         return False, None
 
@@ -406,10 +430,15 @@ class FunctionCallLLM:
         self, ctx: MessageContext, tool: Tool, arguments: BaseModel
     ) -> tuple[CallOutcome, FunctionResult | None, str]:
         timeout = tool.timeout or self.call_timeout
+        deadline = asyncio.timeout(timeout)
         try:
-            async with asyncio.timeout(timeout):
+            async with deadline:
                 result = await tool.invoke(ctx, arguments)
         except TimeoutError:
+            if not deadline.expired():  # raised by the handler itself, e.g. its HTTP client
+                log.exception("tool %s failed", tool.name)
+                return "error", None, f"{tool.name} failed with an internal error"
+            # A plain-def handler's thread cannot be stopped; only its result is dropped.
             log.warning("tool %s timed out after %.1fs", tool.name, timeout)
             return "timeout", None, f"{tool.name} timed out after {timeout:g} s"
         except ToolError as exc:
@@ -446,6 +475,16 @@ def _reply_from_text(content: str, tools: dict[str, Tool]) -> _ModelReply:
         {"role": "assistant", "content": content},
         native_results=False,
     )
+
+
+def _message_text(message: Any) -> str:
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts, as some servers send them
+        texts = [part.get("text") if isinstance(part, dict) else None for part in content]
+        return "".join(text for text in texts if isinstance(text, str))
+    return ""
 
 
 def _native_calls(message: Any) -> list[Any]:
@@ -528,6 +567,13 @@ def _is_connection_failure(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__
     return False
+
+
+def _unreadable(exc: Exception | None) -> LLMUnavailableError:
+    log.warning("unreadable LLM response: %s", type(exc).__name__ if exc else "no message")
+    return LLMUnavailableError(
+        "The language model sent an empty or unreadable answer. Please try again."
+    )
 
 
 def _unavailable(exc: Exception) -> LLMUnavailableError:

@@ -89,9 +89,10 @@ def render_tool_results(results: Sequence[tuple[str, str]]) -> str:
     blocks: list[str] = []
     for name, content in results:
         payload = {"name": name, "content": _decoded_or_text(content)}
-        blocks.append(
-            f"<tool_response>\n{json.dumps(payload, ensure_ascii=False)}\n</tool_response>"
-        )
+        # Escaping "<" keeps third-party data from closing the block or opening a
+        # <tool_call> of its own; the JSON still decodes to the same value.
+        text = json.dumps(payload, ensure_ascii=False).replace("<", "\\u003c")
+        blocks.append(f"<tool_response>\n{text}\n</tool_response>")
     return "\n".join(blocks)
 
 

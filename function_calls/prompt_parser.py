@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import re
 import warnings
 from collections.abc import Mapping
@@ -24,6 +25,8 @@ from typing import Any, Final
 import json5
 
 __all__ = ["MalformedCall", "ParsedCall", "ParsedReply", "parse_tool_calls"]
+
+log = logging.getLogger("groupmate.prompt_parser")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,10 @@ _RAW_LIMIT: Final = 300
 # bracket soup and keeps recursive checks far from the interpreter's recursion limit.
 _MAX_DEPTH: Final = 100
 _TOO_DEEP: Final = -1
+_EXHAUSTED: Final = -2
+# Bracket-scanner steps allowed per reply. Every "{" in free text may start a call, so
+# bracket soup would otherwise cost quadratic time; past the budget the rest stays text.
+_SCAN_BUDGET: Final = 200_000
 
 # Chat-template control tokens that sometimes leak into the decoded text.
 _SPECIAL_TOKENS_RE: Final = re.compile(
@@ -101,6 +108,7 @@ def parse_tool_calls(
     try:
         return _parse(text, known)
     except Exception:  # pragma: no cover - last resort: a parser bug must not break the bot
+        log.exception("prompt-mode parser failed; treating the reply as plain text")
         fallback = text if isinstance(text, str) else ""
         return ParsedReply(text=fallback.strip(), calls=(), malformed=())
 
@@ -117,6 +125,7 @@ _CALL: Final = _CallMarker()
 
 def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
     body = _strip_reasoning(_SPECIAL_TOKENS_RE.sub("", text))
+    budget = [_SCAN_BUDGET]
     segments: list[str | _CallMarker] = []
     results: list[ParsedCall | MalformedCall] = []
     text_start = pos = 0
@@ -133,12 +142,14 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
             text_start = pos = len(body) if closing is None else closing.end()
         elif token.startswith("<"):
             segments.append(body[text_start : match.start()])
-            block_results, end = _parse_tag_block(body, match.start(), match.end(), known)
+            block_results, end = _parse_tag_block(body, match.start(), match.end(), known, budget)
             results.extend(block_results)
             segments.append(_CALL)
             text_start = pos = end
+        elif budget[0] <= 0:
+            pos = match.end()
         else:
-            bare_results, end = _parse_bare(body, match.start(), known)
+            bare_results, end = _parse_bare(body, match.start(), known, budget)
             if bare_results is None:
                 pos = end
                 continue
@@ -175,7 +186,7 @@ def _strip_reasoning(text: str) -> str:
     return "".join(kept)
 
 
-def _scan_value_end(text: str, start: int) -> int | None:
+def _scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
     """Return the index just past the balanced ``{...}``/``[...]`` starting at ``start``.
 
     Quote-aware (``"`` and ``'`` with backslash escapes) so that braces, brackets and tags
@@ -186,6 +197,9 @@ def _scan_value_end(text: str, start: int) -> int | None:
     quote: str | None = None
     pos = start
     while (match := _SCAN_RE.search(text, pos)) is not None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return _EXHAUSTED
         char = match.group(0)
         pos = match.end()
         if quote is not None:
@@ -208,11 +222,11 @@ def _scan_value_end(text: str, start: int) -> int | None:
 
 
 def _parse_bare(
-    body: str, start: int, known: Mapping[str, frozenset[str]]
+    body: str, start: int, known: Mapping[str, frozenset[str]], budget: list[int]
 ) -> tuple[list[ParsedCall | MalformedCall] | None, int]:
     """Try a JSON value in free text; ``(None, resume_at)`` when it is not clearly a call."""
-    end = _scan_value_end(body, start)
-    if end is None or end == _TOO_DEEP:
+    end = _scan_value_end(body, start, budget)
+    if end is None or end < 0:
         return None, start + 1
     value, error = _load(body[start:end])
     if error is not None:
@@ -225,7 +239,11 @@ def _parse_bare(
 
 
 def _parse_tag_block(
-    body: str, tag_start: int, content_start: int, known: Mapping[str, frozenset[str]]
+    body: str,
+    tag_start: int,
+    content_start: int,
+    known: Mapping[str, frozenset[str]],
+    budget: list[int],
 ) -> tuple[list[ParsedCall | MalformedCall], int]:
     """Parse one ``<tool_call>`` block; return its results and where the block ends.
 
@@ -252,8 +270,8 @@ def _parse_tag_block(
             break
         if body[pos] in "{[":
             error: str | None = None
-            value_end = _scan_value_end(body, pos)
-            if value_end is not None and value_end != _TOO_DEEP:
+            value_end = _scan_value_end(body, pos, budget)
+            if value_end is not None and value_end >= 0:
                 value, error = _load(body[pos:value_end])
                 if error is None:
                     found.append((value, body[pos:value_end]))
@@ -272,6 +290,8 @@ def _parse_tag_block(
                     break
             if value_end == _TOO_DEEP:
                 problem = f"JSON nested deeper than {_MAX_DEPTH} levels"
+            elif value_end == _EXHAUSTED:
+                problem = "the reply is too large or irregular to parse"
             else:
                 problem = f"invalid JSON: {error}"
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ Handler = Callable[..., Any]
 HandlerT = TypeVar("HandlerT", bound=Handler)
 
 _SCOPES: tuple[str, ...] = get_args(Scope)
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class NoArguments(BaseModel):
@@ -134,13 +136,12 @@ def build_tool(
 
     `localns` resolves string annotations that name classes local to a function.
     """
-    tool_name = name or getattr(handler, "__name__", "")
-    if not tool_name or not tool_name.replace("_", "a").replace("-", "a").isalnum():
+    tool_name = str(name or getattr(handler, "__name__", ""))
+    if not _TOOL_NAME.fullmatch(tool_name):
         raise ToolDefinitionError(
-            f"invalid tool name {tool_name!r}: use letters, digits, '_' or '-' (OpenAI's rule)"
+            f"invalid tool name {tool_name!r}: use 1 to 64 ASCII letters, digits, '_' or '-' "
+            "(the OpenAI API's rule)"
         )
-    if len(tool_name) > 64:
-        raise ToolDefinitionError(f"tool name {tool_name!r} is longer than 64 characters")
     if scope not in _SCOPES:
         raise ToolDefinitionError(f"tool {tool_name!r}: scope must be one of {_SCOPES}")
     if timeout is not None and timeout <= 0:

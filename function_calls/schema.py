@@ -170,6 +170,13 @@ def is_strict_compatible(schema: Any) -> bool:
         return True
     if not set(schema) <= _STRICT_KEYWORDS:
         return False
+    types = schema.get("type")
+    is_object = types == "object" or (isinstance(types, list) and "object" in types)
+    if is_object and (
+        "properties" not in schema or schema.get("additionalProperties") is not False
+    ):
+        # Strict mode needs closed objects with declared properties: no free-form dicts.
+        return False
     if "properties" in schema:
         props = schema["properties"]
         if schema.get("additionalProperties") is not False:

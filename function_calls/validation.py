@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,8 @@ from pydantic import ValidationError as PydanticError
 from function_calls.errors import FunctionCallError
 from function_calls.result import to_compact_json
 from function_calls.schema import JsonSchema
+
+log = logging.getLogger("groupmate.validation")
 
 _RECEIVED_LIMIT = 80
 _ROOT = "(arguments)"
@@ -77,6 +80,10 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             problem = f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
             raise InvalidArgumentsError([ArgumentIssue(_ROOT, problem, _truncate(raw))]) from None
+        except (ValueError, RecursionError):
+            # Python's own limits: integers over 4300 digits, absurd nesting.
+            problem = "arguments are not usable JSON (too deeply nested or too large numbers)"
+            raise InvalidArgumentsError([ArgumentIssue(_ROOT, problem, _truncate(raw))]) from None
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -131,22 +138,33 @@ class ArgumentValidator:
 
     def __init__(self, schema: JsonSchema, model: type[BaseModel]) -> None:
         Draft202012Validator.check_schema(schema)
-        self._schema_validator = Draft202012Validator(
-            schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-        )
+        # No format checker: which formats it checks depends on optional packages, and
+        # stage 2 (Pydantic) validates dates, URLs and the like deterministically.
+        self._schema_validator = Draft202012Validator(schema)
         self._model = model
 
     def validate(self, raw: Any) -> BaseModel:
         """Return the handler's argument model, or raise InvalidArgumentsError with every issue."""
         arguments = decode_arguments(raw)
         issues: list[ArgumentIssue] = []
-        for error in self._schema_validator.iter_errors(arguments):
-            issues.extend(_schema_issues(error))
+        try:
+            for error in self._schema_validator.iter_errors(arguments):
+                issues.extend(_schema_issues(error))
+        except RecursionError:
+            problem = "arguments are nested too deeply"
+            raise InvalidArgumentsError([ArgumentIssue(_ROOT, problem, _truncate(raw))]) from None
         try:
             instance = self._model.model_validate(arguments)
         except PydanticError as exc:
             covered = {issue.path for issue in issues}
             issues.extend(i for i in _pydantic_issues(exc) if i.path not in covered)
+        except Exception as exc:
+            # A validator that assumed stage 1 passed (e.g. str methods on an int) may
+            # raise anything; stage 1's report already explains such input.
+            if not issues:
+                log.warning("validator of %s raised %s", self._model.__name__, type(exc).__name__)
+                received = _truncate(arguments)
+                issues.append(ArgumentIssue(_ROOT, "arguments were rejected", received))
         else:
             if not issues:
                 return instance

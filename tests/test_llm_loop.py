@@ -249,7 +249,7 @@ async def test_same_call_twice_in_one_reply_runs_once(stub, make_llm, tools, cal
     assert calls.log == [("weather", "Oslo")]
     contents = [m["content"] for m in _tool_messages(stub.requests[1])]
     assert len(contents) == 2 and contents[0] == contents[1]
-    assert [r.outcome for r in result.calls] == ["duplicate", "data"]
+    assert [r.outcome for r in result.calls] == ["data", "duplicate"]
 
 
 async def test_parallel_calls_run_concurrently(stub, make_llm, registry) -> None:
