@@ -374,3 +374,40 @@ async def test_empty_answer_gets_one_nudge(stub, make_llm, tools, ctx) -> None:
     result = await make_llm(tools).run(ctx, "hi")
     assert result.text == "Hello!"
     assert stub.requests[1]["messages"][-1]["content"].startswith("Answer my last message")
+
+
+async def test_two_bad_calls_in_one_reply_are_one_attempt(
+    stub, make_llm, tools, calls, ctx
+) -> None:
+    stub.script(
+        s.calls(("add_note", {"text": ""}), ("add_note", {"text": "X" * 60})),
+        s.calls(("add_note", {"text": "fixed"})),
+    )
+    result = await make_llm(tools, max_invalid_retries=1).run(ctx, "note")
+    assert result.replies == ["Saved: fixed"] and calls.names() == ["add_note"]
+
+
+async def test_a_call_repeated_in_a_later_round_runs_once(
+    stub, make_llm, tools, calls, ctx
+) -> None:
+    stub.script(
+        s.calls(("weather", {"city": "Oslo"})),
+        s.calls(("weather", {"city": "Oslo"})),
+        s.text("Cold."),
+    )
+    result = await make_llm(tools).run(ctx, "weather Oslo")
+    assert result.text == "Cold." and calls.log == [("weather", "Oslo")]
+    first = _tool_messages(stub.requests[1])[0]["content"]
+    assert _tool_messages(stub.requests[2])[-1]["content"] == first
+    assert [r.outcome for r in result.calls] == ["data", "duplicate"]
+
+
+async def test_timeout_raised_inside_a_handler_is_an_error(stub, make_llm, registry) -> None:
+    @tool_function(description="Upstream times out", registry=registry)
+    async def flaky(ctx: MessageContext) -> FunctionResult:
+        raise TimeoutError("upstream read timeout")
+
+    stub.script(s.calls(("flaky", {})), s.text("Upstream failed."))
+    await make_llm(registry).run(make_ctx(), "go")
+    report = json.loads(_tool_messages(stub.requests[1])[0]["content"])
+    assert report == {"error": "flaky failed with an internal error"}

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from function_calls.prompt_parser import MalformedCall, ParsedCall, ParsedReply, parse_tool_calls
+from function_calls.prompt_parser import (
+    MalformedCall,
+    ParsedCall,
+    ParsedReply,
+    _parse,
+    parse_tool_calls,
+)
 
 TOOLS: dict[str, frozenset[str]] = {
     "weather": frozenset({"city", "units"}),
@@ -608,7 +614,8 @@ _NOISE = [
 
 
 def _check_never_raises(raw: str, tools: dict[str, frozenset[str]] | None) -> None:
-    reply = parse_tool_calls(raw, tools)
+    # The internal parser, not the public wrapper: its last-resort fallback would hide bugs.
+    reply = _parse(raw, tools or {})
     assert isinstance(reply, ParsedReply)
     assert isinstance(reply.text, str)
     assert reply.text == reply.text.strip()
@@ -655,7 +662,16 @@ def test_random_garbage_never_raises() -> None:
 
 
 def test_large_unbalanced_input_finishes() -> None:
-    # Many unmatched braces must not blow up (each start is scanned at most once per brace).
     raw = "{ " * 2000 + '{"name": "get_time", "arguments": {}}'
     reply = parse_tool_calls(raw, TOOLS)
     assert reply.calls == (ParsedCall("get_time", {}),)
+
+
+def test_bracket_soup_beyond_the_scan_budget_stays_text() -> None:
+    soup = '{"' + '\\"{' * 100_000
+    reply = _parse(soup + " done", TOOLS)
+    assert reply.calls == () and reply.malformed == ()
+    assert reply.text.endswith("done")
+    tagged = _parse(soup + '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>', TOOLS)
+    # A tagged call after the budget is spent is reported, never silently dropped.
+    assert len(tagged.calls) + len(tagged.malformed) == 1

@@ -115,7 +115,7 @@ def test_bad_handler_signatures_fail_at_registration(
     assert len(registry) == 0
 
 
-@pytest.mark.parametrize("name", ["has space", "x" * 65, "semi;colon", "<lambda>"])
+@pytest.mark.parametrize("name", ["has space", "x" * 65, "semi;colon", "<lambda>", "café", "工具"])
 def test_invalid_tool_names_are_rejected(registry: ToolRegistry, name: str) -> None:
     async def handler(ctx: MessageContext) -> FunctionResult:
         return FunctionResult.direct("")

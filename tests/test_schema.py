@@ -148,3 +148,14 @@ def test_representative_schemas_are_smaller_than_raw(model: type[BaseModel]) -> 
     shown = json.dumps(model_parameters_schema(model), separators=(",", ":"))
     raw = json.dumps(model.model_json_schema(), separators=(",", ":"))
     assert len(shown) < len(raw)
+
+
+def test_free_form_objects_are_never_strict() -> None:
+    class Args(BaseModel):
+        labels: dict[str, int]
+
+    class Loose(BaseModel):
+        extra: dict[str, Any]
+
+    for model in (Args, Loose):
+        assert not is_strict_compatible(model_parameters_schema(model))

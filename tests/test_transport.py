@@ -70,8 +70,26 @@ async def test_request_timeout_gives_a_clear_reply(stub, make_llm, registry) -> 
         (s.error(404, "no such model"), "check llm.model"),
         (s.raw("this is not json"), "unreadable"),
         (s.raw('{"id": "x", "choices": []}'), "empty or unreadable"),
+        (s.raw('{"choices": {"0": {}}}'), "empty or unreadable"),
+        (s.raw('{"choices": [{"message": "hi"}]}'), "empty or unreadable"),
+        (
+            s.raw(
+                '{"choices": [{"message": {"role": "assistant", "tool_calls": [{"function": 1}]}}]}'
+            ),
+            "empty or unreadable",
+        ),
+        (s.raw('{"choices": ' + "[" * 3000 + "]" * 3000 + "}"), "unreadable"),
     ],
-    ids=["401", "404", "not-json", "no-choices"],
+    ids=[
+        "401",
+        "404",
+        "not-json",
+        "no-choices",
+        "choices-dict",
+        "message-str",
+        "function-str",
+        "deep",
+    ],
 )
 async def test_bad_responses_become_clear_replies(
     stub, make_llm, registry, reply: s.Reply, expected: str
@@ -87,3 +105,13 @@ async def test_api_key_never_appears_in_logs(stub, make_llm, registry, caplog) -
     await make_llm(registry).run(make_ctx(), "hi")
     assert caplog.records, "expected the failure to be logged"
     assert "sk-test-secret" not in caplog.text
+
+
+async def test_content_parts_are_read_as_text(stub, make_llm, registry) -> None:
+    body = (
+        '{"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", '
+        '"content": [{"type": "text", "text": "Hello "}, {"type": "text", "text": "there"}]}}]}'
+    )
+    stub.script(s.raw(body))
+    result = await make_llm(registry).run(make_ctx(), "hi")
+    assert result.text == "Hello there" and len(stub.requests) == 1

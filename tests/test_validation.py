@@ -4,7 +4,7 @@ import json
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from function_calls import InvalidArgumentsError
 from function_calls.registry import Tool, build_tool
@@ -198,3 +198,30 @@ def test_issue_order_is_stable_and_messages_name_the_path(tool: Tool) -> None:
         tool.validate({"count": "x", "type": 5})
     text = str(caught.value)
     assert text.index("count:") < text.index("type:")
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [("[" * 5000, "not usable JSON"), ('{"count": ' + "1" * 5000 + "}", "not usable JSON")],
+    ids=["absurd-nesting", "huge-integer"],
+)
+def test_python_json_limits_become_a_report(tool: Tool, raw: str, problem: str) -> None:
+    [(path, found, _)] = _issues(tool, raw)
+    assert path == "(arguments)" and problem in found
+
+
+def test_a_crashing_validator_never_escapes() -> None:
+    class Args(BaseModel):
+        name: str
+
+        @field_validator("name", mode="before")
+        @classmethod
+        def _strip(cls, value: Any) -> Any:
+            return value.strip()  # an int has no .strip(): AttributeError
+
+    def greet(ctx: Any, args: Args) -> None:
+        """Greet."""
+
+    tool = build_tool(greet, localns={"Args": Args})
+    assert _issues(tool, {"name": 5}) == [("name", "5 is not of type 'string'", "5")]
+    assert tool.validate({"name": "  Ana "}) == Args(name="Ana")
