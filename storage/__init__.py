@@ -1,0 +1,47 @@
+"""Persistence and timing: SQLAlchemy models, Alembic migrations, repositories, scheduler."""
+
+from storage.database import DEFAULT_URL, Database, normalize_url
+from storage.errors import (
+    InvalidTimezoneError,
+    ReminderNotFoundError,
+    ReminderPermissionError,
+    StorageConfigError,
+    StorageError,
+    StorageUnavailableError,
+)
+from storage.migrate import current_revision, head_revision, upgrade
+from storage.outgoing import OutgoingMessage, Sender, SendError
+from storage.policy import DEFAULT_GRACE, DeliveryPolicy
+from storage.recurrence import KINDS, Kind, Schedule
+from storage.repository import NewReminder, ReminderView
+from storage.scheduler import ReminderScheduler, reminder_message
+from storage.service import ReminderService, check_timezone
+
+__all__ = [
+    "DEFAULT_GRACE",
+    "DEFAULT_URL",
+    "KINDS",
+    "Database",
+    "DeliveryPolicy",
+    "InvalidTimezoneError",
+    "Kind",
+    "NewReminder",
+    "OutgoingMessage",
+    "ReminderNotFoundError",
+    "ReminderPermissionError",
+    "ReminderScheduler",
+    "ReminderService",
+    "ReminderView",
+    "Schedule",
+    "SendError",
+    "Sender",
+    "StorageConfigError",
+    "StorageError",
+    "StorageUnavailableError",
+    "check_timezone",
+    "current_revision",
+    "head_revision",
+    "normalize_url",
+    "reminder_message",
+    "upgrade",
+]

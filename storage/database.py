@@ -1,0 +1,148 @@
+"""Engine setup and a thread pool that keeps blocking database work off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
+
+from storage.errors import StorageConfigError, StorageUnavailableError
+
+T = TypeVar("T")
+
+DEFAULT_URL = "sqlite:///data/groupmate.db"
+_WRITE_OPTION = "groupmate_write"
+
+
+def normalize_url(url: str | URL) -> URL:
+    """Parse a database URL; plain `postgresql://` means the psycopg 3 driver we ship."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StorageConfigError(f"storage.url is not a database URL: {url!r}") from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise StorageConfigError(
+            f"storage.url uses {parsed.get_backend_name()!r}; use sqlite:/// or postgresql://"
+        )
+    return parsed
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    memory = url.database in (None, "", ":memory:")
+    if not memory:
+        assert url.database is not None
+        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": 30},
+        poolclass=StaticPool if memory else None,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event issue BEGIN itself, so writers can ask for IMMEDIATE.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        if not memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        # A deferred transaction that later writes can fail at once with SQLITE_BUSY;
+        # IMMEDIATE takes the write lock up front and waits for it instead.
+        immediate = connection.get_execution_options().get(_WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Database:
+    """One engine, read and write sessions, and a small pool of database threads."""
+
+    def __init__(self, url: str | URL = DEFAULT_URL, *, workers: int = 4) -> None:
+        self.url = normalize_url(url)
+        self.backend = self.url.get_backend_name()
+        if self.backend == "sqlite":
+            self.engine = _sqlite_engine(self.url)
+            memory = self.url.database in (None, "", ":memory:")
+            workers = 1 if memory else workers
+        else:
+            self.engine = create_engine(
+                self.url, pool_size=workers, max_overflow=workers, pool_pre_ping=True
+            )
+        self._readers = sessionmaker(self.engine, expire_on_commit=False)
+        writer_engine = self.engine.execution_options(**{_WRITE_OPTION: True})
+        self._writers = sessionmaker(writer_engine, expire_on_commit=False)
+        # SQLite has one writer at a time; queueing them here beats busy-waiting on the file.
+        self._write_lock = threading.Lock() if self.backend == "sqlite" else None
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="groupmate-db")
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password masked, for logs and messages."""
+        return self.url.render_as_string(hide_password=True)
+
+    @contextlib.contextmanager
+    def write_session(self) -> Iterator[Session]:
+        """A transaction that commits on success and rolls back on any error."""
+        lock = self._write_lock or contextlib.nullcontext()
+        with lock, _translate_errors(), self._writers.begin() as session:
+            yield session
+
+    @contextlib.contextmanager
+    def read_session(self) -> Iterator[Session]:
+        with _translate_errors(), self._readers() as session:
+            yield session
+
+    async def write(self, work: Callable[[Session], T]) -> T:
+        """Run `work` in one write transaction on a database thread."""
+        return await self._run(self._in_write, work)
+
+    async def read(self, work: Callable[[Session], T]) -> T:
+        return await self._run(self._in_read, work)
+
+    def _in_write(self, work: Callable[[Session], T]) -> T:
+        with self.write_session() as session:
+            return work(session)
+
+    def _in_read(self, work: Callable[[Session], T]) -> T:
+        with self.read_session() as session:
+            return work(session)
+
+    async def _run(self, runner: Callable[[Callable[[Session], T]], T], work: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(runner, work))
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        self.engine.dispose()
+
+
+@contextlib.contextmanager
+def _translate_errors() -> Iterator[None]:
+    try:
+        yield
+    except (OperationalError, DBAPIError) as exc:
+        if isinstance(exc, OperationalError) or exc.connection_invalidated:
+            # The driver's message may quote the URL; keep only the error class.
+            raise StorageUnavailableError(
+                f"the database is unavailable ({type(exc.orig).__name__})"
+            ) from exc
+        raise

@@ -1,0 +1,132 @@
+"""The tables. The reminders table is the source of truth; the scheduler only times it."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Stable constraint names so migrations can refer to them on every backend.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+REMINDER_ACTIVE = "active"
+REMINDER_DONE = "done"
+REMINDER_CANCELLED = "cancelled"
+
+OUTCOME_PENDING = "pending"
+OUTCOME_SENT = "sent"
+OUTCOME_SENT_LATE = "sent_late"
+OUTCOME_SKIPPED_MISSED = "skipped_missed"
+OUTCOME_FAILED = "failed"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in, aware UTC datetimes out, whatever the backend stores."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        # SQLite has no time zone type; store naive UTC so comparisons stay lexical.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Chat(Base):
+    __tablename__ = "chats"
+
+    chat_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    chat_type: Mapped[str] = mapped_column(String(16))
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # Short reminder ids count up per chat and are never reused.
+    last_short_id: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now, onupdate=utc_now)
+
+
+class Reminder(Base):
+    __tablename__ = "reminders"
+    __table_args__ = (
+        UniqueConstraint("chat_id", "short_id"),
+        Index("ix_reminders_due", "status", "next_fire_at"),
+        Index("ix_reminders_chat", "chat_id", "status", "next_fire_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    short_id: Mapped[int] = mapped_column(Integer)
+    chat_id: Mapped[str] = mapped_column(ForeignKey("chats.chat_id"))
+    chat_type: Mapped[str] = mapped_column(String(16))
+    created_by: Mapped[str] = mapped_column(String(255))
+    created_by_name: Mapped[str] = mapped_column(String(255), default="")
+    content: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(16))
+    # The rule in local terms: wall time, plus the date (once), weekday or day of month.
+    local_time: Mapped[time] = mapped_column()
+    local_date: Mapped[date | None] = mapped_column()
+    weekday: Mapped[int | None] = mapped_column(SmallInteger)
+    day: Mapped[int | None] = mapped_column(SmallInteger)
+    timezone: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default=REMINDER_ACTIVE)
+    next_fire_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now, onupdate=utc_now)
+
+
+class Delivery(Base):
+    __tablename__ = "deliveries"
+    __table_args__ = (
+        UniqueConstraint("reminder_id", "occurrence"),
+        Index("ix_deliveries_pending", "outcome", "lease_until"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reminder_id: Mapped[str] = mapped_column(ForeignKey("reminders.id", ondelete="CASCADE"))
+    occurrence: Mapped[datetime] = mapped_column(UTCDateTime())
+    outcome: Mapped[str] = mapped_column(String(16), default=OUTCOME_PENDING)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    late: Mapped[bool] = mapped_column(default=False)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    # A pending delivery whose lease ran out belongs to a dispatcher that died mid-send.
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    claimed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

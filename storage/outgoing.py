@@ -1,0 +1,37 @@
+"""Messages the bot sends on its own (reminders), and the sender adapters implement."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+OutgoingKind = Literal["reminder", "notice"]
+
+
+class SendError(Exception):
+    """A send failed. The message must be safe to log: no tokens, no secret URLs."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingMessage:
+    """One message to post into a chat, with who to mention (platform user ids)."""
+
+    chat_id: str
+    text: str
+    mentions: tuple[str, ...] = ()
+    kind: OutgoingKind = "reminder"
+    reminder_id: str | None = None
+    occurrence: datetime | None = None
+
+    @property
+    def idempotency_key(self) -> str | None:
+        """Stable across retries and restarts, so a receiver can drop a repeat."""
+        if self.reminder_id is None or self.occurrence is None:
+            return None
+        return f"{self.reminder_id}:{self.occurrence.isoformat()}"
+
+
+# Raises on failure (preferably SendError); returning means the platform accepted it.
+Sender = Callable[[OutgoingMessage], Awaitable[None]]

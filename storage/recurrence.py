@@ -1,0 +1,128 @@
+"""Reminder schedules: local wall-clock rules resolved to UTC instants, per RFC 5545.
+
+A local time that falls into a DST gap is read with the offset in force before the gap, so
+it fires once at the shifted wall time (02:30 becomes 03:30). An ambiguous local time
+fires at its first occurrence. Both are what `zoneinfo` does for `fold=0`.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Literal, get_args
+from zoneinfo import ZoneInfo
+
+Kind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+# No rule skips more than a month, so a month and a day bound every search.
+_SEARCH_DAYS = 32
+
+
+def local_instant(day: date, wall: time, zone: ZoneInfo) -> datetime:
+    """The UTC instant of `wall` on `day` in `zone` (gap: shifted later; overlap: first)."""
+    return datetime.combine(day, wall, tzinfo=zone).astimezone(UTC)
+
+
+def ordinal(number: int) -> str:
+    if 10 <= number % 100 <= 20:
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
+
+
+def format_local(instant: datetime, zone: ZoneInfo, *, with_year: bool = False) -> str:
+    """'Mon 24 Nov 09:00' in the given zone."""
+    local = instant.astimezone(zone)
+    return local.strftime("%a %d %b %Y %H:%M" if with_year else "%a %d %b %H:%M")
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """When a reminder fires, in the wall-clock terms the user gave."""
+
+    kind: Kind
+    wall_time: time
+    timezone: str
+    on_date: date | None = None  # once
+    weekday: int | None = None  # weekly: 0 = Monday
+    day: int | None = None  # monthly: 1-31, clipped to the month's last day
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown schedule kind {self.kind!r}")
+        if self.kind == "once" and self.on_date is None:
+            raise ValueError("a one-time schedule needs a date")
+        if self.kind == "weekly" and (self.weekday is None or not 0 <= self.weekday <= 6):
+            raise ValueError("a weekly schedule needs a weekday from 0 (Monday) to 6 (Sunday)")
+        if self.kind == "monthly" and (self.day is None or not 1 <= self.day <= 31):
+            raise ValueError("a monthly schedule needs a day from 1 to 31")
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    @property
+    def recurring(self) -> bool:
+        return self.kind != "once"
+
+    def with_timezone(self, timezone: str) -> Schedule:
+        return Schedule(self.kind, self.wall_time, timezone, self.on_date, self.weekday, self.day)
+
+    def _matches(self, day: date) -> bool:
+        if self.kind == "daily":
+            return True
+        if self.kind == "weekdays":
+            return day.weekday() < 5
+        if self.kind == "weekly":
+            return day.weekday() == self.weekday
+        if self.kind == "monthly":
+            assert self.day is not None
+            return day.day == min(self.day, calendar.monthrange(day.year, day.month)[1])
+        return day == self.on_date
+
+    def _matching_days(self, start: date) -> Iterator[date]:
+        if self.on_date is not None and self.kind == "once":
+            yield self.on_date
+            return
+        for offset in range(_SEARCH_DAYS + 1):
+            day = start + timedelta(days=offset)
+            if self._matches(day):
+                yield day
+
+    def first_after(self, instant: datetime) -> datetime | None:
+        """The first occurrence strictly after `instant` (UTC), or None if there is none."""
+        zone = self.zone
+        # Start a day early: a shifted wall time can land on the previous UTC date.
+        start = instant.astimezone(zone).date() - timedelta(days=1)
+        for day in self._matching_days(start):
+            occurrence = local_instant(day, self.wall_time, zone)
+            if occurrence > instant:
+                return occurrence
+        return None
+
+    def occurrences(self, after: datetime, until: datetime) -> Iterator[datetime]:
+        """Occurrences in (after, until], in order."""
+        current = self.first_after(after)
+        while current is not None and current <= until:
+            yield current
+            current = self.first_after(current) if self.recurring else None
+
+    def describe(self) -> str:
+        """The rule in words: 'every Monday at 09:00'."""
+        at = self.wall_time.strftime("%H:%M")
+        if self.kind == "once":
+            assert self.on_date is not None
+            return f"once, on {self.on_date.strftime('%a %d %b %Y')} at {at}"
+        if self.kind == "daily":
+            return f"every day at {at}"
+        if self.kind == "weekdays":
+            return f"every weekday (Mon-Fri) at {at}"
+        if self.kind == "weekly":
+            assert self.weekday is not None
+            return f"every {WEEKDAY_NAMES[self.weekday]} at {at}"
+        assert self.day is not None
+        shorter = " (or the month's last day)" if self.day > 28 else ""
+        return f"every month on the {ordinal(self.day)}{shorter} at {at}"

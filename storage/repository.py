@@ -1,0 +1,499 @@
+"""Reminder and chat queries. Every function runs inside the caller's transaction."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import islice
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Insert, Result, Row, Table, bindparam, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from storage.models import (
+    OUTCOME_PENDING,
+    OUTCOME_SKIPPED_MISSED,
+    REMINDER_ACTIVE,
+    REMINDER_CANCELLED,
+    REMINDER_DONE,
+    Chat,
+    Delivery,
+    Reminder,
+)
+from storage.policy import DeliveryPolicy
+from storage.recurrence import Kind, Schedule
+
+_chats = cast(Table, Chat.__table__)
+_reminders = cast(Table, Reminder.__table__)
+_deliveries = cast(Table, Delivery.__table__)
+
+
+def _rowcount(result: Result[Any]) -> int:
+    return cast(CursorResult[Any], result).rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderView:
+    """A reminder as read at one moment; safe to pass between threads."""
+
+    id: str
+    short_id: int
+    chat_id: str
+    chat_type: str
+    created_by: str
+    created_by_name: str
+    content: str
+    schedule: Schedule
+    status: str
+    next_fire_at: datetime | None
+    version: int
+    created_at: datetime
+
+    @property
+    def label(self) -> str:
+        return f"#{self.short_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class NewReminder:
+    chat_id: str
+    chat_type: str
+    created_by: str
+    created_by_name: str
+    content: str
+    schedule: Schedule
+    first_fire_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An occurrence this dispatcher owns until its lease runs out: send it, then record."""
+
+    delivery_id: int
+    reminder_id: str
+    occurrence: datetime
+    attempts: int
+    late: bool
+    chat_id: str
+    chat_type: str
+    created_by: str
+    created_by_name: str
+    content: str
+    kind: Kind
+    timezone: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    delivery_id: int
+    outcome: str
+    attempts: int
+    finished_at: datetime | None
+    error: str | None = None
+    lease_until: datetime | None = None
+
+
+def _view(row: Reminder | Row[Any]) -> ReminderView:
+    kind = cast(Kind, row.kind)
+    schedule = Schedule(kind, row.local_time, row.timezone, row.local_date, row.weekday, row.day)
+    return ReminderView(
+        id=row.id,
+        short_id=row.short_id,
+        chat_id=row.chat_id,
+        chat_type=row.chat_type,
+        created_by=row.created_by,
+        created_by_name=row.created_by_name,
+        content=row.content,
+        schedule=schedule,
+        status=row.status,
+        next_fire_at=row.next_fire_at,
+        version=row.version,
+        created_at=row.created_at,
+    )
+
+
+def _insert_ignoring_conflicts(session: Session, table: Any) -> Insert:
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return cast(Insert, dialect.insert(table).on_conflict_do_nothing())
+
+
+# --- chats ---------------------------------------------------------------------------
+
+
+def ensure_chat(session: Session, chat_id: str, chat_type: str, now: datetime) -> None:
+    values = {
+        "chat_id": chat_id,
+        "chat_type": chat_type,
+        "settings": {},
+        "last_short_id": 0,
+        "created_at": now,
+        "updated_at": now,
+    }
+    session.execute(_insert_ignoring_conflicts(session, _chats).values(**values))
+
+
+def chat_timezone(session: Session, chat_id: str) -> str | None:
+    return session.scalar(select(_chats.c.timezone).where(_chats.c.chat_id == chat_id))
+
+
+def set_chat_timezone(
+    session: Session, chat_id: str, chat_type: str, timezone: str, now: datetime
+) -> list[ReminderView]:
+    """Store the chat's zone; recurring reminders keep their wall time in the new zone.
+
+    One-time reminders keep their absolute instant. Returns the re-anchored reminders.
+    """
+    ensure_chat(session, chat_id, chat_type, now)
+    session.execute(
+        update(_chats).where(_chats.c.chat_id == chat_id).values(timezone=timezone, updated_at=now)
+    )
+    rows = session.execute(
+        select(_reminders)
+        .where(
+            _reminders.c.chat_id == chat_id,
+            _reminders.c.status == REMINDER_ACTIVE,
+            _reminders.c.kind != "once",
+        )
+        .with_for_update()
+    ).all()
+    changed = []
+    for row in rows:
+        schedule = _view(row).schedule.with_timezone(timezone)
+        next_fire_at = schedule.first_after(now)
+        session.execute(
+            update(_reminders)
+            .where(_reminders.c.id == row.id)
+            .values(
+                timezone=timezone,
+                next_fire_at=next_fire_at,
+                version=_reminders.c.version + 1,
+                updated_at=now,
+            )
+        )
+        changed.append(row.id)
+    return [get_reminder(session, reminder_id) for reminder_id in changed]
+
+
+# --- reminders -----------------------------------------------------------------------
+
+
+def create_reminder(session: Session, new: NewReminder, now: datetime) -> ReminderView:
+    ensure_chat(session, new.chat_id, new.chat_type, now)
+    # The row lock (PostgreSQL) or the write lock (SQLite) serializes concurrent creates.
+    short_id = session.execute(
+        update(_chats)
+        .where(_chats.c.chat_id == new.chat_id)
+        .values(last_short_id=_chats.c.last_short_id + 1)
+        .returning(_chats.c.last_short_id)
+    ).scalar_one()
+    schedule = new.schedule
+    reminder = Reminder(
+        id=uuid.uuid4().hex,
+        short_id=short_id,
+        chat_id=new.chat_id,
+        chat_type=new.chat_type,
+        created_by=new.created_by,
+        created_by_name=new.created_by_name,
+        content=new.content,
+        kind=schedule.kind,
+        local_time=schedule.wall_time,
+        local_date=schedule.on_date,
+        weekday=schedule.weekday,
+        day=schedule.day,
+        timezone=schedule.timezone,
+        status=REMINDER_ACTIVE,
+        next_fire_at=new.first_fire_at,
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(reminder)
+    session.flush()
+    return _view(reminder)
+
+
+def get_reminder(session: Session, reminder_id: str) -> ReminderView:
+    row = session.execute(select(_reminders).where(_reminders.c.id == reminder_id)).one()
+    return _view(row)
+
+
+def list_active(
+    session: Session, chat_id: str, *, created_by: str | None = None, limit: int = 50
+) -> tuple[list[ReminderView], int]:
+    """Active reminders of one chat, soonest first, and how many there are in all."""
+    conditions = [_reminders.c.chat_id == chat_id, _reminders.c.status == REMINDER_ACTIVE]
+    if created_by is not None:
+        conditions.append(_reminders.c.created_by == created_by)
+    rows = session.execute(
+        select(_reminders)
+        .where(*conditions)
+        .order_by(_reminders.c.next_fire_at, _reminders.c.short_id)
+        .limit(limit)
+    ).all()
+    total = len(rows)
+    if total == limit:
+        counted = session.scalar(select(func.count()).select_from(_reminders).where(*conditions))
+        total = counted or 0
+    return [_view(row) for row in rows], total
+
+
+def parse_reference(reference: str) -> int | str | None:
+    """'#3', '3' or a full id; None when it is neither."""
+    text = reference.strip().lstrip("#").strip()
+    if text.isdigit() and len(text) <= 9:
+        return int(text)
+    normalized = text.replace("-", "").lower()
+    if len(normalized) == 32 and all(c in "0123456789abcdef" for c in normalized):
+        return normalized
+    return None
+
+
+def find_reminder(session: Session, chat_id: str, reference: str) -> ReminderView | None:
+    """An active reminder of this chat by short or full id; other chats' ids never match."""
+    key = parse_reference(reference)
+    if key is None:
+        return None
+    column = _reminders.c.short_id if isinstance(key, int) else _reminders.c.id
+    row = session.execute(
+        select(_reminders).where(
+            _reminders.c.chat_id == chat_id,
+            column == key,
+            _reminders.c.status == REMINDER_ACTIVE,
+        )
+    ).one_or_none()
+    return None if row is None else _view(row)
+
+
+def cancel_reminder(session: Session, reminder: ReminderView, now: datetime) -> bool:
+    """Compare-and-set on the version read: False if the reminder changed meanwhile."""
+    result = session.execute(
+        update(_reminders)
+        .where(
+            _reminders.c.id == reminder.id,
+            _reminders.c.version == reminder.version,
+            _reminders.c.status == REMINDER_ACTIVE,
+        )
+        .values(
+            status=REMINDER_CANCELLED,
+            next_fire_at=None,
+            version=_reminders.c.version + 1,
+            updated_at=now,
+        )
+    )
+    return _rowcount(result) == 1
+
+
+def due_before(session: Session, until: datetime) -> list[tuple[str, datetime]]:
+    """(id, next_fire_at) of active reminders due before `until`, for the timer."""
+    rows = session.execute(
+        select(_reminders.c.id, _reminders.c.next_fire_at)
+        .where(_reminders.c.status == REMINDER_ACTIVE, _reminders.c.next_fire_at < until)
+        .order_by(_reminders.c.next_fire_at)
+    ).all()
+    return [(row.id, row.next_fire_at) for row in rows]
+
+
+# --- delivery ------------------------------------------------------------------------
+
+
+def _missed(schedule: Schedule, due: datetime, now: datetime, cap: int) -> list[datetime]:
+    """Occurrences from `due` up to `now`, capped to the latest `cap`."""
+    if not schedule.recurring:
+        return [due]
+    # A long outage of a daily reminder is at most a few hundred steps.
+    later = list(islice(schedule.occurrences(due, now), 100_000))
+    return ([due, *later])[-cap:]
+
+
+def claim_due(
+    session: Session, now: datetime, policy: DeliveryPolicy, limit: int
+) -> tuple[list[Claim], int]:
+    """Claim due occurrences: CAS on next_fire_at plus a deliveries row, in this transaction.
+
+    A backlog of a recurring reminder collapses: earlier missed occurrences are recorded
+    as skipped, the latest is sent if within the grace window. Returns the claims to send
+    and how many reminder rows were examined.
+    """
+    rows = session.execute(
+        select(_reminders)
+        .where(_reminders.c.status == REMINDER_ACTIVE, _reminders.c.next_fire_at <= now)
+        .order_by(_reminders.c.next_fire_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    ).all()
+    records: list[dict[str, Any]] = []
+    by_id: dict[str, Row[Any]] = {}
+    for row in rows:
+        schedule = _view(row).schedule
+        due: datetime = row.next_fire_at
+        occurrences = _missed(schedule, due, now, policy.max_backlog_records)
+        next_fire_at = schedule.first_after(now) if schedule.recurring else None
+        swapped = session.execute(
+            update(_reminders)
+            .where(
+                _reminders.c.id == row.id,
+                _reminders.c.next_fire_at == due,
+                _reminders.c.status == REMINDER_ACTIVE,
+            )
+            .values(
+                next_fire_at=next_fire_at,
+                status=REMINDER_ACTIVE if next_fire_at is not None else REMINDER_DONE,
+                version=_reminders.c.version + 1,
+                updated_at=now,
+            )
+        )
+        if _rowcount(swapped) != 1:
+            continue  # another dispatcher, an edit or a delete got there first
+        by_id[row.id] = row
+        latest = occurrences[-1]
+        for occurrence in occurrences[:-1]:
+            records.append(_skipped(row.id, occurrence, now))
+        if now - latest > policy.grace_for(schedule.kind):
+            records.append(_skipped(row.id, latest, now))
+        else:
+            records.append(
+                {
+                    "reminder_id": row.id,
+                    "occurrence": latest,
+                    "outcome": OUTCOME_PENDING,
+                    "attempts": 0,
+                    "late": now - latest > policy.late_after,
+                    "last_error": None,
+                    "lease_until": now + policy.lease,
+                    "claimed_at": now,
+                    "finished_at": None,
+                }
+            )
+    claims = []
+    if records:
+        inserted = session.execute(
+            _insert_ignoring_conflicts(session, _deliveries).returning(
+                _deliveries.c.id,
+                _deliveries.c.reminder_id,
+                _deliveries.c.occurrence,
+                _deliveries.c.outcome,
+                _deliveries.c.late,
+            ),
+            records,
+        ).all()
+        claims = [
+            _claim(item.id, by_id[item.reminder_id], item.occurrence, 0, item.late)
+            for item in inserted
+            if item.outcome == OUTCOME_PENDING
+        ]
+    return claims, len(rows)
+
+
+def _skipped(reminder_id: str, occurrence: datetime, now: datetime) -> dict[str, Any]:
+    return {
+        "reminder_id": reminder_id,
+        "occurrence": occurrence,
+        "outcome": OUTCOME_SKIPPED_MISSED,
+        "attempts": 0,
+        "late": True,
+        "last_error": None,
+        "lease_until": None,
+        "claimed_at": now,
+        "finished_at": now,
+    }
+
+
+def _claim(
+    delivery_id: int, row: Row[Any], occurrence: datetime, attempts: int, late: bool
+) -> Claim:
+    return Claim(
+        delivery_id=delivery_id,
+        reminder_id=row.id,
+        occurrence=occurrence,
+        attempts=attempts,
+        late=late,
+        chat_id=row.chat_id,
+        chat_type=row.chat_type,
+        created_by=row.created_by,
+        created_by_name=row.created_by_name,
+        content=row.content,
+        kind=row.kind,
+        timezone=row.timezone,
+    )
+
+
+def reclaim_stale(
+    session: Session, now: datetime, policy: DeliveryPolicy, limit: int
+) -> list[Claim]:
+    """Take over pending deliveries whose dispatcher died; skip those now past grace."""
+    rows = session.execute(
+        select(
+            _deliveries.c.id.label("delivery_id"),
+            _deliveries.c.occurrence,
+            _deliveries.c.attempts,
+            _reminders,
+        )
+        .join(_reminders, _reminders.c.id == _deliveries.c.reminder_id)
+        .where(_deliveries.c.outcome == OUTCOME_PENDING, _deliveries.c.lease_until < now)
+        .order_by(_deliveries.c.lease_until)
+        .limit(limit)
+        .with_for_update(of=_deliveries, skip_locked=True)
+    ).all()
+    claims = []
+    for row in rows:
+        late_by = now - row.occurrence
+        if late_by > policy.grace_for(row.kind):
+            values: dict[str, Any] = {
+                "outcome": OUTCOME_SKIPPED_MISSED,
+                "finished_at": now,
+                "lease_until": None,
+            }
+        else:
+            values = {"lease_until": now + policy.lease}
+        session.execute(
+            update(_deliveries).where(_deliveries.c.id == row.delivery_id).values(**values)
+        )
+        if "outcome" not in values:
+            late = late_by > policy.late_after
+            claims.append(_claim(row.delivery_id, row, row.occurrence, row.attempts, late))
+    return claims
+
+
+def record_outcomes(session: Session, outcomes: Sequence[Outcome]) -> None:
+    """Write send results; only pending rows change, so a late writer cannot undo one."""
+    if not outcomes:
+        return
+    session.execute(
+        update(_deliveries)
+        .where(
+            _deliveries.c.id == bindparam("b_id"),
+            _deliveries.c.outcome == OUTCOME_PENDING,
+        )
+        .values(
+            outcome=bindparam("b_outcome"),
+            attempts=bindparam("b_attempts"),
+            finished_at=bindparam("b_finished_at"),
+            last_error=bindparam("b_error"),
+            lease_until=bindparam("b_lease_until"),
+        ),
+        [
+            {
+                "b_id": item.delivery_id,
+                "b_outcome": item.outcome,
+                "b_attempts": item.attempts,
+                "b_finished_at": item.finished_at,
+                "b_error": item.error,
+                "b_lease_until": item.lease_until,
+            }
+            for item in outcomes
+        ],
+    )
+
+
+def deliveries_of(session: Session, reminder_ids: Iterable[str]) -> list[Row[Any]]:
+    """Delivery rows of the given reminders, oldest occurrence first."""
+    return list(
+        session.execute(
+            select(_deliveries)
+            .where(_deliveries.c.reminder_id.in_(list(reminder_ids)))
+            .order_by(_deliveries.c.reminder_id, _deliveries.c.occurrence)
+        ).all()
+    )

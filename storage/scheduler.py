@@ -1,0 +1,383 @@
+"""Reminder timing and delivery.
+
+The reminders table is the source of truth. APScheduler only wakes the dispatcher at the
+right moment; the dispatcher claims whatever is due in the database (compare-and-set plus
+a deliveries row), sends, then records the outcome. A watchdog sweeps overdue rows in case
+the timer stalls, and takes over deliveries whose dispatcher died mid-send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.jobstores.memory import MemoryJobStore
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import STATE_PAUSED, STATE_STOPPED
+from apscheduler.util import datetime_to_utc_timestamp
+
+from storage.database import Database
+from storage.models import (
+    OUTCOME_FAILED,
+    OUTCOME_PENDING,
+    OUTCOME_SENT,
+    OUTCOME_SENT_LATE,
+)
+from storage.outgoing import OutgoingMessage, Sender, SendError
+from storage.policy import DeliveryPolicy
+from storage.recurrence import format_local
+from storage.repository import Claim, Outcome, claim_due, due_before, reclaim_stale, record_outcomes
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+# APScheduler processes every due timer in one synchronous call; slices keep the loop free.
+_TIMER_SLICE = 200
+_CLOSE_GRACE = 5.0
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _SlicedMemoryJobStore(MemoryJobStore):  # type: ignore[misc]
+    """Hands APScheduler at most `limit` due jobs per pass.
+
+    With 5,000 timers due in the same second, the stock store makes APScheduler process
+    all of them in one call (about half a second of stalled event loop here). Sliced, the
+    scheduler sees that more are due, waits 0 s and continues on the next loop iteration.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self._limit = limit
+
+    def get_due_jobs(self, now: datetime) -> list[Any]:
+        now_timestamp = datetime_to_utc_timestamp(now)
+        pending: list[Any] = []
+        for job, timestamp in self._jobs:
+            if timestamp is None or timestamp > now_timestamp or len(pending) >= self._limit:
+                break
+            pending.append(job)
+        return pending
+
+
+def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
+    """The chat message for one occurrence; in a group it mentions the creator."""
+    if claim.chat_type == "group":
+        who = claim.created_by_name or claim.created_by
+        text = f"⏰ Reminder for @{who}: {claim.content}"
+        mentions: tuple[str, ...] = (claim.created_by,)
+    else:
+        text = f"⏰ Reminder: {claim.content}"
+        mentions = ()
+    if claim.late:
+        zone = ZoneInfo(claim.timezone)
+        scheduled, delivered = claim.occurrence.astimezone(zone), now.astimezone(zone)
+        due = (
+            scheduled.strftime("%H:%M")
+            if scheduled.date() == delivered.date()
+            else format_local(claim.occurrence, zone)
+        )
+        text += f"\n(scheduled {due}, delivered {delivered:%H:%M} after downtime)"
+    return OutgoingMessage(
+        chat_id=claim.chat_id,
+        text=text,
+        mentions=mentions,
+        kind="reminder",
+        reminder_id=claim.reminder_id,
+        occurrence=claim.occurrence,
+    )
+
+
+def _safe_error(exc: BaseException) -> str:
+    """Adapters' SendError messages are safe to log; other errors may quote secret URLs."""
+    if isinstance(exc, SendError):
+        return str(exc)[:500]
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return type(exc).__name__
+
+
+@dataclass(slots=True)
+class DispatchStats:
+    claimed: int = 0
+    reclaimed: int = 0
+
+
+class ReminderScheduler:
+    """Times reminders with APScheduler and delivers each occurrence exactly once."""
+
+    def __init__(
+        self,
+        database: Database,
+        sender: Sender,
+        *,
+        policy: DeliveryPolicy | None = None,
+        clock: Clock = _utc_now,
+    ) -> None:
+        self._database = database
+        self._sender = sender
+        self.policy = policy or DeliveryPolicy()
+        self._clock = clock
+        self.timer = AsyncIOScheduler(
+            timezone=UTC,
+            jobstores={"default": _SlicedMemoryJobStore(_TIMER_SLICE)},
+            job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
+        )
+        self._planned: dict[str, datetime] = {}
+        self._wake = asyncio.Event()
+        self._outcomes_ready = asyncio.Event()
+        self._outcomes: list[Outcome] = []
+        self._send_slots = asyncio.Semaphore(self.policy.max_concurrent_sends)
+        self._sends: set[asyncio.Task[None]] = set()
+        self._background: list[asyncio.Task[None]] = []
+        self._pass_lock = asyncio.Lock()
+        self._started = False
+
+    # --- lifecycle -----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Rebuild the timers from the table and start delivering."""
+        if self._started:
+            return
+        self._started = True
+        self.timer.start()
+        self._background = [
+            asyncio.create_task(self._dispatch_loop(), name="reminders-dispatch"),
+            asyncio.create_task(self._record_loop(), name="reminders-record"),
+        ]
+        await self.refill()
+        self._background.append(asyncio.create_task(self._watchdog(), name="reminders-watchdog"))
+        self.wake()
+
+    async def aclose(self) -> None:
+        """Stop timers; in-flight sends finish and their outcomes are written."""
+        if not self._started:
+            return
+        self._started = False
+        if self.timer.state != STATE_STOPPED:
+            self.timer.shutdown(wait=False)
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        # Sends waiting out a retry delay are abandoned: their lease expires and the next
+        # dispatcher (this bot restarted, or another process) resumes them.
+        _, waiting = (
+            await asyncio.wait(self._sends, timeout=_CLOSE_GRACE) if self._sends else ((), ())
+        )
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+        await self._flush_outcomes()
+
+    @property
+    def planned(self) -> int:
+        """How many reminders have a timer right now."""
+        return len(self._planned)
+
+    # --- timers --------------------------------------------------------------------
+
+    def plan(self, reminder_id: str, fire_at: datetime | None) -> None:
+        """Set or clear one reminder's timer; call after the database change committed."""
+        if not self._started:
+            return
+        if fire_at is None or fire_at > self._clock() + self.policy.horizon:
+            self.unplan(reminder_id)
+            return
+        if self._planned.get(reminder_id) == fire_at:
+            return
+        self.timer.add_job(
+            self._on_timer,
+            "date",
+            run_date=fire_at,
+            id=reminder_id,
+            args=[reminder_id],
+            replace_existing=True,
+        )
+        self._planned[reminder_id] = fire_at
+
+    def unplan(self, reminder_id: str) -> None:
+        if self._planned.pop(reminder_id, None) is not None:
+            with contextlib.suppress(JobLookupError):
+                self.timer.remove_job(reminder_id)
+
+    async def refill(self) -> None:
+        """Give a timer to every reminder due within the horizon that lacks one."""
+        now = self._clock()
+        rows = await self._database.read(lambda s: due_before(s, now + self.policy.horizon))
+        missing = [(rid, at) for rid, at in rows if self._planned.get(rid) != at]
+        if any(at <= now for _, at in missing):
+            self.wake()
+        for start in range(0, len(missing), _TIMER_SLICE):
+            # Paused, add_job skips its per-job wakeup; slices keep the event loop free.
+            self.timer.pause()
+            try:
+                for reminder_id, fire_at in missing[start : start + _TIMER_SLICE]:
+                    self.plan(reminder_id, fire_at)
+            finally:
+                self.timer.resume()
+            await asyncio.sleep(0)
+
+    async def _on_timer(self, reminder_id: str) -> None:
+        self._planned.pop(reminder_id, None)
+        self.wake()
+
+    def wake(self) -> None:
+        """Ask the dispatcher to claim whatever is due now."""
+        self._wake.set()
+
+    # --- dispatch ------------------------------------------------------------------
+
+    async def _dispatch_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._dispatch_pass()
+            except Exception as exc:
+                # The watchdog retries; the rows are still due in the database.
+                log.error("reminder dispatch failed: %s", _safe_error(exc))
+                await asyncio.sleep(1)
+
+    async def _dispatch_pass(self) -> DispatchStats:
+        stats = DispatchStats()
+        batch = self.policy.claim_batch
+        async with self._pass_lock:
+            while True:
+                now = self._clock()
+                claims, examined = await self._database.write(
+                    functools.partial(claim_due, now=now, policy=self.policy, limit=batch)
+                )
+                stats.claimed += len(claims)
+                self._launch(claims)
+                if examined < batch:
+                    break
+            now = self._clock()
+            stale = await self._database.write(lambda s: reclaim_stale(s, now, self.policy, batch))
+            if stale:
+                log.warning("resuming %d deliveries whose dispatcher stopped mid-send", len(stale))
+            stats.reclaimed = len(stale)
+            self._launch(stale)
+        return stats
+
+    def _launch(self, claims: list[Claim]) -> None:
+        for claim in claims:
+            task = asyncio.create_task(self._deliver(claim))
+            self._sends.add(task)
+            task.add_done_callback(self._sends.discard)
+
+    async def _deliver(self, claim: Claim) -> None:
+        attempt = claim.attempts
+        while True:
+            attempt += 1
+            async with self._send_slots:
+                message = reminder_message(claim, self._clock())
+                try:
+                    await asyncio.wait_for(
+                        self._sender(message), self.policy.send_timeout.total_seconds()
+                    )
+                except Exception as exc:
+                    error: str | None = _safe_error(exc)
+                else:
+                    error = None
+            now = self._clock()
+            if error is None:
+                outcome = OUTCOME_SENT_LATE if claim.late else OUTCOME_SENT
+                self._record(Outcome(claim.delivery_id, outcome, attempt, now))
+                return
+            if attempt >= self.policy.send_attempts:
+                log.error(
+                    "reminder %s for chat %s failed after %d attempts: %s",
+                    claim.reminder_id,
+                    claim.chat_id,
+                    attempt,
+                    error,
+                )
+                self._record(Outcome(claim.delivery_id, OUTCOME_FAILED, attempt, now, error))
+                return
+            delay = self.policy.retry_delay(attempt)
+            log.warning(
+                "reminder %s for chat %s: send attempt %d failed (%s); retrying in %.0f s",
+                claim.reminder_id,
+                claim.chat_id,
+                attempt,
+                error,
+                delay.total_seconds(),
+            )
+            lease = now + delay + self.policy.lease
+            self._record(Outcome(claim.delivery_id, OUTCOME_PENDING, attempt, None, error, lease))
+            await asyncio.sleep(delay.total_seconds())
+
+    # --- outcomes ------------------------------------------------------------------
+
+    def _record(self, outcome: Outcome) -> None:
+        self._outcomes.append(outcome)
+        self._outcomes_ready.set()
+
+    async def _record_loop(self) -> None:
+        while True:
+            await self._outcomes_ready.wait()
+            self._outcomes_ready.clear()
+            await self._flush_outcomes()
+
+    async def _flush_outcomes(self) -> None:
+        # Whatever piled up during the previous write goes in one transaction.
+        batch, self._outcomes = self._outcomes, []
+        if not batch:
+            return
+        try:
+            await self._database.write(lambda s: record_outcomes(s, batch))
+        except Exception as exc:
+            log.error("could not record %d delivery outcomes: %s", len(batch), _safe_error(exc))
+            self._outcomes[:0] = batch
+            await asyncio.sleep(1)
+            self._outcomes_ready.set()
+
+    async def settle(self) -> None:
+        """Wait for in-flight sends (including retries) and write their outcomes."""
+        while self._sends:
+            await asyncio.gather(*list(self._sends), return_exceptions=True)
+        await self._flush_outcomes()
+
+    async def run_due(self) -> DispatchStats:
+        """Claim and deliver everything due by the clock now, and wait until recorded."""
+        stats = await self._dispatch_pass()
+        await self.settle()
+        return stats
+
+    # --- watchdog ------------------------------------------------------------------
+
+    async def _watchdog(self) -> None:
+        interval = self.policy.watchdog_interval.total_seconds()
+        while True:
+            await asyncio.sleep(interval)
+            await self._guarded(self._sweep)
+
+    async def _sweep(self) -> None:
+        if self.timer.state == STATE_PAUSED:
+            log.warning("the reminder timer was paused; the watchdog resumed it")
+            self.timer.resume()
+        elif self.timer.state == STATE_STOPPED:
+            log.warning("the reminder timer had stopped; the watchdog restarted it")
+            self._planned.clear()
+            self.timer.start()
+        stats = await self._dispatch_pass()
+        if stats.claimed:
+            log.info("watchdog claimed %d due reminders", stats.claimed)
+        await self.refill()
+
+    @staticmethod
+    async def _guarded(step: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await step()
+        except Exception as exc:
+            log.error("reminder watchdog sweep failed: %s", _safe_error(exc))

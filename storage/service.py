@@ -1,0 +1,164 @@
+"""The reminders API the handlers and the HTTP routes use: database first, then timers."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy.orm import Session
+
+from storage import repository
+from storage.database import DEFAULT_URL, Database
+from storage.errors import InvalidTimezoneError, ReminderNotFoundError, ReminderPermissionError
+from storage.migrate import upgrade
+from storage.outgoing import Sender
+from storage.policy import DeliveryPolicy
+from storage.repository import NewReminder, ReminderView
+from storage.scheduler import Clock, ReminderScheduler
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def check_timezone(name: str) -> str:
+    """Return the IANA zone name, or raise InvalidTimezoneError with a helpful message."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InvalidTimezoneError(
+            f"{name!r} is not a known time zone; use an IANA name such as Europe/Berlin"
+        ) from None
+    return name
+
+
+class ReminderService:
+    """Create, list and delete reminders; keep the scheduler's timers in step."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        scheduler: ReminderScheduler | None = None,
+        default_timezone: str = "UTC",
+        clock: Clock = _utc_now,
+    ) -> None:
+        self.database = database
+        self.scheduler = scheduler
+        self.default_timezone = check_timezone(default_timezone)
+        self._clock = clock
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        url: str = DEFAULT_URL,
+        *,
+        sender: Sender | None = None,
+        default_timezone: str = "UTC",
+        policy: DeliveryPolicy | None = None,
+        clock: Clock = _utc_now,
+        migrate: bool = True,
+    ) -> AsyncIterator[ReminderService]:
+        """Open the store, apply migrations, and with a sender start delivering."""
+        database = Database(url)
+        scheduler = None
+        try:
+            if migrate:
+                await asyncio.to_thread(upgrade, database)
+            if sender is not None:
+                scheduler = ReminderScheduler(database, sender, policy=policy, clock=clock)
+                await scheduler.start()
+            yield cls(database, scheduler=scheduler, default_timezone=default_timezone, clock=clock)
+        finally:
+            if scheduler is not None:
+                await scheduler.aclose()
+            database.close()
+
+    async def timezone_of(self, chat_id: str) -> str:
+        """The chat's IANA zone, or the bot's default when the chat never set one."""
+        stored = await self.database.read(
+            functools.partial(repository.chat_timezone, chat_id=chat_id)
+        )
+        return stored or self.default_timezone
+
+    async def set_timezone(self, chat_id: str, chat_type: str, timezone: str) -> list[ReminderView]:
+        """Change the chat's zone; returns the recurring reminders that moved with it."""
+        check_timezone(timezone)
+        now = self._clock()
+        moved = await self.database.write(
+            functools.partial(
+                repository.set_chat_timezone,
+                chat_id=chat_id,
+                chat_type=chat_type,
+                timezone=timezone,
+                now=now,
+            )
+        )
+        for reminder in moved:
+            self._plan(reminder)
+        return moved
+
+    async def create(self, new: NewReminder) -> ReminderView:
+        now = self._clock()
+        reminder = await self.database.write(
+            functools.partial(repository.create_reminder, new=new, now=now)
+        )
+        self._plan(reminder)
+        return reminder
+
+    async def list_for_chat(
+        self, chat_id: str, *, created_by: str | None = None, limit: int = 50
+    ) -> tuple[list[ReminderView], int]:
+        """Active reminders of one chat, soonest first, and their total count."""
+        return await self.database.read(
+            functools.partial(
+                repository.list_active, chat_id=chat_id, created_by=created_by, limit=limit
+            )
+        )
+
+    async def delete(
+        self,
+        chat_id: str,
+        reference: str,
+        *,
+        requester_id: str,
+        requester_is_admin: bool,
+        private: bool,
+    ) -> ReminderView:
+        """Cancel one reminder of this chat by short or full id.
+
+        In a group, only its creator or an admin may; in a private chat only its owner.
+        """
+        now = self._clock()
+
+        def cancel(session: Session) -> ReminderView:
+            reminder = repository.find_reminder(session, chat_id, reference)
+            if reminder is None or (private and reminder.created_by != requester_id):
+                raise ReminderNotFoundError(
+                    f"There is no active reminder {reference.strip()!r} in this chat."
+                )
+            if reminder.created_by != requester_id and not requester_is_admin:
+                raise ReminderPermissionError(
+                    f"Reminder #{reminder.short_id} was set by "
+                    f"{reminder.created_by_name or 'someone else'}; only they or a group "
+                    "admin can delete it."
+                )
+            if not repository.cancel_reminder(session, reminder, now):
+                raise ReminderNotFoundError(
+                    f"Reminder #{reminder.short_id} changed just now; list the reminders again."
+                )
+            return reminder
+
+        reminder = await self.database.write(cancel)
+        if self.scheduler is not None:
+            self.scheduler.unplan(reminder.id)
+        return reminder
+
+    def _plan(self, reminder: ReminderView) -> None:
+        if self.scheduler is not None:
+            self.scheduler.plan(reminder.id, reminder.next_fire_at)
