@@ -1,6 +1,6 @@
 """groupmate's tool-calling core: register handlers, validate arguments, run the LLM loop."""
 
-from function_calls.context import ChatType, MessageContext
+from function_calls.context import ChatType, MessageContext, validation_context
 from function_calls.errors import (
     DuplicateToolError,
     FunctionCallError,
@@ -48,4 +48,5 @@ __all__ = [
     "build_tool",
     "default_registry",
     "tool_function",
+    "validation_context",
 ]

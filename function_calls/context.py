@@ -8,7 +8,10 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import ValidationInfo
+
 ChatType = Literal["group", "private"]
+MESSAGE_CONTEXT_KEY = "message_context"
 
 
 def _utc_now() -> datetime:
@@ -51,3 +54,13 @@ class MessageContext:
             return self.services[name]
         except KeyError:
             raise LookupError(f"service {name!r} is not configured for this bot") from None
+
+
+def validation_context(info: ValidationInfo) -> MessageContext | None:
+    """The message context inside a Pydantic validator, when the tool is called for a chat."""
+    context = info.context
+    if isinstance(context, Mapping):
+        found = context.get(MESSAGE_CONTEXT_KEY)
+        if isinstance(found, MessageContext):
+            return found
+    return None

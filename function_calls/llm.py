@@ -414,7 +414,7 @@ class FunctionCallLLM:
                 "doesn't exist.",
             )
         try:
-            return tool, tool.validate(call.raw_arguments)
+            return tool, tool.validate(call.raw_arguments, turn.ctx)
         except InvalidArgumentsError as exc:
             return _Rejection(
                 "invalid",

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar, get_args, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
 
-from function_calls.context import MessageContext
+from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
 from function_calls.errors import DuplicateToolError, ToolDefinitionError, UnknownToolError
 from function_calls.result import FunctionResult
 from function_calls.schema import JsonSchema, is_strict_compatible, model_parameters_schema
@@ -74,9 +74,13 @@ class Tool:
         examples = "; ".join(f'"{example}"' for example in self.examples)
         return f"{self.description} Examples: {examples}"
 
-    def validate(self, raw_arguments: Any) -> BaseModel:
-        """Both validation stages; raises InvalidArgumentsError."""
-        return self.validator.validate(raw_arguments)
+    def validate(self, raw_arguments: Any, ctx: MessageContext | None = None) -> BaseModel:
+        """Both validation stages; raises InvalidArgumentsError.
+
+        With `ctx`, the model's validators can check against the chat's clock and zone.
+        """
+        context = None if ctx is None else {MESSAGE_CONTEXT_KEY: ctx}
+        return self.validator.validate(raw_arguments, context)
 
     async def invoke(self, ctx: MessageContext, arguments: BaseModel) -> FunctionResult:
         """Run the handler; plain functions run in a worker thread."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,8 +143,11 @@ class ArgumentValidator:
         self._schema_validator = Draft202012Validator(schema)
         self._model = model
 
-    def validate(self, raw: Any) -> BaseModel:
-        """Return the handler's argument model, or raise InvalidArgumentsError with every issue."""
+    def validate(self, raw: Any, context: Mapping[str, Any] | None = None) -> BaseModel:
+        """Return the handler's argument model, or raise InvalidArgumentsError with every issue.
+
+        `context` reaches the model's validators as `info.context` (see `validation_context`).
+        """
         arguments = decode_arguments(raw)
         issues: list[ArgumentIssue] = []
         try:
@@ -154,7 +157,7 @@ class ArgumentValidator:
             problem = "arguments are nested too deeply"
             raise InvalidArgumentsError([ArgumentIssue(_ROOT, problem, _truncate(raw))]) from None
         try:
-            instance = self._model.model_validate(arguments)
+            instance = self._model.model_validate(arguments, context=context)
         except PydanticError as exc:
             covered = {issue.path for issue in issues}
             issues.extend(i for i in _pydantic_issues(exc) if i.path not in covered)

@@ -1,3 +1,8 @@
-"""Built-in handlers; importing this package registers them in the default registry."""
+"""Built-in tools; importing this package registers them in the default registry."""
 
-from function_calls.handlers import help as help  # registers the tool
+from function_calls.handlers import help, reminders, timezone
+from function_calls.handlers.reminder_args import ReminderArgs
+from function_calls.handlers.reminders import ReminderDeleteArgs
+from function_calls.handlers.timezone import TimezoneArgs
+
+__all__ = ["ReminderArgs", "ReminderDeleteArgs", "TimezoneArgs", "help", "reminders", "timezone"]

@@ -1,0 +1,191 @@
+"""`ReminderArgs`: the contract for setting a reminder, shared by the tool, commands and API.
+
+Stage 1 (the JSON Schema the model sees) checks shapes and ranges. Stage 2 (the
+validators below) checks what needs the other fields or the chat's clock: the right
+fields for the type, a real date, a time not in the past.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+from typing import Annotated, Literal, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from function_calls.context import MessageContext, validation_context
+from storage.recurrence import Schedule, format_local, local_instant
+
+MAX_CONTENT = 1000
+MAX_AHEAD = timedelta(days=3660)
+MAX_IN_MINUTES = 60 * 24 * 366
+_TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
+
+ReminderType = Literal["once", "daily", "weekly", "weekdays", "monthly"]
+
+
+def _wall_time(text: str) -> time:
+    hours, minutes = (int(part) for part in text.split(":"))
+    if not (0 <= hours <= 23 and 0 <= minutes <= 59):
+        raise ValueError(f"{text!r} is not a time of day; use 24-hour HH:MM, e.g. 09:05 or 18:30")
+    return time(hours, minutes)
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a calendar date; use YYYY-MM-DD") from None
+
+
+class ReminderArgs(BaseModel):
+    """Set a reminder. Times are wall-clock times in the chat's time zone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: ReminderType = Field(
+        description="once, daily, weekly, weekdays (Monday to Friday) or monthly"
+    )
+    time: str | None = Field(
+        default=None,
+        pattern=_TIME_PATTERN,
+        validate_default=True,
+        description='once: local "YYYY-MM-DD HH:MM"; other types: "HH:MM" (24-hour)',
+    )
+    in_minutes: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_IN_MINUTES,
+        validate_default=True,
+        description="once only, instead of time: fire this many minutes from now",
+    )
+    content: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_CONTENT)
+    ] = Field(description="what to remind about, in the user's words")
+    weekday: int | None = Field(
+        default=None,
+        ge=0,
+        le=6,
+        validate_default=True,
+        description="weekly only: 0 = Monday ... 6 = Sunday",
+    )
+    day: int | None = Field(
+        default=None,
+        ge=1,
+        le=31,
+        validate_default=True,
+        description="monthly only: day of month 1-31 (31 = last day of shorter months)",
+    )
+
+    @field_validator("time")
+    @classmethod
+    def _check_time(cls, value: str | None, info: ValidationInfo) -> str | None:
+        kind = info.data.get("type")
+        if value is None or kind is None:
+            return value
+        if kind == "once":
+            if " " not in value:
+                raise ValueError(
+                    'a one-time reminder needs the date too: "YYYY-MM-DD HH:MM" (or use in_minutes)'
+                )
+            day_text, clock_text = value.split(" ")
+            normalized = f"{_date(day_text).isoformat()} {_wall_time(clock_text):%H:%M}"
+            ctx = validation_context(info)
+            if ctx is not None:
+                _check_future(_once_instant(normalized, ctx), ctx)
+            return normalized
+        if " " in value:
+            raise ValueError(f'a {kind} reminder takes only the time of day, "HH:MM"')
+        return f"{_wall_time(value):%H:%M}"
+
+    @field_validator("in_minutes")
+    @classmethod
+    def _check_in_minutes(cls, value: int | None, info: ValidationInfo) -> int | None:
+        kind = info.data.get("type")
+        if kind is None or "time" not in info.data:
+            return value  # stage 1 already reported the type or time
+        has_time = info.data["time"] is not None
+        if kind != "once":
+            if value is not None:
+                raise ValueError("in_minutes only works with type 'once'")
+            if not has_time:
+                raise ValueError(f'a {kind} reminder needs time as "HH:MM"')
+        elif value is not None and has_time:
+            raise ValueError("give either time or in_minutes, not both")
+        elif value is None and not has_time:
+            raise ValueError('a one-time reminder needs time ("YYYY-MM-DD HH:MM") or in_minutes')
+        return value
+
+    @field_validator("weekday")
+    @classmethod
+    def _check_weekday(cls, value: int | None, info: ValidationInfo) -> int | None:
+        kind = info.data.get("type")
+        if kind == "weekly" and value is None:
+            raise ValueError("a weekly reminder needs weekday: 0 = Monday ... 6 = Sunday")
+        if kind not in (None, "weekly") and value is not None:
+            raise ValueError("weekday is only used with type 'weekly'")
+        return value
+
+    @field_validator("day")
+    @classmethod
+    def _check_day(cls, value: int | None, info: ValidationInfo) -> int | None:
+        kind = info.data.get("type")
+        if kind == "monthly" and value is None:
+            raise ValueError("a monthly reminder needs day: 1-31")
+        if kind not in (None, "monthly") and value is not None:
+            raise ValueError("day is only used with type 'monthly'")
+        return value
+
+    @model_validator(mode="after")
+    def _check_resolvable(self, info: ValidationInfo) -> Self:
+        ctx = validation_context(info)
+        if ctx is not None:
+            self.resolve(ctx)
+        return self
+
+    def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
+        """The schedule in the chat's zone and its first fire time (UTC)."""
+        now = ctx.clock()
+        if self.in_minutes is not None:
+            first = now + timedelta(minutes=self.in_minutes)
+            local = first.astimezone(ctx.zone)
+            schedule = Schedule("once", local.time(), ctx.timezone, on_date=local.date())
+            return schedule, first
+        assert self.time is not None
+        if self.type == "once":
+            day_text, clock_text = self.time.split(" ")
+            schedule = Schedule(
+                "once", _wall_time(clock_text), ctx.timezone, on_date=_date(day_text)
+            )
+            first = _check_future(_once_instant(self.time, ctx), ctx)
+            return schedule, first
+        schedule = Schedule(
+            self.type, _wall_time(self.time), ctx.timezone, weekday=self.weekday, day=self.day
+        )
+        upcoming = schedule.first_after(now)
+        assert upcoming is not None  # every recurring rule matches within a month
+        return schedule, upcoming
+
+
+def _once_instant(text: str, ctx: MessageContext) -> datetime:
+    day_text, clock_text = text.split(" ")
+    return local_instant(_date(day_text), _wall_time(clock_text), ctx.zone)
+
+
+def _check_future(instant: datetime, ctx: MessageContext) -> datetime:
+    now = ctx.clock()
+    if instant <= now:
+        raise ValueError(
+            f"{format_local(instant, ctx.zone, with_year=True)} is in the past: it is now "
+            f"{format_local(now, ctx.zone, with_year=True)} in {ctx.timezone}"
+        )
+    if instant - now > MAX_AHEAD:
+        raise ValueError("that is more than ten years ahead; pick a nearer date")
+    return instant

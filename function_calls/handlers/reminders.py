@@ -1,0 +1,162 @@
+"""Reminder tools: set, list and delete, always scoped to the chat the message came from.
+
+Chat and sender come from the message context, never from the model's arguments, so no
+prompt can reach another chat's reminders.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+
+from function_calls.context import MessageContext
+from function_calls.errors import ToolError
+from function_calls.handlers.reminder_args import ReminderArgs
+from function_calls.registry import tool_function
+from function_calls.result import FunctionResult
+from storage import (
+    NewReminder,
+    ReminderNotFoundError,
+    ReminderPermissionError,
+    ReminderService,
+    ReminderView,
+    StorageUnavailableError,
+)
+from storage.recurrence import format_local
+from storage.repository import parse_reference
+
+LIST_LIMIT = 50
+UNAVAILABLE = (
+    "I can't reach the reminder database right now, so nothing was changed. "
+    "Please try again in a moment."
+)
+
+
+def reminder_service(ctx: MessageContext) -> ReminderService:
+    try:
+        service: ReminderService = ctx.service("reminders")
+    except LookupError:
+        raise ToolError("reminders are not enabled for this bot") from None
+    return service
+
+
+def describe_reminder(reminder: ReminderView) -> str:
+    """'#3 · next Mon 24 Nov 09:00 · every Monday at 09:00 · send the report'."""
+    zone = reminder.schedule.zone
+    parts = [reminder.label]
+    if reminder.next_fire_at is not None:
+        parts.append(f"next {format_local(reminder.next_fire_at, zone)}")
+    if reminder.schedule.recurring:
+        parts.append(reminder.schedule.describe())
+    parts.append(reminder.content)
+    return " · ".join(parts)
+
+
+def _snapshot(reminder: ReminderView) -> dict[str, object]:
+    return {
+        "id": reminder.short_id,
+        "full_id": reminder.id,
+        "content": reminder.content,
+        "rule": reminder.schedule.describe(),
+        "next": None
+        if reminder.next_fire_at is None
+        else reminder.next_fire_at.astimezone(reminder.schedule.zone).isoformat(),
+    }
+
+
+@tool_function(
+    name="reminder_set",
+    description=(
+        "Set a reminder in this chat: once (at a local date and time, or in N minutes) or "
+        "repeating daily, on weekdays, weekly or monthly. Times are the chat's local time."
+    ),
+    examples=[
+        "remind us every Monday at 9 to send the report",
+        "remind me in 90 minutes to call Bob",
+    ],
+)
+async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResult:
+    service = reminder_service(ctx)
+    schedule, first = args.resolve(ctx)
+    new = NewReminder(
+        chat_id=ctx.chat_id,
+        chat_type=ctx.chat_type,
+        created_by=ctx.sender_id,
+        created_by_name=ctx.sender_name,
+        content=args.content,
+        schedule=schedule,
+        first_fire_at=first,
+    )
+    try:
+        reminder = await service.create(new)
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE)
+    when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
+    rule = "" if schedule.kind == "once" else f", {schedule.describe()}"
+    reply = (
+        f"⏰ Reminder {reminder.label} set for {when} ({ctx.timezone}){rule}: {reminder.content}"
+    )
+    return FunctionResult.direct(reply, data=_snapshot(reminder))
+
+
+@tool_function(
+    name="reminder_list",
+    description="List this chat's active reminders with their IDs and next times.",
+    examples=["what reminders do we have?"],
+)
+async def reminder_list(ctx: MessageContext) -> FunctionResult:
+    service = reminder_service(ctx)
+    own = ctx.sender_id if ctx.chat_type == "private" else None
+    try:
+        reminders, total = await service.list_for_chat(
+            ctx.chat_id, created_by=own, limit=LIST_LIMIT
+        )
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE)
+    if not reminders:
+        return FunctionResult.direct("There are no active reminders in this chat.", data=[])
+    lines = [f"Reminders in this chat ({total}, times in {ctx.timezone}):"]
+    lines.extend(describe_reminder(reminder) for reminder in reminders)
+    if total > len(reminders):
+        lines.append(f"…and {total - len(reminders)} more.")
+    return FunctionResult.direct("\n".join(lines), data=[_snapshot(r) for r in reminders])
+
+
+class ReminderDeleteArgs(BaseModel):
+    """Which reminder to delete."""
+
+    id: str = Field(
+        min_length=1,
+        max_length=64,
+        description="the reminder's ID as shown in the list, e.g. 3 or #3 (or its full id)",
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _check_reference(cls, value: str) -> str:
+        if parse_reference(value) is None:
+            raise ValueError("not a reminder ID; use the number shown in the reminder list, e.g. 3")
+        return value.strip()
+
+
+@tool_function(
+    name="reminder_delete",
+    description="Delete (cancel) one of this chat's reminders by the ID shown in the list.",
+    examples=["cancel reminder 3"],
+)
+async def reminder_delete(ctx: MessageContext, args: ReminderDeleteArgs) -> FunctionResult:
+    service = reminder_service(ctx)
+    try:
+        reminder = await service.delete(
+            ctx.chat_id,
+            args.id,
+            requester_id=ctx.sender_id,
+            requester_is_admin=ctx.is_admin,
+            private=ctx.chat_type == "private",
+        )
+    except (ReminderNotFoundError, ReminderPermissionError) as exc:
+        return FunctionResult.direct(str(exc), data={"deleted": False})
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE, data={"deleted": False})
+    rule = reminder.schedule.describe()
+    reply = f"🗑️ Deleted reminder {reminder.label} ({rule}): {reminder.content}"
+    return FunctionResult.direct(reply, data={"deleted": True, **_snapshot(reminder)})

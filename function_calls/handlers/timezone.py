@@ -1,0 +1,71 @@
+"""`set_timezone`: the chat's IANA time zone, which reminders are read and shown in."""
+
+from __future__ import annotations
+
+import functools
+import zoneinfo
+
+from pydantic import BaseModel, Field, field_validator
+
+from function_calls.context import MessageContext
+from function_calls.handlers.reminders import UNAVAILABLE, describe_reminder, reminder_service
+from function_calls.registry import tool_function
+from function_calls.result import FunctionResult
+from storage import InvalidTimezoneError, StorageUnavailableError, check_timezone
+
+
+@functools.cache
+def _zones_by_city() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name in zoneinfo.available_timezones():
+        found.setdefault(name.rsplit("/", 1)[-1].lower(), []).append(name)
+    return found
+
+
+def _suggest(name: str) -> str:
+    city = name.strip().replace(" ", "_").rsplit("/", 1)[-1].lower()
+    matches = sorted(_zones_by_city().get(city, []))
+    return f"; did you mean {' or '.join(matches[:3])}?" if matches else ""
+
+
+class TimezoneArgs(BaseModel):
+    """The new time zone."""
+
+    timezone: str = Field(
+        min_length=1,
+        max_length=64,
+        description="IANA time zone name, e.g. Europe/Berlin, America/New_York, Asia/Tokyo",
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _check_zone(cls, value: str) -> str:
+        try:
+            return check_timezone(value.strip())
+        except InvalidTimezoneError as exc:
+            raise ValueError(f"{exc}{_suggest(value)}") from None
+
+
+@tool_function(
+    name="set_timezone",
+    description=(
+        "Change this chat's time zone (group admins only). Repeating reminders keep their "
+        "local time in the new zone; one-time reminders keep their moment."
+    ),
+    examples=["we're in New York now, switch the time zone"],
+)
+async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResult:
+    if ctx.chat_type == "group" and not ctx.is_admin:
+        return FunctionResult.direct(
+            "Only a group admin can change this chat's time zone.", data={"changed": False}
+        )
+    service = reminder_service(ctx)
+    try:
+        moved = await service.set_timezone(ctx.chat_id, ctx.chat_type, args.timezone)
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE, data={"changed": False})
+    lines = [f"🌍 This chat's time zone is now {args.timezone}."]
+    if moved:
+        lines.append("Repeating reminders keep their local time:")
+        lines.extend(describe_reminder(reminder) for reminder in moved)
+    return FunctionResult.direct("\n".join(lines), data={"changed": True, "moved": len(moved)})
