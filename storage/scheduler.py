@@ -141,6 +141,7 @@ class ReminderScheduler:
         self._sends: set[asyncio.Task[None]] = set()
         self._background: list[asyncio.Task[None]] = []
         self._pass_lock = asyncio.Lock()
+        self._flush_lock = asyncio.Lock()
         self._started = False
 
     # --- lifecycle -----------------------------------------------------------------
@@ -277,6 +278,7 @@ class ReminderScheduler:
 
     async def _deliver(self, claim: Claim) -> None:
         attempt = claim.attempts
+        last_error: str | None = None
         while True:
             attempt += 1
             async with self._send_slots:
@@ -292,8 +294,9 @@ class ReminderScheduler:
             now = self._clock()
             if error is None:
                 outcome = OUTCOME_SENT_LATE if claim.late else OUTCOME_SENT
-                self._record(Outcome(claim.delivery_id, outcome, attempt, now))
+                self._record(Outcome(claim.delivery_id, outcome, attempt, now, last_error))
                 return
+            last_error = error
             if attempt >= self.policy.send_attempts:
                 log.error(
                     "reminder %s for chat %s failed after %d attempts: %s",
@@ -306,7 +309,7 @@ class ReminderScheduler:
                 return
             delay = self.policy.retry_delay(attempt)
             log.warning(
-                "reminder %s for chat %s: send attempt %d failed (%s); retrying in %.0f s",
+                "reminder %s for chat %s: send attempt %d failed (%s); retrying in %.1f s",
                 claim.reminder_id,
                 claim.chat_id,
                 attempt,
@@ -330,17 +333,19 @@ class ReminderScheduler:
             await self._flush_outcomes()
 
     async def _flush_outcomes(self) -> None:
-        # Whatever piled up during the previous write goes in one transaction.
-        batch, self._outcomes = self._outcomes, []
-        if not batch:
-            return
-        try:
-            await self._database.write(lambda s: record_outcomes(s, batch))
-        except Exception as exc:
-            log.error("could not record %d delivery outcomes: %s", len(batch), _safe_error(exc))
-            self._outcomes[:0] = batch
-            await asyncio.sleep(1)
-            self._outcomes_ready.set()
+        # One writer at a time keeps outcomes in order; whatever piled up during the
+        # previous write goes in one transaction.
+        async with self._flush_lock:
+            batch, self._outcomes = self._outcomes, []
+            if not batch:
+                return
+            try:
+                await self._database.write(lambda s: record_outcomes(s, batch))
+            except Exception as exc:
+                log.error("could not record %d delivery outcomes: %s", len(batch), _safe_error(exc))
+                self._outcomes[:0] = batch
+                await asyncio.sleep(1)
+                self._outcomes_ready.set()
 
     async def settle(self) -> None:
         """Wait for in-flight sends (including retries) and write their outcomes."""

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from function_calls import FunctionCallLLM, MessageContext, ToolRegistry
+from storage import Database, DeliveryPolicy, OutgoingMessage, ReminderService, SendError, upgrade
+from tests.postgres import create_database, drop_database, postgres_server
 from tests.stub_llm import StubLLM
 
 FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
@@ -69,3 +72,110 @@ async def make_llm(stub: StubLLM) -> AsyncIterator[Any]:
     yield factory
     for llm in created:
         await llm.aclose()
+
+
+# --- reminders: databases, a controllable clock, a recording sender -------------------
+
+
+class FakeClock:
+    """A clock tests move by hand; callable like `datetime.now(UTC)`."""
+
+    def __init__(self, start: datetime = FIXED_NOW) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, delta: timedelta) -> datetime:
+        self.now += delta
+        return self.now
+
+    def set(self, moment: datetime) -> datetime:
+        self.now = moment
+        return self.now
+
+
+class Outbox:
+    """The platform side of reminder delivery: records messages, can refuse some."""
+
+    def __init__(self) -> None:
+        self.messages: list[OutgoingMessage] = []
+        self.failures_left = 0
+        self.attempts = 0
+
+    async def __call__(self, message: OutgoingMessage) -> None:
+        self.attempts += 1
+        if self.failures_left > 0:
+            self.failures_left -= 1
+            raise SendError("the platform answered 502")
+        self.messages.append(message)
+
+    def texts(self) -> list[str]:
+        return [message.text for message in self.messages]
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_server: str) -> str:
+    """A migrated database that each test's database is copied from."""
+    url = create_database(pg_server)
+    database = Database(url)
+    upgrade(database)
+    database.close()
+    return url.rsplit("/", 1)[1]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, migrated database on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'groupmate.db'}"
+        return
+    server: str = request.getfixturevalue("pg_server")
+    url = create_database(server, template=request.getfixturevalue("pg_template"))
+    yield url
+    drop_database(server, url)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def outbox() -> Outbox:
+    return Outbox()
+
+
+FAST_POLICY = DeliveryPolicy(
+    retry_base=timedelta(milliseconds=10),
+    retry_max=timedelta(milliseconds=40),
+    send_attempts=3,
+    watchdog_interval=timedelta(hours=1),
+)
+
+
+@pytest.fixture
+async def reminders(
+    database_url: str, clock: FakeClock, outbox: Outbox
+) -> AsyncIterator[ReminderService]:
+    async with ReminderService.open(
+        database_url,
+        sender=outbox,
+        default_timezone="Europe/Berlin",
+        policy=FAST_POLICY,
+        clock=clock,
+    ) as service:
+        yield service
+
+
+def chat_ctx(service: ReminderService, clock: FakeClock, **overrides: Any) -> MessageContext:
+    """A message context wired to the reminder service, on the fake clock."""
+    values: dict[str, Any] = {"services": {"reminders": service}, "clock": clock}
+    values.update(overrides)
+    return make_ctx(**values)

@@ -1,0 +1,311 @@
+"""Firing: exactly once per occurrence, grace windows, retries, timers and the watchdog."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Row
+
+from storage import (
+    DeliveryPolicy,
+    NewReminder,
+    ReminderScheduler,
+    ReminderService,
+    ReminderView,
+    Schedule,
+)
+from storage.repository import deliveries_of
+from tests.conftest import FAST_POLICY, FakeClock, Outbox, chat_ctx
+from tests.test_reminder_tools import call
+
+
+async def deliveries(service: ReminderService, *reminders: ReminderView) -> list[Row[Any]]:
+    ids = [reminder.id for reminder in reminders]
+    return await service.database.read(lambda session: deliveries_of(session, ids))
+
+
+def outcomes(rows: list[Row[Any]]) -> list[tuple[datetime, str]]:
+    return [(row.occurrence, row.outcome) for row in rows]
+
+
+async def make(
+    service: ReminderService,
+    clock: FakeClock,
+    kind: str,
+    wall: time,
+    *,
+    chat_type: str = "group",
+    content: str = "stand-up",
+    **rule: Any,
+) -> ReminderView:
+    schedule = Schedule(kind, wall, "Europe/Berlin", **rule)  # type: ignore[arg-type]
+    first = schedule.first_after(clock())
+    assert first is not None
+    new = NewReminder("chat-1", chat_type, "u-alice", "Alice", content, schedule, first)
+    return await service.create(new)
+
+
+def scheduler(service: ReminderService) -> ReminderScheduler:
+    assert service.scheduler is not None
+    return service.scheduler
+
+
+async def test_fires_at_its_time_not_before(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    reminder = await make(reminders, clock, "daily", time(9, 0))
+    due = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
+    clock.set(due - timedelta(seconds=1))
+    await scheduler(reminders).run_due()
+    assert outbox.messages == []
+    clock.set(due)
+    await scheduler(reminders).run_due()
+    assert outbox.texts() == ["⏰ Reminder for @Alice: stand-up"]
+    message = outbox.messages[0]
+    assert message.mentions == ("u-alice",)
+    assert message.chat_id == "chat-1"
+    assert message.idempotency_key == f"{reminder.id}:2026-11-22T08:00:00+00:00"
+    assert outcomes(await deliveries(reminders, reminder)) == [(due, "sent")]
+    # Running again at the same moment finds nothing: the occurrence was claimed.
+    await scheduler(reminders).run_due()
+    assert len(outbox.messages) == 1
+    (stored,), _ = await reminders.list_for_chat("chat-1")
+    assert stored.next_fire_at == due + timedelta(days=1)
+
+
+async def test_private_reminder_does_not_mention(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    await make(reminders, clock, "daily", time(9, 0), chat_type="private", content="tea")
+    clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+    await scheduler(reminders).run_due()
+    assert outbox.texts() == ["⏰ Reminder: tea"]
+    assert outbox.messages[0].mentions == ()
+
+
+async def test_once_reminder_fires_once_and_is_done(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    ctx = chat_ctx(reminders, clock)
+    await call("reminder_set", ctx, type="once", in_minutes=90, content="call Bob")
+    clock.advance(timedelta(minutes=90))
+    await scheduler(reminders).run_due()
+    clock.advance(timedelta(days=2))
+    await scheduler(reminders).run_due()
+    assert outbox.texts() == ["⏰ Reminder for @Alice: call Bob"]
+    assert await reminders.list_for_chat("chat-1") == ([], 0)
+
+
+async def test_backlog_collapses_to_one_late_delivery(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    reminder = await make(reminders, clock, "daily", time(9, 0))
+    # Down from before Sunday's 09:00 until Wednesday 09:20 (daily grace: 30 min).
+    clock.set(datetime(2026, 11, 25, 8, 20, tzinfo=UTC))
+    await scheduler(reminders).run_due()
+    assert outbox.texts() == [
+        "⏰ Reminder for @Alice: stand-up\n(scheduled 09:00, delivered 09:20 after downtime)"
+    ]
+    assert outcomes(await deliveries(reminders, reminder)) == [
+        (datetime(2026, 11, 22, 8, 0, tzinfo=UTC), "skipped_missed"),
+        (datetime(2026, 11, 23, 8, 0, tzinfo=UTC), "skipped_missed"),
+        (datetime(2026, 11, 24, 8, 0, tzinfo=UTC), "skipped_missed"),
+        (datetime(2026, 11, 25, 8, 0, tzinfo=UTC), "sent_late"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "rule", "late", "outcome"),
+    [
+        (
+            "once",
+            {"on_date": datetime(2026, 11, 22).date()},
+            timedelta(hours=5, minutes=59),
+            "sent_late",
+        ),
+        (
+            "once",
+            {"on_date": datetime(2026, 11, 22).date()},
+            timedelta(hours=6, minutes=1),
+            "skipped_missed",
+        ),
+        ("daily", {}, timedelta(minutes=29), "sent_late"),
+        ("daily", {}, timedelta(minutes=31), "skipped_missed"),
+        ("weekly", {"weekday": 6}, timedelta(hours=1, minutes=59), "sent_late"),
+        ("weekly", {"weekday": 6}, timedelta(hours=2, minutes=1), "skipped_missed"),
+        ("daily", {}, timedelta(seconds=30), "sent"),
+    ],
+)
+async def test_grace_windows(
+    reminders: ReminderService,
+    clock: FakeClock,
+    outbox: Outbox,
+    kind: str,
+    rule: dict[str, Any],
+    late: timedelta,
+    outcome: str,
+) -> None:
+    reminder = await make(reminders, clock, kind, time(9, 0), **rule)
+    due = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
+    clock.set(due + late)
+    await scheduler(reminders).run_due()
+    assert outcomes(await deliveries(reminders, reminder)) == [(due, outcome)]
+    assert len(outbox.messages) == (0 if outcome == "skipped_missed" else 1)
+    if outcome == "sent_late":
+        assert "after downtime" in outbox.texts()[0]
+
+
+async def test_failed_send_is_retried_then_recorded(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    reminder = await make(reminders, clock, "daily", time(9, 0))
+    clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+    outbox.failures_left = 2
+    await scheduler(reminders).run_due()
+    assert outbox.attempts == 3
+    (row,) = await deliveries(reminders, reminder)
+    assert (row.outcome, row.attempts) == ("sent", 3)
+    assert row.last_error == "the platform answered 502"
+
+
+async def test_send_that_keeps_failing_is_recorded_as_failed(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox, caplog: Any
+) -> None:
+    reminder = await make(reminders, clock, "daily", time(9, 0))
+    clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+    outbox.failures_left = 10
+    await scheduler(reminders).run_due()
+    (row,) = await deliveries(reminders, reminder)
+    assert (row.outcome, row.attempts) == ("failed", FAST_POLICY.send_attempts)
+    assert "failed after 3 attempts" in caplog.text
+    # The reminder itself carries on with its next occurrence.
+    (stored,), _ = await reminders.list_for_chat("chat-1")
+    assert stored.next_fire_at == datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+
+
+async def test_wake_for_a_deleted_reminder_does_nothing(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    reminder = await make(reminders, clock, "daily", time(9, 0))
+    await reminders.delete(
+        "chat-1", "1", requester_id="u-alice", requester_is_admin=False, private=False
+    )
+    clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+    await scheduler(reminders).run_due()
+    assert outbox.messages == []
+    assert await deliveries(reminders, reminder) == []
+
+
+async def test_wake_at_the_old_time_of_an_edited_reminder_does_nothing(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    await make(reminders, clock, "daily", time(9, 0))
+    await reminders.set_timezone("chat-1", "group", "America/New_York")
+    clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))  # 09:00 Berlin, the old time
+    await scheduler(reminders).run_due()
+    assert outbox.messages == []
+    clock.set(datetime(2026, 11, 21, 14, 0, tzinfo=UTC) + timedelta(days=1))  # 09:00 NY
+    await scheduler(reminders).run_due()
+    assert len(outbox.messages) == 1
+
+
+async def test_two_dispatchers_on_one_database_never_double_send(
+    reminders: ReminderService, database_url: str, clock: FakeClock, outbox: Outbox
+) -> None:
+    for n in range(60):
+        await make(reminders, clock, "daily", time(9, 0), content=f"r{n}")
+    rival = ReminderScheduler(reminders.database, outbox, policy=FAST_POLICY, clock=clock)
+    clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+    await asyncio.gather(scheduler(reminders).run_due(), rival.run_due(), rival.run_due())
+    keys = [message.idempotency_key for message in outbox.messages]
+    assert len(keys) == 60
+    assert len(set(keys)) == 60
+
+
+async def test_stale_pending_delivery_is_resumed_after_its_lease(
+    database_url: str, clock: FakeClock, outbox: Outbox
+) -> None:
+    """A dispatcher that claimed and then died: the next one resumes after the lease."""
+    policy = DeliveryPolicy(
+        lease=timedelta(minutes=2), retry_base=timedelta(milliseconds=5), send_attempts=2
+    )
+    hanging = asyncio.Event()
+
+    async def dies_mid_send(message: Any) -> None:
+        hanging.set()
+        await asyncio.Event().wait()
+
+    async with ReminderService.open(database_url, policy=policy, clock=clock) as service:
+        reminder = await make(service, clock, "daily", time(9, 0))
+        dead = ReminderScheduler(service.database, dies_mid_send, policy=policy, clock=clock)
+        clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+        claiming = asyncio.create_task(dead.run_due())
+        await hanging.wait()
+        claiming.cancel()
+        (row,) = await deliveries(service, reminder)
+        assert row.outcome == "pending"
+
+        survivor = ReminderScheduler(service.database, outbox, policy=policy, clock=clock)
+        clock.advance(timedelta(minutes=1))
+        await survivor.run_due()
+        assert outbox.messages == []  # the lease still holds
+        clock.advance(timedelta(minutes=2))
+        stats = await survivor.run_due()
+        assert stats.reclaimed == 1
+        assert outbox.messages[0].idempotency_key is not None
+        assert "after downtime" in outbox.texts()[0]
+        (row,) = await deliveries(service, reminder)
+        assert row.outcome == "sent_late"
+
+
+@pytest.fixture
+async def live(database_url: str, outbox: Outbox) -> AsyncIterator[ReminderService]:
+    """On the real clock, with APScheduler timing."""
+    policy = DeliveryPolicy(watchdog_interval=timedelta(milliseconds=300))
+    async with ReminderService.open(
+        database_url, sender=outbox, default_timezone="UTC", policy=policy
+    ) as service:
+        yield service
+
+
+async def wait_for(outbox: Outbox, count: int, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while len(outbox.messages) < count:
+            await asyncio.sleep(0.01)
+
+
+async def test_timer_fires_on_time_without_polling(live: ReminderService, outbox: Outbox) -> None:
+    due = datetime.now(UTC) + timedelta(seconds=1)
+    schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+    await live.create(NewReminder("chat-1", "group", "u-a", "A", "now!", schedule, due))
+    assert scheduler(live).planned == 1
+    await wait_for(outbox, 1)
+    lateness = datetime.now(UTC) - due
+    assert timedelta(0) <= lateness < timedelta(seconds=0.5)
+
+
+async def test_watchdog_delivers_when_the_timer_stalls(
+    live: ReminderService, outbox: Outbox
+) -> None:
+    scheduler(live).timer.pause()  # what a stalled AsyncIOScheduler looks like
+    due = datetime.now(UTC) + timedelta(milliseconds=200)
+    schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+    await live.create(NewReminder("chat-1", "group", "u-a", "A", "still!", schedule, due))
+    await wait_for(outbox, 1, timeout=3)
+    assert outbox.texts() == ["⏰ Reminder for @A: still!"]
+
+
+async def test_timers_are_rebuilt_from_the_table_at_startup(
+    database_url: str, outbox: Outbox
+) -> None:
+    due = datetime.now(UTC) + timedelta(seconds=1)
+    schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+    async with ReminderService.open(database_url) as service:  # no sender: store only
+        await service.create(NewReminder("chat-1", "group", "u-a", "A", "boot", schedule, due))
+    async with ReminderService.open(database_url, sender=outbox) as service:
+        assert scheduler(service).planned == 1
+        await wait_for(outbox, 1)
