@@ -120,7 +120,37 @@ def _schema_issues(error: SchemaError) -> list[ArgumentIssue]:
             return _schema_issues(best_match(specific))
         types = ", ".join(repr(sub.validator_value) for sub in error.context)
         return [ArgumentIssue(_join_path(parent), f"is not of type {types}", _truncate(instance))]
-    return [ArgumentIssue(_join_path(parent), error.message, _truncate(instance))]
+    return [ArgumentIssue(_join_path(parent), _schema_problem(error), _truncate(instance))]
+
+
+def _schema_problem(error: SchemaError) -> str:
+    """A short problem statement; jsonschema's own messages quote the whole value."""
+    limit = error.validator_value
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "maxLength":
+        return f"is longer than {limit} characters"
+    if error.validator == "minLength":
+        return "must not be empty" if limit == 1 else f"is shorter than {limit} characters"
+    if error.validator == "pattern":
+        # Inside anyOf (nullable fields) the description sits on the enclosing schema.
+        enclosing = error.parent.schema if error.parent is not None else {}
+        hint = schema.get("description") or (
+            enclosing.get("description") if isinstance(enclosing, dict) else None
+        )
+        return f"has the wrong format (expected {hint})" if hint else "has the wrong format"
+    if error.validator in ("maximum", "exclusiveMaximum"):
+        return (
+            f"must be at most {limit}" if error.validator == "maximum" else f"must be below {limit}"
+        )
+    if error.validator in ("minimum", "exclusiveMinimum"):
+        return (
+            f"must be at least {limit}"
+            if error.validator == "minimum"
+            else f"must be above {limit}"
+        )
+    if error.validator == "enum" and isinstance(limit, list):
+        return "must be one of " + ", ".join(repr(choice) for choice in limit)
+    return _truncate(error.message) if len(error.message) > 200 else error.message
 
 
 def _pydantic_issues(error: PydanticError) -> list[ArgumentIssue]:
@@ -171,4 +201,6 @@ class ArgumentValidator:
         else:
             if not issues:
                 return instance
-        raise InvalidArgumentsError(sorted(issues, key=lambda issue: issue.path))
+        # One missing field is reported by every `required` error of its object; say it once.
+        unique = list(dict.fromkeys(issues))
+        raise InvalidArgumentsError(sorted(unique, key=lambda issue: issue.path))

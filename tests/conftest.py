@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -102,6 +103,7 @@ class Outbox:
         self.messages: list[OutgoingMessage] = []
         self.failures_left = 0
         self.attempts = 0
+        self.arrived = asyncio.Event()
 
     async def __call__(self, message: OutgoingMessage) -> None:
         self.attempts += 1
@@ -109,6 +111,13 @@ class Outbox:
             self.failures_left -= 1
             raise SendError("the platform answered 502")
         self.messages.append(message)
+        self.arrived.set()
+
+    async def wait_for(self, count: int, *, within: float = 5.0) -> None:
+        async with asyncio.timeout(within):
+            while len(self.messages) < count:
+                self.arrived.clear()
+                await self.arrived.wait()
 
     def texts(self) -> list[str]:
         return [message.text for message in self.messages]

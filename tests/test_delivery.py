@@ -272,18 +272,12 @@ async def live(database_url: str, outbox: Outbox) -> AsyncIterator[ReminderServi
         yield service
 
 
-async def wait_for(outbox: Outbox, count: int, timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while len(outbox.messages) < count:
-            await asyncio.sleep(0.01)
-
-
 async def test_timer_fires_on_time_without_polling(live: ReminderService, outbox: Outbox) -> None:
     due = datetime.now(UTC) + timedelta(seconds=1)
     schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
     await live.create(NewReminder("chat-1", "group", "u-a", "A", "now!", schedule, due))
     assert scheduler(live).planned == 1
-    await wait_for(outbox, 1)
+    await outbox.wait_for(1)
     lateness = datetime.now(UTC) - due
     assert timedelta(0) <= lateness < timedelta(seconds=0.5)
 
@@ -295,7 +289,7 @@ async def test_watchdog_delivers_when_the_timer_stalls(
     due = datetime.now(UTC) + timedelta(milliseconds=200)
     schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
     await live.create(NewReminder("chat-1", "group", "u-a", "A", "still!", schedule, due))
-    await wait_for(outbox, 1, timeout=3)
+    await outbox.wait_for(1, within=3)
     assert outbox.texts() == ["⏰ Reminder for @A: still!"]
 
 
@@ -308,4 +302,4 @@ async def test_timers_are_rebuilt_from_the_table_at_startup(
         await service.create(NewReminder("chat-1", "group", "u-a", "A", "boot", schedule, due))
     async with ReminderService.open(database_url, sender=outbox) as service:
         assert scheduler(service).planned == 1
-        await wait_for(outbox, 1)
+        await outbox.wait_for(1)

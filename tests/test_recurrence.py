@@ -21,8 +21,8 @@ BERLIN = "Europe/Berlin"
 LORD_HOWE = "Australia/Lord_Howe"  # +10:30 standard, +11:00 summer: a 30-minute shift
 
 
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=UTC)
 
 
 def _local_dates(instants: list[datetime], zone: str) -> list[date]:
@@ -369,8 +369,9 @@ MONTHLY: list[tuple[int, tuple[datetime, datetime], list[date]]] = [
 
 
 @pytest.mark.parametrize(
-    ("day", "window", "expected"), MONTHLY, ids=["31st-2027", "29th-leap-2028", "29th-2027",
-                                                  "30th-leap-2028", "1st"]
+    ("day", "window", "expected"),
+    MONTHLY,
+    ids=["31st-2027", "29th-leap-2028", "29th-2027", "30th-leap-2028", "1st"],
 )
 def test_monthly_clips_to_the_last_day_of_shorter_months(
     day: int, window: tuple[datetime, datetime], expected: list[date]

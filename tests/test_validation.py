@@ -69,7 +69,7 @@ MATRIX: list[tuple[str, Any, list[tuple[str, str, str]]]] = [
     (
         "enum-violation",
         {"type": "daily", "count": 1},
-        [("type", "is not one of ['once', 'weekly']", '"daily"')],
+        [("type", "must be one of 'once', 'weekly'", '"daily"')],
     ),
     (
         "unknown-key",
@@ -79,17 +79,17 @@ MATRIX: list[tuple[str, Any, list[tuple[str, str, str]]]] = [
     (
         "above-maximum",
         {"type": "once", "count": 11},
-        [("count", "greater than the maximum of 10", "11")],
+        [("count", "must be at most 10", "11")],
     ),
     (
         "nullable-out-of-range",
         {"type": "weekly", "count": 1, "weekday": 7},
-        [("weekday", "greater than the maximum of 6", "7")],
+        [("weekday", "must be at most 6", "7")],
     ),
     (
         "too-long",
         {"type": "once", "count": 1, "note": "x" * 21},
-        [("note", "is too long", '"xxxxxxxxxxxxxxxxxxxxx"')],
+        [("note", "is longer than", '"xxxxxxxxxxxxxxxxxxxxx"')],
     ),
     (
         "nested-path",
@@ -98,7 +98,7 @@ MATRIX: list[tuple[str, Any, list[tuple[str, str, str]]]] = [
             "count": 1,
             "attendees": [{"name": "a", "age": 1}, {"name": "b", "age": -1}],
         },
-        [("attendees[1].age", "less than the minimum of 0", "-1")],
+        [("attendees[1].age", "must be at least 0", "-1")],
     ),
     (
         "nested-missing",

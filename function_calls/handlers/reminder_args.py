@@ -88,6 +88,8 @@ class ReminderArgs(BaseModel):
     @classmethod
     def _check_time(cls, value: str | None, info: ValidationInfo) -> str | None:
         kind = info.data.get("type")
+        if value is None and kind not in (None, "once"):
+            raise ValueError(f'a {kind} reminder needs time as "HH:MM"')
         if value is None or kind is None:
             return value
         if kind == "once":
@@ -110,13 +112,11 @@ class ReminderArgs(BaseModel):
     def _check_in_minutes(cls, value: int | None, info: ValidationInfo) -> int | None:
         kind = info.data.get("type")
         if kind is None or "time" not in info.data:
-            return value  # stage 1 already reported the type or time
+            return value  # the type or time was already reported
         has_time = info.data["time"] is not None
         if kind != "once":
             if value is not None:
                 raise ValueError("in_minutes only works with type 'once'")
-            if not has_time:
-                raise ValueError(f'a {kind} reminder needs time as "HH:MM"')
         elif value is not None and has_time:
             raise ValueError("give either time or in_minutes, not both")
         elif value is None and not has_time:
