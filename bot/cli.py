@@ -6,11 +6,25 @@ import argparse
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Sequence
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from bot.adapters.console import run_console
-from function_calls import FunctionCallLLM, MessageContext
+from bot.adapters.console import ConsoleChat, run_console
+from function_calls import FunctionCallLLM
+from storage import (
+    DEFAULT_URL,
+    Database,
+    ReminderService,
+    StorageError,
+    current_revision,
+    head_revision,
+    upgrade,
+)
+
+
+def _storage_url(options: argparse.Namespace) -> str:
+    return options.url or os.environ.get("GROUPMATE_STORAGE_URL") or DEFAULT_URL
 
 
 def _build_llm() -> FunctionCallLLM | None:
@@ -26,34 +40,58 @@ def _build_llm() -> FunctionCallLLM | None:
     )
 
 
-async def _chat() -> None:
-    ctx = MessageContext(
+async def _chat(options: argparse.Namespace) -> None:
+    chat = ConsoleChat(
         chat_id="console",
-        chat_type="private",
         sender_id="console-user",
         sender_name=os.environ.get("USER", "you"),
-        is_admin=True,
-        timezone=os.environ.get("GROUPMATE_TIMEZONE", "UTC"),
     )
+    timezone = os.environ.get("GROUPMATE_TIMEZONE", "UTC")
     llm = _build_llm()
     try:
-        await run_console(llm, ctx)
+        async with ReminderService.open(
+            _storage_url(options), sender=chat.deliver, default_timezone=timezone
+        ) as reminders:
+            await run_console(llm, chat, reminders)
     finally:
         if llm is not None:
             await llm.aclose()
 
 
+def _db(options: argparse.Namespace) -> int:
+    database = Database(_storage_url(options))
+    try:
+        if options.action == "upgrade":
+            upgrade(database)
+        revision = current_revision(database)
+    finally:
+        database.close()
+    state = "up to date" if revision == head_revision() else f"behind {head_revision()}"
+    print(f"{database.safe_url}: schema revision {revision or 'none'} ({state})")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="groupmate", description="Group-chat assistant bot.")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("chat", help="chat with the bot in this terminal")
+    chat = commands.add_parser("chat", help="chat with the bot in this terminal")
+    db = commands.add_parser("db", help="database schema migrations")
+    db.add_argument("action", choices=["upgrade", "current"])
+    for command in (chat, db):
+        command.add_argument(
+            "--url", help=f"database URL (default: $GROUPMATE_STORAGE_URL or {DEFAULT_URL})"
+        )
     options = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("GROUPMATE_LOG_LEVEL", "WARNING"))
-    if options.command == "chat":
-        try:
-            asyncio.run(_chat())
-        except KeyboardInterrupt:
-            return 130
+    try:
+        if options.command == "db":
+            return _db(options)
+        asyncio.run(_chat(options))
+    except KeyboardInterrupt:
+        return 130
+    except StorageError as exc:
+        print(f"groupmate: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -30,7 +30,9 @@ def normalize_url(url: str | URL) -> URL:
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise StorageConfigError(f"storage.url is not a database URL: {url!r}") from None
+        raise StorageConfigError(
+            "storage.url is not a database URL (e.g. sqlite:///data/groupmate.db)"
+        ) from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from function_calls import ChatTurn, FunctionCallLLM, MessageContext
+from storage import OutgoingMessage, ReminderService
 
 _HISTORY_TURNS = 20
 NO_LLM_NOTICE = (
@@ -15,14 +17,39 @@ NO_LLM_NOTICE = (
 )
 
 
+@dataclass
+class ConsoleChat:
+    """One private chat in this terminal; reminders print into it as they fire."""
+
+    chat_id: str
+    sender_id: str
+    sender_name: str
+    stdout: TextIO = field(default=sys.stdout)
+
+    async def deliver(self, message: OutgoingMessage) -> None:
+        print(f"\nbot> {message.text}\nyou> ", end="", file=self.stdout, flush=True)
+
+    async def context(self, reminders: ReminderService) -> MessageContext:
+        return MessageContext(
+            chat_id=self.chat_id,
+            chat_type="private",
+            sender_id=self.sender_id,
+            sender_name=self.sender_name,
+            is_admin=True,
+            timezone=await reminders.timezone_of(self.chat_id),
+            services={"reminders": reminders},
+        )
+
+
 async def run_console(
     llm: FunctionCallLLM | None,
-    ctx: MessageContext,
+    chat: ConsoleChat,
+    reminders: ReminderService,
     *,
     stdin: TextIO = sys.stdin,
-    stdout: TextIO = sys.stdout,
 ) -> None:
     """Read lines until EOF or /quit; answer each through the LLM."""
+    stdout = chat.stdout
     history: list[ChatTurn] = []
     print("groupmate console. Type /quit to leave.", file=stdout, flush=True)
     if llm is None:
@@ -39,6 +66,7 @@ async def run_console(
         if llm is None:
             print(f"bot> {NO_LLM_NOTICE}", file=stdout, flush=True)
             continue
+        ctx = await chat.context(reminders)
         result = await llm.run(ctx, text, history)
         print(f"bot> {result.text}", file=stdout, flush=True)
         history.extend(
