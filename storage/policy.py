@@ -36,7 +36,8 @@ class DeliveryPolicy:
     watchdog_interval: timedelta = timedelta(seconds=30)
     # Only reminders due within the horizon get a timer; the watchdog tops it up.
     horizon: timedelta = timedelta(hours=1)
-    claim_batch: int = 500
+    # Claims per transaction; a smaller batch starts the first sends sooner.
+    claim_batch: int = 250
     max_concurrent_sends: int = 100
     # Recorded skipped occurrences per backlog; older ones of a long outage are not listed.
     max_backlog_records: int = 366

@@ -9,9 +9,25 @@ from datetime import datetime
 from itertools import islice
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Insert, Result, Row, Table, bindparam, func, select, update
+from sqlalchemy import (
+    CursorResult,
+    Insert,
+    Integer,
+    Result,
+    Row,
+    String,
+    Table,
+    Text,
+    column,
+    func,
+    select,
+    update,
+    values,
+)
+from sqlalchemy import cast as cast_sql
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from storage.models import (
     OUTCOME_PENDING,
@@ -22,6 +38,7 @@ from storage.models import (
     Chat,
     Delivery,
     Reminder,
+    UTCDateTime,
 )
 from storage.policy import DeliveryPolicy
 from storage.recurrence import Kind, Schedule
@@ -308,6 +325,54 @@ def _missed(schedule: Schedule, due: datetime, now: datetime, cap: int) -> list[
     return ([due, *later])[-cap:]
 
 
+def _rows_as_values(
+    session: Session, columns: Sequence[tuple[str, Any]], rows: Iterable[tuple[Any, ...]]
+) -> dict[str, ColumnElement[Any]]:
+    """A VALUES list to UPDATE ... FROM, by column name.
+
+    One such statement replaces an executemany, which costs about a millisecond per row
+    on PostgreSQL even pipelined. PostgreSQL reads VALUES columns as text, so they are
+    cast there; SQLite must not cast (its DATETIME means NUMERIC).
+    """
+    # As a CTE: SQLite cannot name the columns of a VALUES subquery, but can a CTE's.
+    columns_sql = (column(name, type_) for name, type_ in columns)
+    batch = values(*columns_sql, name="batch").data(list(rows)).cte("batch")
+    postgres = session.get_bind().dialect.name == "postgresql"
+    return {
+        name: cast_sql(batch.c[name], type_) if postgres else batch.c[name]
+        for name, type_ in columns
+    }
+
+
+def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) -> set[str]:
+    """Advance next_fire_at where it still holds the value read; returns the ids swapped."""
+    batch = _rows_as_values(
+        session,
+        [("id", String()), ("due", UTCDateTime()), ("next", UTCDateTime()), ("status", String())],
+        [(s["b_id"], s["b_due"], s["b_next"], s["b_status"]) for s in swaps],
+    )
+    statement = (
+        update(_reminders)
+        .where(
+            _reminders.c.id == batch["id"],
+            _reminders.c.next_fire_at == batch["due"],
+            _reminders.c.status == REMINDER_ACTIVE,
+        )
+        .values(
+            next_fire_at=batch["next"],
+            status=batch["status"],
+            version=_reminders.c.version + 1,
+            updated_at=swaps[0]["b_now"],
+        )
+        .returning(_reminders.c.id)
+    )
+    return set(session.scalars(statement))
+
+
+class ClaimConflictError(RuntimeError):
+    """A due row changed under a claim; the transaction is rolled back and retried."""
+
+
 def claim_due(
     session: Session, now: datetime, policy: DeliveryPolicy, limit: int
 ) -> tuple[list[Claim], int]:
@@ -325,28 +390,22 @@ def claim_due(
         .with_for_update(skip_locked=True)
     ).all()
     records: list[dict[str, Any]] = []
+    swaps: list[dict[str, Any]] = []
     by_id: dict[str, Row[Any]] = {}
     for row in rows:
         schedule = _view(row).schedule
         due: datetime = row.next_fire_at
         occurrences = _missed(schedule, due, now, policy.max_backlog_records)
         next_fire_at = schedule.first_after(now) if schedule.recurring else None
-        swapped = session.execute(
-            update(_reminders)
-            .where(
-                _reminders.c.id == row.id,
-                _reminders.c.next_fire_at == due,
-                _reminders.c.status == REMINDER_ACTIVE,
-            )
-            .values(
-                next_fire_at=next_fire_at,
-                status=REMINDER_ACTIVE if next_fire_at is not None else REMINDER_DONE,
-                version=_reminders.c.version + 1,
-                updated_at=now,
-            )
+        swaps.append(
+            {
+                "b_id": row.id,
+                "b_due": due,
+                "b_next": next_fire_at,
+                "b_status": REMINDER_ACTIVE if next_fire_at is not None else REMINDER_DONE,
+                "b_now": now,
+            }
         )
-        if _rowcount(swapped) != 1:
-            continue  # another dispatcher, an edit or a delete got there first
         by_id[row.id] = row
         latest = occurrences[-1]
         for occurrence in occurrences[:-1]:
@@ -367,6 +426,12 @@ def claim_due(
                     "finished_at": None,
                 }
             )
+    if swaps:
+        swapped = len(_compare_and_set_next_fire(session, swaps))
+        if swapped != len(swaps):
+            # The rows are locked (FOR UPDATE, or SQLite's write lock), so this means a
+            # writer ignored the lock; roll back rather than risk a double send.
+            raise ClaimConflictError(f"claimed {swapped} of {len(swaps)} due reminders")
     claims = []
     if records:
         inserted = session.execute(
@@ -459,32 +524,34 @@ def reclaim_stale(
 
 def record_outcomes(session: Session, outcomes: Sequence[Outcome]) -> None:
     """Write send results; only pending rows change, so a late writer cannot undo one."""
-    if not outcomes:
+    latest = {item.delivery_id: item for item in outcomes}  # in order: the last one wins
+    if not latest:
         return
+    batch = _rows_as_values(
+        session,
+        [
+            ("id", Integer()),
+            ("outcome", String()),
+            ("attempts", Integer()),
+            ("finished_at", UTCDateTime()),
+            ("error", Text()),
+            ("lease_until", UTCDateTime()),
+        ],
+        [
+            (i.delivery_id, i.outcome, i.attempts, i.finished_at, i.error, i.lease_until)
+            for i in latest.values()
+        ],
+    )
     session.execute(
         update(_deliveries)
-        .where(
-            _deliveries.c.id == bindparam("b_id"),
-            _deliveries.c.outcome == OUTCOME_PENDING,
-        )
+        .where(_deliveries.c.id == batch["id"], _deliveries.c.outcome == OUTCOME_PENDING)
         .values(
-            outcome=bindparam("b_outcome"),
-            attempts=bindparam("b_attempts"),
-            finished_at=bindparam("b_finished_at"),
-            last_error=bindparam("b_error"),
-            lease_until=bindparam("b_lease_until"),
-        ),
-        [
-            {
-                "b_id": item.delivery_id,
-                "b_outcome": item.outcome,
-                "b_attempts": item.attempts,
-                "b_finished_at": item.finished_at,
-                "b_error": item.error,
-                "b_lease_until": item.lease_until,
-            }
-            for item in outcomes
-        ],
+            outcome=batch["outcome"],
+            attempts=batch["attempts"],
+            finished_at=batch["finished_at"],
+            last_error=batch["error"],
+            lease_until=batch["lease_until"],
+        )
     )
 
 

@@ -284,9 +284,8 @@ class ReminderScheduler:
             async with self._send_slots:
                 message = reminder_message(claim, self._clock())
                 try:
-                    await asyncio.wait_for(
-                        self._sender(message), self.policy.send_timeout.total_seconds()
-                    )
+                    async with asyncio.timeout(self.policy.send_timeout.total_seconds()):
+                        await self._sender(message)
                 except Exception as exc:
                     error: str | None = _safe_error(exc)
                 else:
