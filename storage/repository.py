@@ -12,22 +12,17 @@ from typing import Any, cast
 from sqlalchemy import (
     CursorResult,
     Insert,
-    Integer,
     Result,
     Row,
-    String,
     Table,
-    Text,
-    column,
+    bindparam,
     func,
     select,
+    text,
     update,
-    values,
 )
-from sqlalchemy import cast as cast_sql
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import ColumnElement
 
 from storage.models import (
     OUTCOME_PENDING,
@@ -38,7 +33,6 @@ from storage.models import (
     Chat,
     Delivery,
     Reminder,
-    UTCDateTime,
 )
 from storage.policy import DeliveryPolicy
 from storage.recurrence import Kind, Schedule
@@ -325,48 +319,117 @@ def _missed(schedule: Schedule, due: datetime, now: datetime, cap: int) -> list[
     return ([due, *later])[-cap:]
 
 
-def _rows_as_values(
-    session: Session, columns: Sequence[tuple[str, Any]], rows: Iterable[tuple[Any, ...]]
-) -> dict[str, ColumnElement[Any]]:
-    """A VALUES list to UPDATE ... FROM, by column name.
-
-    One such statement replaces an executemany, which costs about a millisecond per row
-    on PostgreSQL even pipelined. PostgreSQL reads VALUES columns as text, so they are
-    cast there; SQLite must not cast (its DATETIME means NUMERIC).
+# Batch statements. An executemany costs about a millisecond per row on PostgreSQL even
+# pipelined, and a VALUES list is recompiled for every batch; arrays passed to unnest()
+# keep one cached statement there. SQLite's executemany is a fast loop in C.
+_CAS_NEXT_FIRE_SQLITE = (
+    update(_reminders)
+    .where(
+        _reminders.c.id == bindparam("b_id"),
+        _reminders.c.next_fire_at == bindparam("b_due"),
+        _reminders.c.status == REMINDER_ACTIVE,
+    )
+    .values(
+        next_fire_at=bindparam("b_next"),
+        status=bindparam("b_status"),
+        version=_reminders.c.version + 1,
+        updated_at=bindparam("b_now"),
+    )
+)
+_CAS_NEXT_FIRE_POSTGRES = text(
     """
-    # As a CTE: SQLite cannot name the columns of a VALUES subquery, but can a CTE's.
-    columns_sql = (column(name, type_) for name, type_ in columns)
-    batch = values(*columns_sql, name="batch").data(list(rows)).cte("batch")
-    postgres = session.get_bind().dialect.name == "postgresql"
-    return {
-        name: cast_sql(batch.c[name], type_) if postgres else batch.c[name]
-        for name, type_ in columns
+    UPDATE reminders
+    SET next_fire_at = batch.next, status = batch.status, version = reminders.version + 1,
+        updated_at = :now
+    FROM unnest(CAST(:ids AS varchar[]), CAST(:dues AS timestamptz[]),
+                CAST(:nexts AS timestamptz[]), CAST(:statuses AS varchar[]))
+         AS batch(id, due, next, status)
+    WHERE reminders.id = batch.id AND reminders.next_fire_at = batch.due
+      AND reminders.status = 'active'
+    """
+)
+_OUTCOMES_SQLITE = (
+    update(_deliveries)
+    .where(_deliveries.c.id == bindparam("b_id"), _deliveries.c.outcome == OUTCOME_PENDING)
+    .values(
+        outcome=bindparam("b_outcome"),
+        attempts=bindparam("b_attempts"),
+        finished_at=bindparam("b_finished_at"),
+        last_error=bindparam("b_error"),
+        lease_until=bindparam("b_lease_until"),
+    )
+)
+_OUTCOMES_POSTGRES = text(
+    """
+    UPDATE deliveries
+    SET outcome = batch.outcome, attempts = batch.attempts, finished_at = batch.finished_at,
+        last_error = batch.error, lease_until = batch.lease_until
+    FROM unnest(CAST(:ids AS integer[]), CAST(:outcomes AS varchar[]),
+                CAST(:attempts AS integer[]), CAST(:finished AS timestamptz[]),
+                CAST(:errors AS text[]), CAST(:leases AS timestamptz[]))
+         AS batch(id, outcome, attempts, finished_at, error, lease_until)
+    WHERE deliveries.id = batch.id AND deliveries.outcome = 'pending'
+    """
+)
+
+
+_DELIVERIES_POSTGRES = text(
+    """
+    INSERT INTO deliveries (reminder_id, occurrence, outcome, attempts, late, last_error,
+                            lease_until, claimed_at, finished_at)
+    SELECT * FROM unnest(CAST(:reminder_ids AS varchar[]), CAST(:occurrences AS timestamptz[]),
+                         CAST(:outcomes AS varchar[]), CAST(:attempts AS integer[]),
+                         CAST(:lates AS boolean[]), CAST(:errors AS text[]),
+                         CAST(:leases AS timestamptz[]), CAST(:claimed AS timestamptz[]),
+                         CAST(:finished AS timestamptz[]))
+    ON CONFLICT (reminder_id, occurrence) DO NOTHING
+    RETURNING id, reminder_id, occurrence, outcome, late
+    """
+)
+_DELIVERY_ARRAYS = {
+    "reminder_ids": "reminder_id",
+    "occurrences": "occurrence",
+    "outcomes": "outcome",
+    "attempts": "attempts",
+    "lates": "late",
+    "errors": "last_error",
+    "leases": "lease_until",
+    "claimed": "claimed_at",
+    "finished": "finished_at",
+}
+
+
+def _insert_deliveries(session: Session, records: list[dict[str, Any]]) -> list[Row[Any]]:
+    """Insert delivery rows, skipping occurrences already recorded; returns those added."""
+    if _is_postgres(session):
+        arrays = {key: [r[name] for r in records] for key, name in _DELIVERY_ARRAYS.items()}
+        return list(session.execute(_DELIVERIES_POSTGRES, arrays).all())
+    statement = _insert_ignoring_conflicts(session, _deliveries).returning(
+        _deliveries.c.id,
+        _deliveries.c.reminder_id,
+        _deliveries.c.occurrence,
+        _deliveries.c.outcome,
+        _deliveries.c.late,
+    )
+    return list(session.execute(statement, records).all())
+
+
+def _is_postgres(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) -> int:
+    """Advance next_fire_at where it still holds the value read; returns rows swapped."""
+    if not _is_postgres(session):
+        return _rowcount(session.execute(_CAS_NEXT_FIRE_SQLITE, swaps))
+    arrays = {
+        "ids": [s["b_id"] for s in swaps],
+        "dues": [s["b_due"] for s in swaps],
+        "nexts": [s["b_next"] for s in swaps],
+        "statuses": [s["b_status"] for s in swaps],
+        "now": swaps[0]["b_now"],
     }
-
-
-def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) -> set[str]:
-    """Advance next_fire_at where it still holds the value read; returns the ids swapped."""
-    batch = _rows_as_values(
-        session,
-        [("id", String()), ("due", UTCDateTime()), ("next", UTCDateTime()), ("status", String())],
-        [(s["b_id"], s["b_due"], s["b_next"], s["b_status"]) for s in swaps],
-    )
-    statement = (
-        update(_reminders)
-        .where(
-            _reminders.c.id == batch["id"],
-            _reminders.c.next_fire_at == batch["due"],
-            _reminders.c.status == REMINDER_ACTIVE,
-        )
-        .values(
-            next_fire_at=batch["next"],
-            status=batch["status"],
-            version=_reminders.c.version + 1,
-            updated_at=swaps[0]["b_now"],
-        )
-        .returning(_reminders.c.id)
-    )
-    return set(session.scalars(statement))
+    return _rowcount(session.execute(_CAS_NEXT_FIRE_POSTGRES, arrays))
 
 
 class ClaimConflictError(RuntimeError):
@@ -427,23 +490,14 @@ def claim_due(
                 }
             )
     if swaps:
-        swapped = len(_compare_and_set_next_fire(session, swaps))
+        swapped = _compare_and_set_next_fire(session, swaps)
         if swapped != len(swaps):
             # The rows are locked (FOR UPDATE, or SQLite's write lock), so this means a
             # writer ignored the lock; roll back rather than risk a double send.
             raise ClaimConflictError(f"claimed {swapped} of {len(swaps)} due reminders")
     claims = []
     if records:
-        inserted = session.execute(
-            _insert_ignoring_conflicts(session, _deliveries).returning(
-                _deliveries.c.id,
-                _deliveries.c.reminder_id,
-                _deliveries.c.occurrence,
-                _deliveries.c.outcome,
-                _deliveries.c.late,
-            ),
-            records,
-        ).all()
+        inserted = _insert_deliveries(session, records)
         claims = [
             _claim(item.id, by_id[item.reminder_id], item.occurrence, 0, item.late)
             for item in inserted
@@ -524,34 +578,35 @@ def reclaim_stale(
 
 def record_outcomes(session: Session, outcomes: Sequence[Outcome]) -> None:
     """Write send results; only pending rows change, so a late writer cannot undo one."""
-    latest = {item.delivery_id: item for item in outcomes}  # in order: the last one wins
+    latest = list({item.delivery_id: item for item in outcomes}.values())  # last one wins
     if not latest:
         return
-    batch = _rows_as_values(
-        session,
-        [
-            ("id", Integer()),
-            ("outcome", String()),
-            ("attempts", Integer()),
-            ("finished_at", UTCDateTime()),
-            ("error", Text()),
-            ("lease_until", UTCDateTime()),
-        ],
-        [
-            (i.delivery_id, i.outcome, i.attempts, i.finished_at, i.error, i.lease_until)
-            for i in latest.values()
-        ],
-    )
-    session.execute(
-        update(_deliveries)
-        .where(_deliveries.c.id == batch["id"], _deliveries.c.outcome == OUTCOME_PENDING)
-        .values(
-            outcome=batch["outcome"],
-            attempts=batch["attempts"],
-            finished_at=batch["finished_at"],
-            last_error=batch["error"],
-            lease_until=batch["lease_until"],
+    if _is_postgres(session):
+        session.execute(
+            _OUTCOMES_POSTGRES,
+            {
+                "ids": [i.delivery_id for i in latest],
+                "outcomes": [i.outcome for i in latest],
+                "attempts": [i.attempts for i in latest],
+                "finished": [i.finished_at for i in latest],
+                "errors": [i.error for i in latest],
+                "leases": [i.lease_until for i in latest],
+            },
         )
+        return
+    session.execute(
+        _OUTCOMES_SQLITE,
+        [
+            {
+                "b_id": i.delivery_id,
+                "b_outcome": i.outcome,
+                "b_attempts": i.attempts,
+                "b_finished_at": i.finished_at,
+                "b_error": i.error,
+                "b_lease_until": i.lease_until,
+            }
+            for i in latest
+        ],
     )
 
 

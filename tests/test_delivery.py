@@ -303,3 +303,20 @@ async def test_timers_are_rebuilt_from_the_table_at_startup(
     async with ReminderService.open(database_url, sender=outbox) as service:
         assert scheduler(service).planned == 1
         await outbox.wait_for(1)
+
+
+async def test_send_errors_never_put_secrets_in_logs(
+    database_url: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def leaky(message: Any) -> None:
+        raise RuntimeError("POST https://api.telegram.org/bot123:SECRET-TOKEN/sendMessage")
+
+    async with ReminderService.open(database_url, policy=FAST_POLICY, clock=clock) as service:
+        reminder = await make(service, clock, "daily", time(9, 0))
+        dispatcher = ReminderScheduler(service.database, leaky, policy=FAST_POLICY, clock=clock)
+        clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+        await dispatcher.run_due()
+        (row,) = await deliveries(service, reminder)
+    assert (row.outcome, row.last_error) == ("failed", "RuntimeError")
+    assert "RuntimeError" in caplog.text
+    assert "SECRET-TOKEN" not in caplog.text
