@@ -239,15 +239,12 @@ def list_active(
     if created_by is not None:
         conditions.append(_reminders.c.created_by == created_by)
     rows = session.execute(
-        select(_reminders)
+        select(_reminders, func.count().over().label("total"))
         .where(*conditions)
         .order_by(_reminders.c.next_fire_at, _reminders.c.short_id)
         .limit(limit)
     ).all()
-    total = len(rows)
-    if total == limit:
-        counted = session.scalar(select(func.count()).select_from(_reminders).where(*conditions))
-        total = counted or 0
+    total = rows[0].total if rows else 0
     return [_view(row) for row in rows], total
 
 
