@@ -36,7 +36,7 @@ from storage.models import Chat, Reminder
 TOTAL = 100_000
 CHATS = 1_000
 BURST = 5_000
-SINGLES = 40
+SINGLES = 100
 RESULTS = Path(__file__).parent / "results"
 
 

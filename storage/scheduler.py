@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from apscheduler.executors.debug import DebugExecutor
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -132,6 +133,8 @@ class ReminderScheduler:
         self.timer = AsyncIOScheduler(
             timezone=UTC,
             jobstores={"default": _SlicedMemoryJobStore(_TIMER_SLICE)},
+            # The callback only sets a flag, so it runs inline: no task or thread per timer.
+            executors={"default": DebugExecutor()},
             job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
         )
         self._planned: dict[str, datetime] = {}
@@ -229,7 +232,7 @@ class ReminderScheduler:
                 self.timer.resume()
             await asyncio.sleep(0)
 
-    async def _on_timer(self, reminder_id: str) -> None:
+    def _on_timer(self, reminder_id: str) -> None:
         self._planned.pop(reminder_id, None)
         self.wake()
 
@@ -250,7 +253,12 @@ class ReminderScheduler:
                 log.error("reminder dispatch failed: %s", _safe_error(exc))
                 await asyncio.sleep(1)
 
-    async def _dispatch_pass(self) -> DispatchStats:
+    async def _dispatch_pass(self, *, reclaim: bool = False) -> DispatchStats:
+        """Claim what is due; with `reclaim`, also take over deliveries of dead dispatchers.
+
+        Reclaiming is the watchdog's job (leases last minutes), so a timer's wake-up costs
+        one transaction only.
+        """
         stats = DispatchStats()
         batch = self.policy.claim_batch
         async with self._pass_lock:
@@ -263,12 +271,15 @@ class ReminderScheduler:
                 await self._launch(claims)
                 if examined < batch:
                     break
-            now = self._clock()
-            stale = await self._database.write(lambda s: reclaim_stale(s, now, self.policy, batch))
-            if stale:
-                log.warning("resuming %d deliveries whose dispatcher stopped mid-send", len(stale))
-            stats.reclaimed = len(stale)
-            await self._launch(stale)
+            if reclaim:
+                now = self._clock()
+                stale = await self._database.write(
+                    lambda s: reclaim_stale(s, now, self.policy, batch)
+                )
+                if stale:
+                    log.warning("resuming %d deliveries whose sender stopped mid-send", len(stale))
+                stats.reclaimed = len(stale)
+                await self._launch(stale)
         return stats
 
     async def _launch(self, claims: list[Claim]) -> None:
@@ -359,7 +370,7 @@ class ReminderScheduler:
 
     async def run_due(self) -> DispatchStats:
         """Claim and deliver everything due by the clock now, and wait until recorded."""
-        stats = await self._dispatch_pass()
+        stats = await self._dispatch_pass(reclaim=True)
         await self.settle()
         return stats
 
@@ -368,8 +379,9 @@ class ReminderScheduler:
     async def _watchdog(self) -> None:
         interval = self.policy.watchdog_interval.total_seconds()
         while True:
-            await asyncio.sleep(interval)
+            # The first sweep runs at startup: it resumes deliveries a crash left pending.
             await self._guarded(self._sweep)
+            await asyncio.sleep(interval)
 
     async def _sweep(self) -> None:
         if self.timer.state == STATE_PAUSED:
@@ -379,7 +391,7 @@ class ReminderScheduler:
             log.warning("the reminder timer had stopped; the watchdog restarted it")
             self._planned.clear()
             self.timer.start()
-        stats = await self._dispatch_pass()
+        stats = await self._dispatch_pass(reclaim=True)
         if stats.claimed:
             log.info("watchdog claimed %d due reminders", stats.claimed)
         await self.refill()
