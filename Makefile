@@ -31,6 +31,7 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_overhead
+	$(BIN)/python -m bench.reminders
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 class Worker:
     """`python -m tests.reminder_worker` as a child process."""
 
-    def __init__(self, url: str, sink: Path, name: str = "worker", **options: float) -> None:
+    def __init__(
+        self, url: str, sink: Path, options: dict[str, float], name: str = "worker"
+    ) -> None:
         args = [sys.executable, "-m", "tests.reminder_worker", "--url", url]
         args += ["--sink", str(sink), "--name", name]
         for key, value in options.items():
@@ -111,7 +113,7 @@ def test_sigkill_while_reminders_are_due_then_restart(
     sink = tmp_path / "sink.jsonl"
     database = Database(database_url)
     options = {"lease": 1.0, "watchdog": 0.3, "grace_once": 3600.0}
-    workers.append(Worker(database_url, sink, **options))
+    workers.append(Worker(database_url, sink, options))
     start = datetime.now(UTC)
     on_time = [
         add_once(database, "chat-a", start + timedelta(seconds=0.5 + n * 0.05), f"a{n}")
@@ -131,7 +133,7 @@ def test_sigkill_while_reminders_are_due_then_restart(
         for n in range(5)
     ]
     time.sleep(1.5)  # everything is due now, and the bot is down
-    workers.append(Worker(database_url, sink, **options))
+    workers.append(Worker(database_url, sink, options))
     wait_until(lambda: settled(database, on_time + while_down + missed), within=30)
     workers[1].stop()
 
@@ -165,7 +167,7 @@ def test_two_processes_racing_deliver_each_occurrence_once(
     database = Database(url)
     sink = tmp_path / "sink.jsonl"
     options = {"watchdog": 0.2, "batch": 50}
-    workers.extend(Worker(url, sink, name=f"w{n}", **options) for n in range(2))
+    workers.extend(Worker(url, sink, options, name=f"w{n}") for n in range(2))
     due = datetime.now(UTC) + timedelta(seconds=1.5)
     ids = [add_once(database, f"chat-{n % 7}", due, f"r{n}") for n in range(300)]
     wait_until(lambda: settled(database, ids), within=30)
