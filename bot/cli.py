@@ -17,6 +17,7 @@ from storage import (
     Database,
     ReminderService,
     StorageError,
+    check_timezone,
     current_revision,
     head_revision,
     upgrade,
@@ -46,7 +47,7 @@ async def _chat(options: argparse.Namespace) -> None:
         sender_id="console-user",
         sender_name=os.environ.get("USER", "you"),
     )
-    timezone = os.environ.get("GROUPMATE_TIMEZONE", "UTC")
+    timezone = check_timezone(os.environ.get("GROUPMATE_TIMEZONE", "UTC"))
     llm = _build_llm()
     try:
         async with ReminderService.open(

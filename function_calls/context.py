@@ -37,7 +37,7 @@ class MessageContext:
     def __post_init__(self) -> None:
         try:
             ZoneInfo(self.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: 'Europe' is a folder
             raise ValueError(f"unknown time zone {self.timezone!r}; use an IANA name") from None
 
     @property

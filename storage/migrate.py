@@ -27,8 +27,8 @@ def head_revision() -> str | None:
 
 
 def current_revision(database: Database) -> str | None:
-    with database.engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+    with database.read_session() as session:
+        return MigrationContext.configure(session.connection()).get_current_revision()
 
 
 def upgrade(database: Database, revision: str = "head") -> None:

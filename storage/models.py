@@ -39,6 +39,7 @@ OUTCOME_SENT = "sent"
 OUTCOME_SENT_LATE = "sent_late"
 OUTCOME_SKIPPED_MISSED = "skipped_missed"
 OUTCOME_FAILED = "failed"
+OUTCOME_CANCELLED = "cancelled"  # deleted after its occurrence was claimed, before delivery
 
 
 class UTCDateTime(TypeDecorator[datetime]):

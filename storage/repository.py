@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import islice
 from typing import Any, cast
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import (
     CursorResult,
@@ -25,6 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from storage.models import (
+    OUTCOME_CANCELLED,
     OUTCOME_PENDING,
     OUTCOME_SKIPPED_MISSED,
     REMINDER_ACTIVE,
@@ -153,9 +155,11 @@ def chat_timezone(session: Session, chat_id: str) -> str | None:
 def set_chat_timezone(
     session: Session, chat_id: str, chat_type: str, timezone: str, now: datetime
 ) -> list[ReminderView]:
-    """Store the chat's zone; recurring reminders keep their wall time in the new zone.
+    """Store the chat's zone and move the chat's active reminders into it.
 
-    One-time reminders keep their absolute instant. Returns the re-anchored reminders.
+    Repeating reminders keep their wall time in the new zone. One-time reminders keep
+    their moment, re-expressed in the new zone. An occurrence already due stays due for
+    the dispatcher. Returns the moved reminders.
     """
     ensure_chat(session, chat_id, chat_type, now)
     session.execute(
@@ -163,29 +167,26 @@ def set_chat_timezone(
     )
     rows = session.execute(
         select(_reminders)
-        .where(
-            _reminders.c.chat_id == chat_id,
-            _reminders.c.status == REMINDER_ACTIVE,
-            _reminders.c.kind != "once",
-        )
+        .where(_reminders.c.chat_id == chat_id, _reminders.c.status == REMINDER_ACTIVE)
         .with_for_update()
     ).all()
-    changed = []
+    zone = ZoneInfo(timezone)
     for row in rows:
-        schedule = _view(row).schedule.with_timezone(timezone)
-        next_fire_at = schedule.first_after(now)
+        values: dict[str, Any] = {"timezone": timezone, "updated_at": now}
+        due = row.next_fire_at is not None and row.next_fire_at <= now
+        if row.kind == "once":
+            if row.next_fire_at is not None:
+                local = row.next_fire_at.astimezone(zone)
+                values.update(local_date=local.date(), local_time=local.time())
+        elif not due:
+            values["next_fire_at"] = _view(row).schedule.with_timezone(timezone).first_after(now)
         session.execute(
             update(_reminders)
             .where(_reminders.c.id == row.id)
-            .values(
-                timezone=timezone,
-                next_fire_at=next_fire_at,
-                version=_reminders.c.version + 1,
-                updated_at=now,
-            )
+            .values(version=_reminders.c.version + 1, **values)
         )
-        changed.append(row.id)
-    return [get_reminder(session, reminder_id) for reminder_id in changed]
+    moved = [get_reminder(session, row.id) for row in rows]
+    return sorted(moved, key=lambda r: (r.next_fire_at is None, r.next_fire_at, r.short_id))
 
 
 # --- reminders -----------------------------------------------------------------------
@@ -259,31 +260,28 @@ def parse_reference(reference: str) -> int | str | None:
     return None
 
 
-def find_reminder(session: Session, chat_id: str, reference: str) -> ReminderView | None:
+def find_reminder(
+    session: Session, chat_id: str, reference: str, *, for_update: bool = False
+) -> ReminderView | None:
     """An active reminder of this chat by short or full id; other chats' ids never match."""
     key = parse_reference(reference)
     if key is None:
         return None
     column = _reminders.c.short_id if isinstance(key, int) else _reminders.c.id
-    row = session.execute(
-        select(_reminders).where(
-            _reminders.c.chat_id == chat_id,
-            column == key,
-            _reminders.c.status == REMINDER_ACTIVE,
-        )
-    ).one_or_none()
+    query = select(_reminders).where(
+        _reminders.c.chat_id == chat_id,
+        column == key,
+        _reminders.c.status == REMINDER_ACTIVE,
+    )
+    row = session.execute(query.with_for_update() if for_update else query).one_or_none()
     return None if row is None else _view(row)
 
 
 def cancel_reminder(session: Session, reminder: ReminderView, now: datetime) -> bool:
-    """Compare-and-set on the version read: False if the reminder changed meanwhile."""
+    """Cancel if still active; False if it finished or was deleted meanwhile."""
     result = session.execute(
         update(_reminders)
-        .where(
-            _reminders.c.id == reminder.id,
-            _reminders.c.version == reminder.version,
-            _reminders.c.status == REMINDER_ACTIVE,
-        )
+        .where(_reminders.c.id == reminder.id, _reminders.c.status == REMINDER_ACTIVE)
         .values(
             status=REMINDER_CANCELLED,
             next_fire_at=None,
@@ -523,7 +521,8 @@ def _claim(
     return Claim(
         delivery_id=delivery_id,
         reminder_id=row.id,
-        occurrence=occurrence,
+        # Raw SQL results come in the session's zone; the idempotency key needs one form.
+        occurrence=occurrence.astimezone(UTC),
         attempts=attempts,
         late=late,
         chat_id=row.chat_id,
@@ -537,9 +536,18 @@ def _claim(
 
 
 def reclaim_stale(
-    session: Session, now: datetime, policy: DeliveryPolicy, limit: int
+    session: Session,
+    now: datetime,
+    policy: DeliveryPolicy,
+    limit: int,
+    *,
+    exclude: frozenset[int] = frozenset(),
 ) -> list[Claim]:
-    """Take over pending deliveries whose dispatcher died; skip those now past grace."""
+    """Take over pending deliveries whose dispatcher died.
+
+    Those now past their grace window are recorded as skipped, those of deleted reminders
+    as cancelled. `exclude` lists deliveries the caller itself still owns.
+    """
     rows = session.execute(
         select(
             _deliveries.c.id.label("delivery_id"),
@@ -548,7 +556,11 @@ def reclaim_stale(
             _reminders,
         )
         .join(_reminders, _reminders.c.id == _deliveries.c.reminder_id)
-        .where(_deliveries.c.outcome == OUTCOME_PENDING, _deliveries.c.lease_until < now)
+        .where(
+            _deliveries.c.outcome == OUTCOME_PENDING,
+            _deliveries.c.lease_until < now,
+            _deliveries.c.id.not_in(exclude),
+        )
         .order_by(_deliveries.c.lease_until)
         .limit(limit)
         .with_for_update(of=_deliveries, skip_locked=True)
@@ -556,12 +568,14 @@ def reclaim_stale(
     claims = []
     for row in rows:
         late_by = now - row.occurrence
-        if late_by > policy.grace_for(row.kind):
+        if row.status == REMINDER_CANCELLED:
             values: dict[str, Any] = {
-                "outcome": OUTCOME_SKIPPED_MISSED,
+                "outcome": OUTCOME_CANCELLED,
                 "finished_at": now,
                 "lease_until": None,
             }
+        elif late_by > policy.grace_for(row.kind):
+            values = {"outcome": OUTCOME_SKIPPED_MISSED, "finished_at": now, "lease_until": None}
         else:
             values = {"lease_until": now + policy.lease}
         session.execute(
@@ -571,6 +585,20 @@ def reclaim_stale(
             late = late_by > policy.late_after
             claims.append(_claim(row.delivery_id, row, row.occurrence, row.attempts, late))
     return claims
+
+
+def extend_leases(session: Session, delivery_ids: Sequence[int], until: datetime) -> None:
+    """Keep deliveries this process still owns from being taken over."""
+    session.execute(
+        update(_deliveries)
+        .where(_deliveries.c.id.in_(delivery_ids), _deliveries.c.outcome == OUTCOME_PENDING)
+        .values(lease_until=until)
+    )
+
+
+def reminder_cancelled(session: Session, reminder_id: str) -> bool:
+    status = session.scalar(select(_reminders.c.status).where(_reminders.c.id == reminder_id))
+    return status in (None, REMINDER_CANCELLED)
 
 
 def record_outcomes(session: Session, outcomes: Sequence[Outcome]) -> None:

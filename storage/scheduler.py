@@ -26,7 +26,9 @@ from apscheduler.schedulers.base import STATE_PAUSED, STATE_STOPPED
 from apscheduler.util import datetime_to_utc_timestamp
 
 from storage.database import Database
+from storage.errors import StorageUnavailableError
 from storage.models import (
+    OUTCOME_CANCELLED,
     OUTCOME_FAILED,
     OUTCOME_PENDING,
     OUTCOME_SENT,
@@ -35,7 +37,16 @@ from storage.models import (
 from storage.outgoing import OutgoingMessage, Sender, SendError
 from storage.policy import DeliveryPolicy
 from storage.recurrence import format_local
-from storage.repository import Claim, Outcome, claim_due, due_before, reclaim_stale, record_outcomes
+from storage.repository import (
+    Claim,
+    Outcome,
+    claim_due,
+    due_before,
+    extend_leases,
+    reclaim_stale,
+    record_outcomes,
+    reminder_cancelled,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +114,7 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
 def _safe_error(exc: BaseException) -> str:
     """Adapters' SendError messages are safe to log; other errors may quote secret URLs."""
     if isinstance(exc, SendError):
-        return str(exc)[:500]
+        return str(exc)[:500].replace("\x00", "")
     if isinstance(exc, TimeoutError):
         return "timed out"
     return type(exc).__name__
@@ -144,6 +155,9 @@ class ReminderScheduler:
         self._send_slots = asyncio.Semaphore(self.policy.max_concurrent_sends)
         self._sends: set[asyncio.Task[None]] = set()
         self._background: list[asyncio.Task[None]] = []
+        self._recorder: asyncio.Task[None] | None = None
+        # Deliveries this process owns and has not finished: their leases are renewed.
+        self._in_flight: set[int] = set()
         self._pass_lock = asyncio.Lock()
         self._flush_lock = asyncio.Lock()
         self._started = False
@@ -156,33 +170,44 @@ class ReminderScheduler:
             return
         self._started = True
         self.timer.start()
+        self._recorder = asyncio.create_task(self._record_loop(), name="reminders-record")
         self._background = [
             asyncio.create_task(self._dispatch_loop(), name="reminders-dispatch"),
-            asyncio.create_task(self._record_loop(), name="reminders-record"),
         ]
         await self.refill()
-        self._background.append(asyncio.create_task(self._watchdog(), name="reminders-watchdog"))
+        self._background += [
+            asyncio.create_task(self._watchdog(), name="reminders-watchdog"),
+            asyncio.create_task(self._heartbeat(), name="reminders-heartbeat"),
+        ]
         self.wake()
 
     async def aclose(self) -> None:
-        """Stop timers; in-flight sends finish and their outcomes are written."""
+        """Stop timers; in-flight sends get a moment to finish and every outcome is written."""
         if not self._started:
             return
         self._started = False
         if self.timer.state != STATE_STOPPED:
             self.timer.shutdown(wait=False)
-        for task in self._background:
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
-        # Sends waiting out a retry delay are abandoned: their lease expires and the next
-        # dispatcher (this bot restarted, or another process) resumes them.
-        _, waiting = (
-            await asyncio.wait(self._sends, timeout=_CLOSE_GRACE) if self._sends else ((), ())
-        )
+        # Holding the pass lock, no claim is half-launched while the loops are cancelled.
+        async with self._pass_lock:
+            for task in self._background:
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+        # Sends still running after the grace period (or waiting out a retry delay) stay
+        # pending; their lease runs out and the next dispatcher resumes them.
+        waiting: set[asyncio.Task[None]] = set()
+        if self._sends:
+            _, waiting = await asyncio.wait(self._sends, timeout=_CLOSE_GRACE)
         for task in waiting:
             task.cancel()
         await asyncio.gather(*waiting, return_exceptions=True)
-        await self._flush_outcomes()
+        for _ in range(3):
+            await self._flush_outcomes()
+            if not self._outcomes:
+                break
+        if self._recorder is not None:
+            self._recorder.cancel()
+            await asyncio.gather(self._recorder, return_exceptions=True)
 
     @property
     def planned(self) -> int:
@@ -273,8 +298,9 @@ class ReminderScheduler:
                     break
             if reclaim:
                 now = self._clock()
+                mine = frozenset(self._in_flight)
                 stale = await self._database.write(
-                    lambda s: reclaim_stale(s, now, self.policy, batch)
+                    lambda s: reclaim_stale(s, now, self.policy, batch, exclude=mine)
                 )
                 if stale:
                     log.warning("resuming %d deliveries whose sender stopped mid-send", len(stale))
@@ -284,6 +310,7 @@ class ReminderScheduler:
 
     async def _launch(self, claims: list[Claim]) -> None:
         for index, claim in enumerate(claims, 1):
+            self._in_flight.add(claim.delivery_id)
             task = asyncio.create_task(self._deliver(claim))
             self._sends.add(task)
             task.add_done_callback(self._sends.discard)
@@ -293,10 +320,24 @@ class ReminderScheduler:
                 await asyncio.sleep(0)
 
     async def _deliver(self, claim: Claim) -> None:
+        try:
+            await self._attempts(claim)
+        finally:
+            self._in_flight.discard(claim.delivery_id)
+
+    async def _attempts(self, claim: Claim) -> None:
         attempt = claim.attempts
         last_error: str | None = None
         while True:
             attempt += 1
+            if attempt > 1 and await self._database.read(
+                functools.partial(reminder_cancelled, reminder_id=claim.reminder_id)
+            ):
+                # Deleted while a retry was pending: the user no longer wants it.
+                self._record(
+                    Outcome(claim.delivery_id, OUTCOME_CANCELLED, attempt - 1, self._clock())
+                )
+                return
             async with self._send_slots:
                 message = reminder_message(claim, self._clock())
                 try:
@@ -356,11 +397,23 @@ class ReminderScheduler:
                 return
             try:
                 await self._database.write(lambda s: record_outcomes(s, batch))
-            except Exception as exc:
-                log.error("could not record %d delivery outcomes: %s", len(batch), _safe_error(exc))
+            except StorageUnavailableError as exc:
+                log.error("could not record %d delivery outcomes: %s", len(batch), exc)
                 self._outcomes[:0] = batch
                 await asyncio.sleep(1)
                 self._outcomes_ready.set()
+            except Exception:
+                # One unstorable outcome must not hold back the others.
+                await self._record_one_by_one(batch)
+
+    async def _record_one_by_one(self, batch: list[Outcome]) -> None:
+        for item in batch:
+            try:
+                await self._database.write(functools.partial(record_outcomes, outcomes=[item]))
+            except Exception as exc:
+                log.error(
+                    "dropped the outcome of delivery %d: %s", item.delivery_id, _safe_error(exc)
+                )
 
     async def settle(self) -> None:
         """Wait for in-flight sends (including retries) and write their outcomes."""
@@ -375,6 +428,22 @@ class ReminderScheduler:
         return stats
 
     # --- watchdog ------------------------------------------------------------------
+
+    async def _heartbeat(self) -> None:
+        """Renew the leases of deliveries this process still owns, queued or sending."""
+        interval = self.policy.lease.total_seconds() / 3
+        while True:
+            await asyncio.sleep(interval)
+            if not self._in_flight:
+                continue
+            owned = list(self._in_flight)
+            until = self._clock() + self.policy.lease
+            try:
+                await self._database.write(
+                    functools.partial(extend_leases, delivery_ids=owned, until=until)
+                )
+            except Exception as exc:
+                log.error("could not renew delivery leases: %s", _safe_error(exc))
 
     async def _watchdog(self) -> None:
         interval = self.policy.watchdog_interval.total_seconds()

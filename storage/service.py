@@ -7,7 +7,7 @@ import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import available_timezones
 
 from sqlalchemy.orm import Session
 
@@ -25,14 +25,17 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@functools.cache
+def _known_zones() -> frozenset[str]:
+    return frozenset(available_timezones() - {"Factory", "localtime"})
+
+
 def check_timezone(name: str) -> str:
     """Return the IANA zone name, or raise InvalidTimezoneError with a helpful message."""
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    if name not in _known_zones():
         raise InvalidTimezoneError(
             f"{name!r} is not a known time zone; use an IANA name such as Europe/Berlin"
-        ) from None
+        )
     return name
 
 
@@ -137,7 +140,7 @@ class ReminderService:
         now = self._clock()
 
         def cancel(session: Session) -> ReminderView:
-            reminder = repository.find_reminder(session, chat_id, reference)
+            reminder = repository.find_reminder(session, chat_id, reference, for_update=True)
             if reminder is None or (private and reminder.created_by != requester_id):
                 raise ReminderNotFoundError(
                     f"There is no active reminder {reference.strip()!r} in this chat."
@@ -149,9 +152,7 @@ class ReminderService:
                     "admin can delete it."
                 )
             if not repository.cancel_reminder(session, reminder, now):
-                raise ReminderNotFoundError(
-                    f"Reminder #{reminder.short_id} changed just now; list the reminders again."
-                )
+                raise ReminderNotFoundError(f"Reminder #{reminder.short_id} has just finished.")
             return reminder
 
         reminder = await self.database.write(cancel)

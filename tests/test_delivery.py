@@ -13,11 +13,13 @@ from sqlalchemy import Row
 from storage import (
     DeliveryPolicy,
     NewReminder,
+    OutgoingMessage,
     ReminderScheduler,
     ReminderService,
     ReminderView,
     Schedule,
 )
+from storage.outgoing import SendError
 from storage.repository import deliveries_of
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, chat_ctx
 from tests.test_reminder_tools import call
@@ -234,8 +236,10 @@ async def test_stale_pending_delivery_is_resumed_after_its_lease(
         lease=timedelta(minutes=2), retry_base=timedelta(milliseconds=5), send_attempts=2
     )
     hanging = asyncio.Event()
+    first_keys: list[str | None] = []
 
-    async def dies_mid_send(message: Any) -> None:
+    async def dies_mid_send(message: OutgoingMessage) -> None:
+        first_keys.append(message.idempotency_key)
         hanging.set()
         await asyncio.Event().wait()
 
@@ -256,7 +260,8 @@ async def test_stale_pending_delivery_is_resumed_after_its_lease(
         clock.advance(timedelta(minutes=2))
         stats = await survivor.run_due()
         assert stats.reclaimed == 1
-        assert outbox.messages[0].idempotency_key is not None
+        # The resumed send carries the same idempotency key, so a receiver can drop it.
+        assert outbox.messages[0].idempotency_key == first_keys[0] is not None
         assert "after downtime" in outbox.texts()[0]
         (row,) = await deliveries(service, reminder)
         assert row.outcome == "sent_late"
@@ -320,3 +325,74 @@ async def test_send_errors_never_put_secrets_in_logs(
     assert (row.outcome, row.last_error) == ("failed", "RuntimeError")
     assert "RuntimeError" in caplog.text
     assert "SECRET-TOKEN" not in caplog.text
+
+
+async def test_deleting_during_a_retry_cancels_the_delivery(
+    database_url: str, clock: FakeClock
+) -> None:
+    attempted = asyncio.Event()
+    sent: list[OutgoingMessage] = []
+
+    async def flaky(message: OutgoingMessage) -> None:
+        if not attempted.is_set():
+            attempted.set()
+            raise SendError("502")
+        sent.append(message)
+
+    policy = DeliveryPolicy(retry_base=timedelta(milliseconds=300), send_attempts=3)
+    async with ReminderService.open(database_url, policy=policy, clock=clock) as service:
+        reminder = await make(service, clock, "daily", time(9, 0))
+        dispatcher = ReminderScheduler(service.database, flaky, policy=policy, clock=clock)
+        clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
+        running = asyncio.create_task(dispatcher.run_due())
+        await attempted.wait()
+        await service.delete(
+            "chat-1", "1", requester_id="u-alice", requester_is_admin=False, private=False
+        )
+        await running
+        (row,) = await deliveries(service, reminder)
+    assert sent == []
+    assert row.outcome == "cancelled"
+
+
+async def test_changing_the_zone_keeps_an_occurrence_that_is_already_due(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    reminder = await make(reminders, clock, "daily", time(9, 0))
+    due = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
+    clock.set(due + timedelta(milliseconds=300))  # due, not yet claimed
+    await reminders.set_timezone("chat-1", "group", "America/New_York")
+    await scheduler(reminders).run_due()
+    assert outcomes(await deliveries(reminders, reminder)) == [(due, "sent")]
+    (stored,), _ = await reminders.list_for_chat("chat-1")
+    assert stored.next_fire_at == datetime(2026, 11, 22, 14, 0, tzinfo=UTC)  # 09:00 New York
+
+
+async def test_leases_of_queued_sends_are_renewed_so_no_one_takes_them_over(
+    database_url: str,
+) -> None:
+    """One send slot, slow sends: queued claims outlive the lease unless it is renewed."""
+    sent: list[str | None] = []
+
+    async def slow(message: OutgoingMessage) -> None:
+        await asyncio.sleep(0.6)
+        sent.append(message.idempotency_key)
+
+    policy = DeliveryPolicy(
+        lease=timedelta(milliseconds=600),
+        max_concurrent_sends=1,
+        watchdog_interval=timedelta(hours=1),
+    )
+    async with ReminderService.open(database_url, sender=slow, policy=policy) as service:
+        due = datetime.now(UTC) + timedelta(milliseconds=100)
+        schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+        for n in range(3):
+            await service.create(NewReminder("chat-1", "group", "u", "U", f"r{n}", schedule, due))
+        rival = ReminderScheduler(service.database, slow, policy=policy)
+        deadline = asyncio.get_running_loop().time() + 3.5
+        while asyncio.get_running_loop().time() < deadline:
+            await rival.run_due()
+            await asyncio.sleep(0.1)
+        await scheduler(service).settle()
+    assert len(sent) == 3
+    assert len(set(sent)) == 3

@@ -167,9 +167,14 @@ async def test_set_timezone_is_for_admins_and_moves_repeating_reminders(
     changed = await call("set_timezone", admin, timezone="America/New_York")
     assert changed.reply == (
         "🌍 This chat's time zone is now America/New_York.\n"
-        "Repeating reminders keep their local time:\n"
-        "#1 · next Sat 21 Nov 09:00 · every day at 09:00 · stand-up"
+        "Repeating reminders keep their local time; one-time ones their moment:\n"
+        "#1 · next Sat 21 Nov 09:00 · every day at 09:00 · stand-up\n"
+        "#2 · next Sat 21 Nov 09:05 · fixed moment"
     )
+    listed = await call("reminder_list", chat_ctx(reminders, clock, timezone="America/New_York"))
+    assert listed.reply is not None
+    assert "(2, times in America/New_York)" in listed.reply
+    assert "#2 · next Sat 21 Nov 09:05 · fixed moment" in listed.reply
     assert await reminders.timezone_of("chat-1") == "America/New_York"
     stored = {r.content: r for r in (await reminders.list_for_chat("chat-1"))[0]}
     assert stored["stand-up"].next_fire_at == datetime(2026, 11, 21, 14, 0, tzinfo=UTC)
@@ -178,7 +183,12 @@ async def test_set_timezone_is_for_admins_and_moves_repeating_reminders(
 
 @pytest.mark.parametrize(
     ("zone", "hint"),
-    [("Mars/Olympus", "not a known time zone"), ("Berlin", "did you mean Europe/Berlin")],
+    [
+        ("Mars/Olympus", "not a known time zone"),
+        ("Berlin", "did you mean Europe/Berlin"),
+        ("Europe", "not a known time zone"),
+        ("localtime", "not a known time zone"),
+    ],
 )
 async def test_unknown_time_zone_is_refused(
     reminders: ReminderService, clock: FakeClock, zone: str, hint: str

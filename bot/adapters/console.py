@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from function_calls import ChatTurn, FunctionCallLLM, MessageContext
-from storage import OutgoingMessage, ReminderService
+from storage import OutgoingMessage, ReminderService, StorageError
 
 _HISTORY_TURNS = 20
 NO_LLM_NOTICE = (
@@ -30,13 +30,17 @@ class ConsoleChat:
         print(f"\nbot> {message.text}\nyou> ", end="", file=self.stdout, flush=True)
 
     async def context(self, reminders: ReminderService) -> MessageContext:
+        try:
+            timezone = await reminders.timezone_of(self.chat_id)
+        except StorageError:
+            timezone = reminders.default_timezone  # the tools report the outage themselves
         return MessageContext(
             chat_id=self.chat_id,
             chat_type="private",
             sender_id=self.sender_id,
             sender_name=self.sender_name,
             is_admin=True,
-            timezone=await reminders.timezone_of(self.chat_id),
+            timezone=timezone,
             services={"reminders": reminders},
         )
 

@@ -6,6 +6,8 @@ prompt can reach another chat's reminders.
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 from pydantic import BaseModel, Field, field_validator
 
 from function_calls.context import MessageContext
@@ -39,9 +41,8 @@ def reminder_service(ctx: MessageContext) -> ReminderService:
     return service
 
 
-def describe_reminder(reminder: ReminderView) -> str:
+def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
     """'#3 · next Mon 24 Nov 09:00 · every Monday at 09:00 · send the report'."""
-    zone = reminder.schedule.zone
     parts = [reminder.label]
     if reminder.next_fire_at is not None:
         parts.append(f"next {format_local(reminder.next_fire_at, zone)}")
@@ -76,7 +77,10 @@ def _snapshot(reminder: ReminderView) -> dict[str, object]:
 )
 async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResult:
     service = reminder_service(ctx)
-    schedule, first = args.resolve(ctx)
+    try:
+        schedule, first = args.resolve(ctx)
+    except ValueError as exc:  # the moment passed between validation and now
+        return FunctionResult.direct(f"I couldn't set that reminder: {exc}.")
     new = NewReminder(
         chat_id=ctx.chat_id,
         chat_type=ctx.chat_type,
@@ -115,7 +119,7 @@ async def reminder_list(ctx: MessageContext) -> FunctionResult:
     if not reminders:
         return FunctionResult.direct("There are no active reminders in this chat.", data=[])
     lines = [f"Reminders in this chat ({total}, times in {ctx.timezone}):"]
-    lines.extend(describe_reminder(reminder) for reminder in reminders)
+    lines.extend(describe_reminder(reminder, ctx.zone) for reminder in reminders)
     if total > len(reminders):
         lines.append(f"…and {total - len(reminders)} more.")
     return FunctionResult.direct("\n".join(lines), data=[_snapshot(r) for r in reminders])

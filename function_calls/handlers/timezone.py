@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import zoneinfo
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -55,6 +56,7 @@ class TimezoneArgs(BaseModel):
     examples=["we're in New York now, switch the time zone"],
 )
 async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResult:
+    new_zone = ZoneInfo(args.timezone)
     if ctx.chat_type == "group" and not ctx.is_admin:
         return FunctionResult.direct(
             "Only a group admin can change this chat's time zone.", data={"changed": False}
@@ -66,6 +68,6 @@ async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResul
         return FunctionResult.direct(UNAVAILABLE, data={"changed": False})
     lines = [f"🌍 This chat's time zone is now {args.timezone}."]
     if moved:
-        lines.append("Repeating reminders keep their local time:")
-        lines.extend(describe_reminder(reminder) for reminder in moved)
+        lines.append("Repeating reminders keep their local time; one-time ones their moment:")
+        lines.extend(describe_reminder(reminder, new_zone) for reminder in moved)
     return FunctionResult.direct("\n".join(lines), data={"changed": True, "moved": len(moved)})
