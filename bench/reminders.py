@@ -199,7 +199,7 @@ async def measure(url: str, spawned_at: float) -> dict[str, Any]:
         received.clear()
         for n in range(SINGLES):
             due = datetime.now(UTC) + timedelta(milliseconds=300)
-            schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+            schedule = Schedule.once_at(due, "UTC")
             new = NewReminder("chat-single", "group", "u-1", "Ann", f"s{n}", schedule, due)
             await service.create(new)
             await wait_for(n + 1, within=10)

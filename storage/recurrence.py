@@ -60,6 +60,12 @@ class Schedule:
         if self.kind == "monthly" and (self.day is None or not 1 <= self.day <= 31):
             raise ValueError("a monthly schedule needs a day from 1 to 31")
 
+    @classmethod
+    def once_at(cls, instant: datetime, timezone: str) -> Schedule:
+        """A one-time schedule for this exact instant, in the given zone's wall time."""
+        local = instant.astimezone(ZoneInfo(timezone))
+        return cls("once", local.time(), timezone, on_date=local.date())
+
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)

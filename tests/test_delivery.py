@@ -279,7 +279,7 @@ async def live(database_url: str, outbox: Outbox) -> AsyncIterator[ReminderServi
 
 async def test_timer_fires_on_time_without_polling(live: ReminderService, outbox: Outbox) -> None:
     due = datetime.now(UTC) + timedelta(seconds=1)
-    schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+    schedule = Schedule.once_at(due, "UTC")
     await live.create(NewReminder("chat-1", "group", "u-a", "A", "now!", schedule, due))
     assert scheduler(live).planned == 1
     await outbox.wait_for(1)
@@ -292,7 +292,7 @@ async def test_watchdog_delivers_when_the_timer_stalls(
 ) -> None:
     scheduler(live).timer.pause()  # what a stalled AsyncIOScheduler looks like
     due = datetime.now(UTC) + timedelta(milliseconds=200)
-    schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+    schedule = Schedule.once_at(due, "UTC")
     await live.create(NewReminder("chat-1", "group", "u-a", "A", "still!", schedule, due))
     await outbox.wait_for(1, within=3)
     assert outbox.texts() == ["⏰ Reminder for @A: still!"]
@@ -302,7 +302,7 @@ async def test_timers_are_rebuilt_from_the_table_at_startup(
     database_url: str, outbox: Outbox
 ) -> None:
     due = datetime.now(UTC) + timedelta(seconds=1)
-    schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+    schedule = Schedule.once_at(due, "UTC")
     async with ReminderService.open(database_url) as service:  # no sender: store only
         await service.create(NewReminder("chat-1", "group", "u-a", "A", "boot", schedule, due))
     async with ReminderService.open(database_url, sender=outbox) as service:
@@ -385,7 +385,7 @@ async def test_leases_of_queued_sends_are_renewed_so_no_one_takes_them_over(
     )
     async with ReminderService.open(database_url, sender=slow, policy=policy) as service:
         due = datetime.now(UTC) + timedelta(milliseconds=100)
-        schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+        schedule = Schedule.once_at(due, "UTC")
         for n in range(3):
             await service.create(NewReminder("chat-1", "group", "u", "U", f"r{n}", schedule, due))
         rival = ReminderScheduler(service.database, slow, policy=policy)

@@ -66,7 +66,7 @@ def workers() -> Iterator[list[Worker]]:
 
 
 def add_once(database: Database, chat: str, due: datetime, content: str) -> str:
-    schedule = Schedule("once", due.time(), "UTC", on_date=due.date())
+    schedule = Schedule.once_at(due, "UTC")
     new = NewReminder(chat, "group", "u-1", "Ann", content, schedule, due)
     with database.write_session() as session:
         return create_reminder(session, new, datetime.now(UTC)).id

@@ -155,9 +155,7 @@ class ReminderArgs(BaseModel):
         now = ctx.clock()
         if self.in_minutes is not None:
             first = now + timedelta(minutes=self.in_minutes)
-            local = first.astimezone(ctx.zone)
-            schedule = Schedule("once", local.time(), ctx.timezone, on_date=local.date())
-            return schedule, first
+            return Schedule.once_at(first, ctx.timezone), first
         assert self.time is not None
         if self.type == "once":
             day_text, clock_text = self.time.split(" ")
