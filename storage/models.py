@@ -131,3 +131,24 @@ class Delivery(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     claimed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class ChatMessage(Base):
+    """Every message of an enabled chat, kept for context and summaries."""
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("chat_id", "message_id"),
+        Index("ix_messages_chat_time", "chat_id", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[str] = mapped_column(String(255))
+    # The platform's id; None for the bot's own replies. Unique per chat: a redelivered
+    # message is recognised and handled once.
+    message_id: Mapped[str | None] = mapped_column(String(255))
+    sender_id: Mapped[str] = mapped_column(String(255))
+    sender_name: Mapped[str] = mapped_column(String(255), default="")
+    text: Mapped[str] = mapped_column(Text)
+    from_bot: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)

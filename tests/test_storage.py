@@ -21,7 +21,7 @@ from tests.conftest import FakeClock, chat_ctx
 from tests.postgres import create_database, drop_database
 from tests.test_reminder_tools import call
 
-TABLES = {"alembic_version", "chats", "reminders", "deliveries"}
+TABLES = {"alembic_version", "chats", "reminders", "deliveries", "messages"}
 
 
 def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
     assert current_revision(database) is None
     upgrade(database)
     upgrade(database)  # a second run is a no-op
-    assert current_revision(database) == head_revision() == "0001"
+    assert current_revision(database) == head_revision() == "0002"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     with database.read_session() as session:
         assert session.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -57,7 +57,7 @@ def test_concurrent_upgrades_on_postgresql_serialize(pg_server: str) -> None:
         thread.join()
     assert errors == []
     database = Database(url)
-    assert current_revision(database) == "0001"
+    assert current_revision(database) == "0002"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     database.close()
     drop_database(pg_server, url)

@@ -1,0 +1,238 @@
+"""config.yaml: validated by Pydantic at startup; secrets come from ${ENV_VARS}."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+
+from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+class ConfigError(Exception):
+    """The configuration is unusable; the message names the key."""
+
+
+def _duration(value: Any) -> Any:
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match is None:
+            raise ValueError("use a duration such as 30s, 15m, 6h or 1d")
+        return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+    if isinstance(value, int | float):
+        return timedelta(seconds=value)
+    return value
+
+
+Duration = Annotated[timedelta, BeforeValidator(_duration)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GroupsConfig(_Section):
+    allow: list[str] = Field(default_factory=lambda: ["*"])
+
+    def allows(self, chat_id: str) -> bool:
+        return "*" in self.allow or chat_id in self.allow
+
+
+class HistoryConfig(_Section):
+    max_messages: int = Field(40, ge=0, le=500)
+    max_chars: int = Field(6000, ge=0, le=200_000)
+
+
+class RetentionConfig(_Section):
+    max_messages_per_chat: int = Field(5000, ge=100)
+    max_days: int = Field(30, ge=1)
+
+
+class RateLimitConfig(_Section):
+    user_per_minute: float = Field(10, gt=0)
+    chat_per_minute: float = Field(30, gt=0)
+    burst: int = Field(5, ge=1)
+
+
+class BotSettings(_Section):
+    name: str = Field("groupmate", min_length=1, max_length=64)
+    timezone: str = "UTC"
+    admins: list[str] = Field(default_factory=list)
+    groups: GroupsConfig = Field(default_factory=GroupsConfig)
+    prefixes: list[str] = Field(default_factory=lambda: ["!"])
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            return check_timezone(value)
+        except InvalidTimezoneError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class LLMSettings(_Section):
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    tool_mode: Literal["native", "prompt", "auto"] = "auto"
+    prompt_format: Literal["hermes", "json"] = "hermes"
+    max_rounds: int = Field(5, ge=1, le=20)
+    max_invalid_retries: int = Field(1, ge=0, le=5)
+    call_timeout: float = Field(30, gt=0)
+    request_timeout: float = Field(60, gt=0)
+
+    @property
+    def enabled(self) -> bool:
+        has_key = self.api_key is not None and bool(self.api_key.get_secret_value())
+        return has_key or bool(self.base_url)
+
+
+class StorageSettings(_Section):
+    url: str = DEFAULT_URL
+
+
+class SearchSettings(_Section):
+    provider: Literal["none", "perplexity"] = "none"
+    base_url: str = "https://api.perplexity.ai"
+    api_key: SecretStr | None = None
+    model: str = "sonar"
+    timeout: float = Field(30, gt=0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.provider != "none"
+
+
+class WebhookSettings(_Section):
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    outbound_url: str | None = None
+    token: SecretStr | None = None
+    max_body_bytes: int = Field(64 * 1024, ge=1024)
+
+
+class ConsoleSettings(_Section):
+    enabled: bool = True
+
+
+class AdaptersSettings(_Section):
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
+    webhook: WebhookSettings = Field(default_factory=WebhookSettings)
+
+
+class ReminderSettings(_Section):
+    grace: dict[Literal["once", "daily", "weekdays", "weekly", "monthly"], Duration] = Field(
+        default_factory=dict
+    )
+    late_after: Duration = timedelta(minutes=1)
+    send_attempts: int = Field(5, ge=1, le=20)
+    retry_base: Duration = timedelta(seconds=2)
+    retry_max: Duration = timedelta(minutes=1)
+    watchdog_interval: Duration = timedelta(seconds=30)
+
+    def policy(self) -> DeliveryPolicy:
+        defaults = DeliveryPolicy()
+        return DeliveryPolicy(
+            grace={**defaults.grace, **self.grace},
+            late_after=self.late_after,
+            send_attempts=self.send_attempts,
+            retry_base=self.retry_base,
+            retry_max=self.retry_max,
+            watchdog_interval=self.watchdog_interval,
+        )
+
+
+class LoggingSettings(_Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+
+class Config(_Section):
+    bot: BotSettings = Field(default_factory=BotSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    adapters: AdaptersSettings = Field(default_factory=AdaptersSettings)
+    reminders: ReminderSettings = Field(default_factory=ReminderSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+
+def _interpolate(value: Any, environ: dict[str, str], path: str) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _interpolate(v, environ, f"{path}.{k}" if path else str(k)) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_interpolate(v, environ, f"{path}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        return ""  # an unset secret means "not configured", which the sections handle
+
+    return _ENV_REFERENCE.sub(replace, value)
+
+
+def parse_config(data: Any, environ: dict[str, str] | None = None) -> Config:
+    """Validate a parsed YAML document; errors name the offending key."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("the configuration must be a mapping of sections (bot, llm, ...)")
+    resolved = _interpolate(data, dict(os.environ) if environ is None else environ)
+    try:
+        config = Config.model_validate(resolved)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False, include_input=False):
+            key = ".".join(str(part) for part in error["loc"])
+            message = error["msg"].removeprefix("Value error, ")
+            problems.append(f"{key}: {message}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
+    return config
+
+
+def load_config(path: str | Path | None, environ: dict[str, str] | None = None) -> Config:
+    """Read and validate config.yaml; no file means the embedded defaults."""
+    env = dict(os.environ) if environ is None else environ
+    if path is None:
+        data: Any = {}
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    config = parse_config(data, env)
+    # Natural language works as soon as OPENAI_API_KEY is set, as the README promises.
+    if config.llm.api_key is None and env.get("OPENAI_API_KEY"):
+        config.llm.api_key = SecretStr(env["OPENAI_API_KEY"])
+    return config
