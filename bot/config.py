@@ -177,13 +177,11 @@ class Config(_Section):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
 
 
-def _interpolate(value: Any, environ: dict[str, str], path: str) -> Any:
+def _interpolate(value: Any, environ: dict[str, str]) -> Any:
     if isinstance(value, dict):
-        return {
-            k: _interpolate(v, environ, f"{path}.{k}" if path else str(k)) for k, v in value.items()
-        }
+        return {key: _interpolate(item, environ) for key, item in value.items()}
     if isinstance(value, list):
-        return [_interpolate(v, environ, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_interpolate(item, environ) for item in value]
     if not isinstance(value, str):
         return value
 
