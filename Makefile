@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-run: $(STAMP)
-	$(BIN)/groupmate chat
+config.yaml:
+	cp config.yaml.template config.yaml
+
+run: $(STAMP) config.yaml
+	$(BIN)/groupmate --config config.yaml chat
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,68 +1,100 @@
-"""The `groupmate` command line."""
+"""The `groupmate` command line: chat, serve, check, db."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from bot.adapters.console import ConsoleChat, run_console
-from function_calls import FunctionCallLLM
+import uvicorn
+
+from bot.adapters.console import run_console
+from bot.adapters.http import create_app
+from bot.app import Bot
+from bot.config import Config, ConfigError, load_config
+from bot.logs import setup_logging
 from storage import (
-    DEFAULT_URL,
     Database,
-    ReminderService,
     StorageError,
-    check_timezone,
     current_revision,
     head_revision,
     upgrade,
 )
 
-
-def _storage_url(options: argparse.Namespace) -> str:
-    return options.url or os.environ.get("GROUPMATE_STORAGE_URL") or DEFAULT_URL
+DEFAULT_CONFIG = "config.yaml"
 
 
-def _build_llm() -> FunctionCallLLM | None:
-    if not (os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL")):
-        return None
-    mode = os.environ.get("GROUPMATE_TOOL_MODE", "auto")
-    if mode not in ("native", "prompt", "auto"):
-        raise SystemExit(f"GROUPMATE_TOOL_MODE must be native, prompt or auto, not {mode!r}")
-    return FunctionCallLLM(
-        model=os.environ.get("GROUPMATE_MODEL", "gpt-4o-mini"),
-        base_url=os.environ.get("OPENAI_BASE_URL"),
-        tool_mode=mode,  # type: ignore[arg-type]
-    )
+def _config(options: argparse.Namespace) -> Config:
+    path = options.config
+    if path is None and Path(DEFAULT_CONFIG).exists():
+        path = DEFAULT_CONFIG
+    config = load_config(path)
+    url = getattr(options, "url", None) or os.environ.get("GROUPMATE_STORAGE_URL")
+    if url:
+        config.storage.url = url
+    return config
 
 
-async def _chat(options: argparse.Namespace) -> None:
-    chat = ConsoleChat(
-        chat_id="console",
-        sender_id="console-user",
-        sender_name=os.environ.get("USER", "you"),
-    )
-    timezone = check_timezone(os.environ.get("GROUPMATE_TIMEZONE", "UTC"))
-    llm = _build_llm()
+async def _chat(config: Config) -> None:
+    await run_console(Bot(config), user=os.environ.get("USER") or "you")
+
+
+async def _serve(config: Config) -> None:
+    webhook = config.adapters.webhook
+    async with Bot(config) as bot:
+        server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(bot),
+                host=webhook.host,
+                port=webhook.port,
+                lifespan="off",
+                log_level="warning",
+                access_log=False,
+            )
+        )
+        print(f"groupmate serving on http://{webhook.host}:{webhook.port}", flush=True)
+        await server.serve()
+
+
+def _check(config: Config) -> int:
+    """What is enabled, without secrets."""
+    database = Database(config.storage.url)
     try:
-        async with ReminderService.open(
-            _storage_url(options), sender=chat.deliver, default_timezone=timezone
-        ) as reminders:
-            await run_console(llm, chat, reminders)
+        revision = current_revision(database)
+    except StorageError as exc:
+        revision = f"unreachable ({exc})"
     finally:
-        if llm is not None:
-            await llm.aclose()
+        database.close()
+    webhook = config.adapters.webhook
+    llm = config.llm
+    lines = [
+        f"bot: {config.bot.name}, time zone {config.bot.timezone}, "
+        f"groups {', '.join(config.bot.groups.allow)}, {len(config.bot.admins)} admin(s)",
+        f"storage: {database.safe_url} (schema {revision}; code {head_revision()})",
+        "llm: "
+        + (
+            f"{llm.model} at {llm.base_url or 'the OpenAI API'}, tools {llm.tool_mode}"
+            if llm.enabled
+            else "off (offline commands only; set OPENAI_API_KEY or llm.base_url)"
+        ),
+        "search: "
+        + (f"{config.search.provider} ({config.search.model})" if config.search.enabled else "off"),
+        "console adapter: " + ("on" if config.adapters.console.enabled else "off"),
+        f"http adapter: {webhook.host}:{webhook.port}, "
+        + ("token required" if webhook.token else "no token")
+        + (", outbound webhook set" if webhook.outbound_url else ", no outbound webhook"),
+    ]
+    print("\n".join(lines))
+    return 0
 
 
-def _db(options: argparse.Namespace) -> int:
-    database = Database(_storage_url(options))
+def _db(config: Config, action: str) -> int:
+    database = Database(config.storage.url)
     try:
-        if options.action == "upgrade":
+        if action == "upgrade":
             upgrade(database)
         revision = current_revision(database)
     finally:
@@ -74,23 +106,26 @@ def _db(options: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="groupmate", description="Group-chat assistant bot.")
+    parser.add_argument("--config", help=f"config file (default: ./{DEFAULT_CONFIG} if present)")
     commands = parser.add_subparsers(dest="command", required=True)
-    chat = commands.add_parser("chat", help="chat with the bot in this terminal")
+    commands.add_parser("chat", help="a simulated group chat in this terminal")
+    commands.add_parser("serve", help="the HTTP API (adapters.webhook.host/port)")
+    commands.add_parser("check", help="validate the config and print what is enabled")
     db = commands.add_parser("db", help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
-    for command in (chat, db):
-        command.add_argument(
-            "--url", help=f"database URL (default: $GROUPMATE_STORAGE_URL or {DEFAULT_URL})"
-        )
+    db.add_argument("--url", help="database URL (default: storage.url)")
     options = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("GROUPMATE_LOG_LEVEL", "WARNING"))
     try:
+        config = _config(options)
+        setup_logging(os.environ.get("GROUPMATE_LOG_LEVEL") or config.logging.level)
+        if options.command == "check":
+            return _check(config)
         if options.command == "db":
-            return _db(options)
-        asyncio.run(_chat(options))
+            return _db(config, options.action)
+        asyncio.run(_chat(config) if options.command == "chat" else _serve(config))
     except KeyboardInterrupt:
         return 130
-    except StorageError as exc:
+    except (ConfigError, StorageError) as exc:
         print(f"groupmate: {exc}", file=sys.stderr)
         return 2
     return 0

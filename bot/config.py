@@ -44,6 +44,15 @@ def _duration(value: Any) -> Any:
 Duration = Annotated[timedelta, BeforeValidator(_duration)]
 
 
+def _unset_if_empty(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+# An unset ${ENV_VAR} interpolates to "", which means "not configured".
+Secret = Annotated[SecretStr | None, BeforeValidator(_unset_if_empty)]
+OptionalText = Annotated[str | None, BeforeValidator(_unset_if_empty)]
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -91,8 +100,8 @@ class BotSettings(_Section):
 
 
 class LLMSettings(_Section):
-    base_url: str | None = None
-    api_key: SecretStr | None = None
+    base_url: OptionalText = None
+    api_key: Secret = None
     model: str = "gpt-4o-mini"
     tool_mode: Literal["native", "prompt", "auto"] = "auto"
     prompt_format: Literal["hermes", "json"] = "hermes"
@@ -103,8 +112,7 @@ class LLMSettings(_Section):
 
     @property
     def enabled(self) -> bool:
-        has_key = self.api_key is not None and bool(self.api_key.get_secret_value())
-        return has_key or bool(self.base_url)
+        return self.api_key is not None or self.base_url is not None
 
 
 class StorageSettings(_Section):
@@ -114,7 +122,7 @@ class StorageSettings(_Section):
 class SearchSettings(_Section):
     provider: Literal["none", "perplexity"] = "none"
     base_url: str = "https://api.perplexity.ai"
-    api_key: SecretStr | None = None
+    api_key: Secret = None
     model: str = "sonar"
     timeout: float = Field(30, gt=0)
 
@@ -127,8 +135,8 @@ class WebhookSettings(_Section):
     enabled: bool = False
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
-    outbound_url: str | None = None
-    token: SecretStr | None = None
+    outbound_url: OptionalText = None
+    token: Secret = None
     max_body_bytes: int = Field(64 * 1024, ge=1024)
 
 
@@ -164,7 +172,7 @@ class ReminderSettings(_Section):
 
 
 class LoggingSettings(_Section):
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
 
 class Config(_Section):
@@ -231,6 +239,8 @@ def load_config(path: str | Path | None, environ: dict[str, str] | None = None) 
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
     config = parse_config(data, env)
     # Natural language works as soon as OPENAI_API_KEY is set, as the README promises.
-    if config.llm.api_key is None and env.get("OPENAI_API_KEY"):
+    if not config.llm.enabled and env.get("OPENAI_API_KEY"):
         config.llm.api_key = SecretStr(env["OPENAI_API_KEY"])
+    if not config.llm.base_url and env.get("OPENAI_BASE_URL"):
+        config.llm.base_url = env["OPENAI_BASE_URL"]
     return config

@@ -268,6 +268,25 @@ class FunctionCallLLM:
             instructions = render_tool_instructions(definitions, self.prompt_format)
         return build_system_prompt(turn.ctx, persona=self.persona, tool_instructions=instructions)
 
+    async def complete_text(self, system: str, user: str) -> str:
+        """One plain completion without tools (summaries, digests).
+
+        Raises LLMUnavailableError with a user-facing message when the endpoint fails.
+        """
+        messages: list[Message] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
+        try:
+            message = await self._complete(messages, None)
+            return _message_text(message).strip()
+        except openai.APIStatusError as exc:
+            raise _unavailable(exc) from exc
+        except LLMUnavailableError:
+            raise
+        except Exception as exc:
+            raise _unreadable(exc) from exc
+
     async def _ask(self, turn: _Turn) -> _ModelReply:
         turn.llm_calls += 1
         tools = None

@@ -50,11 +50,15 @@ class Tool:
     ctx_param: str | None = field(repr=False)
     args_param: str | None = field(repr=False)
     is_async: bool = field(repr=False)
+    # Services the tool needs in ctx.services; without them it is not offered at all.
+    requires: tuple[str, ...] = ()
 
     def visible_to(self, ctx: MessageContext) -> bool:
         """Whether this tool may be offered and run for the sender of `ctx`."""
         if self.admin_only and not ctx.is_admin:
             return False
+        if any(name not in ctx.services for name in self.requires):
+            return False  # e.g. web_search without a configured provider
         return self.scope == "both" or self.scope == ctx.chat_type
 
     def definition(self, *, strict: bool = True) -> dict[str, Any]:
@@ -134,6 +138,7 @@ def build_tool(
     admin_only: bool = False,
     examples: Sequence[str] = (),
     timeout: float | None = None,
+    requires: Sequence[str] = (),
     localns: Mapping[str, Any] | None = None,
 ) -> Tool:
     """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
@@ -176,6 +181,7 @@ def build_tool(
         ctx_param=ctx_param,
         args_param=args_param,
         is_async=inspect.iscoroutinefunction(handler),
+        requires=tuple(requires),
     )
 
 
@@ -202,6 +208,7 @@ class ToolRegistry:
         admin_only: bool = False,
         examples: Sequence[str] = (),
         timeout: float | None = None,
+        requires: Sequence[str] = (),
         _localns: Mapping[str, Any] | None = None,
     ) -> Callable[[HandlerT], HandlerT]:
         """Decorator form of `register`; returns the handler unchanged."""
@@ -219,6 +226,7 @@ class ToolRegistry:
                     admin_only=admin_only,
                     examples=examples,
                     timeout=timeout,
+                    requires=requires,
                     localns=localns,
                 )
             )
@@ -268,13 +276,15 @@ def tool_function(
     admin_only: bool = False,
     examples: Sequence[str] = (),
     timeout: float | None = None,
+    requires: Sequence[str] = (),
     registry: ToolRegistry | None = None,
 ) -> Callable[[HandlerT], HandlerT]:
     """Register a handler as a tool the model can call.
 
     The handler's `args` parameter annotation (a pydantic model) is the argument
     schema; `ctx` receives the MessageContext. Name and description default to the
-    function's name and docstring.
+    function's name and docstring. `requires` names services (in ctx.services) without
+    which the tool is not offered.
     """
     target = registry if registry is not None else default_registry
     return target.tool(
@@ -284,5 +294,6 @@ def tool_function(
         admin_only=admin_only,
         examples=examples,
         timeout=timeout,
+        requires=requires,
         _localns=sys._getframe(1).f_locals,
     )

@@ -1,79 +1,95 @@
-"""A minimal terminal chat with the bot, until the full chat runtime lands."""
+"""`groupmate chat`: a terminal group-chat simulator with the whole bot behind it.
+
+You type as a participant; `/as bob` switches who you are, `/private` and `/group` switch
+the chat. Reminders fire into the terminal while you type.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
-from dataclasses import dataclass, field
 from typing import TextIO
 
-from function_calls import ChatTurn, FunctionCallLLM, MessageContext
-from storage import OutgoingMessage, ReminderService, StorageError
+from bot.app import Bot
+from bot.messages import IncomingMessage
+from storage import OutgoingMessage
 
-_HISTORY_TURNS = 20
-NO_LLM_NOTICE = (
-    "No language model is configured. Set OPENAI_API_KEY (and optionally OPENAI_BASE_URL "
-    "and GROUPMATE_MODEL) to chat in plain language."
+CHAT_PREFIX = "console:"
+GROUP_CHAT = f"{CHAT_PREFIX}group"
+HELP = (
+    "You are chatting in a simulated group. /as <name> switches the sender, /private and "
+    "/group switch the chat, /quit leaves. In the group, address the bot with @{name}."
 )
 
 
-@dataclass
 class ConsoleChat:
-    """One private chat in this terminal; reminders print into it as they fire."""
+    """The terminal side: reads lines, prints replies and reminders as they come."""
 
-    chat_id: str
-    sender_id: str
-    sender_name: str
-    stdout: TextIO = field(default=sys.stdout)
+    def __init__(self, bot: Bot, *, user: str, stdin: TextIO, stdout: TextIO) -> None:
+        self.bot = bot
+        self.user = user
+        self.chat_type: str = "group"
+        self._stdin = stdin
+        self._stdout = stdout
+        self._ids = itertools.count(1)
+
+    @property
+    def chat_id(self) -> str:
+        return GROUP_CHAT if self.chat_type == "group" else f"{CHAT_PREFIX}dm-{self.user}"
+
+    def _say(self, text: str) -> None:
+        print(text, file=self._stdout, flush=True)
+
+    def _prompt(self) -> None:
+        print(f"[{self.chat_type}] {self.user}> ", end="", file=self._stdout, flush=True)
 
     async def deliver(self, message: OutgoingMessage) -> None:
-        print(f"\nbot> {message.text}\nyou> ", end="", file=self.stdout, flush=True)
+        """Outgoing messages of console chats: printed between prompts."""
+        where = "group" if message.chat_id == GROUP_CHAT else "private"
+        self._say(f"\n[{where}] bot> {message.text}")
+        self._prompt()
 
-    async def context(self, reminders: ReminderService) -> MessageContext:
-        try:
-            timezone = await reminders.timezone_of(self.chat_id)
-        except StorageError:
-            timezone = reminders.default_timezone  # the tools report the outage themselves
-        return MessageContext(
-            chat_id=self.chat_id,
-            chat_type="private",
-            sender_id=self.sender_id,
-            sender_name=self.sender_name,
-            is_admin=True,
-            timezone=timezone,
-            services={"reminders": reminders},
-        )
+    async def run(self) -> None:
+        self._say("groupmate console. " + HELP.format(name=self.bot.config.bot.name))
+        if self.bot.llm is None:
+            self._say("No language model is configured: use the /commands (try /help).")
+        while True:
+            self._prompt()
+            line = await asyncio.to_thread(self._stdin.readline)
+            if not line or line.strip() == "/quit":
+                self._say("")
+                return
+            text = line.strip()
+            if not text or self._local_command(text):
+                continue
+            message = IncomingMessage(
+                chat_id=self.chat_id,
+                chat_type="group" if self.chat_type == "group" else "private",
+                sender_id=f"console-{self.user}",
+                sender_name=self.user,
+                text=text,
+                message_id=f"console-{next(self._ids)}",
+            )
+            for reply in await self.bot.handle(message):
+                self._say(f"bot> {reply.text}")
+
+    def _local_command(self, text: str) -> bool:
+        if text.startswith("/as "):
+            self.user = text[4:].strip().split()[0] if text[4:].strip() else self.user
+            self._say(f"(you are now {self.user})")
+            return True
+        if text in ("/private", "/group"):
+            self.chat_type = text[1:]
+            self._say(f"(now in the {self.chat_type} chat)")
+            return True
+        return False
 
 
 async def run_console(
-    llm: FunctionCallLLM | None,
-    chat: ConsoleChat,
-    reminders: ReminderService,
-    *,
-    stdin: TextIO = sys.stdin,
+    bot: Bot, *, user: str, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
 ) -> None:
-    """Read lines until EOF or /quit; answer each through the LLM."""
-    stdout = chat.stdout
-    history: list[ChatTurn] = []
-    print("groupmate console. Type /quit to leave.", file=stdout, flush=True)
-    if llm is None:
-        print(NO_LLM_NOTICE, file=stdout, flush=True)
-    while True:
-        print("you> ", end="", file=stdout, flush=True)
-        line = await asyncio.to_thread(stdin.readline)
-        if not line or line.strip() == "/quit":
-            print("", file=stdout, flush=True)
-            return
-        text = line.strip()
-        if not text:
-            continue
-        if llm is None:
-            print(f"bot> {NO_LLM_NOTICE}", file=stdout, flush=True)
-            continue
-        ctx = await chat.context(reminders)
-        result = await llm.run(ctx, text, history)
-        print(f"bot> {result.text}", file=stdout, flush=True)
-        history.extend(
-            [ChatTurn("user", text, ctx.sender_name), ChatTurn("assistant", result.text)]
-        )
-        del history[:-_HISTORY_TURNS]
+    chat = ConsoleChat(bot, user=user, stdin=stdin, stdout=stdout)
+    bot.on_outgoing(chat.deliver, chat_prefix=CHAT_PREFIX)
+    async with bot:
+        await chat.run()

@@ -66,6 +66,7 @@ def _snapshot(reminder: ReminderView) -> dict[str, object]:
 
 @tool_function(
     name="reminder_set",
+    requires=["reminders"],
     description=(
         "Set a reminder in this chat: once (at a local date and time, or in N minutes) or "
         "repeating daily, on weekdays, weekly or monthly. Times are the chat's local time."
@@ -104,6 +105,7 @@ async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResul
 
 @tool_function(
     name="reminder_list",
+    requires=["reminders"],
     description="List this chat's active reminders with their IDs and next times.",
     examples=["what reminders do we have?"],
 )
@@ -144,6 +146,7 @@ class ReminderDeleteArgs(BaseModel):
 
 @tool_function(
     name="reminder_delete",
+    requires=["reminders"],
     description="Delete (cancel) one of this chat's reminders by the ID shown in the list.",
     examples=["cancel reminder 3"],
 )

@@ -49,6 +49,7 @@ class TimezoneArgs(BaseModel):
 
 @tool_function(
     name="set_timezone",
+    requires=["reminders"],
     description=(
         "Change this chat's time zone (group admins only). Repeating reminders keep their "
         "local time in the new zone; one-time reminders keep their moment."

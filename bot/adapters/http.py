@@ -1,0 +1,240 @@
+"""The HTTP adapter: the integration API for any platform, and the admin API."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bot.app import Bot
+from bot.messages import IncomingMessage
+from function_calls import InvalidArgumentsError, MessageContext
+from storage import (
+    InvalidTimezoneError,
+    ReminderNotFoundError,
+    ReminderPermissionError,
+    ReminderService,
+    ReminderView,
+    StorageUnavailableError,
+    check_timezone,
+)
+
+log = logging.getLogger(__name__)
+
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chat_id: str = Field(min_length=1, max_length=255)
+    chat_type: Literal["group", "private"]
+    sender_id: str = Field(min_length=1, max_length=255)
+    sender_name: str = Field("", max_length=255)
+    text: str = Field(max_length=16_000)
+    mentions_bot: bool = False
+    message_id: str | None = Field(None, max_length=255)
+    timestamp: datetime | None = None
+    reply_to_bot: bool = False
+    sender_is_admin: bool = False
+
+
+class ReplyOut(BaseModel):
+    chat_id: str
+    text: str
+    mentions: list[str]
+
+
+class RepliesOut(BaseModel):
+    replies: list[ReplyOut]
+
+
+class ReminderOut(BaseModel):
+    id: str
+    short_id: int
+    content: str
+    kind: str
+    rule: str
+    timezone: str
+    next_fire_at: datetime | None
+    created_by: str
+
+
+class SettingsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    timezone: str = Field(min_length=1, max_length=64)
+
+
+def _reminder_out(reminder: ReminderView) -> ReminderOut:
+    next_fire = reminder.next_fire_at
+    return ReminderOut(
+        id=reminder.id,
+        short_id=reminder.short_id,
+        content=reminder.content,
+        kind=reminder.schedule.kind,
+        rule=reminder.schedule.describe(),
+        timezone=reminder.schedule.timezone,
+        next_fire_at=None if next_fire is None else next_fire.astimezone(reminder.schedule.zone),
+        created_by=reminder.created_by,
+    )
+
+
+class _BodyLimit:
+    """413 for bodies over the limit, whether or not Content-Length says so."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await _too_large(scope, receive, send, self.max_bytes)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await _too_large(scope, receive, send, self.max_bytes)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+    response = JSONResponse({"error": f"body larger than {limit} bytes"}, status_code=413)
+    await response(scope, receive, send)
+
+
+def create_app(bot: Bot) -> ASGIApp:
+    """The ASGI app for a running (entered) bot, with the body size limit in front."""
+    webhook = bot.config.adapters.webhook
+    token = webhook.token.get_secret_value() if webhook.token else ""
+    app = FastAPI(title="groupmate", version="1", docs_url=None, redoc_url=None)
+
+    async def authorized(request: Request) -> None:
+        if not token:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
+            raise HTTPException(401, "missing or wrong bearer token")
+
+    def reminders() -> ReminderService:
+        assert bot.reminders is not None
+        return bot.reminders
+
+    Auth = Depends(authorized)
+    Reminders = Annotated[ReminderService, Depends(reminders)]
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        issues = [
+            {"path": ".".join(str(p) for p in e["loc"][1:]) or "(body)", "problem": e["msg"]}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"error": "invalid request", "issues": issues}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+
+    @app.exception_handler(StorageUnavailableError)
+    async def _storage_down(request: Request, exc: StorageUnavailableError) -> JSONResponse:
+        return JSONResponse({"error": "storage unavailable, nothing changed"}, status_code=503)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/v1/messages", dependencies=[Auth])
+    async def post_message(body: MessageIn) -> RepliesOut:
+        replies = await bot.handle(IncomingMessage(**body.model_dump()))
+        out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
+        return RepliesOut(replies=out)
+
+    @app.get("/v1/chats/{chat_id}/reminders", dependencies=[Auth])
+    async def list_reminders(chat_id: str, service: Reminders) -> list[ReminderOut]:
+        found, _ = await service.list_for_chat(chat_id, limit=1000)
+        return [_reminder_out(reminder) for reminder in found]
+
+    @app.post("/v1/chats/{chat_id}/reminders", dependencies=[Auth], status_code=201)
+    async def create_reminder(chat_id: str, request: Request, service: Reminders) -> Any:
+        try:
+            raw = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "the body is not JSON"}, status_code=400)
+        if not isinstance(raw, dict):
+            return JSONResponse({"error": "the body must be a JSON object"}, status_code=422)
+        created_by = raw.pop("created_by", None)
+        created_by_name = raw.pop("created_by_name", "")
+        chat_type = raw.pop("chat_type", "group")
+        if not isinstance(created_by, str) or not created_by:
+            issue = {"path": "created_by", "problem": "required field is missing"}
+            return JSONResponse({"error": "invalid reminder", "issues": [issue]}, status_code=422)
+        if chat_type not in ("group", "private"):
+            issue = {"path": "chat_type", "problem": "must be 'group' or 'private'"}
+            return JSONResponse({"error": "invalid reminder", "issues": [issue]}, status_code=422)
+        ctx = MessageContext(
+            chat_id=chat_id,
+            chat_type=chat_type,
+            sender_id=created_by,
+            sender_name=str(created_by_name),
+            is_admin=True,
+            timezone=await service.timezone_of(chat_id),
+            services={"reminders": service},
+        )
+        tool = bot.registry.get("reminder_set")
+        try:
+            arguments = tool.validate(raw, ctx)
+        except InvalidArgumentsError as exc:
+            issues = [
+                {"path": i.path, "problem": i.problem, "received": i.received} for i in exc.issues
+            ]
+            return JSONResponse({"error": "invalid reminder", "issues": issues}, status_code=422)
+        result = await tool.invoke(ctx, arguments)
+        if not isinstance(result.data, dict):
+            return JSONResponse({"error": result.reply or "not created"}, status_code=503)
+        found = await service.list_for_chat(chat_id, limit=1000)
+        created = next(r for r in found[0] if r.id == result.data["full_id"])
+        return _reminder_out(created)
+
+    @app.delete("/v1/chats/{chat_id}/reminders/{reminder_id}", dependencies=[Auth])
+    async def delete_reminder(chat_id: str, reminder_id: str, service: Reminders) -> Response:
+        try:
+            await service.delete(
+                chat_id, reminder_id, requester_id="api", requester_is_admin=True, private=False
+            )
+        except (ReminderNotFoundError, ReminderPermissionError) as exc:
+            return JSONResponse({"error": str(exc)}, status_code=404)
+        return Response(status_code=204)
+
+    @app.put("/v1/chats/{chat_id}/settings", dependencies=[Auth])
+    async def put_settings(chat_id: str, body: SettingsIn, service: Reminders) -> Any:
+        try:
+            check_timezone(body.timezone)
+        except InvalidTimezoneError as exc:
+            issue = {"path": "timezone", "problem": str(exc)}
+            return JSONResponse({"error": "invalid settings", "issues": [issue]}, status_code=422)
+        moved = await service.set_timezone(chat_id, "group", body.timezone)
+        return {"chat_id": chat_id, "timezone": body.timezone, "reminders_moved": len(moved)}
+
+    return _BodyLimit(app, webhook.max_body_bytes)

@@ -1,0 +1,136 @@
+"""`Bot`: the wiring of config, storage, LLM, search and adapters, for embedding and CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import function_calls.handlers  # noqa: F401  (registers the built-in tools)
+from bot.config import Config, load_config
+from bot.messages import IncomingMessage, Reply
+from bot.outbound import OutboundRouter, WebhookSender
+from bot.router import Router
+from function_calls import FunctionCallLLM, ToolRegistry, default_registry
+from function_calls.search import PerplexitySearch
+from storage import ReminderService, Sender
+from storage.chatlog import ChatLog
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Bot:
+    """The whole bot: `async with Bot.from_config("config.yaml") as bot: await bot.handle(m)`.
+
+    Outgoing messages (reminders) go to the senders given to `on_outgoing`, chosen by
+    chat-id prefix; with `adapters.webhook.outbound_url` set, to that webhook by default.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        registry: ToolRegistry | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.config = config
+        self.registry = registry if registry is not None else default_registry
+        self.outbound = OutboundRouter()
+        self._clock = clock
+        self._stack = AsyncExitStack()
+        self._router: Router | None = None
+        self.reminders: ReminderService | None = None
+        self.llm: FunctionCallLLM | None = None
+
+    @classmethod
+    def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
+        return cls(load_config(path), **options)
+
+    def on_outgoing(self, sender: Sender, *, chat_prefix: str = "") -> None:
+        """Deliver outgoing messages of chats whose id starts with `chat_prefix`."""
+        self.outbound.register(sender, chat_prefix=chat_prefix)
+
+    async def __aenter__(self) -> Self:
+        config = self.config
+        try:
+            await self._open(config)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def _open(self, config: Config) -> None:
+        webhook = config.adapters.webhook
+        if webhook.outbound_url:
+            sender = WebhookSender(webhook.outbound_url)
+            self._stack.push_async_callback(sender.aclose)
+            self.on_outgoing(sender)
+        self.reminders = await self._stack.enter_async_context(
+            ReminderService.open(
+                config.storage.url,
+                sender=self.outbound,
+                default_timezone=config.bot.timezone,
+                policy=config.reminders.policy(),
+                clock=self._clock,
+            )
+        )
+        retention = config.bot.retention
+        chatlog = ChatLog(
+            self.reminders.database,
+            keep=retention.max_messages_per_chat,
+            max_age=timedelta(days=retention.max_days),
+        )
+        services: dict[str, Any] = {"reminders": self.reminders, "chatlog": chatlog}
+        if config.llm.enabled:
+            settings = config.llm
+            self.llm = FunctionCallLLM(
+                model=settings.model,
+                base_url=settings.base_url,
+                api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+                registry=self.registry,
+                tool_mode=settings.tool_mode,
+                prompt_format=settings.prompt_format,
+                max_rounds=settings.max_rounds,
+                max_invalid_retries=settings.max_invalid_retries,
+                call_timeout=settings.call_timeout,
+                request_timeout=settings.request_timeout,
+            )
+            self._stack.push_async_callback(self.llm.aclose)
+            services["llm"] = self.llm
+        if config.search.enabled:
+            search = PerplexitySearch(
+                base_url=config.search.base_url,
+                api_key=config.search.api_key.get_secret_value() if config.search.api_key else None,
+                model=config.search.model,
+                timeout=config.search.timeout,
+            )
+            self._stack.push_async_callback(search.aclose)
+            services["search"] = search
+        self._router = Router(
+            config,
+            registry=self.registry,
+            reminders=self.reminders,
+            chatlog=chatlog,
+            llm=self.llm,
+            services=services,
+            clock=self._clock,
+        )
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._stack.aclose()
+
+    async def handle(self, message: IncomingMessage) -> list[Reply]:
+        """The replies to one incoming message."""
+        if self._router is None:
+            raise RuntimeError("use the bot inside `async with`")
+        return await self._router.handle(message)

@@ -1,0 +1,37 @@
+"""Log lines carry a correlation id per handled message; secrets never reach them."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import uuid
+
+correlation_id: contextvars.ContextVar[str] = contextvars.ContextVar("correlation_id", default="-")
+
+
+class _Correlation(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.correlation = correlation_id.get()
+        return True
+
+
+def new_correlation_id() -> str:
+    value = uuid.uuid4().hex[:12]
+    correlation_id.set(value)
+    return value
+
+
+def setup_logging(level: str) -> None:
+    handler = logging.StreamHandler()
+    handler.addFilter(_Correlation())
+    handler.setFormatter(
+        logging.Formatter(
+            "%(asctime)s level=%(levelname)s logger=%(name)s cid=%(correlation)s %(message)s"
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # The HTTP clients log full URLs, which can carry tokens.
+    for noisy in ("httpx", "httpcore", "openai", "apscheduler"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

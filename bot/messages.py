@@ -1,0 +1,34 @@
+"""What platforms hand the bot, and what it hands back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from function_calls import ChatType
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingMessage:
+    """One chat message as a platform adapter reports it."""
+
+    chat_id: str
+    chat_type: ChatType
+    sender_id: str
+    sender_name: str
+    text: str
+    mentions_bot: bool = False
+    message_id: str | None = None
+    timestamp: datetime | None = None
+    reply_to_bot: bool = False
+    # The platform says the sender administers this chat (in addition to bot.admins).
+    sender_is_admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A message for the chat the incoming one came from."""
+
+    chat_id: str
+    text: str
+    mentions: tuple[str, ...] = ()

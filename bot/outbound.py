@@ -1,0 +1,66 @@
+"""Outgoing messages the bot sends on its own (reminders), routed to the chat's adapter."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+
+from storage import OutgoingMessage, Sender, SendError
+
+log = logging.getLogger(__name__)
+
+
+class OutboundRouter:
+    """Picks the adapter for a chat by the longest registered chat-id prefix."""
+
+    def __init__(self) -> None:
+        self._senders: list[tuple[str, Sender]] = []
+
+    def register(self, sender: Sender, *, chat_prefix: str = "") -> None:
+        self._senders.append((chat_prefix, sender))
+        self._senders.sort(key=lambda item: len(item[0]), reverse=True)
+
+    async def __call__(self, message: OutgoingMessage) -> None:
+        for prefix, sender in self._senders:
+            if message.chat_id.startswith(prefix):
+                await sender(message)
+                return
+        raise SendError(f"no adapter delivers to chat {message.chat_id!r}")
+
+
+class WebhookSender:
+    """POSTs each outgoing message to adapters.webhook.outbound_url.
+
+    Retries and backoff are the reminder dispatcher's; this raises SendError with a
+    message that never contains the URL (it may embed a token).
+    """
+
+    def __init__(self, url: str, *, timeout: float = 10.0) -> None:
+        self._url = url
+        self._client = httpx.AsyncClient(timeout=timeout)
+
+    async def __call__(self, message: OutgoingMessage) -> None:
+        body: dict[str, object] = {
+            "chat_id": message.chat_id,
+            "text": message.text,
+            "mentions": list(message.mentions),
+            "kind": message.kind,
+        }
+        headers = {}
+        if message.reminder_id is not None and message.occurrence is not None:
+            body["reminder_id"] = message.reminder_id
+            body["occurrence"] = message.occurrence.isoformat()
+        if message.idempotency_key is not None:
+            headers["Idempotency-Key"] = message.idempotency_key
+        try:
+            response = await self._client.post(self._url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            raise SendError("the outbound webhook timed out") from None
+        except httpx.HTTPError as exc:
+            raise SendError(f"the outbound webhook is unreachable ({type(exc).__name__})") from None
+        if response.status_code >= 300:
+            raise SendError(f"the outbound webhook answered HTTP {response.status_code}")
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,70 @@
+"""Token buckets per user and per chat, with one friendly notice per limited stretch."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class _Bucket:
+    tokens: float
+    updated: float
+    noticed: bool = False
+
+
+class RateLimiter:
+    """`rate_per_minute` sustained, `burst` at once, per key."""
+
+    def __init__(
+        self,
+        rate_per_minute: float,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 100_000,
+    ) -> None:
+        self._rate = rate_per_minute / 60
+        self._burst = float(burst)
+        self._clock = clock
+        self._max_keys = max_keys
+        self._buckets: dict[str, _Bucket] = {}
+
+    def _bucket(self, key: str) -> _Bucket:
+        now = self._clock()
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self._max_keys:
+                self._forget_full(now)
+            bucket = self._buckets[key] = _Bucket(self._burst, now)
+        else:
+            bucket.tokens = min(self._burst, bucket.tokens + (now - bucket.updated) * self._rate)
+            bucket.updated = now
+        return bucket
+
+    def _forget_full(self, now: float) -> None:
+        # Keys whose buckets have refilled carry no state worth keeping.
+        for key, bucket in list(self._buckets.items()):
+            if bucket.tokens + (now - bucket.updated) * self._rate >= self._burst:
+                del self._buckets[key]
+
+    def allow(self, key: str) -> bool:
+        bucket = self._bucket(key)
+        if bucket.tokens >= 1:
+            bucket.tokens -= 1
+            bucket.noticed = False
+            return True
+        return False
+
+    def first_refusal(self, key: str) -> bool:
+        """True once per limited stretch: when to send the notice instead of silence."""
+        bucket = self._bucket(key)
+        if bucket.noticed:
+            return False
+        bucket.noticed = True
+        return True
+
+    def retry_after(self, key: str) -> float:
+        bucket = self._bucket(key)
+        return max(0.0, (1 - bucket.tokens) / self._rate)

@@ -1,0 +1,182 @@
+"""The message path: log, trigger, limit, then commands or the LLM, in order per chat."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.commands import COMMAND_HELP, Commands
+from bot.config import Config
+from bot.logs import new_correlation_id
+from bot.messages import IncomingMessage, Reply
+from bot.ratelimit import RateLimiter
+from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
+from storage import ReminderService, StorageError
+from storage.chatlog import ChatLog, LoggedMessage
+
+log = logging.getLogger(__name__)
+
+NO_LLM_REPLY = (
+    "I can't understand plain language here: no language model is configured. " + COMMAND_HELP
+)
+RATE_LIMITED = "⏳ Easy there: too many requests. Try again in a minute."
+STORAGE_DOWN = "I can't reach my database right now. Please try again in a moment."
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Router:
+    """Turns an IncomingMessage into replies; one instance serves every chat."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        registry: ToolRegistry,
+        reminders: ReminderService,
+        chatlog: ChatLog,
+        llm: FunctionCallLLM | None,
+        services: Mapping[str, Any],
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.config = config
+        self._registry = registry
+        self._reminders = reminders
+        self._chatlog = chatlog
+        self._llm = llm
+        self._services = dict(services)
+        self._clock = clock
+        self._commands = Commands(registry)
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        limits = config.bot.rate_limits
+        self._per_user = RateLimiter(limits.user_per_minute, limits.burst)
+        self._per_chat = RateLimiter(limits.chat_per_minute, limits.burst * 2)
+        name = re.escape(config.bot.name)
+        self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
+
+    async def handle(self, message: IncomingMessage) -> list[Reply]:
+        """Replies for one message (often none: a group message not meant for the bot)."""
+        if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
+            return []  # not an enabled chat: not even logged
+        new_correlation_id()
+        # Messages of one chat are handled in arrival order; chats run concurrently.
+        async with self._locks[message.chat_id]:
+            try:
+                return await self._handle(message)
+            except StorageError as exc:
+                log.error("chat %s: storage failed: %s", message.chat_id, exc)
+                return [Reply(message.chat_id, STORAGE_DOWN)]
+
+    async def _handle(self, message: IncomingMessage) -> list[Reply]:
+        at = message.timestamp or self._clock()
+        fresh = await self._chatlog.append(
+            message.chat_id,
+            message_id=message.message_id or uuid.uuid4().hex,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            text=message.text,
+            at=at,
+        )
+        if not fresh:
+            log.info("chat %s: message %s seen before", message.chat_id, message.message_id)
+            return []
+        text = self._triggered_text(message)
+        if text is None:
+            return []
+        if not self._allowed(message):
+            if self._per_user.first_refusal(f"{message.chat_id}:{message.sender_id}"):
+                return await self._answer(message, RATE_LIMITED)
+            return []
+        ctx = await self._context(message)
+        command = Commands.split(text)
+        if command is not None and self._commands.knows(command[0]):
+            answer = await self._commands.run(ctx, *command)
+        elif self._llm is None:
+            answer = NO_LLM_REPLY
+        else:
+            history = await self._history(message.chat_id)
+            result = await self._llm.run(ctx, text or "hello", history)
+            answer = result.text
+        return await self._answer(message, answer)
+
+    def _triggered_text(self, message: IncomingMessage) -> str | None:
+        """The text meant for the bot, without mention or prefix; None if not for it."""
+        text = message.text.strip()
+        if message.chat_type == "private":
+            return text
+        stripped, mentioned = self._mention.subn("", text, count=1)
+        if mentioned:
+            return stripped.strip()
+        for prefix in self.config.bot.prefixes:
+            if prefix and text.startswith(prefix):
+                return text[len(prefix) :].strip()
+        if message.mentions_bot or message.reply_to_bot:
+            return text
+        command = Commands.split(text)
+        if command is not None and self._commands.knows(command[0]):
+            return text
+        return None
+
+    def _allowed(self, message: IncomingMessage) -> bool:
+        user_ok = self._per_user.allow(f"{message.chat_id}:{message.sender_id}")
+        return user_ok and self._per_chat.allow(message.chat_id)
+
+    async def _context(self, message: IncomingMessage) -> MessageContext:
+        is_admin = message.sender_is_admin or message.sender_id in self.config.bot.admins
+        if message.chat_type == "private":
+            is_admin = True  # owner of their own chat
+        return MessageContext(
+            chat_id=message.chat_id,
+            chat_type=message.chat_type,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            is_admin=is_admin,
+            timezone=await self._reminders.timezone_of(message.chat_id),
+            services=self._services,
+            clock=self._clock,
+        )
+
+    async def _history(self, chat_id: str) -> list[ChatTurn]:
+        settings = self.config.bot.history
+        if settings.max_messages == 0:
+            return []
+        # The triggering message is the newest entry; the LLM gets it once, as the question.
+        recent = (await self._chatlog.recent(chat_id, settings.max_messages + 1))[:-1]
+        return _turns_within(recent, settings.max_chars)
+
+    async def _answer(self, message: IncomingMessage, text: str) -> list[Reply]:
+        mentions = (message.sender_id,) if message.chat_type == "group" else ()
+        await self._chatlog.append(
+            message.chat_id,
+            message_id=None,
+            sender_id="bot",
+            sender_name=self.config.bot.name,
+            text=text,
+            at=self._clock(),
+            from_bot=True,
+        )
+        return [Reply(message.chat_id, text, mentions)]
+
+
+def _turns_within(messages: list[LoggedMessage], budget: int) -> list[ChatTurn]:
+    """The newest messages that fit the character budget, oldest first."""
+    turns: list[ChatTurn] = []
+    used = 0
+    for logged in reversed(messages):
+        used += len(logged.text) + len(logged.sender_name) + 2
+        if used > budget:
+            break
+        if logged.from_bot:
+            turns.append(ChatTurn("assistant", logged.text))
+        else:
+            turns.append(ChatTurn("user", logged.text, logged.sender_name))
+    turns.reverse()
+    return turns

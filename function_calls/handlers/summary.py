@@ -1,0 +1,117 @@
+"""`summary`: what a group talked about, from the stored chat log, map-reduce when long."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from datetime import timedelta
+from typing import Any, Self
+
+from pydantic import BaseModel, Field, model_validator
+
+from function_calls.context import MessageContext
+from function_calls.errors import LLMUnavailableError
+from function_calls.registry import tool_function
+from function_calls.result import FunctionResult
+
+DEFAULT_MESSAGES = 100
+CHUNK_CHARS = 12_000
+_MAP_PROMPT = (
+    "You summarize part of a group chat transcript. List the topics, decisions, open "
+    "questions and who asked what, as short bullet points. Use the participants' names."
+)
+_REDUCE_PROMPT = (
+    "Merge these partial summaries of one group chat, in order, into one concise summary: "
+    "topics, decisions, open questions, who asked what. Short bullet points."
+)
+
+
+class SummaryArgs(BaseModel):
+    """Which part of the conversation to summarize."""
+
+    last_n: int | None = Field(
+        default=None, ge=1, le=2000, description="the last N messages (default 100)"
+    )
+    hours: float | None = Field(
+        default=None, gt=0, le=168, description="or: everything from the last N hours"
+    )
+
+    @model_validator(mode="after")
+    def _one_window(self) -> Self:
+        if self.last_n is not None and self.hours is not None:
+            raise ValueError("give either last_n or hours, not both")
+        return self
+
+
+def chunk(lines: list[str], budget: int = CHUNK_CHARS) -> list[str]:
+    """Consecutive lines packed into pieces of at most `budget` characters."""
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        line = line[:budget]
+        if current and size + len(line) + 1 > budget:
+            pieces.append("\n".join(current))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        pieces.append("\n".join(current))
+    return pieces
+
+
+def plain_digest(lines: list[str], speakers: Counter[str]) -> str:
+    """Without an LLM: who spoke how much, and the latest lines."""
+    people = ", ".join(f"{name} ({count})" for name, count in speakers.most_common(8))
+    tail = "\n".join(lines[-10:])
+    return f"{sum(speakers.values())} messages from {people}.\nLatest:\n{tail}"
+
+
+async def summarize(llm: Any, lines: list[str]) -> str:
+    """Map each chunk to a partial summary, then reduce them to one."""
+    pieces = chunk(lines)
+    if len(pieces) == 1:
+        return str(await llm.complete_text(_MAP_PROMPT, pieces[0]))
+    partial = await asyncio.gather(*(llm.complete_text(_MAP_PROMPT, p) for p in pieces))
+    merged = chunk([f"Part {n}:\n{text}" for n, text in enumerate(partial, 1)])
+    while len(merged) > 1:  # even the partial summaries are too long: reduce in rounds
+        partial = await asyncio.gather(*(llm.complete_text(_REDUCE_PROMPT, p) for p in merged))
+        merged = chunk(list(partial))
+    return str(await llm.complete_text(_REDUCE_PROMPT, merged[0]))
+
+
+@tool_function(
+    name="summary",
+    description="Summarize what was said in this group: topics, decisions, who asked what.",
+    examples=["summarize the last 200 messages", "what did we discuss today?"],
+    scope="group",
+    requires=["chatlog"],
+    timeout=120,
+)
+async def summary(ctx: MessageContext, args: SummaryArgs) -> FunctionResult:
+    chatlog = ctx.service("chatlog")
+    if args.hours is not None:
+        since = ctx.clock() - timedelta(hours=args.hours)
+        messages = await chatlog.recent(ctx.chat_id, 2000, since=since)
+        window = f"the last {args.hours:g} hours"
+    else:
+        count = args.last_n or DEFAULT_MESSAGES
+        messages = await chatlog.recent(ctx.chat_id, count)
+        window = f"the last {len(messages)} messages"
+    if not messages:
+        return FunctionResult.direct("There is nothing to summarize yet.")
+    zone = ctx.zone
+    lines = [
+        f"[{m.created_at.astimezone(zone):%a %H:%M}] {m.sender_name or m.sender_id}: {m.text}"
+        for m in messages
+    ]
+    speakers = Counter(m.sender_name or m.sender_id for m in messages if not m.from_bot)
+    llm = ctx.services.get("llm")
+    if llm is None:
+        return FunctionResult.direct(f"📝 Digest of {window}:\n{plain_digest(lines, speakers)}")
+    try:
+        text = await summarize(llm, lines)
+    except LLMUnavailableError as exc:
+        digest = plain_digest(lines, speakers)
+        return FunctionResult.direct(f"{exc.user_message}\n📝 Digest of {window}:\n{digest}")
+    return FunctionResult.direct(f"📝 Summary of {window}:\n{text}")
