@@ -27,6 +27,7 @@ NO_LLM_REPLY = (
 )
 RATE_LIMITED = "⏳ Easy there: too many requests. Try again in a minute."
 STORAGE_DOWN = "I can't reach my database right now. Please try again in a moment."
+INTERNAL_ERROR = "Sorry, something went wrong on my side. The error was logged."
 
 
 def _utc_now() -> datetime:
@@ -52,7 +53,7 @@ class Router:
         self._reminders = reminders
         self._chatlog = chatlog
         self._llm = llm
-        self._services = dict(services)
+        self._services = {**services, "registry": registry}
         self._clock = clock
         self._commands = Commands(registry)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -74,6 +75,10 @@ class Router:
             except StorageError as exc:
                 log.error("chat %s: storage failed: %s", message.chat_id, exc)
                 return [Reply(message.chat_id, STORAGE_DOWN)]
+            except Exception:
+                # A bug must cost one answer, never a stack trace in the chat.
+                log.exception("chat %s: handling a message failed", message.chat_id)
+                return [Reply(message.chat_id, INTERNAL_ERROR)]
 
     async def _handle(self, message: IncomingMessage) -> list[Reply]:
         at = message.timestamp or self._clock()

@@ -1,24 +1,42 @@
+"""The `groupmate` command in real processes: console in a pseudo-terminal, check, db."""
+
 from __future__ import annotations
 
 import os
+import pty
+import select
 import subprocess
 import sys
-import tempfile
+import time
 from pathlib import Path
+
+import yaml
 
 from tests import stub_llm as s
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(*args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+def _env(**extra: str) -> dict[str, str]:
     base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), "USER": "tester"}
-    if "GROUPMATE_STORAGE_URL" not in env:
-        env["GROUPMATE_STORAGE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/groupmate.db"
+    return {**base, **extra}
+
+
+def _config(tmp_path: Path, **sections: object) -> Path:
+    data: dict[str, object] = {
+        "bot": {"timezone": "Europe/Berlin"},
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+    }
+    data.update(sections)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args],
-        input=stdin,
-        env={**base, **env},
+        env=_env(**env),
         capture_output=True,
         text=True,
         timeout=60,
@@ -26,52 +44,130 @@ def _run(*args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess
     )
 
 
-def _chat(stdin: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return _run("chat", stdin=stdin, **env)
+class Terminal:
+    """`groupmate chat` on a pseudo-terminal, typed into like a person would."""
+
+    def __init__(self, config: Path, **env: str) -> None:
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "--config", str(config), "chat"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=_env(**env),
+            close_fds=True,
+        )
+        os.close(slave)
+        self.output = ""
+
+    def expect(self, text: str, within: float = 30) -> str:
+        deadline = time.monotonic() + within
+        while text not in self.output:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"{text!r} not seen; terminal shows:\n{self.output}")
+            ready, _, _ = select.select([self.master], [], [], remaining)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"terminal closed before {text!r}:\n{self.output}")
+                self.output += chunk.decode(errors="replace").replace("\r\n", "\n")
+        return self.output
+
+    def type(self, line: str) -> None:
+        os.write(self.master, (line + "\n").encode())
+
+    def close(self) -> int:
+        self.type("/quit")
+        code = self.process.wait(30)
+        os.close(self.master)
+        return code
 
 
-def test_console_chat_talks_to_the_llm_and_keeps_history(stub) -> None:
-    stub.script(s.text("Hi tester!"), s.text("You said hello."))
-    done = _chat("hello\nwhat did I say?\n/quit\n", OPENAI_BASE_URL=stub.base_url)
-    assert done.returncode == 0, done.stderr
-    assert "bot> Hi tester!" in done.stdout
-    assert "bot> You said hello." in done.stdout
-    second = stub.requests[1]["messages"]
-    assert [m["content"] for m in second[1:]] == ["hello", "Hi tester!", "what did I say?"]
-    assert any(t["function"]["name"] == "help" for t in stub.requests[0]["tools"])
-
-
-def test_console_without_llm_explains_how_to_configure(stub) -> None:
-    done = _chat("hello\n")
-    assert done.returncode == 0, done.stderr
-    assert "No language model is configured" in done.stdout
-    assert stub.requests == []
-
-
-def test_console_reports_llm_outage_without_a_traceback(stub) -> None:
-    stub.fallback = s.error(401, "invalid api key")
-    done = _chat("hello\n", OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="sk-secret")
-    assert done.returncode == 0
-    assert "rejected the bot's credentials" in done.stdout
-    assert "Traceback" not in done.stdout + done.stderr
-    assert "sk-secret" not in done.stdout + done.stderr
-
-
-def test_console_sets_and_lists_reminders_in_its_database(stub, tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'bot.db'}"
-    arguments = {"type": "daily", "time": "9:30", "content": "water the plants"}
-    stub.script(s.calls(("reminder_set", arguments)), s.calls(("reminder_list", {})))
-    done = _chat(
-        "remind me daily at 9:30 to water the plants\nlist\n",
-        OPENAI_BASE_URL=stub.base_url,
-        GROUPMATE_STORAGE_URL=url,
-        GROUPMATE_TIMEZONE="Asia/Tokyo",
+def test_console_group_chat_in_a_terminal(stub, tmp_path: Path) -> None:
+    stub.script(
+        s.text("Hello tester!"),
+        s.calls(("reminder_set", {"type": "daily", "time": "9:30", "content": "water plants"})),
+        s.text("Hi Bob, in private."),
     )
+    config = _config(tmp_path, llm={"base_url": stub.base_url, "api_key": "sk-test"})
+    terminal = Terminal(config)
+    try:
+        terminal.expect("[group] tester> ")
+        terminal.type("@groupmate hello")
+        terminal.expect("bot> Hello tester!")
+        terminal.type("just chatting, not for the bot")
+        terminal.type("@groupmate remind us daily at 9:30 to water the plants")
+        terminal.expect("every day at 09:30: water plants")
+        terminal.type("/as bob")
+        terminal.expect("(you are now bob)")
+        terminal.type("/private")
+        terminal.type("hi there")
+        terminal.expect("bot> Hi Bob, in private.")
+        assert terminal.close() == 0
+    finally:
+        if terminal.process.poll() is None:
+            terminal.process.kill()
+    history = [m["content"] for m in stub.requests[1]["messages"][1:]]
+    assert any("hello" in content for content in history)
+    assert stub.requests[2]["messages"][-1]["content"].endswith("hi there")
+
+
+def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
+    terminal = Terminal(_config(tmp_path))
+    try:
+        terminal.expect("No language model is configured")
+        terminal.type("/remind in 10 minutes tea")
+        terminal.expect("bot> ⏰ Reminder #1 set for ")
+        terminal.type("/reminders")
+        terminal.expect("#1 · next ")
+        terminal.type("@groupmate what's up")
+        terminal.expect("no language model is configured")
+        assert terminal.close() == 0
+    finally:
+        if terminal.process.poll() is None:
+            terminal.process.kill()
+
+
+def test_console_reports_llm_outage_without_a_traceback(stub, tmp_path: Path) -> None:
+    stub.fallback = s.error(401, "invalid api key")
+    config = _config(tmp_path, llm={"base_url": stub.base_url, "api_key": "${TEST_KEY}"})
+    terminal = Terminal(config, TEST_KEY="sk-very-secret")
+    try:
+        terminal.type("@groupmate hello")
+        output = terminal.expect("rejected the bot's credentials")
+        assert terminal.close() == 0
+    finally:
+        if terminal.process.poll() is None:
+            terminal.process.kill()
+    assert "Traceback" not in output
+    assert "sk-very-secret" not in output
+
+
+def test_check_prints_what_is_enabled_without_secrets(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path,
+        llm={"api_key": "${KEY}", "model": "qwen2.5"},
+        adapters={"webhook": {"token": "${TOKEN}", "outbound_url": "http://127.0.0.1:9/hook"}},
+    )
+    done = _run("--config", str(config), "check", KEY="sk-hidden", TOKEN="tok-hidden")
     assert done.returncode == 0, done.stderr
-    assert "bot> ⏰ Reminder #1 set for " in done.stdout
-    assert "(Asia/Tokyo), every day at 09:30: water the plants" in done.stdout
-    assert "#1 · next " in done.stdout
-    assert (tmp_path / "bot.db").exists()
+    assert "llm: qwen2.5 at the OpenAI API, tools auto" in done.stdout
+    assert "search: off" in done.stdout
+    assert "token required, outbound webhook set" in done.stdout
+    assert "hidden" not in done.stdout + done.stderr
+
+
+def test_config_errors_name_the_key(tmp_path: Path) -> None:
+    config = _config(tmp_path, llm={"tool_mode": "sometimes"}, bot={"timezone": "Mars/Base"})
+    done = _run("--config", str(config), "check")
+    assert done.returncode == 2
+    assert "llm.tool_mode: Input should be 'native', 'prompt' or 'auto'" in done.stderr
+    assert "bot.timezone: 'Mars/Base' is not a known time zone" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_db_upgrade_and_current(tmp_path: Path) -> None:
@@ -82,10 +178,9 @@ def test_db_upgrade_and_current(tmp_path: Path) -> None:
     upgraded = _run("db", "upgrade", "--url", url)
     assert upgraded.returncode == 0, upgraded.stderr
     assert "schema revision 0002 (up to date)" in upgraded.stdout
-    assert _run("db", "upgrade", "--url", url).returncode == 0
 
 
-def test_db_with_a_bad_url_explains_itself(tmp_path: Path) -> None:
+def test_db_with_a_bad_url_explains_itself() -> None:
     done = _run("db", "upgrade", "--url", "mysql://user:hunter2@localhost/x")
     assert done.returncode == 2
     assert "use sqlite:/// or postgresql://" in done.stderr

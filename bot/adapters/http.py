@@ -124,26 +124,34 @@ async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> 
     await response(scope, receive, send)
 
 
+async def _authorized(request: Request) -> None:
+    token: str = request.app.state.token
+    if not token:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
+        raise HTTPException(401, "missing or wrong bearer token")
+
+
+def _reminders(request: Request) -> ReminderService:
+    service: ReminderService | None = request.app.state.bot.reminders
+    if service is None:
+        raise HTTPException(503, "the bot is not running")
+    return service
+
+
+Reminders = Annotated[ReminderService, Depends(_reminders)]
+
+
 def create_app(bot: Bot) -> ASGIApp:
     """The ASGI app for a running (entered) bot, with the body size limit in front."""
     webhook = bot.config.adapters.webhook
     token = webhook.token.get_secret_value() if webhook.token else ""
     app = FastAPI(title="groupmate", version="1", docs_url=None, redoc_url=None)
 
-    async def authorized(request: Request) -> None:
-        if not token:
-            return
-        header = request.headers.get("authorization", "")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(401, "missing or wrong bearer token")
-
-    def reminders() -> ReminderService:
-        assert bot.reminders is not None
-        return bot.reminders
-
-    Auth = Depends(authorized)
-    Reminders = Annotated[ReminderService, Depends(reminders)]
+    app.state.bot = bot
+    app.state.token = token
+    Auth = Depends(_authorized)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

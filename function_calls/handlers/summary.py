@@ -90,14 +90,19 @@ async def summarize(llm: Any, lines: list[str]) -> str:
 )
 async def summary(ctx: MessageContext, args: SummaryArgs) -> FunctionResult:
     chatlog = ctx.service("chatlog")
+    # One more than asked: the newest entry is normally the request itself.
     if args.hours is not None:
         since = ctx.clock() - timedelta(hours=args.hours)
-        messages = await chatlog.recent(ctx.chat_id, 2000, since=since)
-        window = f"the last {args.hours:g} hours"
+        messages = await chatlog.recent(ctx.chat_id, 2001, since=since)
     else:
-        count = args.last_n or DEFAULT_MESSAGES
-        messages = await chatlog.recent(ctx.chat_id, count)
-        window = f"the last {len(messages)} messages"
+        messages = await chatlog.recent(ctx.chat_id, (args.last_n or DEFAULT_MESSAGES) + 1)
+    if messages and messages[-1].sender_id == ctx.sender_id and not messages[-1].from_bot:
+        messages = messages[:-1]
+    else:
+        messages = messages[1:] if args.hours is None else messages
+    window = (
+        f"the last {args.hours:g} hours" if args.hours else f"the last {len(messages)} messages"
+    )
     if not messages:
         return FunctionResult.direct("There is nothing to summarize yet.")
     zone = ctx.zone

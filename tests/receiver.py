@@ -1,0 +1,71 @@
+"""A real HTTP server that receives the bot's outbound webhook calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+
+@dataclass(frozen=True)
+class Received:
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+class Receiver:
+    """POST /hook records the call; `fail_next` answers 503 that many times first."""
+
+    def __init__(self) -> None:
+        self.calls: list[Received] = []
+        self.fail_next = 0
+        self._lock = threading.Lock()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self.app = Starlette(routes=[Route("/hook", self._hook, methods=["POST"])])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    async def _hook(self, request: Request) -> Response:
+        body = await request.json()
+        with self._lock:
+            if self.fail_next > 0:
+                self.fail_next -= 1
+                return JSONResponse({"error": "busy"}, status_code=503)
+            self.calls.append(Received(body, dict(request.headers)))
+        return JSONResponse({"ok": True})
+
+    def wait_for(self, count: int, within: float = 10.0) -> list[Received]:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            with self._lock:
+                if len(self.calls) >= count:
+                    return list(self.calls)
+            time.sleep(0.05)
+        raise AssertionError(f"expected {count} outbound calls, got {len(self.calls)}")
+
+    def start(self) -> None:
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        while not self._server.started:
+            time.sleep(0.01)
+        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)

@@ -1,0 +1,391 @@
+"""End to end through the HTTP API: real uvicorn, stub LLM, stub outbound receiver."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+import uvicorn
+from sqlalchemy import update
+
+from bot.adapters.http import create_app
+from bot.app import Bot
+from bot.config import parse_config
+from bot.router import NO_LLM_REPLY, RATE_LIMITED
+from storage.models import Reminder
+from tests.receiver import Receiver
+from tests.stub_llm import StubLLM, calls, raw, text
+
+TOKEN = "t0k-secret"
+_ids = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def receiver_server() -> Iterator[Receiver]:
+    receiver = Receiver()
+    receiver.start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture
+def receiver(receiver_server: Receiver) -> Receiver:
+    receiver_server.calls.clear()
+    receiver_server.fail_next = 0
+    return receiver_server
+
+
+@dataclass
+class Api:
+    client: httpx.AsyncClient
+    bot: Bot
+
+    async def say(self, text: str, **fields: Any) -> list[dict[str, Any]]:
+        body = {
+            "chat_id": "g1",
+            "chat_type": "group",
+            "sender_id": "u-alice",
+            "sender_name": "Alice",
+            "text": text,
+            "message_id": f"m{next(_ids)}",
+        }
+        body.update(fields)
+        response = await self.client.post("/v1/messages", json=body)
+        assert response.status_code == 200, response.text
+        replies: list[dict[str, Any]] = response.json()["replies"]
+        return replies
+
+
+def make_config(tmp_path: Path, **sections: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "bot": {"name": "groupmate", "timezone": "Europe/Berlin", "admins": ["u-admin"]},
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "adapters": {"webhook": {"token": TOKEN, "max_body_bytes": 4096}},
+        "reminders": {"watchdog_interval": "200ms", "retry_base": "50ms", "retry_max": "100ms"},
+    }
+    config["bot"]["rate_limits"] = {"user_per_minute": 1000, "burst": 100}
+    for name, values in sections.items():
+        config.setdefault(name, {}).update(values)
+    return config
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Callable[..., Any]:
+    """Start the bot and its HTTP API with the given config overrides."""
+
+    async def start(
+        stack: list[Any], clock: Callable[[], datetime] | None = None, **sections: Any
+    ) -> Api:
+        config = parse_config(make_config(tmp_path, **sections), environ={})
+        bot = Bot(config, clock=clock) if clock else Bot(config)
+        await bot.__aenter__()
+        server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(bot), host="127.0.0.1", port=0, lifespan="off", log_level="warning"
+            )
+        )
+        task = asyncio.create_task(server.serve())
+        for _ in range(500):
+            if server.started:
+                break
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        client = httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        stack.append((bot, server, task, client))
+        return Api(client, bot)
+
+    return start
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[list[Any]]:
+    stack: list[Any] = []
+    yield stack
+    for bot, server, task, client in stack:
+        await client.aclose()
+        server.should_exit = True
+        await task
+        await bot.__aexit__(None, None, None)
+
+
+def llm_section(stub: StubLLM) -> dict[str, Any]:
+    return {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"}
+
+
+async def test_member_sets_lists_sees_it_fire_and_deletes_another(
+    serve: Any, running: list[Any], stub: StubLLM, receiver: Receiver
+) -> None:
+    # A clock a little ahead of real time puts the next whole minute 1.5 s away.
+    real = datetime.now(UTC)
+    target = real.replace(second=58, microsecond=500_000)
+    offset = target - real if target > real else target + timedelta(minutes=1) - real
+    api = await serve(
+        running,
+        clock=lambda: datetime.now(UTC) + offset,
+        llm=llm_section(stub),
+        adapters={"webhook": {"outbound_url": receiver.url}},
+    )
+    fire = (datetime.now(UTC) + offset + timedelta(seconds=5)).replace(second=0, microsecond=0)
+    local = fire.astimezone(ZoneInfo("Europe/Berlin"))
+    stub.script(
+        calls(
+            (
+                "reminder_set",
+                {"type": "once", "time": f"{local:%Y-%m-%d %H:%M}", "content": "stretch"},
+            )
+        ),
+        calls(("reminder_set", {"type": "daily", "time": "9:00", "content": "stand-up"})),
+        calls(("reminder_list", {})),
+        calls(("reminder_delete", {"id": "2"})),
+    )
+    (set_reply,) = await api.say(f"@groupmate remind us at {local:%H:%M} to stretch")
+    assert set_reply["text"].startswith(f"⏰ Reminder #1 set for {local:%a %d %b %H:%M}")
+    assert set_reply["mentions"] == ["u-alice"]
+    (second,) = await api.say("!remind us daily at 9 for stand-up")
+    assert "Reminder #2" in second["text"]
+    (listed,) = await api.say("@groupmate what reminders do we have?")
+    assert "#1 · next" in listed["text"] and "#2 · next" in listed["text"]
+    (deleted,) = await api.say("@groupmate cancel the stand-up one")
+    assert deleted["text"].startswith("🗑️ Deleted reminder #2")
+
+    (call,) = await asyncio.to_thread(receiver.wait_for, 1, 15)
+    assert call.body["chat_id"] == "g1"
+    assert call.body["text"] == "⏰ Reminder for @Alice: stretch"
+    assert call.body["mentions"] == ["u-alice"]
+    assert call.body["kind"] == "reminder"
+    assert call.body["occurrence"] == fire.isoformat()
+    assert call.headers["idempotency-key"] == f"{call.body['reminder_id']}:{fire.isoformat()}"
+    listed_now = (await api.client.get("/v1/chats/g1/reminders")).json()
+    assert listed_now == []  # #1 fired and is done, #2 was deleted
+
+
+async def test_summary_over_500_messages_works_in_chunks(
+    serve: Any, running: list[Any], stub: StubLLM
+) -> None:
+    api = await serve(running, llm=llm_section(stub))
+    for n in range(500):
+        sender = ("u-bob", "Bob") if n % 2 else ("u-carol", "Carol")
+        replies = await api.say(
+            f"message {n}: let's talk about topic {n % 7} and decide on item {n}",
+            sender_id=sender[0],
+            sender_name=sender[1],
+        )
+        assert replies == []  # not addressed to the bot, but logged
+    stub.script(calls(("summary", {"last_n": 500})))
+    stub.fallback = text("- topics 0-6 were discussed; item decisions pending")
+    (reply,) = await api.say("@groupmate summarize the last 500 messages")
+    assert reply["text"].startswith("📝 Summary of the last 500 messages:\n- topics 0-6")
+    prompts = [r["messages"][-1]["content"] for r in stub.requests[1:]]
+    map_calls = [p for p in prompts if p.startswith("[")]
+    assert len(map_calls) >= 3, "the transcript was split into chunks"
+    assert sum(p.count("message ") for p in map_calls) == 500
+    assert prompts[-1].startswith("Part 1:")  # the reduce step
+
+
+async def test_web_search_answers_with_numbered_sources(
+    serve: Any, running: list[Any], stub: StubLLM
+) -> None:
+    api = await serve(
+        running,
+        llm=llm_section(stub),
+        search={"provider": "perplexity", "base_url": stub.base_url, "api_key": "pplx-test"},
+    )
+    search_body = (
+        '{"id":"s1","object":"chat.completion","created":1,"model":"sonar",'
+        '"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant",'
+        '"content":"Python 3.14 is the latest release [1][2]."}}],'
+        '"search_results":[{"title":"Python.org","url":"https://www.python.org/downloads/"},'
+        '{"title":"What\'s new","url":"https://docs.python.org/3/whatsnew/"}]}'
+    )
+    stub.script(calls(("web_search", {"query": "latest python release"})), raw(search_body))
+    (reply,) = await api.say("@groupmate what's the latest python release?")
+    assert reply["text"] == (
+        "Python 3.14 is the latest release [1][2].\n\n"
+        "[1] Python.org - https://www.python.org/downloads/\n"
+        "[2] What's new - https://docs.python.org/3/whatsnew/"
+    )
+    assert stub.requests[1]["model"] == "sonar"
+
+
+async def test_without_search_the_tool_is_not_offered(
+    serve: Any, running: list[Any], stub: StubLLM
+) -> None:
+    api = await serve(running, llm=llm_section(stub))
+    stub.script(text("hi"))
+    await api.say("@groupmate hello")
+    offered = {tool["function"]["name"] for tool in stub.requests[0]["tools"]}
+    assert "web_search" not in offered
+    assert {"reminder_set", "summary", "help"} <= offered
+
+
+async def test_offline_commands_without_an_llm(serve: Any, running: list[Any]) -> None:
+    api = await serve(running)
+    (natural,) = await api.say("@groupmate remind me tomorrow")
+    assert natural["text"] == NO_LLM_REPLY
+    (set_reply,) = await api.say("/remind in 10 minutes tea")
+    assert set_reply["text"].startswith("⏰ Reminder #1 set for ")
+    (weekly,) = await api.say("/remind every monday 9:00 send the report")
+    assert weekly["text"].endswith("every Monday at 09:00: send the report")
+    (dated,) = await api.say("/remind 2030-12-01 18:30 dinner")
+    assert "Sun 01 Dec 2030 18:30" in dated["text"]
+    (monthly,) = await api.say("/remind every month on the 1st 10:00 rent")
+    assert "every month on the 1st at 10:00" in monthly["text"]
+    (listed,) = await api.say("/reminders")
+    assert listed["text"].startswith("Reminders in this chat (4")
+    (cancelled,) = await api.say("/cancel 1")
+    assert cancelled["text"].startswith("🗑️ Deleted reminder #1")
+    (bad,) = await api.say("/remind sometime soon-ish maybe")
+    assert bad["text"].startswith("I couldn't find when")
+    (past,) = await api.say("/remind 2020-01-01 10:00 too late")
+    assert "in the past" in past["text"]
+    (digest,) = await api.say("/summary 5")
+    assert digest["text"].startswith("📝 Digest of the last 5 messages")
+    (search,) = await api.say("/search anything")
+    assert search["text"] == "Web search is not configured on this bot."
+    (tz,) = await api.say("/tz Asia/Tokyo")
+    assert tz["text"] == "Only a group admin can change this chat's time zone."
+    (tz_admin,) = await api.say("/tz Asia/Tokyo", sender_id="u-admin", sender_name="Ad")
+    assert tz_admin["text"].startswith("🌍 This chat's time zone is now Asia/Tokyo.")
+    (helped,) = await api.say("/help")
+    assert "/remind <when> <what>" in helped["text"]
+
+
+async def test_triggers_allowlist_and_history(
+    serve: Any, running: list[Any], stub: StubLLM
+) -> None:
+    api = await serve(running, llm=llm_section(stub), bot={"groups": {"allow": ["g1"]}})
+    assert await api.say("just chatting") == []
+    assert await api.say("@groupmate hi", chat_id="g-other") == []  # not enabled
+    stub.fallback = text("ok")
+    assert len(await api.say("@groupmate hi")) == 1
+    assert len(await api.say("!status")) == 1
+    assert len(await api.say("thanks", reply_to_bot=True)) == 1
+    assert len(await api.say("hey you", mentions_bot=True)) == 1
+    assert len(await api.say("hello", chat_id="dm-1", chat_type="private")) == 1
+    last = stub.requests[3]["messages"]
+    contents = [m["content"] for m in last[1:]]
+    # The triggering message once, not twice (history + question).
+    assert sum("hey you" in c for c in contents) == 1
+    assert any("just chatting" in c for c in contents)
+    assert {"role": "assistant", "content": "ok"} in last
+
+
+async def test_idempotency_rate_limits_and_auth(
+    serve: Any, running: list[Any], stub: StubLLM
+) -> None:
+    api = await serve(
+        running,
+        llm=llm_section(stub),
+        bot={"rate_limits": {"user_per_minute": 1, "chat_per_minute": 60, "burst": 2}},
+    )
+    stub.fallback = text("ok")
+    first = await api.say("@groupmate one", message_id="dup-1")
+    again = await api.say("@groupmate one", message_id="dup-1")
+    assert len(first) == 1 and again == []
+    assert len(stub.requests) == 1
+    assert len(await api.say("@groupmate two")) == 1
+    (limited,) = await api.say("@groupmate three")
+    assert limited["text"] == RATE_LIMITED
+    assert await api.say("@groupmate four") == []  # one notice, then quiet
+    other = await api.say("@groupmate hi", sender_id="u-bob", sender_name="Bob")
+    assert other[0]["text"] == "ok"
+
+    anonymous = httpx.AsyncClient(base_url=str(api.client.base_url))
+    try:
+        assert (await anonymous.get("/healthz")).status_code == 200
+        denied = await anonymous.post("/v1/messages", json={})
+        assert denied.status_code == 401
+        assert denied.json() == {"error": "missing or wrong bearer token"}
+        wrong = await anonymous.get(
+            "/v1/chats/g1/reminders", headers={"Authorization": "Bearer nope"}
+        )
+        assert wrong.status_code == 401
+    finally:
+        await anonymous.aclose()
+
+
+async def test_malformed_bodies_get_json_errors(serve: Any, running: list[Any]) -> None:
+    api = await serve(running)
+    client = api.client
+    broken = await client.post(
+        "/v1/messages", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert broken.status_code == 422
+    assert broken.json()["error"] == "invalid request"
+    missing = await client.post("/v1/messages", json={"chat_id": "g1"})
+    assert missing.status_code == 422
+    assert {issue["path"] for issue in missing.json()["issues"]} >= {"chat_type", "text"}
+    huge = await client.post("/v1/messages", json={"text": "x" * 10_000})
+    assert huge.status_code == 413
+    assert "larger than" in huge.json()["error"]
+    openapi = await client.get("/openapi.json")
+    assert "/v1/messages" in openapi.json()["paths"]
+
+
+async def test_reminder_and_settings_routes(serve: Any, running: list[Any]) -> None:
+    api = await serve(running)
+    client = api.client
+    bad = await client.post(
+        "/v1/chats/g1/reminders",
+        json={"type": "weekly", "time": "25:00", "content": "x", "created_by": "u1"},
+    )
+    assert bad.status_code == 422
+    paths = {issue["path"] for issue in bad.json()["issues"]}
+    assert paths == {"time", "weekday"}
+    created = await client.post(
+        "/v1/chats/g1/reminders",
+        json={
+            "type": "weekly",
+            "time": "9:30",
+            "weekday": 2,
+            "content": "sync",
+            "created_by": "u1",
+        },
+    )
+    assert created.status_code == 201, created.text
+    reminder = created.json()
+    assert (reminder["short_id"], reminder["rule"]) == (1, "every Wednesday at 09:30")
+    listed = (await client.get("/v1/chats/g1/reminders")).json()
+    assert [r["id"] for r in listed] == [reminder["id"]]
+    assert (await client.get("/v1/chats/g2/reminders")).json() == []
+    assert (await client.delete(f"/v1/chats/g2/reminders/{reminder['id']}")).status_code == 404
+    bad_zone = await client.put("/v1/chats/g1/settings", json={"timezone": "Mars/Base"})
+    assert bad_zone.status_code == 422
+    moved = await client.put("/v1/chats/g1/settings", json={"timezone": "America/New_York"})
+    assert moved.json() == {"chat_id": "g1", "timezone": "America/New_York", "reminders_moved": 1}
+    assert (await client.delete(f"/v1/chats/g1/reminders/{reminder['id']}")).status_code == 204
+    assert (await client.get("/v1/chats/g1/reminders")).json() == []
+
+
+async def test_outbound_webhook_failures_are_retried(
+    serve: Any, running: list[Any], receiver: Receiver
+) -> None:
+    api = await serve(running, adapters={"webhook": {"outbound_url": receiver.url}})
+    receiver.fail_next = 2
+    due = datetime.now(UTC) + timedelta(seconds=60)
+    created = await api.client.post(
+        "/v1/chats/g1/reminders",
+        json={"type": "once", "in_minutes": 1, "content": "retry me", "created_by": "u1"},
+    )
+    assert created.status_code == 201
+    assert api.bot.reminders is not None
+
+    # Move it to now in the table (the source of truth); the watchdog picks it up.
+    def rewind(session: Any) -> None:
+        moved_back = due - timedelta(seconds=61)
+        query = update(Reminder).where(Reminder.id == created.json()["id"])
+        session.execute(query.values(next_fire_at=moved_back))
+
+    await api.bot.reminders.database.write(rewind)
+    (call,) = await asyncio.to_thread(receiver.wait_for, 1, 10)
+    assert call.body["text"] == "⏰ Reminder for @u1: retry me"
