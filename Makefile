@@ -35,6 +35,7 @@ test: lint typecheck pytest
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_overhead
 	$(BIN)/python -m bench.reminders
+	$(BIN)/python -m bench.http_api
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

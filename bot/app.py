@@ -46,6 +46,7 @@ class Bot:
         self._router: Router | None = None
         self.reminders: ReminderService | None = None
         self.llm: FunctionCallLLM | None = None
+        self.chatlog: ChatLog | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
@@ -80,7 +81,7 @@ class Bot:
             )
         )
         retention = config.bot.retention
-        chatlog = ChatLog(
+        chatlog = self.chatlog = ChatLog(
             self.reminders.database,
             keep=retention.max_messages_per_chat,
             max_age=timedelta(days=retention.max_days),
@@ -118,6 +119,7 @@ class Bot:
             chatlog=chatlog,
             llm=self.llm,
             services=services,
+            outbound=self.outbound,
             clock=self._clock,
         )
 

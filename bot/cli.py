@@ -105,13 +105,17 @@ def _db(config: Config, action: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    config_help = f"config file (default: ./{DEFAULT_CONFIG} if present)"
     parser = argparse.ArgumentParser(prog="groupmate", description="Group-chat assistant bot.")
-    parser.add_argument("--config", help=f"config file (default: ./{DEFAULT_CONFIG} if present)")
+    parser.add_argument("--config", help=config_help)
+    # `--config` is accepted before or after the subcommand.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, help=config_help)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("chat", help="a simulated group chat in this terminal")
-    commands.add_parser("serve", help="the HTTP API (adapters.webhook.host/port)")
-    commands.add_parser("check", help="validate the config and print what is enabled")
-    db = commands.add_parser("db", help="database schema migrations")
+    commands.add_parser("chat", parents=[common], help="a simulated group chat in this terminal")
+    commands.add_parser("serve", parents=[common], help="the HTTP API (adapters.webhook.*)")
+    commands.add_parser("check", parents=[common], help="validate the config, print what is on")
+    db = commands.add_parser("db", parents=[common], help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
     db.add_argument("--url", help="database URL (default: storage.url)")
     options = parser.parse_args(argv)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 
 import httpx
 
@@ -51,8 +52,8 @@ class WebhookSender:
         if message.reminder_id is not None and message.occurrence is not None:
             body["reminder_id"] = message.reminder_id
             body["occurrence"] = message.occurrence.isoformat()
-        if message.idempotency_key is not None:
-            headers["Idempotency-Key"] = message.idempotency_key
+        # Reminders carry a key stable across retries and restarts; notices get a fresh one.
+        headers["Idempotency-Key"] = message.idempotency_key or uuid.uuid4().hex
         try:
             response = await self._client.post(self._url, json=body, headers=headers)
         except httpx.TimeoutException:

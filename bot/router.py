@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import uuid
@@ -17,7 +18,7 @@ from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
 from bot.ratelimit import RateLimiter
 from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
-from storage import ReminderService, StorageError
+from storage import OutgoingMessage, ReminderService, Sender, StorageError
 from storage.chatlog import ChatLog, LoggedMessage
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class Router:
         chatlog: ChatLog,
         llm: FunctionCallLLM | None,
         services: Mapping[str, Any],
+        outbound: Sender | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self.config = config
@@ -54,6 +56,7 @@ class Router:
         self._chatlog = chatlog
         self._llm = llm
         self._services = {**services, "registry": registry}
+        self._outbound = outbound
         self._clock = clock
         self._commands = Commands(registry)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -138,6 +141,9 @@ class Router:
         is_admin = message.sender_is_admin or message.sender_id in self.config.bot.admins
         if message.chat_type == "private":
             is_admin = True  # owner of their own chat
+        services = self._services
+        if self._outbound is not None:
+            services = {**services, "progress": functools.partial(self._progress, message.chat_id)}
         return MessageContext(
             chat_id=message.chat_id,
             chat_type=message.chat_type,
@@ -145,9 +151,17 @@ class Router:
             sender_name=message.sender_name,
             is_admin=is_admin,
             timezone=await self._reminders.timezone_of(message.chat_id),
-            services=self._services,
+            services=services,
             clock=self._clock,
         )
+
+    async def _progress(self, chat_id: str, text: str) -> None:
+        """A line such as "searching…" sent before a slow tool's result; best effort."""
+        assert self._outbound is not None
+        try:
+            await self._outbound(OutgoingMessage(chat_id=chat_id, text=text, kind="notice"))
+        except Exception as exc:
+            log.info("chat %s: progress line not delivered (%s)", chat_id, type(exc).__name__)
 
     async def _history(self, chat_id: str) -> list[ChatTurn]:
         settings = self.config.bot.history

@@ -186,9 +186,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--tool", default="echo", help="the tool every conversation calls")
+    parser.add_argument("--arguments", default='{"text": "hi"}', help="its JSON arguments")
     options = parser.parse_args()
     stub = StubLLM()
-    stub.fallback = tool_then_answer("echo", {"text": "hi"}, "done", delay=options.delay)
+    arguments = json.loads(options.arguments)
+    stub.fallback = tool_then_answer(options.tool, arguments, "done", delay=options.delay)
     config = uvicorn.Config(
         stub.app, host="127.0.0.1", port=options.port, log_level="warning", lifespan="off"
     )

@@ -153,7 +153,7 @@ def test_check_prints_what_is_enabled_without_secrets(tmp_path: Path) -> None:
         llm={"api_key": "${KEY}", "model": "qwen2.5"},
         adapters={"webhook": {"token": "${TOKEN}", "outbound_url": "http://127.0.0.1:9/hook"}},
     )
-    done = _run("--config", str(config), "check", KEY="sk-hidden", TOKEN="tok-hidden")
+    done = _run("check", "--config", str(config), KEY="sk-hidden", TOKEN="tok-hidden")
     assert done.returncode == 0, done.stderr
     assert "llm: qwen2.5 at the OpenAI API, tools auto" in done.stdout
     assert "search: off" in done.stdout

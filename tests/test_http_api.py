@@ -193,12 +193,13 @@ async def test_summary_over_500_messages_works_in_chunks(
 
 
 async def test_web_search_answers_with_numbered_sources(
-    serve: Any, running: list[Any], stub: StubLLM
+    serve: Any, running: list[Any], stub: StubLLM, receiver: Receiver
 ) -> None:
     api = await serve(
         running,
         llm=llm_section(stub),
         search={"provider": "perplexity", "base_url": stub.base_url, "api_key": "pplx-test"},
+        adapters={"webhook": {"outbound_url": receiver.url}},
     )
     search_body = (
         '{"id":"s1","object":"chat.completion","created":1,"model":"sonar",'
@@ -215,6 +216,9 @@ async def test_web_search_answers_with_numbered_sources(
         "[2] What's new - https://docs.python.org/3/whatsnew/"
     )
     assert stub.requests[1]["model"] == "sonar"
+    (progress,) = await asyncio.to_thread(receiver.wait_for, 1, 5)
+    assert progress.body["kind"] == "notice"
+    assert progress.body["text"] == "🔎 Searching for “latest python release”…"
 
 
 async def test_without_search_the_tool_is_not_offered(

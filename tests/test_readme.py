@@ -24,7 +24,7 @@ def test_handler_example_is_at_most_15_lines() -> None:
 
 def test_readme_example_runs_end_to_end(stub) -> None:
     stub.script(s.calls(("split_bill", {"total": 90, "people": 4})))
-    script = "\n".join(_python_blocks())
+    script = "\n".join(_python_blocks()[:2])
     env = {
         "PATH": os.environ.get("PATH", ""),
         "OPENAI_BASE_URL": stub.base_url,
@@ -46,3 +46,19 @@ def test_readme_example_runs_end_to_end(stub) -> None:
     assert tool["function"]["name"] == "split_bill"
     assert "split 90 € between 4" in json.dumps(tool, ensure_ascii=False)
     assert tool["function"]["parameters"]["properties"]["people"]["minimum"] == 2
+
+
+def test_embedding_example_runs(tmp_path: Path) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _python_blocks()[2]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "every Monday at 09:00: send the report" in done.stdout
+    assert (tmp_path / "data" / "groupmate.db").exists()

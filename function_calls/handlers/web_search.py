@@ -40,6 +40,9 @@ def format_answer(text: str, sources: list[tuple[str, str]]) -> str:
 )
 async def web_search(ctx: MessageContext, args: SearchArgs) -> FunctionResult:
     provider: SearchProvider = ctx.service("search")
+    progress = ctx.services.get("progress")
+    if progress is not None:
+        await progress(f"🔎 Searching for “{args.query}”…")
     try:
         answer = await provider.search(args.query)
     except SearchError as exc:

@@ -1,0 +1,100 @@
+"""The embedding API and router details: retention, ordering per chat, correlation ids."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import Bot
+from bot.config import parse_config
+from bot.logs import new_correlation_id, setup_logging
+from bot.messages import IncomingMessage
+from storage import OutgoingMessage
+from tests.stub_llm import StubLLM, text
+
+
+def make_bot(tmp_path: Path, **sections: Any) -> Bot:
+    data: dict[str, Any] = {"storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"}}
+    data.update(sections)
+    return Bot(parse_config(data, environ={}))
+
+
+def message(text: str, n: int, chat: str = "g1", **fields: Any) -> IncomingMessage:
+    values: dict[str, Any] = {
+        "chat_id": chat,
+        "chat_type": "group",
+        "sender_id": "u1",
+        "sender_name": "Ann",
+        "text": text,
+        "message_id": f"m{n}",
+    }
+    values.update(fields)
+    return IncomingMessage(**values)
+
+
+async def test_retention_keeps_the_newest_messages(tmp_path: Path) -> None:
+    bot = make_bot(tmp_path, bot={"retention": {"max_messages_per_chat": 150, "max_days": 30}})
+    async with bot:
+        for n in range(300):
+            assert await bot.handle(message(f"chatter {n}", n)) == []
+        log = bot.chatlog
+        assert log is not None
+        assert await log.count("g1") <= 250  # pruned every 100 messages down to 150
+        newest = await log.recent("g1", 1)
+        assert newest[0].text == "chatter 299"
+        oldest_kept = (await log.recent("g1", 1000))[0].text
+        assert oldest_kept != "chatter 0"
+
+
+async def test_one_chat_in_order_many_chats_at_once(tmp_path: Path, stub: StubLLM) -> None:
+    stub.fallback = text("ok", delay=0.2)
+    bot = make_bot(
+        tmp_path,
+        llm={"base_url": stub.base_url, "api_key": "sk-test"},
+        bot={"rate_limits": {"user_per_minute": 1000, "burst": 100}},
+    )
+    async with bot:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        chats = [bot.handle(message(f"@groupmate q{n}", n, chat=f"chat-{n}")) for n in range(10)]
+        await asyncio.gather(*chats)
+        assert loop.time() - began < 1.5  # ten chats in parallel, not 10 x 0.2 s
+        stub.requests.clear()
+        same_chat = [bot.handle(message(f"@groupmate step {n}", 100 + n)) for n in range(3)]
+        await asyncio.gather(*same_chat)
+    asked = [r["messages"][-1]["content"] for r in stub.requests]
+    assert [a.rsplit(" ", 1)[-1] for a in asked] == ["0", "1", "2"]
+
+
+async def test_outgoing_messages_go_to_the_callback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    delivered: list[OutgoingMessage] = []
+
+    async def callback(outgoing: OutgoingMessage) -> None:
+        delivered.append(outgoing)
+
+    bot = make_bot(tmp_path)
+    bot.on_outgoing(callback)
+    async with bot:
+        await bot.outbound(OutgoingMessage(chat_id="g1", text="hello", kind="notice"))
+        with caplog.at_level(logging.INFO, logger="bot.router"):
+            await bot.handle(message("dup", 1))
+            await bot.handle(message("dup", 1))
+    assert [m.text for m in delivered] == ["hello"]
+    assert "seen before" in caplog.text
+
+
+def test_log_lines_carry_the_message_correlation_id(capsys: pytest.CaptureFixture[str]) -> None:
+    setup_logging("INFO")
+    try:
+        cid = new_correlation_id()
+        logging.getLogger("bot.test").info("handled")
+        assert f"cid={cid} handled" in capsys.readouterr().err
+    finally:
+        logging.getLogger().handlers.clear()
+        logging.getLogger().setLevel(logging.WARNING)
