@@ -20,6 +20,9 @@ from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
 from storage.scheduler import Clock, ReminderScheduler
 
+_ZONE_CACHE_SECONDS = 10.0
+_ZONE_CACHE_SIZE = 10_000
+
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
@@ -54,6 +57,8 @@ class ReminderService:
         self.scheduler = scheduler
         self.default_timezone = check_timezone(default_timezone)
         self._clock = clock
+        # Every message needs its chat's zone; a short-lived cache spares a query each.
+        self._zones: dict[str, tuple[str | None, float]] = {}
 
     @classmethod
     @asynccontextmanager
@@ -102,6 +107,7 @@ class ReminderService:
                 now=now,
             )
         )
+        self._zones.pop(chat_id, None)
         for reminder in moved:
             self._plan(reminder)
         return moved

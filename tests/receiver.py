@@ -7,11 +7,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.threaded_server import ThreadedServer
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,7 @@ class Receiver:
         self.calls: list[Received] = []
         self.fail_next = 0
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
         self.port = 0
         self.app = Starlette(routes=[Route("/hook", self._hook, methods=["POST"])])
 
@@ -55,17 +55,9 @@ class Receiver:
         raise AssertionError(f"expected {count} outbound calls, got {len(self.calls)}")
 
     def start(self) -> None:
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        while not self._server.started:
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._runner = ThreadedServer(self.app)
+        self.port = self._runner.start()
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._runner is not None:
+            self._runner.stop()

@@ -24,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.threaded_server import ThreadedServer
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -67,8 +69,7 @@ class StubLLM:
         self._script: deque[Script] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
         self.port = 0
         self.app = Starlette(
             routes=[
@@ -97,23 +98,12 @@ class StubLLM:
             return len(self._script)
 
     def start(self, port: int = 0) -> None:
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("stub LLM server did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._runner = ThreadedServer(self.app)
+        self.port = self._runner.start(port)
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+        if self._runner is not None:
+            self._runner.stop()
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:

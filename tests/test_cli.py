@@ -86,6 +86,14 @@ class Terminal:
         os.close(self.master)
         return code
 
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
 
 def test_console_group_chat_in_a_terminal(stub, tmp_path: Path) -> None:
     stub.script(
@@ -94,8 +102,7 @@ def test_console_group_chat_in_a_terminal(stub, tmp_path: Path) -> None:
         s.text("Hi Bob, in private."),
     )
     config = _config(tmp_path, llm={"base_url": stub.base_url, "api_key": "sk-test"})
-    terminal = Terminal(config)
-    try:
+    with Terminal(config) as terminal:
         terminal.expect("[group] tester> ")
         terminal.type("@groupmate hello")
         terminal.expect("bot> Hello tester!")
@@ -108,17 +115,13 @@ def test_console_group_chat_in_a_terminal(stub, tmp_path: Path) -> None:
         terminal.type("hi there")
         terminal.expect("bot> Hi Bob, in private.")
         assert terminal.close() == 0
-    finally:
-        if terminal.process.poll() is None:
-            terminal.process.kill()
     history = [m["content"] for m in stub.requests[1]["messages"][1:]]
     assert any("hello" in content for content in history)
     assert stub.requests[2]["messages"][-1]["content"].endswith("hi there")
 
 
 def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
-    terminal = Terminal(_config(tmp_path))
-    try:
+    with Terminal(_config(tmp_path)) as terminal:
         terminal.expect("No language model is configured")
         terminal.type("/remind in 10 minutes tea")
         terminal.expect("bot> ⏰ Reminder #1 set for ")
@@ -127,22 +130,15 @@ def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
         terminal.type("@groupmate what's up")
         terminal.expect("no language model is configured")
         assert terminal.close() == 0
-    finally:
-        if terminal.process.poll() is None:
-            terminal.process.kill()
 
 
 def test_console_reports_llm_outage_without_a_traceback(stub, tmp_path: Path) -> None:
     stub.fallback = s.error(401, "invalid api key")
     config = _config(tmp_path, llm={"base_url": stub.base_url, "api_key": "${TEST_KEY}"})
-    terminal = Terminal(config, TEST_KEY="sk-very-secret")
-    try:
+    with Terminal(config, TEST_KEY="sk-very-secret") as terminal:
         terminal.type("@groupmate hello")
         output = terminal.expect("rejected the bot's credentials")
         assert terminal.close() == 0
-    finally:
-        if terminal.process.poll() is None:
-            terminal.process.kill()
     assert "Traceback" not in output
     assert "sk-very-secret" not in output
 

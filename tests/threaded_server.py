@@ -1,0 +1,37 @@
+"""Run an ASGI app with uvicorn in a background thread on a free 127.0.0.1 port."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import uvicorn
+from starlette.types import ASGIApp
+
+
+class ThreadedServer:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.port = 0
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, port: int = 0) -> int:
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("test server did not start")
+            time.sleep(0.01)
+        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        return self.port
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
