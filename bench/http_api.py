@@ -64,7 +64,9 @@ async def _chat(client: httpx.AsyncClient, chat: int, latencies: list[float]) ->
 
 async def _load(port: int) -> dict[str, float]:
     latencies: list[float] = []
-    limits = httpx.Limits(max_connections=CHATS, max_keepalive_connections=CHATS)
+    limits = httpx.Limits(
+        max_connections=CHATS, max_keepalive_connections=CHATS, keepalive_expiry=5
+    )
     async with httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=60
     ) as client:

@@ -53,6 +53,9 @@ async def _serve(config: Config) -> None:
                 lifespan="off",
                 log_level="warning",
                 access_log=False,
+                # Longer than clients' usual idle expiry, so they never reuse a connection
+                # the server is closing at that very moment.
+                timeout_keep_alive=30,
             )
         )
         print(f"groupmate serving on http://{webhook.host}:{webhook.port}", flush=True)
