@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
@@ -18,6 +20,9 @@ from function_calls import FunctionCallLLM, ToolRegistry, default_registry
 from function_calls.search import PerplexitySearch
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
+
+log = logging.getLogger(__name__)
+_PRUNE_INTERVAL = 3600.0
 
 
 def _utc_now() -> datetime:
@@ -86,6 +91,8 @@ class Bot:
             keep=retention.max_messages_per_chat,
             max_age=timedelta(days=retention.max_days),
         )
+        pruner = asyncio.create_task(self._prune_periodically(chatlog))
+        self._stack.callback(pruner.cancel)
         services: dict[str, Any] = {"reminders": self.reminders, "chatlog": chatlog}
         if config.llm.enabled:
             settings = config.llm
@@ -122,6 +129,17 @@ class Bot:
             outbound=self.outbound,
             clock=self._clock,
         )
+
+    async def _prune_periodically(self, chatlog: ChatLog) -> None:
+        """Age-based retention for every chat, quiet ones included: at start, then hourly."""
+        while True:
+            try:
+                removed = await chatlog.prune_expired(self._clock())
+                if removed:
+                    log.info("removed %d chat messages past retention", removed)
+            except Exception as exc:
+                log.error("chat log retention failed: %s", type(exc).__name__)
+            await asyncio.sleep(_PRUNE_INTERVAL)
 
     async def __aexit__(
         self,

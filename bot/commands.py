@@ -6,6 +6,7 @@ stages) and `Tool.invoke`, exactly like a call the model made.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -38,7 +39,14 @@ _RELATIVE = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440}
+# The last word of a one-time <when>: a clock time, an ISO date or a day word.
+_ENDS_WHEN = re.compile(
+    r"^(\d{1,2}:\d{2}|\d{1,2}(:\d{2})?(am|pm)|\d{4}-\d{2}-\d{2}|today|tonight|tomorrow|noon"
+    r"|midnight|" + "|".join(_WEEKDAYS) + r")$",
+    re.IGNORECASE,
+)
 _MAX_WHEN_WORDS = 6
+_COMMAND_TIMEOUT = 30.0
 
 
 class CommandError(Exception):
@@ -61,6 +69,8 @@ def _one_time(when_and_what: str, ctx: MessageContext) -> dict[str, Any]:
         "RELATIVE_BASE": ctx.now().replace(tzinfo=None),
     }
     for size in range(min(_MAX_WHEN_WORDS, len(words) - 1), 0, -1):
+        if not _ENDS_WHEN.match(words[size - 1]):
+            continue  # "tomorrow 9:00 2 coffees": the "2" belongs to the reminder text
         parsed = dateparser.parse(" ".join(words[:size]), languages=["en"], settings=settings)
         if parsed is not None:
             local = parsed.astimezone(ctx.zone)
@@ -127,6 +137,12 @@ class Commands:
         name = head.split("@", 1)[0].lower()  # Telegram style: /remind@groupmate
         return (name, rest.strip()) if name else None
 
+    @staticmethod
+    def target(text: str) -> str | None:
+        """'otherbot' for '/help@otherbot', None when the command names no bot."""
+        head = text[1:].split(" ", 1)[0]
+        return head.split("@", 1)[1] if "@" in head else None
+
     def knows(self, name: str) -> bool:
         return name in self._table
 
@@ -149,9 +165,12 @@ class Commands:
             problems = "; ".join(f"{i.path}: {i.problem}" for i in exc.issues)
             raise CommandError(f"That didn't work: {problems}.") from None
         try:
-            result = await tool.invoke(ctx, arguments)
+            async with asyncio.timeout(tool.timeout or _COMMAND_TIMEOUT):
+                result = await tool.invoke(ctx, arguments)
         except ToolError as exc:
             raise CommandError(f"That didn't work: {exc}.") from None
+        except TimeoutError:
+            raise CommandError("That took too long; please try again later.") from None
         return _text(result)
 
     def _simple(self, tool_name: str) -> CommandRunner:
@@ -169,7 +188,7 @@ class Commands:
         return await self.call(ctx, "reminder_delete", {"id": rest.split()[0]})
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
-        if rest and not rest.isdigit():
+        if rest and not (rest.isascii() and rest.isdigit()):
             raise CommandError("Usage: /summary [N], e.g. /summary 200")
         return await self.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
 

@@ -37,6 +37,8 @@ class RateLimiter:
         if bucket is None:
             if len(self._buckets) >= self._max_keys:
                 self._forget_full(now)
+                if len(self._buckets) >= self._max_keys:
+                    self._buckets.clear()  # under a flood of new keys, forget rather than scan
             bucket = self._buckets[key] = _Bucket(self._burst, now)
         else:
             bucket.tokens = min(self._burst, bucket.tokens + (now - bucket.updated) * self._rate)
@@ -49,11 +51,19 @@ class RateLimiter:
             if bucket.tokens + (now - bucket.updated) * self._rate >= self._burst:
                 del self._buckets[key]
 
-    def allow(self, key: str) -> bool:
+    def available(self, key: str) -> bool:
+        """Whether `key` has a token, without taking it."""
+        return self._bucket(key).tokens >= 1
+
+    def take(self, key: str) -> None:
         bucket = self._bucket(key)
-        if bucket.tokens >= 1:
-            bucket.tokens -= 1
-            bucket.noticed = False
+        bucket.tokens -= 1
+        bucket.noticed = False
+
+    def allow(self, key: str) -> bool:
+        """Take a token if there is one."""
+        if self.available(key):
+            self.take(key)
             return True
         return False
 

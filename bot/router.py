@@ -60,6 +60,7 @@ class Router:
         self._clock = clock
         self._commands = Commands(registry)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._waiting: defaultdict[str, int] = defaultdict(int)
         limits = config.bot.rate_limits
         self._per_user = RateLimiter(limits.user_per_minute, limits.burst)
         self._per_chat = RateLimiter(limits.chat_per_minute, limits.burst * 2)
@@ -71,38 +72,47 @@ class Router:
         if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
             return []  # not an enabled chat: not even logged
         new_correlation_id()
-        # Messages of one chat are handled in arrival order; chats run concurrently.
-        async with self._locks[message.chat_id]:
-            try:
-                return await self._handle(message)
-            except StorageError as exc:
-                log.error("chat %s: storage failed: %s", message.chat_id, exc)
-                return [Reply(message.chat_id, STORAGE_DOWN)]
-            except Exception:
-                # A bug must cost one answer, never a stack trace in the chat.
-                log.exception("chat %s: handling a message failed", message.chat_id)
-                return [Reply(message.chat_id, INTERNAL_ERROR)]
+        text = self._triggered_text(message)
+        chat = message.chat_id
+        lock = self._locks[chat]
+        self._waiting[chat] += 1
+        try:
+            # Messages of one chat are handled in arrival order; chats run concurrently.
+            async with lock:
+                return await self._handle(message, text)
+        except StorageError as exc:
+            log.error("chat %s: storage failed: %s", message.chat_id, exc)
+            return [] if text is None else [Reply(message.chat_id, STORAGE_DOWN)]
+        except Exception:
+            # A bug must cost one answer, never a stack trace in the chat, and never a
+            # reply to a message that was not meant for the bot.
+            log.exception("chat %s: handling a message failed", message.chat_id)
+            return [] if text is None else [Reply(message.chat_id, INTERNAL_ERROR)]
+        finally:
+            self._waiting[chat] -= 1
+            if not self._waiting[chat]:  # idle chats keep no state
+                del self._waiting[chat], self._locks[chat]
 
-    async def _handle(self, message: IncomingMessage) -> list[Reply]:
+    async def _handle(self, message: IncomingMessage, text: str | None) -> list[Reply]:
         at = message.timestamp or self._clock()
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
         fresh = await self._chatlog.append(
             message.chat_id,
             message_id=message.message_id or uuid.uuid4().hex,
             sender_id=message.sender_id,
             sender_name=message.sender_name,
-            text=message.text,
-            at=at,
+            text=message.text.replace("\x00", ""),
+            at=min(at, self._clock()),  # a clock ahead must not age out the whole log
         )
         if not fresh:
             log.info("chat %s: message %s seen before", message.chat_id, message.message_id)
             return []
-        text = self._triggered_text(message)
         if text is None:
             return []
-        if not self._allowed(message):
-            if self._per_user.first_refusal(f"{message.chat_id}:{message.sender_id}"):
-                return await self._answer(message, RATE_LIMITED)
-            return []
+        refusal = self._refusal(message)
+        if refusal is not None:
+            return await self._answer(message, refusal) if refusal else []
         ctx = await self._context(message)
         command = Commands.split(text)
         if command is not None and self._commands.knows(command[0]):
@@ -130,12 +140,23 @@ class Router:
             return text
         command = Commands.split(text)
         if command is not None and self._commands.knows(command[0]):
-            return text
+            # "/help@otherbot" is for another bot in the group.
+            target = Commands.target(text)
+            if target is None or target.lower() == self.config.bot.name.lower():
+                return text
         return None
 
-    def _allowed(self, message: IncomingMessage) -> bool:
-        user_ok = self._per_user.allow(f"{message.chat_id}:{message.sender_id}")
-        return user_ok and self._per_chat.allow(message.chat_id)
+    def _refusal(self, message: IncomingMessage) -> str | None:
+        """None when allowed; else the notice to send once, or "" to stay quiet."""
+        chat, user = message.chat_id, f"{message.chat_id}:{message.sender_id}"
+        # Take tokens only when both limits allow: a refused message costs nobody.
+        if not self._per_chat.available(chat):
+            return RATE_LIMITED if self._per_chat.first_refusal(chat) else ""
+        if not self._per_user.available(user):
+            return RATE_LIMITED if self._per_user.first_refusal(user) else ""
+        self._per_chat.take(chat)
+        self._per_user.take(user)
+        return None
 
     async def _context(self, message: IncomingMessage) -> MessageContext:
         is_admin = message.sender_is_admin or message.sender_id in self.config.bot.admins

@@ -45,7 +45,10 @@ class InvalidArgumentsError(FunctionCallError, ValueError):
 
 
 def _truncate(value: Any) -> str:
-    rendered = to_compact_json(value)
+    try:
+        rendered = to_compact_json(value)
+    except Exception:  # e.g. a lone surrogate, which no JSON encoder accepts
+        rendered = ascii(value)
     if len(rendered) > _RECEIVED_LIMIT:
         return rendered[: _RECEIVED_LIMIT - 1] + "…"
     return rendered

@@ -63,6 +63,11 @@ def _prune(session: Session, chat_id: str, keep: int, before: datetime) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+def _prune_expired(session: Session, before: datetime) -> int:
+    result = session.execute(delete(_messages).where(_messages.c.created_at < before))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 class ChatLog:
     """Append-only log per chat, with retention by count and by age."""
 
@@ -95,10 +100,17 @@ class ChatLog:
         }
         added = await self._database.write(functools.partial(_append, values=values))
         if added:
+            if len(self._appends) > 100_000:
+                self._appends.clear()
             count = self._appends[chat_id] = self._appends.get(chat_id, 0) + 1
-            if count % 100 == 0:  # prune now and then, not on every message
+            if count % 100 == 0:  # trim busy chats now and then, not on every message
                 await self.prune(chat_id, at)
         return added
+
+    async def prune_expired(self, now: datetime) -> int:
+        """Drop every chat's messages older than the retention age; run periodically."""
+        before = now - self.max_age
+        return await self._database.write(functools.partial(_prune_expired, before=before))
 
     async def recent(
         self, chat_id: str, limit: int, *, since: datetime | None = None

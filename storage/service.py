@@ -120,6 +120,11 @@ class ReminderService:
         self._plan(reminder)
         return reminder
 
+    async def get(self, reminder_id: str) -> ReminderView:
+        return await self.database.read(
+            functools.partial(repository.get_reminder, reminder_id=reminder_id)
+        )
+
     async def list_for_chat(
         self, chat_id: str, *, created_by: str | None = None, limit: int = 50
     ) -> tuple[list[ReminderView], int]:

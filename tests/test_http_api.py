@@ -393,3 +393,32 @@ async def test_outbound_webhook_failures_are_retried(
     await api.bot.reminders.database.write(rewind)
     (call,) = await asyncio.to_thread(receiver.wait_for, 1, 10)
     assert call.body["text"] == "⏰ Reminder for @u1: retry me"
+
+
+async def test_gate_checks_the_token_first_and_limits_chunked_bodies(
+    serve: Any, running: list[Any]
+) -> None:
+    api = await serve(running)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b"x" * 1024
+
+    unauthorized = httpx.AsyncClient(base_url=str(api.client.base_url))
+    try:
+        garbage = await unauthorized.post("/v1/messages", content=b"{bad")
+        assert garbage.status_code == 401
+    finally:
+        await unauthorized.aclose()
+    chunked = await api.client.post("/v1/messages", content=chunks())
+    assert chunked.status_code == 413
+    assert chunked.json() == {"error": "body larger than 4096 bytes"}
+    chunked_rest = await api.client.post("/v1/chats/g1/reminders", content=chunks())
+    assert chunked_rest.status_code == 413
+    missing = await api.client.get("/v1/nothing-here")
+    assert missing.json() == {"error": "Not Found"}
+    surrogate = await api.client.post(
+        "/v1/chats/g1/reminders",
+        content=b'{"type": "daily", "content": "\\ud800", "created_by": "u1"}',
+    )
+    assert surrogate.status_code == 422

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.logs import new_correlation_id, setup_logging
 from bot.messages import IncomingMessage
+from bot.router import RATE_LIMITED
+from function_calls.handlers.summary import summarize
 from storage import OutgoingMessage
 from tests.stub_llm import StubLLM, text
 
@@ -98,3 +101,67 @@ def test_log_lines_carry_the_message_correlation_id(capsys: pytest.CaptureFixtur
     finally:
         logging.getLogger().handlers.clear()
         logging.getLogger().setLevel(logging.WARNING)
+
+
+async def test_quiet_chats_lose_messages_past_retention_at_startup(tmp_path: Path) -> None:
+    old = datetime.now(UTC) - timedelta(days=90)
+    async with make_bot(tmp_path) as bot:
+        for n in range(5):
+            await bot.handle(message(f"old {n}", n, timestamp=old))
+    async with make_bot(tmp_path) as bot:
+        await asyncio.sleep(0.2)  # the retention sweep runs at startup
+        assert bot.chatlog is not None
+        assert await bot.chatlog.count("g1") == 0
+
+
+async def test_naive_timestamps_and_nul_bytes_are_fine(tmp_path: Path) -> None:
+    async with make_bot(tmp_path) as bot:
+        naive = datetime(2026, 11, 21, 10, 0)
+        assert await bot.handle(message("hi all", 1, timestamp=naive)) == []
+        assert await bot.handle(message("a\x00b", 2)) == []
+        assert bot.chatlog is not None
+        assert [m.text for m in await bot.chatlog.recent("g1", 5)] == ["hi all", "ab"]
+
+
+async def test_commands_for_another_bot_are_ignored(tmp_path: Path) -> None:
+    async with make_bot(tmp_path) as bot:
+        assert await bot.handle(message("/help@otherbot", 1)) == []
+        (reply,) = await bot.handle(message("/help@groupmate", 2))
+        assert "/remind <when> <what>" in reply.text
+
+
+async def test_chat_limit_sends_one_notice(tmp_path: Path) -> None:
+    limits = {"user_per_minute": 100, "chat_per_minute": 1, "burst": 1}
+    async with make_bot(tmp_path, bot={"rate_limits": limits}) as bot:
+        texts = []
+        for n in range(8):
+            sender = {"sender_id": f"u{n % 3}", "sender_name": f"U{n % 3}"}
+            texts += [r.text for r in await bot.handle(message("/help", n, **sender))]
+    assert texts.count(RATE_LIMITED) == 1
+    assert len(texts) == 3  # burst of 2 for the chat, then one notice
+
+
+class _Verbose:
+    """A stand-in model that always writes long partial summaries."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def complete_text(self, system: str, user: str) -> str:
+        self.calls += 1
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        await asyncio.sleep(0)
+        self.in_flight -= 1
+        return "x" * 7000
+
+
+async def test_summaries_stay_bounded_whatever_the_model_writes() -> None:
+    model = _Verbose()
+    lines = [f"[Mon 10:{n % 60:02d}] U: " + "word " * 200 for n in range(2000)]
+    result = await summarize(model, lines)
+    assert result
+    assert model.calls < 100
+    assert model.most_in_flight <= 4

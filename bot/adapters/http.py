@@ -11,6 +11,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.app import Bot
@@ -84,53 +85,69 @@ def _reminder_out(reminder: ReminderView) -> ReminderOut:
     )
 
 
-class _BodyLimit:
-    """413 for bodies over the limit, whether or not Content-Length says so."""
+class _Gate:
+    """In front of the app: the bearer token for /v1 (before any body is read), then 413
+    for bodies over the limit, whether or not Content-Length declares them."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, token: str, max_bytes: int) -> None:
         self.app = app
+        self.token = token.encode()
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
+        headers = dict(scope.get("headers") or [])
+        if self.token and str(scope.get("path", "")).startswith("/v1"):
+            scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given, self.token):
+                await _error(scope, receive, send, 401, "missing or wrong bearer token")
+                return
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _too_large(scope, receive, send, self.max_bytes)
+            await _error(scope, receive, send, 413, f"body larger than {self.max_bytes} bytes")
             return
-        seen = 0
+        await self._limited(scope, receive, send)
 
-        async def limited() -> Message:
-            nonlocal seen
+    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
+        seen = 0
+        too_large = False
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal seen, too_large
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.max_bytes:
-                raise _TooLarge
+                too_large = True
+                return {"type": "http.disconnect"}  # the app stops reading
             return message
 
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if too_large:
+                return  # whatever the app answers to the cut body, the answer is 413
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await _too_large(scope, receive, send, self.max_bytes)
+            await self.app(scope, counting_receive, guarded_send)
+        except Exception:
+            if not too_large:
+                raise
+        if too_large and not started:
+            await _error(scope, receive, send, 413, f"body larger than {self.max_bytes} bytes")
 
 
-class _TooLarge(Exception):
-    pass
+async def _error(scope: Scope, receive: Receive, send: Send, status: int, text: str) -> None:
+    await JSONResponse({"error": text}, status_code=status)(scope, receive, send)
 
 
-async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-    response = JSONResponse({"error": f"body larger than {limit} bytes"}, status_code=413)
-    await response(scope, receive, send)
-
-
-async def _authorized(request: Request) -> None:
-    token: str = request.app.state.token
-    if not token:
-        return
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
-        raise HTTPException(401, "missing or wrong bearer token")
+def _issue(path: str, problem: str, received: str) -> dict[str, str]:
+    # Lone surrogates cannot be encoded as JSON; show them as replacement characters.
+    safe = received.encode("utf-8", "replace").decode("utf-8")
+    return {"path": path, "problem": problem, "received": safe}
 
 
 def _reminders(request: Request) -> ReminderService:
@@ -150,8 +167,6 @@ def create_app(bot: Bot) -> ASGIApp:
     app = FastAPI(title="groupmate", version="1", docs_url=None, redoc_url=None)
 
     app.state.bot = bot
-    app.state.token = token
-    Auth = Depends(_authorized)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -161,8 +176,8 @@ def create_app(bot: Bot) -> ASGIApp:
         ]
         return JSONResponse({"error": "invalid request", "issues": issues}, status_code=422)
 
-    @app.exception_handler(HTTPException)
-    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
 
     @app.exception_handler(StorageUnavailableError)
@@ -173,18 +188,18 @@ def create_app(bot: Bot) -> ASGIApp:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.post("/v1/messages", dependencies=[Auth])
+    @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:
         replies = await bot.handle(IncomingMessage(**body.model_dump()))
         out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
         return RepliesOut(replies=out)
 
-    @app.get("/v1/chats/{chat_id}/reminders", dependencies=[Auth])
+    @app.get("/v1/chats/{chat_id}/reminders")
     async def list_reminders(chat_id: str, service: Reminders) -> list[ReminderOut]:
         found, _ = await service.list_for_chat(chat_id, limit=1000)
         return [_reminder_out(reminder) for reminder in found]
 
-    @app.post("/v1/chats/{chat_id}/reminders", dependencies=[Auth], status_code=201)
+    @app.post("/v1/chats/{chat_id}/reminders", status_code=201)
     async def create_reminder(chat_id: str, request: Request, service: Reminders) -> Any:
         try:
             raw = await request.json()
@@ -214,18 +229,14 @@ def create_app(bot: Bot) -> ASGIApp:
         try:
             arguments = tool.validate(raw, ctx)
         except InvalidArgumentsError as exc:
-            issues = [
-                {"path": i.path, "problem": i.problem, "received": i.received} for i in exc.issues
-            ]
+            issues = [_issue(i.path, i.problem, i.received) for i in exc.issues]
             return JSONResponse({"error": "invalid reminder", "issues": issues}, status_code=422)
         result = await tool.invoke(ctx, arguments)
         if not isinstance(result.data, dict):
             return JSONResponse({"error": result.reply or "not created"}, status_code=503)
-        found = await service.list_for_chat(chat_id, limit=1000)
-        created = next(r for r in found[0] if r.id == result.data["full_id"])
-        return _reminder_out(created)
+        return _reminder_out(await service.get(result.data["full_id"]))
 
-    @app.delete("/v1/chats/{chat_id}/reminders/{reminder_id}", dependencies=[Auth])
+    @app.delete("/v1/chats/{chat_id}/reminders/{reminder_id}")
     async def delete_reminder(chat_id: str, reminder_id: str, service: Reminders) -> Response:
         try:
             await service.delete(
@@ -235,7 +246,7 @@ def create_app(bot: Bot) -> ASGIApp:
             return JSONResponse({"error": str(exc)}, status_code=404)
         return Response(status_code=204)
 
-    @app.put("/v1/chats/{chat_id}/settings", dependencies=[Auth])
+    @app.put("/v1/chats/{chat_id}/settings")
     async def put_settings(chat_id: str, body: SettingsIn, service: Reminders) -> Any:
         try:
             check_timezone(body.timezone)
@@ -245,4 +256,4 @@ def create_app(bot: Bot) -> ASGIApp:
         moved = await service.set_timezone(chat_id, "group", body.timezone)
         return {"chat_id": chat_id, "timezone": body.timezone, "reminders_moved": len(moved)}
 
-    return _BodyLimit(app, webhook.max_body_bytes)
+    return _Gate(app, token=token, max_bytes=webhook.max_body_bytes)

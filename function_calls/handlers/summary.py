@@ -16,6 +16,9 @@ from function_calls.result import FunctionResult
 
 DEFAULT_MESSAGES = 100
 CHUNK_CHARS = 12_000
+MAX_TRANSCRIPT_CHARS = 240_000  # about 20 chunks; older lines of a huge window are left out
+MAX_PARALLEL_REQUESTS = 4
+MAX_REDUCE_ROUNDS = 3
 _MAP_PROMPT = (
     "You summarize part of a group chat transcript. List the topics, decisions, open "
     "questions and who asked what, as short bullet points. Use the participants' names."
@@ -68,16 +71,40 @@ def plain_digest(lines: list[str], speakers: Counter[str]) -> str:
 
 
 async def summarize(llm: Any, lines: list[str]) -> str:
-    """Map each chunk to a partial summary, then reduce them to one."""
+    """Map each chunk to a partial summary, then reduce them to one.
+
+    Bounded everywhere: the transcript's size, the requests in flight, and the reduce
+    rounds (a model that writes long partial summaries cannot make it loop).
+    """
+    lines = _newest_within(lines, MAX_TRANSCRIPT_CHARS)
+    slots = asyncio.Semaphore(MAX_PARALLEL_REQUESTS)
+
+    async def ask(prompt: str, piece: str) -> str:
+        async with slots:
+            answer = str(await llm.complete_text(prompt, piece))
+        return answer[: CHUNK_CHARS // 3]
+
     pieces = chunk(lines)
     if len(pieces) == 1:
-        return str(await llm.complete_text(_MAP_PROMPT, pieces[0]))
-    partial = await asyncio.gather(*(llm.complete_text(_MAP_PROMPT, p) for p in pieces))
+        return await ask(_MAP_PROMPT, pieces[0])
+    partial = await asyncio.gather(*(ask(_MAP_PROMPT, p) for p in pieces))
     merged = chunk([f"Part {n}:\n{text}" for n, text in enumerate(partial, 1)])
-    while len(merged) > 1:  # even the partial summaries are too long: reduce in rounds
-        partial = await asyncio.gather(*(llm.complete_text(_REDUCE_PROMPT, p) for p in merged))
+    for _ in range(MAX_REDUCE_ROUNDS):
+        if len(merged) == 1:
+            break
+        partial = await asyncio.gather(*(ask(_REDUCE_PROMPT, p) for p in merged))
         merged = chunk(list(partial))
-    return str(await llm.complete_text(_REDUCE_PROMPT, merged[0]))
+    return await ask(_REDUCE_PROMPT, merged[0])
+
+
+def _newest_within(lines: list[str], budget: int) -> list[str]:
+    kept: list[str] = []
+    for line in reversed(lines):
+        budget -= len(line) + 1
+        if budget < 0:
+            break
+        kept.append(line)
+    return kept[::-1]
 
 
 @tool_function(
