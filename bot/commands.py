@@ -11,8 +11,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import dateparser
-
+from bot.grammar import DEFAULT_TIME, GrammarError, parse_reminder
 from function_calls import (
     FunctionResult,
     InvalidArgumentsError,
@@ -22,91 +21,39 @@ from function_calls import (
 )
 
 COMMAND_HELP = (
-    "Commands: /remind <when> <what> (e.g. /remind in 10 minutes tea, /remind tomorrow "
-    "9:00 call Bob, /remind every monday 9:00 send the report), /reminders, /cancel <id>, "
+    "Commands: /remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, "
+    "/remind every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
+    "friday at 5pm send the slides; /提醒 明天上午9点 开会), /reminders, /cancel <id>, "
     "/summary [N], /search <query>, /tz <zone>, /help"
 )
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_RECURRING = re.compile(
-    r"^every\s+(?:(?P<daily>day)|(?P<weekdays>weekday)|(?P<weekday>"
-    + "|".join(_WEEKDAYS)
-    + r")|month\s+on\s+the\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?)\s+(?:at\s+)?"
-    r"(?P<time>\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s+(?P<content>.+)$",
-    re.IGNORECASE | re.DOTALL,
+REMIND_EXAMPLES = (
+    "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
+    "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
 )
-_RELATIVE = re.compile(
-    r"^in\s+(?P<amount>\d+)\s*(?P<unit>minutes?|mins?|m|hours?|hrs?|h|days?|d)\s+(?P<content>.+)$",
-    re.IGNORECASE | re.DOTALL,
-)
-_UNIT_MINUTES = {"m": 1, "h": 60, "d": 1440}
-# The last word of a one-time <when>: a clock time, an ISO date or a day word.
-_ENDS_WHEN = re.compile(
-    r"^(\d{1,2}:\d{2}|\d{1,2}(:\d{2})?(am|pm)|\d{4}-\d{2}-\d{2}|today|tonight|tomorrow|noon"
-    r"|midnight|" + "|".join(_WEEKDAYS) + r")$",
-    re.IGNORECASE,
-)
-_MAX_WHEN_WORDS = 6
+REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周一上午9点 周会 · /提醒 10分钟后 喝水"
+_CJK = re.compile(r"[\u3400-\u9fff]")
 _COMMAND_TIMEOUT = 30.0
+# Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
+_GLUED_ALIASES = ("提醒",)
 
 
 class CommandError(Exception):
     """The command could not be understood; the message says how to write it."""
 
 
-def _clock_time(text: str) -> str:
-    parsed = dateparser.parse(text, languages=["en"])
-    if parsed is None:
-        raise CommandError(f"I don't understand the time {text!r}; write it like 9:00 or 18:30")
-    return f"{parsed:%H:%M}"
-
-
-def _one_time(when_and_what: str, ctx: MessageContext) -> dict[str, Any]:
-    words = when_and_what.split()
-    settings: Any = {
-        "TIMEZONE": ctx.timezone,
-        "RETURN_AS_TIMEZONE_AWARE": True,
-        "PREFER_DATES_FROM": "future",
-        "RELATIVE_BASE": ctx.now().replace(tzinfo=None),
-    }
-    for size in range(min(_MAX_WHEN_WORDS, len(words) - 1), 0, -1):
-        if not _ENDS_WHEN.match(words[size - 1]):
-            continue  # "tomorrow 9:00 2 coffees": the "2" belongs to the reminder text
-        parsed = dateparser.parse(" ".join(words[:size]), languages=["en"], settings=settings)
-        if parsed is not None:
-            local = parsed.astimezone(ctx.zone)
-            content = " ".join(words[size:])
-            return {"type": "once", "time": f"{local:%Y-%m-%d %H:%M}", "content": content}
-    raise CommandError(
-        "I couldn't find when. Try: /remind in 10 minutes tea, /remind tomorrow 9:00 call "
-        "Bob, /remind 2026-12-01 18:30 dinner, /remind every weekday 8:30 stand-up"
-    )
-
-
-def parse_remind(text: str, ctx: MessageContext) -> dict[str, Any]:
-    """`<when> <what>` as ReminderArgs' raw arguments."""
-    text = text.strip()
-    if not text:
-        raise CommandError("Usage: /remind <when> <what>, e.g. /remind in 10 minutes tea")
-    relative = _RELATIVE.match(text)
-    if relative:
-        minutes = int(relative["amount"]) * _UNIT_MINUTES[relative["unit"][0].lower()]
-        return {"type": "once", "in_minutes": minutes, "content": relative["content"].strip()}
-    recurring = _RECURRING.match(text)
-    if recurring:
-        raw: dict[str, Any] = {
-            "time": _clock_time(recurring["time"]),
-            "content": recurring["content"].strip(),
-        }
-        if recurring["daily"]:
-            raw["type"] = "daily"
-        elif recurring["weekdays"]:
-            raw["type"] = "weekdays"
-        elif recurring["weekday"]:
-            raw.update(type="weekly", weekday=_WEEKDAYS.index(recurring["weekday"].lower()))
-        else:
-            raw.update(type="monthly", day=int(recurring["day"]))
-        return raw
-    return _one_time(text, ctx)
+def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], str]:
+    """`[who] <when> <what>` as reminder_set's raw arguments, and a note for the reply."""
+    if not text.strip():
+        raise CommandError("Usage: /remind <when> <what>. " + REMIND_EXAMPLES)
+    try:
+        parsed = parse_reminder(text, ctx.now())
+    except GrammarError as exc:
+        examples = REMIND_EXAMPLES_ZH if _CJK.search(text) else REMIND_EXAMPLES
+        raise CommandError(f"I couldn't set that reminder: {exc}\n{examples}") from None
+    note = ""
+    if parsed.when.default_time:
+        note = f"\n(No time was given, so it is at {DEFAULT_TIME:%H:%M}.)"
+    return parsed.arguments(), note
 
 
 CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
@@ -119,6 +66,7 @@ class Commands:
         self._registry = registry
         self._table: dict[str, CommandRunner] = {
             "remind": self._remind,
+            "提醒": self._remind,
             "reminders": self._simple("reminder_list"),
             "cancel": self._cancel,
             "summary": self._summary,
@@ -133,6 +81,9 @@ class Commands:
         """('remind', 'in 5 min tea') for '/remind in 5 min tea'; None for other text."""
         if not text.startswith("/"):
             return None
+        for alias in _GLUED_ALIASES:
+            if text[1:].startswith(alias):
+                return alias, text[1 + len(alias) :].strip()
         head, _, rest = text[1:].partition(" ")
         name = head.split("@", 1)[0].lower()  # Telegram style: /remind@groupmate
         return (name, rest.strip()) if name else None
@@ -154,6 +105,12 @@ class Commands:
 
     async def call(self, ctx: MessageContext, tool_name: str, raw: dict[str, Any]) -> str:
         """The registry path: visibility, both validation stages, the handler."""
+        return _text(await self.run_tool(ctx, tool_name, raw))
+
+    async def run_tool(
+        self, ctx: MessageContext, tool_name: str, raw: dict[str, Any]
+    ) -> FunctionResult:
+        """`call`, returning the tool's whole result."""
         if tool_name not in self._registry:
             raise CommandError(f"/{tool_name} is not available on this bot.")
         tool = self._registry.get(tool_name)
@@ -171,7 +128,7 @@ class Commands:
             raise CommandError(f"That didn't work: {exc}.") from None
         except TimeoutError:
             raise CommandError("That took too long; please try again later.") from None
-        return _text(result)
+        return result
 
     def _simple(self, tool_name: str) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
@@ -180,7 +137,10 @@ class Commands:
         return run
 
     async def _remind(self, ctx: MessageContext, rest: str) -> str:
-        return await self.call(ctx, "reminder_set", parse_remind(rest, ctx))
+        raw, note = remind_arguments(rest, ctx)
+        result = await self.run_tool(ctx, "reminder_set", raw)
+        created = isinstance(result.data, dict) and "full_id" in result.data
+        return _text(result) + (note if created else "")
 
     async def _cancel(self, ctx: MessageContext, rest: str) -> str:
         if not rest:

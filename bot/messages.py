@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from function_calls import ChatType
+from storage import Member
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,10 @@ class IncomingMessage:
     reply_to_bot: bool = False
     # The platform says the sender administers this chat (in addition to bot.admins).
     sender_is_admin: bool = False
+    # Chat members the message mentions, as the platform resolved them.
+    mentions: tuple[Member, ...] = ()
+    # The platform id of the message this one replies to (a reminder, to snooze it).
+    reply_to_message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

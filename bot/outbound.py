@@ -22,11 +22,10 @@ class OutboundRouter:
         self._senders.append((chat_prefix, sender))
         self._senders.sort(key=lambda item: len(item[0]), reverse=True)
 
-    async def __call__(self, message: OutgoingMessage) -> None:
+    async def __call__(self, message: OutgoingMessage) -> str | None:
         for prefix, sender in self._senders:
             if message.chat_id.startswith(prefix):
-                await sender(message)
-                return
+                return await sender(message)
         raise SendError(f"no adapter delivers to chat {message.chat_id!r}")
 
 
@@ -41,7 +40,8 @@ class WebhookSender:
         self._url = url
         self._client = httpx.AsyncClient(timeout=timeout)
 
-    async def __call__(self, message: OutgoingMessage) -> None:
+    async def __call__(self, message: OutgoingMessage) -> str | None:
+        """POST the message; returns the `message_id` the receiver answered, if any."""
         body: dict[str, object] = {
             "chat_id": message.chat_id,
             "text": message.text,
@@ -62,6 +62,12 @@ class WebhookSender:
             raise SendError(f"the outbound webhook is unreachable ({type(exc).__name__})") from None
         if response.status_code >= 300:
             raise SendError(f"the outbound webhook answered HTTP {response.status_code}")
+        try:
+            answer = response.json()
+        except ValueError:
+            return None  # any 2xx counts as delivered; an id is optional
+        found = answer.get("message_id") if isinstance(answer, dict) else None
+        return str(found) if isinstance(found, str | int) and not isinstance(found, bool) else None
 
     async def aclose(self) -> None:
         await self._client.aclose()

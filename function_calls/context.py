@@ -10,6 +10,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationInfo
 
+from storage.outgoing import Member
+
 ChatType = Literal["group", "private"]
 MESSAGE_CONTEXT_KEY = "message_context"
 
@@ -33,6 +35,10 @@ class MessageContext:
     timezone: str = "UTC"
     services: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], datetime] = _utc_now
+    # Users the platform says this message mentions (members of the chat).
+    mentioned: tuple[Member, ...] = ()
+    # The platform id of the message this one replies to, if any.
+    reply_to: str | None = None
 
     def __post_init__(self) -> None:
         try:

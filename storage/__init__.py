@@ -10,7 +10,7 @@ from storage.errors import (
     StorageUnavailableError,
 )
 from storage.migrate import current_revision, head_revision, upgrade
-from storage.outgoing import OutgoingMessage, Sender, SendError
+from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DEFAULT_GRACE, DeliveryPolicy
 from storage.recurrence import KINDS, Kind, Schedule
 from storage.repository import NewReminder, ReminderView
@@ -25,6 +25,7 @@ __all__ = [
     "DeliveryPolicy",
     "InvalidTimezoneError",
     "Kind",
+    "Member",
     "NewReminder",
     "OutgoingMessage",
     "ReminderNotFoundError",

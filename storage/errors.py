@@ -23,5 +23,9 @@ class ReminderPermissionError(StorageError):
     """The sender may not change this reminder."""
 
 
+class ReminderChangedError(StorageError):
+    """The reminder changed (or fired) between reading it and writing the change."""
+
+
 class InvalidTimezoneError(StorageError, ValueError):
     """Not an IANA time zone name."""

@@ -31,6 +31,7 @@ NAMING_CONVENTION = {
 }
 
 REMINDER_ACTIVE = "active"
+REMINDER_PAUSED = "paused"
 REMINDER_DONE = "done"
 REMINDER_CANCELLED = "cancelled"
 
@@ -40,6 +41,7 @@ OUTCOME_SENT_LATE = "sent_late"
 OUTCOME_SKIPPED_MISSED = "skipped_missed"
 OUTCOME_FAILED = "failed"
 OUTCOME_CANCELLED = "cancelled"  # deleted after its occurrence was claimed, before delivery
+DELIVERED = (OUTCOME_SENT, OUTCOME_SENT_LATE)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -106,6 +108,15 @@ class Reminder(Base):
     weekday: Mapped[int | None] = mapped_column(SmallInteger)
     day: Mapped[int | None] = mapped_column(SmallInteger)
     timezone: Mapped[str] = mapped_column(String(64))
+    # Every `interval` days, weeks or months, counted from local_date.
+    interval: Mapped[int] = mapped_column(SmallInteger, default=1)
+    # Who the message mentions: [{"user_id", "name"}] as the platform resolved them, the
+    # creator (unless someone else was named), or the whole chat.
+    mentions: Mapped[list[dict[str, str]] | None] = mapped_column(JSON)
+    mention_creator: Mapped[bool] = mapped_column(default=True)
+    everyone: Mapped[bool] = mapped_column(default=False)
+    # A snooze is a one-time reminder of its own; this names the reminder it repeats.
+    snooze_of: Mapped[str | None] = mapped_column(String(32), index=True)
     status: Mapped[str] = mapped_column(String(16), default=REMINDER_ACTIVE)
     next_fire_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     version: Mapped[int] = mapped_column(Integer, default=1)
@@ -127,6 +138,8 @@ class Delivery(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     late: Mapped[bool] = mapped_column(default=False)
     last_error: Mapped[str | None] = mapped_column(Text)
+    # The platform's id of the sent message, so that a reply to it can snooze it.
+    message_id: Mapped[str | None] = mapped_column(String(255), index=True)
     # A pending delivery whose lease ran out belongs to a dispatcher that died mid-send.
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     claimed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)

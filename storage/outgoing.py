@@ -10,6 +10,14 @@ from typing import Literal
 OutgoingKind = Literal["reminder", "notice"]
 
 
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A chat member as the platform identifies them: its user id and a display name."""
+
+    user_id: str
+    name: str = ""
+
+
 class SendError(Exception):
     """A send failed. The message must be safe to log: no tokens, no secret URLs."""
 
@@ -33,5 +41,6 @@ class OutgoingMessage:
         return f"{self.reminder_id}:{self.occurrence.isoformat()}"
 
 
-# Raises on failure (preferably SendError); returning means the platform accepted it.
-Sender = Callable[[OutgoingMessage], Awaitable[None]]
+# Raises on failure (preferably SendError); returning means the platform accepted it. It
+# may return the platform's id of the sent message, so that replies to it can be matched.
+Sender = Callable[[OutgoingMessage], Awaitable[str | None]]

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import calendar
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
 from zoneinfo import ZoneInfo
 
 Kind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
+INTERVAL_KINDS: tuple[Kind, ...] = ("daily", "weekly", "monthly")
+MAX_INTERVAL = 52
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 # No rule skips more than a month, so a month and a day bound every search.
@@ -46,15 +48,22 @@ class Schedule:
     kind: Kind
     wall_time: time
     timezone: str
-    on_date: date | None = None  # once
+    # once: the date. Repeating every `interval` > 1 days, weeks or months: the date of
+    # the first occurrence, which the later ones count from.
+    on_date: date | None = None
     weekday: int | None = None  # weekly: 0 = Monday
     day: int | None = None  # monthly: 1-31, clipped to the month's last day
+    interval: int = 1
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown schedule kind {self.kind!r}")
         if self.kind == "once" and self.on_date is None:
             raise ValueError("a one-time schedule needs a date")
+        if not 1 <= self.interval <= MAX_INTERVAL:
+            raise ValueError(f"an interval is 1 to {MAX_INTERVAL}")
+        if self.interval > 1 and (self.kind not in INTERVAL_KINDS or self.on_date is None):
+            raise ValueError("only daily, weekly and monthly rules repeat at an interval")
         if self.kind == "weekly" and (self.weekday is None or not 0 <= self.weekday <= 6):
             raise ValueError("a weekly schedule needs a weekday from 0 (Monday) to 6 (Sunday)")
         if self.kind == "monthly" and (self.day is None or not 1 <= self.day <= 31):
@@ -75,25 +84,34 @@ class Schedule:
         return self.kind != "once"
 
     def with_timezone(self, timezone: str) -> Schedule:
-        return Schedule(self.kind, self.wall_time, timezone, self.on_date, self.weekday, self.day)
+        return replace(self, timezone=timezone)
 
     def _matches(self, day: date) -> bool:
         if self.kind == "daily":
-            return True
+            return self._in_step((day - self._anchor).days)
         if self.kind == "weekdays":
             return day.weekday() < 5
         if self.kind == "weekly":
-            return day.weekday() == self.weekday
+            return day.weekday() == self.weekday and self._in_step((day - self._anchor).days // 7)
         if self.kind == "monthly":
             assert self.day is not None
-            return day.day == min(self.day, calendar.monthrange(day.year, day.month)[1])
+            months = (day.year - self._anchor.year) * 12 + day.month - self._anchor.month
+            last = calendar.monthrange(day.year, day.month)[1]
+            return day.day == min(self.day, last) and self._in_step(months)
         return day == self.on_date
+
+    @property
+    def _anchor(self) -> date:
+        return self.on_date or date.min
+
+    def _in_step(self, units: int) -> bool:
+        return self.interval == 1 or units % self.interval == 0
 
     def _matching_days(self, start: date) -> Iterator[date]:
         if self.on_date is not None and self.kind == "once":
             yield self.on_date
             return
-        for offset in range(_SEARCH_DAYS + 1):
+        for offset in range(_SEARCH_DAYS * self.interval + 1):
             day = start + timedelta(days=offset)
             if self._matches(day):
                 yield day
@@ -119,16 +137,19 @@ class Schedule:
     def describe(self) -> str:
         """The rule in words: 'every Monday at 09:00'."""
         at = self.wall_time.strftime("%H:%M")
+        step = self.interval
         if self.kind == "once":
             assert self.on_date is not None
             return f"once, on {self.on_date.strftime('%a %d %b %Y')} at {at}"
         if self.kind == "daily":
-            return f"every day at {at}"
+            return f"every {step} days at {at}" if step > 1 else f"every day at {at}"
         if self.kind == "weekdays":
             return f"every weekday (Mon-Fri) at {at}"
         if self.kind == "weekly":
             assert self.weekday is not None
-            return f"every {WEEKDAY_NAMES[self.weekday]} at {at}"
+            name = WEEKDAY_NAMES[self.weekday]
+            return f"every {step} weeks on {name} at {at}" if step > 1 else f"every {name} at {at}"
         assert self.day is not None
         shorter = " (or the month's last day)" if self.day > 28 else ""
-        return f"every month on the {ordinal(self.day)}{shorter} at {at}"
+        months = f"{step} months" if step > 1 else "month"
+        return f"every {months} on the {ordinal(self.day)}{shorter} at {at}"

@@ -32,10 +32,12 @@ from storage.models import (
     REMINDER_ACTIVE,
     REMINDER_CANCELLED,
     REMINDER_DONE,
+    REMINDER_PAUSED,
     Chat,
     Delivery,
     Reminder,
 )
+from storage.outgoing import Member
 from storage.policy import DeliveryPolicy
 from storage.recurrence import Kind, Schedule
 
@@ -46,6 +48,28 @@ _deliveries = cast(Table, Delivery.__table__)
 
 def _rowcount(result: Result[Any]) -> int:
     return cast(CursorResult[Any], result).rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who a reminder's message mentions: the creator, named members, or everyone."""
+
+    mentions: tuple[Member, ...] = ()
+    creator: bool = True
+    everyone: bool = False
+
+    def columns(self) -> dict[str, Any]:
+        mentions = [{"user_id": m.user_id, "name": m.name} for m in self.mentions]
+        return {
+            "mentions": mentions or None,
+            "mention_creator": self.creator,
+            "everyone": self.everyone,
+        }
+
+    @classmethod
+    def of(cls, row: Any) -> Audience:
+        mentions = tuple(Member(m["user_id"], m.get("name", "")) for m in row.mentions or ())
+        return cls(mentions, bool(row.mention_creator), bool(row.everyone))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +88,8 @@ class ReminderView:
     next_fire_at: datetime | None
     version: int
     created_at: datetime
+    audience: Audience = Audience()
+    snooze_of: str | None = None
 
     @property
     def label(self) -> str:
@@ -79,6 +105,8 @@ class NewReminder:
     content: str
     schedule: Schedule
     first_fire_at: datetime
+    audience: Audience = Audience()
+    snooze_of: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +125,7 @@ class Claim:
     content: str
     kind: Kind
     timezone: str
+    audience: Audience = Audience()
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +136,14 @@ class Outcome:
     finished_at: datetime | None
     error: str | None = None
     lease_until: datetime | None = None
+    message_id: str | None = None  # the platform's id of the sent message
 
 
 def _view(row: Reminder | Row[Any]) -> ReminderView:
     kind = cast(Kind, row.kind)
-    schedule = Schedule(kind, row.local_time, row.timezone, row.local_date, row.weekday, row.day)
+    schedule = Schedule(
+        kind, row.local_time, row.timezone, row.local_date, row.weekday, row.day, row.interval
+    )
     return ReminderView(
         id=row.id,
         short_id=row.short_id,
@@ -125,6 +157,8 @@ def _view(row: Reminder | Row[Any]) -> ReminderView:
         next_fire_at=row.next_fire_at,
         version=row.version,
         created_at=row.created_at,
+        audience=Audience.of(row),
+        snooze_of=row.snooze_of,
     )
 
 
@@ -146,6 +180,27 @@ def ensure_chat(session: Session, chat_id: str, chat_type: str, now: datetime) -
         "updated_at": now,
     }
     session.execute(_insert_ignoring_conflicts(session, _chats).values(**values))
+
+
+def chat_settings(session: Session, chat_id: str) -> dict[str, Any]:
+    settings = session.scalar(select(_chats.c.settings).where(_chats.c.chat_id == chat_id))
+    return dict(settings or {})
+
+
+def update_chat_settings(
+    session: Session, chat_id: str, chat_type: str, values: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    """Merge `values` into the chat's settings (a None value removes the key)."""
+    ensure_chat(session, chat_id, chat_type, now)
+    current = session.scalar(
+        select(_chats.c.settings).where(_chats.c.chat_id == chat_id).with_for_update()
+    )
+    merged = {**(current or {}), **values}
+    merged = {key: value for key, value in merged.items() if value is not None}
+    session.execute(
+        update(_chats).where(_chats.c.chat_id == chat_id).values(settings=merged, updated_at=now)
+    )
+    return merged
 
 
 def chat_timezone(session: Session, chat_id: str) -> str | None:
@@ -194,13 +249,7 @@ def set_chat_timezone(
 
 def create_reminder(session: Session, new: NewReminder, now: datetime) -> ReminderView:
     ensure_chat(session, new.chat_id, new.chat_type, now)
-    # The row lock (PostgreSQL) or the write lock (SQLite) serializes concurrent creates.
-    short_id = session.execute(
-        update(_chats)
-        .where(_chats.c.chat_id == new.chat_id)
-        .values(last_short_id=_chats.c.last_short_id + 1)
-        .returning(_chats.c.last_short_id)
-    ).scalar_one()
+    short_id = next_short_id(session, new.chat_id)
     schedule = new.schedule
     reminder = Reminder(
         id=uuid.uuid4().hex,
@@ -215,7 +264,10 @@ def create_reminder(session: Session, new: NewReminder, now: datetime) -> Remind
         local_date=schedule.on_date,
         weekday=schedule.weekday,
         day=schedule.day,
+        interval=schedule.interval,
         timezone=schedule.timezone,
+        snooze_of=new.snooze_of,
+        **new.audience.columns(),
         status=REMINDER_ACTIVE,
         next_fire_at=new.first_fire_at,
         version=1,
@@ -227,6 +279,18 @@ def create_reminder(session: Session, new: NewReminder, now: datetime) -> Remind
     return _view(reminder)
 
 
+def next_short_id(session: Session, chat_id: str) -> int:
+    """Take the chat's next short id; the row lock (PostgreSQL) or the write lock
+    (SQLite) serializes concurrent takers, so ids are never handed out twice."""
+    short_id: int = session.execute(
+        update(_chats)
+        .where(_chats.c.chat_id == chat_id)
+        .values(last_short_id=_chats.c.last_short_id + 1)
+        .returning(_chats.c.last_short_id)
+    ).scalar_one()
+    return short_id
+
+
 def get_reminder(session: Session, reminder_id: str) -> ReminderView:
     row = session.execute(select(_reminders).where(_reminders.c.id == reminder_id)).one()
     return _view(row)
@@ -235,14 +299,18 @@ def get_reminder(session: Session, reminder_id: str) -> ReminderView:
 def list_active(
     session: Session, chat_id: str, *, created_by: str | None = None, limit: int = 50
 ) -> tuple[list[ReminderView], int]:
-    """Active reminders of one chat, soonest first, and how many there are in all."""
-    conditions = [_reminders.c.chat_id == chat_id, _reminders.c.status == REMINDER_ACTIVE]
+    """Active and paused reminders of one chat, soonest first (paused last), and how many
+    there are in all."""
+    conditions = [
+        _reminders.c.chat_id == chat_id,
+        _reminders.c.status.in_((REMINDER_ACTIVE, REMINDER_PAUSED)),
+    ]
     if created_by is not None:
         conditions.append(_reminders.c.created_by == created_by)
     rows = session.execute(
         select(_reminders, func.count().over().label("total"))
         .where(*conditions)
-        .order_by(_reminders.c.next_fire_at, _reminders.c.short_id)
+        .order_by(_reminders.c.next_fire_at.asc().nulls_last(), _reminders.c.short_id)
         .limit(limit)
     ).all()
     total = rows[0].total if rows else 0
@@ -281,7 +349,10 @@ def cancel_reminder(session: Session, reminder: ReminderView, now: datetime) -> 
     """Cancel if still active; False if it finished or was deleted meanwhile."""
     result = session.execute(
         update(_reminders)
-        .where(_reminders.c.id == reminder.id, _reminders.c.status == REMINDER_ACTIVE)
+        .where(
+            _reminders.c.id == reminder.id,
+            _reminders.c.status.in_((REMINDER_ACTIVE, REMINDER_PAUSED)),
+        )
         .values(
             status=REMINDER_CANCELLED,
             next_fire_at=None,
@@ -352,17 +423,20 @@ _OUTCOMES_SQLITE = (
         finished_at=bindparam("b_finished_at"),
         last_error=bindparam("b_error"),
         lease_until=bindparam("b_lease_until"),
+        message_id=bindparam("b_message_id"),
     )
 )
 _OUTCOMES_POSTGRES = text(
     """
     UPDATE deliveries
     SET outcome = batch.outcome, attempts = batch.attempts, finished_at = batch.finished_at,
-        last_error = batch.error, lease_until = batch.lease_until
+        last_error = batch.error, lease_until = batch.lease_until,
+        message_id = batch.message_id
     FROM unnest(CAST(:ids AS integer[]), CAST(:outcomes AS varchar[]),
                 CAST(:attempts AS integer[]), CAST(:finished AS timestamptz[]),
-                CAST(:errors AS text[]), CAST(:leases AS timestamptz[]))
-         AS batch(id, outcome, attempts, finished_at, error, lease_until)
+                CAST(:errors AS text[]), CAST(:leases AS timestamptz[]),
+                CAST(:message_ids AS varchar[]))
+         AS batch(id, outcome, attempts, finished_at, error, lease_until, message_id)
     WHERE deliveries.id = batch.id AND deliveries.outcome = 'pending'
     """
 )
@@ -532,6 +606,7 @@ def _claim(
         content=row.content,
         kind=row.kind,
         timezone=row.timezone,
+        audience=Audience.of(row),
     )
 
 
@@ -616,6 +691,7 @@ def record_outcomes(session: Session, outcomes: Sequence[Outcome]) -> None:
                 "finished": [i.finished_at for i in latest],
                 "errors": [i.error for i in latest],
                 "leases": [i.lease_until for i in latest],
+                "message_ids": [i.message_id for i in latest],
             },
         )
         return
@@ -629,6 +705,7 @@ def record_outcomes(session: Session, outcomes: Sequence[Outcome]) -> None:
                 "b_finished_at": i.finished_at,
                 "b_error": i.error,
                 "b_lease_until": i.lease_until,
+                "b_message_id": i.message_id,
             }
             for i in latest
         ],

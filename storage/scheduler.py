@@ -34,7 +34,7 @@ from storage.models import (
     OUTCOME_SENT,
     OUTCOME_SENT_LATE,
 )
-from storage.outgoing import OutgoingMessage, Sender, SendError
+from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DeliveryPolicy
 from storage.recurrence import format_local
 from storage.repository import (
@@ -84,14 +84,19 @@ class _SlicedMemoryJobStore(MemoryJobStore):  # type: ignore[misc]
 
 
 def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
-    """The chat message for one occurrence; in a group it mentions the creator."""
-    if claim.chat_type == "group":
-        who = claim.created_by_name or claim.created_by
-        text = f"⏰ Reminder for @{who}: {claim.content}"
-        mentions: tuple[str, ...] = (claim.created_by,)
+    """The chat message for one occurrence; in a group it mentions who it is for."""
+    audience = claim.audience
+    mentions: tuple[str, ...] = ()
+    if claim.chat_type == "group" and audience.everyone:
+        text = f"⏰ Reminder for everyone: {claim.content}"
+    elif claim.chat_type == "group":
+        people = [Member(claim.created_by, claim.created_by_name)] if audience.creator else []
+        people += [m for m in audience.mentions if m.user_id != claim.created_by]
+        names = ", ".join(f"@{m.name or m.user_id}" for m in people)
+        text = f"⏰ Reminder for {names}: {claim.content}"
+        mentions = tuple(m.user_id for m in people)
     else:
         text = f"⏰ Reminder: {claim.content}"
-        mentions = ()
     if claim.late:
         zone = ZoneInfo(claim.timezone)
         scheduled, delivered = claim.occurrence.astimezone(zone), now.astimezone(zone)
@@ -340,9 +345,10 @@ class ReminderScheduler:
                 return
             async with self._send_slots:
                 message = reminder_message(claim, self._clock())
+                sent_as: str | None = None
                 try:
                     async with asyncio.timeout(self.policy.send_timeout.total_seconds()):
-                        await self._sender(message)
+                        sent_as = await self._sender(message)
                 except Exception as exc:
                     error: str | None = _safe_error(exc)
                 else:
@@ -350,7 +356,10 @@ class ReminderScheduler:
             now = self._clock()
             if error is None:
                 outcome = OUTCOME_SENT_LATE if claim.late else OUTCOME_SENT
-                self._record(Outcome(claim.delivery_id, outcome, attempt, now, last_error))
+                message_id = sent_as[:255] if isinstance(sent_as, str) else None
+                self._record(
+                    Outcome(claim.delivery_id, outcome, attempt, now, last_error, None, message_id)
+                )
                 return
             last_error = error
             if attempt >= self.policy.send_attempts:

@@ -6,14 +6,21 @@ import asyncio
 import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import available_timezones
 
 from sqlalchemy.orm import Session
 
-from storage import repository
+from storage import changes, repository
+from storage.changes import HistoryEntry, ReminderChange, Requester
 from storage.database import DEFAULT_URL, Database
-from storage.errors import InvalidTimezoneError, ReminderNotFoundError, ReminderPermissionError
+from storage.errors import (
+    InvalidTimezoneError,
+    ReminderChangedError,
+    ReminderNotFoundError,
+    ReminderPermissionError,
+)
 from storage.migrate import upgrade
 from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
@@ -94,6 +101,26 @@ class ReminderService:
         )
         return stored or self.default_timezone
 
+    async def settings_of(self, chat_id: str) -> dict[str, Any]:
+        """The chat's own settings (not the bot's defaults)."""
+        return await self.database.read(
+            functools.partial(repository.chat_settings, chat_id=chat_id)
+        )
+
+    async def update_settings(
+        self, chat_id: str, chat_type: str, values: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Merge into the chat's settings; a None value removes a key."""
+        return await self.database.write(
+            functools.partial(
+                repository.update_chat_settings,
+                chat_id=chat_id,
+                chat_type=chat_type,
+                values=values,
+                now=self._clock(),
+            )
+        )
+
     async def set_timezone(self, chat_id: str, chat_type: str, timezone: str) -> list[ReminderView]:
         """Change the chat's zone; returns the recurring reminders that moved with it."""
         check_timezone(timezone)
@@ -151,25 +178,156 @@ class ReminderService:
         now = self._clock()
 
         def cancel(session: Session) -> ReminderView:
-            reminder = repository.find_reminder(session, chat_id, reference, for_update=True)
-            if reminder is None or (private and reminder.created_by != requester_id):
-                raise ReminderNotFoundError(
-                    f"There is no active reminder {reference.strip()!r} in this chat."
-                )
-            if reminder.created_by != requester_id and not requester_is_admin:
-                raise ReminderPermissionError(
-                    f"Reminder #{reminder.short_id} was set by "
-                    f"{reminder.created_by_name or 'someone else'}; only they or a group "
-                    "admin can delete it."
-                )
+            requester = Requester(requester_id, requester_is_admin, private)
+            reminder = changes.locate(session, chat_id, reference, requester, may="delete")
             if not repository.cancel_reminder(session, reminder, now):
                 raise ReminderNotFoundError(f"Reminder #{reminder.short_id} has just finished.")
+            changes.cancel_snoozes(session, reminder.id, now)
             return reminder
 
         reminder = await self.database.write(cancel)
         if self.scheduler is not None:
             self.scheduler.unplan(reminder.id)
         return reminder
+
+    async def find(
+        self, chat_id: str, reference: str, requester: Requester, *, may: str = "change"
+    ) -> ReminderView:
+        """A live reminder of this chat that the requester may `may` (read only)."""
+        return await self.database.read(
+            functools.partial(
+                changes.locate,
+                chat_id=chat_id,
+                reference=reference,
+                requester=requester,
+                for_update=False,
+                may=may,
+            )
+        )
+
+    async def update(
+        self,
+        chat_id: str,
+        reference: str,
+        requester: Requester,
+        change: ReminderChange,
+        *,
+        expected_version: int | None = None,
+    ) -> ReminderView:
+        """Edit a live reminder; with `expected_version`, only if nothing changed since."""
+        now = self._clock()
+
+        def edit(session: Session) -> ReminderView:
+            reminder = changes.locate(session, chat_id, reference, requester)
+            if expected_version is not None and reminder.version != expected_version:
+                raise ReminderChangedError(
+                    f"Reminder #{reminder.short_id} changed (or fired) just now; "
+                    "nothing was edited. Please try again."
+                )
+            return changes.apply_change(session, reminder, change, now)
+
+        reminder = await self.database.write(edit)
+        self._plan(reminder)
+        return reminder
+
+    async def set_paused(
+        self, chat_id: str, reference: str, requester: Requester, *, paused: bool
+    ) -> ReminderView:
+        now = self._clock()
+
+        def run(session: Session) -> ReminderView:
+            reminder = changes.locate(
+                session, chat_id, reference, requester, may="pause" if paused else "resume"
+            )
+            if reminder.schedule.kind == "once" and paused:
+                raise ReminderPermissionError(
+                    f"Reminder #{reminder.short_id} fires only once; cancel or edit it instead."
+                )
+            return changes.set_paused(session, reminder, paused, now)
+
+        reminder = await self.database.write(run)
+        self._plan(reminder)
+        return reminder
+
+    async def snooze(
+        self,
+        chat_id: str,
+        requester: Requester,
+        until: datetime,
+        *,
+        reference: str | None = None,
+        message_id: str | None = None,
+        recent: timedelta = timedelta(hours=1),
+    ) -> tuple[ReminderView, ReminderView]:
+        """Fire a delivered reminder again at `until`; returns (the reminder, its snooze).
+
+        Which reminder: `reference`; else the one the platform message `message_id` was;
+        else the one reminder delivered in this chat within `recent` (refused if several).
+        """
+        now = self._clock()
+
+        def run(session: Session) -> tuple[ReminderView, ReminderView]:
+            target = self._snooze_target(session, chat_id, requester, reference, message_id)
+            if target is None:
+                target = self._only_recent(session, chat_id, requester, now - recent)
+            reminder = changes.locate(session, chat_id, target.id, requester, may="snooze")
+            root = (
+                repository.get_reminder(session, reminder.snooze_of)
+                if reminder.snooze_of
+                else reminder
+            )
+            if changes.delivered_in(session, root) is None:
+                raise ReminderPermissionError(
+                    f"Reminder #{root.short_id} hasn't gone off yet; edit it to move it."
+                )
+            return root, changes.snooze(session, root, until, now)
+
+        root, snoozed = await self.database.write(run)
+        self._plan(snoozed)
+        return root, snoozed
+
+    @staticmethod
+    def _snooze_target(
+        session: Session,
+        chat_id: str,
+        requester: Requester,
+        reference: str | None,
+        message_id: str | None,
+    ) -> ReminderView | None:
+        if reference is not None:
+            return changes.locate(session, chat_id, reference, requester, may="snooze")
+        if message_id is None:
+            return None
+        found = changes.by_message(session, chat_id, message_id)
+        if found is None:
+            raise ReminderNotFoundError("That message isn't a reminder I can snooze.")
+        return found
+
+    @staticmethod
+    def _only_recent(
+        session: Session, chat_id: str, requester: Requester, since: datetime
+    ) -> ReminderView:
+        delivered = changes.recently_delivered(session, chat_id, since)
+        if requester.private:
+            delivered = [r for r in delivered if r.created_by == requester.user_id]
+        if not delivered:
+            raise ReminderNotFoundError(
+                "No reminder went off here in the last hour; say which one, e.g. /snooze #3 10m."
+            )
+        if len(delivered) > 1:
+            labels = ", ".join(r.label for r in delivered[:5])
+            raise ReminderNotFoundError(
+                f"Several reminders went off recently ({labels}); say which one, "
+                f"e.g. /snooze {delivered[0].label} 10m."
+            )
+        return delivered[0]
+
+    async def history(
+        self, chat_id: str, *, limit: int = 10, created_by: str | None = None
+    ) -> list[HistoryEntry]:
+        return await self.database.read(
+            functools.partial(changes.history, chat_id=chat_id, limit=limit, created_by=created_by)
+        )
 
     def _plan(self, reminder: ReminderView) -> None:
         if self.scheduler is not None:

@@ -249,7 +249,7 @@ async def test_offline_commands_without_an_llm(serve: Any, running: list[Any]) -
     (cancelled,) = await api.say("/cancel 1")
     assert cancelled["text"].startswith("🗑️ Deleted reminder #1")
     (bad,) = await api.say("/remind sometime soon-ish maybe")
-    assert bad["text"].startswith("I couldn't find when")
+    assert bad["text"].startswith("I couldn't set that reminder: I couldn't find when.")
     (past,) = await api.say("/remind 2020-01-01 10:00 too late")
     assert "in the past" in past["text"]
     (digest,) = await api.say("/summary 5")

@@ -51,7 +51,16 @@ def _schema_accepts(tool: Tool, raw: dict[str, Any]) -> bool:
 def test_schema_shown_to_the_model(tool: Tool) -> None:
     schema = tool.parameters
     assert schema["type"] == "object"
-    assert set(schema["properties"]) == {"type", "time", "in_minutes", "content", "weekday", "day"}
+    assert set(schema["properties"]) == {
+        "type",
+        "time",
+        "in_minutes",
+        "content",
+        "weekday",
+        "day",
+        "interval",
+        "who",
+    }
     assert set(schema["required"]) == {"type", "content"}
     assert schema["additionalProperties"] is False
     assert schema["properties"]["type"]["enum"] == [

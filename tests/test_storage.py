@@ -6,6 +6,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from storage import (
@@ -17,6 +19,7 @@ from storage import (
     normalize_url,
     upgrade,
 )
+from storage.models import Base
 from tests.conftest import FakeClock, chat_ctx
 from tests.postgres import create_database, drop_database
 from tests.test_reminder_tools import call
@@ -29,7 +32,7 @@ def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
     assert current_revision(database) is None
     upgrade(database)
     upgrade(database)  # a second run is a no-op
-    assert current_revision(database) == head_revision() == "0002"
+    assert current_revision(database) == head_revision() == "0003"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     with database.read_session() as session:
         assert session.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -57,7 +60,7 @@ def test_concurrent_upgrades_on_postgresql_serialize(pg_server: str) -> None:
         thread.join()
     assert errors == []
     database = Database(url)
-    assert current_revision(database) == "0002"
+    assert current_revision(database) == "0003"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     database.close()
     drop_database(pg_server, url)
@@ -93,3 +96,16 @@ async def test_unreachable_database_gets_a_clear_reply_and_no_secret_in_logs(
     assert listed.reply == result.reply
     assert "s3cret" not in caplog.text
     database.close()
+
+
+def test_migrations_build_exactly_the_models_schema(database_url: str) -> None:
+    """A column added to the models without a migration (or the reverse) fails here."""
+    database = Database(database_url)
+    upgrade(database)
+    try:
+        with database.engine.connect() as connection:
+            context = MigrationContext.configure(connection)
+            diff = compare_metadata(context, Base.metadata)
+    finally:
+        database.close()
+    assert diff == []

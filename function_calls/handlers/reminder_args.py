@@ -7,8 +7,9 @@ fields for the type, a real date, a time not in the past.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, time, timedelta
-from typing import Annotated, Literal, Self
+from typing import Annotated, Self
 
 from pydantic import (
     BaseModel,
@@ -21,14 +22,21 @@ from pydantic import (
 )
 
 from function_calls.context import MessageContext, validation_context
-from storage.recurrence import Schedule, format_local, local_instant
+from storage.recurrence import (
+    INTERVAL_KINDS,
+    MAX_INTERVAL,
+    Kind,
+    Schedule,
+    format_local,
+    local_instant,
+)
 
 MAX_CONTENT = 1000
 MAX_AHEAD = timedelta(days=3660)
 MAX_IN_MINUTES = 60 * 24 * 366
 _TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
-
-ReminderType = Literal["once", "daily", "weekly", "weekdays", "monthly"]
+_WHO_PATTERN = r"^(me|everyone|@[^\s@]{1,64})$"
+MAX_WHO = 10
 
 
 def _wall_time(text: str) -> time:
@@ -50,9 +58,7 @@ class ReminderArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: ReminderType = Field(
-        description="once, daily, weekly, weekdays (Monday to Friday) or monthly"
-    )
+    type: Kind = Field(description="once, daily, weekly, weekdays (Monday to Friday) or monthly")
     time: str | None = Field(
         default=None,
         pattern=_TIME_PATTERN,
@@ -82,6 +88,21 @@ class ReminderArgs(BaseModel):
         le=31,
         validate_default=True,
         description="monthly only: day of month 1-31 (31 = last day of shorter months)",
+    )
+    interval: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_INTERVAL,
+        validate_default=True,
+        description="daily, weekly, monthly: repeat every N days/weeks/months (default 1)",
+    )
+    who: list[Annotated[str, StringConstraints(pattern=_WHO_PATTERN)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_WHO,
+        description=(
+            'who to remind: "me" (the sender, the default), "@name" of a chat member, or "everyone"'
+        ),
     )
 
     @field_validator("time")
@@ -143,6 +164,14 @@ class ReminderArgs(BaseModel):
             raise ValueError("day is only used with type 'monthly'")
         return value
 
+    @field_validator("interval")
+    @classmethod
+    def _check_interval(cls, value: int | None, info: ValidationInfo) -> int | None:
+        kind = info.data.get("type")
+        if value not in (None, 1) and kind not in (None, *INTERVAL_KINDS):
+            raise ValueError("interval only works with daily, weekly and monthly reminders")
+        return None if value == 1 else value
+
     @model_validator(mode="after")
     def _check_resolvable(self, info: ValidationInfo) -> Self:
         ctx = validation_context(info)
@@ -169,6 +198,10 @@ class ReminderArgs(BaseModel):
         )
         upcoming = schedule.first_after(now)
         assert upcoming is not None  # every recurring rule matches within a month
+        if self.interval:
+            # Every N days, weeks or months, counted from the first occurrence.
+            first_day = upcoming.astimezone(ctx.zone).date()
+            schedule = replace(schedule, interval=self.interval, on_date=first_day)
         return schedule, upcoming
 
 

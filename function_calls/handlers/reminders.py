@@ -12,6 +12,12 @@ from pydantic import BaseModel, Field, field_validator
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolError
+from function_calls.handlers.audience import (
+    AudienceRefused,
+    ReminderRules,
+    describe_audience,
+    resolve_audience,
+)
 from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
@@ -24,7 +30,7 @@ from storage import (
     StorageUnavailableError,
 )
 from storage.recurrence import format_local
-from storage.repository import parse_reference
+from storage.repository import Audience, parse_reference
 
 LIST_LIMIT = 50
 UNAVAILABLE = (
@@ -82,25 +88,42 @@ async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResul
         schedule, first = args.resolve(ctx)
     except ValueError as exc:  # the moment passed between validation and now
         return FunctionResult.direct(f"I couldn't set that reminder: {exc}.")
-    new = NewReminder(
-        chat_id=ctx.chat_id,
-        chat_type=ctx.chat_type,
-        created_by=ctx.sender_id,
-        created_by_name=ctx.sender_name,
-        content=args.content,
-        schedule=schedule,
-        first_fire_at=first,
-    )
     try:
+        audience = await audience_for(ctx, service, args.who)
+        new = NewReminder(
+            chat_id=ctx.chat_id,
+            chat_type=ctx.chat_type,
+            created_by=ctx.sender_id,
+            created_by_name=ctx.sender_name,
+            content=args.content,
+            schedule=schedule,
+            first_fire_at=first,
+            audience=audience,
+        )
         reminder = await service.create(new)
+    except AudienceRefused as exc:
+        return FunctionResult.direct(str(exc), data={"set": False})
     except StorageUnavailableError:
         return FunctionResult.direct(UNAVAILABLE)
     when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
     rule = "" if schedule.kind == "once" else f", {schedule.describe()}"
+    whom = describe_audience(audience, ctx)
     reply = (
-        f"⏰ Reminder {reminder.label} set for {when} ({ctx.timezone}){rule}: {reminder.content}"
+        f"⏰ Reminder {reminder.label}{whom} set for {when} ({ctx.timezone}){rule}: "
+        f"{reminder.content}"
     )
     return FunctionResult.direct(reply, data=_snapshot(reminder))
+
+
+async def audience_for(
+    ctx: MessageContext, service: ReminderService, who: list[str] | None
+) -> Audience:
+    """Resolve `who` under the chat's rules; raises AudienceRefused."""
+    if not who or who == ["me"]:
+        return Audience()
+    rules: ReminderRules = ctx.services.get("reminder_rules") or ReminderRules()
+    settings = await service.settings_of(ctx.chat_id)
+    return await resolve_audience(ctx, who, rules.for_chat(settings))
 
 
 @tool_function(

@@ -1,0 +1,149 @@
+"""The `/remind` grammar: `[who] <when> <what>` in English or Chinese, exactly or not at all.
+
+`parse_reminder` returns the exact arguments for `reminder_set` or raises `GrammarError`
+with what was not understood; it never guesses. The `<when>` part is read first and whole
+(a leading one; in English also a trailing one, "call mom tomorrow at 9"), and the rest is
+the content.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.grammar.chinese import ChineseWhenParser
+from bot.grammar.english import _CONTENT_LEADS, _TIES, WhenParser, tokenize
+from bot.grammar.spec import DEFAULT_TIME, GrammarError, ResolvedWhen, WhenSpec
+
+__all__ = [
+    "DEFAULT_TIME",
+    "Audience",
+    "GrammarError",
+    "ParsedReminder",
+    "ResolvedWhen",
+    "WhenSpec",
+    "parse_reminder",
+    "split_when",
+]
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WHO = re.compile(
+    r"(?P<who>(?:me|us|everyone|everybody)\b|@[\w.\-]+|我们|我|大家|所有人|全体成员|全体)"
+    r"(?:\s*(?:,|\band\b|&|和|、)\s*|\s*)",
+    re.IGNORECASE,
+)
+_EVERYONE = {
+    "everyone",
+    "everybody",
+    "@all",
+    "@everyone",
+    "@here",
+    "大家",
+    "所有人",
+    "全体成员",
+    "全体",
+}
+_QUOTES = {'"': '"', "“": "”", "'": "'", "「": "」"}
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who the reminder is for: the sender ("me"), named members, or everyone."""
+
+    me: bool = False
+    names: tuple[str, ...] = ()
+    everyone: bool = False
+
+    def who(self) -> list[str]:
+        """`ReminderArgs.who`: "me", "@name" and "everyone" entries."""
+        entries = ["me"] if self.me or not (self.names or self.everyone) else []
+        entries += [f"@{name}" for name in self.names]
+        if self.everyone:
+            entries.append("everyone")
+        return entries
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedReminder:
+    when: ResolvedWhen
+    content: str
+    audience: Audience
+
+    def arguments(self) -> dict[str, Any]:
+        raw = self.when.arguments()
+        raw["content"] = self.content
+        who = self.audience.who()
+        if who != ["me"]:
+            raw["who"] = who
+        return raw
+
+
+def parse_audience(text: str) -> tuple[Audience, int]:
+    """Leading "me", "us", "@bob", "everyone" (and 我/大家); where the rest starts."""
+    me = everyone = False
+    names: list[str] = []
+    position = 0
+    while True:
+        found = _WHO.match(text, position)
+        if found is None:
+            break
+        who = found["who"].lower()
+        if who in _EVERYONE:
+            everyone = True
+        elif who.startswith("@"):
+            names.append(found["who"][1:])
+        else:
+            me = True  # "us" and 我们 include the sender, as before
+        position = found.end()
+    return Audience(me=me, names=tuple(dict.fromkeys(names)), everyone=everyone), position
+
+
+def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
+    """The `<when>` clauses of `text[start:]` and the content; an empty spec if none."""
+    if _CJK.search(text, start):
+        chinese = ChineseWhenParser(text, start)
+        if chinese.parse() > start:
+            chinese.check_boundary()
+            return chinese.spec, chinese.content()
+    tokens = tokenize(text)
+    first = next((n for n, token in enumerate(tokens) if token.start >= start), len(tokens))
+    leading = WhenParser(text, tokens, first)
+    end = leading.parse()
+    if not leading.spec.empty:
+        leading.check_boundary()
+        rest = text[tokens[end].start :] if end < len(tokens) else ""
+        return leading.spec, _content(rest)
+    # No leading when: a trailing one, "call mom tomorrow at 9".
+    for index in range(first + 1, len(tokens)):
+        if tokens[index - 1].text in _TIES:
+            continue
+        trailing = WhenParser(text, tokens, index)
+        try:
+            end = trailing.parse()
+        except GrammarError:
+            continue
+        finished = all(token.text in (".", "!") for token in tokens[end:])
+        if not trailing.spec.empty and finished:
+            return trailing.spec, _content(text[tokens[first].start : tokens[index].start])
+    return WhenSpec(), _content(text[start:])
+
+
+def _content(text: str) -> str:
+    content = _CONTENT_LEADS.sub("", text.strip()).strip()
+    if len(content) >= 2 and _QUOTES.get(content[0]) == content[-1]:
+        content = content[1:-1].strip()
+    return content
+
+
+def parse_reminder(text: str, now: datetime) -> ParsedReminder:
+    """`[who] <when> <what>` at `now` (aware, in the chat's zone)."""
+    audience, start = parse_audience(text.strip())
+    spec, content = split_when(text.strip(), start)
+    if spec.empty:
+        raise GrammarError("I couldn't find when.")
+    when = spec.resolve(now)
+    if not content:
+        raise GrammarError("What should I remind you of?")
+    return ParsedReminder(when=when, content=content, audience=audience)

@@ -1,0 +1,267 @@
+"""The Chinese `<when>` grammar: clause patterns matched one after another from the start.
+
+Chinese writes no spaces between the time and the content ("明天上午9点开会"), so each
+clause is a pattern anchored where the previous one ended; the first position no pattern
+matches starts the content. As in English, a leftover that still looks like time ("25点",
+"下周") is refused rather than left in the content.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bot.grammar.spec import (
+    Clock,
+    Day,
+    DayPart,
+    Delay,
+    GrammarError,
+    Repeat,
+    WeekdayMode,
+    WhenSpec,
+)
+from storage.recurrence import MAX_INTERVAL
+
+_NUM = r"(?:\d+|[零〇一二两三四五六七八九十]+)"
+_WD = r"(?P<wd>[一二三四五六日天1-7])"
+_WEEK = r"(?:周|星期|礼拜)"
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+           "七": 7, "八": 8, "九": 9}  # fmt: skip
+_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
+            "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}  # fmt: skip
+_PARTS: dict[str, DayPart] = {
+    "上午": "morning", "早上": "morning", "早晨": "morning", "清晨": "morning", "早": "morning",
+    "凌晨": "morning", "中午": "noon", "下午": "afternoon", "午后": "afternoon",
+    "傍晚": "evening", "晚上": "evening", "晚": "evening", "夜里": "night", "夜晚": "night",
+}  # fmt: skip
+_OFFSETS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "大后天": 3}
+_SHORT_DAYS = {"今晚": (0, "evening"), "明早": (1, "morning"), "明晚": (1, "evening")}
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern.replace("NUM", _NUM))
+
+
+_SEP = re.compile(r"[\s，,、]+")
+_DELAY = _compile(
+    r"(?P<pre>过)?(?P<n>NUM|半)(?:个)?(?P<half>半)?(?P<unit>分钟|分|小时|钟头|天|日|"
+    r"个?星期|周|礼拜)(?P<post>以后|之后|后)?"
+)
+_QUARTER_DELAY = re.compile(r"(?P<n>一|两|三|[1-3])刻钟(?:以后|之后|后)")
+_DAILY = re.compile(r"每天|每日|天天|每一天")
+_EVERY_PART = re.compile(r"每(?:个)?(?P<part>早上|早晨|上午|中午|下午|晚上|晚)")
+_WORKDAYS = _compile(
+    rf"每个?工作日|工作日|每{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]|{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]"
+)
+_WEEKLY = _compile(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
+_BIWEEKLY = _compile(rf"隔周的?{_WEEK}?{_WD}")
+_MONTHLY = _compile(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
+_EVERY_N_DAYS = _compile(r"每隔?(?P<n>NUM)(?:天|日)")
+_TOO_OFTEN = _compile(r"每隔?(?:NUM个?)?(?:小时|分钟|钟头)")
+_YEARLY = re.compile(r"每年")
+_WEEK_NO_DAY = _compile(rf"每隔?(?:NUM个?|个)?{_WEEK}")
+_OFFSET_DAY = re.compile(r"大后天|今天|今日|明天|明日|后天")
+_SHORT_DAY = re.compile(r"今晚|明早|明晚")
+_PAST_DAY = re.compile(r"昨天|昨晚|前天")
+_WEEKDAY_DAY = _compile(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
+_VAGUE_WEEK = _compile(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
+_DATE = _compile(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
+_ISO = re.compile(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})")
+_MONTH_DAY = _compile(r"(?P<d>NUM)(?:日|号)")
+_PART = re.compile(
+    r"上午|早上|早晨|清晨|凌晨|中午|下午|午后|傍晚|晚上|夜里|夜晚|(?:早|晚)(?=\d|[一二三四五六七八九十两])"
+)
+_CLOCK = _compile(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
+_HHMM = re.compile(r"(?P<h>\d{1,2})[:：](?P<m>\d{2})")
+_LOOKS_LIKE_TIME = _compile(
+    r"NUM(?:点|[:：]\d|分钟|小时|个小时|号|日|月)|每|周[一二三四五六日天]|星期|礼拜|"
+    r"今天|明天|后天|今晚|明早|明晚|上午|下午|晚上|早上|中午|凌晨"
+)
+_CONTENT_LEADS = re.compile(r"^(?:[\s，,、：:。]+|提醒我们|提醒我|提醒大家|提醒|叫我|通知我)+")
+
+
+def number(text: str) -> int:
+    """'9', '十二', '二十三', '两' as integers."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_DIGITS[tens] if tens else 1) * 10 + (_DIGITS[ones] if ones else 0)
+    value = 0
+    for char in text:
+        value = value * 10 + _DIGITS[char]
+    return value
+
+
+class ChineseWhenParser:
+    def __init__(self, text: str, start: int = 0) -> None:
+        self.text = text
+        self.i = start
+        self.spec = WhenSpec()
+
+    def _match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        found = pattern.match(self.text, self.i)
+        if found is not None:
+            self.i = found.end()
+        return found
+
+    def parse(self) -> int:
+        """Consume every clause; returns the offset where the content starts."""
+        rules: list[Callable[[], bool]] = [self._delay, self._repeat, self._day, self._clock]
+        while self.i < len(self.text):
+            before = self.i
+            if not self.spec.empty:
+                self._match(_SEP)
+            if not any(rule() for rule in rules):
+                self.i = before
+                break
+        return self.i
+
+    def check_boundary(self) -> None:
+        rest = _SEP.sub("", self.text[self.i : self.i + 12], count=1)
+        if _LOOKS_LIKE_TIME.match(rest) or _VAGUE_WEEK.match(rest):
+            raise GrammarError(f"我没看懂这个时间：“{rest[:8]}” (I couldn't understand the time).")
+
+    def content(self) -> str:
+        return _CONTENT_LEADS.sub("", self.text[self.i :]).strip()
+
+    # --- clauses -------------------------------------------------------------------
+
+    def _delay(self) -> bool:
+        start = self.i
+        quarter = self._match(_QUARTER_DELAY)
+        if quarter is not None:
+            minutes = 15 * number(quarter["n"])
+            self.spec.set_delay(Delay(minutes=minutes, text=quarter.group()))
+            return True
+        found = self._match(_DELAY)
+        if found is None or not (found["pre"] or found["post"]):
+            self.i = start
+            return False
+        value = 0.5 if found["n"] == "半" else float(number(found["n"]))
+        if found["half"]:
+            value += 0.5
+        unit = found["unit"]
+        text = found.group()
+        if unit in ("分钟", "分"):
+            delay = Delay(minutes=round(value), text=text)
+        elif unit in ("小时", "钟头"):
+            delay = Delay(minutes=round(value * 60), text=text)
+        else:
+            days = value * (1 if unit in ("天", "日") else 7)
+            if days != int(days):
+                delay = Delay(minutes=round(days * 1440), text=text)
+            else:
+                delay = Delay(days=int(days), text=text)
+        self.spec.set_delay(delay)
+        return True
+
+    def _repeat(self) -> bool:
+        if self._match(_TOO_OFTEN):
+            raise GrammarError("最短每天重复一次 (the shortest repeat is daily).")
+        if self._match(_YEARLY):
+            raise GrammarError("暂不支持每年重复 (yearly reminders aren't supported).")
+        found = self._match(_WORKDAYS)
+        if found is not None:
+            self.spec.set_repeat(Repeat("weekdays", text=found.group()))
+            return True
+        found = self._match(_DAILY)
+        if found is not None:
+            self.spec.set_repeat(Repeat("daily", text=found.group()))
+            return True
+        found = self._match(_EVERY_PART)
+        if found is not None:
+            self.spec.set_part(_PARTS[found["part"]], found.group())
+            self.spec.set_repeat(Repeat("daily", text=found.group()))
+            return True
+        found = self._match(_WEEKLY) or self._match(_BIWEEKLY)
+        if found is not None:
+            interval = 2 if found.group().startswith("隔") else _interval(found)
+            weekday = _WEEKDAY[found["wd"]]
+            self.spec.set_repeat(Repeat("weekly", interval, weekday=weekday, text=found.group()))
+            return True
+        found = self._match(_MONTHLY)
+        if found is not None:
+            day = 31 if found["last"] else number(found["d"])
+            if not 1 <= day <= 31:
+                raise GrammarError(f"“{found.group()}”不是有效的日期 (not a day of the month).")
+            self.spec.set_repeat(Repeat("monthly", _interval(found), day=day, text=found.group()))
+            return True
+        found = self._match(_EVERY_N_DAYS)
+        if found is not None:
+            self.spec.set_repeat(Repeat("daily", _interval(found), text=found.group()))
+            return True
+        if _WEEK_NO_DAY.match(self.text, self.i):
+            raise GrammarError("每周哪一天？例如“每周一上午9点” (which day of the week?).")
+        return False
+
+    def _day(self) -> bool:
+        if _PAST_DAY.match(self.text, self.i):
+            raise GrammarError("这个时间已经过去了 (that day is in the past).")
+        found = self._match(_SHORT_DAY)
+        if found is not None:
+            offset, part = _SHORT_DAYS[found.group()]
+            self.spec.set_day(Day("offset", offset=offset, text=found.group()))
+            self.spec.set_part(part, found.group())  # type: ignore[arg-type]
+            return True
+        found = self._match(_OFFSET_DAY)
+        if found is not None:
+            self.spec.set_day(Day("offset", offset=_OFFSETS[found.group()], text=found.group()))
+            return True
+        found = self._match(_WEEKDAY_DAY)
+        if found is not None:
+            mode = found["mode"] or ""
+            kind: WeekdayMode = (
+                "next_week" if mode.startswith("下") else "this_week" if mode else "upcoming"
+            )
+            weekday = _WEEKDAY[found["wd"]]
+            self.spec.set_day(Day("weekday", weekday=weekday, mode=kind, text=found.group()))
+            return True
+        found = self._match(_ISO) or self._match(_DATE)
+        if found is not None:
+            month, day = number(found["m"]), number(found["d"])
+            if found["y"]:
+                self.spec.set_day(
+                    Day("date", year=int(found["y"]), month=month, day=day, text=found.group())
+                )
+            else:
+                self.spec.set_day(Day("month_date", month=month, day=day, text=found.group()))
+            return True
+        found = self._match(_MONTH_DAY)
+        if found is not None:
+            self.spec.set_day(Day("month_day", day=number(found["d"]), text=found.group()))
+            return True
+        return False
+
+    def _clock(self) -> bool:
+        start = self.i
+        part = self._match(_PART)
+        if part is not None:
+            self.spec.set_part(_PARTS[part.group()], part.group())
+        found = self._match(_CLOCK)
+        if found is not None:
+            hour = number(found["h"])
+            minute = 0
+            if found["half"]:
+                minute = 30
+            elif found["q"]:
+                minute = 15 * number(found["q"])
+            elif found["m"]:
+                minute = number(found["m"])
+            self.spec.set_clock(Clock(hour, minute, text=self.text[start : self.i]))
+            return True
+        found = self._match(_HHMM)
+        if found is not None:
+            hour, minute = int(found["h"]), int(found["m"])
+            exact = len(found["h"]) == 2 or hour == 0
+            self.spec.set_clock(Clock(hour, minute, exact=exact, text=found.group()))
+            return True
+        return part is not None
+
+
+def _interval(found: re.Match[str]) -> int:
+    interval = number(found["n"]) if found["n"] else 1
+    if not 1 <= interval <= MAX_INTERVAL:
+        raise GrammarError(f"最多每{MAX_INTERVAL}个单位重复一次 (repeat interval too large).")
+    return interval

@@ -1,0 +1,666 @@
+"""The English `<when>` grammar: a tokenizer and one rule per kind of clause.
+
+Clauses (a day, a clock reading, a part of the day, a repeat rule, a delay) are read in
+any order until a token starts none; that token starts the content. A token that looks
+like time but fits no rule ("at 25", "next week") is refused rather than left to the
+content, so "at", "on", "every", "tonight" and "noon" never end up in the reminder text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from bot.grammar.spec import (
+    Clock,
+    Day,
+    DayPart,
+    Delay,
+    GrammarError,
+    Repeat,
+    WeekdayMode,
+    WhenSpec,
+)
+from storage.recurrence import MAX_INTERVAL
+
+_TOKEN = re.compile(
+    r"""
+    (?P<iso>\d{4}-\d{1,2}-\d{1,2}(?:t\d{1,2}:\d{2})?)(?![\w:])
+    |(?P<clock>\d{1,2}[:.]\d{2}(?:\s*(?:a\.?m\.?|p\.?m\.?)(?![a-z]))?)(?![\d:])
+    |(?P<hourmer>\d{1,2}\s*(?:a\.?m\.?|p\.?m\.?)(?![a-z]))
+    |(?P<ordinal>\d{1,2}(?:st|nd|rd|th))(?![a-z])
+    |(?P<dur>\d+(?:\.\d+)?(?:hours?|hrs?|h|minutes?|mins?|m|days?|d|weeks?|wks?|w)
+        (?:\d+(?:minutes?|mins?|m)?)?)(?![a-z])
+    |(?P<slash>\d{1,2}/\d{1,2}(?:/\d{2,4})?)(?![\d/])
+    |(?P<number>\d+(?:\.\d+)?)
+    |(?P<mention>@[\w.\-]+)
+    |(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)*)
+    |(?P<punct>[,;:\-–—!.?/&+])
+    |(?P<other>\S)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+WEEKDAYS = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
+}  # fmt: skip
+_PLURAL_WEEKDAYS = {f"{name}s": day for name, day in WEEKDAYS.items() if len(name) > 5}
+MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
+    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+    "september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11,
+    "nov": 11, "december": 12, "dec": 12,
+}  # fmt: skip
+NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50,
+    "sixty": 60, "ninety": 90,
+}  # fmt: skip
+_MINUTE_UNITS = {"minute", "minutes", "min", "mins", "m"}
+_HOUR_UNITS = {"hour", "hours", "hr", "hrs", "h"}
+_DAY_UNITS = {"day", "days", "d"}
+_WEEK_UNITS = {"week", "weeks", "wk", "wks", "w"}
+_UNITS = {"minute": _MINUTE_UNITS, "hour": _HOUR_UNITS, "day": _DAY_UNITS, "week": _WEEK_UNITS}
+_UNIT_MINUTES = {"minute": 1, "hour": 60, "day": 1440, "week": 10080}
+_TOO_SHORT_UNITS = {"second", "seconds", "sec", "secs", "s"}
+_UNSUPPORTED_UNITS = {"month", "months", "year", "years"}
+_TOMORROW = {"tomorrow", "tmrw", "tmr", "tomorow", "tommorow", "tommorrow", "2moro"}
+_PARTS: dict[str, DayPart] = {
+    "morning": "morning", "afternoon": "afternoon", "evening": "evening", "night": "night",
+    "tonight": "evening", "noon": "noon",
+}  # fmt: skip
+# Words that only ever mean time: at a clause boundary they are an error, never content.
+_TIME_WORDS = {
+    "tonight", "today", "tomorrow", "yesterday", "noon", "midday", "midnight", "am", "pm",
+    "o'clock", "oclock", "every", "each", "everyday", *_TOMORROW, *WEEKDAYS,
+}  # fmt: skip
+_LEADS_INTO_TIME = {"at", "on", "in", "next", "this", "coming", "until", "till", "from",
+                    "starting", "by", "before", "after"}  # fmt: skip
+_VAGUE = {"week", "weekend", "month", "year", "later", "soon", "sometime", "morning",
+          "afternoon", "evening", "night", "hour", "minute"}  # fmt: skip
+# A when at the end of the text is not one if these words tie it to the content.
+_TIES = {"for", "before", "by", "until", "till", "from", "since", "after", "of", "than"}
+_CONTENT_LEADS = re.compile(r"^(?:[\s,;:\-–—]+|(?:to|that|about)\b\s*)+", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str
+    text: str  # lower case
+    start: int
+    end: int
+
+
+def tokenize(text: str) -> list[Token]:
+    tokens = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup or "other"
+        tokens.append(Token(kind, match.group().lower(), match.start(), match.end()))
+    return tokens
+
+
+def _number(token: Token | None) -> int | None:
+    if token is None:
+        return None
+    if token.kind == "number" and token.text.isdigit():
+        return int(token.text)
+    return NUMBER_WORDS.get(token.text) if token.kind == "word" else None
+
+
+def _ordinal(token: Token | None) -> int | None:
+    if token is None:
+        return None
+    if token.kind == "ordinal":
+        return int(token.text[:-2])
+    if token.kind == "number" and token.text.isdigit():
+        return int(token.text)
+    return None
+
+
+class WhenParser:
+    """Reads clauses from `tokens[start:]` into a WhenSpec."""
+
+    def __init__(self, text: str, tokens: list[Token], start: int = 0) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.i = start
+        self.spec = WhenSpec()
+
+    # --- token helpers -------------------------------------------------------------
+
+    def peek(self, ahead: int = 0) -> Token | None:
+        index = self.i + ahead
+        return self.tokens[index] if index < len(self.tokens) else None
+
+    def word(self, ahead: int = 0) -> str:
+        token = self.peek(ahead)
+        return token.text if token is not None else ""
+
+    def span(self, start: int) -> str:
+        if start >= self.i:
+            return ""
+        return self.text[self.tokens[start].start : self.tokens[self.i - 1].end]
+
+    # --- the clause loop -----------------------------------------------------------
+
+    def parse(self) -> int:
+        """Consume every clause; returns the index of the first token after them."""
+        rules: list[Callable[[], bool]] = [
+            self._delay,
+            self._repeat,
+            self._day,
+            self._clock,
+            self._part,
+        ]
+        while self.i < len(self.tokens):
+            before = self.i
+            if self.spec.complete:
+                rules = [self._part]  # "tomorrow at 9 daily standup": the rest is content
+            if self.spec.empty is False and self.word() in (",", "and"):
+                self.i += 1  # a connector only counts when a clause follows it
+            if not any(rule() for rule in rules):
+                self.i = before
+                break
+        return self.i
+
+    def check_boundary(self) -> None:
+        """Refuse a token that looks like time but fit no rule."""
+        token = self.peek()
+        if token is None:
+            return
+        if token.kind == "number" and (self.spec.clock or self.spec.delay):
+            return  # the time is complete: "tomorrow at 9 2 coffees" counts coffees
+        following = self.word(1)
+        looks_like_time = (
+            token.kind in ("iso", "clock", "hourmer", "ordinal", "dur", "slash", "number")
+            or token.text in _TIME_WORDS
+            or (
+                token.text in _LEADS_INTO_TIME
+                and (
+                    following in _TIME_WORDS
+                    or following in _VAGUE
+                    or following in MONTHS
+                    or _number(self.peek(1)) is not None
+                    or (self.peek(1) is not None and self.peek(1).kind != "word")  # type: ignore[union-attr]
+                )
+            )
+        )
+        if token.kind == "number" and token.text.isdigit() and int(token.text) <= 23:
+            raise GrammarError(
+                f"Is “{token.text}” a time? Write “at {token.text}” or “{token.text}:00”."
+            )
+        if looks_like_time:
+            words = self.text[token.start :].split()[:4]
+            raise GrammarError(f"I couldn't understand the time “{' '.join(words)}”.")
+
+    # --- delays: "in 90 minutes", "in 2 hours and 30 minutes", "10 minutes from now" ------
+
+    def _delay(self) -> bool:
+        start = self.i
+        leading_in = self.word() in ("in", "after")
+        if leading_in:
+            self.i += 1
+        minutes, days = self._amounts()
+        if minutes is None:
+            self.i = start
+            return False
+        if self.word() == "from" and self.word(1) == "now":
+            self.i += 2
+        elif self.word() == "later":
+            self.i += 1
+        elif not leading_in:
+            self.i = start
+            return False
+        self.spec.set_delay(Delay(minutes=minutes, days=days, text=self.span(start)))
+        return True
+
+    def _amounts(self) -> tuple[int | None, int]:
+        """One or more "<amount> <unit>" joined by "and"; (minutes, days)."""
+        minutes = days = 0
+        found = False
+        while True:
+            at = self.i
+            amount = self._amount()
+            if amount is None:
+                self.i = at
+                break
+            value, unit = amount[0], self._unit(amount[1])
+            if unit in ("minute", "hour"):
+                minutes += round(value * _UNIT_MINUTES[unit])
+            else:
+                whole = value * (7 if unit == "week" else 1)
+                if whole != int(whole):
+                    minutes += round(whole * 1440)
+                else:
+                    days += int(whole)
+            found = True
+            if self.word() == "and" and self.word(1) == "a" and self.word(2) == "half":
+                self.i += 3  # "an hour and a half"
+                minutes += _UNIT_MINUTES[unit] // 2
+                break
+            if self.word() == "and" and self._amount_follows():
+                self.i += 1
+                continue
+            break
+        return (minutes, days) if found else (None, 0)
+
+    def _amount_follows(self) -> bool:
+        token = self.peek(1)
+        return token is not None and (token.kind == "dur" or _number(token) is not None)
+
+    def _amount(self) -> tuple[float, str] | None:
+        token = self.peek()
+        if token is None:
+            return None
+        if token.kind == "dur":
+            self.i += 1
+            match = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]+)(?:(\d+)[a-z]*)?", token.text)
+            assert match is not None
+            value, unit, extra = float(match[1]), match[2], match[3]
+            if extra is not None:  # "1h30"
+                if unit not in _HOUR_UNITS:
+                    raise GrammarError(f"I couldn't read the delay “{token.text}”.")
+                return value * 60 + int(extra), "m"
+            return value, self._unit(unit)
+        if token.text == "half" and self.word(1) in ("an", "a"):
+            unit = self._unit(self.word(2))
+            self.i += 3
+            return 0.5, unit
+        if token.kind == "number":
+            value = float(token.text)
+        elif token.text in NUMBER_WORDS:
+            value = float(NUMBER_WORDS[token.text])
+        else:
+            return None
+        unit_token = self.peek(1)
+        if unit_token is None or unit_token.kind != "word":
+            return None
+        text = unit_token.text
+        if text not in _MINUTE_UNITS | _HOUR_UNITS | _DAY_UNITS | _WEEK_UNITS:
+            if text in _TOO_SHORT_UNITS:
+                raise GrammarError("The shortest delay is one minute.")
+            if text in _UNSUPPORTED_UNITS:
+                raise GrammarError(f"Give the date instead of “{token.text} {text}”.")
+            return None
+        self.i += 2
+        return value, text
+
+    @staticmethod
+    def _unit(text: str) -> str:
+        """The canonical unit ("minute", "hour", "day", "week") of a unit word."""
+        for name, units in _UNITS.items():
+            if text in units:
+                return name
+        raise GrammarError(f"I couldn't read the unit “{text}”; use minutes, hours or days.")
+
+    # --- repeat rules --------------------------------------------------------------
+
+    def _repeat(self) -> bool:
+        start = self.i
+        repeat = self._repeat_rule()
+        if repeat is None:
+            self.i = start
+            return False
+        self.spec.set_repeat(replace(repeat, text=self.span(start)))
+        return True
+
+    def _repeat_rule(self) -> Repeat | None:
+        word = self.word()
+        if word in ("daily", "everyday"):
+            self.i += 1
+            return Repeat("daily")
+        if word in ("weekdays", "workdays") or (word == "on" and self.word(1) == "weekdays"):
+            self.i += 1 if word != "on" else 2
+            return Repeat("weekdays")
+        if self._weekday_span():
+            return Repeat("weekdays")
+        if word in _PLURAL_WEEKDAYS or (word == "on" and self.word(1) in _PLURAL_WEEKDAYS):
+            self.i += 1 if word != "on" else 2
+            return self._one_weekday(_PLURAL_WEEKDAYS[self.tokens[self.i - 1].text], 1)
+        if word in ("weekly", "biweekly", "fortnightly"):
+            self.i += 1
+            interval = 1 if word == "weekly" else 2
+            return self._one_weekday(self._on_weekday(required=True), interval)
+        if word == "monthly":
+            self.i += 1
+            return Repeat("monthly", day=self._on_day_of_month(required=True))
+        if word in ("on", "the") or _ordinal(self.peek()) is not None:
+            return self._nth_of_every_month()
+        if word not in ("every", "each"):
+            return None
+        self.i += 1
+        return self._after_every()
+
+    def _after_every(self) -> Repeat:
+        word = self.word()
+        interval = 1
+        if word == "other":
+            interval, word = 2, self.word(1)
+            self.i += 1
+        elif _number(self.peek()) is not None and word not in ("a", "an"):
+            interval = _number(self.peek()) or 1
+            self.i += 1
+            word = self.word()
+        elif self.peek() is not None and self.peek().kind == "dur":  # type: ignore[union-attr]
+            raise GrammarError("The shortest repeat is daily; use “every day at …”.")
+        if not 1 <= interval <= MAX_INTERVAL:
+            raise GrammarError(f"Repeat at most every {MAX_INTERVAL} days, weeks or months.")
+        if word in ("day", "days"):
+            self.i += 1
+            return Repeat("daily", interval=interval)
+        if word in _PARTS and word not in ("tonight", "noon") and interval == 1:
+            self.i += 1
+            self.spec.set_part(_PARTS[word], word)
+            return Repeat("daily")
+        if word in ("weekday", "workday") or (
+            word in ("working", "work") and self.word(1) == "day"
+        ):
+            self._only_every(interval, word)
+            self.i += 1 if word in ("weekday", "workday") else 2
+            return Repeat("weekdays")
+        if self._weekday_span():
+            self._only_every(interval, "weekday")
+            return Repeat("weekdays")
+        if word in ("week", "weeks"):
+            self.i += 1
+            return self._one_weekday(self._on_weekday(required=True), interval)
+        if word in WEEKDAYS:
+            self.i += 1
+            weekday = WEEKDAYS[word]
+            if self.word() in ("and", ",", "&") and self.word(1) in WEEKDAYS:
+                raise GrammarError("One weekday per reminder; set one reminder for each day.")
+            return self._one_weekday(weekday, interval)
+        if word in ("month", "months"):
+            self.i += 1
+            return Repeat("monthly", interval=interval, day=self._on_day_of_month(True))
+        if word in _HOUR_UNITS | _MINUTE_UNITS | _TOO_SHORT_UNITS:
+            raise GrammarError("The shortest repeat is daily; use “every day at …”.")
+        if word in ("year", "years"):
+            raise GrammarError("Yearly reminders aren't supported; set one for the date.")
+        if word in ("weekend", "weekends"):
+            raise GrammarError("Set one reminder for Saturday and one for Sunday.")
+        if _ordinal(self.peek()) is not None:
+            raise GrammarError(
+                "Write “every month on the 1st”, or a weekday such as “every monday”."
+            )
+        raise GrammarError("I couldn't understand what should repeat after “every”.")
+
+    @staticmethod
+    def _only_every(interval: int, what: str) -> None:
+        if interval != 1:
+            raise GrammarError(f"“every {interval} {what}s” isn't supported; use every weekday.")
+
+    def _weekday_span(self) -> bool:
+        """ "mon-fri", "monday to friday", "monday through friday"."""
+        starts_monday = self.word() in WEEKDAYS and WEEKDAYS[self.word()] == 0
+        if not (starts_monday and self.word(1) in ("-", "–", "to", "through", "thru")):
+            return False
+        if self.word(2) not in WEEKDAYS:
+            return False
+        if WEEKDAYS[self.word(2)] != 4:
+            raise GrammarError("Only Monday to Friday is supported as a range of days.")
+        self.i += 3
+        return True
+
+    def _one_weekday(self, weekday: int | None, interval: int) -> Repeat:
+        return Repeat("weekly", interval=interval, weekday=weekday)
+
+    def _on_weekday(self, *, required: bool) -> int | None:
+        at = self.i
+        if self.word() == "on":
+            self.i += 1
+        word = self.word()
+        if word in WEEKDAYS or word in _PLURAL_WEEKDAYS:
+            self.i += 1
+            return WEEKDAYS.get(word, _PLURAL_WEEKDAYS.get(word))
+        self.i = at
+        if required:
+            raise GrammarError("On which day of the week? For example “every week on monday”.")
+        return None
+
+    def _on_day_of_month(self, required: bool) -> int | None:
+        at = self.i
+        if self.word() == "on":
+            self.i += 1
+        if self.word() == "the":
+            self.i += 1
+        if self.word() == "day":
+            self.i += 1
+        if self.word() == "last" and self.word(1) == "day":
+            self.i += 2
+            return 31
+        day = _ordinal(self.peek())
+        if day is not None:
+            if not 1 <= day <= 31:
+                raise GrammarError(f"“{self.word()}” is not a day of the month.")
+            self.i += 1
+            return day
+        self.i = at
+        if required:
+            raise GrammarError("On which day of the month? For example “every month on the 1st”.")
+        return None
+
+    def _nth_of_every_month(self) -> Repeat | None:
+        """ "on the 1st of every month", "the 15th of each month"."""
+        day = self._on_day_of_month(False)
+        if day is None:
+            return None
+        if self.word() == "of" and self.word(1) in ("every", "each") and self.word(2) == "month":
+            self.i += 3
+            return Repeat("monthly", day=day)
+        return None
+
+    # --- one-time days -------------------------------------------------------------
+
+    def _day(self) -> bool:
+        start = self.i
+        day = self._day_rule()
+        if day is None:
+            self.i = start
+            return False
+        self.spec.set_day(replace(day, text=self.span(start)))
+        return True
+
+    def _day_rule(self) -> Day | None:
+        word = self.word()
+        if word == "today":
+            self.i += 1
+            return Day("offset", offset=0)
+        if word == "tonight":
+            self.i += 1
+            self.spec.set_part("evening", word)
+            return Day("offset", offset=0)
+        if word in _TOMORROW:
+            self.i += 1
+            return Day("offset", offset=1)
+        if word == "yesterday":
+            raise GrammarError("Yesterday is in the past; I can only remind you of what's ahead.")
+        if (word, self.word(1), self.word(2)) == ("the", "day", "after") or (
+            word,
+            self.word(1),
+        ) == ("day", "after"):
+            skip = 3 if word == "the" else 2
+            if self.word(skip) in _TOMORROW:
+                self.i += skip + 1
+                return Day("offset", offset=2)
+            return None
+        if word == "this" and self.word(1) in ("morning", "afternoon", "evening"):
+            self.i += 2
+            self.spec.set_part(_PARTS[self.word(-1)], self.word(-1))
+            return Day("offset", offset=0)
+        return self._weekday_day() or self._date()
+
+    def _weekday_day(self) -> Day | None:
+        at = self.i
+        mode: WeekdayMode = "upcoming"
+        if self.word() == "on":
+            self.i += 1
+        if self.word() == "this" and self.word(1) == "coming":
+            self.i += 2
+        elif self.word() in ("this", "coming"):
+            self.i += 1
+        elif self.word() == "next":
+            if self.word(1) in ("week", "month", "year", "weekend"):
+                raise GrammarError(f"Which day {self.word()} {self.word(1)}? Give the day or date.")
+            mode = "next"
+            self.i += 1
+        if self.word() in WEEKDAYS:
+            self.i += 1
+            return Day("weekday", weekday=WEEKDAYS[self.word(-1)], mode=mode)
+        self.i = at
+        return None
+
+    def _date(self) -> Day | None:
+        at = self.i
+        if self.word() == "on":
+            self.i += 1
+        token = self.peek()
+        found = self._date_forms(token) if token is not None else None
+        if found is None:
+            self.i = at
+        return found
+
+    def _date_forms(self, token: Token) -> Day | None:
+        if token.kind == "iso":
+            self.i += 1
+            year, month, rest = token.text.split("-")
+            day_text, _, clock = rest.partition("t")
+            if clock:
+                hour, minute = clock.split(":")
+                self.spec.set_clock(Clock(int(hour), int(minute), exact=True, text=clock))
+            return Day("date", year=int(year), month=int(month), day=int(day_text))
+        if token.kind == "slash":
+            self.i += 1
+            return self._slash_date(token.text)
+        if token.text in MONTHS and _ordinal(self.peek(1)) is not None:
+            # "dec 24", "december 24th", "dec 24 2026"
+            self.i += 2
+            return self._with_year(MONTHS[token.text], _ordinal(self.peek(-1)) or 0)
+        if self.word() == "the":
+            self.i += 1
+            token = self.peek() or token
+        day = _ordinal(token) if token.kind in ("ordinal", "number") else None
+        if day is not None:
+            after = 1 + (self.word(1) == "of")
+            month_word = self.word(after)
+            if month_word in MONTHS:
+                self.i += after + 1
+                return self._with_year(MONTHS[month_word], day)
+            if token.kind == "ordinal":  # "on the 24th": this month's or the next one's
+                self.i += 1
+                if not 1 <= day <= 31:
+                    raise GrammarError(f"“{token.text}” is not a day of the month.")
+                return Day("month_day", day=day)
+        return None
+
+    def _with_year(self, month: int, day: int) -> Day:
+        token = self.peek()
+        if self.word() == ",":
+            token = self.peek(1)
+        if token is not None and token.kind == "number" and len(token.text) == 4:
+            self.i = self.tokens.index(token) + 1
+            return Day("date", year=int(token.text), month=month, day=day)
+        return Day("month_date", month=month, day=day)
+
+    @staticmethod
+    def _slash_date(text: str) -> Day:
+        parts = [int(part) for part in text.split("/")]
+        first, second = parts[0], parts[1]
+        if first <= 12 and second <= 12 and first != second:
+            raise GrammarError(
+                f"Is “{text}” day/month or month/day? Write it like 2026-12-24 or 24 Dec."
+            )
+        day, month = (first, second) if first > 12 or second <= 12 else (second, first)
+        if len(parts) == 3:
+            year = parts[2] + (2000 if parts[2] < 100 else 0)
+            return Day("date", year=year, month=month, day=day)
+        return Day("month_date", month=month, day=day)
+
+    # --- clock readings and parts of the day ---------------------------------------
+
+    def _clock(self) -> bool:
+        start = self.i
+        explicit_at = self.word() == "at"
+        if explicit_at:
+            self.i += 1
+        clock = self._clock_reading(explicit_at)
+        if clock is None:
+            self.i = start
+            return False
+        self.spec.set_clock(clock)
+        return True
+
+    def _clock_reading(self, after_at: bool) -> Clock | None:
+        token = self.peek()
+        if token is None:
+            return None
+        word = token.text
+        if word in ("noon", "midday"):
+            self.i += 1
+            return Clock(12, 0, exact=True, text="noon")
+        if word == "midnight":
+            self.i += 1
+            return Clock(0, 0, exact=True, text="midnight")
+        if word in ("half", "quarter") and self.word(1) in ("past", "after", "to"):
+            hour = _number(self.peek(2))
+            if hour is None:
+                return None
+            self.i += 3
+            minute = 30 if word == "half" else 15
+            if self.word(-2) == "to":
+                hour, minute = hour - 1, 60 - minute
+            return self._meridiem(Clock(hour, minute, text=self.span(self.i - 3)))
+        if token.kind == "clock":
+            self.i += 1
+            match = re.fullmatch(r"(\d{1,2})[:.](\d{2})\s*([ap])?.*", word)
+            assert match is not None
+            hour, minute = int(match[1]), int(match[2])
+            if match[3]:
+                return Clock(hour, minute, "am" if match[3] == "a" else "pm", text=word)
+            exact = len(match[1]) == 2 or hour == 0
+            return self._meridiem(Clock(hour, minute, exact=exact, text=word))
+        if token.kind == "hourmer":
+            self.i += 1
+            hour = int(re.match(r"\d+", word)[0])  # type: ignore[index]
+            return Clock(hour, 0, "am" if "a" in word else "pm", text=word)
+        hour = _number(token) if token.kind == "number" or token.text not in ("a", "an") else None
+        if hour is None or (token.kind == "word" and not after_at):
+            return None
+        following = self.word(1)
+        if not after_at and following not in ("am", "pm", "o'clock", "oclock"):
+            return None  # a bare number is no time: "2 tickets"
+        if token.kind == "number" and len(word) > 2:
+            raise GrammarError(f"“{word}” is not a time of day; write it like 18:00.")
+        self.i += 1
+        return self._meridiem(Clock(hour, 0, text=word))
+
+    def _meridiem(self, clock: Clock) -> Clock:
+        """A separate "am"/"pm"/"o'clock" after the number."""
+        word = self.word()
+        if word in ("o'clock", "oclock"):
+            self.i += 1
+            word = self.word()
+        if word in ("am", "pm", "a.m.", "p.m."):
+            self.i += 1
+            return Clock(clock.hour, clock.minute, word[0] + "m", text=f"{clock.text} {word}")  # type: ignore[arg-type]
+        return clock
+
+    def _part(self) -> bool:
+        start = self.i
+        if (self.word() in ("in", "this") and self.word(1) == "the") or (
+            self.word() == "in" and self.word(1) in ("the",)
+        ):
+            self.i += 2
+        elif self.word() == "at" and self.word(1) == "night":
+            self.i += 1
+        word = self.word()
+        if word in ("morning", "afternoon", "evening", "night"):
+            self.i += 1
+            self.spec.set_part(_PARTS[word], self.span(start))
+            return True
+        self.i = start
+        return False

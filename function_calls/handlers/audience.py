@@ -1,0 +1,107 @@
+"""Who a reminder is for: the sender, named chat members, or everyone, and who may ask.
+
+Names are resolved only against members the platform vouches for: the users the message
+itself mentions (`ctx.mentioned`) and, where an adapter provides one, its member
+directory (`ctx.services["members"]`). A name neither knows is refused, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from function_calls.context import MessageContext
+from storage import Member
+from storage.repository import Audience
+
+Permission = Literal["members", "admins", "off"]
+SETTING_OTHERS = "remind_others"
+SETTING_EVERYONE = "remind_everyone"
+PERMISSIONS: tuple[Permission, ...] = ("members", "admins", "off")
+
+
+class MemberDirectory(Protocol):
+    """An adapter's view of who is in a chat."""
+
+    async def find(self, chat_id: str, name: str) -> Member | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderRules:
+    """Who may remind others; the config's defaults, overridden per chat by its settings."""
+
+    remind_others: Permission = "members"
+    remind_everyone: Permission = "admins"
+
+    def for_chat(self, settings: dict[str, object]) -> ReminderRules:
+        others = settings.get(SETTING_OTHERS, self.remind_others)
+        everyone = settings.get(SETTING_EVERYONE, self.remind_everyone)
+        return ReminderRules(
+            others if others in PERMISSIONS else self.remind_others,
+            everyone if everyone in PERMISSIONS else self.remind_everyone,
+        )
+
+
+class AudienceRefused(Exception):
+    """The reminder can't be for these people; the message says why, for the user."""
+
+
+def _allowed(permission: Permission, ctx: MessageContext) -> bool:
+    return permission == "members" or (permission == "admins" and ctx.is_admin)
+
+
+async def resolve_audience(
+    ctx: MessageContext, who: Sequence[str] | None, rules: ReminderRules
+) -> Audience:
+    """The mentions for `who` ("me", "@name", "everyone"); raises AudienceRefused."""
+    if not who or list(who) == ["me"]:
+        return Audience()
+    everyone = "everyone" in who
+    names = [entry[1:] for entry in who if entry.startswith("@")]
+    if ctx.chat_type == "private":
+        raise AudienceRefused("In a private chat I can only remind you.")
+    if everyone and not _allowed(rules.remind_everyone, ctx):
+        raise AudienceRefused(_refusal("everyone", rules.remind_everyone))
+    if names and not _allowed(rules.remind_others, ctx):
+        raise AudienceRefused(_refusal("others", rules.remind_others))
+    members: list[Member] = []
+    for name in dict.fromkeys(names):
+        member = await _find(ctx, name)
+        if member is None:
+            raise AudienceRefused(
+                f"I can't find @{name} among this chat's members, so nothing was set. "
+                "Mention them so the chat platform links their name."
+            )
+        members.append(member)
+    return Audience(mentions=tuple(members), creator="me" in who, everyone=everyone)
+
+
+async def _find(ctx: MessageContext, name: str) -> Member | None:
+    wanted = name.casefold()
+    for member in ctx.mentioned:
+        if wanted in (member.name.casefold().lstrip("@"), member.user_id.casefold()):
+            return member
+    directory: MemberDirectory | None = ctx.services.get("members")
+    if directory is None:
+        return None
+    return await directory.find(ctx.chat_id, name)
+
+
+def _refusal(what: str, permission: Permission) -> str:
+    target = "everyone" if what == "everyone" else "other members"
+    if permission == "off":
+        return f"Reminders for {target} are turned off in this chat."
+    return f"Only a group admin can set reminders for {target} in this chat."
+
+
+def describe_audience(audience: Audience, ctx: MessageContext) -> str:
+    """' for @Bob and you' / ' for everyone' / '' (just the sender)."""
+    if audience.everyone:
+        return " for everyone"
+    if not audience.mentions:
+        return ""
+    names = [f"@{member.name or member.user_id}" for member in audience.mentions]
+    if audience.creator:
+        names.append("you")
+    return " for " + " and ".join(names)

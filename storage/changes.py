@@ -1,0 +1,317 @@
+"""Changing reminders after the fact: edit, pause, resume, snooze, and the delivery history.
+
+Each function runs inside the caller's transaction, on a row the caller locked with
+`locate(..., for_update=True)`, so a change and a firing of the same reminder are
+serialized: the claim either sees the new time or has already moved the reminder on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from storage.errors import ReminderNotFoundError, ReminderPermissionError
+from storage.models import (
+    DELIVERED,
+    OUTCOME_PENDING,
+    REMINDER_ACTIVE,
+    REMINDER_CANCELLED,
+    REMINDER_PAUSED,
+    Chat,
+    Delivery,
+    Reminder,
+)
+from storage.recurrence import Schedule
+from storage.repository import (
+    Audience,
+    NewReminder,
+    ReminderView,
+    _view,
+    create_reminder,
+    get_reminder,
+    parse_reference,
+)
+
+_chats = cast(Table, Chat.__table__)
+_reminders = cast(Table, Reminder.__table__)
+_deliveries = cast(Table, Delivery.__table__)
+
+LIVE = (REMINDER_ACTIVE, REMINDER_PAUSED)
+
+
+@dataclass(frozen=True, slots=True)
+class Requester:
+    """Who asks for a change: from the message context, never from arguments."""
+
+    user_id: str
+    is_admin: bool = False
+    private: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderChange:
+    """What an edit sets; None leaves that part as it is."""
+
+    content: str | None = None
+    schedule: Schedule | None = None
+    first_fire_at: datetime | None = None
+    audience: Audience | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One line of a chat's reminder history."""
+
+    at: datetime
+    short_id: int
+    content: str
+    outcome: str  # a delivery outcome, or "snoozed"
+    late: bool = False
+    detail: str | None = None  # the error of a failed send; the new time of a snooze
+
+
+def locate(
+    session: Session,
+    chat_id: str,
+    reference: str,
+    requester: Requester,
+    *,
+    for_update: bool = True,
+    may: str = "change",
+) -> ReminderView:
+    """A live (active or paused) reminder of this chat the requester may `may`."""
+    key = parse_reference(reference)
+    found = None
+    if key is not None:
+        column = _reminders.c.short_id if isinstance(key, int) else _reminders.c.id
+        query = select(_reminders).where(
+            _reminders.c.chat_id == chat_id, column == key, _reminders.c.status.in_(LIVE)
+        )
+        row = session.execute(query.with_for_update() if for_update else query).one_or_none()
+        found = None if row is None else _view(row)
+    if found is None or (requester.private and found.created_by != requester.user_id):
+        raise ReminderNotFoundError(
+            f"There is no active reminder {reference.strip()!r} in this chat."
+        )
+    allowed = (
+        found.created_by == requester.user_id
+        or requester.is_admin
+        or (may == "snooze" and _is_for(found, requester.user_id))
+    )
+    if not allowed:
+        setter = found.created_by_name or "someone else"
+        raise ReminderPermissionError(
+            f"Reminder #{found.short_id} was set by {setter}; "
+            f"only they or a group admin can {may} it."
+        )
+    return found
+
+
+def _is_for(reminder: ReminderView, user_id: str) -> bool:
+    audience = reminder.audience
+    return audience.everyone or any(m.user_id == user_id for m in audience.mentions)
+
+
+def apply_change(
+    session: Session, reminder: ReminderView, change: ReminderChange, now: datetime
+) -> ReminderView:
+    """Write an edit; a paused reminder stays paused (its next time waits for resume)."""
+    values: dict[str, Any] = {"updated_at": now, "version": _reminders.c.version + 1}
+    if change.content is not None:
+        values["content"] = change.content
+    if change.audience is not None:
+        values.update(change.audience.columns())
+    if change.schedule is not None:
+        schedule = change.schedule
+        values.update(
+            kind=schedule.kind,
+            local_time=schedule.wall_time,
+            local_date=schedule.on_date,
+            weekday=schedule.weekday,
+            day=schedule.day,
+            interval=schedule.interval,
+            timezone=schedule.timezone,
+        )
+        if reminder.status == REMINDER_ACTIVE:
+            values["next_fire_at"] = change.first_fire_at
+    session.execute(update(_reminders).where(_reminders.c.id == reminder.id).values(**values))
+    return get_reminder(session, reminder.id)
+
+
+def set_paused(
+    session: Session, reminder: ReminderView, paused: bool, now: datetime
+) -> ReminderView:
+    """Pause (no next time) or resume (the rule's next time after now)."""
+    if paused:
+        values: dict[str, Any] = {"status": REMINDER_PAUSED, "next_fire_at": None}
+    else:
+        next_fire = reminder.schedule.first_after(now)
+        if next_fire is None:
+            raise ReminderNotFoundError(
+                f"Reminder #{reminder.short_id} was due at a time that has passed; "
+                "edit it to give it a new time."
+            )
+        values = {"status": REMINDER_ACTIVE, "next_fire_at": next_fire}
+    session.execute(
+        update(_reminders)
+        .where(_reminders.c.id == reminder.id)
+        .values(updated_at=now, version=_reminders.c.version + 1, **values)
+    )
+    return get_reminder(session, reminder.id)
+
+
+def cancel_snoozes(session: Session, reminder_id: str, now: datetime) -> None:
+    """A cancelled reminder takes its pending snoozes with it."""
+    session.execute(
+        update(_reminders)
+        .where(_reminders.c.snooze_of == reminder_id, _reminders.c.status.in_(LIVE))
+        .values(
+            status=REMINDER_CANCELLED,
+            next_fire_at=None,
+            version=_reminders.c.version + 1,
+            updated_at=now,
+        )
+    )
+
+
+def delivered_in(session: Session, reminder: ReminderView) -> datetime | None:
+    """The latest occurrence of `reminder` (or of its snoozes) that reached the chat."""
+    ids = select(_reminders.c.id).where(
+        or_(_reminders.c.id == reminder.id, _reminders.c.snooze_of == reminder.id)
+    )
+    latest: datetime | None = session.scalar(
+        select(func.max(_deliveries.c.occurrence)).where(
+            _deliveries.c.reminder_id.in_(ids),
+            _deliveries.c.outcome.in_(DELIVERED),
+        )
+    )
+    return latest
+
+
+def by_message(session: Session, chat_id: str, message_id: str) -> ReminderView | None:
+    """The reminder whose delivery the platform knows as `message_id` in this chat."""
+    row = session.execute(
+        select(_reminders)
+        .join(_deliveries, _deliveries.c.reminder_id == _reminders.c.id)
+        .where(_reminders.c.chat_id == chat_id, _deliveries.c.message_id == message_id)
+        .limit(1)
+    ).one_or_none()
+    return None if row is None else _view(row)
+
+
+def recently_delivered(session: Session, chat_id: str, since: datetime) -> list[ReminderView]:
+    """Reminders of this chat delivered since `since`, newest first, one entry each."""
+    rows = session.execute(
+        select(_reminders, func.max(_deliveries.c.occurrence).label("last"))
+        .join(_deliveries, _deliveries.c.reminder_id == _reminders.c.id)
+        .where(
+            _reminders.c.chat_id == chat_id,
+            _deliveries.c.outcome.in_(DELIVERED),
+            _deliveries.c.finished_at >= since,
+        )
+        .group_by(*_reminders.c)
+        .order_by(func.max(_deliveries.c.occurrence).desc())
+    ).all()
+    return [_view(row) for row in rows]
+
+
+def snooze(session: Session, root: ReminderView, until: datetime, now: datetime) -> ReminderView:
+    """Fire `root`'s content again at `until`: a one-time reminder of its own.
+
+    One pending snooze per reminder: snoozing again moves it rather than adding another.
+    """
+    pending = session.execute(
+        select(_reminders)
+        .where(_reminders.c.snooze_of == root.id, _reminders.c.status == REMINDER_ACTIVE)
+        .with_for_update()
+    ).first()
+    schedule = Schedule.once_at(until, root.schedule.timezone)
+    if pending is not None:
+        session.execute(
+            update(_reminders)
+            .where(_reminders.c.id == pending.id)
+            .values(
+                local_time=schedule.wall_time,
+                local_date=schedule.on_date,
+                next_fire_at=until,
+                version=_reminders.c.version + 1,
+                updated_at=now,
+            )
+        )
+        return get_reminder(session, pending.id)
+    new = NewReminder(
+        chat_id=root.chat_id,
+        chat_type=root.chat_type,
+        # The creator's reminder still: it mentions who the original mentions.
+        created_by=root.created_by,
+        created_by_name=root.created_by_name,
+        content=root.content,
+        schedule=schedule,
+        first_fire_at=until,
+        audience=root.audience,
+        snooze_of=root.id,
+    )
+    return create_reminder(session, new, now)
+
+
+def history(
+    session: Session, chat_id: str, *, limit: int, created_by: str | None = None
+) -> list[HistoryEntry]:
+    """The chat's latest deliveries and snoozes, newest first."""
+    conditions = [_reminders.c.chat_id == chat_id, _deliveries.c.outcome != OUTCOME_PENDING]
+    if created_by is not None:
+        conditions.append(_reminders.c.created_by == created_by)
+    root = _reminders.alias("root")
+    label = func.coalesce(root.c.short_id, _reminders.c.short_id)
+    deliveries = session.execute(
+        select(
+            _deliveries.c.occurrence,
+            _deliveries.c.outcome,
+            _deliveries.c.late,
+            _deliveries.c.last_error,
+            _reminders.c.content,
+            label.label("label"),
+        )
+        .join(_reminders, _reminders.c.id == _deliveries.c.reminder_id)
+        .outerjoin(root, root.c.id == _reminders.c.snooze_of)
+        .where(*conditions)
+        .order_by(_deliveries.c.occurrence.desc())
+        .limit(limit)
+    ).all()
+    entries = [
+        HistoryEntry(row.occurrence, row.label, row.content, row.outcome, row.late, row.last_error)
+        for row in deliveries
+    ]
+    snooze_conditions = [_reminders.c.chat_id == chat_id, _reminders.c.snooze_of.is_not(None)]
+    if created_by is not None:
+        snooze_conditions.append(_reminders.c.created_by == created_by)
+    snoozes = session.execute(
+        select(
+            _reminders.c.created_at,
+            _reminders.c.content,
+            _reminders.c.next_fire_at,
+            _reminders.c.local_date,
+            _reminders.c.local_time,
+            root.c.short_id,
+        )
+        .join(root, root.c.id == _reminders.c.snooze_of)
+        .where(*snooze_conditions)
+        .order_by(_reminders.c.created_at.desc())
+        .limit(limit)
+    ).all()
+    entries += [
+        HistoryEntry(
+            row.created_at,
+            row.short_id,
+            row.content,
+            "snoozed",
+            detail=f"{row.local_date:%a %d %b} {row.local_time:%H:%M}",
+        )
+        for row in snoozes
+    ]
+    entries.sort(key=lambda entry: entry.at, reverse=True)
+    return entries[:limit]
