@@ -11,7 +11,14 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.grammar import DEFAULT_TIME, GrammarError, parse_reminder
+from bot.grammar import (
+    DEFAULT_TIME,
+    GrammarError,
+    WhenSpec,
+    parse_duration,
+    parse_reminder,
+    split_when,
+)
 from function_calls import (
     FunctionResult,
     InvalidArgumentsError,
@@ -19,11 +26,14 @@ from function_calls import (
     ToolError,
     ToolRegistry,
 )
+from storage import ReminderService, StorageError, StorageUnavailableError
+from storage.changes import Requester
 
 COMMAND_HELP = (
     "Commands: /remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, "
     "/remind every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
     "friday at 5pm send the slides; /提醒 明天上午9点 开会), /reminders, /cancel <id>, "
+    "/edit <id> <when/text>, /snooze [id] [10m], /pause <id>, /resume <id>, /history, "
     "/summary [N], /search <query>, /tz <zone>, /help"
 )
 REMIND_EXAMPLES = (
@@ -69,6 +79,11 @@ class Commands:
             "提醒": self._remind,
             "reminders": self._simple("reminder_list"),
             "cancel": self._cancel,
+            "edit": self._edit,
+            "snooze": self._snooze,
+            "pause": self._ref_command("reminder_pause", "pause"),
+            "resume": self._ref_command("reminder_resume", "resume"),
+            "history": self._history,
             "summary": self._summary,
             "search": self._search,
             "tz": self._tz,
@@ -101,6 +116,10 @@ class Commands:
         try:
             return await self._table[name](ctx, rest)
         except CommandError as exc:
+            return str(exc)
+        except StorageUnavailableError:
+            raise  # the router answers that the database is down
+        except StorageError as exc:
             return str(exc)
 
     async def call(self, ctx: MessageContext, tool_name: str, raw: dict[str, Any]) -> str:
@@ -145,7 +164,75 @@ class Commands:
     async def _cancel(self, ctx: MessageContext, rest: str) -> str:
         if not rest:
             raise CommandError("Usage: /cancel <id>, with the id shown by /reminders")
-        return await self.call(ctx, "reminder_delete", {"id": rest.split()[0]})
+        return await self.call(ctx, "reminder_delete", {"reminder_id": rest.split()[0]})
+
+    def _ref_command(self, tool_name: str, verb: str) -> CommandRunner:
+        async def run(ctx: MessageContext, rest: str) -> str:
+            if not rest:
+                raise CommandError(f"Usage: /{verb} <id>, with the id shown by /reminders")
+            return await self.call(ctx, tool_name, {"reminder_id": rest.split()[0]})
+
+        return run
+
+    async def _history(self, ctx: MessageContext, rest: str) -> str:
+        if rest and not (rest.isascii() and rest.isdigit()):
+            raise CommandError("Usage: /history [N], e.g. /history 20")
+        return await self.call(ctx, "reminder_history", {"limit": int(rest)} if rest else {})
+
+    async def _snooze(self, ctx: MessageContext, rest: str) -> str:
+        """`/snooze [#id] [duration]`: the replied-to or just-delivered reminder by default."""
+        words = rest.split()
+        raw: dict[str, Any] = {}
+        if words and (words[0].startswith("#") or (words[0].isdigit() and len(words) > 1)):
+            raw["reminder_id"] = words.pop(0)
+        if words:
+            minutes = parse_duration(" ".join(words))
+            if minutes is None:
+                if len(words) == 1 and words[0].isdigit():
+                    raise CommandError(
+                        f"Reminder #{words[0]} or {words[0]} minutes? "
+                        f"Write /snooze #{words[0]} or /snooze {words[0]}m."
+                    )
+                raise CommandError("Usage: /snooze [#id] [duration], e.g. /snooze #3 10m")
+            raw["minutes"] = minutes
+        return await self.call(ctx, "reminder_snooze", raw)
+
+    async def _edit(self, ctx: MessageContext, rest: str) -> str:
+        """`/edit #id <new when and/or content>`."""
+        reference, _, change = rest.partition(" ")
+        if not reference or not change.strip():
+            raise CommandError(
+                "Usage: /edit <id> <new when and/or text>, e.g. /edit #3 tomorrow at 10"
+            )
+        raw: dict[str, Any] = {"reminder_id": reference}
+        try:
+            spec, content = split_when(change.strip())
+            if not spec.empty:
+                raw.update(await self._new_rule(ctx, reference, spec))
+        except GrammarError as exc:
+            raise CommandError(f"I couldn't change that reminder: {exc}") from None
+        if content:
+            raw["content"] = content
+        return await self.call(ctx, "reminder_update", raw)
+
+    async def _new_rule(
+        self, ctx: MessageContext, reference: str, spec: WhenSpec
+    ) -> dict[str, Any]:
+        """A bare new time ("at 10") keeps the reminder's day or rule; the rest is new."""
+        if spec.clock is None or spec.day or spec.repeat or spec.delay:
+            return spec.resolve(ctx.now()).arguments()
+        service: ReminderService = ctx.service("reminders")
+        current = await service.find(ctx.chat_id, reference, _requester(ctx))
+        wall, _ = spec.wall_time()
+        schedule = current.schedule
+        if schedule.kind == "once":
+            assert schedule.on_date is not None
+            return {"type": "once", "time": f"{schedule.on_date.isoformat()} {wall:%H:%M}"}
+        keep = {"weekday": schedule.weekday, "day": schedule.day}
+        if schedule.interval > 1:
+            keep["interval"] = schedule.interval
+        rule = {"type": schedule.kind, "time": f"{wall:%H:%M}"}
+        return rule | {key: value for key, value in keep.items() if value is not None}
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
         if rest and not (rest.isascii() and rest.isdigit()):
@@ -167,6 +254,10 @@ class Commands:
     async def _help(self, ctx: MessageContext, rest: str) -> str:
         tools = await self.call(ctx, "help", {}) if "help" in self._registry else ""
         return f"{tools}\n\n{COMMAND_HELP}".strip()
+
+
+def _requester(ctx: MessageContext) -> Requester:
+    return Requester(ctx.sender_id, ctx.is_admin, ctx.chat_type == "private")
 
 
 def _text(result: FunctionResult) -> str:

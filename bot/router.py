@@ -31,6 +31,10 @@ STORAGE_DOWN = "I can't reach my database right now. Please try again in a momen
 INTERNAL_ERROR = "Sorry, something went wrong on my side. The error was logged."
 
 
+_SNOOZE = re.compile(r"^(?:snooze|稍后提醒|稍后再提醒|再提醒我?|稍后)(?P<rest>.*)$", re.IGNORECASE)
+_REMIND = re.compile(r"^(?:please\s+)?(?:remind\b|提醒)(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -114,7 +118,7 @@ class Router:
         if refusal is not None:
             return await self._answer(message, refusal) if refusal else []
         ctx = await self._context(message)
-        command = Commands.split(text)
+        command = Commands.split(text) or self._spoken_command(message, text)
         if command is not None and self._commands.knows(command[0]):
             answer = await self._commands.run(ctx, *command)
         elif self._llm is None:
@@ -124,6 +128,18 @@ class Router:
             result = await self._llm.run(ctx, text or "hello", history)
             answer = result.text
         return await self._answer(message, answer)
+
+    def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:
+        """Plain words that need no model: "snooze 10m" in reply to a reminder, and, with
+        no model configured, "remind me ..." / "提醒我 ..."."""
+        replying = message.reply_to_message_id is not None or message.reply_to_bot
+        snooze = _SNOOZE.match(text)
+        if snooze and replying:
+            return "snooze", snooze["rest"].strip()
+        remind = _REMIND.match(text)
+        if remind and self._llm is None:
+            return "remind", remind["rest"].strip()
+        return None
 
     def _triggered_text(self, message: IncomingMessage) -> str | None:
         """The text meant for the bot, without mention or prefix; None if not for it."""
@@ -174,6 +190,8 @@ class Router:
             timezone=await self._reminders.timezone_of(message.chat_id),
             services=services,
             clock=self._clock,
+            mentioned=message.mentions,
+            reply_to=message.reply_to_message_id,
         )
 
     async def _progress(self, chat_id: str, text: str) -> None:

@@ -270,6 +270,7 @@ def history(
     deliveries = session.execute(
         select(
             _deliveries.c.occurrence,
+            _deliveries.c.finished_at,
             _deliveries.c.outcome,
             _deliveries.c.late,
             _deliveries.c.last_error,
@@ -283,7 +284,15 @@ def history(
         .limit(limit)
     ).all()
     entries = [
-        HistoryEntry(row.occurrence, row.label, row.content, row.outcome, row.late, row.last_error)
+        # When it happened: sent (or given up) is what "did it go out?" asks about.
+        HistoryEntry(
+            row.finished_at or row.occurrence,
+            row.label,
+            row.content,
+            row.outcome,
+            row.late,
+            row.last_error,
+        )
         for row in deliveries
     ]
     snooze_conditions = [_reminders.c.chat_id == chat_id, _reminders.c.snooze_of.is_not(None)]

@@ -27,6 +27,8 @@ class Receiver:
     def __init__(self) -> None:
         self.calls: list[Received] = []
         self.fail_next = 0
+        # The platform's id of each accepted message, when set.
+        self.reply_message_id: str | None = None
         self._lock = threading.Lock()
         self._runner: ThreadedServer | None = None
         self.port = 0
@@ -43,6 +45,8 @@ class Receiver:
                 self.fail_next -= 1
                 return JSONResponse({"error": "busy"}, status_code=503)
             self.calls.append(Received(body, dict(request.headers)))
+        if self.reply_message_id is not None:
+            return JSONResponse({"ok": True, "message_id": self.reply_message_id})
         return JSONResponse({"ok": True})
 
     def wait_for(self, count: int, within: float = 10.0) -> list[Received]:

@@ -40,6 +40,7 @@ def receiver_server() -> Iterator[Receiver]:
 def receiver(receiver_server: Receiver) -> Receiver:
     receiver_server.calls.clear()
     receiver_server.fail_next = 0
+    receiver_server.reply_message_id = None
     return receiver_server
 
 
@@ -146,7 +147,7 @@ async def test_member_sets_lists_sees_it_fire_and_deletes_another(
         ),
         calls(("reminder_set", {"type": "daily", "time": "9:00", "content": "stand-up"})),
         calls(("reminder_list", {})),
-        calls(("reminder_delete", {"id": "2"})),
+        calls(("reminder_delete", {"reminder_id": "2"})),
     )
     (set_reply,) = await api.say(f"@groupmate remind us at {local:%H:%M} to stretch")
     assert set_reply["text"].startswith(f"⏰ Reminder #1 set for {local:%a %d %b %H:%M}")

@@ -83,10 +83,10 @@ async def test_delete_by_the_id_the_list_shows(
 ) -> None:
     ctx = chat_ctx(reminders, clock)
     await call("reminder_set", ctx, type="daily", time="08:30", content="stand-up")
-    deleted = await call("reminder_delete", ctx, id=reference)
+    deleted = await call("reminder_delete", ctx, reminder_id=reference)
     assert deleted.reply == "🗑️ Deleted reminder #1 (every day at 08:30): stand-up"
     assert await active(reminders, "chat-1") == []
-    again = await call("reminder_delete", ctx, id=reference)
+    again = await call("reminder_delete", ctx, reminder_id=reference)
     assert again.reply == f"There is no active reminder {reference.strip()!r} in this chat."
 
 
@@ -95,7 +95,7 @@ async def test_delete_by_full_id(reminders: ReminderService, clock: FakeClock) -
     created = await call("reminder_set", ctx, type="daily", time="08:30", content="stand-up")
     full_id = created.data["full_id"]
     assert len(full_id) == 32
-    deleted = await call("reminder_delete", ctx, id=full_id)
+    deleted = await call("reminder_delete", ctx, reminder_id=full_id)
     assert deleted.data["deleted"] is True
 
 
@@ -106,12 +106,12 @@ async def test_only_creator_or_admin_may_delete_in_a_group(
     bob = chat_ctx(reminders, clock, sender_id="u-bob", sender_name="Bob")
     admin = chat_ctx(reminders, clock, sender_id="u-carol", sender_name="Carol", is_admin=True)
     await call("reminder_set", alice, type="daily", time="08:30", content="stand-up")
-    refused = await call("reminder_delete", bob, id="1")
+    refused = await call("reminder_delete", bob, reminder_id="1")
     assert refused.reply == (
         "Reminder #1 was set by Alice; only they or a group admin can delete it."
     )
     assert await active(reminders, "chat-1") == ["stand-up"]
-    allowed = await call("reminder_delete", admin, id="1")
+    allowed = await call("reminder_delete", admin, reminder_id="1")
     assert allowed.data["deleted"] is True
     assert await active(reminders, "chat-1") == []
 
@@ -123,7 +123,7 @@ async def test_an_id_from_another_chat_never_matches(
     created = await call("reminder_set", victim, type="daily", time="08:30", content="keep")
     attacker = chat_ctx(reminders, clock, chat_id="chat-attacker", is_admin=True)
     for reference in ("1", created.data["full_id"]):
-        result = await call("reminder_delete", attacker, id=reference)
+        result = await call("reminder_delete", attacker, reminder_id=reference)
         assert result.data == {"deleted": False}
     assert await active(reminders, "chat-victim") == ["keep"]
 
@@ -134,7 +134,7 @@ async def test_delete_rejects_what_is_not_an_id(
 ) -> None:
     tool = default_registry.get("reminder_delete")
     with pytest.raises(Exception, match="not a reminder ID"):
-        tool.validate({"id": reference}, chat_ctx(reminders, clock))
+        tool.validate({"reminder_id": reference}, chat_ctx(reminders, clock))
 
 
 async def test_200_concurrent_sets_get_200_rows_with_unique_short_ids(
@@ -217,8 +217,8 @@ async def test_model_cannot_reach_another_chat_through_arguments(
     attacker = chat_ctx(reminders, clock, chat_id="chat-attacker", is_admin=True)
     # The injected model tries a foreign chat_id argument, then a bare id.
     stub.script(
-        calls(("reminder_delete", {"id": "1", "chat_id": "chat-victim"})),
-        calls(("reminder_delete", {"id": "1"})),
+        calls(("reminder_delete", {"reminder_id": "1", "chat_id": "chat-victim"})),
+        calls(("reminder_delete", {"reminder_id": "1"})),
         text("done"),
     )
     llm = make_llm(default_registry)

@@ -19,6 +19,7 @@ from bot.messages import IncomingMessage
 from function_calls import InvalidArgumentsError, MessageContext
 from storage import (
     InvalidTimezoneError,
+    Member,
     ReminderNotFoundError,
     ReminderPermissionError,
     ReminderService,
@@ -28,6 +29,13 @@ from storage import (
 )
 
 log = logging.getLogger(__name__)
+
+
+class MemberIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(min_length=1, max_length=255)
+    name: str = Field("", max_length=255)
 
 
 class MessageIn(BaseModel):
@@ -43,6 +51,10 @@ class MessageIn(BaseModel):
     timestamp: datetime | None = None
     reply_to_bot: bool = False
     sender_is_admin: bool = False
+    # Chat members the message mentions, as the platform resolved them.
+    mentions: list[MemberIn] = Field(default_factory=list, max_length=50)
+    # The platform id of the message this replies to (e.g. a reminder, to snooze it).
+    reply_to_message_id: str | None = Field(None, max_length=255)
 
 
 class ReplyOut(BaseModel):
@@ -190,7 +202,9 @@ def create_app(bot: Bot) -> ASGIApp:
 
     @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:
-        replies = await bot.handle(IncomingMessage(**body.model_dump()))
+        fields = body.model_dump(exclude={"mentions"})
+        mentions = tuple(Member(m.user_id, m.name) for m in body.mentions)
+        replies = await bot.handle(IncomingMessage(**fields, mentions=mentions))
         out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
         return RepliesOut(replies=out)
 

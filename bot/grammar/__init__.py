@@ -24,6 +24,7 @@ __all__ = [
     "ParsedReminder",
     "ResolvedWhen",
     "WhenSpec",
+    "parse_duration",
     "parse_reminder",
     "split_when",
 ]
@@ -147,3 +148,20 @@ def parse_reminder(text: str, now: datetime) -> ParsedReminder:
     if not content:
         raise GrammarError("What should I remind you of?")
     return ParsedReminder(when=when, content=content, audience=audience)
+
+
+def parse_duration(text: str) -> int | None:
+    """Minutes in "10m", "1h", "90 minutes", "an hour", "半小时", "10分钟"; None if not one."""
+    text = text.strip()
+    if _CJK.search(text):
+        chinese = ChineseWhenParser(text + ("" if text.endswith("后") else "后"))
+        if chinese.parse() and chinese.spec.delay is not None and not chinese.content():
+            delay = chinese.spec.delay
+            return delay.minutes + delay.days * 1440
+        return None
+    tokens = tokenize(text)
+    parser = WhenParser(text, tokens, 1 if tokens and tokens[0].text in ("in", "for") else 0)
+    minutes, days = parser.amounts()
+    if minutes is None or parser.i != len(tokens):
+        return None
+    return minutes + days * 1440

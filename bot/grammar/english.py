@@ -204,7 +204,7 @@ class WhenParser:
         leading_in = self.word() in ("in", "after")
         if leading_in:
             self.i += 1
-        minutes, days = self._amounts()
+        minutes, days = self.amounts()
         if minutes is None:
             self.i = start
             return False
@@ -218,7 +218,7 @@ class WhenParser:
         self.spec.set_delay(Delay(minutes=minutes, days=days, text=self.span(start)))
         return True
 
-    def _amounts(self) -> tuple[int | None, int]:
+    def amounts(self) -> tuple[int | None, int]:
         """One or more "<amount> <unit>" joined by "and"; (minutes, days)."""
         minutes = days = 0
         found = False

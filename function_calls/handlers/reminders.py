@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolError
@@ -50,15 +50,19 @@ def reminder_service(ctx: MessageContext) -> ReminderService:
 def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
     """'#3 · next Mon 24 Nov 09:00 · every Monday at 09:00 · send the report'."""
     parts = [reminder.label]
-    if reminder.next_fire_at is not None:
+    if reminder.status == "paused":
+        parts.append("paused")
+    elif reminder.next_fire_at is not None:
         parts.append(f"next {format_local(reminder.next_fire_at, zone)}")
     if reminder.schedule.recurring:
         parts.append(reminder.schedule.describe())
+    if reminder.snooze_of is not None:
+        parts.append("snoozed")
     parts.append(reminder.content)
     return " · ".join(parts)
 
 
-def _snapshot(reminder: ReminderView) -> dict[str, object]:
+def snapshot(reminder: ReminderView) -> dict[str, object]:
     return {
         "id": reminder.short_id,
         "full_id": reminder.id,
@@ -112,7 +116,7 @@ async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResul
         f"⏰ Reminder {reminder.label}{whom} set for {when} ({ctx.timezone}){rule}: "
         f"{reminder.content}"
     )
-    return FunctionResult.direct(reply, data=_snapshot(reminder))
+    return FunctionResult.direct(reply, data=snapshot(reminder))
 
 
 async def audience_for(
@@ -147,24 +151,27 @@ async def reminder_list(ctx: MessageContext) -> FunctionResult:
     lines.extend(describe_reminder(reminder, ctx.zone) for reminder in reminders)
     if total > len(reminders):
         lines.append(f"…and {total - len(reminders)} more.")
-    return FunctionResult.direct("\n".join(lines), data=[_snapshot(r) for r in reminders])
+    return FunctionResult.direct("\n".join(lines), data=[snapshot(r) for r in reminders])
 
 
-class ReminderDeleteArgs(BaseModel):
-    """Which reminder to delete."""
+def check_reference(value: str | None) -> str | None:
+    if value is not None and parse_reference(value) is None:
+        raise ValueError("not a reminder ID; use the number shown in the reminder list, e.g. 3")
+    return None if value is None else value.strip()
 
-    id: str = Field(
+
+class ReminderRefArgs(BaseModel):
+    """Which reminder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reminder_id: str = Field(
         min_length=1,
         max_length=64,
         description="the reminder's ID as shown in the list, e.g. 3 or #3 (or its full id)",
     )
 
-    @field_validator("id")
-    @classmethod
-    def _check_reference(cls, value: str) -> str:
-        if parse_reference(value) is None:
-            raise ValueError("not a reminder ID; use the number shown in the reminder list, e.g. 3")
-        return value.strip()
+    _reference = field_validator("reminder_id")(check_reference)
 
 
 @tool_function(
@@ -173,12 +180,12 @@ class ReminderDeleteArgs(BaseModel):
     description="Delete (cancel) one of this chat's reminders by the ID shown in the list.",
     examples=["cancel reminder 3"],
 )
-async def reminder_delete(ctx: MessageContext, args: ReminderDeleteArgs) -> FunctionResult:
+async def reminder_delete(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
     service = reminder_service(ctx)
     try:
         reminder = await service.delete(
             ctx.chat_id,
-            args.id,
+            args.reminder_id,
             requester_id=ctx.sender_id,
             requester_is_admin=ctx.is_admin,
             private=ctx.chat_type == "private",
@@ -189,4 +196,4 @@ async def reminder_delete(ctx: MessageContext, args: ReminderDeleteArgs) -> Func
         return FunctionResult.direct(UNAVAILABLE, data={"deleted": False})
     rule = reminder.schedule.describe()
     reply = f"🗑️ Deleted reminder {reminder.label} ({rule}): {reminder.content}"
-    return FunctionResult.direct(reply, data={"deleted": True, **_snapshot(reminder)})
+    return FunctionResult.direct(reply, data={"deleted": True, **snapshot(reminder)})

@@ -1,0 +1,261 @@
+"""Reminder tools after creation: edit, snooze, pause, resume and the delivery history.
+
+Like the other reminder tools they act only in the chat the message came from, as the
+sender of that message; the model names a reminder, never a chat or a user.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from function_calls.context import MessageContext, validation_context
+from function_calls.handlers.audience import AudienceRefused
+from function_calls.handlers.reminder_args import MAX_CONTENT, ReminderArgs
+from function_calls.handlers.reminders import (
+    UNAVAILABLE,
+    ReminderRefArgs,
+    audience_for,
+    check_reference,
+    describe_reminder,
+    reminder_service,
+    snapshot,
+)
+from function_calls.registry import tool_function
+from function_calls.result import FunctionResult
+from storage import StorageError, StorageUnavailableError
+from storage.changes import ReminderChange, Requester
+from storage.recurrence import Kind, format_local
+
+MAX_SNOOZE_MINUTES = 7 * 24 * 60
+DEFAULT_SNOOZE_MINUTES = 10
+_SCHEDULE_FIELDS = ("type", "time", "in_minutes", "weekday", "day", "interval")
+
+
+def requester(ctx: MessageContext) -> Requester:
+    return Requester(ctx.sender_id, ctx.is_admin, ctx.chat_type == "private")
+
+
+class ReminderUpdateArgs(BaseModel):
+    """A reminder's new time or rule, content, or who it is for; what is left out stays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reminder_id: str = Field(min_length=1, max_length=64, description="the ID, e.g. 3 or #3")
+    type: Kind | None = Field(None, description="with a new time: as for reminder_set")
+    time: str | None = Field(None, description="as for reminder_set")
+    in_minutes: int | None = Field(None, ge=1, description="as for reminder_set")
+    weekday: int | None = Field(None, ge=0, le=6, description="as for reminder_set")
+    day: int | None = Field(None, ge=1, le=31, description="as for reminder_set")
+    interval: int | None = Field(None, ge=1, le=52, description="as for reminder_set")
+    content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT)
+    who: list[str] | None = Field(None, min_length=1, max_length=10)
+
+    _reference = field_validator("reminder_id")(check_reference)
+
+    @model_validator(mode="after")
+    def _check_change(self, info: ValidationInfo) -> Self:
+        given = [name for name in _SCHEDULE_FIELDS if getattr(self, name) is not None]
+        if not given and self.content is None and self.who is None:
+            raise ValueError("nothing to change: give a new time (type and time) or content")
+        if given and self.type is None:
+            raise ValueError("a new time needs its type too (once, daily, weekly, ...)")
+        if given:
+            self.new_rule(validation_context(info))  # the same checks as reminder_set
+        return self
+
+    def new_rule(self, ctx: MessageContext | None) -> ReminderArgs | None:
+        """The new schedule as ReminderArgs (validated like creation), or None."""
+        if self.type is None:
+            return None
+        raw: dict[str, Any] = {name: getattr(self, name) for name in _SCHEDULE_FIELDS}
+        raw = {name: value for name, value in raw.items() if value is not None}
+        raw["content"] = self.content or "-"
+        context = None if ctx is None else {"message_context": ctx}
+        try:
+            return ReminderArgs.model_validate(raw, context=context)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'time'}: "
+                + e["msg"].removeprefix("Value error, ")
+                for e in exc.errors(include_url=False)
+            )
+            raise ValueError(problems) from None
+
+
+@tool_function(
+    name="reminder_update",
+    requires=["reminders"],
+    description=(
+        "Change one of this chat's reminders: its time or repeat rule (give type and time as "
+        "for reminder_set), its text, or who it is for. Unchanged parts are left out."
+    ),
+    examples=["move reminder 3 to 10am", "change #2 to every friday at 5pm"],
+)
+async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> FunctionResult:
+    service = reminder_service(ctx)
+    try:
+        current = await service.find(ctx.chat_id, args.reminder_id, requester(ctx))
+        rule = args.new_rule(ctx)
+        schedule, first = rule.resolve(ctx) if rule is not None else (None, None)
+        audience = None if args.who is None else await audience_for(ctx, service, args.who)
+        change = ReminderChange(args.content, schedule, first, audience)
+        updated = await service.update(
+            ctx.chat_id,
+            args.reminder_id,
+            requester(ctx),
+            change,
+            expected_version=current.version,
+        )
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE, data={"updated": False})
+    except (StorageError, AudienceRefused, ValueError) as exc:
+        return FunctionResult.direct(str(exc).rstrip(".") + ".", data={"updated": False})
+    text = describe_reminder(updated, ctx.zone)
+    return FunctionResult.direct(
+        f"✏️ Updated reminder {text}", data={"updated": True, **snapshot(updated)}
+    )
+
+
+class ReminderSnoozeArgs(BaseModel):
+    """Which delivered reminder to fire again, and when."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reminder_id: str | None = Field(
+        None,
+        max_length=64,
+        description="the ID; leave out for the reminder just delivered (or replied to)",
+    )
+    minutes: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_SNOOZE_MINUTES,
+        description=f"fire again in this many minutes (default {DEFAULT_SNOOZE_MINUTES})",
+    )
+
+    _reference = field_validator("reminder_id")(check_reference)
+
+
+@tool_function(
+    name="reminder_snooze",
+    requires=["reminders"],
+    description="Snooze a reminder that just went off: it fires again after some minutes.",
+    examples=["snooze that for 10 minutes", "remind me again in an hour"],
+)
+async def reminder_snooze(ctx: MessageContext, args: ReminderSnoozeArgs) -> FunctionResult:
+    until = ctx.clock() + timedelta(minutes=args.minutes or DEFAULT_SNOOZE_MINUTES)
+    return await snooze_until(ctx, until, args.reminder_id)
+
+
+async def snooze_until(
+    ctx: MessageContext, until: datetime, reference: str | None
+) -> FunctionResult:
+    """Snooze by reference, else the replied-to reminder, else the only recent one."""
+    service = reminder_service(ctx)
+    try:
+        root, snoozed = await service.snooze(
+            ctx.chat_id,
+            requester(ctx),
+            until,
+            reference=reference,
+            message_id=None if reference else ctx.reply_to,
+        )
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE, data={"snoozed": False})
+    except StorageError as exc:
+        return FunctionResult.direct(str(exc), data={"snoozed": False})
+    when = format_local(until, ctx.zone)
+    return FunctionResult.direct(
+        f"💤 Snoozed {root.label} until {when}: {root.content}",
+        data={"snoozed": True, "of": root.short_id, **snapshot(snoozed)},
+    )
+
+
+async def _pause(ctx: MessageContext, reference: str, paused: bool) -> FunctionResult:
+    service = reminder_service(ctx)
+    try:
+        reminder = await service.set_paused(ctx.chat_id, reference, requester(ctx), paused=paused)
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE)
+    except StorageError as exc:
+        return FunctionResult.direct(str(exc))
+    verb = "⏸️ Paused" if paused else "▶️ Resumed"
+    return FunctionResult.direct(
+        f"{verb} reminder {describe_reminder(reminder, ctx.zone)}", data=snapshot(reminder)
+    )
+
+
+@tool_function(
+    name="reminder_pause",
+    requires=["reminders"],
+    description="Pause a repeating reminder of this chat until it is resumed.",
+    examples=["pause the standup reminder"],
+)
+async def reminder_pause(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
+    return await _pause(ctx, args.reminder_id, True)
+
+
+@tool_function(
+    name="reminder_resume",
+    requires=["reminders"],
+    description="Resume a paused reminder of this chat.",
+    examples=["resume reminder 3"],
+)
+async def reminder_resume(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
+    return await _pause(ctx, args.reminder_id, False)
+
+
+class ReminderHistoryArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    limit: int = Field(10, ge=1, le=50, description="how many entries, newest first")
+
+
+_OUTCOMES = {
+    "sent": "sent",
+    "sent_late": "sent late",
+    "skipped_missed": "skipped (the bot was down)",
+    "failed": "failed",
+    "cancelled": "cancelled before sending",
+    "snoozed": "snoozed",
+}
+
+
+@tool_function(
+    name="reminder_history",
+    requires=["reminders"],
+    description="What this chat's reminders did recently: sent, late, skipped, failed, snoozed.",
+    examples=["did the standup reminder go out this morning?"],
+)
+async def reminder_history(ctx: MessageContext, args: ReminderHistoryArgs) -> FunctionResult:
+    service = reminder_service(ctx)
+    own = ctx.sender_id if ctx.chat_type == "private" else None
+    try:
+        entries = await service.history(ctx.chat_id, limit=args.limit, created_by=own)
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE)
+    if not entries:
+        return FunctionResult.direct("No reminder has gone off in this chat yet.", data=[])
+    lines = [f"Recent reminders ({ctx.timezone}):"]
+    data = []
+    for entry in entries:
+        outcome = _OUTCOMES.get(entry.outcome, entry.outcome)
+        if entry.outcome == "snoozed":
+            outcome = f"snoozed until {entry.detail}"
+        elif entry.outcome == "failed" and entry.detail:
+            outcome = f"failed ({entry.detail})"
+        when = format_local(entry.at, ctx.zone)
+        lines.append(f"{when} · #{entry.short_id} {entry.content} · {outcome}")
+        data.append({"at": entry.at.isoformat(), "id": entry.short_id, "outcome": entry.outcome})
+    return FunctionResult.direct("\n".join(lines), data=data)

@@ -1,0 +1,101 @@
+"""Reminders v2 end to end through the HTTP API with no LLM: remind others, edit, pause,
+resume, snooze (by reply and by id) and history, on the real scheduler and database."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import update
+
+from storage.models import Reminder
+from tests.receiver import Receiver
+from tests.test_http_api import Api, receiver, receiver_server, running, serve  # noqa: F401
+
+
+async def fire_now(api: Api, short_id: int) -> None:
+    """Move one reminder's next time to now in the table; the watchdog delivers it."""
+    assert api.bot.reminders is not None
+
+    def rewind(session: Any) -> None:
+        query = update(Reminder).where(Reminder.chat_id == "g1", Reminder.short_id == short_id)
+        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
+
+    await api.bot.reminders.database.write(rewind)
+
+
+async def test_remind_others_needs_a_member_the_platform_named(
+    serve: Any, running: list[Any]
+) -> None:
+    api = await serve(running)
+    (unknown,) = await api.say("/remind @bob tomorrow at 9 send the slides")
+    assert "can't find @bob" in unknown["text"]
+    bob = [{"user_id": "u-bob", "name": "bob"}]
+    (named,) = await api.say("/remind @bob tomorrow at 9 send the slides", mentions=bob)
+    assert "Reminder #1 for @bob set for" in named["text"]
+    listed = (await api.client.get("/v1/chats/g1/reminders")).json()
+    assert [r["content"] for r in listed] == ["send the slides"]
+
+
+async def test_remind_everyone_is_for_admins_by_default(serve: Any, running: list[Any]) -> None:
+    api = await serve(running)
+    (refused,) = await api.say("/remind everyone every monday at 9 standup")
+    assert refused["text"] == "Only a group admin can set reminders for everyone in this chat."
+    (allowed,) = await api.say(
+        "/remind everyone every monday at 9 standup", sender_id="u-admin", sender_name="Ad"
+    )
+    assert "Reminder #1 for everyone set for" in allowed["text"]
+
+
+async def test_edit_pause_resume_and_history(serve: Any, running: list[Any]) -> None:
+    api = await serve(running)
+    await api.say("/remind every monday at 9 send the report")
+    (moved,) = await api.say("/edit #1 at 10")
+    assert "every Monday at 10:00" in moved["text"] and moved["text"].startswith("✏️")
+    (renamed,) = await api.say("/edit #1 send the weekly report")
+    assert renamed["text"].endswith("send the weekly report")
+    (paused,) = await api.say("/pause 1")
+    assert paused["text"].startswith("⏸️ Paused reminder #1 · paused")
+    (listed,) = await api.say("/reminders")
+    assert "#1 · paused" in listed["text"]
+    (resumed,) = await api.say("/resume #1")
+    assert resumed["text"].startswith("▶️ Resumed reminder #1 · next Mon")
+    (other,) = await api.say("/edit #1 at 11", sender_id="u-bob", sender_name="Bob")
+    assert "only they or a group admin can change it" in other["text"]
+    (nothing,) = await api.say("/history")
+    assert nothing["text"] == "No reminder has gone off in this chat yet."
+
+
+async def test_snooze_by_reply_fires_again_once(
+    serve: Any, running: list[Any], receiver: Receiver
+) -> None:
+    api = await serve(running, adapters={"webhook": {"outbound_url": receiver.url}})
+    receiver.reply_message_id = "platform-msg-7"
+    await api.say("/remind every day at 7 take pills")
+    await fire_now(api, 1)
+    (first,) = await asyncio.to_thread(receiver.wait_for, 1, 10)
+    assert first.body["text"] == "⏰ Reminder for @Alice: take pills"
+    await asyncio.sleep(0)
+    for _ in range(100):  # the outcome (with the platform's id) is written after the send
+        (snoozed,) = await api.say(
+            "snooze 1m", reply_to_message_id="platform-msg-7", reply_to_bot=True
+        )
+        if snoozed["text"].startswith("💤"):
+            break
+        await asyncio.sleep(0.05)
+    assert snoozed["text"].startswith("💤 Snoozed #1 until ")
+    (listed,) = await api.say("/reminders")
+    assert "every day at 07:00" in listed["text"] and "snoozed" in listed["text"]
+    await fire_now(api, 2)  # the snooze, #2
+    calls = await asyncio.to_thread(receiver.wait_for, 2, 10)
+    assert [c.body["text"] for c in calls] == ["⏰ Reminder for @Alice: take pills"] * 2
+    (history,) = await api.say("/history")
+    lines = history["text"].splitlines()
+    assert len(lines) == 4  # heading, the snoozed firing, the snooze, the first firing
+    assert lines[1].endswith("#1 take pills · sent")
+    assert "snoozed until" in lines[2]
+    (again,) = await api.say("/snooze #1 10m")
+    assert again["text"].startswith("💤 Snoozed #1 until ")
+    (ambiguous,) = await api.say("/snooze 5")
+    assert ambiguous["text"] == "Reminder #5 or 5 minutes? Write /snooze #5 or /snooze 5m."
