@@ -236,7 +236,9 @@ async def test_without_search_the_tool_is_not_offered(
 async def test_offline_commands_without_an_llm(serve: Any, running: list[Any]) -> None:
     api = await serve(running)
     (natural,) = await api.say("@groupmate remind me tomorrow")
-    assert natural["text"] == NO_LLM_REPLY
+    assert natural["text"].startswith("I couldn't set that reminder: What should I remind")
+    (chat,) = await api.say("@groupmate how are you?")
+    assert chat["text"] == NO_LLM_REPLY
     (set_reply,) = await api.say("/remind in 10 minutes tea")
     assert set_reply["text"].startswith("⏰ Reminder #1 set for ")
     (weekly,) = await api.say("/remind every monday 9:00 send the report")
