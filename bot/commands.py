@@ -7,11 +7,11 @@ stages) and `Tool.invoke`, exactly like a call the model made.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.grammar import (
+    CJK,
     DEFAULT_TIME,
     GrammarError,
     WhenSpec,
@@ -26,8 +26,8 @@ from function_calls import (
     ToolError,
     ToolRegistry,
 )
+from function_calls.handlers.reminder_changes import requester
 from storage import ReminderService, StorageError, StorageUnavailableError
-from storage.changes import Requester
 
 COMMAND_HELP = (
     "Commands: /remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, "
@@ -41,7 +41,6 @@ REMIND_EXAMPLES = (
     "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
 )
 REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周一上午9点 周会 · /提醒 10分钟后 喝水"
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _COMMAND_TIMEOUT = 30.0
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
 _GLUED_ALIASES = ("提醒",)
@@ -58,7 +57,7 @@ def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], st
     try:
         parsed = parse_reminder(text, ctx.now())
     except GrammarError as exc:
-        examples = REMIND_EXAMPLES_ZH if _CJK.search(text) else REMIND_EXAMPLES
+        examples = REMIND_EXAMPLES_ZH if CJK.search(text) else REMIND_EXAMPLES
         raise CommandError(f"I couldn't set that reminder: {exc}\n{examples}") from None
     note = ""
     if parsed.when.default_time:
@@ -222,7 +221,7 @@ class Commands:
         if spec.clock is None or spec.day or spec.repeat or spec.delay:
             return spec.resolve(ctx.now()).arguments()
         service: ReminderService = ctx.service("reminders")
-        current = await service.find(ctx.chat_id, reference, _requester(ctx))
+        current = await service.find(ctx.chat_id, reference, requester(ctx))
         wall, _ = spec.wall_time()
         schedule = current.schedule
         if schedule.kind == "once":
@@ -254,10 +253,6 @@ class Commands:
     async def _help(self, ctx: MessageContext, rest: str) -> str:
         tools = await self.call(ctx, "help", {}) if "help" in self._registry else ""
         return f"{tools}\n\n{COMMAND_HELP}".strip()
-
-
-def _requester(ctx: MessageContext) -> Requester:
-    return Requester(ctx.sender_id, ctx.is_admin, ctx.chat_type == "private")
 
 
 def _text(result: FunctionResult) -> str:

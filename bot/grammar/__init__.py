@@ -18,10 +18,11 @@ from bot.grammar.english import _CONTENT_LEADS, _TIES, WhenParser, tokenize
 from bot.grammar.spec import DEFAULT_TIME, GrammarError, ResolvedWhen, WhenSpec
 
 __all__ = [
+    "CJK",
     "DEFAULT_TIME",
-    "Audience",
     "GrammarError",
     "ParsedReminder",
+    "Recipients",
     "ResolvedWhen",
     "WhenSpec",
     "parse_duration",
@@ -29,7 +30,7 @@ __all__ = [
     "split_when",
 ]
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
+CJK = re.compile(r"[\u3400-\u9fff]")
 _WHO = re.compile(
     r"(?P<who>(?:me|us|everyone|everybody)\b|@[\w.\-]+|我们|我|大家|所有人|全体成员|全体)"
     r"(?:\s*(?:,|\band\b|&|和|、)\s*|\s*)",
@@ -50,7 +51,7 @@ _QUOTES = {'"': '"', "“": "”", "'": "'", "「": "」"}
 
 
 @dataclass(frozen=True, slots=True)
-class Audience:
+class Recipients:
     """Who the reminder is for: the sender ("me"), named members, or everyone."""
 
     me: bool = False
@@ -70,7 +71,7 @@ class Audience:
 class ParsedReminder:
     when: ResolvedWhen
     content: str
-    audience: Audience
+    audience: Recipients
 
     def arguments(self) -> dict[str, Any]:
         raw = self.when.arguments()
@@ -81,7 +82,7 @@ class ParsedReminder:
         return raw
 
 
-def parse_audience(text: str) -> tuple[Audience, int]:
+def parse_audience(text: str) -> tuple[Recipients, int]:
     """Leading "me", "us", "@bob", "everyone" (and 我/大家); where the rest starts."""
     me = everyone = False
     names: list[str] = []
@@ -98,12 +99,12 @@ def parse_audience(text: str) -> tuple[Audience, int]:
         else:
             me = True  # "us" and 我们 include the sender, as before
         position = found.end()
-    return Audience(me=me, names=tuple(dict.fromkeys(names)), everyone=everyone), position
+    return Recipients(me=me, names=tuple(dict.fromkeys(names)), everyone=everyone), position
 
 
 def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
     """The `<when>` clauses of `text[start:]` and the content; an empty spec if none."""
-    if _CJK.search(text, start):
+    if CJK.search(text, start):
         chinese = ChineseWhenParser(text, start)
         if chinese.parse() > start:
             chinese.check_boundary()
@@ -153,7 +154,7 @@ def parse_reminder(text: str, now: datetime) -> ParsedReminder:
 def parse_duration(text: str) -> int | None:
     """Minutes in "10m", "1h", "90 minutes", "an hour", "半小时", "10分钟"; None if not one."""
     text = text.strip()
-    if _CJK.search(text):
+    if CJK.search(text):
         chinese = ChineseWhenParser(text + ("" if text.endswith("后") else "后"))
         if chinese.parse() and chinese.spec.delay is not None and not chinese.content():
             delay = chinese.spec.delay

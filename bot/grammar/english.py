@@ -174,7 +174,7 @@ class WhenParser:
             return
         if token.kind == "number" and (self.spec.clock or self.spec.delay):
             return  # the time is complete: "tomorrow at 9 2 coffees" counts coffees
-        following = self.word(1)
+        following, after = self.word(1), self.peek(1)
         looks_like_time = (
             token.kind in ("iso", "clock", "hourmer", "ordinal", "dur", "slash", "number")
             or token.text in _TIME_WORDS
@@ -184,8 +184,8 @@ class WhenParser:
                     following in _TIME_WORDS
                     or following in _VAGUE
                     or following in MONTHS
-                    or _number(self.peek(1)) is not None
-                    or (self.peek(1) is not None and self.peek(1).kind != "word")  # type: ignore[union-attr]
+                    or _number(after) is not None
+                    or (after is not None and after.kind != "word")
                 )
             )
         )
@@ -627,7 +627,7 @@ class WhenParser:
             self.i += 1
             hour = int(re.match(r"\d+", word)[0])  # type: ignore[index]
             return Clock(hour, 0, "am" if "a" in word else "pm", text=word)
-        hour = _number(token) if token.kind == "number" or token.text not in ("a", "an") else None
+        hour = None if token.text in ("a", "an") else _number(token)
         if hour is None or (token.kind == "word" and not after_at):
             return None
         following = self.word(1)
@@ -651,9 +651,7 @@ class WhenParser:
 
     def _part(self) -> bool:
         start = self.i
-        if (self.word() in ("in", "this") and self.word(1) == "the") or (
-            self.word() == "in" and self.word(1) in ("the",)
-        ):
+        if self.word() in ("in", "this") and self.word(1) == "the":
             self.i += 2
         elif self.word() == "at" and self.word(1) == "night":
             self.i += 1
