@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,21 @@ async def make_llm(stub: StubLLM) -> AsyncIterator[Any]:
     yield factory
     for llm in created:
         await llm.aclose()
+
+
+async def eventually(
+    condition: Callable[[], bool | Awaitable[bool]], *, within: float = 5.0, every: float = 0.02
+) -> None:
+    """Poll until `condition` holds; fail after `within` seconds. For state no event marks."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        outcome = condition()
+        if outcome if isinstance(outcome, bool) else await outcome:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {within} s")
+        await asyncio.sleep(every)
 
 
 # --- reminders: databases, a controllable clock, a recording sender -------------------
