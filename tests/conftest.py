@@ -10,7 +10,9 @@ import pytest
 
 from function_calls import FunctionCallLLM, MessageContext, ToolRegistry
 from storage import Database, DeliveryPolicy, OutgoingMessage, ReminderService, SendError, upgrade
+from tests.http_harness import Servers
 from tests.postgres import create_database, drop_database, postgres_server
+from tests.receiver import Receiver
 from tests.stub_llm import StubLLM
 
 FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
@@ -203,3 +205,28 @@ def chat_ctx(service: ReminderService, clock: FakeClock, **overrides: Any) -> Me
     values: dict[str, Any] = {"services": {"reminders": service}, "clock": clock}
     values.update(overrides)
     return make_ctx(**values)
+
+
+# --- the HTTP API: bots on real uvicorn, and a receiver for their outbound calls -------
+
+
+@pytest.fixture
+async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
+    started = Servers(tmp_path)
+    yield started
+    await started.aclose()
+
+
+@pytest.fixture(scope="session")
+def receiver_server() -> Iterator[Receiver]:
+    receiver = Receiver()
+    receiver.start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture
+def receiver(receiver_server: Receiver) -> Receiver:
+    receiver_server.calls.clear()
+    receiver_server.fail_next = 0
+    return receiver_server
