@@ -42,7 +42,12 @@ class MessageIn(BaseModel):
     message_id: str | None = Field(None, max_length=255)
     timestamp: datetime | None = None
     reply_to_bot: bool = False
-    sender_is_admin: bool = False
+    sender_is_admin: bool = Field(
+        False,
+        description="The platform says the sender administers this chat. Trusted only "
+        "when adapters.webhook.token is set (so the caller presented it); otherwise "
+        "ignored, and only bot.admins are admins.",
+    )
 
 
 class ReplyOut(BaseModel):
@@ -190,7 +195,11 @@ def create_app(bot: Bot) -> ASGIApp:
 
     @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:
-        replies = await bot.handle(IncomingMessage(**body.model_dump()))
+        fields = body.model_dump()
+        # With a token set, the gate let only callers that presented it this far. Without
+        # one, anyone who reaches the port could claim admin rights in any chat.
+        fields["sender_is_admin"] = body.sender_is_admin and bool(token)
+        replies = await bot.handle(IncomingMessage(**fields))
         out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
         return RepliesOut(replies=out)
 
