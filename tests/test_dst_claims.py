@@ -44,6 +44,7 @@ CASES = {
             utc(2026, 3, 29, 1, 30),  # 02:30 does not exist: 03:30 CEST
             utc(2026, 3, 30, 0, 30),  # 02:30 CEST
         ],
+        utc(2026, 3, 31, 0, 30),  # next
     ),
     "autumn-overlap": (
         utc(2026, 10, 23, 22, 0),
@@ -52,6 +53,7 @@ CASES = {
             utc(2026, 10, 25, 0, 30),  # the first 02:30 (CEST); not the second at 01:30 UTC
             utc(2026, 10, 26, 1, 30),  # 02:30 CET
         ],
+        utc(2026, 10, 27, 1, 30),  # next
     ),
 }
 
@@ -60,7 +62,7 @@ CASES = {
 async def test_daily_0230_berlin_is_claimed_once_per_local_day(
     reminders: ReminderService, clock: FakeClock, outbox: Outbox, case: str
 ) -> None:
-    first_night, expected = CASES[case]
+    first_night, expected, following = CASES[case]
     clock.set(first_night - timedelta(hours=1))
     reminder = await make(reminders, clock, "daily", time(2, 30))
     assert reminder.next_fire_at == expected[0]
@@ -75,3 +77,5 @@ async def test_daily_0230_berlin_is_claimed_once_per_local_day(
     local_days = [instant.astimezone(BERLIN).date() for instant in expected]
     assert len(set(local_days)) == len(expected)
     assert all("after downtime" not in text for text in outbox.texts())
+    (stored,), _ = await reminders.list_for_chat("chat-1")
+    assert stored.next_fire_at == following  # each claim moved the row on
