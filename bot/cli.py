@@ -123,7 +123,9 @@ async def _serve(config: Config) -> None:
         loop = asyncio.get_running_loop()
         for stop in (signal.SIGINT, signal.SIGTERM):
             # Stop serving, then leave `async with Bot`, which closes the bot in order.
-            loop.add_signal_handler(stop, server.handle_exit, stop, None)
+            # (No loop signal handlers on Windows: Ctrl+C ends it as KeyboardInterrupt.)
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(stop, server.handle_exit, stop, None)
         await server.serve()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ TOKEN = "t0k-secret"
 _ids = itertools.count(1)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Api:
     client: httpx.AsyncClient
     bot: Bot
@@ -73,14 +73,12 @@ def llm_section(stub: StubLLM) -> dict[str, Any]:
     return {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"}
 
 
-@dataclass
 class Servers:
     """Starts bots with their HTTP API; `aclose` stops them all."""
 
-    tmp_path: Path
-    _running: list[tuple[Bot, uvicorn.Server, asyncio.Task[None], httpx.AsyncClient]] = field(
-        default_factory=list
-    )
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self._running: list[tuple[Bot, uvicorn.Server, asyncio.Task[None], httpx.AsyncClient]] = []
 
     async def start(self, clock: Callable[[], datetime] | None = None, **sections: Any) -> Api:
         """A bot on the given config overrides; its client sends the token."""
