@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ipaddress
+import logging
 import os
+import signal
+import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import uvicorn
@@ -25,6 +30,9 @@ from storage import (
 )
 
 DEFAULT_CONFIG = "config.yaml"
+INSECURE_FLAG = "--insecure-no-auth"
+
+log = logging.getLogger(__name__)
 
 
 def _config(options: argparse.Namespace) -> Config:
@@ -42,10 +50,64 @@ async def _chat(config: Config) -> None:
     await run_console(Bot(config), user=os.environ.get("USER") or "you")
 
 
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the port on this machine (127.0.0.0/8, ::1, localhost)."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False  # another host name may resolve to any interface
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def serve_refusal(config: Config, *, insecure_no_auth: bool) -> str | None:
+    """Why `serve` must not start with this config, or None.
+
+    Without a token every /v1 route is open, which is only safe on a loopback address.
+    """
+    webhook = config.adapters.webhook
+    if webhook.token or is_loopback(webhook.host):
+        return None
+    if insecure_no_auth:
+        log.warning(
+            "serving the HTTP API on %s without adapters.webhook.token (%s): every /v1 "
+            "route is open to anyone who can reach it",
+            webhook.host,
+            INSECURE_FLAG,
+        )
+        return None
+    return (
+        f"refusing to serve the HTTP API on {webhook.host} without adapters.webhook.token "
+        f"(every /v1 route would be open); set a token, bind 127.0.0.1, or pass {INSECURE_FLAG}"
+    )
+
+
+class _Server(uvicorn.Server):
+    """Says where it listens once it does, with the real port when the config says 0."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn's own handlers re-raise a SIGTERM once serving stopped, which would end
+        # the process inside `async with Bot`: reminder sends in flight would get no close
+        # grace and their outcomes would not be written. _serve handles the signals instead.
+        yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.servers and self.servers[0].sockets:
+            port = self.servers[0].sockets[0].getsockname()[1]
+            host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
+            print(f"groupmate serving on http://{host}:{port}", flush=True)
+
+
 async def _serve(config: Config) -> None:
     webhook = config.adapters.webhook
     async with Bot(config) as bot:
-        server = uvicorn.Server(
+        server = _Server(
             uvicorn.Config(
                 create_app(bot),
                 host=webhook.host,
@@ -58,7 +120,12 @@ async def _serve(config: Config) -> None:
                 timeout_keep_alive=30,
             )
         )
-        print(f"groupmate serving on http://{webhook.host}:{webhook.port}", flush=True)
+        loop = asyncio.get_running_loop()
+        for stop in (signal.SIGINT, signal.SIGTERM):
+            # Stop serving, then leave `async with Bot`, which closes the bot in order.
+            # (No loop signal handlers on Windows: Ctrl+C ends it as KeyboardInterrupt.)
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(stop, server.handle_exit, stop, None)
         await server.serve()
 
 
@@ -116,7 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     common.add_argument("--config", default=argparse.SUPPRESS, help=config_help)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("chat", parents=[common], help="a simulated group chat in this terminal")
-    commands.add_parser("serve", parents=[common], help="the HTTP API (adapters.webhook.*)")
+    serve = commands.add_parser("serve", parents=[common], help="the HTTP API (adapters.webhook.*)")
+    serve.add_argument(
+        INSECURE_FLAG,
+        action="store_true",
+        help="serve on a non-loopback address without adapters.webhook.token (unsafe)",
+    )
     commands.add_parser("check", parents=[common], help="validate the config, print what is on")
     db = commands.add_parser("db", parents=[common], help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
@@ -129,6 +201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(config)
         if options.command == "db":
             return _db(config, options.action)
+        if options.command == "serve":
+            refusal = serve_refusal(config, insecure_no_auth=options.insecure_no_auth)
+            if refusal is not None:
+                print(f"groupmate: {refusal}", file=sys.stderr)
+                return 2
         asyncio.run(_chat(config) if options.command == "chat" else _serve(config))
     except KeyboardInterrupt:
         return 130

@@ -68,17 +68,17 @@ _SCAN_BUDGET: Final = 200_000
 _SPECIAL_TOKENS_RE: Final = re.compile(
     r"<\|(?:python_tag|eom_id|eot_id|im_end|end_of_text|endoftext)\|>|\[TOOL_CALLS\]"
 )
-_THINK_OPEN_RE: Final = re.compile(r"<think(?:ing)?\s*>", re.IGNORECASE)
 _THINK_CLOSE_RE: Final = re.compile(r"</think(?:ing)?\s*>", re.IGNORECASE)
 _THINK_TAG_RE: Final = re.compile(r"</?think(?:ing)?\s*>", re.IGNORECASE)
 _OPEN_TAG_RE: Final = re.compile(r"<tool_call\s*>", re.IGNORECASE)
 _CLOSE_TAG_RE: Final = re.compile(r"</tool_call\s*>", re.IGNORECASE)
 _RESPONSE_OPEN: Final = "<tool_response"
 _RESPONSE_CLOSE_RE: Final = re.compile(r"</tool_response\s*>", re.IGNORECASE)
-# Where something other than plain text may start: call tags, (hallucinated) tool responses,
-# stray closing tags, an object, or an array of objects.
+# Where something other than plain text may start: reasoning tags, call tags, (hallucinated)
+# tool responses, stray closing tags, an object, or an array of objects.
 _TOKEN_RE: Final = re.compile(
-    r"</?tool_call\s*>|</?tool_response\s*>|\{|\[(?=\s*\{)", re.IGNORECASE
+    r"</?think(?:ing)?\s*>|</?tool_call\s*>|</?tool_response\s*>|\{|\[(?=\s*\{)",
+    re.IGNORECASE,
 )
 # Whitespace and markdown fence markers that may wrap the JSON inside a <tool_call> block.
 _TAG_NOISE_RE: Final = re.compile(r"(?:\s+|```[\w+-]*)+")
@@ -124,14 +124,32 @@ _CALL: Final = _CallMarker()
 
 
 def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
-    body = _strip_reasoning(_SPECIAL_TOKENS_RE.sub("", text))
+    body = _SPECIAL_TOKENS_RE.sub("", text)
     budget = [_SCAN_BUDGET]
     segments: list[str | _CallMarker] = []
     results: list[ParsedCall | MalformedCall] = []
     text_start = pos = 0
+    # Reasoning tags count only here, between calls: the scanner steps over decoded calls
+    # whole, so "<think>" inside an argument string (a reminder's text) stays an argument.
+    seen_reasoning = False
     while (match := _TOKEN_RE.search(body, pos)) is not None:
         token = match.group(0)
-        if token.startswith("</"):
+        if _THINK_TAG_RE.fullmatch(token):
+            segments.append(body[text_start : match.start()])
+            if not token.startswith("</"):
+                # Reasoning up to its closing tag; unclosed (e.g. the reply was cut off),
+                # everything after it is thought. Calls written while thinking are not calls.
+                closing = _THINK_CLOSE_RE.search(body, match.end())
+                text_start = pos = len(body) if closing is None else closing.end()
+            else:
+                if not seen_reasoning:
+                    # DeepSeek-R1 style templates put the opening tag into the prompt, so
+                    # the reply starts inside the reasoning and only the closing tag shows.
+                    segments.clear()
+                    results.clear()
+                text_start = pos = match.end()
+            seen_reasoning = True
+        elif token.startswith("</"):
             # A closing tag without an opening one is markup, not text.
             segments.append(body[text_start : match.start()])
             text_start = pos = match.end()
@@ -163,27 +181,6 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
         calls=tuple(r for r in results if isinstance(r, ParsedCall)),
         malformed=tuple(r for r in results if isinstance(r, MalformedCall)),
     )
-
-
-def _strip_reasoning(text: str) -> str:
-    """Drop ``<think>`` reasoning; calls written while thinking are not calls."""
-    first_close = _THINK_CLOSE_RE.search(text)
-    first_open = _THINK_OPEN_RE.search(text)
-    if first_close is not None and (first_open is None or first_close.start() < first_open.start()):
-        # DeepSeek-R1 style templates put the opening tag into the prompt, so the reply
-        # starts inside the reasoning and only the closing tag is visible.
-        text = text[first_close.end() :]
-    kept: list[str] = []
-    pos = 0
-    while (opening := _THINK_OPEN_RE.search(text, pos)) is not None:
-        kept.append(text[pos : opening.start()])
-        closing = _THINK_CLOSE_RE.search(text, opening.end())
-        if closing is None:
-            # Unclosed reasoning (e.g. the reply was cut off): everything after it is thought.
-            return "".join(kept)
-        pos = closing.end()
-    kept.append(text[pos:])
-    return "".join(kept)
 
 
 def _scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
@@ -317,14 +314,17 @@ def _parse_tag_block(
 
 
 def _block_extent(body: str, pos: int) -> tuple[int, int]:
-    """For a broken block: ``(content_end, block_end)`` judged by the tags alone."""
+    """For a broken block: ``(content_end, block_end)`` judged by the tags alone.
+
+    The next opening tag ends it, and so does the end of reasoning: a call drafted while
+    thinking and left unclosed must not swallow the real answer after the reasoning.
+    """
     closing = _CLOSE_TAG_RE.search(body, pos)
-    opening = _OPEN_TAG_RE.search(body, pos)
-    if closing is not None and (opening is None or closing.start() < opening.start()):
+    starts = (_OPEN_TAG_RE.search(body, pos), _THINK_CLOSE_RE.search(body, pos))
+    stop = min((match.start() for match in starts if match is not None), default=len(body))
+    if closing is not None and closing.start() < stop:
         return closing.start(), closing.end()
-    if opening is not None:
-        return opening.start(), opening.start()
-    return len(body), len(body)
+    return stop, stop
 
 
 # --------------------------------------------------------------------------- decoding
@@ -559,8 +559,9 @@ def _assemble_text(segments: list[str | _CallMarker]) -> str:
                 segment = segment.lstrip(" \t")
         pieces.append(segment)
         after_call = False
-    text = _THINK_TAG_RE.sub("", "".join(pieces))
-    text = _drop_empty_fences(text)
+    # Reasoning tags never get here (the scanner consumes them); one inside JSON data the
+    # model shows is part of that data.
+    text = _drop_empty_fences("".join(pieces))
     return _BLANK_LINES_RE.sub("\n\n", text).strip()
 
 

@@ -36,6 +36,9 @@ class DeliveryPolicy:
     watchdog_interval: timedelta = timedelta(seconds=30)
     # Only reminders due within the horizon get a timer; the watchdog tops it up.
     horizon: timedelta = timedelta(hours=1)
+    # At shutdown, in-flight sends get this long to finish and be recorded; one still
+    # running after it stays pending, and the next dispatcher resumes it after its lease.
+    close_grace: timedelta = timedelta(seconds=5)
     # Claims per transaction; a smaller batch starts the first sends sooner.
     claim_batch: int = 250
     max_concurrent_sends: int = 100

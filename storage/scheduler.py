@@ -53,7 +53,6 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 # APScheduler processes every due timer in one synchronous call; slices keep the loop free.
 _TIMER_SLICE = 200
-_CLOSE_GRACE = 5.0
 _LAUNCH_SLICE = 20
 
 
@@ -202,7 +201,8 @@ class ReminderScheduler:
         # pending; their lease runs out and the next dispatcher resumes them.
         waiting: set[asyncio.Task[None]] = set()
         if self._sends:
-            _, waiting = await asyncio.wait(self._sends, timeout=_CLOSE_GRACE)
+            grace = self.policy.close_grace.total_seconds()
+            _, waiting = await asyncio.wait(self._sends, timeout=grace)
         for task in waiting:
             task.cancel()
         await asyncio.gather(*waiting, return_exceptions=True)

@@ -27,8 +27,12 @@ from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
 from storage.scheduler import Clock, ReminderScheduler
 
+# A chat's zone is read for every message. Cached this long, a change made by another
+# process (or straight in the database) shows within seconds; this process's own
+# set_timezone is seen at once.
 _ZONE_CACHE_SECONDS = 10.0
 _ZONE_CACHE_SIZE = 10_000
+_ZONE_TTL = timedelta(seconds=_ZONE_CACHE_SECONDS)
 
 
 def _utc_now() -> datetime:
@@ -59,13 +63,18 @@ class ReminderService:
         scheduler: ReminderScheduler | None = None,
         default_timezone: str = "UTC",
         clock: Clock = _utc_now,
+        zone_cache_size: int = _ZONE_CACHE_SIZE,
     ) -> None:
         self.database = database
         self.scheduler = scheduler
         self.default_timezone = check_timezone(default_timezone)
         self._clock = clock
         # Every message needs its chat's zone; a short-lived cache spares a query each.
-        self._zones: dict[str, tuple[str | None, float]] = {}
+        # chat id -> (stored zone or None, when it was read); oldest reads first.
+        self._zones: dict[str, tuple[str | None, datetime]] = {}
+        self._zone_cache_size = max(zone_cache_size, 0)
+        # Bumped by every set_timezone, so a read that raced one is not cached.
+        self._zone_changes = 0
 
     @classmethod
     @asynccontextmanager
@@ -96,9 +105,20 @@ class ReminderService:
 
     async def timezone_of(self, chat_id: str) -> str:
         """The chat's IANA zone, or the bot's default when the chat never set one."""
+        now = self._clock()
+        cached = self._zones.get(chat_id)
+        # A clock that went backwards also ends an entry, rather than stretching its life.
+        if cached is not None and cached[1] <= now < cached[1] + _ZONE_TTL:
+            return cached[0] or self.default_timezone
+        changes = self._zone_changes
         stored = await self.database.read(
             functools.partial(repository.chat_timezone, chat_id=chat_id)
         )
+        if changes == self._zone_changes and self._zone_cache_size:
+            self._zones.pop(chat_id, None)  # re-inserted at the end: the newest read
+            while len(self._zones) >= self._zone_cache_size:
+                del self._zones[next(iter(self._zones))]
+            self._zones[chat_id] = (stored, now)
         return stored or self.default_timezone
 
     async def settings_of(self, chat_id: str) -> dict[str, Any]:
@@ -135,6 +155,7 @@ class ReminderService:
             )
         )
         self._zones.pop(chat_id, None)
+        self._zone_changes += 1
         for reminder in moved:
             self._plan(reminder)
         return moved

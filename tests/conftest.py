@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -10,7 +10,9 @@ import pytest
 
 from function_calls import FunctionCallLLM, MessageContext, ToolRegistry
 from storage import Database, DeliveryPolicy, OutgoingMessage, ReminderService, SendError, upgrade
+from tests.http_harness import Servers
 from tests.postgres import create_database, drop_database, postgres_server
+from tests.receiver import Receiver
 from tests.stub_llm import StubLLM
 
 FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
@@ -73,6 +75,21 @@ async def make_llm(stub: StubLLM) -> AsyncIterator[Any]:
     yield factory
     for llm in created:
         await llm.aclose()
+
+
+async def eventually(
+    condition: Callable[[], bool | Awaitable[bool]], *, within: float = 5.0, every: float = 0.02
+) -> None:
+    """Poll until `condition` holds; fail after `within` seconds. For state no event marks."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        outcome = condition()
+        if outcome if isinstance(outcome, bool) else await outcome:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"condition not met within {within} s")
+        await asyncio.sleep(every)
 
 
 # --- reminders: databases, a controllable clock, a recording sender -------------------
@@ -188,3 +205,29 @@ def chat_ctx(service: ReminderService, clock: FakeClock, **overrides: Any) -> Me
     values: dict[str, Any] = {"services": {"reminders": service}, "clock": clock}
     values.update(overrides)
     return make_ctx(**values)
+
+
+# --- the HTTP API: bots on real uvicorn, and a receiver for their outbound calls -------
+
+
+@pytest.fixture
+async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
+    started = Servers(tmp_path)
+    yield started
+    await started.aclose()
+
+
+@pytest.fixture(scope="session")
+def receiver_server() -> Iterator[Receiver]:
+    receiver = Receiver()
+    receiver.start()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture
+def receiver(receiver_server: Receiver) -> Receiver:
+    receiver_server.calls.clear()
+    receiver_server.fail_next = 0
+    receiver_server.reply_message_id = None
+    return receiver_server

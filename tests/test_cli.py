@@ -1,17 +1,22 @@
-"""The `groupmate` command in real processes: console in a pseudo-terminal, check, db."""
+"""The `groupmate` command in real processes: console in a pseudo-terminal, check, db, serve."""
 
 from __future__ import annotations
 
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import httpx
+import pytest
 import yaml
 
+from bot.cli import serve_refusal
+from bot.config import Config, parse_config
 from tests import stub_llm as s
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,3 +190,77 @@ def test_db_with_a_bad_url_explains_itself() -> None:
     assert "the database is unavailable" in unreachable.stderr
     assert "Traceback" not in done.stderr + unreachable.stderr
     assert "hunter2" not in done.stderr + unreachable.stderr
+
+
+def _public_config(tmp_path: Path, **webhook: object) -> Path:
+    return _config(tmp_path, adapters={"webhook": {"host": "0.0.0.0", "port": 0, **webhook}})
+
+
+def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
+    done = _run("serve", "--config", str(_public_config(tmp_path)))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "groupmate: refusing to serve the HTTP API on 0.0.0.0 without adapters.webhook.token "
+        "(every /v1 route would be open); set a token, bind 127.0.0.1, or pass "
+        "--insecure-no-auth"
+    ]
+    assert done.stdout == ""
+    assert not (tmp_path / "bot.db").exists()  # refused before anything was opened
+
+
+def test_serve_insecure_no_auth_starts_on_a_public_address_and_warns(tmp_path: Path) -> None:
+    config = _public_config(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "serve", "--config", str(config), "--insecure-no-auth"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "serve printed nothing"
+        announced = process.stdout.readline().strip()
+        assert announced.startswith("groupmate serving on http://0.0.0.0:")
+        port = int(announced.rsplit(":", 1)[1])
+        assert port > 0
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            assert client.get("/healthz").status_code == 200
+            assert client.get("/v1/chats/g1/reminders").json() == []  # no token asked
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0
+    assert "without adapters.webhook.token (--insecure-no-auth)" in stderr
+    assert "level=WARNING" in stderr
+
+
+@pytest.mark.parametrize(
+    ("host", "public"),
+    [
+        ("127.0.0.1", False),
+        ("127.8.9.10", False),
+        ("::1", False),
+        ("[::1]", False),
+        ("::ffff:127.0.0.1", False),
+        ("localhost", False),
+        ("LocalHost", False),
+        ("0.0.0.0", True),
+        ("::", True),
+        ("", True),
+        ("192.168.1.20", True),
+        ("bot.example.org", True),
+    ],
+)
+def test_which_addresses_need_a_token(host: str, public: bool) -> None:
+    def config(**webhook: object) -> Config:
+        return parse_config({"adapters": {"webhook": {"host": host, **webhook}}}, environ={})
+
+    refused = serve_refusal(config(), insecure_no_auth=False)
+    assert (refused is not None) is public
+    assert serve_refusal(config(token="t"), insecure_no_auth=False) is None
+    assert serve_refusal(config(), insecure_no_auth=True) is None

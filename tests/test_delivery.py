@@ -1,14 +1,14 @@
-"""Firing: exactly once per occurrence, grace windows, retries, timers and the watchdog."""
+"""Firing on a fake clock: exactly once per occurrence, grace windows, retries, leases."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Row
+from sqlalchemy import Row, update
+from sqlalchemy.orm import Session
 
 from storage import (
     DeliveryPolicy,
@@ -19,6 +19,7 @@ from storage import (
     ReminderView,
     Schedule,
 )
+from storage.models import Reminder
 from storage.outgoing import SendError
 from storage.repository import deliveries_of
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, chat_ctx
@@ -139,6 +140,11 @@ async def test_backlog_collapses_to_one_late_delivery(
         ("daily", {}, timedelta(minutes=31), "skipped_missed"),
         ("weekly", {"weekday": 6}, timedelta(hours=1, minutes=59), "sent_late"),
         ("weekly", {"weekday": 6}, timedelta(hours=2, minutes=1), "skipped_missed"),
+        # Monday 23 Nov is the first weekday after the clock's Saturday.
+        ("weekdays", {}, timedelta(minutes=29), "sent_late"),
+        ("weekdays", {}, timedelta(minutes=31), "skipped_missed"),
+        ("monthly", {"day": 22}, timedelta(hours=5, minutes=59), "sent_late"),
+        ("monthly", {"day": 22}, timedelta(hours=6, minutes=1), "skipped_missed"),
         ("daily", {}, timedelta(seconds=30), "sent"),
     ],
 )
@@ -152,7 +158,10 @@ async def test_grace_windows(
     outcome: str,
 ) -> None:
     reminder = await make(reminders, clock, kind, time(9, 0), **rule)
-    due = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
+    due = reminder.next_fire_at
+    first_weekday = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+    assert due is not None
+    assert due == (first_weekday if kind == "weekdays" else first_weekday - timedelta(days=1))
     clock.set(due + late)
     await scheduler(reminders).run_due()
     assert outcomes(await deliveries(reminders, reminder)) == [(due, outcome)]
@@ -228,6 +237,28 @@ async def test_two_dispatchers_on_one_database_never_double_send(
     assert len(set(keys)) == 60
 
 
+async def test_a_delivered_occurrence_is_not_sent_again_when_the_row_is_rewound(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    """A restored backup or a hand edit moves next_fire_at back: the deliveries key holds."""
+    reminder = await make(reminders, clock, "daily", time(9, 0))
+    due = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
+    clock.set(due)
+    await scheduler(reminders).run_due()
+
+    def rewind(session: Session) -> None:
+        query = update(Reminder).where(Reminder.id == reminder.id)
+        session.execute(query.values(next_fire_at=due))
+
+    await reminders.database.write(rewind)
+    clock.advance(timedelta(minutes=1))
+    await scheduler(reminders).run_due()
+    assert len(outbox.messages) == 1
+    assert outcomes(await deliveries(reminders, reminder)) == [(due, "sent")]
+    (stored,), _ = await reminders.list_for_chat("chat-1")
+    assert stored.next_fire_at == due + timedelta(days=1)
+
+
 async def test_stale_pending_delivery_is_resumed_after_its_lease(
     database_url: str, clock: FakeClock, outbox: Outbox
 ) -> None:
@@ -265,49 +296,6 @@ async def test_stale_pending_delivery_is_resumed_after_its_lease(
         assert "after downtime" in outbox.texts()[0]
         (row,) = await deliveries(service, reminder)
         assert row.outcome == "sent_late"
-
-
-@pytest.fixture
-async def live(database_url: str, outbox: Outbox) -> AsyncIterator[ReminderService]:
-    """On the real clock, with APScheduler timing."""
-    policy = DeliveryPolicy(watchdog_interval=timedelta(milliseconds=300))
-    async with ReminderService.open(
-        database_url, sender=outbox, default_timezone="UTC", policy=policy
-    ) as service:
-        yield service
-
-
-async def test_timer_fires_on_time_without_polling(live: ReminderService, outbox: Outbox) -> None:
-    due = datetime.now(UTC) + timedelta(seconds=1)
-    schedule = Schedule.once_at(due, "UTC")
-    await live.create(NewReminder("chat-1", "group", "u-a", "A", "now!", schedule, due))
-    assert scheduler(live).planned == 1
-    await outbox.wait_for(1)
-    lateness = datetime.now(UTC) - due
-    assert timedelta(0) <= lateness < timedelta(seconds=0.5)
-
-
-async def test_watchdog_delivers_when_the_timer_stalls(
-    live: ReminderService, outbox: Outbox
-) -> None:
-    scheduler(live).timer.pause()  # what a stalled AsyncIOScheduler looks like
-    due = datetime.now(UTC) + timedelta(milliseconds=200)
-    schedule = Schedule.once_at(due, "UTC")
-    await live.create(NewReminder("chat-1", "group", "u-a", "A", "still!", schedule, due))
-    await outbox.wait_for(1, within=3)
-    assert outbox.texts() == ["⏰ Reminder for @A: still!"]
-
-
-async def test_timers_are_rebuilt_from_the_table_at_startup(
-    database_url: str, outbox: Outbox
-) -> None:
-    due = datetime.now(UTC) + timedelta(seconds=1)
-    schedule = Schedule.once_at(due, "UTC")
-    async with ReminderService.open(database_url) as service:  # no sender: store only
-        await service.create(NewReminder("chat-1", "group", "u-a", "A", "boot", schedule, due))
-    async with ReminderService.open(database_url, sender=outbox) as service:
-        assert scheduler(service).planned == 1
-        await outbox.wait_for(1)
 
 
 async def test_send_errors_never_put_secrets_in_logs(
@@ -366,33 +354,3 @@ async def test_changing_the_zone_keeps_an_occurrence_that_is_already_due(
     assert outcomes(await deliveries(reminders, reminder)) == [(due, "sent")]
     (stored,), _ = await reminders.list_for_chat("chat-1")
     assert stored.next_fire_at == datetime(2026, 11, 22, 14, 0, tzinfo=UTC)  # 09:00 New York
-
-
-async def test_leases_of_queued_sends_are_renewed_so_no_one_takes_them_over(
-    database_url: str,
-) -> None:
-    """One send slot, slow sends: queued claims outlive the lease unless it is renewed."""
-    sent: list[str | None] = []
-
-    async def slow(message: OutgoingMessage) -> None:
-        await asyncio.sleep(0.6)
-        sent.append(message.idempotency_key)
-
-    policy = DeliveryPolicy(
-        lease=timedelta(milliseconds=600),
-        max_concurrent_sends=1,
-        watchdog_interval=timedelta(hours=1),
-    )
-    async with ReminderService.open(database_url, sender=slow, policy=policy) as service:
-        due = datetime.now(UTC) + timedelta(milliseconds=100)
-        schedule = Schedule.once_at(due, "UTC")
-        for n in range(3):
-            await service.create(NewReminder("chat-1", "group", "u", "U", f"r{n}", schedule, due))
-        rival = ReminderScheduler(service.database, slow, policy=policy)
-        deadline = asyncio.get_running_loop().time() + 3.5
-        while asyncio.get_running_loop().time() < deadline:
-            await rival.run_due()
-            await asyncio.sleep(0.1)
-        await scheduler(service).settle()
-    assert len(sent) == 3
-    assert len(set(sent)) == 3

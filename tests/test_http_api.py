@@ -3,140 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
-import pytest
-import uvicorn
 from sqlalchemy import update
 
-from bot.adapters.http import create_app
-from bot.app import Bot
-from bot.config import parse_config
 from bot.router import NO_LLM_REPLY, RATE_LIMITED
 from storage.models import Reminder
+from tests.conftest import FakeClock
+from tests.http_harness import Servers, llm_section
 from tests.receiver import Receiver
 from tests.stub_llm import StubLLM, calls, raw, text
 
-TOKEN = "t0k-secret"
-_ids = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def receiver_server() -> Iterator[Receiver]:
-    receiver = Receiver()
-    receiver.start()
-    yield receiver
-    receiver.stop()
-
-
-@pytest.fixture
-def receiver(receiver_server: Receiver) -> Receiver:
-    receiver_server.calls.clear()
-    receiver_server.fail_next = 0
-    receiver_server.reply_message_id = None
-    return receiver_server
-
-
-@dataclass
-class Api:
-    client: httpx.AsyncClient
-    bot: Bot
-
-    async def say(self, text: str, **fields: Any) -> list[dict[str, Any]]:
-        body = {
-            "chat_id": "g1",
-            "chat_type": "group",
-            "sender_id": "u-alice",
-            "sender_name": "Alice",
-            "text": text,
-            "message_id": f"m{next(_ids)}",
-        }
-        body.update(fields)
-        response = await self.client.post("/v1/messages", json=body)
-        assert response.status_code == 200, response.text
-        replies: list[dict[str, Any]] = response.json()["replies"]
-        return replies
-
-
-def make_config(tmp_path: Path, **sections: Any) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "bot": {"name": "groupmate", "timezone": "Europe/Berlin", "admins": ["u-admin"]},
-        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "adapters": {"webhook": {"token": TOKEN, "max_body_bytes": 4096}},
-        "reminders": {"watchdog_interval": "200ms", "retry_base": "50ms", "retry_max": "100ms"},
-    }
-    config["bot"]["rate_limits"] = {"user_per_minute": 1000, "burst": 100}
-    for name, values in sections.items():
-        config.setdefault(name, {}).update(values)
-    return config
-
-
-@pytest.fixture
-def serve(tmp_path: Path) -> Callable[..., Any]:
-    """Start the bot and its HTTP API with the given config overrides."""
-
-    async def start(
-        stack: list[Any], clock: Callable[[], datetime] | None = None, **sections: Any
-    ) -> Api:
-        config = parse_config(make_config(tmp_path, **sections), environ={})
-        bot = Bot(config, clock=clock) if clock else Bot(config)
-        await bot.__aenter__()
-        server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(bot), host="127.0.0.1", port=0, lifespan="off", log_level="warning"
-            )
-        )
-        task = asyncio.create_task(server.serve())
-        for _ in range(500):
-            if server.started:
-                break
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        client = httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {TOKEN}"}
-        )
-        stack.append((bot, server, task, client))
-        return Api(client, bot)
-
-    return start
-
-
-@pytest.fixture
-async def running() -> AsyncIterator[list[Any]]:
-    stack: list[Any] = []
-    yield stack
-    for bot, server, task, client in stack:
-        await client.aclose()
-        server.should_exit = True
-        await task
-        await bot.__aexit__(None, None, None)
-
-
-def llm_section(stub: StubLLM) -> dict[str, Any]:
-    return {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"}
-
 
 async def test_member_sets_lists_sees_it_fire_and_deletes_another(
-    serve: Any, running: list[Any], stub: StubLLM, receiver: Receiver
+    servers: Servers, stub: StubLLM, receiver: Receiver
 ) -> None:
-    # A clock a little ahead of real time puts the next whole minute 1.5 s away.
-    real = datetime.now(UTC)
-    target = real.replace(second=58, microsecond=500_000)
-    offset = target - real if target > real else target + timedelta(minutes=1) - real
-    api = await serve(
-        running,
-        clock=lambda: datetime.now(UTC) + offset,
+    # The bot runs on a clock the test moves: the reminder is due when the test says so.
+    clock = FakeClock(datetime(2026, 11, 21, 13, 5, 30, tzinfo=UTC))
+    api = await servers.start(
+        clock=clock,
         llm=llm_section(stub),
         adapters={"webhook": {"outbound_url": receiver.url}},
     )
-    fire = (datetime.now(UTC) + offset + timedelta(seconds=5)).replace(second=0, microsecond=0)
+    fire = datetime(2026, 11, 21, 13, 10, tzinfo=UTC)
     local = fire.astimezone(ZoneInfo("Europe/Berlin"))
     stub.script(
         calls(
@@ -159,6 +52,10 @@ async def test_member_sets_lists_sees_it_fire_and_deletes_another(
     (deleted,) = await api.say("@groupmate cancel the stand-up one")
     assert deleted["text"].startswith("🗑️ Deleted reminder #2")
 
+    assert receiver.calls == []  # not due yet
+    clock.set(fire)
+    assert api.bot.reminders is not None and api.bot.reminders.scheduler is not None
+    api.bot.reminders.scheduler.wake()  # what its timer does at the moment it is due
     (call,) = await asyncio.to_thread(receiver.wait_for, 1, 15)
     assert call.body["chat_id"] == "g1"
     assert call.body["text"] == "⏰ Reminder for @Alice: stretch"
@@ -170,10 +67,8 @@ async def test_member_sets_lists_sees_it_fire_and_deletes_another(
     assert listed_now == []  # #1 fired and is done, #2 was deleted
 
 
-async def test_summary_over_500_messages_works_in_chunks(
-    serve: Any, running: list[Any], stub: StubLLM
-) -> None:
-    api = await serve(running, llm=llm_section(stub))
+async def test_summary_over_500_messages_works_in_chunks(servers: Servers, stub: StubLLM) -> None:
+    api = await servers.start(llm=llm_section(stub))
     for n in range(500):
         sender = ("u-bob", "Bob") if n % 2 else ("u-carol", "Carol")
         replies = await api.say(
@@ -194,10 +89,9 @@ async def test_summary_over_500_messages_works_in_chunks(
 
 
 async def test_web_search_answers_with_numbered_sources(
-    serve: Any, running: list[Any], stub: StubLLM, receiver: Receiver
+    servers: Servers, stub: StubLLM, receiver: Receiver
 ) -> None:
-    api = await serve(
-        running,
+    api = await servers.start(
         llm=llm_section(stub),
         search={"provider": "perplexity", "base_url": stub.base_url, "api_key": "pplx-test"},
         adapters={"webhook": {"outbound_url": receiver.url}},
@@ -222,10 +116,8 @@ async def test_web_search_answers_with_numbered_sources(
     assert progress.body["text"] == "🔎 Searching for “latest python release”…"
 
 
-async def test_without_search_the_tool_is_not_offered(
-    serve: Any, running: list[Any], stub: StubLLM
-) -> None:
-    api = await serve(running, llm=llm_section(stub))
+async def test_without_search_the_tool_is_not_offered(servers: Servers, stub: StubLLM) -> None:
+    api = await servers.start(llm=llm_section(stub))
     stub.script(text("hi"))
     await api.say("@groupmate hello")
     offered = {tool["function"]["name"] for tool in stub.requests[0]["tools"]}
@@ -233,8 +125,8 @@ async def test_without_search_the_tool_is_not_offered(
     assert {"reminder_set", "summary", "help"} <= offered
 
 
-async def test_offline_commands_without_an_llm(serve: Any, running: list[Any]) -> None:
-    api = await serve(running)
+async def test_offline_commands_without_an_llm(servers: Servers) -> None:
+    api = await servers.start()
     (natural,) = await api.say("@groupmate remind me tomorrow")
     assert natural["text"].startswith("I couldn't set that reminder: What should I remind")
     (chat,) = await api.say("@groupmate how are you?")
@@ -267,10 +159,8 @@ async def test_offline_commands_without_an_llm(serve: Any, running: list[Any]) -
     assert "/remind <when> <what>" in helped["text"]
 
 
-async def test_triggers_allowlist_and_history(
-    serve: Any, running: list[Any], stub: StubLLM
-) -> None:
-    api = await serve(running, llm=llm_section(stub), bot={"groups": {"allow": ["g1"]}})
+async def test_triggers_allowlist_and_history(servers: Servers, stub: StubLLM) -> None:
+    api = await servers.start(llm=llm_section(stub), bot={"groups": {"allow": ["g1"]}})
     assert await api.say("just chatting") == []
     assert await api.say("@groupmate hi", chat_id="g-other") == []  # not enabled
     stub.fallback = text("ok")
@@ -287,11 +177,8 @@ async def test_triggers_allowlist_and_history(
     assert {"role": "assistant", "content": "ok"} in last
 
 
-async def test_idempotency_rate_limits_and_auth(
-    serve: Any, running: list[Any], stub: StubLLM
-) -> None:
-    api = await serve(
-        running,
+async def test_idempotency_rate_limits_and_auth(servers: Servers, stub: StubLLM) -> None:
+    api = await servers.start(
         llm=llm_section(stub),
         bot={"rate_limits": {"user_per_minute": 1, "chat_per_minute": 60, "burst": 2}},
     )
@@ -321,8 +208,8 @@ async def test_idempotency_rate_limits_and_auth(
         await anonymous.aclose()
 
 
-async def test_malformed_bodies_get_json_errors(serve: Any, running: list[Any]) -> None:
-    api = await serve(running)
+async def test_malformed_bodies_get_json_errors(servers: Servers) -> None:
+    api = await servers.start()
     client = api.client
     broken = await client.post(
         "/v1/messages", content=b"{not json", headers={"Content-Type": "application/json"}
@@ -339,8 +226,8 @@ async def test_malformed_bodies_get_json_errors(serve: Any, running: list[Any]) 
     assert "/v1/messages" in openapi.json()["paths"]
 
 
-async def test_reminder_and_settings_routes(serve: Any, running: list[Any]) -> None:
-    api = await serve(running)
+async def test_reminder_and_settings_routes(servers: Servers) -> None:
+    api = await servers.start()
     client = api.client
     bad = await client.post(
         "/v1/chats/g1/reminders",
@@ -374,10 +261,8 @@ async def test_reminder_and_settings_routes(serve: Any, running: list[Any]) -> N
     assert (await client.get("/v1/chats/g1/reminders")).json() == []
 
 
-async def test_outbound_webhook_failures_are_retried(
-    serve: Any, running: list[Any], receiver: Receiver
-) -> None:
-    api = await serve(running, adapters={"webhook": {"outbound_url": receiver.url}})
+async def test_outbound_webhook_failures_are_retried(servers: Servers, receiver: Receiver) -> None:
+    api = await servers.start(adapters={"webhook": {"outbound_url": receiver.url}})
     receiver.fail_next = 2
     due = datetime.now(UTC) + timedelta(seconds=60)
     created = await api.client.post(
@@ -398,10 +283,8 @@ async def test_outbound_webhook_failures_are_retried(
     assert call.body["text"] == "⏰ Reminder for @u1: retry me"
 
 
-async def test_gate_checks_the_token_first_and_limits_chunked_bodies(
-    serve: Any, running: list[Any]
-) -> None:
-    api = await serve(running)
+async def test_gate_checks_the_token_first_and_limits_chunked_bodies(servers: Servers) -> None:
+    api = await servers.start()
 
     async def chunks() -> AsyncIterator[bytes]:
         for _ in range(10):

@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import update
 
 from storage.models import Reminder
+from tests.http_harness import Api, Servers
 from tests.receiver import Receiver
-from tests.test_http_api import Api, receiver, receiver_server, running, serve  # noqa: F401
 
 
 async def fire_now(api: Api, short_id: int) -> None:
@@ -25,10 +25,8 @@ async def fire_now(api: Api, short_id: int) -> None:
     await api.bot.reminders.database.write(rewind)
 
 
-async def test_remind_others_needs_a_member_the_platform_named(
-    serve: Any, running: list[Any]
-) -> None:
-    api = await serve(running)
+async def test_remind_others_needs_a_member_the_platform_named(servers: Servers) -> None:
+    api = await servers.start()
     (unknown,) = await api.say("/remind @bob tomorrow at 9 send the slides")
     assert "can't find @bob" in unknown["text"]
     bob = [{"user_id": "u-bob", "name": "bob"}]
@@ -38,8 +36,8 @@ async def test_remind_others_needs_a_member_the_platform_named(
     assert [r["content"] for r in listed] == ["send the slides"]
 
 
-async def test_remind_everyone_is_for_admins_by_default(serve: Any, running: list[Any]) -> None:
-    api = await serve(running)
+async def test_remind_everyone_is_for_admins_by_default(servers: Servers) -> None:
+    api = await servers.start()
     (refused,) = await api.say("/remind everyone every monday at 9 standup")
     assert refused["text"] == "Only a group admin can set reminders for everyone in this chat."
     (allowed,) = await api.say(
@@ -48,8 +46,8 @@ async def test_remind_everyone_is_for_admins_by_default(serve: Any, running: lis
     assert "Reminder #1 for everyone set for" in allowed["text"]
 
 
-async def test_edit_pause_resume_and_history(serve: Any, running: list[Any]) -> None:
-    api = await serve(running)
+async def test_edit_pause_resume_and_history(servers: Servers) -> None:
+    api = await servers.start()
     await api.say("/remind every monday at 9 send the report")
     (moved,) = await api.say("/edit #1 at 10")
     assert "every Monday at 10:00" in moved["text"] and moved["text"].startswith("✏️")
@@ -67,10 +65,8 @@ async def test_edit_pause_resume_and_history(serve: Any, running: list[Any]) -> 
     assert nothing["text"] == "No reminder has gone off in this chat yet."
 
 
-async def test_snooze_by_reply_fires_again_once(
-    serve: Any, running: list[Any], receiver: Receiver
-) -> None:
-    api = await serve(running, adapters={"webhook": {"outbound_url": receiver.url}})
+async def test_snooze_by_reply_fires_again_once(servers: Servers, receiver: Receiver) -> None:
+    api = await servers.start(adapters={"webhook": {"outbound_url": receiver.url}})
     receiver.reply_message_id = "platform-msg-7"
     await api.say("/remind every day at 7 take pills")
     await fire_now(api, 1)

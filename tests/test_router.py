@@ -17,7 +17,8 @@ from bot.messages import IncomingMessage
 from bot.router import RATE_LIMITED
 from function_calls.handlers.summary import summarize
 from storage import OutgoingMessage
-from tests.stub_llm import StubLLM, text
+from tests.conftest import eventually
+from tests.stub_llm import Reply, StubLLM, text
 
 
 def make_bot(tmp_path: Path, **sections: Any) -> Bot:
@@ -53,6 +54,12 @@ async def test_retention_keeps_the_newest_messages(tmp_path: Path) -> None:
         assert oldest_kept != "chatter 0"
 
 
+def _slow_first_step(body: dict[str, Any]) -> Reply:
+    step = body["messages"][-1]["content"].rsplit(" ", 1)[-1]
+    # The first message takes longest: handled side by side, the later ones overtake it.
+    return text(f"answer {step}", delay=0.5 if step == "0" else 0.0)
+
+
 async def test_one_chat_in_order_many_chats_at_once(tmp_path: Path, stub: StubLLM) -> None:
     stub.fallback = text("ok", delay=0.2)
     bot = make_bot(
@@ -67,10 +74,24 @@ async def test_one_chat_in_order_many_chats_at_once(tmp_path: Path, stub: StubLL
         await asyncio.gather(*chats)
         assert loop.time() - began < 1.5  # ten chats in parallel, not 10 x 0.2 s
         stub.requests.clear()
+        stub.fallback = _slow_first_step
         same_chat = [bot.handle(message(f"@groupmate step {n}", 100 + n)) for n in range(3)]
         await asyncio.gather(*same_chat)
+        assert bot.chatlog is not None
+        logged = [m.text for m in await bot.chatlog.recent("g1", 10)]
+    assert logged == [
+        "@groupmate step 0",
+        "answer 0",
+        "@groupmate step 1",
+        "answer 1",
+        "@groupmate step 2",
+        "answer 2",
+    ]
     asked = [r["messages"][-1]["content"] for r in stub.requests]
     assert [a.rsplit(" ", 1)[-1] for a in asked] == ["0", "1", "2"]
+    # Each message was handled after the previous answer: it is in the model's history.
+    for step, request in enumerate(stub.requests[1:], 1):
+        assert {"role": "assistant", "content": f"answer {step - 1}"} in request["messages"]
 
 
 async def test_outgoing_messages_go_to_the_callback(
@@ -109,9 +130,13 @@ async def test_quiet_chats_lose_messages_past_retention_at_startup(tmp_path: Pat
         for n in range(5):
             await bot.handle(message(f"old {n}", n, timestamp=old))
     async with make_bot(tmp_path) as bot:
-        await asyncio.sleep(0.2)  # the retention sweep runs at startup
-        assert bot.chatlog is not None
-        assert await bot.chatlog.count("g1") == 0
+        chatlog = bot.chatlog
+        assert chatlog is not None
+
+        async def pruned() -> bool:
+            return await chatlog.count("g1") == 0
+
+        await eventually(pruned)  # the retention sweep runs at startup, in the background
 
 
 async def test_naive_timestamps_and_nul_bytes_are_fine(tmp_path: Path) -> None:

@@ -12,13 +12,15 @@ from tests.conftest import make_ctx
 
 
 async def test_rate_limit_is_retried_honouring_retry_after(stub, make_llm, registry) -> None:
-    stub.script(s.error(429, "slow down", headers={"retry-after-ms": "300"}), s.text("Hi!"))
+    # Without the header the SDK would wait 0.375-0.5 s before its first retry
+    # (openai._constants.INITIAL_RETRY_DELAY, less up to 25 % jitter): 2 s tells them apart.
+    stub.script(s.error(429, "slow down", headers={"retry-after": "2"}), s.text("Hi!"))
     started = time.perf_counter()
     result = await make_llm(registry, transport_retries=2).run(make_ctx(), "hi")
     elapsed = time.perf_counter() - started
     assert result.text == "Hi!" and result.error is None
     assert len(stub.requests) == 2
-    assert elapsed >= 0.3, "Retry-After was not honoured"
+    assert 2.0 <= elapsed < 3.5, f"retried after {elapsed:.2f} s, not the 2 s asked for"
 
 
 async def test_server_errors_are_retried_then_explained(stub, make_llm, registry) -> None:

@@ -50,7 +50,12 @@ class MessageIn(BaseModel):
     message_id: str | None = Field(None, max_length=255)
     timestamp: datetime | None = None
     reply_to_bot: bool = False
-    sender_is_admin: bool = False
+    sender_is_admin: bool = Field(
+        False,
+        description="The platform says the sender administers this chat. Trusted only "
+        "when adapters.webhook.token is set (so the caller presented it); otherwise "
+        "ignored, and only bot.admins are admins.",
+    )
     # Chat members the message mentions, as the platform resolved them.
     mentions: list[MemberIn] = Field(default_factory=list, max_length=50)
     # The platform id of the message this replies to (e.g. a reminder, to snooze it).
@@ -204,6 +209,9 @@ def create_app(bot: Bot) -> ASGIApp:
     async def post_message(body: MessageIn) -> RepliesOut:
         fields = body.model_dump(exclude={"mentions"})
         mentions = tuple(Member(m.user_id, m.name) for m in body.mentions)
+        # With a token set, the gate let only callers that presented it this far. Without
+        # one, anyone who reaches the port could claim admin rights in any chat.
+        fields["sender_is_admin"] = body.sender_is_admin and bool(token)
         replies = await bot.handle(IncomingMessage(**fields, mentions=mentions))
         out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
         return RepliesOut(replies=out)

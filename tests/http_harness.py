@@ -1,0 +1,113 @@
+"""The bot with its HTTP API on real uvicorn (127.0.0.1, a free port), in the test's loop."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from bot.adapters.http import create_app
+from bot.app import Bot
+from bot.config import parse_config
+from tests.stub_llm import StubLLM
+
+TOKEN = "t0k-secret"
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    client: httpx.AsyncClient
+    bot: Bot
+    base_url: str
+
+    async def say(self, text: str, **fields: Any) -> list[dict[str, Any]]:
+        body = {
+            "chat_id": "g1",
+            "chat_type": "group",
+            "sender_id": "u-alice",
+            "sender_name": "Alice",
+            "text": text,
+            "message_id": f"m{next(_ids)}",
+        }
+        body.update(fields)
+        response = await self.client.post("/v1/messages", json=body)
+        assert response.status_code == 200, response.text
+        replies: list[dict[str, Any]] = response.json()["replies"]
+        return replies
+
+
+def _merge(base: dict[str, Any], overrides: dict[str, Any]) -> None:
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def make_config(tmp_path: Path, **sections: Any) -> dict[str, Any]:
+    """The test config; sections are merged in key by key (`token: None` removes it)."""
+    config: dict[str, Any] = {
+        "bot": {
+            "name": "groupmate",
+            "timezone": "Europe/Berlin",
+            "admins": ["u-admin"],
+            "rate_limits": {"user_per_minute": 1000, "burst": 100},
+        },
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "adapters": {"webhook": {"token": TOKEN, "max_body_bytes": 4096}},
+        "reminders": {"watchdog_interval": "200ms", "retry_base": "50ms", "retry_max": "100ms"},
+    }
+    _merge(config, sections)
+    return config
+
+
+def llm_section(stub: StubLLM) -> dict[str, Any]:
+    return {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"}
+
+
+class Servers:
+    """Starts bots with their HTTP API; `aclose` stops them all."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self._running: list[tuple[Bot, uvicorn.Server, asyncio.Task[None], httpx.AsyncClient]] = []
+
+    async def start(self, clock: Callable[[], datetime] | None = None, **sections: Any) -> Api:
+        """A bot on the given config overrides; its client sends the token."""
+        config = parse_config(make_config(self.tmp_path, **sections), environ={})
+        bot = Bot(config, clock=clock) if clock else Bot(config)
+        await bot.__aenter__()
+        server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(bot), host="127.0.0.1", port=0, lifespan="off", log_level="warning"
+            )
+        )
+        task = asyncio.create_task(server.serve())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while not server.started:
+            if task.done() or loop.time() > deadline:
+                await bot.__aexit__(None, None, None)
+                raise RuntimeError("the HTTP API did not start")
+            await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        base_url = f"http://127.0.0.1:{port}"
+        client = httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {TOKEN}"})
+        self._running.append((bot, server, task, client))
+        return Api(client, bot, base_url)
+
+    async def aclose(self) -> None:
+        for bot, server, task, client in self._running:
+            await client.aclose()
+            server.should_exit = True
+            await task
+            await bot.__aexit__(None, None, None)
+        self._running.clear()
