@@ -68,6 +68,9 @@ def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], st
 CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
 
 
+_PAID = frozenset({"summary", "search"})
+
+
 class Commands:
     """Parses `/command args` and runs the matching tool."""
 
@@ -110,6 +113,11 @@ class Commands:
 
     def knows(self, name: str) -> bool:
         return name in self._table
+
+    @staticmethod
+    def needs_model(name: str) -> bool:
+        """Commands that call the model or a paid API; they draw on the model's budget."""
+        return name in _PAID
 
     async def run(self, ctx: MessageContext, name: str, rest: str) -> str:
         try:

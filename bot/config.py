@@ -78,6 +78,10 @@ class RateLimitConfig(_Section):
     user_per_minute: float = Field(10, gt=0)
     chat_per_minute: float = Field(30, gt=0)
     burst: int = Field(5, ge=1)
+    # Commands that need no model (/remind, /list, /snooze ...) cost next to nothing:
+    # their own, generous per-user budget.
+    command_per_minute: float = Field(60, gt=0)
+    command_burst: int = Field(20, ge=1)
 
 
 class BotSettings(_Section):

@@ -28,6 +28,9 @@ class IncomingMessage:
     mentions: tuple[Member, ...] = ()
     # The platform id of the message this one replies to (a reminder, to snooze it).
     reply_to_message_id: str | None = None
+    # Typed by the bot's operator at its own terminal (the console): an admin of every
+    # simulated chat, and never rate-limited. No network adapter may set this.
+    from_operator: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,17 @@
-"""Token buckets per user and per chat, with one friendly notice per limited stretch."""
+"""Token buckets per user and per chat, with one friendly notice per limited stretch.
+
+Messages that reach the model and commands that need none draw on separate budgets: a
+burst of `/remind` commands must not cost the group its next question to the model, and
+the model's budget must not make `/list` go quiet.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from bot.config import RateLimitConfig
 
 
 @dataclass(slots=True)
@@ -78,3 +85,43 @@ class RateLimiter:
     def retry_after(self, key: str) -> float:
         bucket = self._bucket(key)
         return max(0.0, (1 - bucket.tokens) / self._rate)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A message over its budget: when the sender may try again, and whether to say so."""
+
+    retry_after: float  # seconds
+    notify: bool
+
+
+class Budgets:
+    """The per-chat and per-user limits for model messages, and a generous per-user one
+    for commands that need no model."""
+
+    def __init__(
+        self, limits: RateLimitConfig, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._per_chat = RateLimiter(limits.chat_per_minute, limits.burst * 2, clock=clock)
+        self._per_user = RateLimiter(limits.user_per_minute, limits.burst, clock=clock)
+        self._commands = RateLimiter(limits.command_per_minute, limits.command_burst, clock=clock)
+
+    def check(self, chat: str, user: str, *, command: bool, private: bool) -> Refusal | None:
+        """None when allowed (the tokens are taken); else the refusal.
+
+        In a group the notice goes once per limited stretch, so a flood is not answered
+        by a flood. A private chat has one reader, who always hears why nothing happened.
+        """
+        key = f"{chat}:{user}"
+        if command:
+            limiters = [(self._commands, key)]
+        else:
+            limiters = [(self._per_chat, chat), (self._per_user, key)]
+        for limiter, name in limiters:
+            if not limiter.available(name):
+                first = limiter.first_refusal(name)
+                return Refusal(limiter.retry_after(name), notify=private or first)
+        # Take tokens only when every limit allows: a refused message costs nobody.
+        for limiter, name in limiters:
+            limiter.take(name)
+        return None

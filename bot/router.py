@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import re
 import uuid
 from collections import defaultdict
@@ -16,7 +17,7 @@ from bot.commands import COMMAND_HELP, Commands
 from bot.config import Config
 from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
-from bot.ratelimit import RateLimiter
+from bot.ratelimit import Budgets
 from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
 from storage.chatlog import ChatLog, LoggedMessage
@@ -26,7 +27,20 @@ log = logging.getLogger(__name__)
 NO_LLM_REPLY = (
     "I can't understand plain language here: no language model is configured. " + COMMAND_HELP
 )
-RATE_LIMITED = "⏳ Easy there: too many requests. Try again in a minute."
+
+
+def rate_limited(retry_after: float) -> str:
+    """The notice for a message over its budget, saying when to try again."""
+    seconds = max(1, math.ceil(retry_after))
+    if seconds == 1:
+        wait = "1 second"
+    elif seconds < 120:
+        wait = f"{seconds} seconds"
+    else:
+        wait = f"{math.ceil(seconds / 60)} minutes"
+    return f"⏳ Easy there: too many requests. Try again in {wait}."
+
+
 STORAGE_DOWN = "I can't reach my database right now. Please try again in a moment."
 INTERNAL_ERROR = "Sorry, something went wrong on my side. The error was logged."
 
@@ -65,9 +79,7 @@ class Router:
         self._commands = Commands(registry)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._waiting: defaultdict[str, int] = defaultdict(int)
-        limits = config.bot.rate_limits
-        self._per_user = RateLimiter(limits.user_per_minute, limits.burst)
-        self._per_chat = RateLimiter(limits.chat_per_minute, limits.burst * 2)
+        self._budgets = Budgets(config.bot.rate_limits)
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
 
@@ -114,12 +126,14 @@ class Router:
             return []
         if text is None:
             return []
-        refusal = self._refusal(message)
+        command = Commands.split(text) or self._spoken_command(message, text)
+        if command is not None and not self._commands.knows(command[0]):
+            command = None
+        refusal = self._refusal(message, command)
         if refusal is not None:
             return await self._answer(message, refusal) if refusal else []
         ctx = await self._context(message)
-        command = Commands.split(text) or self._spoken_command(message, text)
-        if command is not None and self._commands.knows(command[0]):
+        if command is not None:
             answer = await self._commands.run(ctx, *command)
         elif self._llm is None:
             answer = NO_LLM_REPLY
@@ -162,22 +176,24 @@ class Router:
                 return text
         return None
 
-    def _refusal(self, message: IncomingMessage) -> str | None:
-        """None when allowed; else the notice to send once, or "" to stay quiet."""
-        chat, user = message.chat_id, f"{message.chat_id}:{message.sender_id}"
-        # Take tokens only when both limits allow: a refused message costs nobody.
-        if not self._per_chat.available(chat):
-            return RATE_LIMITED if self._per_chat.first_refusal(chat) else ""
-        if not self._per_user.available(user):
-            return RATE_LIMITED if self._per_user.first_refusal(user) else ""
-        self._per_chat.take(chat)
-        self._per_user.take(user)
-        return None
+    def _refusal(self, message: IncomingMessage, command: tuple[str, str] | None) -> str | None:
+        """None when allowed; else the notice to send, or "" to stay quiet."""
+        if message.from_operator:
+            return None  # the operator at the terminal is testing the bot, not flooding it
+        refusal = self._budgets.check(
+            message.chat_id,
+            message.sender_id,
+            command=command is not None and not Commands.needs_model(command[0]),
+            private=message.chat_type == "private",
+        )
+        if refusal is None:
+            return None
+        return rate_limited(refusal.retry_after) if refusal.notify else ""
 
     async def _context(self, message: IncomingMessage) -> MessageContext:
         is_admin = message.sender_is_admin or message.sender_id in self.config.bot.admins
-        if message.chat_type == "private":
-            is_admin = True  # owner of their own chat
+        if message.chat_type == "private" or message.from_operator:
+            is_admin = True  # owner of their own chat; the operator owns the simulated ones
         services = self._services
         if self._outbound is not None:
             services = {**services, "progress": functools.partial(self._progress, message.chat_id)}

@@ -134,6 +134,16 @@ def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
         terminal.expect("#1 · next ")
         terminal.type("@groupmate what's up")
         terminal.expect("no language model is configured")
+        # The report: after five quick commands the console went silent. The
+        # operator is never limited, and is an admin of the simulated group (/tz works).
+        for n in range(12):
+            terminal.type(f"/remind in {20 + n} minutes tea {n}")
+            terminal.expect(f"Reminder #{n + 2} set for ")
+        for n in range(12):
+            terminal.type("@groupmate hello?")
+        terminal.type("/tz Asia/Tokyo")
+        terminal.expect("Asia/Tokyo")
+        assert "too many requests" not in terminal.output
         assert terminal.close() == 0
 
 

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import update
 
-from bot.router import NO_LLM_REPLY, RATE_LIMITED
+from bot.router import NO_LLM_REPLY
 from storage.models import Reminder
 from tests.conftest import FakeClock
 from tests.http_harness import Servers, llm_section
@@ -189,7 +189,7 @@ async def test_idempotency_rate_limits_and_auth(servers: Servers, stub: StubLLM)
     assert len(stub.requests) == 1
     assert len(await api.say("@groupmate two")) == 1
     (limited,) = await api.say("@groupmate three")
-    assert limited["text"] == RATE_LIMITED
+    assert limited["text"].startswith("⏳ Easy there: too many requests. Try again in ")
     assert await api.say("@groupmate four") == []  # one notice, then quiet
     other = await api.say("@groupmate hi", sender_id="u-bob", sender_name="Bob")
     assert other[0]["text"] == "ok"

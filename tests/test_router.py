@@ -14,7 +14,6 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.logs import new_correlation_id, setup_logging
 from bot.messages import IncomingMessage
-from bot.router import RATE_LIMITED
 from function_calls.handlers.summary import summarize
 from storage import OutgoingMessage
 from tests.conftest import eventually
@@ -153,17 +152,6 @@ async def test_commands_for_another_bot_are_ignored(tmp_path: Path) -> None:
         assert await bot.handle(message("/help@otherbot", 1)) == []
         (reply,) = await bot.handle(message("/help@groupmate", 2))
         assert "/remind <when> <what>" in reply.text
-
-
-async def test_chat_limit_sends_one_notice(tmp_path: Path) -> None:
-    limits = {"user_per_minute": 100, "chat_per_minute": 1, "burst": 1}
-    async with make_bot(tmp_path, bot={"rate_limits": limits}) as bot:
-        texts = []
-        for n in range(8):
-            sender = {"sender_id": f"u{n % 3}", "sender_name": f"U{n % 3}"}
-            texts += [r.text for r in await bot.handle(message("/help", n, **sender))]
-    assert texts.count(RATE_LIMITED) == 1
-    assert len(texts) == 3  # burst of 2 for the chat, then one notice
 
 
 class _Verbose:

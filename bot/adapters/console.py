@@ -70,6 +70,7 @@ class ConsoleChat:
                 sender_name=self.user,
                 text=text,
                 message_id=f"console-{next(self._ids)}",
+                from_operator=True,
             )
             for reply in await self.bot.handle(message):
                 self._say(f"bot> {reply.text}")
