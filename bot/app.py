@@ -61,6 +61,11 @@ class Bot:
         """Deliver outgoing messages of chats whose id starts with `chat_prefix`."""
         self.outbound.register(sender, chat_prefix=chat_prefix)
 
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        """The bot's UTC clock (a test may move it); every part of the bot reads this one."""
+        return self._clock
+
     async def __aenter__(self) -> Self:
         config = self.config
         try:
@@ -93,7 +98,11 @@ class Bot:
         )
         pruner = asyncio.create_task(self._prune_periodically(chatlog))
         self._stack.callback(pruner.cancel)
-        services: dict[str, Any] = {"reminders": self.reminders, "chatlog": chatlog}
+        services: dict[str, Any] = {
+            "reminders": self.reminders,
+            "chatlog": chatlog,
+            "reminder_rules": self.config.reminders.rules(),
+        }
         if config.llm.enabled:
             settings = config.llm
             self.llm = FunctionCallLLM(

@@ -19,6 +19,7 @@ from pydantic import (
     field_validator,
 )
 
+from function_calls.handlers.audience import Permission, ReminderRules
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -162,6 +163,13 @@ class ReminderSettings(_Section):
     retry_base: Duration = timedelta(seconds=2)
     retry_max: Duration = timedelta(minutes=1)
     watchdog_interval: Duration = timedelta(seconds=30)
+    # Who may set a reminder that mentions other members, or everyone. A chat's admins
+    # can change it for their chat (its settings); these are the defaults.
+    remind_others: Permission = "members"
+    remind_everyone: Permission = "admins"
+
+    def rules(self) -> ReminderRules:
+        return ReminderRules(self.remind_others, self.remind_everyone)
 
     def policy(self) -> DeliveryPolicy:
         defaults = DeliveryPolicy()

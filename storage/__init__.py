@@ -3,8 +3,10 @@
 from storage.database import DEFAULT_URL, Database, normalize_url
 from storage.errors import (
     InvalidTimezoneError,
+    ReminderChangedError,
     ReminderNotFoundError,
     ReminderPermissionError,
+    ReminderStateError,
     StorageConfigError,
     StorageError,
     StorageUnavailableError,
@@ -28,10 +30,12 @@ __all__ = [
     "Member",
     "NewReminder",
     "OutgoingMessage",
+    "ReminderChangedError",
     "ReminderNotFoundError",
     "ReminderPermissionError",
     "ReminderScheduler",
     "ReminderService",
+    "ReminderStateError",
     "ReminderView",
     "Schedule",
     "SendError",

@@ -23,6 +23,10 @@ class ReminderPermissionError(StorageError):
     """The sender may not change this reminder."""
 
 
+class ReminderStateError(StorageError):
+    """The reminder can't do that as it is (pause a one-time one, snooze one not yet sent)."""
+
+
 class ReminderChangedError(StorageError):
     """The reminder changed (or fired) between reading it and writing the change."""
 

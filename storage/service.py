@@ -19,7 +19,7 @@ from storage.errors import (
     InvalidTimezoneError,
     ReminderChangedError,
     ReminderNotFoundError,
-    ReminderPermissionError,
+    ReminderStateError,
 )
 from storage.migrate import upgrade
 from storage.outgoing import Sender
@@ -261,7 +261,7 @@ class ReminderService:
                 session, chat_id, reference, requester, may="pause" if paused else "resume"
             )
             if reminder.schedule.kind == "once" and paused:
-                raise ReminderPermissionError(
+                raise ReminderStateError(
                     f"Reminder #{reminder.short_id} fires only once; cancel or edit it instead."
                 )
             return changes.set_paused(session, reminder, paused, now)
@@ -298,7 +298,7 @@ class ReminderService:
                 else reminder
             )
             if changes.delivered_in(session, root) is None:
-                raise ReminderPermissionError(
+                raise ReminderStateError(
                     f"Reminder #{root.short_id} hasn't gone off yet; edit it to move it."
                 )
             return root, changes.snooze(session, root, until, now)

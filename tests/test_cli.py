@@ -139,7 +139,7 @@ def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
         for n in range(12):
             terminal.type(f"/remind in {20 + n} minutes tea {n}")
             terminal.expect(f"Reminder #{n + 2} set for ")
-        for n in range(12):
+        for _ in range(12):
             terminal.type("@groupmate hello?")
         terminal.type("/tz Asia/Tokyo")
         terminal.expect("Asia/Tokyo")

@@ -256,7 +256,13 @@ async def test_reminder_and_settings_routes(servers: Servers) -> None:
     bad_zone = await client.put("/v1/chats/g1/settings", json={"timezone": "Mars/Base"})
     assert bad_zone.status_code == 422
     moved = await client.put("/v1/chats/g1/settings", json={"timezone": "America/New_York"})
-    assert moved.json() == {"chat_id": "g1", "timezone": "America/New_York", "reminders_moved": 1}
+    assert moved.json() == {
+        "chat_id": "g1",
+        "timezone": "America/New_York",
+        "remind_others": "members",
+        "remind_everyone": "admins",
+        "reminders_moved": 1,
+    }
     assert (await client.delete(f"/v1/chats/g1/reminders/{reminder['id']}")).status_code == 204
     assert (await client.get("/v1/chats/g1/reminders")).json() == []
 

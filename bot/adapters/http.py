@@ -5,37 +5,24 @@ from __future__ import annotations
 import hmac
 import logging
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bot.adapters.http_reminders import MemberIO, reminder_routes
 from bot.app import Bot
 from bot.messages import IncomingMessage
-from function_calls import InvalidArgumentsError, MessageContext
 from storage import (
-    InvalidTimezoneError,
     Member,
-    ReminderNotFoundError,
-    ReminderPermissionError,
-    ReminderService,
-    ReminderView,
     StorageUnavailableError,
-    check_timezone,
 )
 
 log = logging.getLogger(__name__)
-
-
-class MemberIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    user_id: str = Field(min_length=1, max_length=255)
-    name: str = Field("", max_length=255)
 
 
 class MessageIn(BaseModel):
@@ -57,7 +44,7 @@ class MessageIn(BaseModel):
         "ignored, and only bot.admins are admins.",
     )
     # Chat members the message mentions, as the platform resolved them.
-    mentions: list[MemberIn] = Field(default_factory=list, max_length=50)
+    mentions: list[MemberIO] = Field(default_factory=list, max_length=50)
     # The platform id of the message this replies to (e.g. a reminder, to snooze it).
     reply_to_message_id: str | None = Field(None, max_length=255)
 
@@ -70,36 +57,6 @@ class ReplyOut(BaseModel):
 
 class RepliesOut(BaseModel):
     replies: list[ReplyOut]
-
-
-class ReminderOut(BaseModel):
-    id: str
-    short_id: int
-    content: str
-    kind: str
-    rule: str
-    timezone: str
-    next_fire_at: datetime | None
-    created_by: str
-
-
-class SettingsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    timezone: str = Field(min_length=1, max_length=64)
-
-
-def _reminder_out(reminder: ReminderView) -> ReminderOut:
-    next_fire = reminder.next_fire_at
-    return ReminderOut(
-        id=reminder.id,
-        short_id=reminder.short_id,
-        content=reminder.content,
-        kind=reminder.schedule.kind,
-        rule=reminder.schedule.describe(),
-        timezone=reminder.schedule.timezone,
-        next_fire_at=None if next_fire is None else next_fire.astimezone(reminder.schedule.zone),
-        created_by=reminder.created_by,
-    )
 
 
 class _Gate:
@@ -161,22 +118,6 @@ async def _error(scope: Scope, receive: Receive, send: Send, status: int, text: 
     await JSONResponse({"error": text}, status_code=status)(scope, receive, send)
 
 
-def _issue(path: str, problem: str, received: str) -> dict[str, str]:
-    # Lone surrogates cannot be encoded as JSON; show them as replacement characters.
-    safe = received.encode("utf-8", "replace").decode("utf-8")
-    return {"path": path, "problem": problem, "received": safe}
-
-
-def _reminders(request: Request) -> ReminderService:
-    service: ReminderService | None = request.app.state.bot.reminders
-    if service is None:
-        raise HTTPException(503, "the bot is not running")
-    return service
-
-
-Reminders = Annotated[ReminderService, Depends(_reminders)]
-
-
 def create_app(bot: Bot) -> ASGIApp:
     """The ASGI app for a running (entered) bot, with the body size limit in front."""
     webhook = bot.config.adapters.webhook
@@ -216,66 +157,6 @@ def create_app(bot: Bot) -> ASGIApp:
         out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
         return RepliesOut(replies=out)
 
-    @app.get("/v1/chats/{chat_id}/reminders")
-    async def list_reminders(chat_id: str, service: Reminders) -> list[ReminderOut]:
-        found, _ = await service.list_for_chat(chat_id, limit=1000)
-        return [_reminder_out(reminder) for reminder in found]
-
-    @app.post("/v1/chats/{chat_id}/reminders", status_code=201)
-    async def create_reminder(chat_id: str, request: Request, service: Reminders) -> Any:
-        try:
-            raw = await request.json()
-        except ValueError:
-            return JSONResponse({"error": "the body is not JSON"}, status_code=400)
-        if not isinstance(raw, dict):
-            return JSONResponse({"error": "the body must be a JSON object"}, status_code=422)
-        created_by = raw.pop("created_by", None)
-        created_by_name = raw.pop("created_by_name", "")
-        chat_type = raw.pop("chat_type", "group")
-        if not isinstance(created_by, str) or not created_by:
-            issue = {"path": "created_by", "problem": "required field is missing"}
-            return JSONResponse({"error": "invalid reminder", "issues": [issue]}, status_code=422)
-        if chat_type not in ("group", "private"):
-            issue = {"path": "chat_type", "problem": "must be 'group' or 'private'"}
-            return JSONResponse({"error": "invalid reminder", "issues": [issue]}, status_code=422)
-        ctx = MessageContext(
-            chat_id=chat_id,
-            chat_type=chat_type,
-            sender_id=created_by,
-            sender_name=str(created_by_name),
-            is_admin=True,
-            timezone=await service.timezone_of(chat_id),
-            services={"reminders": service},
-        )
-        tool = bot.registry.get("reminder_set")
-        try:
-            arguments = tool.validate(raw, ctx)
-        except InvalidArgumentsError as exc:
-            issues = [_issue(i.path, i.problem, i.received) for i in exc.issues]
-            return JSONResponse({"error": "invalid reminder", "issues": issues}, status_code=422)
-        result = await tool.invoke(ctx, arguments)
-        if not isinstance(result.data, dict):
-            return JSONResponse({"error": result.reply or "not created"}, status_code=503)
-        return _reminder_out(await service.get(result.data["full_id"]))
-
-    @app.delete("/v1/chats/{chat_id}/reminders/{reminder_id}")
-    async def delete_reminder(chat_id: str, reminder_id: str, service: Reminders) -> Response:
-        try:
-            await service.delete(
-                chat_id, reminder_id, requester_id="api", requester_is_admin=True, private=False
-            )
-        except (ReminderNotFoundError, ReminderPermissionError) as exc:
-            return JSONResponse({"error": str(exc)}, status_code=404)
-        return Response(status_code=204)
-
-    @app.put("/v1/chats/{chat_id}/settings")
-    async def put_settings(chat_id: str, body: SettingsIn, service: Reminders) -> Any:
-        try:
-            check_timezone(body.timezone)
-        except InvalidTimezoneError as exc:
-            issue = {"path": "timezone", "problem": str(exc)}
-            return JSONResponse({"error": "invalid settings", "issues": [issue]}, status_code=422)
-        moved = await service.set_timezone(chat_id, "group", body.timezone)
-        return {"chat_id": chat_id, "timezone": body.timezone, "reminders_moved": len(moved)}
+    app.include_router(reminder_routes(bot))
 
     return _Gate(app, token=token, max_bytes=webhook.max_body_bytes)

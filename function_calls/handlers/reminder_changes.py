@@ -33,7 +33,7 @@ from function_calls.handlers.reminders import (
 )
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
-from storage import StorageError, StorageUnavailableError
+from storage import ReminderView, StorageError, StorageUnavailableError
 from storage.changes import ReminderChange, Requester
 from storage.recurrence import Kind, format_local
 
@@ -103,20 +103,8 @@ class ReminderUpdateArgs(BaseModel):
     examples=["move reminder 3 to 10am", "change #2 to every friday at 5pm"],
 )
 async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> FunctionResult:
-    service = reminder_service(ctx)
     try:
-        current = await service.find(ctx.chat_id, args.reminder_id, requester(ctx))
-        rule = args.new_rule(ctx)
-        schedule, first = rule.resolve(ctx) if rule is not None else (None, None)
-        audience = None if args.who is None else await audience_for(ctx, service, args.who)
-        change = ReminderChange(args.content, schedule, first, audience)
-        updated = await service.update(
-            ctx.chat_id,
-            args.reminder_id,
-            requester(ctx),
-            change,
-            expected_version=current.version,
-        )
+        updated = await change_reminder(ctx, args)
     except StorageUnavailableError:
         return FunctionResult.direct(UNAVAILABLE, data={"updated": False})
     except (StorageError, AudienceRefused, ValueError) as exc:
@@ -124,6 +112,28 @@ async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> Func
     text = describe_reminder(updated, ctx.zone)
     return FunctionResult.direct(
         f"✏️ Updated reminder {text}", data={"updated": True, **snapshot(updated)}
+    )
+
+
+async def change_reminder(ctx: MessageContext, args: ReminderUpdateArgs) -> ReminderView:
+    """Apply a validated edit as the message's sender; the new rule is checked like a new
+    reminder's, against the clock of this moment.
+
+    Raises StorageError (not found, not allowed, changed meanwhile), AudienceRefused, and
+    ValueError (the new time passed since validation).
+    """
+    service = reminder_service(ctx)
+    current = await service.find(ctx.chat_id, args.reminder_id, requester(ctx))
+    rule = args.new_rule(ctx)
+    schedule, first = rule.resolve(ctx) if rule is not None else (None, None)
+    audience = None if args.who is None else await audience_for(ctx, service, args.who)
+    change = ReminderChange(args.content, schedule, first, audience)
+    return await service.update(
+        ctx.chat_id,
+        args.reminder_id,
+        requester(ctx),
+        change,
+        expected_version=current.version,
     )
 
 

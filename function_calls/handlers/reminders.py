@@ -87,36 +87,46 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
     ],
 )
 async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResult:
-    service = reminder_service(ctx)
     try:
-        schedule, first = args.resolve(ctx)
-    except ValueError as exc:  # the moment passed between validation and now
-        return FunctionResult.direct(f"I couldn't set that reminder: {exc}.")
-    try:
-        audience = await audience_for(ctx, service, args.who)
-        new = NewReminder(
-            chat_id=ctx.chat_id,
-            chat_type=ctx.chat_type,
-            created_by=ctx.sender_id,
-            created_by_name=ctx.sender_name,
-            content=args.content,
-            schedule=schedule,
-            first_fire_at=first,
-            audience=audience,
-        )
-        reminder = await service.create(new)
+        reminder = await add_reminder(ctx, args)
     except AudienceRefused as exc:
         return FunctionResult.direct(str(exc), data={"set": False})
+    except ValueError as exc:  # the moment passed between validation and now
+        return FunctionResult.direct(f"I couldn't set that reminder: {exc}.")
     except StorageUnavailableError:
         return FunctionResult.direct(UNAVAILABLE)
+    first = reminder.next_fire_at
+    assert first is not None  # a new reminder is active
+    schedule = reminder.schedule
     when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
     rule = "" if schedule.kind == "once" else f", {schedule.describe()}"
-    whom = describe_audience(audience, ctx)
+    whom = describe_audience(reminder.audience, ctx)
     reply = (
         f"⏰ Reminder {reminder.label}{whom} set for {when} ({ctx.timezone}){rule}: "
         f"{reminder.content}"
     )
     return FunctionResult.direct(reply, data=snapshot(reminder))
+
+
+async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
+    """Store a validated reminder, set by the message's sender in the message's chat.
+
+    Raises ValueError (the time passed since validation), AudienceRefused, StorageError.
+    """
+    service = reminder_service(ctx)
+    schedule, first = args.resolve(ctx)
+    audience = await audience_for(ctx, service, args.who)
+    new = NewReminder(
+        chat_id=ctx.chat_id,
+        chat_type=ctx.chat_type,
+        created_by=ctx.sender_id,
+        created_by_name=ctx.sender_name,
+        content=args.content,
+        schedule=schedule,
+        first_fire_at=first,
+        audience=audience,
+    )
+    return await service.create(new)
 
 
 async def audience_for(
