@@ -303,6 +303,21 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
         "2026-11-23 09:00",
         "迭代会",
     ),
+    # --- dates as Europeans and ISO users write them; compound delays ------------------
+    (SAT, "24.12. 18:00 dinner", "", "2026-12-24 18:00", "dinner"),
+    (SAT, "on 24.12.2026 at 6pm dinner", "", "2026-12-24 18:00", "dinner"),
+    (SAT, "2026/12/24 18:00 dinner", "", "2026-12-24 18:00", "dinner"),
+    (SAT, "Dec. 24 at 6 pm dinner", "", "2026-12-24 18:00", "dinner"),
+    (
+        SAT,
+        "every fortnight on monday at 9 review",
+        "every 2 weeks on Monday at 09:00",
+        "2026-11-23 09:00",
+        "review",
+    ),
+    (AFTER_9, "next monday at 10 plan", "", "2026-11-30 10:00", "plan"),
+    (SAT, "1小时30分钟后 出门", "", "2026-11-21 15:35", "出门"),
+    (SAT, "过2小时15分 出门", "", "2026-11-21 16:20", "出门"),
     # --- DST in Europe/Berlin ---------------------------------------------------------
     # 02:30 does not exist on 29 March: the rule keeps the words, it fires at 03:30.
     (
@@ -379,6 +394,21 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     (SAT, "明天下午 开会", "At what time"),
     (SAT, "明天上午9点 下周开会", "没看懂"),
     (SAT, "明天上午9点 25点开会", "two times"),
+    # A second time, a second day, an exception or an end would land in the content.
+    (SAT, "every day at 7 and 19 pills", "One time per reminder"),
+    (SAT, "tomorrow at 9 or 10 call", "One time per reminder"),
+    (SAT, "on friday or saturday at 9 call", "One time per reminder"),
+    (SAT, "tomorrow at 9 and 5pm call", "One time per reminder"),
+    (SAT, "every weekday at 9 except friday standup", "Exceptions"),
+    (SAT, "every weekday at 9 but not on friday standup", "Exceptions"),
+    (SAT, "every day at 9 for a week pills", "until it is cancelled"),
+    (SAT, "every day at 9 for 3 days pills", "until it is cancelled"),
+    (SAT, "every 0 days at 9 run", "every 1 to 52"),
+    (AFTER_9, "next friday at 5pm drinks", "This Friday .27 Nov. or the one after .04 Dec."),
+    (SAT, "每周一和周三上午9点 周会", "一个提醒只能有一个时间"),
+    (SAT, "每天9点和17点 吃药", "一个提醒只能有一个时间"),
+    (SAT, "明天上午9点或10点 开会", "一个提醒只能有一个时间"),
+    (SAT, "每个工作日上午9点 除了周五 站会", "例外"),
 ]
 
 

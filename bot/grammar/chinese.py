@@ -48,6 +48,9 @@ _DELAY = _compile(
     r"(?P<pre>过)?(?P<n>NUM|半)(?:个)?(?P<half>半)?(?P<unit>分钟|分|小时|钟头|天|日|"
     r"个?星期|周|礼拜)(?P<post>以后|之后|后)?"
 )
+_HOURS_MINUTES_DELAY = _compile(
+    r"(?P<pre>过)?(?P<h>NUM)个?(?:小时|钟头)零?(?P<m>NUM)分钟?(?P<post>以后|之后|后)?"
+)
 _QUARTER_DELAY = re.compile(r"(?P<n>一|两|三|[1-3])刻钟(?:以后|之后|后)")
 _DAILY = re.compile(r"每天|每日|天天|每一天")
 _EVERY_PART = re.compile(r"每(?:个)?(?P<part>早上|早晨|上午|中午|下午|晚上|晚)")
@@ -78,6 +81,9 @@ _LOOKS_LIKE_TIME = _compile(
     r"NUM(?:点|[:：]\d|分钟|小时|个小时|号|日|月)|每|周[一二三四五六日天]|星期|礼拜|"
     r"今天|明天|后天|今晚|明早|明晚|上午|下午|晚上|早上|中午|凌晨"
 )
+# A second time joined to the first ("9点和17点", "周一和周三") or an exception ("除了周五").
+_JOINED = re.compile(r"(?:和|或者|或是|或|及|以及|与|跟|还有|/)")
+_EXCEPT = re.compile(r"(?:除了|除去|但是?不|不包括)")
 _CONTENT_LEADS = re.compile(r"^(?:[\s，,、：:。]+|提醒我们|提醒我|提醒大家|提醒|叫我|通知我)+")
 
 
@@ -120,6 +126,17 @@ class ChineseWhenParser:
 
     def check_boundary(self) -> None:
         rest = _SEP.sub("", self.text[self.i : self.i + 12], count=1)
+        if _EXCEPT.match(rest):
+            raise GrammarError(
+                "暂不支持“除了…”这样的例外，请为每条规则各设一个提醒 "
+                "(exceptions aren't supported; set one reminder per rule)."
+            )
+        joined = _JOINED.match(rest)
+        if joined is not None and _LOOKS_LIKE_TIME.match(rest, joined.end()):
+            raise GrammarError(
+                "一个提醒只能有一个时间，请分别设置 "
+                "(one time per reminder; set one reminder for each time)."
+            )
         if _LOOKS_LIKE_TIME.match(rest) or _VAGUE_WEEK.match(rest):
             raise GrammarError(f"我没看懂这个时间：“{rest[:8]}” (I couldn't understand the time).")
 
@@ -135,6 +152,12 @@ class ChineseWhenParser:
             minutes = 15 * number(quarter["n"])
             self.spec.set_delay(Delay(minutes=minutes, text=quarter.group()))
             return True
+        both = self._match(_HOURS_MINUTES_DELAY)
+        if both is not None and (both["pre"] or both["post"]):
+            minutes = 60 * number(both["h"]) + number(both["m"])
+            self.spec.set_delay(Delay(minutes=minutes, text=both.group()))
+            return True
+        self.i = start
         found = self._match(_DELAY)
         if found is None or not (found["pre"] or found["post"]):
             self.i = start

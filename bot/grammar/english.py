@@ -26,7 +26,8 @@ from storage.recurrence import MAX_INTERVAL
 
 _TOKEN = re.compile(
     r"""
-    (?P<iso>\d{4}-\d{1,2}-\d{1,2}(?:t\d{1,2}:\d{2})?)(?![\w:])
+    (?P<iso>\d{4}([-/])\d{1,2}\2\d{1,2}(?:t\d{1,2}:\d{2})?)(?![\w:])
+    |(?P<dotted>(?:0?[1-9]|[12]\d|3[01])\.(?:0?[1-9]|1[0-2])\.(?:\d{4}(?!\d))?)(?![\d.])
     |(?P<clock>\d{1,2}[:.]\d{2}(?:\s*(?:a\.?m\.?|p\.?m\.?)(?![a-z]))?)(?![\d:])
     |(?P<hourmer>\d{1,2}\s*(?:a\.?m\.?|p\.?m\.?)(?![a-z]))
     |(?P<ordinal>\d{1,2}(?:st|nd|rd|th))(?![a-z])
@@ -82,6 +83,9 @@ _LEADS_INTO_TIME = {"at", "on", "in", "next", "this", "coming", "until", "till",
                     "starting", "by", "before", "after"}  # fmt: skip
 _VAGUE = {"week", "weekend", "month", "year", "later", "soon", "sometime", "morning",
           "afternoon", "evening", "night", "hour", "minute"}  # fmt: skip
+_JOINERS = {"and", "or", "&", "+", ",", "/"}
+_EXCEPTIONS = {"except", "excluding", "exclusive", "apart", "unless"}
+_SPAN_UNITS = {"day", "week", "month", "year", "time"}
 # A when at the end of the text is not one if these words tie it to the content.
 _TIES = {"for", "before", "by", "until", "till", "from", "since", "after", "of", "than"}
 _CONTENT_LEADS = re.compile(r"^(?:[\s,;:\-–—]+|(?:to|that|about)\b\s*)+", re.IGNORECASE)
@@ -172,11 +176,49 @@ class WhenParser:
         token = self.peek()
         if token is None:
             return
+        self._check_joined_rules(token)
         if token.kind == "number" and (self.spec.clock or self.spec.delay):
             return  # the time is complete: "tomorrow at 9 2 coffees" counts coffees
-        following, after = self.word(1), self.peek(1)
-        looks_like_time = (
-            token.kind in ("iso", "clock", "hourmer", "ordinal", "dur", "slash", "number")
+        if token.kind == "number" and token.text.isdigit() and int(token.text) <= 23:
+            raise GrammarError(
+                f"Is “{token.text}” a time? Write “at {token.text}” or “{token.text}:00”."
+            )
+        if self._looks_like_time(0):
+            words = self.text[token.start :].split()[:4]
+            raise GrammarError(f"I couldn't understand the time “{' '.join(words)}”.")
+
+    def _check_joined_rules(self, token: Token) -> None:
+        """What follows a complete time may not add to it: a second time or day ("at 9
+        and 5pm", "on friday or saturday"), an exception ("except fridays"), an end ("for
+        a week"). Each would be dropped into the content, and the reminder silently wrong."""
+        word, following = token.text, self.word(1)
+        if word in _EXCEPTIONS or (word == "but" and following in ("not", "except", "skip")):
+            raise GrammarError(
+                "Exceptions such as “except friday” aren't supported; "
+                "set one reminder for each rule you want."
+            )
+        if word in _JOINERS and (self._looks_like_time(1) or following in _JOINERS):
+            raise GrammarError(
+                "One time per reminder: I see more than one. Set one reminder for each time."
+            )
+        ends = word == "for" and (
+            _number(self.peek(1)) is not None and self.word(2).rstrip("s") in _SPAN_UNITS
+        )
+        if self.spec.repeat is not None and (
+            ends or (word in ("for", "until") and following == "ever")
+        ):
+            raise GrammarError(
+                "A repeating reminder runs until it is cancelled; "
+                "it can't end by itself. Cancel it with /cancel when you're done."
+            )
+
+    def _looks_like_time(self, ahead: int) -> bool:
+        token = self.peek(ahead)
+        if token is None:
+            return False
+        following, after = self.word(ahead + 1), self.peek(ahead + 1)
+        return (
+            token.kind in ("iso", "dotted", "clock", "hourmer", "ordinal", "dur", "slash", "number")
             or token.text in _TIME_WORDS
             or (
                 token.text in _LEADS_INTO_TIME
@@ -189,13 +231,6 @@ class WhenParser:
                 )
             )
         )
-        if token.kind == "number" and token.text.isdigit() and int(token.text) <= 23:
-            raise GrammarError(
-                f"Is “{token.text}” a time? Write “at {token.text}” or “{token.text}:00”."
-            )
-        if looks_like_time:
-            words = self.text[token.start :].split()[:4]
-            raise GrammarError(f"I couldn't understand the time “{' '.join(words)}”.")
 
     # --- delays: "in 90 minutes", "in 2 hours and 30 minutes", "10 minutes from now" ------
 
@@ -342,13 +377,16 @@ class WhenParser:
             interval, word = 2, self.word(1)
             self.i += 1
         elif _number(self.peek()) is not None and word not in ("a", "an"):
-            interval = _number(self.peek()) or 1
+            interval = _number(self.peek()) or 0  # "every 0 days" is refused, not daily
             self.i += 1
             word = self.word()
+        elif word == "fortnight":
+            self.i += 1
+            return self._one_weekday(self._on_weekday(required=True), 2)
         elif self.peek() is not None and self.peek().kind == "dur":  # type: ignore[union-attr]
             raise GrammarError("The shortest repeat is daily; use “every day at …”.")
         if not 1 <= interval <= MAX_INTERVAL:
-            raise GrammarError(f"Repeat at most every {MAX_INTERVAL} days, weeks or months.")
+            raise GrammarError(f"Repeat every 1 to {MAX_INTERVAL} days, weeks or months.")
         if word in ("day", "days"):
             self.i += 1
             return Repeat("daily", interval=interval)
@@ -525,9 +563,15 @@ class WhenParser:
         return found
 
     def _date_forms(self, token: Token) -> Day | None:
+        if token.kind == "dotted":  # 24.12. or 24.12.2026: always day.month
+            self.i += 1
+            day_text, month_text, year_text = token.text.split(".")
+            if year_text:
+                return Day("date", year=int(year_text), month=int(month_text), day=int(day_text))
+            return Day("month_date", month=int(month_text), day=int(day_text))
         if token.kind == "iso":
             self.i += 1
-            year, month, rest = token.text.split("-")
+            year, month, rest = re.split("[-/]", token.text)
             day_text, _, clock = rest.partition("t")
             if clock:
                 hour, minute = clock.split(":")
@@ -536,9 +580,10 @@ class WhenParser:
         if token.kind == "slash":
             self.i += 1
             return self._slash_date(token.text)
-        if token.text in MONTHS and _ordinal(self.peek(1)) is not None:
+        dot = 1 if self.word(1) == "." else 0  # "Dec. 24"
+        if token.text in MONTHS and _ordinal(self.peek(1 + dot)) is not None:
             # "dec 24", "december 24th", "dec 24 2026"
-            self.i += 2
+            self.i += 2 + dot
             return self._with_year(MONTHS[token.text], _ordinal(self.peek(-1)) or 0)
         if self.word() == "the":
             self.i += 1

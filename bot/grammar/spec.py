@@ -284,6 +284,15 @@ def _day_date(day: Day, wall: time, now: datetime) -> date:
         ahead = (day.weekday - today.weekday()) % 7
         if day.mode == "next" and ahead == 0:
             ahead = 7
+        if day.mode == "next" and today.weekday() + ahead <= 6:
+            # On a Monday, "next friday" is this week's for some people and next week's
+            # for others: ask rather than pick one.
+            this = today + timedelta(days=ahead)
+            after = this + timedelta(days=7)
+            raise GrammarError(
+                f"This {this:%A} ({this:%d %b}) or the one after ({after:%d %b})? "
+                f"Write “this {this:%A}” or the date, e.g. “on {after:%b} {after.day}”."
+            )
         when = today + timedelta(days=ahead)
         if local_instant(when, wall, zone) <= now:
             when += timedelta(days=7)
