@@ -14,9 +14,10 @@ from typing import Any, Self
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from bot.config import Config, load_config
 from bot.messages import IncomingMessage, Reply
-from bot.outbound import OutboundRouter, WebhookSender
+from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Router
 from function_calls import FunctionCallLLM, ToolRegistry, default_registry
+from function_calls.handlers.audience import MemberDirectory
 from function_calls.search import PerplexitySearch
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
@@ -46,6 +47,7 @@ class Bot:
         self.config = config
         self.registry = registry if registry is not None else default_registry
         self.outbound = OutboundRouter()
+        self.members = MemberDirectories()
         self._clock = clock
         self._stack = AsyncExitStack()
         self._router: Router | None = None
@@ -56,6 +58,10 @@ class Bot:
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
         return cls(load_config(path), **options)
+
+    def on_members(self, directory: MemberDirectory, *, chat_prefix: str = "") -> None:
+        """Who is in the chats under `chat_prefix`, so that "remind @bob" can name Bob."""
+        self.members.register(directory, chat_prefix=chat_prefix)
 
     def on_outgoing(self, sender: Sender, *, chat_prefix: str = "") -> None:
         """Deliver outgoing messages of chats whose id starts with `chat_prefix`."""
@@ -102,6 +108,7 @@ class Bot:
             "reminders": self.reminders,
             "chatlog": chatlog,
             "reminder_rules": self.config.reminders.rules(),
+            "members": self.members,
         }
         if config.llm.enabled:
             settings = config.llm

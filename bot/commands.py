@@ -34,7 +34,7 @@ COMMAND_HELP = (
     "/remind every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
     "friday at 5pm send the slides; /提醒 明天上午9点 开会), /reminders, /cancel <id>, "
     "/edit <id> <when/text>, /snooze [id] [10m], /pause <id>, /resume <id>, /history, "
-    "/summary [N], /search <query>, /tz <zone>, /help"
+    "/summary [N], /search <query>, /tz <zone>, /settings, /help"
 )
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
@@ -69,6 +69,7 @@ CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
 
 
 _PAID = frozenset({"summary", "search"})
+_RULE_SETTINGS = ("remind_others", "remind_everyone")
 
 
 class Commands:
@@ -89,6 +90,7 @@ class Commands:
             "summary": self._summary,
             "search": self._search,
             "tz": self._tz,
+            "settings": self._settings,
             "help": self._help,
             "start": self._help,
         }
@@ -257,6 +259,18 @@ class Commands:
         if not rest:
             return f"This chat's time zone is {ctx.timezone}. Change it with /tz <zone>."
         return await self.call(ctx, "set_timezone", {"timezone": rest.split()[0]})
+
+    async def _settings(self, ctx: MessageContext, rest: str) -> str:
+        """`/settings`, or `/settings remind_others admins [remind_everyone off]`."""
+        words = rest.split()
+        if len(words) % 2 or any(key not in _RULE_SETTINGS for key in words[::2]):
+            raise CommandError(
+                "Usage: /settings [remind_others members|admins|off] "
+                "[remind_everyone members|admins|off]"
+            )
+        return await self.call(
+            ctx, "reminder_rules", dict(zip(words[::2], words[1::2], strict=True))
+        )
 
     async def _help(self, ctx: MessageContext, rest: str) -> str:
         tools = await self.call(ctx, "help", {}) if "help" in self._registry else ""

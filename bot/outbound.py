@@ -7,7 +7,8 @@ import uuid
 
 import httpx
 
-from storage import OutgoingMessage, Sender, SendError
+from function_calls.handlers.audience import MemberDirectory
+from storage import Member, OutgoingMessage, Sender, SendError
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,24 @@ class OutboundRouter:
             if message.chat_id.startswith(prefix):
                 return await sender(message)
         raise SendError(f"no adapter delivers to chat {message.chat_id!r}")
+
+
+class MemberDirectories:
+    """Each adapter's member directory, picked like senders, by chat-id prefix: who may
+    be named in "remind @bob …" is what the chat's own platform says."""
+
+    def __init__(self) -> None:
+        self._directories: list[tuple[str, MemberDirectory]] = []
+
+    def register(self, directory: MemberDirectory, *, chat_prefix: str = "") -> None:
+        self._directories.append((chat_prefix, directory))
+        self._directories.sort(key=lambda item: len(item[0]), reverse=True)
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        for prefix, directory in self._directories:
+            if chat_id.startswith(prefix):
+                return await directory.find(chat_id, name)
+        return None
 
 
 class WebhookSender:

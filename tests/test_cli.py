@@ -144,6 +144,14 @@ def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
         terminal.type("/tz Asia/Tokyo")
         terminal.expect("Asia/Tokyo")
         assert "too many requests" not in terminal.output
+        # Members are the people you have typed as: Bob is one once you were him.
+        terminal.type("/remind @bob in 5 minutes slides")
+        terminal.expect("can't find @bob")
+        terminal.type("/as bob")
+        terminal.type("/as tester")
+        terminal.expect("(you are now tester)")
+        terminal.type("/remind @bob in 5 minutes slides")
+        terminal.expect("for @bob set for ")
         assert terminal.close() == 0
 
 

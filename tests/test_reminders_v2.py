@@ -95,3 +95,26 @@ async def test_snooze_by_reply_fires_again_once(servers: Servers, receiver: Rece
     assert again["text"].startswith("💤 Snoozed #1 until ")
     (ambiguous,) = await api.say("/snooze 5")
     assert ambiguous["text"] == "Reminder #5 or 5 minutes? Write /snooze #5 or /snooze 5m."
+
+
+async def test_group_admins_set_who_may_remind_others(servers: Servers) -> None:
+    api = await servers.start()
+    bob = [{"user_id": "u-bob", "name": "bob"}]
+    (shown,) = await api.say("/settings")
+    assert shown["text"].startswith("Reminders for other members: members.")
+    (denied,) = await api.say("/settings remind_others admins")
+    assert denied["text"] == "Only a group admin can change who may set reminders for others."
+    (bad,) = await api.say("/settings remind_others nobody", sender_id="u-admin")
+    assert "remind_others" in bad["text"] and "Reminder" not in bad["text"]
+    (usage,) = await api.say("/settings colour red", sender_id="u-admin")
+    assert usage["text"].startswith("Usage: /settings")
+    (changed,) = await api.say("/settings remind_others admins", sender_id="u-admin")
+    assert changed["text"].startswith("⚙️ Updated. Reminders for other members: admins.")
+    (refused,) = await api.say("/remind @bob tomorrow at 9 send the slides", mentions=bob)
+    assert refused["text"] == "Only a group admin can set reminders for other members in this chat."
+    (allowed,) = await api.say(
+        "/remind @bob tomorrow at 9 send the slides", mentions=bob, sender_id="u-admin"
+    )
+    assert "Reminder #1 for @bob set for" in allowed["text"]
+    settings = (await api.client.get("/v1/chats/g1/settings")).json()
+    assert settings["remind_others"] == "admins"

@@ -13,13 +13,14 @@ from typing import TextIO
 
 from bot.app import Bot
 from bot.messages import IncomingMessage
-from storage import OutgoingMessage
+from storage import Member, OutgoingMessage
 
 CHAT_PREFIX = "console:"
 GROUP_CHAT = f"{CHAT_PREFIX}group"
 HELP = (
     "You are chatting in a simulated group. /as <name> switches the sender, /private and "
-    "/group switch the chat, /quit leaves. In the group, address the bot with @{name}."
+    "/group switch the chat, /quit leaves. In the group, address the bot with @{name}; "
+    "everyone you have been with /as is a member you can remind."
 )
 
 
@@ -33,6 +34,15 @@ class ConsoleChat:
         self._stdin = stdin
         self._stdout = stdout
         self._ids = itertools.count(1)
+        self._people = {user.casefold(): user}  # everyone you have been, by /as
+
+    def member(self, name: str) -> Member:
+        return Member(f"console-{name}", name)
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        """The console's member directory: the people you have typed as are in the chat."""
+        found = self._people.get(name.casefold())
+        return None if found is None else self.member(found)
 
     @property
     def chat_id(self) -> str:
@@ -66,7 +76,7 @@ class ConsoleChat:
             message = IncomingMessage(
                 chat_id=self.chat_id,
                 chat_type="group" if self.chat_type == "group" else "private",
-                sender_id=f"console-{self.user}",
+                sender_id=self.member(self.user).user_id,
                 sender_name=self.user,
                 text=text,
                 message_id=f"console-{next(self._ids)}",
@@ -78,6 +88,7 @@ class ConsoleChat:
     def _local_command(self, text: str) -> bool:
         if text.startswith("/as "):
             self.user = text[4:].strip().split()[0] if text[4:].strip() else self.user
+            self._people.setdefault(self.user.casefold(), self.user)
             self._say(f"(you are now {self.user})")
             return True
         if text in ("/private", "/group"):
@@ -92,5 +103,6 @@ async def run_console(
 ) -> None:
     chat = ConsoleChat(bot, user=user, stdin=stdin, stdout=stdout)
     bot.on_outgoing(chat.deliver, chat_prefix=CHAT_PREFIX)
+    bot.on_members(chat, chat_prefix=CHAT_PREFIX)
     async with bot:
         await chat.run()

@@ -20,7 +20,13 @@ from pydantic import (
 )
 
 from function_calls.context import MessageContext, validation_context
-from function_calls.handlers.audience import AudienceRefused
+from function_calls.handlers.audience import (
+    SETTING_EVERYONE,
+    SETTING_OTHERS,
+    AudienceRefused,
+    Permission,
+    ReminderRules,
+)
 from function_calls.handlers.reminder_args import MAX_CONTENT, ReminderArgs
 from function_calls.handlers.reminders import (
     UNAVAILABLE,
@@ -269,3 +275,57 @@ async def reminder_history(ctx: MessageContext, args: ReminderHistoryArgs) -> Fu
         lines.append(f"{when} · #{entry.short_id} {entry.content} · {outcome}")
         data.append({"at": entry.at.isoformat(), "id": entry.short_id, "outcome": entry.outcome})
     return FunctionResult.direct("\n".join(lines), data=data)
+
+
+class ReminderRulesArgs(BaseModel):
+    """New rules for who may set reminders for others; what is left out stays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    remind_others: Permission | None = Field(
+        None, description="who may set reminders that mention other members"
+    )
+    remind_everyone: Permission | None = Field(
+        None, description="who may set reminders for everyone"
+    )
+
+
+def _describe_rules(rules: ReminderRules) -> str:
+    return (
+        f"Reminders for other members: {rules.remind_others}. "
+        f"Reminders for everyone: {rules.remind_everyone}. "
+        "(members = anyone here, admins = group admins only, off = nobody)"
+    )
+
+
+@tool_function(
+    name="reminder_rules",
+    requires=["reminders"],
+    scope="group",
+    description=(
+        "Show or change who in this group may set reminders for other members or for "
+        "everyone: members, admins or off. Changing them is for group admins."
+    ),
+    examples=["only admins may remind others here", "who can set reminders for everyone?"],
+)
+async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> FunctionResult:
+    service = reminder_service(ctx)
+    defaults: ReminderRules = ctx.services.get("reminder_rules") or ReminderRules()
+    given = {SETTING_OTHERS: args.remind_others, SETTING_EVERYONE: args.remind_everyone}
+    changes = {key: value for key, value in given.items() if value is not None}
+    try:
+        if changes and not ctx.is_admin:
+            return FunctionResult.direct(
+                "Only a group admin can change who may set reminders for others.",
+                data={"changed": False},
+            )
+        if changes:
+            settings = await service.update_settings(ctx.chat_id, ctx.chat_type, changes)
+        else:
+            settings = await service.settings_of(ctx.chat_id)
+    except StorageUnavailableError:
+        return FunctionResult.direct(UNAVAILABLE, data={"changed": False})
+    rules = defaults.for_chat(settings)
+    data = {"remind_others": rules.remind_others, "remind_everyone": rules.remind_everyone}
+    prefix = "⚙️ Updated. " if changes else ""
+    return FunctionResult.direct(prefix + _describe_rules(rules), data=data)
