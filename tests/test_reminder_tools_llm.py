@@ -200,6 +200,24 @@ async def test_snooze_after_a_delivery_fires_once_and_shows_in_history(
     assert len(receiver.calls) == 2
 
 
+async def test_a_snooze_cannot_be_edited_into_a_repeating_rule(
+    chat: Chat, receiver: Receiver
+) -> None:
+    await chat.deliver_pills(receiver)
+    await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 30})
+    before = await chat.reminders()
+    repeating = {"reminder_id": "2", "type": "daily", "time": "12:00"}
+    refused = await chat.model_calls("reminder_update", repeating)
+    assert refused == "Reminder #2 is a snooze of #1 and fires once; edit #1 to change the rule."
+    assert await chat.reminders() == before
+    # Before the fix the snooze became daily: snoozing #1 again moved the daily reminder,
+    # and the history could no longer be read in this chat.
+    await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 5})
+    (snooze,) = [r for r in await chat.reminders() if r["snooze_of"]]
+    assert (snooze["short_id"], snooze["type"]) == (2, "once")
+    assert await history_is(chat.api, ["snoozed", "sent"])  # one snooze, moved
+
+
 async def test_a_chat_id_argument_is_refused_and_nothing_changes(chat: Chat) -> None:
     # Both chats have a #1: a forged delete must reach neither.
     for chat_id in ("g1", "g2"):
