@@ -245,6 +245,14 @@ class ReminderService:
                     f"Reminder #{reminder.short_id} changed (or fired) just now; "
                     "nothing was edited. Please try again."
                 )
+            schedule = change.schedule
+            if reminder.snooze_of and schedule is not None and schedule.kind != "once":
+                # A snooze fires once; its rule is the one of the reminder it snoozes.
+                root = repository.get_reminder(session, reminder.snooze_of)
+                raise ReminderStateError(
+                    f"Reminder #{reminder.short_id} is a snooze of #{root.short_id} and fires "
+                    f"once; edit #{root.short_id} to change the rule."
+                )
             return changes.apply_change(session, reminder, change, now)
 
         reminder = await self.database.write(edit)

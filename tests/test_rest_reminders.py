@@ -17,9 +17,10 @@ BERLIN = ZoneInfo("Europe/Berlin")
 _SERVER_FIELDS = ("id", "short_id", "rule", "timezone", "next_fire_at", "status", "snooze_of")
 
 
-async def create(api: Api, **body: Any) -> dict[str, Any]:
+async def create(api: Api, chat_id: str = "g1", **body: Any) -> dict[str, Any]:
+    """A reminder set through the REST API (by Alice unless `created_by` says)."""
     response = await api.client.post(
-        "/v1/chats/g1/reminders", json={"created_by": "u-alice", **body}
+        f"/v1/chats/{chat_id}/reminders", json={"created_by": "u-alice", **body}
     )
     assert response.status_code == 201, response.text
     created: dict[str, Any] = response.json()

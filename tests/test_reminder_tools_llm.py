@@ -1,0 +1,273 @@
+"""The reminders-v2 tools called by the model, end to end: POST /v1/messages, the stub LLM
+through the real SDK in native and in prompt mode, the real SQLite file and scheduler.
+
+Each test asserts what is stored (read back through the REST API) and what the bot
+answers, never what the model said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.conftest import eventually
+from tests.http_harness import Api, Servers, llm_section
+from tests.receiver import Receiver
+from tests.stub_llm import Reply, StubLLM, calls, text
+from tests.test_reminders_v2 import fire_now
+from tests.test_rest_reminders import BOB, create
+
+PILLS = {"type": "daily", "time": "07:00", "content": "pills", "created_by_name": "Alice"}
+ADMIN = {"sender_id": "u-admin", "sender_name": "Ad"}  # an admin by the bot's config
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    """Chat g1 of a bot whose model answers each message with the scripted tool call."""
+
+    api: Api
+    stub: StubLLM
+    mode: str
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Reply:
+        """The model's tool call, as native tool_calls or as hermes markup in its text."""
+        if self.mode == "native":
+            return calls((tool, arguments))
+        payload = json.dumps({"name": tool, "arguments": arguments})
+        return text(f"<tool_call>\n{payload}\n</tool_call>")
+
+    async def model_calls(self, tool: str, arguments: dict[str, Any], **fields: Any) -> str:
+        """Say something to the bot; the model calls `tool`; the bot's answer."""
+        self.stub.script(self.call(tool, arguments))
+        (reply,) = await self.api.say("@groupmate do it", **fields)
+        request = self.stub.requests[-1]
+        assert ("tools" in request) == (self.mode == "native")  # the mode under test
+        assert self.stub.pending == 0
+        answer: str = reply["text"]
+        return answer
+
+    async def reminders(self, chat_id: str = "g1") -> list[dict[str, Any]]:
+        listed: list[dict[str, Any]] = (
+            await self.api.client.get(f"/v1/chats/{chat_id}/reminders")
+        ).json()
+        return listed
+
+    async def by_short_id(self) -> dict[int, dict[str, Any]]:
+        return {reminder["short_id"]: reminder for reminder in await self.reminders()}
+
+    async def deliver_pills(self, receiver: Receiver) -> dict[str, Any]:
+        """Alice's daily "pills" as #1, delivered once, its outcome written."""
+        created = await create(self.api, **PILLS)
+        await fire_now(self.api, 1)
+        await asyncio.to_thread(receiver.wait_for, 1, 10)
+        await eventually(lambda: history_is(self.api, ["sent"]))
+        return created
+
+
+async def history_is(api: Api, outcomes: list[str]) -> bool:
+    """Whether the chat's delivery history, newest first, has these outcomes."""
+    history = (await api.client.get("/v1/chats/g1/history")).json()
+    return [entry["outcome"] for entry in history] == outcomes
+
+
+def weekday_and_time(reminder: dict[str, Any]) -> tuple[int, int, int]:
+    """When the reminder fires next, in its zone: (weekday, hour, minute)."""
+    fires = datetime.fromisoformat(reminder["next_fire_at"])
+    return fires.weekday(), fires.hour, fires.minute
+
+
+@pytest.fixture(params=["native", "prompt"])
+async def chat(
+    request: pytest.FixtureRequest, servers: Servers, stub: StubLLM, receiver: Receiver
+) -> Chat:
+    mode: str = request.param
+    api = await servers.start(
+        llm={**llm_section(stub), "tool_mode": mode},
+        adapters={"webhook": {"outbound_url": receiver.url}},
+    )
+    return Chat(api, stub, mode)
+
+
+async def test_set_for_a_mentioned_member_every_two_weeks(chat: Chat) -> None:
+    arguments = {
+        "type": "weekly",
+        "time": "09:00",
+        "weekday": 0,
+        "interval": 2,
+        "content": "send the report",
+        "who": ["@bob"],
+    }
+    answer = await chat.model_calls("reminder_set", arguments, mentions=[BOB])
+    assert answer.startswith("⏰ Reminder #1 for @bob set for Mon ")
+    assert answer.endswith(", every 2 weeks on Monday at 09:00: send the report")
+    (stored,) = await chat.reminders()
+    assert (stored["who"], stored["mentions"]) == (["@bob"], [BOB])
+    assert (stored["type"], stored["weekday"], stored["interval"], stored["time"]) == (
+        "weekly",
+        0,
+        2,
+        "09:00",
+    )
+    assert (stored["created_by"], stored["content"]) == ("u-alice", "send the report")
+    assert weekday_and_time(stored) == (0, 9, 0)
+
+
+async def test_set_for_a_name_the_platform_did_not_mention_stores_nothing(chat: Chat) -> None:
+    arguments = {"type": "daily", "time": "09:00", "content": "water", "who": ["@carol"]}
+    answer = await chat.model_calls("reminder_set", arguments, mentions=[BOB])
+    assert answer.startswith("I can't find @carol among this chat's members, so nothing was set.")
+    assert await chat.reminders() == []
+
+
+async def test_update_moves_the_rule_changes_the_content_and_who(chat: Chat) -> None:
+    created = await create(chat.api, **PILLS)
+    moved = await chat.model_calls(
+        "reminder_update", {"reminder_id": "1", "type": "weekly", "time": "10:15", "weekday": 4}
+    )
+    assert moved.startswith("✏️ Updated reminder #1 · next Fri ")
+    (stored,) = await chat.reminders()
+    assert (stored["id"], stored["rule"], stored["content"]) == (
+        created["id"],
+        "every Friday at 10:15",
+        "pills",
+    )
+    assert weekday_and_time(stored) == (4, 10, 15)
+
+    await chat.model_calls("reminder_update", {"reminder_id": "#1", "content": "vitamins"})
+    (renamed,) = await chat.reminders()
+    assert (renamed["rule"], renamed["content"]) == ("every Friday at 10:15", "vitamins")
+    assert renamed["next_fire_at"] == stored["next_fire_at"]
+
+    await chat.model_calls("reminder_update", {"reminder_id": "1", "who": ["@bob"]}, mentions=[BOB])
+    (readdressed,) = await chat.reminders()
+    assert (readdressed["who"], readdressed["mentions"]) == (["@bob"], [BOB])
+    assert readdressed["content"] == "vitamins"
+
+
+async def test_pause_resume_and_delete_by_id(chat: Chat) -> None:
+    first = await create(chat.api, **PILLS)
+    await create(chat.api, type="daily", time="08:00", content="stand-up")
+    paused = await chat.model_calls("reminder_pause", {"reminder_id": "1"})
+    assert paused.startswith("⏸️ Paused reminder #1 · paused")
+    stored = await chat.by_short_id()
+    assert (stored[1]["status"], stored[1]["next_fire_at"]) == ("paused", None)
+    assert stored[2]["status"] == "active"
+
+    resumed = await chat.model_calls("reminder_resume", {"reminder_id": "#1"})
+    assert resumed.startswith("▶️ Resumed reminder #1 · next ")
+    stored = await chat.by_short_id()
+    assert (stored[1]["status"], stored[1]["next_fire_at"]) == ("active", first["next_fire_at"])
+
+    deleted = await chat.model_calls("reminder_delete", {"reminder_id": "2"})
+    assert deleted == "🗑️ Deleted reminder #2 (every day at 08:00): stand-up"
+    assert [r["content"] for r in await chat.reminders()] == ["pills"]
+
+
+async def test_snooze_after_a_delivery_fires_once_and_shows_in_history(
+    chat: Chat, receiver: Receiver
+) -> None:
+    api = chat.api
+    nothing = await chat.model_calls("reminder_history", {})
+    assert nothing == "No reminder has gone off in this chat yet."
+    created = await chat.deliver_pills(receiver)
+    before = datetime.now(UTC)
+    snoozed = await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 30})
+    assert snoozed.startswith("💤 Snoozed #1 until ") and snoozed.endswith(": pills")
+    stored = await chat.by_short_id()
+    assert stored[1]["rule"] == "every day at 07:00"  # the rule stays
+    (snooze_id,) = [n for n, r in stored.items() if r["snooze_of"] == created["id"]]
+    snooze = stored[snooze_id]
+    assert (snooze["type"], snooze["content"]) == ("once", "pills")
+    due = datetime.fromisoformat(snooze["next_fire_at"])
+    after = datetime.now(UTC)
+    assert before + timedelta(minutes=30, seconds=-1) <= due <= after + timedelta(minutes=30)
+
+    await fire_now(api, snooze_id)
+    delivered = await asyncio.to_thread(receiver.wait_for, 2, 10)
+    assert [c.body["text"] for c in delivered] == ["⏰ Reminder for @Alice: pills"] * 2
+    assert [r["short_id"] for r in await chat.reminders()] == [1]  # the snooze fired once
+    await eventually(lambda: history_is(api, ["sent", "snoozed", "sent"]))
+    history = (await chat.model_calls("reminder_history", {})).splitlines()
+    assert history[0] == "Recent reminders (Europe/Berlin):"
+    assert history[1].endswith("#1 pills · sent") and history[3].endswith("#1 pills · sent")
+    assert "#1 pills · snoozed until " in history[2]
+    await asyncio.sleep(0.5)  # more than two watchdog rounds: nothing fires again
+    assert len(receiver.calls) == 2
+
+
+async def test_a_snooze_cannot_be_edited_into_a_repeating_rule(
+    chat: Chat, receiver: Receiver
+) -> None:
+    await chat.deliver_pills(receiver)
+    await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 30})
+    before = await chat.reminders()
+    repeating = {"reminder_id": "2", "type": "daily", "time": "12:00"}
+    refused = await chat.model_calls("reminder_update", repeating)
+    assert refused == "Reminder #2 is a snooze of #1 and fires once; edit #1 to change the rule."
+    assert await chat.reminders() == before
+    # Before the fix the snooze became daily: snoozing #1 again moved the daily reminder,
+    # and the history could no longer be read in this chat.
+    await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 5})
+    (snooze,) = [r for r in await chat.reminders() if r["snooze_of"]]
+    assert (snooze["short_id"], snooze["type"]) == (2, "once")
+    assert await history_is(chat.api, ["snoozed", "sent"])  # one snooze, moved
+
+
+async def test_a_chat_id_argument_is_refused_and_nothing_changes(chat: Chat) -> None:
+    # Both chats have a #1: a forged delete must reach neither.
+    for chat_id in ("g1", "g2"):
+        await create(chat.api, chat_id, **PILLS)
+    before = {chat_id: await chat.reminders(chat_id) for chat_id in ("g1", "g2")}
+    forged = [
+        ("reminder_set", {"type": "daily", "time": "09:00", "content": "spam", "chat_id": "g2"}),
+        ("reminder_delete", {"reminder_id": "1", "chat_id": "g2"}),
+    ]
+    for tool, arguments in forged:
+        # The model insists: the first refusal goes back to it, the second ends the turn.
+        chat.stub.fallback = chat.call(tool, arguments)
+        answer = await chat.model_calls(tool, arguments)
+        assert {chat_id: await chat.reminders(chat_id) for chat_id in before} == before
+        assert answer.startswith(f"Sorry, I couldn't do that: the details for {tool} were invalid")
+        assert "chat_id unknown field" in answer
+        told = json.dumps(chat.stub.requests[-1]["messages"][-1])
+        assert f"invalid arguments for {tool}" in told and "chat_id" in told
+
+
+async def test_another_chats_reminder_cannot_be_touched_by_id(chat: Chat) -> None:
+    before = await create(chat.api, "g2", **PILLS, created_by="u-admin")
+    for reference in ("1", before["id"]):
+        missing = f"There is no active reminder {reference!r} in this chat."
+        attempts = [
+            ("reminder_update", {"reminder_id": reference, "content": "hijacked"}),
+            ("reminder_pause", {"reminder_id": reference}),
+            ("reminder_delete", {"reminder_id": reference}),
+            ("reminder_snooze", {"reminder_id": reference, "minutes": 5}),
+        ]
+        for tool, arguments in attempts:
+            # Its creator, and an admin: only the chat of the message keeps them out.
+            assert await chat.model_calls(tool, arguments, **ADMIN) == missing, tool
+    assert await chat.reminders("g2") == [before]
+    assert await chat.reminders("g1") == []
+
+
+async def test_a_member_cannot_change_anothers_reminder_an_admin_can(chat: Chat) -> None:
+    before = await create(chat.api, **PILLS)
+    bob = {"sender_id": "u-bob", "sender_name": "Bob"}
+    changes = [
+        ("reminder_update", {"reminder_id": "1", "content": "Bob's now"}, "change"),
+        ("reminder_update", {"reminder_id": "1", "type": "daily", "time": "11:00"}, "change"),
+        ("reminder_pause", {"reminder_id": "1"}, "pause"),
+    ]
+    for tool, arguments, verb in changes:
+        refusal = f"Reminder #1 was set by Alice; only they or a group admin can {verb} it."
+        assert await chat.model_calls(tool, arguments, **bob) == refusal, tool
+    assert await chat.reminders() == [before]
+
+    await chat.model_calls("reminder_pause", {"reminder_id": "1"}, **ADMIN)
+    (paused,) = await chat.reminders()
+    assert (paused["status"], paused["created_by"]) == ("paused", "u-alice")
