@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.tool_overhead
 	$(BIN)/python -m bench.reminders
 	$(BIN)/python -m bench.http_api
+	$(BIN)/python -m bench.commands
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
