@@ -120,11 +120,11 @@ def apply_change(
     session: Session, reminder: ReminderView, change: ReminderChange, now: datetime
 ) -> ReminderView:
     """Write an edit; a paused reminder stays paused (its next time waits for resume)."""
-    values: dict[str, Any] = {"updated_at": now, "version": _reminders.c.version + 1}
-    if change.content is not None:
-        values["content"] = change.content
-    if change.audience is not None:
-        values.update(change.audience.columns())
+    values: dict[str, Any] = {
+        "updated_at": now,
+        "version": _reminders.c.version + 1,
+        **_message_columns(change),
+    }
     if change.schedule is not None:
         schedule = change.schedule
         values.update(
@@ -139,15 +139,40 @@ def apply_change(
         if reminder.status == REMINDER_ACTIVE:
             values["next_fire_at"] = change.first_fire_at
     session.execute(update(_reminders).where(_reminders.c.id == reminder.id).values(**values))
+    _follow_in_snoozes(session, reminder, change, now)
     return get_reminder(session, reminder.id)
+
+
+def _message_columns(change: ReminderChange) -> dict[str, Any]:
+    """The columns of what the message says and whom it mentions."""
+    values: dict[str, Any] = {}
+    if change.content is not None:
+        values["content"] = change.content
+    if change.audience is not None:
+        values.update(change.audience.columns())
+    return values
+
+
+def _follow_in_snoozes(
+    session: Session, reminder: ReminderView, change: ReminderChange, now: datetime
+) -> None:
+    """A pending snooze repeats its reminder: new words or people reach it too."""
+    values = _message_columns(change)
+    if values:
+        session.execute(
+            update(_reminders)
+            .where(_reminders.c.snooze_of == reminder.id, _reminders.c.status.in_(LIVE))
+            .values(**values, version=_reminders.c.version + 1, updated_at=now)
+        )
 
 
 def set_paused(
     session: Session, reminder: ReminderView, paused: bool, now: datetime
 ) -> ReminderView:
-    """Pause (no next time) or resume (the rule's next time after now)."""
+    """Pause (no next time, and no pending snooze) or resume (the rule's next time)."""
     if paused:
         values: dict[str, Any] = {"status": REMINDER_PAUSED, "next_fire_at": None}
+        cancel_snoozes(session, reminder.id, now)  # paused means quiet, snoozes included
     else:
         next_fire = reminder.schedule.first_after(now)
         if next_fire is None:

@@ -118,3 +118,28 @@ async def test_group_admins_set_who_may_remind_others(servers: Servers) -> None:
     assert "Reminder #1 for @bob set for" in allowed["text"]
     settings = (await api.client.get("/v1/chats/g1/settings")).json()
     assert settings["remind_others"] == "admins"
+
+
+async def test_a_pending_snooze_follows_edits_and_pause(
+    servers: Servers, receiver: Receiver
+) -> None:
+    api = await servers.start(adapters={"webhook": {"outbound_url": receiver.url}})
+    await api.say("/remind every day at 7 take pills")
+    await fire_now(api, 1)
+    await asyncio.to_thread(receiver.wait_for, 1, 10)
+    for _ in range(100):  # the outcome is written just after the send
+        (snoozed,) = await api.say("/snooze #1 30m")
+        if snoozed["text"].startswith("💤"):
+            break
+        await asyncio.sleep(0.05)
+    assert snoozed["text"].startswith("💤 Snoozed #1")
+    await api.say("/edit #1 take the blue pills")
+    listed = (await api.client.get("/v1/chats/g1/reminders")).json()
+    assert [(r["short_id"], r["content"]) for r in listed] == [
+        (2, "take the blue pills"),  # the snooze, due first, says the new words
+        (1, "take the blue pills"),
+    ]
+    (paused,) = await api.say("/pause #1")
+    assert paused["text"].startswith("⏸️ Paused")
+    listed = (await api.client.get("/v1/chats/g1/reminders")).json()
+    assert [(r["short_id"], r["status"]) for r in listed] == [(1, "paused")]
