@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.adapters.http_reminders import MemberIO, reminder_routes
+from bot.adapters.api_models import MemberIO
+from bot.adapters.http_reminders import reminder_routes
 from bot.app import Bot
 from bot.messages import IncomingMessage
 from storage import (

@@ -9,20 +9,26 @@ chat wording. Callers of these routes presented the API token: they act as an ad
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 
+from bot.adapters.api_models import (
+    HistoryOut,
+    MemberIO,
+    ReminderOut,
+    SettingsIn,
+    SettingsOut,
+    SnoozeOut,
+    reminder_out,
+)
 from function_calls.context import ChatType, MessageContext
 from function_calls.handlers.audience import SETTING_EVERYONE, SETTING_OTHERS, AudienceRefused
-from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.handlers.reminder_changes import (
     DEFAULT_SNOOZE_MINUTES,
-    ReminderUpdateArgs,
     change_reminder,
     requester,
 )
@@ -41,101 +47,11 @@ from storage import (
     StorageUnavailableError,
     check_timezone,
 )
-from storage.recurrence import Kind
 
 if TYPE_CHECKING:
     from bot.app import Bot
 
 API_USER = "api"  # who the REST caller is, in permission checks and the history
-
-
-class MemberIO(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    user_id: str = Field(min_length=1, max_length=255)
-    name: str = Field("", max_length=255)
-
-
-class ReminderOut(BaseModel):
-    """A reminder, in the fields `POST` takes (so it round-trips) plus what the bot knows."""
-
-    id: str = Field(description="the full id; the routes also take the short id")
-    short_id: int = Field(description="the number the chat sees, as in #3")
-    type: Kind
-    time: str = Field(description='once: local "YYYY-MM-DD HH:MM"; repeating: "HH:MM"')
-    weekday: int | None = Field(description="weekly: 0 = Monday ... 6 = Sunday")
-    day: int | None = Field(description="monthly: the day of the month")
-    interval: int | None = Field(description="every N days/weeks/months; null for 1")
-    content: str
-    who: list[str] = Field(description='"me" (the creator), "@name" members, "everyone"')
-    mentions: list[MemberIO] = Field(description="the members `who` names, with their ids")
-    rule: str = Field(description="the rule in words, e.g. every Monday at 09:00")
-    timezone: str
-    next_fire_at: datetime | None = Field(description="in the reminder's zone; null if paused")
-    created_by: str
-    created_by_name: str
-    status: str = Field(description="active or paused")
-    snooze_of: str | None = Field(description="for a snooze: the id of the snoozed reminder")
-
-
-class SnoozeOut(BaseModel):
-    reminder: ReminderOut
-    snooze: ReminderOut
-
-
-class HistoryOut(BaseModel):
-    at: datetime
-    short_id: int
-    content: str
-    outcome: str = Field(
-        description="sent, sent_late, skipped_missed, failed, cancelled or snoozed"
-    )
-    late: bool
-    detail: str | None = Field(description="a failed send's error; a snooze's new time")
-
-
-class SettingsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    timezone: str | None = Field(None, min_length=1, max_length=64)
-    remind_others: Annotated[str | None, Field(pattern="^(members|admins|off)$")] = None
-    remind_everyone: Annotated[str | None, Field(pattern="^(members|admins|off)$")] = None
-
-
-class SettingsOut(BaseModel):
-    chat_id: str
-    timezone: str
-    remind_others: str
-    remind_everyone: str
-    reminders_moved: int = Field(0, description="repeating reminders the zone change moved")
-
-
-def reminder_out(reminder: ReminderView) -> ReminderOut:
-    schedule = reminder.schedule
-    clock = f"{schedule.wall_time:%H:%M}"
-    audience = reminder.audience
-    who = ["me"] if audience.creator else []
-    who += [f"@{m.name or m.user_id}" for m in audience.mentions]
-    who += ["everyone"] if audience.everyone else []
-    next_fire = reminder.next_fire_at
-    return ReminderOut(
-        id=reminder.id,
-        short_id=reminder.short_id,
-        type=schedule.kind,
-        time=f"{schedule.on_date} {clock}" if schedule.kind == "once" else clock,
-        weekday=schedule.weekday,
-        day=schedule.day,
-        interval=schedule.interval if schedule.interval > 1 else None,
-        content=reminder.content,
-        who=who,
-        mentions=[MemberIO(user_id=m.user_id, name=m.name) for m in audience.mentions],
-        rule=schedule.describe(),
-        timezone=schedule.timezone,
-        next_fire_at=None if next_fire is None else next_fire.astimezone(schedule.zone),
-        created_by=reminder.created_by,
-        created_by_name=reminder.created_by_name,
-        status=reminder.status,
-        snooze_of=reminder.snooze_of,
-    )
 
 
 def _refused(exc: Exception) -> JSONResponse:
@@ -152,9 +68,9 @@ def _refused(exc: Exception) -> JSONResponse:
     return JSONResponse({"error": str(exc)}, status_code=status)
 
 
-def _invalid(what: str, exc: InvalidArgumentsError) -> JSONResponse:
+def _invalid(exc: InvalidArgumentsError) -> JSONResponse:
     issues = [_issue(i.path, i.problem, i.received) for i in exc.issues]
-    return JSONResponse({"error": f"invalid {what}", "issues": issues}, status_code=422)
+    return JSONResponse({"error": "invalid request", "issues": issues}, status_code=422)
 
 
 def _issue(path: str, problem: str, received: str) -> dict[str, str]:
@@ -250,8 +166,22 @@ def reminder_routes(bot: Bot) -> APIRouter:
         schema["required"] = [k for k in schema.get("required", []) if k not in drop]
         return schema
 
-    def validate(tool_name: str, raw: dict[str, Any], ctx: MessageContext) -> Any:
-        return registry.get(tool_name).validate(raw, ctx)
+    async def validated_then(
+        tool_name: str,
+        raw: dict[str, Any],
+        ctx: MessageContext,
+        action: Callable[[MessageContext, Any], Awaitable[ReminderView]],
+    ) -> Any:
+        """Both validation stages of the tool, then its domain function: the reminder,
+        or the refusal as a status code."""
+        try:
+            arguments = registry.get(tool_name).validate(raw, ctx)
+        except InvalidArgumentsError as exc:
+            return _invalid(exc)
+        try:
+            return reminder_out(await action(ctx, arguments))
+        except (StorageError, AudienceRefused, ValueError) as exc:
+            return _refused(exc)
 
     @routes.get("/reminders")
     async def list_reminders(chat_id: str, service: Reminders) -> list[ReminderOut]:
@@ -271,10 +201,10 @@ def reminder_routes(bot: Bot) -> APIRouter:
         chat_type = raw.pop("chat_type", "group")
         if not isinstance(created_by, str) or not created_by:
             issue = {"path": "created_by", "problem": "required field is missing"}
-            return JSONResponse({"error": "invalid reminder", "issues": [issue]}, status_code=422)
+            return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
         if chat_type not in ("group", "private"):
             issue = {"path": "chat_type", "problem": "must be 'group' or 'private'"}
-            return JSONResponse({"error": "invalid reminder", "issues": [issue]}, status_code=422)
+            return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
         ctx = await context(
             service,
             chat_id,
@@ -283,15 +213,7 @@ def reminder_routes(bot: Bot) -> APIRouter:
             chat_type="private" if chat_type == "private" else "group",
             mentioned=_members(raw),
         )
-        try:
-            arguments = validate("reminder_set", raw, ctx)
-        except InvalidArgumentsError as exc:
-            return _invalid("reminder", exc)
-        assert isinstance(arguments, ReminderArgs)
-        try:
-            return reminder_out(await add_reminder(ctx, arguments))
-        except (StorageError, AudienceRefused, ValueError) as exc:
-            return _refused(exc)
+        return await validated_then("reminder_set", raw, ctx, add_reminder)
 
     @routes.get("/reminders/{reminder_id}", response_model=ReminderOut)
     async def get_reminder(chat_id: str, reminder_id: str, service: Reminders) -> Any:
@@ -315,15 +237,8 @@ def reminder_routes(bot: Bot) -> APIRouter:
         ctx = await context(service, chat_id, mentioned=_members(raw))
         if "reminder_id" in raw:
             raise HTTPException(422, "the reminder is named by the path, not the body")
-        try:
-            arguments = validate("reminder_update", {**raw, "reminder_id": reminder_id}, ctx)
-        except InvalidArgumentsError as exc:
-            return _invalid("change", exc)
-        assert isinstance(arguments, ReminderUpdateArgs)
-        try:
-            return reminder_out(await change_reminder(ctx, arguments))
-        except (StorageError, AudienceRefused, ValueError) as exc:
-            return _refused(exc)
+        raw = {**raw, "reminder_id": reminder_id}
+        return await validated_then("reminder_update", raw, ctx, change_reminder)
 
     @routes.delete("/reminders/{reminder_id}", status_code=204)
     async def delete_reminder(chat_id: str, reminder_id: str, service: Reminders) -> Response:
@@ -344,9 +259,10 @@ def reminder_routes(bot: Bot) -> APIRouter:
     ) -> Any:
         ctx = await context(service, chat_id)
         try:
-            validate("reminder_snooze", {"reminder_id": reminder_id, "minutes": minutes}, ctx)
+            snooze_args = {"reminder_id": reminder_id, "minutes": minutes}
+            registry.get("reminder_snooze").validate(snooze_args, ctx)
         except InvalidArgumentsError as exc:
-            return _invalid("snooze", exc)
+            return _invalid(exc)
         until = ctx.clock() + timedelta(minutes=minutes)
         try:
             root, snooze = await service.snooze(

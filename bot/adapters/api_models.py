@@ -1,0 +1,100 @@
+"""The shapes of the REST API's reminder routes: what they take and what they return."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from storage import ReminderView
+from storage.recurrence import Kind
+
+
+class MemberIO(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(min_length=1, max_length=255)
+    name: str = Field("", max_length=255)
+
+
+class ReminderOut(BaseModel):
+    """A reminder, in the fields `POST` takes (so it round-trips) plus what the bot knows."""
+
+    id: str = Field(description="the full id; the routes also take the short id")
+    short_id: int = Field(description="the number the chat sees, as in #3")
+    type: Kind
+    time: str = Field(description='once: local "YYYY-MM-DD HH:MM"; repeating: "HH:MM"')
+    weekday: int | None = Field(description="weekly: 0 = Monday ... 6 = Sunday")
+    day: int | None = Field(description="monthly: the day of the month")
+    interval: int | None = Field(description="every N days/weeks/months; null for 1")
+    content: str
+    who: list[str] = Field(description='"me" (the creator), "@name" members, "everyone"')
+    mentions: list[MemberIO] = Field(description="the members `who` names, with their ids")
+    rule: str = Field(description="the rule in words, e.g. every Monday at 09:00")
+    timezone: str
+    next_fire_at: datetime | None = Field(description="in the reminder's zone; null if paused")
+    created_by: str
+    created_by_name: str
+    status: str = Field(description="active or paused")
+    snooze_of: str | None = Field(description="for a snooze: the id of the snoozed reminder")
+
+
+class SnoozeOut(BaseModel):
+    reminder: ReminderOut
+    snooze: ReminderOut
+
+
+class HistoryOut(BaseModel):
+    at: datetime
+    short_id: int
+    content: str
+    outcome: str = Field(
+        description="sent, sent_late, skipped_missed, failed, cancelled or snoozed"
+    )
+    late: bool
+    detail: str | None = Field(description="a failed send's error; a snooze's new time")
+
+
+class SettingsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    timezone: str | None = Field(None, min_length=1, max_length=64)
+    remind_others: Annotated[str | None, Field(pattern="^(members|admins|off)$")] = None
+    remind_everyone: Annotated[str | None, Field(pattern="^(members|admins|off)$")] = None
+
+
+class SettingsOut(BaseModel):
+    chat_id: str
+    timezone: str
+    remind_others: str
+    remind_everyone: str
+    reminders_moved: int = Field(0, description="repeating reminders the zone change moved")
+
+
+def reminder_out(reminder: ReminderView) -> ReminderOut:
+    schedule = reminder.schedule
+    clock = f"{schedule.wall_time:%H:%M}"
+    audience = reminder.audience
+    who = ["me"] if audience.creator else []
+    who += [f"@{m.name or m.user_id}" for m in audience.mentions]
+    who += ["everyone"] if audience.everyone else []
+    next_fire = reminder.next_fire_at
+    return ReminderOut(
+        id=reminder.id,
+        short_id=reminder.short_id,
+        type=schedule.kind,
+        time=f"{schedule.on_date} {clock}" if schedule.kind == "once" else clock,
+        weekday=schedule.weekday,
+        day=schedule.day,
+        interval=schedule.interval if schedule.interval > 1 else None,
+        content=reminder.content,
+        who=who,
+        mentions=[MemberIO(user_id=m.user_id, name=m.name) for m in audience.mentions],
+        rule=schedule.describe(),
+        timezone=schedule.timezone,
+        next_fire_at=None if next_fire is None else next_fire.astimezone(schedule.zone),
+        created_by=reminder.created_by,
+        created_by_name=reminder.created_by_name,
+        status=reminder.status,
+        snooze_of=reminder.snooze_of,
+    )
