@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +19,7 @@ from tests.postgres import create_database, drop_database, postgres_server
 from tests.receiver import Receiver
 from tests.stub_llm import StubLLM
 
+ROOT = Path(__file__).resolve().parent.parent
 FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
 
 
@@ -231,3 +236,47 @@ def receiver(receiver_server: Receiver) -> Receiver:
     receiver_server.fail_next = 0
     receiver_server.reply_message_id = None
     return receiver_server
+
+
+# --- reminder delivery in real processes (tests/reminder_worker.py) ------------------
+
+
+class Worker:
+    """`python -m tests.reminder_worker` as a child process."""
+
+    def __init__(
+        self, url: str, sink: Path, options: dict[str, float | int], name: str = "worker"
+    ) -> None:
+        args = [sys.executable, "-m", "tests.reminder_worker", "--url", url]
+        args += ["--sink", str(sink), "--name", name]
+        for key, value in options.items():
+            args += [f"--{key.replace('_', '-')}", str(value)]
+        self.process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        ready = threading.Event()
+        threading.Thread(target=self._await_ready, args=(ready,), daemon=True).start()
+        if not ready.wait(60):
+            self.process.kill()
+            raise RuntimeError("the worker did not start")
+
+    def _await_ready(self, ready: threading.Event) -> None:
+        assert self.process.stdout is not None
+        if self.process.stdout.readline().strip() == "ready":
+            ready.set()
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(30) == 0
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:
+        if worker.process.poll() is None:
+            worker.process.kill()
+            worker.process.wait()
