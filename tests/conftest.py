@@ -127,13 +127,15 @@ class Outbox:
         self.attempts = 0
         self.arrived = asyncio.Event()
 
-    async def __call__(self, message: OutgoingMessage) -> None:
+    async def __call__(self, message: OutgoingMessage) -> str:
+        """Like a platform, answers with the sent message's id: msg-1, msg-2, ..."""
         self.attempts += 1
         if self.failures_left > 0:
             self.failures_left -= 1
             raise SendError("the platform answered 502")
         self.messages.append(message)
         self.arrived.set()
+        return f"msg-{len(self.messages)}"
 
     async def wait_for(self, count: int, *, within: float = 5.0) -> None:
         async with asyncio.timeout(within):

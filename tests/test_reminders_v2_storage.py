@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import Awaitable, Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session
 
 from storage import (
     Database,
+    Kind,
     Member,
     NewReminder,
-    OutgoingMessage,
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderPermissionError,
@@ -127,16 +127,6 @@ def _rule(kind: str, at: datetime) -> Schedule:
 
 
 @pytest.fixture
-async def bot(
-    database_url: str, clock: FakeClock, outbox: Outbox
-) -> AsyncIterator[ReminderService]:
-    async with ReminderService.open(
-        database_url, sender=outbox, policy=FAST_POLICY, clock=clock
-    ) as service:
-        yield service
-
-
-@pytest.fixture
 def editor(database_url: str, clock: FakeClock) -> Iterator[ReminderService]:
     """Another process's view of the store (the chat front end): its own engine, no timers."""
     database = Database(database_url)
@@ -157,14 +147,18 @@ async def _move(
 
 
 async def _one_delivery(
-    bot: ReminderService, clock: FakeClock, reminder: ReminderView, due: datetime, later: datetime
+    service: ReminderService,
+    clock: FakeClock,
+    reminder: ReminderView,
+    due: datetime,
+    later: datetime,
 ) -> str:
     """After the race: which time the reminder went out at, checked to be the only one."""
     clock.set(later)
-    await scheduler(bot).run_due()
-    rows = outcomes(await deliveries(bot, reminder))
+    await scheduler(service).run_due()
+    rows = outcomes(await deliveries(service, reminder))
     assert rows in ([(due, "sent")], [(later, "sent")]), rows
-    stored = await bot.get(reminder.id)
+    stored = await service.get(reminder.id)
     if rows[0][0] == due:
         # The edit was refused: the rule is as it was, moved on past the firing.
         assert stored.schedule == reminder.schedule
@@ -177,7 +171,7 @@ async def _one_delivery(
 
 @pytest.mark.parametrize("kind", ["daily", "once"])
 async def test_a_firing_between_an_edits_read_and_write_refuses_the_edit(
-    bot: ReminderService,
+    reminders: ReminderService,
     editor: ReminderService,
     clock: FakeClock,
     outbox: Outbox,
@@ -188,28 +182,32 @@ async def test_a_firing_between_an_edits_read_and_write_refuses_the_edit(
     reminder = await _add(editor, kind, DUE, "ship it")
     seen = await editor.find("chat-1", "1", ALICE)
     clock.set(DUE)
-    await scheduler(bot).run_due()
+    await scheduler(reminders).run_due()
     refused = ReminderChangedError if kind == "daily" else ReminderNotFoundError
     with pytest.raises(refused):
         await _move(editor, reminder, DUE + timedelta(minutes=10), seen.version)
-    assert await _one_delivery(bot, clock, reminder, DUE, DUE + timedelta(minutes=10)) == "old"
+    assert (
+        await _one_delivery(reminders, clock, reminder, DUE, DUE + timedelta(minutes=10)) == "old"
+    )
     assert len(outbox.messages) == 1
 
 
 @pytest.mark.parametrize("kind", ["daily", "once"])
 async def test_an_edit_written_before_the_firing_moves_it(
-    bot: ReminderService, editor: ReminderService, clock: FakeClock, kind: str
+    reminders: ReminderService, editor: ReminderService, clock: FakeClock, kind: str
 ) -> None:
     reminder = await _add(editor, kind, DUE, "ship it")
     await _move(editor, reminder, DUE + timedelta(minutes=10), reminder.version)
     clock.set(DUE)
-    await scheduler(bot).run_due()
-    assert await deliveries(bot, reminder) == []
-    assert await _one_delivery(bot, clock, reminder, DUE, DUE + timedelta(minutes=10)) == "new"
+    await scheduler(reminders).run_due()
+    assert await deliveries(reminders, reminder) == []
+    assert (
+        await _one_delivery(reminders, clock, reminder, DUE, DUE + timedelta(minutes=10)) == "new"
+    )
 
 
 async def test_edits_racing_firings_deliver_each_reminder_once(
-    bot: ReminderService, editor: ReminderService, clock: FakeClock, outbox: Outbox
+    reminders: ReminderService, editor: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:
     """Edit and dispatcher really concurrent, on two engines: either order, never both."""
     rounds = 24
@@ -225,14 +223,14 @@ async def test_edits_racing_firings_deliver_each_reminder_once(
 
         pauses = [jitter.uniform(0, 0.004) for _ in range(2)]
         fired, edited = await asyncio.gather(
-            _after(pauses[0], scheduler(bot).run_due()),
+            _after(pauses[0], scheduler(reminders).run_due()),
             _after(pauses[1], _move(editor, reminder, later, seen.version)),
             return_exceptions=True,
         )
         assert isinstance(fired, DispatchStats)
         moved = isinstance(edited, ReminderView)
         assert moved or isinstance(edited, ReminderChangedError | ReminderNotFoundError), edited
-        path = await _one_delivery(bot, clock, reminder, due, later)
+        path = await _one_delivery(reminders, clock, reminder, due, later)
         assert moved == (path == "new")
         won[path] += 1
     assert len(outbox.messages) == rounds
@@ -264,25 +262,24 @@ async def test_an_edit_waiting_on_a_claim_in_progress_is_refused(
             # deliveries row waits on it, with the reminder row locked and moved on. No
             # foreign key check here: its share lock on the reminder would make the claim
             # skip the row.
-            hold = blocker.engine.connect()
-            transaction = hold.begin()
-            hold.execute(text("SET LOCAL session_replication_role = replica"))
-            hold.execute(
-                text(
-                    "INSERT INTO deliveries (reminder_id, occurrence, outcome, attempts, late,"
-                    " claimed_at) VALUES (:id, :at, 'pending', 0, false, :at)"
-                ),
-                {"id": reminder.id, "at": DUE},
-            )
-            firing = asyncio.create_task(scheduler(service).run_due())
-            await _waiting(blocker, "%INSERT INTO deliveries%")
-            editing = asyncio.create_task(
-                _move(service, reminder, DUE + timedelta(minutes=10), seen.version)
-            )
-            await _waiting(blocker, "SELECT reminders.%FOR UPDATE")
-            assert not editing.done()
-            transaction.rollback()
-            hold.close()
+            with blocker.engine.connect() as hold:  # closed, it lets the claim go on
+                hold.begin()
+                hold.execute(text("SET LOCAL session_replication_role = replica"))
+                hold.execute(
+                    text(
+                        "INSERT INTO deliveries (reminder_id, occurrence, outcome, attempts,"
+                        " late, claimed_at) VALUES (:id, :at, 'pending', 0, false, :at)"
+                    ),
+                    {"id": reminder.id, "at": DUE},
+                )
+                firing = asyncio.create_task(scheduler(service).run_due())
+                await _waiting(blocker, "%INSERT INTO deliveries%")
+                editing = asyncio.create_task(
+                    _move(service, reminder, DUE + timedelta(minutes=10), seen.version)
+                )
+                await _waiting(blocker, "SELECT reminders.%FOR UPDATE")
+                assert not editing.done()
+                hold.rollback()
             await firing
             with pytest.raises(ReminderChangedError):
                 await editing
@@ -371,110 +368,92 @@ async def test_pause_and_resume(
         await reminders.set_paused("chat-1", str(once.short_id), ALICE, paused=True)
 
 
-@pytest.fixture
-async def replying(
-    database_url: str, clock: FakeClock, outbox: Outbox
-) -> AsyncIterator[ReminderService]:
-    """The service on a platform that answers each send with its message id."""
-
-    async def send(message: OutgoingMessage) -> str:
-        await outbox(message)
-        return f"msg-{len(outbox.messages)}"
-
-    async with ReminderService.open(
-        database_url,
-        sender=send,
-        default_timezone="Europe/Berlin",
-        policy=FAST_POLICY,
-        clock=clock,
-    ) as service:
-        yield service
-
-
 async def test_snooze_fires_again_once_and_keeps_the_rule(
-    replying: ReminderService, clock: FakeClock, outbox: Outbox
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:
     bob = Audience(mentions=(Member("u-bob", "Bob"),))
-    root = await replying.create(_new("pills", _DAILY_9, DUE, bob))
+    root = await reminders.create(_new("pills", _DAILY_9, DUE, bob))
     with pytest.raises(ReminderStateError):  # not gone off yet
-        await replying.snooze("chat-1", ALICE, DUE + timedelta(minutes=5), reference="1")
+        await reminders.snooze("chat-1", ALICE, DUE + timedelta(minutes=5), reference="1")
     clock.set(DUE)
-    await scheduler(replying).run_due()
+    await scheduler(reminders).run_due()
     clock.advance(timedelta(minutes=1))
     # The one reminder that just went off; Bob, mentioned in it, may snooze it.
-    first, snooze = await replying.snooze("chat-1", BOB, DUE + timedelta(minutes=5))
+    first, snooze = await reminders.snooze("chat-1", BOB, DUE + timedelta(minutes=5))
     assert (first.id, snooze.snooze_of, snooze.audience) == (root.id, root.id, bob)
     # Snoozing again (by replying to the message) moves the pending snooze.
-    _, moved = await replying.snooze(
+    _, moved = await reminders.snooze(
         "chat-1", ALICE, DUE + timedelta(minutes=10), message_id="msg-1"
     )
     assert (moved.id, moved.next_fire_at) == (snooze.id, DUE + timedelta(minutes=10))
     with pytest.raises(ReminderNotFoundError):
-        await replying.snooze("chat-1", ALICE, DUE, message_id="msg-404")
+        await reminders.snooze("chat-1", ALICE, DUE, message_id="msg-404")
     with pytest.raises(ReminderPermissionError):
-        await replying.snooze("chat-1", Requester("u-carol"), DUE, reference="1")
+        await reminders.snooze("chat-1", Requester("u-carol"), DUE, reference="1")
     for minutes in (5, 10, 20):  # 5: the first snooze time, moved away
         clock.set(DUE + timedelta(minutes=minutes))
-        await scheduler(replying).run_due()
+        await scheduler(reminders).run_due()
     assert outbox.texts() == ["⏰ Reminder for @Alice, @Bob: pills"] * 2
-    assert outcomes(await deliveries(replying, moved)) == [(DUE + timedelta(minutes=10), "sent")]
-    stored = await replying.get(root.id)
+    assert outcomes(await deliveries(reminders, moved)) == [(DUE + timedelta(minutes=10), "sent")]
+    stored = await reminders.get(root.id)
     assert (stored.schedule, stored.next_fire_at) == (root.schedule, DUE + timedelta(days=1))
-    assert (await replying.get(snooze.id)).status == "done"
-    history = await replying.history("chat-1")
+    assert (await reminders.get(snooze.id)).status == "done"
+    history = await reminders.history("chat-1")
     assert [(e.short_id, e.outcome) for e in history] == [(1, "sent"), (1, "snoozed"), (1, "sent")]
     assert history[1].detail == "Sun 22 Nov 09:10"
-    assert await replying.history("chat-1", created_by="u-bob") == []
+    assert await reminders.history("chat-1", created_by="u-bob") == []
 
 
 async def test_a_snooze_that_went_off_can_be_snoozed_again(
-    replying: ReminderService, clock: FakeClock, outbox: Outbox
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:
     """Its message is the reminder going off again: a reply to it, or "snooze" alone, moves
     the reminder on once more (a snooze and its reminder are not two recent reminders)."""
-    root = await replying.create(_new("pills", _DAILY_9, DUE))
+    root = await reminders.create(_new("pills", _DAILY_9, DUE))
     clock.set(DUE)
-    await scheduler(replying).run_due()
-    _, first = await replying.snooze("chat-1", ALICE, DUE + timedelta(minutes=5))
+    await scheduler(reminders).run_due()
+    _, first = await reminders.snooze("chat-1", ALICE, DUE + timedelta(minutes=5))
     clock.set(DUE + timedelta(minutes=5))
-    await scheduler(replying).run_due()
-    _, second = await replying.snooze("chat-1", ALICE, DUE + timedelta(minutes=10))
+    await scheduler(reminders).run_due()
+    _, second = await reminders.snooze("chat-1", ALICE, DUE + timedelta(minutes=10))
     clock.set(DUE + timedelta(minutes=10))
-    await scheduler(replying).run_due()
-    _, third = await replying.snooze(
+    await scheduler(reminders).run_due()
+    _, third = await reminders.snooze(
         "chat-1", ALICE, DUE + timedelta(minutes=15), message_id="msg-3"
     )
     clock.set(DUE + timedelta(minutes=15))
-    await scheduler(replying).run_due()
+    await scheduler(reminders).run_due()
     assert [s.snooze_of for s in (first, second, third)] == [root.id] * 3
     assert len({first.id, second.id, third.id}) == 3
     assert len(outbox.messages) == 4
-    history = await replying.history("chat-1")
+    history = await reminders.history("chat-1")
     assert [e.short_id for e in history] == [1] * 7  # 4 sent, 3 snoozed: all of #1
     # Another reminder went off too: "snooze" alone asks which.
     clock.advance(timedelta(minutes=1))
-    tea = await replying.create(_new("tea", Schedule.once_at(clock(), "UTC"), clock()))
-    await scheduler(replying).run_due()
+    tea = await reminders.create(_new("tea", Schedule.once_at(clock(), "UTC"), clock()))
+    await scheduler(reminders).run_due()
     with pytest.raises(ReminderNotFoundError, match=rf"went off recently \(#{tea.short_id}, #1\)"):
-        await replying.snooze("chat-1", ALICE, DUE + timedelta(hours=1))
+        await reminders.snooze("chat-1", ALICE, DUE + timedelta(hours=1))
 
 
 async def test_a_one_time_reminder_can_be_snoozed_after_it_went_off(
-    replying: ReminderService, clock: FakeClock, outbox: Outbox
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:
-    once = await replying.create(_new("call Bob", Schedule.once_at(DUE, "UTC"), DUE))
+    once = await reminders.create(_new("call Bob", Schedule.once_at(DUE, "UTC"), DUE))
     clock.set(DUE)
-    await scheduler(replying).run_due()
-    assert (await replying.get(once.id)).status == "done"
+    await scheduler(reminders).run_due()
+    assert (await reminders.get(once.id)).status == "done"
     ways: list[dict[str, Any]] = [{"reference": "#1"}, {"message_id": "msg-1"}, {}]
     for n, how in enumerate(ways, 1):
-        root, snooze = await replying.snooze("chat-1", ALICE, DUE + timedelta(minutes=5 * n), **how)
+        root, snooze = await reminders.snooze(
+            "chat-1", ALICE, DUE + timedelta(minutes=5 * n), **how
+        )
         assert (root.id, snooze.snooze_of) == (once.id, once.id)
         assert snooze.next_fire_at == DUE + timedelta(minutes=5 * n)
     clock.set(DUE + timedelta(minutes=15))
-    await scheduler(replying).run_due()
+    await scheduler(reminders).run_due()
     assert outbox.texts() == ["⏰ Reminder for @Alice: call Bob"] * 2
-    assert outcomes(await deliveries(replying, snooze)) == [(DUE + timedelta(minutes=15), "sent")]
+    assert outcomes(await deliveries(reminders, snooze)) == [(DUE + timedelta(minutes=15), "sent")]
 
 
 async def test_remind_others_and_everyone_are_stored_and_read_back(
@@ -502,35 +481,17 @@ async def test_remind_others_and_everyone_are_stored_and_read_back(
     assert snooze.audience == others
 
 
+def _every(kind: Kind, interval: int, since: date, **rule: Any) -> Schedule:
+    return Schedule(kind, time(9, 0), "Europe/Berlin", since, interval=interval, **rule)
+
+
 @pytest.mark.parametrize(
     ("rule", "first", "then"),
     [
+        (_every("daily", 3, DUE.date()), DUE, DUE + timedelta(days=3)),
+        (_every("weekly", 2, DUE.date(), weekday=6), DUE, DUE + timedelta(days=14)),
         (
-            Schedule("daily", time(9, 0), "Europe/Berlin", on_date=date(2026, 11, 22), interval=3),
-            DUE,
-            DUE + timedelta(days=3),
-        ),
-        (
-            Schedule(
-                "weekly",
-                time(9, 0),
-                "Europe/Berlin",
-                on_date=date(2026, 11, 22),
-                weekday=6,
-                interval=2,
-            ),
-            DUE,
-            DUE + timedelta(days=14),
-        ),
-        (
-            Schedule(
-                "monthly",
-                time(9, 0),
-                "Europe/Berlin",
-                on_date=date(2026, 11, 30),
-                day=31,
-                interval=2,
-            ),
+            _every("monthly", 2, date(2026, 11, 30), day=31),  # the month's last day
             datetime(2026, 11, 30, 8, 0, tzinfo=UTC),
             datetime(2027, 1, 31, 8, 0, tzinfo=UTC),
         ),
