@@ -20,6 +20,7 @@ from storage.models import (
     OUTCOME_PENDING,
     REMINDER_ACTIVE,
     REMINDER_CANCELLED,
+    REMINDER_DONE,
     REMINDER_PAUSED,
     Chat,
     Delivery,
@@ -83,13 +84,15 @@ def locate(
     for_update: bool = True,
     may: str = "change",
 ) -> ReminderView:
-    """A live (active or paused) reminder of this chat the requester may `may`."""
+    """A live (active or paused) reminder of this chat the requester may `may`; to snooze,
+    also one that is done (a one-time reminder or a snooze that went off)."""
     key = parse_reference(reference)
     found = None
     if key is not None:
         column = _reminders.c.short_id if isinstance(key, int) else _reminders.c.id
+        statuses = (*LIVE, REMINDER_DONE) if may == "snooze" else LIVE
         query = select(_reminders).where(
-            _reminders.c.chat_id == chat_id, column == key, _reminders.c.status.in_(LIVE)
+            _reminders.c.chat_id == chat_id, column == key, _reminders.c.status.in_(statuses)
         )
         row = session.execute(query.with_for_update() if for_update else query).one_or_none()
         found = None if row is None else _view(row)
@@ -229,17 +232,26 @@ def by_message(session: Session, chat_id: str, message_id: str) -> ReminderView 
 
 
 def recently_delivered(session: Session, chat_id: str, since: datetime) -> list[ReminderView]:
-    """Reminders of this chat delivered since `since`, newest first, one entry each."""
-    rows = session.execute(
-        select(_reminders, func.max(_deliveries.c.occurrence).label("last"))
+    """Reminders of this chat delivered since `since`, newest first, one entry each; a
+    snooze going off is its reminder going off again. Deleted ones are left out."""
+    root_id = func.coalesce(_reminders.c.snooze_of, _reminders.c.id)
+    latest = (
+        select(root_id.label("root_id"), func.max(_deliveries.c.occurrence).label("last"))
+        .select_from(_reminders)
         .join(_deliveries, _deliveries.c.reminder_id == _reminders.c.id)
         .where(
             _reminders.c.chat_id == chat_id,
             _deliveries.c.outcome.in_(DELIVERED),
             _deliveries.c.finished_at >= since,
         )
-        .group_by(*_reminders.c)
-        .order_by(func.max(_deliveries.c.occurrence).desc())
+        .group_by(root_id)
+        .subquery()
+    )
+    rows = session.execute(
+        select(_reminders)
+        .join(latest, latest.c.root_id == _reminders.c.id)
+        .where(_reminders.c.status != REMINDER_CANCELLED)
+        .order_by(latest.c.last.desc())
     ).all()
     return [_view(row) for row in rows]
 

@@ -300,8 +300,9 @@ class ReminderService:
             if target is None:
                 target = self._only_recent(session, chat_id, requester, now - recent)
             reminder = changes.locate(session, chat_id, target.id, requester, may="snooze")
+            # A snooze that went off snoozes its reminder again, unless that was deleted.
             root = (
-                repository.get_reminder(session, reminder.snooze_of)
+                changes.locate(session, chat_id, reminder.snooze_of, requester, may="snooze")
                 if reminder.snooze_of
                 else reminder
             )

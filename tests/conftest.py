@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +19,7 @@ from tests.postgres import create_database, drop_database, postgres_server
 from tests.receiver import Receiver
 from tests.stub_llm import StubLLM
 
+ROOT = Path(__file__).resolve().parent.parent
 FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
 
 
@@ -122,13 +127,15 @@ class Outbox:
         self.attempts = 0
         self.arrived = asyncio.Event()
 
-    async def __call__(self, message: OutgoingMessage) -> None:
+    async def __call__(self, message: OutgoingMessage) -> str:
+        """Like a platform, answers with the sent message's id: msg-1, msg-2, ..."""
         self.attempts += 1
         if self.failures_left > 0:
             self.failures_left -= 1
             raise SendError("the platform answered 502")
         self.messages.append(message)
         self.arrived.set()
+        return f"msg-{len(self.messages)}"
 
     async def wait_for(self, count: int, *, within: float = 5.0) -> None:
         async with asyncio.timeout(within):
@@ -231,3 +238,47 @@ def receiver(receiver_server: Receiver) -> Receiver:
     receiver_server.fail_next = 0
     receiver_server.reply_message_id = None
     return receiver_server
+
+
+# --- reminder delivery in real processes (tests/reminder_worker.py) ------------------
+
+
+class Worker:
+    """`python -m tests.reminder_worker` as a child process."""
+
+    def __init__(
+        self, url: str, sink: Path, options: dict[str, float | int], name: str = "worker"
+    ) -> None:
+        args = [sys.executable, "-m", "tests.reminder_worker", "--url", url]
+        args += ["--sink", str(sink), "--name", name]
+        for key, value in options.items():
+            args += [f"--{key.replace('_', '-')}", str(value)]
+        self.process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        ready = threading.Event()
+        threading.Thread(target=self._await_ready, args=(ready,), daemon=True).start()
+        if not ready.wait(60):
+            self.process.kill()
+            raise RuntimeError("the worker did not start")
+
+    def _await_ready(self, ready: threading.Event) -> None:
+        assert self.process.stdout is not None
+        if self.process.stdout.readline().strip() == "ready":
+            ready.set()
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(30) == 0
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:
+        if worker.process.poll() is None:
+            worker.process.kill()
+            worker.process.wait()

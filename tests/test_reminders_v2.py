@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import update
 
 from storage.models import Reminder
+from tests.conftest import eventually
 from tests.http_harness import Api, Servers
 from tests.receiver import Receiver
 
@@ -86,6 +87,13 @@ async def test_snooze_by_reply_fires_again_once(servers: Servers, receiver: Rece
     await fire_now(api, 2)  # the snooze, #2
     calls = await asyncio.to_thread(receiver.wait_for, 2, 10)
     assert [c.body["text"] for c in calls] == ["⏰ Reminder for @Alice: take pills"] * 2
+    service = api.bot.reminders
+    assert service is not None
+
+    async def recorded() -> bool:  # the outcome is written after the send
+        return len(await service.history("g1")) == 3
+
+    await eventually(recorded)
     (history,) = await api.say("/history")
     lines = history["text"].splitlines()
     assert len(lines) == 4  # heading, the snoozed firing, the snooze, the first firing

@@ -3,66 +3,19 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import func, select
 
 from storage import Database, NewReminder, Schedule
 from storage.models import Delivery
 from storage.repository import create_reminder, deliveries_of
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-class Worker:
-    """`python -m tests.reminder_worker` as a child process."""
-
-    def __init__(
-        self, url: str, sink: Path, options: dict[str, float | int], name: str = "worker"
-    ) -> None:
-        args = [sys.executable, "-m", "tests.reminder_worker", "--url", url]
-        args += ["--sink", str(sink), "--name", name]
-        for key, value in options.items():
-            args += [f"--{key.replace('_', '-')}", str(value)]
-        self.process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-        ready = threading.Event()
-        threading.Thread(target=self._await_ready, args=(ready,), daemon=True).start()
-        if not ready.wait(60):
-            self.process.kill()
-            raise RuntimeError("the worker did not start")
-
-    def _await_ready(self, ready: threading.Event) -> None:
-        assert self.process.stdout is not None
-        if self.process.stdout.readline().strip() == "ready":
-            ready.set()
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        assert self.process.wait(30) == 0
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        if worker.process.poll() is None:
-            worker.process.kill()
-            worker.process.wait()
+from tests.conftest import Worker
 
 
 def add_once(database: Database, chat: str, due: datetime, content: str) -> str:
