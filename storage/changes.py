@@ -97,9 +97,12 @@ def locate(
         row = session.execute(query.with_for_update() if for_update else query).one_or_none()
         found = None if row is None else _view(row)
     if found is None or (requester.private and found.created_by != requester.user_id):
-        raise ReminderNotFoundError(
-            f"There is no active reminder {reference.strip()!r} in this chat."
-        )
+        # A full id is internal (a reply to a reminder's message resolves to one): don't
+        # show it; the number a user typed is shown back.
+        if isinstance(key, str):
+            raise ReminderNotFoundError("There is no such active reminder in this chat.")
+        named = f"#{key}" if key is not None else repr(reference.strip())
+        raise ReminderNotFoundError(f"There is no active reminder {named} in this chat.")
     allowed = (
         found.created_by == requester.user_id
         or requester.is_admin
