@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
+from bot.adapters.base import Adapter, WithMembers
 from bot.config import Config, load_config
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
@@ -48,6 +49,7 @@ class Bot:
         self.registry = registry if registry is not None else default_registry
         self.outbound = OutboundRouter()
         self.members = MemberDirectories()
+        self.adapters: list[Adapter] = []
         self._clock = clock
         self._stack = AsyncExitStack()
         self._router: Router | None = None
@@ -58,6 +60,16 @@ class Bot:
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
         return cls(load_config(path), **options)
+
+    def add_adapter(self, adapter: Adapter) -> None:
+        """A chat platform: it gets the outgoing messages of its chats, says who is in
+        them if it can, and runs while the bot runs (started last, stopped first)."""
+        if self._router is not None:
+            raise RuntimeError("add adapters before entering `async with bot`")
+        self.adapters.append(adapter)
+        self.on_outgoing(adapter.send, chat_prefix=adapter.chat_prefix)
+        if isinstance(adapter, WithMembers):
+            self.on_members(adapter, chat_prefix=adapter.chat_prefix)
 
     def on_members(self, directory: MemberDirectory, *, chat_prefix: str = "") -> None:
         """Who is in the chats under `chat_prefix`, so that "remind @bob" can name Bob."""
@@ -145,6 +157,9 @@ class Bot:
             outbound=self.outbound,
             clock=self._clock,
         )
+        for adapter in self.adapters:
+            await adapter.start(self)
+            self._stack.push_async_callback(adapter.stop)
 
     async def _prune_periodically(self, chatlog: ChatLog) -> None:
         """Age-based retention for every chat, quiet ones included: at start, then hourly."""

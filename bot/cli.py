@@ -16,6 +16,7 @@ from pathlib import Path
 
 import uvicorn
 
+from bot.adapters import PLATFORMS, configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
 from bot.app import Bot
@@ -106,7 +107,10 @@ class _Server(uvicorn.Server):
 
 async def _serve(config: Config) -> None:
     webhook = config.adapters.webhook
-    async with Bot(config) as bot:
+    bot = Bot(config)
+    for adapter in configured(config):
+        bot.add_adapter(adapter)
+    async with bot:
         server = _Server(
             uvicorn.Config(
                 create_app(bot),
@@ -153,12 +157,17 @@ def _check(config: Config) -> int:
         "search: "
         + (f"{config.search.provider} ({config.search.model})" if config.search.enabled else "off"),
         "console adapter: " + ("on" if config.adapters.console.enabled else "off"),
+        *(f"{name} adapter: on" for name in _platforms(config)),
         f"http adapter: {webhook.host}:{webhook.port}, "
         + ("token required" if webhook.token else "no token")
         + (", outbound webhook set" if webhook.outbound_url else ", no outbound webhook"),
     ]
     print("\n".join(lines))
     return 0
+
+
+def _platforms(config: Config) -> list[str]:
+    return [name for name in PLATFORMS if getattr(config.adapters, name) is not None]
 
 
 def _db(config: Config, action: str) -> int:

@@ -149,9 +149,39 @@ class ConsoleSettings(_Section):
     enabled: bool = True
 
 
+class TelegramSettings(_Section):
+    """Present = enabled. Long polling unless `webhook_url` is set."""
+
+    token: Secret = None
+    api_base: str = "https://api.telegram.org"
+    webhook_url: OptionalText = None
+    webhook_secret: Secret = None
+
+
+class MatrixSettings(_Section):
+    """Present = enabled. An access token, or a password used once to log in."""
+
+    homeserver: str
+    user_id: str
+    access_token: Secret = None
+    password: Secret = None
+    allow_rooms: list[str] = Field(default_factory=list)  # empty: every invite
+    msgtype: Literal["m.text", "m.notice"] = "m.text"
+
+
+class OneBotSettings(_Section):
+    """Present = enabled: OneBot v11 reverse WebSocket on the HTTP server."""
+
+    path: str = "/onebot/v11/ws"
+    access_token: Secret = None
+
+
 class AdaptersSettings(_Section):
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
+    telegram: TelegramSettings | None = None
+    matrix: MatrixSettings | None = None
+    onebot: OneBotSettings | None = None
 
 
 class ReminderSettings(_Section):

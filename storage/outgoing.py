@@ -32,6 +32,10 @@ class OutgoingMessage:
     kind: OutgoingKind = "reminder"
     reminder_id: str | None = None
     occurrence: datetime | None = None
+    # The mentioned people with the names the text shows as "@name", so that a platform
+    # adapter can render each as its own kind of mention (a Telegram text mention, a
+    # Matrix pill, a OneBot at segment).
+    people: tuple[Member, ...] = ()
 
     @property
     def idempotency_key(self) -> str | None:

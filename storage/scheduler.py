@@ -86,12 +86,14 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
     """The chat message for one occurrence; in a group it mentions who it is for."""
     audience = claim.audience
     mentions: tuple[str, ...] = ()
+    people: list[Member] = []
     if claim.chat_type == "group" and audience.everyone:
         text = f"⏰ Reminder for everyone: {claim.content}"
     elif claim.chat_type == "group":
         people = [Member(claim.created_by, claim.created_by_name)] if audience.creator else []
         people += [m for m in audience.mentions if m.user_id != claim.created_by]
-        names = ", ".join(f"@{m.name or m.user_id}" for m in people)
+        people = [Member(m.user_id, m.name or m.user_id) for m in people]
+        names = ", ".join(f"@{m.name}" for m in people)
         text = f"⏰ Reminder for {names}: {claim.content}"
         mentions = tuple(m.user_id for m in people)
     else:
@@ -112,6 +114,7 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
         kind="reminder",
         reminder_id=claim.reminder_id,
         occurrence=claim.occurrence,
+        people=tuple(people),
     )
 
 

@@ -477,6 +477,13 @@ async def test_remind_others_and_everyone_are_stored_and_read_back(
     ]
     mentions = {m.text: m.mentions for m in outbox.messages}
     assert mentions["⏰ Reminder for @Bob, @Carol: slides"] == ("u-bob", "u-carol")
+    # The names as the text shows them, for adapters that render real mentions.
+    people = {m.text: m.people for m in outbox.messages}
+    assert people["⏰ Reminder for @Bob, @Carol: slides"] == (
+        Member("u-bob", "Bob"),
+        Member("u-carol", "Carol"),
+    )
+    assert people["⏰ Reminder for everyone: standup"] == ()
     _, snooze = await reminders.snooze("chat-1", BOB, DUE + timedelta(minutes=5), reference="1")
     assert snooze.audience == others
 

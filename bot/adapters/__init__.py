@@ -1,0 +1,41 @@
+"""Chat platform adapters. Each platform is one module with one class that keeps the
+contract in `bot.adapters.base` and is built as `Class(settings, bot_name=...)` from its
+config section; `configured` builds those whose section is present."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, cast
+
+from bot.config import ConfigError
+
+if TYPE_CHECKING:
+    from bot.adapters.base import Adapter
+    from bot.config import Config
+
+# Section name -> "module:Class". Imported only when configured: a bot without Matrix
+# never loads its library.
+PLATFORMS = {
+    "telegram": "bot.adapters.telegram:TelegramAdapter",
+    "matrix": "bot.adapters.matrix:MatrixAdapter",
+    "onebot": "bot.adapters.onebot:OneBotAdapter",
+}
+
+
+def configured(config: Config) -> list[Adapter]:
+    """The adapters whose sections are present in the config, in a fixed order."""
+    adapters: list[Adapter] = []
+    for name, target in PLATFORMS.items():
+        section = getattr(config.adapters, name)
+        if section is None:
+            continue
+        module_name, _, class_name = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            raise ConfigError(f"adapters.{name}: this version has no {name} adapter") from None
+        factory = getattr(module, class_name)
+        adapters.append(cast("Adapter", factory(section, bot_name=config.bot.name)))
+    return adapters

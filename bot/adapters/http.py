@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 import logging
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -144,8 +144,9 @@ def create_app(bot: Bot) -> ASGIApp:
         return JSONResponse({"error": "storage unavailable, nothing changed"}, status_code=503)
 
     @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    async def healthz() -> dict[str, Any]:
+        """Liveness, and each chat platform's connection status (no secrets)."""
+        return {"status": "ok", "adapters": {a.name: a.status() for a in bot.adapters}}
 
     @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:
@@ -159,5 +160,7 @@ def create_app(bot: Bot) -> ASGIApp:
         return RepliesOut(replies=out)
 
     app.include_router(reminder_routes(bot))
+    for adapter in bot.adapters:
+        app.router.routes.extend(adapter.routes())  # webhooks and WebSockets of platforms
 
     return _Gate(app, token=token, max_bytes=webhook.max_body_bytes)

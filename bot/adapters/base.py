@@ -1,0 +1,81 @@
+"""The contract every chat platform adapter keeps.
+
+An adapter turns its platform's events into `IncomingMessage`s (with a chat id under its
+own prefix, e.g. "tg:-100123"), hands them to `bot.handle`, and sends the replies back in
+the platform's way (as a reply to the triggering message where the platform has those).
+It also delivers the bot's own messages (reminders, progress lines) for its chats: the
+bot routes each `OutgoingMessage` to the adapter whose `chat_prefix` its chat id starts
+with. Everything platform-specific stays in the adapter's module: a new platform is a
+module with a class like this and a config section, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from storage import Member, OutgoingMessage
+
+if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
+    from bot.app import Bot
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """One chat platform, started and stopped with the bot."""
+
+    name: str  # "telegram", shown by `groupmate check` and /healthz
+    chat_prefix: str  # every chat id of this platform starts with it: "tg:"
+
+    async def start(self, bot: Bot) -> None:
+        """Connect and begin receiving; return once running (receiving goes on in tasks)."""
+
+    async def stop(self) -> None:
+        """Stop receiving, finish or abandon sends in flight, close connections."""
+
+    async def send(self, message: OutgoingMessage) -> str | None:
+        """Deliver one of the bot's own messages; returns the platform's message id.
+
+        Raises storage.SendError (with a message free of tokens) when the platform
+        refused or could not be reached; the reminder engine retries with backoff.
+        """
+
+    def status(self) -> dict[str, Any]:
+        """What an operator needs to see: connected or not, since when, last event."""
+
+    def routes(self) -> Sequence[BaseRoute]:
+        """Routes this adapter serves on the HTTP server (webhooks, WebSockets); may be
+        empty."""
+
+
+@runtime_checkable
+class WithMembers(Protocol):
+    """An adapter that can say who is in a chat, so "remind @bob" can name Bob."""
+
+    async def find(self, chat_id: str, name: str) -> Member | None: ...
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """`text` in pieces of at most `limit` characters, cut at paragraph breaks, else at
+    line breaks, else at spaces, and only as a last resort inside a word."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[: limit + 1]
+        cut = -1
+        for separator in ("\n\n", "\n", " "):
+            cut = window.rfind(separator, 0, limit + 1)
+            if cut > 0:
+                break
+        if cut <= 0:
+            cut = limit
+            pieces.append(rest[:cut])
+            rest = rest[cut:]
+        else:
+            pieces.append(rest[:cut].rstrip())
+            rest = rest[cut:].lstrip("\n ")
+    if rest or not pieces:
+        pieces.append(rest)
+    return pieces

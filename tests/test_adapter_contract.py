@@ -1,0 +1,131 @@
+"""The adapter contract: outgoing messages reach the adapter that owns the chat, adapters
+start with the bot and stop before it, /healthz shows their status, long texts split."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.routing import BaseRoute
+
+from bot.adapters.base import Adapter, WithMembers, split_text
+from bot.app import Bot
+from bot.config import parse_config
+from bot.messages import IncomingMessage
+from storage import Member, OutgoingMessage
+from tests.http_harness import Servers
+
+
+class Recorder:
+    """A platform in memory: what the bot sent it, and its lifecycle."""
+
+    name = "memory"
+    chat_prefix = "mem:"
+
+    def __init__(self) -> None:
+        self.sent: list[OutgoingMessage] = []
+        self.events: list[str] = []
+        self.bot: Bot | None = None
+
+    async def start(self, bot: Bot) -> None:
+        self.events.append("start")
+        self.bot = bot
+
+    async def stop(self) -> None:
+        self.events.append("stop")
+
+    async def send(self, message: OutgoingMessage) -> str | None:
+        self.sent.append(message)
+        return f"mem-{len(self.sent)}"
+
+    def status(self) -> dict[str, Any]:
+        return {"connected": True, "sent": len(self.sent)}
+
+    def routes(self) -> Sequence[BaseRoute]:
+        return ()
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        return Member("mem:u-bob", "bob") if name == "bob" else None
+
+
+def test_the_recorder_keeps_the_contract() -> None:
+    assert isinstance(Recorder(), Adapter) and isinstance(Recorder(), WithMembers)
+
+
+async def test_outgoing_goes_to_the_owning_adapter_and_members_come_from_it(
+    tmp_path: Path,
+) -> None:
+    config = parse_config({"storage": {"url": f"sqlite:///{tmp_path / 'b.db'}"}}, environ={})
+    recorder = Recorder()
+    bot = Bot(config)
+    bot.add_adapter(recorder)
+    async with bot:
+        assert recorder.events == ["start"] and recorder.bot is bot
+        assert await bot.outbound(OutgoingMessage("mem:g1", "hi")) == "mem-1"
+        message = IncomingMessage(
+            chat_id="mem:g1",
+            chat_type="group",
+            sender_id="mem:u-ann",
+            sender_name="Ann",
+            text="/remind @bob tomorrow at 9 send the slides",
+        )
+        (reply,) = await bot.handle(message)
+        assert "Reminder #1 for @bob set for" in reply.text
+        with pytest.raises(RuntimeError):
+            bot.add_adapter(Recorder())
+    assert recorder.events == ["start", "stop"]
+
+
+async def test_healthz_shows_each_adapter(servers: Servers) -> None:
+    api = await servers.start()
+    health = (await api.client.get("/healthz")).json()
+    assert health == {"status": "ok", "adapters": {}}
+
+
+def test_a_platform_this_version_lacks_is_a_config_error() -> None:
+    from bot.adapters import PLATFORMS, configured
+    from bot.config import ConfigError
+
+    missing = [name for name in PLATFORMS if not _importable(PLATFORMS[name])]
+    if not missing:
+        pytest.skip("every platform adapter is present")
+    config = parse_config({"adapters": {missing[0]: _minimal(missing[0])}}, environ={})
+    with pytest.raises(ConfigError, match=f"adapters.{missing[0]}"):
+        configured(config)
+
+
+def _importable(target: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(target.partition(":")[0]) is not None
+
+
+def _minimal(name: str) -> dict[str, Any]:
+    if name == "matrix":
+        return {"homeserver": "http://127.0.0.1:1", "user_id": "@bot:local"}
+    return {}
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "pieces"),
+    [
+        ("short", 10, ["short"]),
+        ("", 10, [""]),
+        ("aaaa\n\nbbbb", 6, ["aaaa", "bbbb"]),
+        ("aaaa bbbb\ncccc", 10, ["aaaa bbbb", "cccc"]),
+        ("aaaa bbbb cccc", 10, ["aaaa bbbb", "cccc"]),
+        ("a" * 25, 10, ["a" * 10, "a" * 10, "a" * 5]),
+    ],
+)
+def test_split_text(text: str, limit: int, pieces: list[str]) -> None:
+    assert split_text(text, limit) == pieces
+    assert all(len(piece) <= limit for piece in split_text(text, limit))
+
+
+def test_a_5000_character_reply_splits_in_two_at_a_paragraph() -> None:
+    first = ("word " * 700).strip()
+    second = ("more " * 300).strip()
+    parts = split_text(f"{first}\n\n{second}", 4096)
+    assert parts == [first, second]
