@@ -72,6 +72,8 @@ class FakeTelegram:
         self.sent_ids: list[int] = []  # of each accepted sendMessage, in order
         # method -> how many of its next calls get 429 with this retry_after.
         self.rate_limit: dict[str, tuple[int, int]] = {}
+        # method -> how many of its next calls get a proxy's 502 page (not JSON).
+        self.bad_gateway: dict[str, int] = {}
         self._updates: list[dict[str, Any]] = []
         self._next_update = 1
         self._next_message = 1000
@@ -149,6 +151,9 @@ class FakeTelegram:
         body = await request.json() if await request.body() else {}
         with self._lock:
             self.calls.append(Call(method, body, time.monotonic()))
+            if self.bad_gateway.get(method, 0) > 0:
+                self.bad_gateway[method] -= 1
+                return Response("<html>502 Bad Gateway</html>", status_code=502)
             count, retry_after = self.rate_limit.get(method, (0, 0))
             if count > 0:
                 self.rate_limit[method] = (count - 1, retry_after)

@@ -12,10 +12,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import update
 
 from bot.adapters import configured
+from bot.adapters.http import create_app
 from bot.adapters.telegram import TelegramAdapter
 from bot.adapters.telegram_api import render_html
 from bot.app import Bot
@@ -198,3 +200,45 @@ def test_html_escapes_text_and_links_the_people() -> None:
         '&lt;i&gt;<a href="tg://user?id=6">@Alice</a> &amp; '
         '<a href="tg://user?id=5">@Al</a>&lt;/i&gt; @x'
     )
+
+
+async def test_polling_survives_a_bad_gateway_and_loses_no_message(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    async with running(tmp_path, fake) as bot:
+        fake.bad_gateway["getUpdates"] = 1
+        await eventually(lambda: bot.adapters[0].status()["last_error"] is not None)
+        assert not bot.adapters[0].status()["connected"]
+        fake.say("/help", chat=ALICE["id"])  # arrives while the bot waits to reconnect
+        (answer,) = await replies(fake, 1, within=10)
+        assert "Commands:" in answer["text"] and bot.adapters[0].status()["connected"]
+
+
+async def test_webhook_mode_checks_the_secret_token(tmp_path: Path, fake: FakeTelegram) -> None:
+    hook = {"webhook_url": "https://bot.example.org/telegram/hook", "webhook_secret": "s3cret"}
+    section = {"token": TOKEN, "api_base": fake.api_base, **hook}
+    config = parse_config(make_config(tmp_path, adapters={"telegram": section}), environ={})
+    bot = Bot(config)
+    for adapter in configured(config):
+        bot.add_adapter(adapter)
+    async with bot:
+        await eventually(lambda: bool(fake.called("setMyCommands")))
+        (registered,) = fake.called("setWebhook")
+        assert registered.body["url"] == hook["webhook_url"]
+        assert registered.body["secret_token"] == "s3cret"
+        fake.say("/help", chat=ALICE["id"])
+        update = fake.pending()[0]
+        transport = httpx.ASGITransport(app=create_app(bot))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            wrong = {"X-Telegram-Bot-Api-Secret-Token": "guess"}
+            refused = await client.post("/telegram/hook", json=update, headers=wrong)
+            assert refused.status_code == 401
+            right = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+            accepted = await client.post("/telegram/hook", json=update, headers=right)
+            assert accepted.status_code == 200
+            again = await client.post("/telegram/hook", json=update, headers=right)
+            assert again.status_code == 200  # Telegram's retry of the same update
+        (answer,) = await replies(fake, 1)
+        assert "Commands:" in answer["text"]
+        await asyncio.sleep(0.2)
+        assert len(fake.sent()) == 1 and not fake.called("getUpdates")

@@ -164,7 +164,7 @@ class TelegramAdapter:
         payload: dict[str, Any] = {"timeout": timeout, "allowed_updates": ["message"]}
         if self._offset is not None:
             payload["offset"] = self._offset
-        updates = await self._api.call("getUpdates", payload, timeout=timeout + 10)
+        updates = await self._api.call("getUpdates", payload, read_for=timeout + 10)
         if self._connected_since is None:
             self._connected_since = datetime.now(UTC)
             self._last_error = None
@@ -241,9 +241,9 @@ class TelegramAdapter:
         reply_to_bot = (replied.get("from") or {}).get("id") == self._me_id and bool(replied)
         group = chat["type"] != "private"
         # getChatMember costs a request: only for messages the router may answer.
-        target = Commands.target(text) if text.startswith("/") else None
-        command = text.startswith("/") and target in (None, self._bot_name)
-        maybe_for_bot = mentions_bot or reply_to_bot or command
+        addressee = Commands.target(text) if text.startswith("/") else None
+        for_bot = text.startswith("/") and addressee in (None, self._bot_name)
+        maybe_for_bot = mentions_bot or reply_to_bot or for_bot
         return IncomingMessage(
             chat_id=chat_id,
             chat_type="group" if group else "private",

@@ -79,9 +79,12 @@ class TelegramApi:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def call(self, method: str, payload: dict[str, Any], *, timeout: float | None = None) -> Any:
-        """The method's `result`; raises TelegramError."""
-        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    async def call(
+        self, method: str, payload: dict[str, Any], *, read_for: float | None = None
+    ) -> Any:
+        """The method's `result`; raises TelegramError. `read_for` overrides the read
+        timeout (a long poll holds the answer back on purpose)."""
+        options: dict[str, Any] = {} if read_for is None else {"timeout": read_for}
         try:
             response = await self._client.post(method, json=payload, **options)
             body = response.json()
