@@ -109,13 +109,13 @@ class TelegramAdapter:
             _, late = await asyncio.wait(pending, timeout=_DRAIN_TIMEOUT)
             for task in late:
                 task.cancel()
-        unfinished = [update_id for update_id, task in self._handling.items() if not task.done()]
         if self._offset is not None and not self._settings.webhook_url:
-            # Confirm what was answered, so a restart does not replay it; unanswered
-            # updates stay with Telegram and come again.
-            offset = min(unfinished, default=self._offset)
+            # Confirm the last batch, which only the next getUpdates would have: a
+            # restart must not replay it.
             with contextlib.suppress(TelegramError):
-                await self._api.call("getUpdates", {"offset": offset, "timeout": 0, "limit": 1})
+                await self._api.call(
+                    "getUpdates", {"offset": self._offset, "timeout": 0, "limit": 1}
+                )
         await self._api.aclose()
 
     async def _run(self) -> None:

@@ -63,8 +63,9 @@ class TelegramError(Exception):
 
     @property
     def transient(self) -> bool:
-        """Worth retrying: no answer, rate limited, or the server's own fault."""
-        return self.error_code in (0, 429) or self.error_code >= 500
+        """Worth retrying soon: no answer, or the server's own fault. (429s are waited
+        out by `call_patiently`; one it gave up on asks for a longer wait.)"""
+        return self.error_code == 0 or self.error_code >= 500
 
 
 class TelegramApi:
