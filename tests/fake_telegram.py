@@ -78,21 +78,12 @@ class FakeTelegram:
         self._next_update = 1
         self._next_message = 1000
         self._lock = threading.Lock()
-        self._runner: ThreadedServer | None = None
-        self.port = 0
-        self.app = Starlette(routes=[Route("/bot{token}/{method}", self._api, methods=["POST"])])
+        app = Starlette(routes=[Route("/bot{token}/{method}", self._api, methods=["POST"])])
+        self.server = ThreadedServer(app)  # start() and stop() it
 
     @property
     def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self._runner = ThreadedServer(self.app)
-        self.port = self._runner.start()
-
-    def stop(self) -> None:
-        if self._runner is not None:
-            self._runner.stop()
+        return f"http://127.0.0.1:{self.server.port}"
 
     # -- scripting ---------------------------------------------------------------------
 

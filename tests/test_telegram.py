@@ -31,10 +31,10 @@ from tests.http_harness import make_config
 
 @pytest.fixture
 def fake() -> Iterator[FakeTelegram]:
-    server = FakeTelegram()
-    server.start()
-    yield server
-    server.stop()
+    api = FakeTelegram()
+    api.server.start()
+    yield api
+    api.server.stop()
 
 
 @asynccontextmanager
@@ -173,6 +173,9 @@ async def test_the_token_never_reaches_the_logs(
     tmp_path: Path, fake: FakeTelegram, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
+    # `groupmate` itself keeps these at WARNING (bot.logs); an embedding app may not.
+    for chatty in ("httpx", "httpcore"):
+        caplog.set_level(logging.DEBUG, logger=chatty)
     async with running(tmp_path, fake):
         fake.say("/help", chat=ALICE["id"])
         await replies(fake, 1)
@@ -242,3 +245,14 @@ async def test_webhook_mode_checks_the_secret_token(tmp_path: Path, fake: FakeTe
         assert "Commands:" in answer["text"]
         await asyncio.sleep(0.2)
         assert len(fake.sent()) == 1 and not fake.called("getUpdates")
+
+
+async def test_group_admins_come_from_get_chat_member(tmp_path: Path, fake: FakeTelegram) -> None:
+    fake.admins.add(ALICE["id"])
+    async with running(tmp_path, fake):
+        fake.say("/tz Asia/Tokyo", sender=BOB)
+        (refused,) = await replies(fake, 1)
+        assert refused["text"] == "Only a group admin can change this chat's time zone."
+        fake.say("/tz Asia/Tokyo")
+        changed = (await replies(fake, 2))[1]
+        assert "Asia/Tokyo" in changed["text"] and "Only" not in changed["text"]

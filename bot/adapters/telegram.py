@@ -204,8 +204,10 @@ class TelegramAdapter:
     async def _incoming(self, message: dict[str, Any]) -> IncomingMessage | None:
         """The bot's view of a Telegram message; None for what it ignores."""
         chat, sender = message.get("chat") or {}, message.get("from") or {}
-        if chat.get("type") not in ("private", "group", "supergroup") or sender.get("is_bot"):
-            return None  # channels, and other bots (no bot-to-bot loops)
+        if chat.get("type") not in ("private", "group", "supergroup"):
+            return None  # channels
+        if "id" not in sender or sender.get("is_bot"):
+            return None  # other bots (no bot-to-bot loops), anonymous admins
         chat_id = f"tg:{chat['id']}"
         text = str(message["text"])
         sender_member = self._remember(chat_id, sender)
