@@ -167,6 +167,8 @@ async def test_a_long_reply_is_split_and_a_refused_send_raises(
         with pytest.raises(SendError) as refused:
             await adapter.send(OutgoingMessage(f"tg:{GROUP}", "later"))
         assert "sendMessage" in str(refused.value) and TOKEN not in str(refused.value)
+    with pytest.raises(SendError, match="stopped"):
+        await adapter.send(OutgoingMessage(f"tg:{GROUP}", "after the bot stopped"))
 
 
 async def test_the_token_never_reaches_the_logs(

@@ -92,6 +92,7 @@ class TelegramAdapter:
         self._connected_since: datetime | None = None
         self._last_update: datetime | None = None
         self._last_error: str | None = None
+        self._stopped = False
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -109,6 +110,8 @@ class TelegramAdapter:
             _, late = await asyncio.wait(pending, timeout=_DRAIN_TIMEOUT)
             for task in late:
                 task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+        self._stopped = True
         if self._offset is not None and not self._settings.webhook_url:
             # Confirm the last batch, which only the next getUpdates would have: a
             # restart must not replay it.
@@ -306,6 +309,8 @@ class TelegramAdapter:
         chat = user_number(message.chat_id)
         if chat is None or not message.chat_id.startswith(self.chat_prefix):
             raise SendError(f"not a Telegram chat id: {message.chat_id}")
+        if self._stopped:
+            raise SendError("the telegram adapter is stopped")  # retried after a restart
         try:
             return await self._send_text(chat, message.text, message.people, None)
         except TelegramError as exc:
