@@ -156,6 +156,8 @@ class TelegramSettings(_Section):
     api_base: str = "https://api.telegram.org"
     webhook_url: OptionalText = None
     webhook_secret: Secret = None
+    # Seconds one getUpdates long poll waits for news; Telegram allows up to 50.
+    poll_timeout: float = Field(25.0, gt=0, le=50)
 
 
 class MatrixSettings(_Section):

@@ -1,0 +1,396 @@
+"""Telegram: long polling (getUpdates) by default, or a webhook on `groupmate serve`.
+
+Chat ids are "tg:<chat id>", user ids "tg:<user id>". With privacy mode on (BotFather's
+default) a bot in a group sees only commands, messages that mention it, and replies to
+it: that is exactly what the router answers, so privacy mode can stay on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from bot.adapters.base import split_text
+from bot.adapters.telegram_api import (
+    MESSAGE_LIMIT,
+    TelegramApi,
+    TelegramError,
+    entity_text,
+    render_html,
+    replace_spans,
+    user_number,
+)
+from bot.commands import Commands
+from bot.config import ConfigError, TelegramSettings
+from bot.messages import IncomingMessage
+from storage import Member, OutgoingMessage, SendError
+
+if TYPE_CHECKING:
+    from bot.app import Bot
+
+log = logging.getLogger(__name__)
+
+# What Telegram's "/" menu offers (setMyCommands at start).
+BOT_COMMANDS = (
+    ("remind", "Set a reminder: /remind <when> <what>"),
+    ("reminders", "List this chat's reminders"),
+    ("snooze", "Snooze a reminder: /snooze [id] [10m]"),
+    ("cancel", "Cancel a reminder: /cancel <id>"),
+    ("summary", "Summarise the recent conversation"),
+    ("search", "Search the web"),
+    ("tz", "Set this chat's time zone"),
+    ("help", "What I can do"),
+)
+_ADMIN_TTL = 300.0  # seconds a getChatMember answer is trusted
+_BACKOFF_MAX = 30.0
+_REPLY_ATTEMPTS = 4  # a reply lost to a network blip is retried this often
+_DRAIN_TIMEOUT = 10.0  # stop() waits this long for messages being answered
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A user the adapter saw in a chat, so that "remind @bob" can find Bob."""
+
+    member: Member
+    username: str
+
+
+class TelegramAdapter:
+    """One Telegram bot account."""
+
+    name = "telegram"
+    chat_prefix = "tg:"
+
+    def __init__(self, settings: TelegramSettings, *, bot_name: str) -> None:
+        if settings.token is None:
+            raise ConfigError("adapters.telegram.token is required")
+        if settings.webhook_url and settings.webhook_secret is None:
+            raise ConfigError("adapters.telegram.webhook_secret is required with webhook_url")
+        self._settings = settings
+        self._bot_name = bot_name
+        self._api = TelegramApi(settings.token.get_secret_value(), settings.api_base)
+        self._bot: Bot | None = None
+        self._me_id: int | None = None
+        self._username = ""
+        self._offset: int | None = None
+        self._poller: asyncio.Task[None] | None = None
+        self._handling: dict[int, asyncio.Task[None]] = {}
+        self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._seen: dict[str, dict[str, _Seen]] = {}
+        self._connected_since: datetime | None = None
+        self._last_update: datetime | None = None
+        self._last_error: str | None = None
+        self._stopped = False
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self, bot: Bot) -> None:
+        self._bot = bot
+        self._poller = asyncio.create_task(self._run(), name="telegram")
+
+    async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+        pending = set(self._handling.values())
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=_DRAIN_TIMEOUT)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+        self._stopped = True
+        if self._offset is not None and not self._settings.webhook_url:
+            # Confirm the last batch, which only the next getUpdates would have: a
+            # restart must not replay it.
+            with contextlib.suppress(TelegramError):
+                await self._api.call(
+                    "getUpdates", {"offset": self._offset, "timeout": 0, "limit": 1}
+                )
+        await self._api.aclose()
+
+    async def _run(self) -> None:
+        backoff = 1.0
+        while True:
+            try:
+                if self._me_id is None:
+                    await self._connect()
+                if self._settings.webhook_url:
+                    return  # updates arrive at routes(); nothing more to poll
+                await self._poll_once()
+                backoff = 1.0
+            except TelegramError as exc:
+                self._connected_since = None
+                self._last_error = str(exc)
+                wait = exc.retry_after if exc.retry_after is not None else backoff
+                log.warning("telegram: %s; retrying in %.0fs", exc, wait)
+                await asyncio.sleep(wait)
+                backoff = min(backoff * 2, _BACKOFF_MAX)
+
+    async def _connect(self) -> None:
+        me = await self._api.call("getMe", {})
+        if self._settings.webhook_url:
+            secret = self._settings.webhook_secret
+            assert secret is not None  # checked in __init__
+            await self._api.call(
+                "setWebhook",
+                {
+                    "url": self._settings.webhook_url,
+                    "secret_token": secret.get_secret_value(),
+                    "allowed_updates": ["message"],
+                },
+            )
+        else:
+            # getUpdates is refused while a webhook is set.
+            await self._api.call("deleteWebhook", {"drop_pending_updates": False})
+        commands = [{"command": c, "description": d} for c, d in BOT_COMMANDS]
+        await self._api.call("setMyCommands", {"commands": commands})
+        self._me_id, self._username = int(me["id"]), str(me.get("username", ""))
+        self._connected_since = datetime.now(UTC)
+        self._last_error = None
+        log.info("telegram: connected as @%s", self._username)
+
+    async def _poll_once(self) -> None:
+        timeout = self._settings.poll_timeout
+        payload: dict[str, Any] = {"timeout": timeout, "allowed_updates": ["message"]}
+        if self._offset is not None:
+            payload["offset"] = self._offset
+        updates = await self._api.call("getUpdates", payload, read_for=timeout + 10)
+        if self._connected_since is None:
+            self._connected_since = datetime.now(UTC)
+            self._last_error = None
+        for update in updates or ():
+            self._dispatch(update)
+
+    # -- incoming ----------------------------------------------------------------------
+
+    def _dispatch(self, update: dict[str, Any]) -> None:
+        """Answer one update in its own task: a slow model answer in one chat must not
+        hold up the others (the router keeps each chat's messages in order)."""
+        update_id = int(update["update_id"])
+        if self._offset is not None and update_id < self._offset:
+            return  # seen already (a webhook retry)
+        self._offset = update_id + 1
+        self._last_update = datetime.now(UTC)
+        message = update.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("text"), str):
+            return
+        task = asyncio.create_task(self._answer(message))
+        self._handling[update_id] = task
+        task.add_done_callback(lambda _: self._handling.pop(update_id, None))
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        assert self._bot is not None
+        try:
+            incoming = await self._incoming(message)
+            if incoming is None:
+                return
+            for reply in await self._bot.handle(incoming):
+                await self._deliver(
+                    int(message["chat"]["id"]), reply.text, (), int(message["message_id"])
+                )
+        except Exception as exc:
+            log.error("telegram: answering a message failed: %s", _safe(exc))
+
+    async def _incoming(self, message: dict[str, Any]) -> IncomingMessage | None:
+        """The bot's view of a Telegram message; None for what it ignores."""
+        chat, sender = message.get("chat") or {}, message.get("from") or {}
+        if chat.get("type") not in ("private", "group", "supergroup"):
+            return None  # channels
+        if "id" not in sender or sender.get("is_bot"):
+            return None  # other bots (no bot-to-bot loops), anonymous admins
+        chat_id = f"tg:{chat['id']}"
+        text = str(message["text"])
+        sender_member = self._remember(chat_id, sender)
+        mentions: list[Member] = []
+        mentions_bot = False
+        spans: list[tuple[int, int, str]] = []
+        for entity in message.get("entities") or ():
+            offset, length = int(entity["offset"]), int(entity["length"])
+            part = entity_text(text, offset, length)
+            kind = entity.get("type")
+            if kind == "mention" and part[1:].casefold() == self._username.casefold():
+                mentions_bot = True
+                spans.append((offset, length, f"@{self._bot_name}"))  # the router strips it
+            elif kind == "mention":
+                found = self._find_seen(chat_id, part[1:])
+                if found is not None:
+                    mentions.append(found)
+            elif kind == "text_mention" and isinstance(entity.get("user"), dict):
+                user = entity["user"]
+                if user.get("id") == self._me_id:
+                    mentions_bot = True
+                else:
+                    self._remember(chat_id, user)
+                    mentions.append(Member(f"tg:{user['id']}", part))
+            elif kind == "bot_command" and "@" in part:
+                command, _, target = part.partition("@")
+                if target.casefold() == self._username.casefold():
+                    # "/remind@groupmate_bot": the router knows the bot by its config name.
+                    spans.append((offset, length, f"{command}@{self._bot_name}"))
+        if spans:
+            text = replace_spans(text, spans)
+        replied = message.get("reply_to_message") or {}
+        reply_to_bot = (replied.get("from") or {}).get("id") == self._me_id and bool(replied)
+        group = chat["type"] != "private"
+        # getChatMember costs a request: only for messages the router may answer.
+        addressee = Commands.target(text) if text.startswith("/") else None
+        for_bot = text.startswith("/") and addressee in (None, self._bot_name)
+        maybe_for_bot = mentions_bot or reply_to_bot or for_bot
+        return IncomingMessage(
+            chat_id=chat_id,
+            chat_type="group" if group else "private",
+            sender_id=sender_member.user_id,
+            sender_name=sender_member.name,
+            text=text,
+            mentions_bot=mentions_bot,
+            reply_to_bot=reply_to_bot,
+            sender_is_admin=group
+            and maybe_for_bot
+            and await self._is_admin(int(chat["id"]), int(sender["id"])),
+            message_id=str(message["message_id"]),
+            timestamp=datetime.fromtimestamp(int(message.get("date", 0)), UTC)
+            if message.get("date")
+            else None,
+            mentions=tuple(dict.fromkeys(mentions)),
+            reply_to_message_id=str(replied["message_id"]) if "message_id" in replied else None,
+        )
+
+    def _remember(self, chat_id: str, user: dict[str, Any]) -> Member:
+        name = " ".join(filter(None, (user.get("first_name"), user.get("last_name"))))
+        username = str(user.get("username") or "")
+        member = Member(f"tg:{user['id']}", name or username or str(user["id"]))
+        self._seen.setdefault(chat_id, {})[member.user_id] = _Seen(member, username)
+        return member
+
+    def _find_seen(self, chat_id: str, name: str) -> Member | None:
+        wanted = name.casefold().lstrip("@")
+        for seen in self._seen.get(chat_id, {}).values():
+            if wanted == seen.username.casefold():
+                return Member(seen.member.user_id, seen.username)  # shown as "@username"
+        for seen in self._seen.get(chat_id, {}).values():
+            if wanted == seen.member.name.casefold():
+                return seen.member
+        return None
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        """A member this adapter has seen in the chat (Telegram lists no members)."""
+        return self._find_seen(chat_id, name)
+
+    async def _is_admin(self, chat: int, user: int) -> bool:
+        now = time.monotonic()
+        cached = self._admins.get((chat, user))
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        try:
+            member = await self._api.call("getChatMember", {"chat_id": chat, "user_id": user})
+            is_admin = member.get("status") in ("creator", "administrator")
+        except TelegramError as exc:
+            log.warning("telegram: %s", exc)
+            return False  # unknown is not admin; ask again next time
+        self._admins[(chat, user)] = (now + _ADMIN_TTL, is_admin)
+        return is_admin
+
+    # -- outgoing ----------------------------------------------------------------------
+
+    async def send(self, message: OutgoingMessage) -> str | None:
+        chat = user_number(message.chat_id)
+        if chat is None or not message.chat_id.startswith(self.chat_prefix):
+            raise SendError(f"not a Telegram chat id: {message.chat_id}")
+        if self._stopped:
+            raise SendError("the telegram adapter is stopped")  # retried after a restart
+        try:
+            return await self._send_text(chat, message.text, message.people, None)
+        except TelegramError as exc:
+            raise SendError(f"telegram {exc}") from None
+
+    async def _deliver(
+        self, chat: int, text: str, people: Sequence[Member], reply_to: int | None
+    ) -> None:
+        """A reply to an incoming message: retried through network blips."""
+        backoff = 1.0
+        for attempt in range(_REPLY_ATTEMPTS):
+            try:
+                await self._send_text(chat, text, people, reply_to)
+                return
+            except TelegramError as exc:
+                if not exc.transient or attempt == _REPLY_ATTEMPTS - 1:
+                    raise
+                log.warning("telegram: %s; retrying in %.0fs", exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff *= 2
+
+    async def _send_text(
+        self, chat: int, text: str, people: Sequence[Member], reply_to: int | None
+    ) -> str | None:
+        """Sends `text` in pieces Telegram accepts; the first piece's message id."""
+        first: str | None = None
+        for piece in split_text(text, MESSAGE_LIMIT):
+            if not piece.strip():
+                continue
+            payload: dict[str, Any] = {
+                "chat_id": chat,
+                "text": render_html(piece, people),
+                "parse_mode": "HTML",
+                "link_preview_options": {"is_disabled": True},
+            }
+            if reply_to is not None and first is None:
+                payload["reply_parameters"] = {
+                    "message_id": reply_to,
+                    "allow_sending_without_reply": True,
+                }
+            sent = await self._api.call_patiently("sendMessage", payload)
+            if first is None:
+                first = str(sent["message_id"])
+        return first
+
+    # -- webhook and status ------------------------------------------------------------
+
+    def routes(self) -> Sequence[BaseRoute]:
+        if not self._settings.webhook_url:
+            return ()
+        path = urlsplit(self._settings.webhook_url).path or "/"
+        return (Route(path, self._webhook, methods=["POST"]),)
+
+    async def _webhook(self, request: Request) -> Response:
+        secret = self._settings.webhook_secret
+        given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
+        if secret is None or not hmac.compare_digest(
+            given.encode(), secret.get_secret_value().encode()
+        ):
+            return Response(status_code=401)
+        try:
+            update = await request.json()
+            if self._bot is None or not isinstance(update, dict):
+                return Response(status_code=503)
+            self._dispatch(update)
+        except (ValueError, KeyError, TypeError):
+            return Response(status_code=400)
+        return Response(status_code=200)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "connected": self._connected_since is not None,
+            "mode": "webhook" if self._settings.webhook_url else "polling",
+            "username": self._username or None,
+            "since": self._connected_since.isoformat() if self._connected_since else None,
+            "last_update": self._last_update.isoformat() if self._last_update else None,
+            "last_error": self._last_error,
+        }
+
+
+def _safe(exc: Exception) -> str:
+    """An error for the log: Telegram's own messages are token-free, others by type only."""
+    return str(exc) if isinstance(exc, (TelegramError, SendError)) else type(exc).__name__

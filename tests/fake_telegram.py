@@ -1,0 +1,201 @@
+"""A fake Telegram Bot API on 127.0.0.1: the documented JSON shapes of the methods the
+adapter uses, scripted updates served by long polling, every request recorded, and 429s
+(with `parameters.retry_after`) on demand."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.threaded_server import ThreadedServer
+
+TOKEN = "123456:FAKE-telegram-TOKEN-abcdef"
+BOT_ID = 999
+BOT_USERNAME = "groupmate_bot"
+GROUP = -100123
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    method: str
+    body: dict[str, Any]
+    at: float
+
+
+def user(user_id: int, first_name: str, username: str | None = None) -> dict[str, Any]:
+    found: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
+    if username:
+        found["username"] = username
+    return found
+
+
+ALICE = user(111, "Alice", "alice")
+BOB = user(222, "Bob", "bobby")
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def entities_of(text: str) -> list[dict[str, Any]]:
+    """The entities Telegram would attach: a leading /command and @username mentions."""
+    found: list[dict[str, Any]] = []
+    for match in re.finditer(r"(?<!\w)(/\w+(?:@\w+)?|@\w+)", text):
+        kind = "bot_command" if match.group().startswith("/") else "mention"
+        if kind == "bot_command" and match.start() != 0:
+            continue
+        found.append(
+            {
+                "type": kind,
+                "offset": _utf16_len(text[: match.start()]),
+                "length": _utf16_len(match.group()),
+            }
+        )
+    return found
+
+
+class FakeTelegram:
+    """POST /bot<TOKEN>/<method>; another token gets 401 like the real API."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.admins: set[int] = set()
+        self.sent_ids: list[int] = []  # of each accepted sendMessage, in order
+        # method -> how many of its next calls get 429 with this retry_after.
+        self.rate_limit: dict[str, tuple[int, int]] = {}
+        # method -> how many of its next calls get a proxy's 502 page (not JSON).
+        self.bad_gateway: dict[str, int] = {}
+        self._updates: list[dict[str, Any]] = []
+        self._next_update = 1
+        self._next_message = 1000
+        self._lock = threading.Lock()
+        app = Starlette(routes=[Route("/bot{token}/{method}", self._api, methods=["POST"])])
+        self.server = ThreadedServer(app)  # start() and stop() it
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+    # -- scripting ---------------------------------------------------------------------
+
+    def push(self, message: dict[str, Any]) -> None:
+        with self._lock:
+            self._updates.append({"update_id": self._next_update, "message": message})
+            self._next_update += 1
+
+    def say(
+        self,
+        text: str,
+        *,
+        sender: dict[str, Any] = ALICE,
+        chat: int = GROUP,
+        reply_to: dict[str, Any] | None = None,
+        entities: list[dict[str, Any]] | None = None,
+    ) -> int:
+        """Scripts a text message from `sender`; its message id."""
+        with self._lock:
+            message_id = self._next_message
+            self._next_message += 1
+        chat_type = "private" if chat > 0 else "supergroup"
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": sender,
+            "chat": {"id": chat, "type": chat_type},
+            "date": int(time.time()),
+            "text": text,
+        }
+        found = entities_of(text) if entities is None else entities
+        if found:
+            message["entities"] = found
+        if reply_to is not None:
+            message["reply_to_message"] = reply_to
+        self.push(message)
+        return message_id
+
+    def sent(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [c.body for c in self.calls if c.method == "sendMessage"]
+
+    def called(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def pending(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._updates)
+
+    # -- the API -----------------------------------------------------------------------
+
+    async def _api(self, request: Request) -> Response:
+        method = request.path_params["method"]
+        if request.path_params["token"] != TOKEN:
+            return _error(401, "Unauthorized")
+        body = await request.json() if await request.body() else {}
+        with self._lock:
+            self.calls.append(Call(method, body, time.monotonic()))
+            if self.bad_gateway.get(method, 0) > 0:
+                self.bad_gateway[method] -= 1
+                return Response("<html>502 Bad Gateway</html>", status_code=502)
+            count, retry_after = self.rate_limit.get(method, (0, 0))
+            if count > 0:
+                self.rate_limit[method] = (count - 1, retry_after)
+                return _error(
+                    429,
+                    f"Too Many Requests: retry after {retry_after}",
+                    parameters={"retry_after": retry_after},
+                )
+        if method == "getUpdates":
+            return _ok(await self._get_updates(body))
+        if method == "sendMessage":
+            return _ok(self._send_message(body))
+        if method == "getMe":
+            return _ok({**user(BOT_ID, "Groupmate", BOT_USERNAME), "is_bot": True})
+        if method == "getChatMember":
+            status = "administrator" if body["user_id"] in self.admins else "member"
+            return _ok({"status": status, "user": user(body["user_id"], "Someone")})
+        if method in ("setMyCommands", "deleteWebhook", "setWebhook"):
+            return _ok(True)
+        return _error(404, "Not Found: method not found")
+
+    async def _get_updates(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        offset = int(body.get("offset", 0))
+        limit = int(body.get("limit", 100))
+        deadline = time.monotonic() + float(body.get("timeout", 0))
+        while True:
+            with self._lock:
+                # Asking from `offset` confirms every earlier update: they are gone.
+                self._updates = [u for u in self._updates if u["update_id"] >= offset]
+                if self._updates or time.monotonic() >= deadline:
+                    return self._updates[:limit]
+            await asyncio.sleep(0.02)
+
+    def _send_message(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            message_id = self._next_message
+            self._next_message += 1
+            self.sent_ids.append(message_id)
+        return {
+            "message_id": message_id,
+            "from": {**user(BOT_ID, "Groupmate", BOT_USERNAME), "is_bot": True},
+            "chat": {"id": body["chat_id"], "type": "supergroup"},
+            "date": int(time.time()),
+            "text": body["text"],
+        }
+
+
+def _ok(result: Any) -> Response:
+    return JSONResponse({"ok": True, "result": result})
+
+
+def _error(code: int, description: str, **extra: Any) -> Response:
+    body = {"ok": False, "error_code": code, "description": description, **extra}
+    return JSONResponse(body, status_code=code)
