@@ -201,3 +201,8 @@ class Client:
 
     def close(self) -> None:
         self.http.close()
+
+
+def membership(client: Client, room_id: str, user_id: str) -> str:
+    path = f"/rooms/{quote(room_id)}/state/m.room.member/{quote(user_id)}"
+    return str(client.call("GET", path)["membership"])

@@ -3,6 +3,7 @@ process: invites, LLM and offline reminders, pills, kill -9 and restart, encrypt
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -17,11 +18,15 @@ import pytest
 import yaml
 from sqlalchemy import update
 
-from storage import Database
+from bot.adapters import configured
+from bot.adapters.matrix import ENCRYPTED_NOTICE, MatrixAdapter
+from bot.app import Bot
+from bot.config import parse_config
+from storage import Database, Member, OutgoingMessage
 from storage.models import Reminder
 from tests import stub_llm as s
-from tests.http_harness import llm_section
-from tests.synapse import Client, Synapse, User, ensure_synapse
+from tests.http_harness import llm_section, make_config
+from tests.synapse import Client, Synapse, User, ensure_synapse, membership
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,3 +175,50 @@ def test_group_room_reminders_survive_kill_9(synapse: Synapse, stub, tmp_path: P
     assert sum("water" in b for b in said) == 1
     assert sum("tea" in b and "Reminder #2" in b for b in said) == 1
     assert not any("old history" in b for b in said)
+
+
+async def until(probe: Callable[[], T | None], what: str, within: float = 30) -> T:
+    """wait_for from inside the bot's event loop: the probing client blocks, so it runs
+    in a thread while the bot keeps syncing."""
+    return await asyncio.to_thread(wait_for, probe, what, within)
+
+
+async def test_resend_invites_members_and_encryption(synapse: Synapse, tmp_path: Path) -> None:
+    carol, mate = synapse.register("carol"), synapse.register("mate")
+    person = synapse.client(carol)
+    room = person.create_room(invite=[mate.user_id])
+    secret = person.create_room(invite=[mate.user_id], encrypted=True)
+    elsewhere = person.create_room(invite=[mate.user_id])
+    matrix: dict[str, Any] = {"homeserver": synapse.url, "user_id": mate.user_id}
+    matrix |= {"access_token": mate.access_token, "allow_rooms": [room, secret]}
+    config = parse_config(
+        make_config(tmp_path, bot={"name": "mate"}, adapters={"matrix": matrix}), environ={}
+    )
+    bot = Bot(config)
+    (adapter,) = configured(config)
+    assert isinstance(adapter, MatrixAdapter)
+    bot.add_adapter(adapter)
+    async with bot:
+        await until(lambda: mate.user_id in person.members(room), "the join")
+        notices = await until(lambda: person.messages(secret, mate.user_id), "the notice")
+        await until(
+            lambda: membership(person, elsewhere, mate.user_id) == "leave", "the declined invite"
+        )
+        assert adapter.status()["connected"]
+
+        message = OutgoingMessage(
+            chat_id=f"mx:{room}",
+            text="⏰ Reminder for @carol: tea",
+            mentions=(f"mx:{carol.user_id}",),
+            reminder_id="r1",
+            occurrence=datetime(2026, 1, 1, 9, tzinfo=UTC),
+            people=(Member(f"mx:{carol.user_id}", "carol"),),
+        )
+        first = await adapter.send(message)
+        assert await adapter.send(message) == first  # the retry after a lost answer
+        assert [e["event_id"] for e in person.messages(room, mate.user_id)] == [first]
+
+        assert await adapter.find(f"mx:{room}", "@Carol") == Member(f"mx:{carol.user_id}", "carol")
+        assert await adapter.find(f"mx:{room}", "nobody") is None
+    assert [e["content"]["body"] for e in notices] == [ENCRYPTED_NOTICE]
+    assert [e["content"]["msgtype"] for e in notices] == ["m.notice"]

@@ -35,9 +35,17 @@ def _path(*parts: str) -> str:
 
 
 class MatrixClient:
-    def __init__(self, homeserver: str, *, access_token: str | None = None) -> None:
+    def __init__(
+        self,
+        homeserver: str,
+        *,
+        access_token: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,  # tests: a fake server
+    ) -> None:
         self.access_token = access_token
-        self._http = httpx.AsyncClient(base_url=homeserver.rstrip("/"), timeout=30)
+        self._http = httpx.AsyncClient(
+            base_url=homeserver.rstrip("/"), timeout=30, transport=transport
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()

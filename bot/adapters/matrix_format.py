@@ -13,7 +13,7 @@ from urllib.parse import unquote
 from storage import Member
 
 PREFIX = "mx:"
-_PILL = re.compile(r"""href=["']https://matrix\.to/#/(@[^"'?/]+)""")
+_PILL = re.compile(r"""href=["']https://matrix\.to/#/([^"'?/]+)""")
 
 
 def wire_id(user_id: str) -> str:
@@ -42,12 +42,15 @@ def render(
     """The content of an m.room.message: the text as the body, an HTML copy with each
     "@name" of `people` as a pill, and m.mentions so clients notify exactly those."""
     formatted = html.escape(text)
-    # Longest names first, so "@ann" never eats the start of "@anna".
-    for person in sorted(people, key=lambda p: len(p.name), reverse=True):
-        if not person.name:
-            continue
-        shown = html.escape(f"@{person.name}")
-        formatted = formatted.replace(shown, pill(wire_id(person.user_id), f"@{person.name}"))
+    named = {html.escape(f"@{p.name}"): p for p in people if p.name}
+    if named:
+        # One pass, longest names first: "@ann" never eats the start of "@anna", and a
+        # pill already made is never searched again.
+        shown = sorted(named, key=len, reverse=True)
+        pattern = re.compile("|".join(re.escape(name) for name in shown) + r"(?![\w])")
+        formatted = pattern.sub(
+            lambda m: pill(wire_id(named[m[0]].user_id), f"@{named[m[0]].name}"), formatted
+        )
     users = list(dict.fromkeys(wire_id(u) for u in [*mentions, *(p.user_id for p in people)]))
     content: dict[str, Any] = {
         "msgtype": msgtype,
@@ -99,7 +102,8 @@ def mentioned_users(content: dict[str, Any]) -> list[str]:
         users += [u for u in mentions["user_ids"] if isinstance(u, str)]
     formatted = content.get("formatted_body")
     if isinstance(formatted, str):
-        users += [unquote(u) for u in _PILL.findall(formatted)]
+        pills = (unquote(target) for target in _PILL.findall(formatted))
+        users += [user for user in pills if user.startswith("@")]
     return list(dict.fromkeys(users))
 
 
