@@ -49,6 +49,17 @@ def ensure_synapse() -> Path:
     return PYTHON
 
 
+def stop_process(process: subprocess.Popen[bytes] | None, within: float = 20) -> None:
+    """SIGTERM, and SIGKILL if it has not ended `within` seconds later."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=within)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -130,13 +141,7 @@ class Synapse:
         raise RuntimeError("synapse did not come up within 60s")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
     def register(self, name: str, *, admin: bool = False) -> User:
         """A user made through the shared-secret admin API (registration is off)."""

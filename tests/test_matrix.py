@@ -26,7 +26,7 @@ from storage import Database, Member, OutgoingMessage
 from storage.models import Reminder
 from tests import stub_llm as s
 from tests.http_harness import llm_section, make_config
-from tests.synapse import Client, Synapse, User, ensure_synapse, membership
+from tests.synapse import Client, Synapse, User, ensure_synapse, membership, stop_process
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,13 +94,7 @@ class BotProcess:
         self.process.wait()
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
     def fire_now(self, short_id: int, *, ago: timedelta = timedelta(seconds=1)) -> None:
         """Move a reminder's next time into the past in the table; the watchdog fires it."""

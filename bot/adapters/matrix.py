@@ -205,6 +205,7 @@ class MatrixAdapter:
             self._client.access_token = stored["access_token"]
             try:
                 await self._check_identity()
+                log.info("matrix: resumed the login of device %s", stored.get("device_id"))
                 return
             except MatrixError as exc:
                 if exc.errcode != "M_UNKNOWN_TOKEN":
@@ -240,6 +241,8 @@ class MatrixAdapter:
 
     async def _process(self, data: dict[str, Any]) -> None:
         await self._invites(data)
+        for room_id in data.get("rooms", {}).get("leave", {}):
+            self._rooms.pop(room_id, None)  # left or kicked: its members are stale
         handling = []
         for room_id, room in data.get("rooms", {}).get("join", {}).items():
             timeline = room.get("timeline", {}).get("events", [])
