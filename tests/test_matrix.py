@@ -149,6 +149,12 @@ def test_group_room_reminders_survive_kill_9(synapse: Synapse, stub, tmp_path: P
         wait_for(lambda: any("tea" in b for b in bodies(person, room, bot)), "/remind tea")
         assert not stub.requests
 
+        # Power level 0 is a member, the room's creator (100) an admin.
+        other.say(room, "/tz Asia/Tokyo")
+        wait_for(lambda: "Only a group admin" in bodies(person, room, bot)[-1], "the refusal")
+        person.say(room, "/tz Asia/Tokyo")
+        wait_for(lambda: "Asia/Tokyo" in bodies(person, room, bot)[-1], "the change")
+
         process.kill()
         process.fire_now(2, ago=timedelta(minutes=10))  # due while the bot was down
         person.say(room, "/remind in 30 minutes water")  # said while it was down

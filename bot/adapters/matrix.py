@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 SYNC_TIMEOUT_MS = 30_000
 _BACKOFF_MAX = 60.0
 ADMIN_POWER = 50
+_CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry
 ENCRYPTED_NOTICE = (
     "This room is end-to-end encrypted and I can't read encrypted messages. "
     "Please talk to me in an unencrypted room."
@@ -73,8 +74,13 @@ class RoomInfo:
     members: Mapping[str, str]  # user id -> display name
     power: Mapping[str, int] = field(default_factory=dict)
     default_power: int = 0
+    # Room version 12 gives the creators unlimited power and leaves them out of
+    # m.room.power_levels; older versions list the creator there (usually at 100).
+    creators: frozenset[str] = frozenset()
 
     def power_of(self, user_id: str) -> int:
+        if user_id not in self.power and user_id in self.creators:
+            return _CREATOR_POWER
         return self.power.get(user_id, self.default_power)
 
 
@@ -371,11 +377,14 @@ class MatrixAdapter:
         if info is None:
             members = await self._client.joined_members(room_id)
             levels = await self._client.state(room_id, "m.room.power_levels")
+            create = await self._client.state_event(room_id, "m.room.create")
             users = levels.get("users", {})
+            extra = create.get("content", {}).get("additional_creators", [])
             info = RoomInfo(
                 members=members,
                 power={u: int(p) for u, p in users.items() if isinstance(p, int)},
                 default_power=int(levels.get("users_default", 0)),
+                creators=frozenset([str(create.get("sender", "")), *map(str, extra)]),
             )
             self._rooms[room_id] = info
         return info

@@ -146,6 +146,11 @@ class MatrixClient:
                 return {}
             raise
 
+    async def state_event(self, room_id: str, event_type: str) -> dict[str, Any]:
+        """The whole state event (with its sender), not only its content."""
+        path = _path("rooms", room_id, "state", event_type, "")
+        return await self.request("GET", path, params={"format": "event"})
+
     async def event(self, room_id: str, event_id: str) -> dict[str, Any]:
         return await self.request("GET", _path("rooms", room_id, "event", event_id))
 
