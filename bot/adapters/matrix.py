@@ -16,12 +16,11 @@ import logging
 import re
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from bot.adapters.matrix_client import MatrixClient, MatrixError, localpart
+from bot.adapters.matrix_client import MatrixClient, MatrixError, RoomInfo, localpart
 from bot.adapters.matrix_format import (
     PREFIX,
     is_edit,
@@ -49,7 +48,6 @@ log = logging.getLogger(__name__)
 SYNC_TIMEOUT_MS = 30_000
 _BACKOFF_MAX = 60.0
 ADMIN_POWER = 50
-_CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry
 ENCRYPTED_NOTICE = (
     "This room is end-to-end encrypted and I can't read encrypted messages. "
     "Please talk to me in an unencrypted room."
@@ -65,23 +63,6 @@ _FILTER = json.dumps(
 # The first sync only yields a token (and pending invites): no history.
 _FIRST_FILTER = json.dumps({"presence": {"types": []}, "room": {"timeline": {"limit": 0}}})
 _MEMBERSHIP_TYPES = {"m.room.member", "m.room.power_levels"}
-
-
-@dataclass(frozen=True, slots=True)
-class RoomInfo:
-    """Who is in a room and with what power, fetched once and dropped on a change."""
-
-    members: Mapping[str, str]  # user id -> display name
-    power: Mapping[str, int] = field(default_factory=dict)
-    default_power: int = 0
-    # Room version 12 gives the creators unlimited power and leaves them out of
-    # m.room.power_levels; older versions list the creator there (usually at 100).
-    creators: frozenset[str] = frozenset()
-
-    def power_of(self, user_id: str) -> int:
-        if user_id not in self.power and user_id in self.creators:
-            return _CREATOR_POWER
-        return self.power.get(user_id, self.default_power)
 
 
 class MatrixAdapter:
@@ -375,17 +356,7 @@ class MatrixAdapter:
     async def _room(self, room_id: str) -> RoomInfo:
         info = self._rooms.get(room_id)
         if info is None:
-            members = await self._client.joined_members(room_id)
-            levels = await self._client.state(room_id, "m.room.power_levels")
-            create = await self._client.state_event(room_id, "m.room.create")
-            users = levels.get("users", {})
-            extra = create.get("content", {}).get("additional_creators", [])
-            info = RoomInfo(
-                members=members,
-                power={u: int(p) for u, p in users.items() if isinstance(p, int)},
-                default_power=int(levels.get("users_default", 0)),
-                creators=frozenset([str(create.get("sender", "")), *map(str, extra)]),
-            )
+            info = await self._client.room_info(room_id)
             self._rooms[room_id] = info
         return info
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -18,7 +20,25 @@ import httpx
 log = logging.getLogger(__name__)
 
 _MAX_RATE_LIMIT_WAITS = 5
+_CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry
 _MAX_RETRY_AFTER = 60.0  # seconds; a server asking for longer is treated as down
+
+
+@dataclass(frozen=True, slots=True)
+class RoomInfo:
+    """Who is in a room and with what power, fetched once and dropped on a change."""
+
+    members: Mapping[str, str]  # user id -> display name
+    power: Mapping[str, int] = field(default_factory=dict)
+    default_power: int = 0
+    # Room version 12 gives the creators unlimited power and leaves them out of
+    # m.room.power_levels; older versions list the creator there (usually at 100).
+    creators: frozenset[str] = frozenset()
+
+    def power_of(self, user_id: str) -> int:
+        if user_id not in self.power and user_id in self.creators:
+            return _CREATOR_POWER
+        return self.power.get(user_id, self.default_power)
 
 
 class MatrixError(Exception):
@@ -150,6 +170,19 @@ class MatrixClient:
         """The whole state event (with its sender), not only its content."""
         path = _path("rooms", room_id, "state", event_type, "")
         return await self.request("GET", path, params={"format": "event"})
+
+    async def room_info(self, room_id: str) -> RoomInfo:
+        members = await self.joined_members(room_id)
+        levels = await self.state(room_id, "m.room.power_levels")
+        create = await self.state_event(room_id, "m.room.create")
+        users = levels.get("users", {})
+        extra = create.get("content", {}).get("additional_creators", [])
+        return RoomInfo(
+            members=members,
+            power={u: int(p) for u, p in users.items() if isinstance(p, int)},
+            default_power=int(levels.get("users_default", 0)),
+            creators=frozenset([str(create.get("sender", "")), *map(str, extra)]),
+        )
 
     async def event(self, room_id: str, event_id: str) -> dict[str, Any]:
         return await self.request("GET", _path("rooms", room_id, "event", event_id))
