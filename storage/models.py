@@ -165,3 +165,14 @@ class ChatMessage(Base):
     text: Mapped[str] = mapped_column(Text)
     from_bot: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+
+class AdapterState(Base):
+    """Small values a platform adapter must keep across restarts (a sync position, a
+    login), keyed by the adapter's own names."""
+
+    __tablename__ = "adapter_state"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now, onupdate=utc_now)

@@ -1,0 +1,384 @@
+"""Matrix: /sync long polling as the bot's own account, replies and reminders sent with
+transaction ids, the sync position kept in the database.
+
+Restart semantics: the since-token is saved only after a whole sync batch was handled,
+so a crash replays at most that batch, and the chat log drops messages it has seen (by
+event id). Replies and reminders use transaction ids derived from what they answer, so
+the homeserver drops a repeat instead of posting it twice. On the very first start the
+initial sync only provides a token: the bot never answers a room's old history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import uuid
+from collections import deque
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from bot.adapters.matrix_client import MatrixClient, MatrixError, RoomInfo, localpart
+from bot.adapters.matrix_format import (
+    PREFIX,
+    is_edit,
+    mentioned_users,
+    plain_body,
+    render,
+    reply_target,
+    strip_leading_name,
+    transaction_id,
+    wire_id,
+)
+from bot.messages import IncomingMessage
+from storage import Member, OutgoingMessage, SendError
+from storage.adapter_state import load_state, save_state
+
+if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
+    from bot.app import Bot
+    from bot.config import MatrixSettings
+    from storage import Database
+
+log = logging.getLogger(__name__)
+
+SYNC_TIMEOUT_MS = 30_000
+_BACKOFF_MAX = 60.0
+ADMIN_POWER = 50
+ENCRYPTED_NOTICE = (
+    "This room is end-to-end encrypted and I can't read encrypted messages. "
+    "Please talk to me in an unencrypted room."
+)
+# No presence or account data; a generous timeline so a short outage loses nothing.
+_FILTER = json.dumps(
+    {
+        "presence": {"types": []},
+        "account_data": {"types": []},
+        "room": {"timeline": {"limit": 100}, "ephemeral": {"types": []}},
+    }
+)
+# The first sync only yields a token (and pending invites): no history.
+_FIRST_FILTER = json.dumps({"presence": {"types": []}, "room": {"timeline": {"limit": 0}}})
+_MEMBERSHIP_TYPES = {"m.room.member", "m.room.power_levels"}
+
+
+class MatrixAdapter:
+    name = "matrix"
+    chat_prefix = PREFIX
+
+    def __init__(self, settings: MatrixSettings, *, bot_name: str) -> None:
+        self.settings = settings
+        self.bot_name = bot_name
+        self.user_id = settings.user_id
+        self._client = MatrixClient(settings.homeserver)
+        self._bot: Bot | None = None
+        self._database: Database | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._rooms: dict[str, RoomInfo] = {}
+        self._sent: deque[str] = deque(maxlen=500)  # our recent event ids: replies to us
+        self._since: str | None = None
+        self._logged_in = False
+        self._connected_since: datetime | None = None
+        self._last_event_at: datetime | None = None
+        self._last_error: str | None = None
+
+    # -- the adapter contract -------------------------------------------------------
+
+    async def start(self, bot: Bot) -> None:
+        if bot.reminders is None:
+            raise RuntimeError("the Matrix adapter needs the bot's database")
+        self._bot = bot
+        self._database = bot.reminders.database
+        # Logging in and syncing run in the task, with backoff: a homeserver that is
+        # down at start delays Matrix, not the rest of the bot.
+        self._task = asyncio.create_task(self._run(), name="matrix-sync")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        await self._client.aclose()
+
+    async def send(self, message: OutgoingMessage) -> str | None:
+        key = message.idempotency_key
+        content = render(
+            message.text,
+            msgtype=self.settings.msgtype,
+            people=message.people,
+            mentions=message.mentions,
+        )
+        txn = transaction_id(key) if key else uuid.uuid4().hex
+        return await self._send(wire_id(message.chat_id), content, txn)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "connected": self._connected_since is not None,
+            "connected_since": _iso(self._connected_since),
+            "last_event_at": _iso(self._last_event_at),
+            "last_error": self._last_error,
+        }
+
+    def routes(self) -> Sequence[BaseRoute]:
+        return ()
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        """A room member by display name, localpart or full user id."""
+        wanted = name.removeprefix("@").casefold()
+        try:
+            info = await self._room(wire_id(chat_id))
+        except MatrixError as exc:
+            log.warning("matrix: members of %s unavailable: %s", chat_id, exc)
+            return None
+        for user, shown in info.members.items():
+            if wanted in (shown.casefold(), localpart(user).casefold(), user[1:].casefold()):
+                return Member(PREFIX + user, shown)
+        return None
+
+    # -- connection -----------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = 1.0
+        while True:
+            try:
+                if not self._logged_in:
+                    await self._login()
+                if self._since is None:
+                    self._since = await self._first_token()
+                data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, _FILTER)
+                await self._process(data)
+                self._since = str(data["next_batch"])
+                await save_state(self._db, self._key("since"), self._since)
+                if self._connected_since is None:
+                    self._connected_since = datetime.now(UTC)
+                    log.info("matrix: connected as %s", self.user_id)
+                self._last_error = None
+                backoff = 1.0
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if isinstance(exc, MatrixError) and exc.errcode == "M_UNKNOWN_TOKEN":
+                    self._logged_in = False  # log in again (with the password, if any)
+                self._connected_since = None
+                self._last_error = str(exc) if isinstance(exc, MatrixError) else repr(exc)
+                log.warning("matrix: sync failed (%s); retrying in %.0fs", exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, _BACKOFF_MAX)
+
+    @property
+    def _db(self) -> Database:
+        assert self._database is not None, "start() first"
+        return self._database
+
+    def _key(self, what: str) -> str:
+        return f"matrix:{self.user_id}:{what}"
+
+    async def _login(self) -> None:
+        """The configured token; else the token of an earlier password login (the same
+        device, so transaction ids keep deduplicating); else log in with the password."""
+        settings = self.settings
+        if settings.access_token is not None:
+            self._client.access_token = settings.access_token.get_secret_value()
+            await self._check_identity()
+            return
+        if settings.password is None:
+            raise MatrixError("M_CONFIG", "adapters.matrix needs access_token or password")
+        stored = json.loads(await load_state(self._db, self._key("login")) or "{}")
+        if stored.get("access_token"):
+            self._client.access_token = stored["access_token"]
+            try:
+                await self._check_identity()
+                log.info("matrix: resumed the login of device %s", stored.get("device_id"))
+                return
+            except MatrixError as exc:
+                if exc.errcode != "M_UNKNOWN_TOKEN":
+                    raise
+        self._client.access_token = None
+        data = await self._client.login(
+            self.user_id, settings.password.get_secret_value(), stored.get("device_id")
+        )
+        login = {"access_token": data["access_token"], "device_id": data.get("device_id")}
+        await save_state(self._db, self._key("login"), json.dumps(login))
+        self._client.access_token = login["access_token"]
+        log.info("matrix: logged in as %s (device %s)", self.user_id, login["device_id"])
+        await self._check_identity()
+
+    async def _check_identity(self) -> None:
+        actual = await self._client.whoami()
+        if actual != self.user_id:
+            raise MatrixError("M_CONFIG", f"the token belongs to {actual}, not {self.user_id}")
+        self._logged_in = True
+
+    async def _first_token(self) -> str:
+        stored = await load_state(self._db, self._key("since"))
+        if stored:
+            return stored
+        data = await self._client.sync(None, 0, _FIRST_FILTER)
+        await self._invites(data)
+        token = str(data["next_batch"])
+        await save_state(self._db, self._key("since"), token)
+        log.info("matrix: first start; earlier room history is not answered")
+        return token
+
+    # -- incoming -------------------------------------------------------------------
+
+    async def _process(self, data: dict[str, Any]) -> None:
+        await self._invites(data)
+        for room_id in data.get("rooms", {}).get("leave", {}):
+            self._rooms.pop(room_id, None)  # left or kicked: its members are stale
+        handling = []
+        for room_id, room in data.get("rooms", {}).get("join", {}).items():
+            timeline = room.get("timeline", {}).get("events", [])
+            states = [*room.get("state", {}).get("events", []), *timeline]
+            if any(e.get("type") in _MEMBERSHIP_TYPES for e in states if "state_key" in e):
+                self._rooms.pop(room_id, None)
+            encrypted = any(e.get("type") == "m.room.encryption" for e in states)
+            for event in self._after_our_join(timeline):
+                self._last_event_at = datetime.now(UTC)
+                if event.get("sender") == self.user_id:
+                    continue
+                if event.get("type") == "m.room.encrypted":
+                    encrypted = True
+                elif event.get("type") == "m.room.message":
+                    handling.append(self._answer(room_id, event))
+            if encrypted:
+                await self._encrypted_notice(room_id)
+        # Rooms concurrently (the router orders each chat); the token is saved after all.
+        await asyncio.gather(*handling)
+
+    def _after_our_join(self, timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The events after our own join: what came before is history we never saw."""
+        for index in range(len(timeline) - 1, -1, -1):
+            event = timeline[index]
+            if (
+                event.get("type") == "m.room.member"
+                and event.get("state_key") == self.user_id
+                and event.get("content", {}).get("membership") == "join"
+                and event.get("unsigned", {}).get("prev_content", {}).get("membership") != "join"
+            ):
+                return timeline[index + 1 :]
+        return timeline
+
+    async def _invites(self, data: dict[str, Any]) -> None:
+        for room_id in data.get("rooms", {}).get("invite", {}):
+            allowed = self.settings.allow_rooms
+            try:
+                if not allowed or room_id in allowed:
+                    await self._client.join(room_id)
+                    log.info("matrix: joined %s on invite", room_id)
+                else:
+                    await self._client.leave(room_id)
+                    log.info("matrix: declined an invite to %s (not in allow_rooms)", room_id)
+            except MatrixError as exc:
+                log.warning("matrix: answering the invite to %s failed: %s", room_id, exc)
+
+    async def _encrypted_notice(self, room_id: str) -> None:
+        """Once per room: we cannot read it, and silence would look like a dead bot."""
+        key = self._key(f"encrypted:{room_id}")
+        if await load_state(self._db, key):
+            return
+        log.warning("matrix: room %s is encrypted; its messages cannot be read", room_id)
+        content = {"msgtype": "m.notice", "body": ENCRYPTED_NOTICE}
+        try:
+            await self._send(room_id, content, transaction_id(key))
+        except SendError as exc:
+            log.warning("matrix: %s", exc)
+            return
+        await save_state(self._db, key, "noticed")
+
+    async def _answer(self, room_id: str, event: dict[str, Any]) -> None:
+        try:
+            message = await self._incoming(room_id, event)
+            if message is None:
+                return
+            assert self._bot is not None
+            replies = await self._bot.handle(message)
+            info = await self._room(room_id)
+            for index, reply in enumerate(replies):
+                people = [Member(u, info.members.get(wire_id(u), "")) for u in reply.mentions]
+                content = render(
+                    reply.text,
+                    msgtype=self.settings.msgtype,
+                    people=people,
+                    mentions=reply.mentions,
+                    in_reply_to=event["event_id"],
+                )
+                # Derived from the event answered: a replayed batch cannot post it twice.
+                txn = transaction_id(f"reply:{event['event_id']}:{index}")
+                await self._send(room_id, content, txn)
+        except (MatrixError, SendError) as exc:
+            log.warning(
+                "matrix: answering %s in %s failed: %s", event.get("event_id"), room_id, exc
+            )
+
+    async def _incoming(self, room_id: str, event: dict[str, Any]) -> IncomingMessage | None:
+        content = event.get("content", {})
+        # Notices are bots talking (answering them could loop); edits were answered before.
+        if content.get("msgtype") not in ("m.text", "m.emote") or is_edit(content):
+            return None
+        info = await self._room(room_id)
+        sender = str(event["sender"])
+        own_names = [info.members.get(self.user_id, ""), localpart(self.user_id), self.bot_name]
+        text, named = strip_leading_name(plain_body(content), own_names)
+        users = mentioned_users(content)
+        reply_to = reply_target(content)
+        return IncomingMessage(
+            chat_id=PREFIX + room_id,
+            chat_type="private" if len(info.members) <= 2 else "group",
+            sender_id=PREFIX + sender,
+            sender_name=info.members.get(sender) or localpart(sender),
+            text=text,
+            mentions_bot=named or self.user_id in users or _names_bot(text, own_names),
+            message_id=str(event["event_id"]),
+            timestamp=datetime.fromtimestamp(int(event["origin_server_ts"]) / 1000, UTC),
+            reply_to_bot=reply_to is not None and await self._is_ours(room_id, reply_to),
+            sender_is_admin=info.power_of(sender) >= ADMIN_POWER,
+            mentions=tuple(
+                Member(PREFIX + u, info.members.get(u) or localpart(u))
+                for u in users
+                if u != self.user_id
+            ),
+            reply_to_message_id=reply_to,
+        )
+
+    async def _is_ours(self, room_id: str, event_id: str) -> bool:
+        if event_id in self._sent:
+            return True
+        try:
+            return (await self._client.event(room_id, event_id)).get("sender") == self.user_id
+        except MatrixError:
+            return False
+
+    async def _room(self, room_id: str) -> RoomInfo:
+        info = self._rooms.get(room_id)
+        if info is None:
+            info = await self._client.room_info(room_id)
+            self._rooms[room_id] = info
+        return info
+
+    # -- outgoing -------------------------------------------------------------------
+
+    async def _send(self, room_id: str, content: dict[str, Any], txn: str) -> str:
+        if not self._logged_in:
+            raise SendError("matrix: not logged in yet")
+        try:
+            event_id = await self._client.send(room_id, content, txn)
+        except MatrixError as exc:
+            raise SendError(f"matrix: sending to {room_id} failed: {exc}") from None
+        self._sent.append(event_id)
+        return event_id
+
+
+def _names_bot(text: str, names: list[str]) -> bool:
+    """The bot's display name written out as a word, as people do without a pill."""
+    return any(
+        name and re.search(rf"(?<![\w@]){re.escape(name)}\b", text, re.IGNORECASE) for name in names
+    )
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()

@@ -1,0 +1,119 @@
+"""Matrix message bodies both ways: pills and m.mentions out, plain text and mentioned
+users in. Pure functions, so the wire format is tested without a homeserver."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import unquote
+
+from storage import Member
+
+PREFIX = "mx:"
+_PILL = re.compile(r"""href=["']https://matrix\.to/#/([^"'?/]+)""")
+
+
+def wire_id(user_id: str) -> str:
+    """ "mx:@alice:example.org" as the bot knows it -> "@alice:example.org"."""
+    return user_id.removeprefix(PREFIX)
+
+
+def transaction_id(key: str) -> str:
+    """A txnId from a stable key: the homeserver answers a repeated PUT with the event it
+    made the first time, so a resend after a crash is not a second message."""
+    return "gm-" + hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def pill(user_id: str, name: str) -> str:
+    return f'<a href="https://matrix.to/#/{html.escape(user_id)}">{html.escape(name)}</a>'
+
+
+def render(
+    text: str,
+    *,
+    msgtype: str,
+    people: Sequence[Member] = (),
+    mentions: Iterable[str] = (),
+    in_reply_to: str | None = None,
+) -> dict[str, Any]:
+    """The content of an m.room.message: the text as the body, an HTML copy with each
+    "@name" of `people` as a pill, and m.mentions so clients notify exactly those."""
+    formatted = html.escape(text)
+    named = {html.escape(f"@{p.name}"): p for p in people if p.name}
+    if named:
+        # One pass, longest names first: "@ann" never eats the start of "@anna", and a
+        # pill already made is never searched again.
+        shown = sorted(named, key=len, reverse=True)
+        pattern = re.compile("|".join(re.escape(name) for name in shown) + r"(?![\w])")
+        formatted = pattern.sub(
+            lambda m: pill(wire_id(named[m[0]].user_id), f"@{named[m[0]].name}"), formatted
+        )
+    users = list(dict.fromkeys(wire_id(u) for u in [*mentions, *(p.user_id for p in people)]))
+    content: dict[str, Any] = {
+        "msgtype": msgtype,
+        "body": text,
+        "format": "org.matrix.custom.html",
+        "formatted_body": formatted.replace("\n", "<br>"),
+        "m.mentions": {"user_ids": users},
+    }
+    if in_reply_to:
+        content["m.relates_to"] = {"m.in_reply_to": {"event_id": in_reply_to}}
+    return content
+
+
+def plain_body(content: dict[str, Any]) -> str:
+    """The message text without the quoted fallback older clients put above a reply."""
+    body = str(content.get("body", ""))
+    if _in_reply_to(content) and body.startswith("> "):
+        lines = body.split("\n")
+        while lines and lines[0].startswith(">"):
+            lines.pop(0)
+        body = "\n".join(lines).lstrip("\n")
+    return body
+
+
+def _in_reply_to(content: dict[str, Any]) -> str | None:
+    relates = content.get("m.relates_to")
+    if not isinstance(relates, dict):
+        return None
+    reply = relates.get("m.in_reply_to")
+    event_id = reply.get("event_id") if isinstance(reply, dict) else None
+    return event_id if isinstance(event_id, str) else None
+
+
+def reply_target(content: dict[str, Any]) -> str | None:
+    return _in_reply_to(content)
+
+
+def is_edit(content: dict[str, Any]) -> bool:
+    relates = content.get("m.relates_to")
+    return isinstance(relates, dict) and relates.get("rel_type") == "m.replace"
+
+
+def mentioned_users(content: dict[str, Any]) -> list[str]:
+    """Users the message mentions: its m.mentions, and pills in its HTML (older clients
+    send only those)."""
+    users: list[str] = []
+    mentions = content.get("m.mentions")
+    if isinstance(mentions, dict) and isinstance(mentions.get("user_ids"), list):
+        users += [u for u in mentions["user_ids"] if isinstance(u, str)]
+    formatted = content.get("formatted_body")
+    if isinstance(formatted, str):
+        pills = (unquote(target) for target in _PILL.findall(formatted))
+        users += [user for user in pills if user.startswith("@")]
+    return list(dict.fromkeys(users))
+
+
+def strip_leading_name(text: str, names: Iterable[str]) -> tuple[str, bool]:
+    """Clients turn a pill into "name: text" in the plain body; the router knows only
+    "@name", so a leading "name:" (or "@name") addressed to the bot is taken off here."""
+    for name in names:
+        if not name:
+            continue
+        match = re.match(rf"@?{re.escape(name)}\s*[:,]\s*", text, re.IGNORECASE)
+        if match:
+            return text[match.end() :], True
+    return text, False

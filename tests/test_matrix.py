@@ -1,0 +1,224 @@
+"""The Matrix adapter against a real Synapse, with the bot as a real `groupmate serve`
+process: invites, LLM and offline reminders, pills, kill -9 and restart, encryption."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+from sqlalchemy import update
+
+from bot.adapters import configured
+from bot.adapters.matrix import ENCRYPTED_NOTICE, MatrixAdapter
+from bot.app import Bot
+from bot.config import parse_config
+from storage import Database, Member, OutgoingMessage
+from storage.models import Reminder
+from tests import stub_llm as s
+from tests.http_harness import llm_section, make_config
+from tests.synapse import Client, Synapse, User, ensure_synapse, membership, stop_process
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="session")
+def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
+    server = Synapse(tmp_path_factory.mktemp("synapse"))
+    server.start(ensure_synapse())
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def wait_for(probe: Callable[[], T | None], what: str, within: float = 30) -> T:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        found = probe()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class BotProcess:
+    """`groupmate serve` with the Matrix adapter, as an operator would run it."""
+
+    def __init__(self, tmp_path: Path, synapse: Synapse, bot: User, **sections: Any) -> None:
+        self.database_url = f"sqlite:///{tmp_path / 'bot.db'}"
+        config: dict[str, Any] = {
+            "bot": {"name": "groupmate", "timezone": "Europe/Berlin"},
+            "logging": {"level": "INFO"},
+            "storage": {"url": self.database_url},
+            "reminders": {"watchdog_interval": "200ms", "retry_base": "50ms"},
+            "adapters": {
+                "webhook": {"port": 0},
+                "matrix": {
+                    "homeserver": synapse.url,
+                    "user_id": bot.user_id,
+                    "password": bot.password,
+                },
+            },
+            **sections,
+        }
+        self.config = tmp_path / "config.yaml"
+        self.config.write_text(yaml.safe_dump(config))
+        self.log = tmp_path / "bot.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "bot.cli", "serve", "--config", str(self.config)],
+                env=env,
+                stdout=log,
+                stderr=log,
+            )
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+    def fire_now(self, short_id: int, *, ago: timedelta = timedelta(seconds=1)) -> None:
+        """Move a reminder's next time into the past in the table; the watchdog fires it."""
+        database = Database(self.database_url)
+        try:
+            with database.write_session() as session:
+                query = update(Reminder).where(Reminder.short_id == short_id)
+                session.execute(query.values(next_fire_at=datetime.now(UTC) - ago))
+        finally:
+            database.close()
+
+
+def bodies(client: Client, room: str, sender: User) -> list[str]:
+    return [e["content"]["body"] for e in client.messages(room, sender.user_id)]
+
+
+def test_group_room_reminders_survive_kill_9(synapse: Synapse, stub, tmp_path: Path) -> None:
+    alice, bob, bot = (synapse.register(name) for name in ("alice", "bob", "groupmate"))
+    person, other = synapse.client(alice), synapse.client(bob)
+    room = person.create_room(invite=[bob.user_id, bot.user_id])
+    other.join(room)
+    person.say(room, "/remind in 5 minutes old history")  # before the bot ever ran
+    process = BotProcess(tmp_path, synapse, bot, llm=llm_section(stub))
+    process.start()
+    try:
+        wait_for(lambda: bot.user_id in person.members(room), "the bot to join on invite")
+
+        stretch = {"type": "once", "in_minutes": 1, "content": "stretch"}
+        stub.script(s.calls(("reminder_set", stretch)))
+        asked = person.say(room, "@groupmate remind us in 1 minute to stretch", mention=bot)
+        (confirmation,) = wait_for(lambda: person.messages(room, bot.user_id), "an answer")
+        body = confirmation["content"]["body"]
+        assert body.startswith("⏰ Reminder #1 set for") and body.endswith(": stretch")
+        relates = confirmation["content"]["m.relates_to"]["m.in_reply_to"]
+        assert relates["event_id"] == asked
+        process.fire_now(1)
+        reminder = wait_for(
+            lambda: [
+                e
+                for e in person.messages(room, bot.user_id)
+                if "Reminder for" in e["content"]["body"]
+            ],
+            "the reminder",
+        )[0]["content"]
+        assert reminder["body"] == "⏰ Reminder for @alice: stretch"
+        assert reminder["m.mentions"] == {"user_ids": [alice.user_id]}
+        pill = f'<a href="https://matrix.to/#/{alice.user_id}">@alice</a>'
+        assert pill in reminder["formatted_body"]
+
+        stub.reset()  # from here on, no LLM would answer
+        person.say(room, "/remind in 1 minute tea")
+        wait_for(lambda: any("tea" in b for b in bodies(person, room, bot)), "/remind tea")
+        assert not stub.requests
+
+        # Power level 0 is a member, the room's creator (100) an admin.
+        other.say(room, "/tz Asia/Tokyo")
+        wait_for(lambda: "Only a group admin" in bodies(person, room, bot)[-1], "the refusal")
+        person.say(room, "/tz Asia/Tokyo")
+        wait_for(lambda: "Asia/Tokyo" in bodies(person, room, bot)[-1], "the change")
+
+        process.kill()
+        process.fire_now(2, ago=timedelta(minutes=10))  # due while the bot was down
+        person.say(room, "/remind in 30 minutes water")  # said while it was down
+        process.start()
+        wait_for(lambda: any("water" in b for b in bodies(person, room, bot)), "the missed one")
+        late = wait_for(
+            lambda: [b for b in bodies(person, room, bot) if "Reminder for @alice: tea" in b],
+            "the late reminder",
+        )
+        time.sleep(2)  # anything answered twice would arrive by now
+    finally:
+        process.stop()
+    said = bodies(person, room, bot)
+    assert "after downtime" in late[0]
+    assert sum("Reminder for @alice: tea" in b for b in said) == 1
+    assert sum("Reminder for @alice: stretch" in b for b in said) == 1
+    assert sum("Reminder #1 set" in b for b in said) == 1
+    assert sum("water" in b for b in said) == 1
+    assert sum("tea" in b and "Reminder #2" in b for b in said) == 1
+    assert not any("old history" in b for b in said)
+
+
+async def until(probe: Callable[[], T | None], what: str, within: float = 30) -> T:
+    """wait_for from inside the bot's event loop: the probing client blocks, so it runs
+    in a thread while the bot keeps syncing."""
+    return await asyncio.to_thread(wait_for, probe, what, within)
+
+
+async def test_resend_invites_members_and_encryption(synapse: Synapse, tmp_path: Path) -> None:
+    carol, mate = synapse.register("carol"), synapse.register("mate")
+    person = synapse.client(carol)
+    room = person.create_room(invite=[mate.user_id])
+    secret = person.create_room(invite=[mate.user_id], encrypted=True)
+    elsewhere = person.create_room(invite=[mate.user_id])
+    matrix: dict[str, Any] = {"homeserver": synapse.url, "user_id": mate.user_id}
+    matrix |= {"access_token": mate.access_token, "allow_rooms": [room, secret]}
+    config = parse_config(
+        make_config(tmp_path, bot={"name": "mate"}, adapters={"matrix": matrix}), environ={}
+    )
+    bot = Bot(config)
+    (adapter,) = configured(config)
+    assert isinstance(adapter, MatrixAdapter)
+    bot.add_adapter(adapter)
+    async with bot:
+        await until(lambda: mate.user_id in person.members(room), "the join")
+        notices = await until(lambda: person.messages(secret, mate.user_id), "the notice")
+        await until(
+            lambda: membership(person, elsewhere, mate.user_id) == "leave", "the declined invite"
+        )
+        assert adapter.status()["connected"]
+
+        message = OutgoingMessage(
+            chat_id=f"mx:{room}",
+            text="⏰ Reminder for @carol: tea",
+            mentions=(f"mx:{carol.user_id}",),
+            reminder_id="r1",
+            occurrence=datetime(2026, 1, 1, 9, tzinfo=UTC),
+            people=(Member(f"mx:{carol.user_id}", "carol"),),
+        )
+        first = await adapter.send(message)
+        assert await adapter.send(message) == first  # the retry after a lost answer
+        assert [e["event_id"] for e in person.messages(room, mate.user_id)] == [first]
+
+        assert await adapter.find(f"mx:{room}", "@Carol") == Member(f"mx:{carol.user_id}", "carol")
+        assert await adapter.find(f"mx:{room}", "nobody") is None
+    assert [e["content"]["body"] for e in notices] == [ENCRYPTED_NOTICE]
+    assert [e["content"]["msgtype"] for e in notices] == ["m.notice"]
