@@ -41,6 +41,7 @@ PREFIX = "qq:"
 MAX_TEXT = 3000
 _KEEP_SENT = 2000  # ids of our own messages remembered per account, for reply_to_bot
 _KEEP_SEEN = 1000  # recent messages remembered, to handle one seen by two accounts once
+_SAME_WITHIN = 3.0  # seconds
 _POLICY_VIOLATION = 1008
 
 
@@ -105,7 +106,7 @@ class OneBotAdapter:
         self._chats: dict[str, OrderedDict[str, None]] = {}  # chat -> accounts, last seen last
         self._names: dict[str, dict[str, str]] = {}  # chat -> QQ number -> display name
         self._sent: dict[str, OrderedDict[str, None]] = {}  # account -> our message ids
-        self._seen: OrderedDict[tuple[str, ...], None] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, ...], tuple[float, str]] = OrderedDict()
         self._echo = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -290,13 +291,11 @@ class OneBotAdapter:
         else:
             return None
         segments = seg.segments_of(event.get("message"))
-        # The same group message reaches every account in the group: handle it once.
-        fingerprint = (chat_id, user_id, str(event.get("time")), repr(segments))
-        if fingerprint in self._seen:
-            return None
-        self._seen[fingerprint] = None
-        _trim(self._seen, _KEEP_SEEN)
+        # Remembered even for a message another account brought first: this account sits
+        # in the chat too, and can deliver there when the other is gone.
         self._remember_chat(chat_id, account.self_id)
+        if self._seen_before(account.self_id, chat_id, user_id, segments, event.get("time")):
+            return None
         sender = event.get("sender") or {}
         name = str(sender.get("card") or sender.get("nickname") or user_id)
         names = self._names.setdefault(chat_id, {})
@@ -320,6 +319,22 @@ class OneBotAdapter:
             mentions=read.mentions,
             reply_to_message_id=read.reply_to,
         )
+
+    def _seen_before(
+        self, account: str, chat_id: str, user_id: str, segments: Any, at: Any
+    ) -> bool:
+        """The same group message reaches every account in the group, with other message
+        ids: the same sender, chat and content within seconds through another account is
+        that message again. (Through the same account it is the user saying it twice.)"""
+        when = float(at) if isinstance(at, int | float) else 0.0
+        key = (chat_id, user_id, repr(segments))
+        earlier = self._seen.get(key)
+        if earlier is not None and earlier[1] != account and abs(when - earlier[0]) <= _SAME_WITHIN:
+            return True
+        self._seen[key] = (when, account)
+        self._seen.move_to_end(key)
+        _trim(self._seen, _KEEP_SEEN)
+        return False
 
     def _bot_ids(self, account: _Account) -> set[str]:
         # Any of our accounts counts as the bot: the message is handled once, by whichever
@@ -373,7 +388,7 @@ class OneBotAdapter:
         return f"groupmate-{next(self._echo)}"
 
 
-def _trim(entries: OrderedDict[Any, None], keep: int) -> None:
+def _trim(entries: OrderedDict[Any, Any], keep: int) -> None:
     while len(entries) > keep:
         entries.popitem(last=False)
 

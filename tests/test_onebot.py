@@ -1,0 +1,237 @@
+"""QQ through OneBot v11: a client that connects like NapCat to the bot's real HTTP server
+(reverse WebSocket, universal role) posts events and answers the bot's actions."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+from websockets.exceptions import InvalidStatus
+
+from bot.adapters.onebot_segments import parse_cq, read, render
+from storage import Member
+from storage.models import Reminder
+from tests.conftest import eventually
+from tests.http_harness import Api, Servers
+from tests.onebot_client import OneBotClient, at, reply, text
+
+ACCESS = "ob-s3cret"
+BOT_A, BOT_B = 10001, 10002
+GROUP, OTHER_GROUP = 100, 200
+ALICE, BOB, CAROL = 111, 222, 333
+
+
+async def start(servers: Servers, **sections: Any) -> Api:
+    onebot = {"access_token": ACCESS, "timeout": 2}
+    # Many quick retries: a reminder due while the socket is down waits for the reconnect.
+    retries = {"send_attempts": 20, "retry_base": "50ms", "retry_max": "200ms"}
+    return await servers.start(adapters={"onebot": onebot}, reminders=retries, **sections)
+
+
+def ws_url(api: Api, path: str = "/onebot/v11/ws") -> str:
+    return api.base_url.replace("http://", "ws://") + path
+
+
+async def account(api: Api, self_id: int = BOT_A, **options: Any) -> OneBotClient:
+    return await OneBotClient(ws_url(api), self_id, ACCESS, **options).connect()
+
+
+async def fire_now(api: Api, chat_id: str, short_id: int) -> None:
+    """Move one reminder's next time to now in the table; the watchdog delivers it."""
+    assert api.bot.reminders is not None
+
+    def rewind(session: Any) -> None:
+        query = update(Reminder).where(Reminder.chat_id == chat_id, Reminder.short_id == short_id)
+        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
+
+    await api.bot.reminders.database.write(rewind)
+
+
+def sent_text(action: dict[str, Any]) -> str:
+    """The text of a sent message, with `at` segments as "@<qq>"."""
+    shown = {"text": lambda d: d["text"], "at": lambda d: f"@{d['qq']}", "reply": lambda d: ""}
+    return "".join(shown[s["type"]](s["data"]) for s in action["params"]["message"])
+
+
+async def test_a_group_mention_is_answered_with_a_reply_to_it(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    asked = await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind me tomorrow at 9 tea")])
+    answer = await qq.next_action()
+    assert answer["action"] == "send_group_msg"
+    assert answer["params"]["group_id"] == GROUP
+    first, *_ = answer["params"]["message"]
+    assert first == {"type": "reply", "data": {"id": str(asked)}}
+    assert "Reminder #1 set for" in sent_text(answer)
+    listed = (await api.client.get(f"/v1/chats/qq:group:{GROUP}/reminders")).json()
+    assert [(r["content"], r["created_by"]) for r in listed] == [("tea", f"qq:{ALICE}")]
+    # Not addressed to the bot: no answer.
+    await qq.group_message(GROUP, ALICE, "just chatting")
+    await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /list")])
+    assert "tea" in sent_text(await qq.next_action())
+
+
+async def test_a_private_message_is_answered_privately(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    await qq.private_message(CAROL, "hello")
+    answer = await qq.next_action()
+    assert answer["action"] == "send_private_msg"
+    assert answer["params"]["user_id"] == CAROL
+    assert "no language model is configured" in sent_text(answer)
+
+
+async def test_a_reply_to_the_bots_message_reaches_the_bot(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /list")])
+    ours = (await qq.next_action())["message_id"]
+    await qq.group_message(GROUP, ALICE, [reply(ours), text("what now?")], card="Ali")
+    again = await qq.next_action()
+    assert again["params"]["message"][0]["type"] == "reply"
+    assert "no language model is configured" in sent_text(again)
+    # A reply to somebody else's message, without a mention, is not for the bot.
+    other = await qq.group_message(GROUP, BOB, "lunch?", nickname="Bob")
+    await qq.group_message(GROUP, ALICE, [reply(other), text("what now?")])
+    last = await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /list")])
+    assert (await qq.next_action())["params"]["message"][0]["data"]["id"] == str(last)
+
+
+async def test_a_reminder_mentions_with_an_at_segment(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    await qq.group_message(GROUP, BOB, "hi all", nickname="Bob")  # the bot now knows Bob
+    await qq.group_message(
+        GROUP, ALICE, [at(BOT_A), text(" /remind "), at(BOB), text(" tomorrow at 9 slides")]
+    )
+    assert "Reminder #1 for @Bob set for" in sent_text(await qq.next_action())
+    await fire_now(api, f"qq:group:{GROUP}", 1)
+    delivered = await qq.next_action()
+    assert delivered["action"] == "send_group_msg"
+    assert delivered["params"]["message"] == [
+        {"type": "text", "data": {"text": "⏰ Reminder for "}},
+        {"type": "at", "data": {"qq": str(BOB)}},
+        {"type": "text", "data": {"text": ": slides"}},
+    ]
+    # The reminder is the bot's message: a reply to it snoozes it, no mention needed.
+    await qq.group_message(GROUP, BOB, [reply(delivered["message_id"]), text("snooze 10m")])
+    assert "snooze" in sent_text(await qq.next_action()).lower()
+
+
+async def test_a_reminder_due_while_disconnected_arrives_after_the_reconnect(
+    servers: Servers, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    api = await start(servers)
+    qq = await account(api)
+    await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind me tomorrow at 9 call")])
+    await qq.next_action()
+    await qq.close()
+    await eventually(lambda: "account 10001 disconnected" in caplog.text)
+    health = (await api.client.get("/healthz")).json()["adapters"]["onebot"]
+    assert health["connected"] is False and not health["accounts"][str(BOT_A)]["connected"]
+    await fire_now(api, f"qq:group:{GROUP}", 1)
+    await eventually(lambda: "no OneBot account is connected" in caplog.text)
+    back = await account(api)
+    delivered = await back.next_action()
+    assert sent_text(delivered) == f"⏰ Reminder for @{ALICE}: call"
+    assert delivered["params"]["message"][1] == {"type": "at", "data": {"qq": str(ALICE)}}
+    health = (await api.client.get("/healthz")).json()["adapters"]["onebot"]
+    assert health["accounts"][str(BOT_A)]["connected"] is True
+    assert health["accounts"][str(BOT_A)]["last_event"] is not None
+
+
+async def test_a_wrong_token_or_path_is_refused_and_logged(
+    servers: Servers, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    api = await start(servers)
+    with pytest.raises(InvalidStatus) as refused:
+        await OneBotClient(ws_url(api), BOT_A, "guess").connect()
+    assert refused.value.response.status_code == 403
+    assert "wrong access token" in caplog.text
+    with pytest.raises(InvalidStatus):
+        await OneBotClient(ws_url(api), BOT_A, None).connect()
+    assert "no access token" in caplog.text
+    with pytest.raises(InvalidStatus):
+        await OneBotClient(ws_url(api, "/ws"), BOT_A, ACCESS).connect()
+    assert "wrong path, the OneBot endpoint is /onebot/v11/ws" in caplog.text
+    assert (await api.client.get("/healthz")).json()["adapters"]["onebot"]["accounts"] == {}
+    # The token as a query parameter is accepted too, as the spec allows.
+    qq = await account(api, query=True)
+    await qq.private_message(CAROL, "/list")
+    assert (await qq.next_action())["action"] == "send_private_msg"
+    assert ACCESS not in caplog.text
+
+
+async def test_cq_code_strings_are_parsed_and_unescaped(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    message = f"[CQ:at,qq={BOT_A}] /remind me tomorrow at 9 milk &amp; bread &#91;2&#93;"
+    await qq.group_message(GROUP, ALICE, message)
+    assert "Reminder #1 set for" in sent_text(await qq.next_action())
+    listed = (await api.client.get(f"/v1/chats/qq:group:{GROUP}/reminders")).json()
+    assert [r["content"] for r in listed] == ["milk & bread [2]"]
+
+
+def test_cq_parsing_and_rendering() -> None:
+    segments = parse_cq("a&amp;#91;b [CQ:image,file=x&#44;y.jpg][CQ:at,qq=222]c[CQ:reply,id=-5]")
+    assert segments == [
+        {"type": "text", "data": {"text": "a&#91;b "}},
+        {"type": "image", "data": {"file": "x,y.jpg"}},
+        {"type": "at", "data": {"qq": "222"}},
+        {"type": "text", "data": {"text": "c"}},
+        {"type": "reply", "data": {"id": "-5"}},
+    ]
+    got = read(segments, {"1"}, lambda qq: {"222": "Bob"}[qq])
+    assert (got.text, got.mentions, got.mentions_bot, got.reply_to) == (
+        "a&#91;b @Bobc",
+        (Member("qq:222", "Bob"),),
+        False,
+        "-5",
+    )
+    people = (Member("qq:7", "bob"), Member("qq:8", "bobby"))
+    assert render("@bobby and @bob", people, ["qq:7", "qq:8", "qq:9", "tg:1"]) == [
+        {"type": "at", "data": {"qq": "9"}},
+        {"type": "text", "data": {"text": " "}},
+        {"type": "at", "data": {"qq": "8"}},
+        {"type": "text", "data": {"text": " and "}},
+        {"type": "at", "data": {"qq": "7"}},
+    ]
+
+
+async def test_two_accounts_are_kept_apart(servers: Servers) -> None:
+    api = await start(servers)
+    first, second = await account(api, BOT_A), await account(api, BOT_B)
+    await second.group_message(OTHER_GROUP, BOB, [at(BOT_B), text(" /remind me tomorrow at 9 b")])
+    answered = await second.next_action()
+    assert answered["params"]["group_id"] == OTHER_GROUP
+    await first.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind me tomorrow at 9 a")])
+    assert (await first.next_action())["params"]["group_id"] == GROUP
+    await fire_now(api, f"qq:group:{OTHER_GROUP}", 1)
+    assert sent_text(await second.next_action()) == f"⏰ Reminder for @{BOB}: b"
+    await fire_now(api, f"qq:group:{GROUP}", 1)
+    assert sent_text(await first.next_action()) == f"⏰ Reminder for @{ALICE}: a"
+    assert first.actions.empty() and second.actions.empty()
+    # A group both accounts sit in: its message comes through both and is handled once;
+    # when the account that saw the group last is gone, the other one delivers.
+    shared = 300
+    ask = [at(BOT_A), text(" /remind me tomorrow at 9 c")]
+    await first.group_message(shared, ALICE, ask)
+    assert "Reminder #1 set" in sent_text(await first.next_action())
+    await second.group_message(shared, ALICE, ask)
+    await second.private_message(CAROL, "/list")  # handled after the repeat was dropped
+    assert (await second.next_action())["action"] == "send_private_msg"
+    await second.close()
+    await fire_now(api, f"qq:group:{shared}", 1)
+    assert sent_text(await first.next_action()) == f"⏰ Reminder for @{ALICE}: c"
+    assert first.actions.empty()
+    health = (await api.client.get("/healthz")).json()["adapters"]["onebot"]
+    assert health["connected"] is True
+    assert {k: v["connected"] for k, v in health["accounts"].items()} == {
+        str(BOT_A): True,
+        str(BOT_B): False,
+    }
