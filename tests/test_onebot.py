@@ -235,3 +235,20 @@ async def test_two_accounts_are_kept_apart(servers: Servers) -> None:
         str(BOT_A): True,
         str(BOT_B): False,
     }
+
+
+async def test_without_an_access_token_this_machine_may_connect(servers: Servers) -> None:
+    api = await servers.start(adapters={"onebot": {}})
+    qq = await OneBotClient(ws_url(api), BOT_A, None).connect()
+    await qq.private_message(CAROL, "/list")
+    assert (await qq.next_action())["params"]["user_id"] == CAROL
+
+
+async def test_a_member_named_by_text_is_found_in_the_group_member_list(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    qq.members = [{"group_id": GROUP, "user_id": 444, "nickname": "Dave", "card": "", "role": ""}]
+    await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind @dave tomorrow at 9 x")])
+    assert "Reminder #1 for @Dave set for" in sent_text(await qq.next_action())
+    await fire_now(api, f"qq:group:{GROUP}", 1)
+    assert (await qq.next_action())["params"]["message"][1] == at(444)

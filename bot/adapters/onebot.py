@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import itertools
 import logging
 from collections import OrderedDict
@@ -116,7 +117,7 @@ class OneBotAdapter:
         self._bot = bot
         if not self._token:
             log.warning(
-                "onebot: no access_token set; any client that reaches %s may connect",
+                "onebot: no access_token set; only clients on this machine may connect to %s",
                 self.settings.path,
             )
 
@@ -191,6 +192,10 @@ class OneBotAdapter:
 
     def _refusal(self, socket: WebSocket) -> str | None:
         """Why this connection may not be served, or None."""
+        if not self._token and not _loopback(socket.client.host if socket.client else ""):
+            # Without a token only this machine may act as QQ accounts, as /v1 is open
+            # without adapters.webhook.token only on loopback.
+            return "not from this machine, and adapters.onebot.access_token is not set"
         if self._token:
             scheme, _, given = socket.headers.get("authorization", "").partition(" ")
             if scheme.lower() not in ("bearer", "token"):
@@ -391,6 +396,13 @@ class OneBotAdapter:
 def _trim(entries: OrderedDict[Any, Any], keep: int) -> None:
     while len(entries) > keep:
         entries.popitem(last=False)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 async def _close_quietly(socket: WebSocket, code: int = 1000) -> None:
