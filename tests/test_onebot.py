@@ -12,7 +12,7 @@ from sqlalchemy import update
 from websockets.exceptions import InvalidStatus
 
 from bot.adapters.onebot_segments import parse_cq, read, render
-from storage import Member
+from storage import Member, OutgoingMessage, SendError
 from storage.models import Reminder
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers
@@ -252,3 +252,21 @@ async def test_a_member_named_by_text_is_found_in_the_group_member_list(servers:
     assert "Reminder #1 for @Dave set for" in sent_text(await qq.next_action())
     await fire_now(api, f"qq:group:{GROUP}", 1)
     assert (await qq.next_action())["params"]["message"][1] == at(444)
+
+
+async def test_a_long_message_goes_in_pieces_and_names_the_first(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    await qq.private_message(CAROL, "/list")
+    await qq.next_action()
+    first, second = "a " * 1400, "b " * 800
+    sent = await api.bot.outbound(OutgoingMessage(f"qq:private:{CAROL}", first + "\n\n" + second))
+    pieces = [await qq.next_action(), await qq.next_action()]
+    assert [sent_text(p).strip() for p in pieces] == [first.strip(), second.strip()]
+    assert sent == str(pieces[0]["message_id"])
+    # A chat no account has seen since the start: with one account there is no choice.
+    await api.bot.outbound(OutgoingMessage("qq:group:999", "hi"))
+    assert (await qq.next_action())["params"]["group_id"] == 999
+    await qq.close()
+    with pytest.raises(SendError, match="no OneBot account is connected"):
+        await api.bot.outbound(OutgoingMessage("qq:group:999", "hi"))

@@ -57,7 +57,6 @@ class _Account:
         self.self_id = self_id
         self.socket = socket
         self.since = _now()
-        self.last_event: datetime | None = None
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.lock = asyncio.Lock()  # one frame at a time on the socket
 
@@ -72,7 +71,7 @@ class _Account:
                 response = await answer
         except TimeoutError:
             raise SendError(f"OneBot account {self.self_id}: no answer to {action}") from None
-        except (WebSocketDisconnect, RuntimeError, OSError):
+        except Exception:  # the socket closed under us, in whichever way the server says it
             raise SendError(f"OneBot account {self.self_id}: disconnected") from None
         finally:
             self.pending.pop(echo, None)
@@ -255,7 +254,6 @@ class OneBotAdapter:
                 answer.set_result(frame)
             return
         self._last_event[account.self_id] = _now()
-        account.last_event = self._last_event[account.self_id]
         # Meta events (lifecycle, heartbeat) only keep the status fresh. Messages are
         # handled in tasks: handling sends actions whose answers arrive on this socket.
         if frame.get("post_type") == "message":
@@ -289,9 +287,9 @@ class OneBotAdapter:
         if user_id in self._accounts or user_id == account.self_id:
             return None  # our own accounts' messages, echoed back by some implementations
         chat_type: Literal["group", "private"]
-        if kind == "group":
+        if kind == "group" and str(event.get("group_id", "")).isdigit():
             chat_id, chat_type = f"{PREFIX}group:{event.get('group_id')}", "group"
-        elif kind == "private":
+        elif kind == "private" and user_id.isdigit():
             chat_id, chat_type = f"{PREFIX}private:{user_id}", "private"
         else:
             return None
