@@ -64,38 +64,34 @@ class OneBotClient:
         role: str = "member",
     ) -> int:
         """Posts a group message event; returns its message_id."""
-        message_id = next(_message_ids)
-        await self.post(
-            {
-                "post_type": "message",
-                "message_type": "group",
-                "sub_type": "normal",
-                "message_id": message_id,
-                "group_id": group_id,
-                "user_id": user_id,
-                "message": message,
-                "raw_message": message if isinstance(message, str) else "",
-                "font": 0,
-                "sender": {"user_id": user_id, "nickname": nickname, "card": card, "role": role},
-            }
-        )
-        return message_id
+        sender = {"user_id": user_id, "nickname": nickname, "card": card, "role": role}
+        return await self._message("group", user_id, message, sender, group_id=group_id)
 
     async def private_message(self, user_id: int, message: list[dict[str, Any]] | str) -> int:
+        sender = {"user_id": user_id, "nickname": "Carol"}
+        return await self._message("private", user_id, message, sender, sub_type="friend")
+
+    async def _message(
+        self,
+        kind: str,
+        user_id: int,
+        message: list[dict[str, Any]] | str,
+        sender: dict[str, Any],
+        **fields: Any,
+    ) -> int:
         message_id = next(_message_ids)
-        await self.post(
-            {
-                "post_type": "message",
-                "message_type": "private",
-                "sub_type": "friend",
-                "message_id": message_id,
-                "user_id": user_id,
-                "message": message,
-                "raw_message": message if isinstance(message, str) else "",
-                "font": 0,
-                "sender": {"user_id": user_id, "nickname": "Carol"},
-            }
-        )
+        event = {
+            "post_type": "message",
+            "message_type": kind,
+            "sub_type": "normal",
+            "message_id": message_id,
+            "user_id": user_id,
+            "message": message,
+            "raw_message": message if isinstance(message, str) else "",
+            "font": 0,
+            "sender": sender,
+        }
+        await self.post({**event, **fields})
         return message_id
 
     async def next_action(self, within: float = 5.0) -> dict[str, Any]:
