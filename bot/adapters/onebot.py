@@ -12,7 +12,6 @@ reminder engine retries, so a reconnect of the same account resumes delivery.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import ipaddress
 import itertools
@@ -27,6 +26,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bot.adapters import onebot_segments as seg
 from bot.adapters.base import split_text
+from bot.adapters.onebot_account import Account, close_quietly
 from bot.messages import IncomingMessage
 from storage import Member, OutgoingMessage, SendError
 
@@ -50,44 +50,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class _Account:
-    """One connected QQ account: its socket and the action calls awaiting an answer."""
-
-    def __init__(self, self_id: str, socket: WebSocket) -> None:
-        self.self_id = self_id
-        self.socket = socket
-        self.since = _now()
-        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.lock = asyncio.Lock()  # one frame at a time on the socket
-
-    async def call(self, action: str, params: dict[str, Any], echo: str, wait: float) -> Any:
-        """Run an action and return its `data`; SendError when refused or unanswered."""
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[echo] = answer
-        try:
-            async with self.lock:
-                await self.socket.send_json({"action": action, "params": params, "echo": echo})
-            async with asyncio.timeout(wait):
-                response = await answer
-        except TimeoutError:
-            raise SendError(f"OneBot account {self.self_id}: no answer to {action}") from None
-        except Exception:  # the socket closed under us, in whichever way the server says it
-            raise SendError(f"OneBot account {self.self_id}: disconnected") from None
-        finally:
-            self.pending.pop(echo, None)
-        if response.get("status") == "failed" or response.get("retcode", 0) != 0:
-            raise SendError(
-                f"OneBot account {self.self_id}: {action} failed "
-                f"(retcode {response.get('retcode')})"
-            )
-        return response.get("data")
-
-    def abandon(self) -> None:
-        for answer in self.pending.values():
-            if not answer.done():
-                answer.set_exception(SendError(f"OneBot account {self.self_id}: disconnected"))
-
-
 class OneBotAdapter:
     """The `adapters.onebot` section: a WebSocket route that OneBot clients connect to."""
 
@@ -100,7 +62,7 @@ class OneBotAdapter:
         token = settings.access_token
         self._token = token.get_secret_value().encode() if token else b""
         self._bot: Bot | None = None
-        self._accounts: dict[str, _Account] = {}
+        self._accounts: dict[str, Account] = {}
         self._gone: dict[str, datetime] = {}  # accounts that were connected: when they left
         self._last_event: dict[str, datetime] = {}
         self._chats: dict[str, OrderedDict[str, None]] = {}  # chat -> accounts, last seen last
@@ -127,7 +89,7 @@ class OneBotAdapter:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for account in list(self._accounts.values()):
             account.abandon()
-            await _close_quietly(account.socket, code=1001)
+            await close_quietly(account.socket, code=1001)
         self._accounts.clear()
 
     async def send(self, message: OutgoingMessage) -> str | None:
@@ -221,7 +183,7 @@ class OneBotAdapter:
             return
         await socket.accept()
         self_id = socket.headers["x-self-id"]
-        account = _Account(self_id, socket)
+        account = Account(self_id, socket)
         previous = self._accounts.get(self_id)
         self._accounts[self_id] = account
         self._gone.pop(self_id, None)
@@ -229,7 +191,7 @@ class OneBotAdapter:
         if previous is not None:
             log.warning("onebot: account %s connected again; closing its older socket", self_id)
             previous.abandon()
-            await _close_quietly(previous.socket)
+            await close_quietly(previous.socket)
         try:
             while True:
                 frame = await socket.receive_json()
@@ -239,14 +201,14 @@ class OneBotAdapter:
             log.warning("onebot: account %s disconnected (code %s)", self_id, exc.code)
         except ValueError:
             log.warning("onebot: account %s sent a frame that is not JSON; closing", self_id)
-            await _close_quietly(socket)
+            await close_quietly(socket)
         finally:
             account.abandon()
             if self._accounts.get(self_id) is account:
                 del self._accounts[self_id]
                 self._gone[self_id] = _now()
 
-    def _on_frame(self, account: _Account, frame: dict[str, Any]) -> None:
+    def _on_frame(self, account: Account, frame: dict[str, Any]) -> None:
         echo = frame.get("echo")
         if "post_type" not in frame and echo is not None:
             answer = account.pending.get(str(echo))
@@ -263,7 +225,7 @@ class OneBotAdapter:
 
     # --- incoming messages --------------------------------------------------------------
 
-    async def _on_message(self, account: _Account, event: dict[str, Any]) -> None:
+    async def _on_message(self, account: Account, event: dict[str, Any]) -> None:
         try:
             message = self._incoming(account, event)
             bot = self._bot
@@ -281,7 +243,7 @@ class OneBotAdapter:
         except Exception:
             log.exception("onebot: handling a message event failed")
 
-    def _incoming(self, account: _Account, event: dict[str, Any]) -> IncomingMessage | None:
+    def _incoming(self, account: Account, event: dict[str, Any]) -> IncomingMessage | None:
         kind = event.get("message_type")
         user_id = str(event.get("user_id", ""))
         if user_id in self._accounts or user_id == account.self_id:
@@ -339,7 +301,7 @@ class OneBotAdapter:
         _trim(self._seen, _KEEP_SEEN)
         return False
 
-    def _bot_ids(self, account: _Account) -> set[str]:
+    def _bot_ids(self, account: Account) -> set[str]:
         # Any of our accounts counts as the bot: the message is handled once, by whichever
         # account's event arrived first, even when it names the other.
         return {account.self_id, *self._accounts, *self._gone}
@@ -351,7 +313,7 @@ class OneBotAdapter:
         accounts[self_id] = None
         accounts.move_to_end(self_id)
 
-    def _account_for(self, chat_id: str) -> _Account:
+    def _account_for(self, chat_id: str) -> Account:
         """The connected account that saw the chat last; SendError when none is."""
         seen = self._chats.get(chat_id)
         candidates = list(reversed(seen)) if seen else []
@@ -367,7 +329,7 @@ class OneBotAdapter:
         raise SendError(f"no connected OneBot account has seen chat {chat_id}")
 
     async def _deliver(
-        self, chat_id: str, pieces: list[list[seg.Segment]], account: _Account
+        self, chat_id: str, pieces: list[list[seg.Segment]], account: Account
     ) -> str | None:
         """Send each piece as one message; returns the first one's message id."""
         kind, _, number = chat_id.removeprefix(PREFIX).partition(":")
@@ -401,8 +363,3 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-async def _close_quietly(socket: WebSocket, code: int = 1000) -> None:
-    with contextlib.suppress(Exception):  # already closed by the other side
-        await socket.close(code=code)
