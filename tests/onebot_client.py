@@ -25,6 +25,7 @@ class OneBotClient:
         self.query = query  # the token as ?access_token= instead of the header
         self.actions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.members: list[dict[str, Any]] = []  # get_group_member_list's answer
+        self.sent: set[int] = set()  # ids of the messages the bot sent (QQ keeps them)
         self._socket: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
 
@@ -95,7 +96,7 @@ class OneBotClient:
         return message_id
 
     async def next_action(self, within: float = 5.0) -> dict[str, Any]:
-        """The next action the bot called (already answered)."""
+        """The next message the bot sent (already answered); lookups are not recorded."""
         async with asyncio.timeout(within):
             return await self.actions.get()
 
@@ -106,16 +107,21 @@ class OneBotClient:
     async def _answer(self, socket: ClientConnection) -> None:
         async for frame in socket:
             call = json.loads(frame)
-            data: Any = None
+            answer: dict[str, Any] = {"status": "ok", "retcode": 0, "data": None}
+            answer["echo"] = call["echo"]
             if call["action"] in ("send_group_msg", "send_private_msg", "send_msg"):
-                data = {"message_id": next(_message_ids)}
-                call["message_id"] = data["message_id"]
-            elif call["action"] == "get_group_member_list":
-                data = self.members
-            answer = {"status": "ok", "retcode": 0, "data": data, "echo": call["echo"]}
-            await socket.send(json.dumps(answer))
-            if call["action"] != "get_group_member_list":
+                answer["data"] = {"message_id": next(_message_ids)}
+                call["message_id"] = answer["data"]["message_id"]
+                self.sent.add(call["message_id"])
                 await self.actions.put(call)
+            elif call["action"] == "get_group_member_list":
+                answer["data"] = self.members
+            elif call["action"] == "get_msg" and call["params"]["message_id"] in self.sent:
+                sender = {"user_id": self.self_id, "nickname": "groupmate"}
+                answer["data"] = {"message_id": call["params"]["message_id"], "sender": sender}
+            else:  # as NapCat answers for a message it does not know
+                answer.update(status="failed", retcode=1200, message="消息不存在")
+            await socket.send(json.dumps(answer))
 
 
 def at(qq: int | str) -> dict[str, Any]:

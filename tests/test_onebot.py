@@ -118,7 +118,7 @@ async def test_a_reminder_mentions_with_an_at_segment(servers: Servers) -> None:
     ]
     # The reminder is the bot's message: a reply to it snoozes it, no mention needed.
     await qq.group_message(GROUP, BOB, [reply(delivered["message_id"]), text("snooze 10m")])
-    assert "snooze" in sent_text(await qq.next_action()).lower()
+    assert sent_text(await qq.next_action()).startswith("💤 Snoozed #1 until")
 
 
 async def test_a_reminder_due_while_disconnected_arrives_after_the_reconnect(
@@ -270,3 +270,26 @@ async def test_a_long_message_goes_in_pieces_and_names_the_first(servers: Server
     await qq.close()
     with pytest.raises(SendError, match="no OneBot account is connected"):
         await api.bot.outbound(OutgoingMessage("qq:group:999", "hi"))
+
+
+async def test_a_reply_to_a_reminder_sent_before_a_restart_snoozes_it(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind me tomorrow at 9 tea")])
+    await qq.next_action()
+    await fire_now(api, f"qq:group:{GROUP}", 1)
+    reminder = (await qq.next_action())["message_id"]
+    await servers.aclose()  # the bot restarts: it has forgotten what it sent
+    await qq.close()
+    api = await start(servers)
+    remembers = qq.sent  # QQ still knows the messages the bot sent
+    qq = OneBotClient(ws_url(api), BOT_A, ACCESS)
+    qq.sent = remembers
+    await qq.connect()
+    await qq.group_message(GROUP, ALICE, [reply(reminder), text("snooze 10m")])
+    assert sent_text(await qq.next_action()).startswith("💤 Snoozed #1 until")
+    # A reply to a message the bot did not send stays between the members.
+    other = await qq.group_message(GROUP, BOB, "lunch?", nickname="Bob")
+    await qq.group_message(GROUP, ALICE, [reply(other), text("snooze 10m")])
+    await qq.private_message(CAROL, "/list")
+    assert (await qq.next_action())["action"] == "send_private_msg"

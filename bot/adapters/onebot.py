@@ -12,6 +12,7 @@ reminder engine retries, so a reconnect of the same account resumes delivery.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import ipaddress
 import itertools
@@ -44,6 +45,7 @@ _KEEP_SENT = 2000  # ids of our own messages remembered per account, for reply_t
 _KEEP_SEEN = 1000  # recent messages remembered, to handle one seen by two accounts once
 _SAME_WITHIN = 3.0  # seconds
 _POLICY_VIOLATION = 1008
+_LOOKUP_WAIT = 3.0  # seconds for get_msg: a slow answer must not hold a message long
 
 
 def _now() -> datetime:
@@ -231,6 +233,9 @@ class OneBotAdapter:
             bot = self._bot
             if message is None or bot is None:
                 return
+            if message.reply_to_message_id is not None and not message.reply_to_bot:
+                to_us = await self._sent_by_us(account, message.reply_to_message_id)
+                message = dataclasses.replace(message, reply_to_bot=to_us)
             replies = await bot.handle(message)
             for reply in replies:
                 pieces = split_text(reply.text, MAX_TEXT)
@@ -242,6 +247,17 @@ class OneBotAdapter:
             log.warning("onebot: a reply was not delivered: %s", exc)
         except Exception:
             log.exception("onebot: handling a message event failed")
+
+    async def _sent_by_us(self, account: Account, message_id: str) -> bool:
+        """Whether a message we did not send since our start is ours all the same (a
+        reminder sent before a restart, so "snooze 10m" in reply to it still works)."""
+        try:
+            params = {"message_id": int(message_id)}
+            found = await account.call("get_msg", params, self._next_echo(), _LOOKUP_WAIT)
+        except (SendError, ValueError):
+            return False  # unknown to the implementation, or it has no get_msg
+        sender = found.get("sender") if isinstance(found, dict) else None
+        return isinstance(sender, dict) and str(sender.get("user_id")) in self._bot_ids(account)
 
     def _incoming(self, account: Account, event: dict[str, Any]) -> IncomingMessage | None:
         kind = event.get("message_type")
