@@ -141,7 +141,15 @@ async def test_a_reminder_due_while_disconnected_arrives_after_the_reconnect(
     assert delivered["params"]["message"][1] == {"type": "at", "data": {"qq": str(ALICE)}}
     health = (await api.client.get("/healthz")).json()["adapters"]["onebot"]
     assert health["accounts"][str(BOT_A)]["connected"] is True
-    assert health["accounts"][str(BOT_A)]["last_event"] is not None
+    before = health["accounts"][str(BOT_A)]["last_event"]
+    heartbeat = {"post_type": "meta_event", "meta_event_type": "heartbeat", "interval": 5000}
+    await back.post({**heartbeat, "status": {"online": True, "good": True}})
+
+    async def heard() -> bool:
+        health = (await api.client.get("/healthz")).json()["adapters"]["onebot"]
+        return bool(health["accounts"][str(BOT_A)]["last_event"] > before)
+
+    await eventually(heard)
 
 
 async def test_a_wrong_token_or_path_is_refused_and_logged(
@@ -293,3 +301,13 @@ async def test_a_reply_to_a_reminder_sent_before_a_restart_snoozes_it(servers: S
     await qq.group_message(GROUP, ALICE, [reply(other), text("snooze 10m")])
     await qq.private_message(CAROL, "/list")
     assert (await qq.next_action())["action"] == "send_private_msg"
+
+
+async def test_an_at_of_a_member_never_seen_names_them_by_number(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    ask = f"[CQ:at,qq={BOT_A}] /remind [CQ:at,qq=555] tomorrow at 9 x"
+    await qq.group_message(GROUP, ALICE, ask)
+    assert "Reminder #1 for @555 set for" in sent_text(await qq.next_action())
+    await fire_now(api, f"qq:group:{GROUP}", 1)
+    assert (await qq.next_action())["params"]["message"][1] == at(555)
