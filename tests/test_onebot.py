@@ -183,6 +183,11 @@ async def test_cq_code_strings_are_parsed_and_unescaped(servers: Servers) -> Non
     assert "Reminder #1 set for" in sent_text(await qq.next_action())
     listed = (await api.client.get(f"/v1/chats/qq:group:{GROUP}/reminders")).json()
     assert [r["content"] for r in listed] == ["milk & bread [2]"]
+    # An at of a member the bot has never seen names them by number.
+    await qq.group_message(GROUP, ALICE, f"[CQ:at,qq={BOT_A}] /remind [CQ:at,qq=555] at 9 x")
+    assert "Reminder #2 for @555 set for" in sent_text(await qq.next_action())
+    await fire_now(api, f"qq:group:{GROUP}", 2)
+    assert (await qq.next_action())["params"]["message"][1] == at(555)
 
 
 def test_cq_parsing_and_rendering() -> None:
@@ -301,13 +306,3 @@ async def test_a_reply_to_a_reminder_sent_before_a_restart_snoozes_it(servers: S
     await qq.group_message(GROUP, ALICE, [reply(other), text("snooze 10m")])
     await qq.private_message(CAROL, "/list")
     assert (await qq.next_action())["action"] == "send_private_msg"
-
-
-async def test_an_at_of_a_member_never_seen_names_them_by_number(servers: Servers) -> None:
-    api = await start(servers)
-    qq = await account(api)
-    ask = f"[CQ:at,qq={BOT_A}] /remind [CQ:at,qq=555] tomorrow at 9 x"
-    await qq.group_message(GROUP, ALICE, ask)
-    assert "Reminder #1 for @555 set for" in sent_text(await qq.next_action())
-    await fire_now(api, f"qq:group:{GROUP}", 1)
-    assert (await qq.next_action())["params"]["message"][1] == at(555)
