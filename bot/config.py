@@ -176,6 +176,7 @@ class OneBotSettings(_Section):
 
     path: str = "/onebot/v11/ws"
     access_token: Secret = None
+    timeout: float = Field(10, gt=0)  # seconds to wait for the answer to a send action
 
 
 class AdaptersSettings(_Section):

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from bot.adapters import configured
 from bot.adapters.http import create_app
 from bot.app import Bot
 from bot.config import parse_config
@@ -84,6 +85,8 @@ class Servers:
         """A bot on the given config overrides; its client sends the token."""
         config = parse_config(make_config(self.tmp_path, **sections), environ={})
         bot = Bot(config, clock=clock) if clock else Bot(config)
+        for adapter in configured(config):  # as `groupmate serve` does
+            bot.add_adapter(adapter)
         await bot.__aenter__()
         server = uvicorn.Server(
             uvicorn.Config(
