@@ -33,5 +33,5 @@ def setup_logging(level: str) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     # The HTTP clients log full URLs, which can carry tokens.
-    for noisy in ("httpx", "httpcore", "openai", "apscheduler"):
+    for noisy in ("httpx", "httpcore", "telegram", "openai", "apscheduler"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -1,15 +1,18 @@
 """A fake Telegram Bot API on 127.0.0.1: the documented JSON shapes of the methods the
-adapter uses, scripted updates served by long polling, every request recorded, and 429s
+adapter uses (complete enough for python-telegram-bot to parse), parameters as JSON or
+form-encoded, scripted updates served by long polling, every request recorded, and 429s
 (with `parameters.retry_after`) on demand."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -22,6 +25,9 @@ TOKEN = "123456:FAKE-telegram-TOKEN-abcdef"
 BOT_ID = 999
 BOT_USERNAME = "groupmate_bot"
 GROUP = -100123
+# Parameters of the methods used that the Bot API types as String: in a form-encoded body
+# they stand as they are, every other value as JSON (numbers, booleans, objects).
+_STRING_PARAMETERS = {"text", "parse_mode", "url", "secret_token"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +145,7 @@ class FakeTelegram:
         method = request.path_params["method"]
         if request.path_params["token"] != TOKEN:
             return _error(401, "Unauthorized")
-        body = await request.json() if await request.body() else {}
+        body = await _parameters(request)
         with self._lock:
             self.calls.append(Call(method, body, time.monotonic()))
             if self.bad_gateway.get(method, 0) > 0:
@@ -160,8 +166,10 @@ class FakeTelegram:
         if method == "getMe":
             return _ok({**user(BOT_ID, "Groupmate", BOT_USERNAME), "is_bot": True})
         if method == "getChatMember":
-            status = "administrator" if body["user_id"] in self.admins else "member"
-            return _ok({"status": status, "user": user(body["user_id"], "Someone")})
+            member: dict[str, Any] = {"status": "member", "user": user(body["user_id"], "Someone")}
+            if body["user_id"] in self.admins:
+                member.update(_ADMINISTRATOR)
+            return _ok(member)
         if method in ("setMyCommands", "deleteWebhook", "setWebhook"):
             return _ok(True)
         return _error(404, "Not Found: method not found")
@@ -190,6 +198,43 @@ class FakeTelegram:
             "date": int(time.time()),
             "text": body["text"],
         }
+
+
+# The fields a ChatMemberAdministrator must have (besides `user`).
+_ADMINISTRATOR: dict[str, Any] = {
+    "status": "administrator",
+    **dict.fromkeys(
+        (
+            "can_be_edited",
+            "is_anonymous",
+            "can_manage_chat",
+            "can_delete_messages",
+            "can_manage_video_chats",
+            "can_restrict_members",
+            "can_promote_members",
+            "can_change_info",
+            "can_invite_users",
+            "can_post_stories",
+            "can_edit_stories",
+            "can_delete_stories",
+        ),
+        False,
+    ),
+}
+
+
+async def _parameters(request: Request) -> dict[str, Any]:
+    """A method's parameters, sent as JSON or form-encoded (as python-telegram-bot does)."""
+    raw = await request.body()
+    if not raw:
+        return {}
+    if request.headers.get("content-type", "").startswith("application/json"):
+        found: dict[str, Any] = json.loads(raw)
+        return found
+    return {
+        key: value if key in _STRING_PARAMETERS else json.loads(value)
+        for key, value in parse_qsl(raw.decode(), keep_blank_values=True)
+    }
 
 
 def _ok(result: Any) -> Response:

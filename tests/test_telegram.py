@@ -198,6 +198,22 @@ async def test_the_token_never_reaches_the_logs(
     assert TOKEN not in str(failed.value) and TOKEN not in caplog.text
 
 
+async def test_a_rejected_token_is_not_repeated(
+    tmp_path: Path, fake: FakeTelegram, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    wrong = "42:WRONG-telegram-TOKEN"  # PTB's InvalidToken quotes the token it was given
+    section = {"token": wrong, "api_base": fake.api_base}
+    config = parse_config(make_config(tmp_path, adapters={"telegram": section}), environ={})
+    bot = Bot(config)
+    for adapter in configured(config):
+        bot.add_adapter(adapter)
+    async with bot:
+        await eventually(lambda: bot.adapters[0].status()["last_error"] is not None)
+        error = bot.adapters[0].status()["last_error"]
+    assert error.startswith("getMe:") and wrong not in error and wrong not in caplog.text
+
+
 def test_html_escapes_text_and_links_the_people() -> None:
     people = (Member("tg:5", "Al"), Member("tg:6", "Alice"), Member("mx:@x:y", "x"))
     html = render_html("<i>@Alice & @Al</i> @x", people)

@@ -14,20 +14,31 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from telegram import (
+    BotCommand,
+    ChatMember,
+    LinkPreviewOptions,
+    Message,
+    MessageEntity,
+    ReplyParameters,
+    Update,
+    User,
+)
 
 from bot.adapters.base import split_text
 from bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
-    TelegramApi,
-    TelegramError,
-    entity_text,
+    ApiError,
+    call,
+    new_client,
     render_html,
     replace_spans,
     user_number,
@@ -57,6 +68,7 @@ _ADMIN_TTL = 300.0  # seconds a getChatMember answer is trusted
 _BACKOFF_MAX = 30.0
 _REPLY_ATTEMPTS = 4  # a reply lost to a network blip is retried this often
 _DRAIN_TIMEOUT = 10.0  # stop() waits this long for messages being answered
+_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +92,9 @@ class TelegramAdapter:
             raise ConfigError("adapters.telegram.webhook_secret is required with webhook_url")
         self._settings = settings
         self._bot_name = bot_name
-        self._api = TelegramApi(settings.token.get_secret_value(), settings.api_base)
+        self._client, self._requests = new_client(
+            settings.token.get_secret_value(), settings.api_base
+        )
         self._bot: Bot | None = None
         self._me_id: int | None = None
         self._username = ""
@@ -115,11 +129,13 @@ class TelegramAdapter:
         if self._offset is not None and not self._settings.webhook_url:
             # Confirm the last batch, which only the next getUpdates would have: a
             # restart must not replay it.
-            with contextlib.suppress(TelegramError):
-                await self._api.call(
-                    "getUpdates", {"offset": self._offset, "timeout": 0, "limit": 1}
+            offset = self._offset
+            with contextlib.suppress(ApiError):
+                await call(
+                    "getUpdates",
+                    lambda: self._client.get_updates(offset=offset, timeout=0, limit=1),
                 )
-        await self._api.aclose()
+        await asyncio.gather(*(request.shutdown() for request in self._requests))
 
     async def _run(self) -> None:
         backoff = 1.0
@@ -131,7 +147,7 @@ class TelegramAdapter:
                     return  # updates arrive at routes(); nothing more to poll
                 await self._poll_once()
                 backoff = 1.0
-            except TelegramError as exc:
+            except ApiError as exc:
                 self._connected_since = None
                 self._last_error = str(exc)
                 wait = exc.retry_after if exc.retry_after is not None else backoff
@@ -140,111 +156,108 @@ class TelegramAdapter:
                 backoff = min(backoff * 2, _BACKOFF_MAX)
 
     async def _connect(self) -> None:
-        me = await self._api.call("getMe", {})
-        if self._settings.webhook_url:
-            secret = self._settings.webhook_secret
+        client = self._client
+        await call("getMe", client.initialize)  # initialize() caches getMe as `client.bot`
+        url, secret = self._settings.webhook_url, self._settings.webhook_secret
+        if url:
             assert secret is not None  # checked in __init__
-            await self._api.call(
+            await call(
                 "setWebhook",
-                {
-                    "url": self._settings.webhook_url,
-                    "secret_token": secret.get_secret_value(),
-                    "allowed_updates": ["message"],
-                },
+                lambda: client.set_webhook(
+                    url, secret_token=secret.get_secret_value(), allowed_updates=["message"]
+                ),
             )
         else:
             # getUpdates is refused while a webhook is set.
-            await self._api.call("deleteWebhook", {"drop_pending_updates": False})
-        commands = [{"command": c, "description": d} for c, d in BOT_COMMANDS]
-        await self._api.call("setMyCommands", {"commands": commands})
-        self._me_id, self._username = int(me["id"]), str(me.get("username", ""))
+            await call("deleteWebhook", lambda: client.delete_webhook(drop_pending_updates=False))
+        commands = [BotCommand(c, d) for c, d in BOT_COMMANDS]
+        await call("setMyCommands", lambda: client.set_my_commands(commands))
+        self._me_id, self._username = client.bot.id, client.bot.username or ""
         self._connected_since = datetime.now(UTC)
         self._last_error = None
         log.info("telegram: connected as @%s", self._username)
 
     async def _poll_once(self) -> None:
-        timeout = self._settings.poll_timeout
-        payload: dict[str, Any] = {"timeout": timeout, "allowed_updates": ["message"]}
-        if self._offset is not None:
-            payload["offset"] = self._offset
-        updates = await self._api.call("getUpdates", payload, read_for=timeout + 10)
+        # PTB adds the poll's timeout to the read timeout of new_client's poll request.
+        timeout, offset = timedelta(seconds=self._settings.poll_timeout), self._offset
+        updates = await call(
+            "getUpdates",
+            lambda: self._client.get_updates(
+                offset=offset, timeout=timeout, allowed_updates=["message"]
+            ),
+        )
         if self._connected_since is None:
             self._connected_since = datetime.now(UTC)
             self._last_error = None
-        for update in updates or ():
+        for update in updates:
             self._dispatch(update)
 
     # -- incoming ----------------------------------------------------------------------
 
-    def _dispatch(self, update: dict[str, Any]) -> None:
+    def _dispatch(self, update: Update) -> None:
         """Answer one update in its own task: a slow model answer in one chat must not
         hold up the others (the router keeps each chat's messages in order)."""
-        update_id = int(update["update_id"])
+        update_id = update.update_id
         if self._offset is not None and update_id < self._offset:
             return  # seen already (a webhook retry)
         self._offset = update_id + 1
         self._last_update = datetime.now(UTC)
-        message = update.get("message")
-        if not isinstance(message, dict) or not isinstance(message.get("text"), str):
+        message = update.message
+        if message is None or message.text is None:
             return
         task = asyncio.create_task(self._answer(message))
         self._handling[update_id] = task
         task.add_done_callback(lambda _: self._handling.pop(update_id, None))
 
-    async def _answer(self, message: dict[str, Any]) -> None:
+    async def _answer(self, message: Message) -> None:
         assert self._bot is not None
         try:
             incoming = await self._incoming(message)
             if incoming is None:
                 return
             for reply in await self._bot.handle(incoming):
-                await self._deliver(
-                    int(message["chat"]["id"]), reply.text, (), int(message["message_id"])
-                )
+                await self._deliver(message.chat.id, reply.text, (), message.message_id)
         except Exception as exc:
             log.error("telegram: answering a message failed: %s", _safe(exc))
 
-    async def _incoming(self, message: dict[str, Any]) -> IncomingMessage | None:
+    async def _incoming(self, message: Message) -> IncomingMessage | None:
         """The bot's view of a Telegram message; None for what it ignores."""
-        chat, sender = message.get("chat") or {}, message.get("from") or {}
-        if chat.get("type") not in ("private", "group", "supergroup"):
+        chat, sender, text = message.chat, message.from_user, message.text or ""
+        if chat.type not in (chat.PRIVATE, chat.GROUP, chat.SUPERGROUP):
             return None  # channels
-        if "id" not in sender or sender.get("is_bot"):
+        if sender is None or sender.is_bot:
             return None  # other bots (no bot-to-bot loops), anonymous admins
-        chat_id = f"tg:{chat['id']}"
-        text = str(message["text"])
+        chat_id = f"tg:{chat.id}"
         sender_member = self._remember(chat_id, sender)
         mentions: list[Member] = []
         mentions_bot = False
         spans: list[tuple[int, int, str]] = []
-        for entity in message.get("entities") or ():
-            offset, length = int(entity["offset"]), int(entity["length"])
-            part = entity_text(text, offset, length)
-            kind = entity.get("type")
-            if kind == "mention" and part[1:].casefold() == self._username.casefold():
-                mentions_bot = True
-                spans.append((offset, length, f"@{self._bot_name}"))  # the router strips it
-            elif kind == "mention":
-                found = self._find_seen(chat_id, part[1:])
-                if found is not None:
+        for entity in message.entities:
+            offset, length = entity.offset, entity.length
+            part = message.parse_entity(entity)  # Telegram counts in UTF-16 code units
+            if entity.type == MessageEntity.MENTION:
+                if part[1:].casefold() == self._username.casefold():
+                    mentions_bot = True
+                    spans.append((offset, length, f"@{self._bot_name}"))  # the router strips it
+                elif (found := self._find_seen(chat_id, part[1:])) is not None:
                     mentions.append(found)
-            elif kind == "text_mention" and isinstance(entity.get("user"), dict):
-                user = entity["user"]
-                if user.get("id") == self._me_id:
+            elif entity.type == MessageEntity.TEXT_MENTION and entity.user is not None:
+                if entity.user.id == self._me_id:
                     mentions_bot = True
                 else:
-                    self._remember(chat_id, user)
-                    mentions.append(Member(f"tg:{user['id']}", part))
-            elif kind == "bot_command" and "@" in part:
+                    self._remember(chat_id, entity.user)
+                    mentions.append(Member(f"tg:{entity.user.id}", part))
+            elif entity.type == MessageEntity.BOT_COMMAND and "@" in part:
                 command, _, target = part.partition("@")
                 if target.casefold() == self._username.casefold():
                     # "/remind@groupmate_bot": the router knows the bot by its config name.
                     spans.append((offset, length, f"{command}@{self._bot_name}"))
         if spans:
             text = replace_spans(text, spans)
-        replied = message.get("reply_to_message") or {}
-        reply_to_bot = (replied.get("from") or {}).get("id") == self._me_id and bool(replied)
-        group = chat["type"] != "private"
+        replied = message.reply_to_message
+        replied_from = replied.from_user if replied is not None else None
+        reply_to_bot = replied_from is not None and replied_from.id == self._me_id
+        group = chat.type != chat.PRIVATE
         # getChatMember costs a request: only for messages the router may answer.
         addressee = Commands.target(text) if text.startswith("/") else None
         for_bot = text.startswith("/") and addressee in (None, self._bot_name)
@@ -257,21 +270,16 @@ class TelegramAdapter:
             text=text,
             mentions_bot=mentions_bot,
             reply_to_bot=reply_to_bot,
-            sender_is_admin=group
-            and maybe_for_bot
-            and await self._is_admin(int(chat["id"]), int(sender["id"])),
-            message_id=str(message["message_id"]),
-            timestamp=datetime.fromtimestamp(int(message.get("date", 0)), UTC)
-            if message.get("date")
-            else None,
+            sender_is_admin=group and maybe_for_bot and await self._is_admin(chat.id, sender.id),
+            message_id=str(message.message_id),
+            timestamp=message.date,
             mentions=tuple(dict.fromkeys(mentions)),
-            reply_to_message_id=str(replied["message_id"]) if "message_id" in replied else None,
+            reply_to_message_id=str(replied.message_id) if replied is not None else None,
         )
 
-    def _remember(self, chat_id: str, user: dict[str, Any]) -> Member:
-        name = " ".join(filter(None, (user.get("first_name"), user.get("last_name"))))
-        username = str(user.get("username") or "")
-        member = Member(f"tg:{user['id']}", name or username or str(user["id"]))
+    def _remember(self, chat_id: str, user: User) -> Member:
+        username = user.username or ""
+        member = Member(f"tg:{user.id}", user.full_name or username or str(user.id))
         self._seen.setdefault(chat_id, {})[member.user_id] = _Seen(member, username)
         return member
 
@@ -295,9 +303,9 @@ class TelegramAdapter:
         if cached is not None and cached[0] > now:
             return cached[1]
         try:
-            member = await self._api.call("getChatMember", {"chat_id": chat, "user_id": user})
-            is_admin = member.get("status") in ("creator", "administrator")
-        except TelegramError as exc:
+            member = await call("getChatMember", lambda: self._client.get_chat_member(chat, user))
+            is_admin = member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
+        except ApiError as exc:
             log.warning("telegram: %s", exc)
             return False  # unknown is not admin; ask again next time
         self._admins[(chat, user)] = (now + _ADMIN_TTL, is_admin)
@@ -313,7 +321,7 @@ class TelegramAdapter:
             raise SendError("the telegram adapter is stopped")  # retried after a restart
         try:
             return await self._send_text(chat, message.text, message.people, None)
-        except TelegramError as exc:
+        except ApiError as exc:
             raise SendError(f"telegram {exc}") from None
 
     async def _deliver(
@@ -325,7 +333,7 @@ class TelegramAdapter:
             try:
                 await self._send_text(chat, text, people, reply_to)
                 return
-            except TelegramError as exc:
+            except ApiError as exc:
                 if not exc.transient or attempt == _REPLY_ATTEMPTS - 1:
                     raise
                 log.warning("telegram: %s; retrying in %.0fs", exc, backoff)
@@ -340,20 +348,23 @@ class TelegramAdapter:
         for piece in split_text(text, MESSAGE_LIMIT):
             if not piece.strip():
                 continue
-            payload: dict[str, Any] = {
-                "chat_id": chat,
-                "text": render_html(piece, people),
-                "parse_mode": "HTML",
-                "link_preview_options": {"is_disabled": True},
-            }
-            if reply_to is not None and first is None:
-                payload["reply_parameters"] = {
-                    "message_id": reply_to,
-                    "allow_sending_without_reply": True,
-                }
-            sent = await self._api.call_patiently("sendMessage", payload)
+            # Only the first piece is a reply; it goes out even if that message is gone.
+            reply = (
+                ReplyParameters(reply_to, allow_sending_without_reply=True)
+                if reply_to is not None and first is None
+                else None
+            )
+            request = partial(
+                self._client.send_message,
+                chat,
+                render_html(piece, people),
+                parse_mode="HTML",
+                link_preview_options=_NO_PREVIEW,
+                reply_parameters=reply,
+            )
+            sent = await call("sendMessage", request, patient=True)
             if first is None:
-                first = str(sent["message_id"])
+                first = str(sent.message_id)
         return first
 
     # -- webhook and status ------------------------------------------------------------
@@ -372,11 +383,11 @@ class TelegramAdapter:
         ):
             return Response(status_code=401)
         try:
-            update = await request.json()
-            if self._bot is None or not isinstance(update, dict):
+            body = await request.json()
+            if self._bot is None or not isinstance(body, dict):
                 return Response(status_code=503)
-            self._dispatch(update)
-        except (ValueError, KeyError, TypeError):
+            self._dispatch(Update.de_json(body, self._client))
+        except (ValueError, KeyError, TypeError, AttributeError):  # how a bad body fails
             return Response(status_code=400)
         return Response(status_code=200)
 
@@ -393,4 +404,4 @@ class TelegramAdapter:
 
 def _safe(exc: Exception) -> str:
     """An error for the log: Telegram's own messages are token-free, others by type only."""
-    return str(exc) if isinstance(exc, (TelegramError, SendError)) else type(exc).__name__
+    return str(exc) if isinstance(exc, (ApiError, SendError)) else type(exc).__name__
