@@ -26,7 +26,8 @@ from storage import Member, OutgoingMessage, SendError
 from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_telegram import ALICE, BOB, BOT_ID, BOT_USERNAME, GROUP, TOKEN, FakeTelegram
-from tests.http_harness import make_config
+from tests.http_harness import llm_section, make_config
+from tests.stub_llm import StubLLM, text
 
 
 @pytest.fixture
@@ -38,10 +39,15 @@ def fake() -> Iterator[FakeTelegram]:
 
 
 @asynccontextmanager
-async def running(tmp_path: Path, fake: FakeTelegram, **settings: Any) -> AsyncIterator[Bot]:
+async def running(
+    tmp_path: Path, fake: FakeTelegram, llm: dict[str, Any] | None = None, **settings: Any
+) -> AsyncIterator[Bot]:
     """A bot whose only platform is Telegram (through the fake), started and connected."""
     section = {"token": TOKEN, "api_base": fake.api_base, "poll_timeout": 0.5, **settings}
-    config = parse_config(make_config(tmp_path, adapters={"telegram": section}), environ={})
+    sections: dict[str, Any] = {"adapters": {"telegram": section}}
+    if llm is not None:
+        sections["llm"] = llm
+    config = parse_config(make_config(tmp_path, **sections), environ={})
     bot = Bot(config)
     for adapter in configured(config):
         bot.add_adapter(adapter)
@@ -233,6 +239,26 @@ async def test_polling_survives_a_bad_gateway_and_loses_no_message(
         fake.say("/help", chat=ALICE["id"])  # arrives while the bot waits to reconnect
         (answer,) = await replies(fake, 1, within=10)
         assert "Commands:" in answer["text"] and bot.adapters[0].status()["connected"]
+
+
+async def test_a_message_stays_unconfirmed_until_it_is_answered(
+    tmp_path: Path, fake: FakeTelegram, stub: StubLLM
+) -> None:
+    # If the process died now, Telegram must still hold the message for the next run.
+    stub.fallback = text("sure", delay=1.5)
+    async with running(tmp_path, fake, llm=llm_section(stub)) as bot:
+        fake.say("@groupmate_bot are you there?")
+        await eventually(lambda: len(stub.requests) == 1, within=10)
+        held = [u["update_id"] for u in fake.pending()]
+        assert len(held) == 1
+        other = fake.say("/help", sender=BOB, chat=BOB["id"])  # another chat is not held up
+        await eventually(lambda: any("Commands:" in m["text"] for m in fake.sent()), within=5)
+        assert held[0] in [u["update_id"] for u in fake.pending()]
+        assert other
+        (answer,) = [m for m in await replies(fake, 2) if m["text"] == "sure"]
+        assert answer["chat_id"] == GROUP
+        await eventually(lambda: fake.pending() == [], within=5)
+        assert bot.adapters[0].status()["connected"]
 
 
 async def test_webhook_mode_checks_the_secret_token(tmp_path: Path, fake: FakeTelegram) -> None:

@@ -179,7 +179,13 @@ class TelegramAdapter:
 
     async def _poll_once(self) -> None:
         # PTB adds the poll's timeout to the read timeout of new_client's poll request.
-        timeout, offset = timedelta(seconds=self._settings.poll_timeout), self._offset
+        # Asking from an offset confirms every earlier update to Telegram for good, so
+        # ask from the oldest update still being answered: if the process dies during a
+        # model's answer, Telegram still has that message for the next run.
+        offset = min(self._handling, default=self._offset)
+        timeout = timedelta(seconds=self._settings.poll_timeout)
+        if offset != self._offset:
+            timeout = timedelta(0)  # the in-flight ones come straight back: don't wait
         updates = await call(
             "getUpdates",
             lambda: self._client.get_updates(
@@ -189,8 +195,15 @@ class TelegramAdapter:
         if self._connected_since is None:
             self._connected_since = datetime.now(UTC)
             self._last_error = None
-        for update in updates:
+        fresh = [u for u in updates if self._offset is None or u.update_id >= self._offset]
+        for update in fresh:
             self._dispatch(update)
+        if not fresh and self._handling:
+            # Only answers in flight came back: wait for one to finish (or a moment) rather
+            # than ask again at once.
+            await asyncio.wait(
+                list(self._handling.values()), timeout=0.5, return_when=asyncio.FIRST_COMPLETED
+            )
 
     # -- incoming ----------------------------------------------------------------------
 
