@@ -153,3 +153,11 @@ async def test_a_dead_server_fails_at_once_for_the_adapter_to_back_off() -> None
     await client.aclose()
     assert raised.value.errcode == "M_CONNECTION"
     assert "secret-token" not in str(raised.value)
+
+
+async def test_calls_before_a_login_are_refused_like_the_server_would() -> None:
+    client = MatrixClient("http://127.0.0.1:9", "@bot:hs")
+    with pytest.raises(MatrixError) as raised:
+        await client.join("!r:hs")
+    await client.aclose()
+    assert raised.value.errcode == "M_MISSING_TOKEN"

@@ -8,18 +8,19 @@ text never holds the token (nio sends it as a header, never in the URL).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-from nio import AsyncClient, AsyncClientConfig, ErrorResponse, LoginResponse, SyncResponse
-
-log = logging.getLogger(__name__)
-# nio logs every event it handles at INFO, and whole response bodies at DEBUG (a login's
-# access token among them): only its warnings (rate limits, bad responses) reach the log.
-logging.getLogger("nio").setLevel(logging.WARNING)
+from nio import (
+    AsyncClient,
+    AsyncClientConfig,
+    ErrorResponse,
+    LocalProtocolError,
+    LoginResponse,
+    SyncResponse,
+)
 
 _MAX_RATE_LIMIT_WAITS = 5
 _CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry
@@ -84,6 +85,9 @@ class MatrixClient:
         except (aiohttp.ClientError, TimeoutError) as exc:
             # The exception text may contain the URL: name only the kind of failure.
             raise MatrixError("M_CONNECTION", type(exc).__name__) from None
+        except LocalProtocolError:
+            # nio refuses calls that need a token before one is set, as a server would.
+            raise MatrixError("M_MISSING_TOKEN", "not logged in", 401) from None
         if isinstance(response, ErrorResponse):
             transport = response.transport_response
             status = int(transport.status) if transport is not None else 0
@@ -106,10 +110,10 @@ class MatrixClient:
     async def sync(
         self, since: str | None, timeout_ms: int, sync_filter: dict[str, Any]
     ) -> SyncResponse:
-        # nio gives the HTTP request the long poll plus 15s, so only a dead server times out.
-        response: SyncResponse = await self._call(
-            self._nio.sync(timeout=timeout_ms, since=since, sync_filter=sync_filter)
-        )
+        # nio gives the HTTP request the long poll plus 15s, so only a dead server times
+        # out; a timeout of 0 would mean no HTTP timeout at all, so the least is 1 ms.
+        pending = self._nio.sync(timeout=max(timeout_ms, 1), since=since, sync_filter=sync_filter)
+        response: SyncResponse = await self._call(pending)
         return response
 
     async def join(self, room_id: str) -> None:
