@@ -32,6 +32,7 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # The HTTP clients log full URLs, which can carry tokens.
-    for noisy in ("httpx", "httpcore", "telegram", "openai", "apscheduler"):
+    # The HTTP clients log full URLs, which can carry tokens; matrix-nio logs whole
+    # response bodies (a login's access token) at DEBUG and every event it sees at INFO.
+    for noisy in ("httpx", "httpcore", "telegram", "openai", "apscheduler", "nio"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

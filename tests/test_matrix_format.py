@@ -1,13 +1,17 @@
 """The Matrix wire format without a homeserver: pills, escaping, reply fallbacks, and the
-client's handling of M_LIMIT_EXCEEDED (a fake server behind httpx's mock transport)."""
+client's handling of M_LIMIT_EXCEEDED and errors (against a small real HTTP server)."""
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
 
-import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from bot.adapters.matrix_client import MatrixClient, MatrixError
 from bot.adapters.matrix_format import (
@@ -18,6 +22,7 @@ from bot.adapters.matrix_format import (
     transaction_id,
 )
 from storage import Member
+from tests.threaded_server import ThreadedServer
 
 
 def test_people_become_pills_and_user_text_is_escaped() -> None:
@@ -68,35 +73,91 @@ def test_a_leading_pill_name_is_taken_off() -> None:
     assert strip_leading_name("groupmates are fun", ["groupmate"]) == ("groupmates are fun", False)
 
 
-def _client(handler: Any) -> MatrixClient:
-    transport = httpx.MockTransport(handler)
-    return MatrixClient("http://hs.invalid", access_token="secret-token", transport=transport)
+class FakeHomeserver:
+    """A real HTTP server in front of the client: sends are rate limited `limited` times
+    (asking for `retry_after_ms`) before they succeed; joins are always refused."""
+
+    def __init__(self, *, limited: int = 0, retry_after_ms: int = 300) -> None:
+        self.limited = limited
+        self.retry_after_ms = retry_after_ms
+        self.calls: list[float] = []
+        self.tokens: list[str] = []
+        api = "/_matrix/client/v3"
+        send = api + "/rooms/{room}/send/m.room.message/{txn}"
+        self._server = ThreadedServer(
+            Starlette(
+                routes=[
+                    Route(send, self._send, methods=["PUT"]),
+                    Route(api + "/join/{room}", self._join, methods=["POST"]),
+                ]
+            )
+        )
+
+    def __enter__(self) -> str:
+        return f"http://127.0.0.1:{self._server.start()}"
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop()
+
+    async def _send(self, request: Request) -> Response:
+        self.calls.append(time.monotonic())
+        if len(self.calls) <= self.limited:
+            body = {"errcode": "M_LIMIT_EXCEEDED", "error": "Too many"}
+            return JSONResponse(body | {"retry_after_ms": self.retry_after_ms}, 429)
+        return JSONResponse({"event_id": "$sent:hs"})
+
+    async def _join(self, request: Request) -> Response:
+        self.tokens.append(request.headers["Authorization"])
+        return JSONResponse({"errcode": "M_FORBIDDEN", "error": "not in room"}, 403)
 
 
 async def test_rate_limits_are_waited_out_as_the_server_asks() -> None:
-    calls: list[float] = []
+    homeserver = FakeHomeserver(limited=1)
+    with homeserver as url:
+        client = MatrixClient(url, "@bot:hs", access_token="secret-token")
+        assert await client.send("!r:hs", {"body": "hi"}, "txn1") == "$sent:hs"
+        await client.aclose()
+    assert homeserver.calls[1] - homeserver.calls[0] >= 0.3
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(time.monotonic())
-        if len(calls) == 1:
-            body = {"errcode": "M_LIMIT_EXCEEDED", "error": "Too many", "retry_after_ms": 300}
-            return httpx.Response(429, json=body)
-        return httpx.Response(200, json={"event_id": "$sent"})
 
-    client = _client(handler)
-    assert await client.send("!r:hs", {"body": "hi"}, "txn1") == "$sent"
-    assert calls[1] - calls[0] >= 0.3
-    await client.aclose()
+async def test_a_server_asking_for_a_long_wait_is_given_up_on() -> None:
+    homeserver = FakeHomeserver(limited=1, retry_after_ms=120_000)
+    with homeserver as url:
+        client = MatrixClient(url, "@bot:hs", access_token="secret-token")
+        with pytest.raises(MatrixError) as raised:
+            await client.send("!r:hs", {"body": "hi"}, "txn1")
+        await client.aclose()
+    assert raised.value.errcode == "M_LIMIT_EXCEEDED"
+    assert len(homeserver.calls) == 1
 
 
 async def test_errors_name_the_errcode_never_the_token() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        assert request.headers["Authorization"] == "Bearer secret-token"
-        return httpx.Response(403, json={"errcode": "M_FORBIDDEN", "error": "not in room"})
+    homeserver = FakeHomeserver()
+    with homeserver as url:
+        client = MatrixClient(url, "@bot:hs", access_token="secret-token")
+        with pytest.raises(MatrixError) as raised:
+            await client.join("!r:hs")
+        await client.aclose()
+    assert homeserver.tokens == ["Bearer secret-token"]
+    assert (raised.value.errcode, raised.value.status) == ("M_FORBIDDEN", 403)
+    assert "secret-token" not in str(raised.value)
 
-    client = _client(handler)
+
+async def test_a_dead_server_fails_at_once_for_the_adapter_to_back_off() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    client = MatrixClient(url, "@bot:hs", access_token="secret-token")
     with pytest.raises(MatrixError) as raised:
         await client.join("!r:hs")
-    assert raised.value.errcode == "M_FORBIDDEN"
-    assert "secret-token" not in str(raised.value)
     await client.aclose()
+    assert raised.value.errcode == "M_CONNECTION"
+    assert "secret-token" not in str(raised.value)
+
+
+async def test_calls_before_a_login_are_refused_like_the_server_would() -> None:
+    client = MatrixClient("http://127.0.0.1:9", "@bot:hs")
+    with pytest.raises(MatrixError) as raised:
+        await client.join("!r:hs")
+    await client.aclose()
+    assert raised.value.errcode == "M_MISSING_TOKEN"

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from nio import SyncResponse
+
 from bot.adapters.matrix_client import MatrixClient, MatrixError, RoomInfo, localpart
 from bot.adapters.matrix_format import (
     PREFIX,
@@ -53,15 +55,13 @@ ENCRYPTED_NOTICE = (
     "Please talk to me in an unencrypted room."
 )
 # No presence or account data; a generous timeline so a short outage loses nothing.
-_FILTER = json.dumps(
-    {
-        "presence": {"types": []},
-        "account_data": {"types": []},
-        "room": {"timeline": {"limit": 100}, "ephemeral": {"types": []}},
-    }
-)
+_FILTER: dict[str, Any] = {
+    "presence": {"types": []},
+    "account_data": {"types": []},
+    "room": {"timeline": {"limit": 100}, "ephemeral": {"types": []}},
+}
 # The first sync only yields a token (and pending invites): no history.
-_FIRST_FILTER = json.dumps({"presence": {"types": []}, "room": {"timeline": {"limit": 0}}})
+_FIRST_FILTER: dict[str, Any] = {"presence": {"types": []}, "room": {"timeline": {"limit": 0}}}
 _MEMBERSHIP_TYPES = {"m.room.member", "m.room.power_levels"}
 
 
@@ -73,7 +73,7 @@ class MatrixAdapter:
         self.settings = settings
         self.bot_name = bot_name
         self.user_id = settings.user_id
-        self._client = MatrixClient(settings.homeserver)
+        self._client = MatrixClient(settings.homeserver, settings.user_id)
         self._bot: Bot | None = None
         self._database: Database | None = None
         self._task: asyncio.Task[None] | None = None
@@ -151,7 +151,7 @@ class MatrixAdapter:
                     self._since = await self._first_token()
                 data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, _FILTER)
                 await self._process(data)
-                self._since = str(data["next_batch"])
+                self._since = str(data.next_batch)
                 await save_state(self._db, self._key("since"), self._since)
                 if self._connected_since is None:
                     self._connected_since = datetime.now(UTC)
@@ -199,9 +199,9 @@ class MatrixAdapter:
                     raise
         self._client.access_token = None
         data = await self._client.login(
-            self.user_id, settings.password.get_secret_value(), stored.get("device_id")
+            settings.password.get_secret_value(), stored.get("device_id")
         )
-        login = {"access_token": data["access_token"], "device_id": data.get("device_id")}
+        login = {"access_token": data.access_token, "device_id": data.device_id}
         await save_state(self._db, self._key("login"), json.dumps(login))
         self._client.access_token = login["access_token"]
         log.info("matrix: logged in as %s (device %s)", self.user_id, login["device_id"])
@@ -219,21 +219,22 @@ class MatrixAdapter:
             return stored
         data = await self._client.sync(None, 0, _FIRST_FILTER)
         await self._invites(data)
-        token = str(data["next_batch"])
+        token = str(data.next_batch)
         await save_state(self._db, self._key("since"), token)
         log.info("matrix: first start; earlier room history is not answered")
         return token
 
     # -- incoming -------------------------------------------------------------------
 
-    async def _process(self, data: dict[str, Any]) -> None:
+    async def _process(self, data: SyncResponse) -> None:
         await self._invites(data)
-        for room_id in data.get("rooms", {}).get("leave", {}):
+        for room_id in data.rooms.leave:
             self._rooms.pop(room_id, None)  # left or kicked: its members are stale
         handling = []
-        for room_id, room in data.get("rooms", {}).get("join", {}).items():
-            timeline = room.get("timeline", {}).get("events", [])
-            states = [*room.get("state", {}).get("events", []), *timeline]
+        for room_id, room in data.rooms.join.items():
+            # The raw events: the mapping below reads the wire format, not nio's classes.
+            timeline: list[dict[str, Any]] = [e.source for e in room.timeline.events]
+            states = [*(e.source for e in room.state), *timeline]
             if any(e.get("type") in _MEMBERSHIP_TYPES for e in states if "state_key" in e):
                 self._rooms.pop(room_id, None)
             encrypted = any(e.get("type") == "m.room.encryption" for e in states)
@@ -263,8 +264,8 @@ class MatrixAdapter:
                 return timeline[index + 1 :]
         return timeline
 
-    async def _invites(self, data: dict[str, Any]) -> None:
-        for room_id in data.get("rooms", {}).get("invite", {}):
+    async def _invites(self, data: SyncResponse) -> None:
+        for room_id in data.rooms.invite:
             allowed = self.settings.allow_rooms
             try:
                 if not allowed or room_id in allowed:

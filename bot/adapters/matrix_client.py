@@ -1,27 +1,30 @@
-"""The few Matrix client-server API calls the adapter needs, over httpx.
+"""The few Matrix client-server API calls the adapter needs, over matrix-nio.
 
 Kept apart from the adapter so that rate limits, errors and token hygiene live in one
-place: every call goes through `request`, which waits out M_LIMIT_EXCEEDED as the server
-asks and turns any other failure into a `MatrixError` whose text never holds the token.
+place: nio waits out M_LIMIT_EXCEEDED as the server asks, and every call goes through
+`_call`, which turns an error response or a dead connection into a `MatrixError` whose
+text never holds the token (nio sends it as a header, never in the URL).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
-import httpx
-
-log = logging.getLogger(__name__)
+import aiohttp
+from nio import (
+    AsyncClient,
+    AsyncClientConfig,
+    ErrorResponse,
+    LocalProtocolError,
+    LoginResponse,
+    SyncResponse,
+)
 
 _MAX_RATE_LIMIT_WAITS = 5
 _CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry
-_MAX_RETRY_AFTER = 60.0  # seconds; a server asking for longer is treated as down
+_MAX_RETRY_AFTER_MS = 60_000  # a server asking for longer is treated as down
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,131 +53,97 @@ class MatrixError(Exception):
         self.status = status
 
 
-def _path(*parts: str) -> str:
-    return "/".join(quote(part, safe="") for part in parts)
-
-
 class MatrixClient:
-    def __init__(
-        self,
-        homeserver: str,
-        *,
-        access_token: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,  # tests: a fake server
-    ) -> None:
-        self.access_token = access_token
-        self._http = httpx.AsyncClient(
-            base_url=homeserver.rstrip("/"), timeout=30, transport=transport
+    def __init__(self, homeserver: str, user_id: str, *, access_token: str | None = None) -> None:
+        config = AsyncClientConfig(
+            encryption_enabled=False,
+            store_sync_tokens=False,  # the adapter keeps the token in the bot's database
+            max_limit_exceeded=_MAX_RATE_LIMIT_WAITS,
+            # nio would retry a dead server forever; the adapter backs off and reports it.
+            max_timeouts=0,
+            request_timeout=30,
         )
+        self._nio = AsyncClient(homeserver.rstrip("/"), user_id, config=config)
+        self._nio.user_id = user_id  # set by a login; a configured token skips that
+        self._nio.add_response_callback(_refuse_long_waits, ErrorResponse)
+        self.access_token = access_token
+
+    @property
+    def access_token(self) -> str | None:
+        return str(self._nio.access_token) or None
+
+    @access_token.setter
+    def access_token(self, token: str | None) -> None:
+        self._nio.access_token = token or ""
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._nio.close()
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: dict[str, Any] | None = None,
-        params: dict[str, str] | None = None,
-        read_timeout: float = 30,
-    ) -> dict[str, Any]:
-        headers = {}
-        if self.access_token:
-            headers["Authorization"] = f"Bearer {self.access_token}"
-        for _ in range(_MAX_RATE_LIMIT_WAITS):
-            try:
-                response = await self._http.request(
-                    method,
-                    "/_matrix/client/v3/" + path,
-                    json=body,
-                    params=params,
-                    headers=headers,
-                    timeout=read_timeout,
-                )
-            except httpx.HTTPError as exc:
-                # The exception text may contain the URL, never the header: still, name
-                # only the kind of failure.
-                raise MatrixError("M_CONNECTION", type(exc).__name__) from None
-            try:
-                parsed: Any = response.json()
-            except json.JSONDecodeError:
-                parsed = None
-            data: dict[str, Any] = parsed if isinstance(parsed, dict) else {}
-            if response.status_code == 429 or data.get("errcode") == "M_LIMIT_EXCEEDED":
-                wait = _retry_after(response, data)
-                if wait > _MAX_RETRY_AFTER:
-                    break
-                log.warning("matrix: rate limited, waiting %.1fs", wait)
-                await asyncio.sleep(wait)
-                continue
-            if response.status_code >= 400:
-                raise MatrixError(
-                    str(data.get("errcode") or f"HTTP_{response.status_code}"),
-                    str(data.get("error", ""))[:200],
-                    response.status_code,
-                )
-            return data
-        raise MatrixError("M_LIMIT_EXCEEDED", "rate limited for too long", 429)
+    async def _call(self, pending: Awaitable[Any]) -> Any:
+        try:
+            response = await pending
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            # The exception text may contain the URL: name only the kind of failure.
+            raise MatrixError("M_CONNECTION", type(exc).__name__) from None
+        except LocalProtocolError:
+            # nio refuses calls that need a token before one is set, as a server would.
+            raise MatrixError("M_MISSING_TOKEN", "not logged in", 401) from None
+        if isinstance(response, ErrorResponse):
+            transport = response.transport_response
+            status = int(transport.status) if transport is not None else 0
+            raise MatrixError(
+                str(response.status_code or f"HTTP_{status}"), str(response.message)[:200], status
+            )
+        return response
 
-    async def login(self, user_id: str, password: str, device_id: str | None) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "type": "m.login.password",
-            "identifier": {"type": "m.id.user", "user": user_id},
-            "password": password,
-            "initial_device_display_name": "groupmate",
-        }
-        if device_id:
-            body["device_id"] = device_id
-        return await self.request("POST", "login", body=body)
+    async def login(self, password: str, device_id: str | None) -> LoginResponse:
+        """A password login; the same device id keeps transaction ids deduplicating."""
+        self._nio.device_id = device_id
+        response: LoginResponse = await self._call(
+            self._nio.login(password=password, device_name="groupmate")
+        )
+        return response
 
     async def whoami(self) -> str:
-        return str((await self.request("GET", "account/whoami"))["user_id"])
+        return str((await self._call(self._nio.whoami())).user_id)
 
-    async def sync(self, since: str | None, timeout_ms: int, sync_filter: str) -> dict[str, Any]:
-        params = {"timeout": str(timeout_ms), "filter": sync_filter}
-        if since:
-            params["since"] = since
-        # The HTTP timeout outlasts the long poll, so only a dead server times it out.
-        return await self.request("GET", "sync", params=params, read_timeout=timeout_ms / 1000 + 30)
+    async def sync(
+        self, since: str | None, timeout_ms: int, sync_filter: dict[str, Any]
+    ) -> SyncResponse:
+        # nio gives the HTTP request the long poll plus 15s, so only a dead server times
+        # out; a timeout of 0 would mean no HTTP timeout at all, so the least is 1 ms.
+        pending = self._nio.sync(timeout=max(timeout_ms, 1), since=since, sync_filter=sync_filter)
+        response: SyncResponse = await self._call(pending)
+        return response
 
     async def join(self, room_id: str) -> None:
-        await self.request("POST", _path("rooms", room_id, "join"), body={})
+        await self._call(self._nio.join(room_id))
 
     async def leave(self, room_id: str) -> None:
-        await self.request("POST", _path("rooms", room_id, "leave"), body={})
+        await self._call(self._nio.room_leave(room_id))
 
     async def send(self, room_id: str, content: dict[str, Any], txn_id: str) -> str:
         """PUT with a transaction id: the server answers a repeat with the first event."""
-        path = _path("rooms", room_id, "send", "m.room.message", txn_id)
-        return str((await self.request("PUT", path, body=content))["event_id"])
-
-    async def joined_members(self, room_id: str) -> dict[str, str]:
-        """User id -> display name (the localpart when none is set)."""
-        data = await self.request("GET", _path("rooms", room_id, "joined_members"))
-        joined: dict[str, Any] = data.get("joined", {})
-        return {
-            user: str((info or {}).get("display_name") or localpart(user))
-            for user, info in joined.items()
-        }
-
-    async def state(self, room_id: str, event_type: str) -> dict[str, Any]:
-        try:
-            return await self.request("GET", _path("rooms", room_id, "state", event_type))
-        except MatrixError as exc:
-            if exc.errcode == "M_NOT_FOUND":
-                return {}
-            raise
-
-    async def state_event(self, room_id: str, event_type: str) -> dict[str, Any]:
-        """The whole state event (with its sender), not only its content."""
-        path = _path("rooms", room_id, "state", event_type, "")
-        return await self.request("GET", path, params={"format": "event"})
+        pending = self._nio.room_send(
+            room_id, "m.room.message", content, tx_id=txn_id, ignore_unverified_devices=True
+        )
+        return str((await self._call(pending)).event_id)
 
     async def room_info(self, room_id: str) -> RoomInfo:
-        members = await self.joined_members(room_id)
-        levels = await self.state(room_id, "m.room.power_levels")
-        create = await self.state_event(room_id, "m.room.create")
+        """Members, power levels and creators from one request for the room's state."""
+        events: list[dict[str, Any]] = (await self._call(self._nio.room_get_state(room_id))).events
+        members: dict[str, str] = {}
+        levels: dict[str, Any] = {}
+        create: dict[str, Any] = {}
+        for event in events:
+            content = event.get("content", {})
+            if event["type"] == "m.room.member" and content.get("membership") == "join":
+                user = event["state_key"]
+                members[user] = str(content.get("displayname") or localpart(user))
+            elif event["type"] == "m.room.power_levels" and event["state_key"] == "":
+                levels = content
+            elif event["type"] == "m.room.create" and event["state_key"] == "":
+                create = event
         users = levels.get("users", {})
         extra = create.get("content", {}).get("additional_creators", [])
         return RoomInfo(
@@ -185,16 +154,19 @@ class MatrixClient:
         )
 
     async def event(self, room_id: str, event_id: str) -> dict[str, Any]:
-        return await self.request("GET", _path("rooms", room_id, "event", event_id))
+        source: dict[str, Any] = (
+            await self._call(self._nio.room_get_event(room_id, event_id))
+        ).event.source
+        return source
 
 
 def localpart(user_id: str) -> str:
     return user_id.removeprefix("@").split(":", 1)[0]
 
 
-def _retry_after(response: httpx.Response, data: dict[str, Any]) -> float:
-    milliseconds = data.get("retry_after_ms")
-    if isinstance(milliseconds, int | float) and milliseconds >= 0:
-        return float(milliseconds) / 1000
-    header = response.headers.get("Retry-After", "")
-    return float(header) if header.isdigit() else 1.0
+def _refuse_long_waits(response: ErrorResponse) -> None:
+    """nio runs this before it sleeps on a 429: a wait past the limit ends the call."""
+    if response.status_code == "M_LIMIT_EXCEEDED" and (
+        (response.retry_after_ms or 0) > _MAX_RETRY_AFTER_MS
+    ):
+        raise MatrixError("M_LIMIT_EXCEEDED", "rate limited for too long", 429)
