@@ -269,3 +269,36 @@ async def test_name_reply_and_direct_room_are_answered(
         await asyncio.sleep(1)  # an answer to the chatting would arrive by now
     assert bodies(person, group, robo) == ["answer 1", "answer 2"]
     assert stub.pending == 0
+
+
+async def test_a_long_downtime_loses_no_message(synapse: Synapse, tmp_path: Path) -> None:
+    fran, ivy = synapse.register("fran"), synapse.register("ivy")
+    person = synapse.client(fran)
+    room = person.create_room(invite=[ivy.user_id])
+    matrix: dict[str, Any] = {"homeserver": synapse.url, "user_id": ivy.user_id}
+    # A timeline of 3 per sync: eight missed messages overflow it, as a long outage
+    # overflows the default 100.
+    matrix |= {"access_token": ivy.access_token, "timeline_limit": 3}
+    config = parse_config(
+        make_config(tmp_path, bot={"name": "ivy"}, adapters={"matrix": matrix}), environ={}
+    )
+
+    def running() -> Bot:
+        bot = Bot(config)
+        (adapter,) = configured(config)
+        bot.add_adapter(adapter)
+        return bot
+
+    async with running():
+        await until(lambda: ivy.user_id in person.members(room), "the join")
+        person.say(room, "/remind in 10 minutes first")
+        await until(lambda: person.messages(room, ivy.user_id), "the first answer")
+    for n in range(1, 9):  # said while the bot is down: more than one sync carries
+        person.say(room, f"/remind in {n + 10} minutes missed{n}")
+    async with running():
+        await until(lambda: any("missed8" in b for b in bodies(person, room, ivy)), "the newest")
+        await asyncio.sleep(1)  # anything answered twice would arrive by now
+    said = bodies(person, room, ivy)
+    assert len(said) == 9
+    for n in range(1, 9):
+        assert sum(f"missed{n}" in b for b in said) == 1, said
