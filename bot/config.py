@@ -169,6 +169,9 @@ class MatrixSettings(_Section):
     password: Secret = None
     allow_rooms: list[str] = Field(default_factory=list)  # empty: every invite
     msgtype: Literal["m.text", "m.notice"] = "m.text"
+    # Events per room in one sync; a longer gap is fetched page by page, up to max_gap.
+    timeline_limit: int = Field(100, ge=1, le=1000)
+    max_gap: int = Field(500, ge=0)
 
 
 class OneBotSettings(_Section):

@@ -9,10 +9,12 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import pytest
 import yaml
@@ -222,3 +224,81 @@ async def test_resend_invites_members_and_encryption(synapse: Synapse, tmp_path:
         assert await adapter.find(f"mx:{room}", "nobody") is None
     assert [e["content"]["body"] for e in notices] == [ENCRYPTED_NOTICE]
     assert [e["content"]["msgtype"] for e in notices] == ["m.notice"]
+
+
+def send(client: Client, room: str, content: dict[str, Any]) -> str:
+    path = f"/rooms/{quote(room)}/send/m.room.message/{uuid.uuid4().hex}"
+    return str(client.call("PUT", path, content)["event_id"])
+
+
+async def test_name_reply_and_direct_room_are_answered(
+    synapse: Synapse, stub, tmp_path: Path
+) -> None:
+    dave, erin, robo = (synapse.register(name) for name in ("dave", "erin", "robo"))
+    # A display name unlike the localpart and the bot's name: it is matched as such.
+    synapse.client(robo).call(
+        "PUT", f"/profile/{quote(robo.user_id)}/displayname", {"displayname": "Helper Bee"}
+    )
+    person, other = synapse.client(dave), synapse.client(erin)
+    group = person.create_room(invite=[erin.user_id, robo.user_id])
+    other.join(group)
+    direct = person.create_room(invite=[robo.user_id])
+    matrix = {"homeserver": synapse.url, "user_id": robo.user_id}
+    matrix |= {"access_token": robo.access_token}
+    config = parse_config(
+        make_config(tmp_path, adapters={"matrix": matrix}, llm=llm_section(stub)), environ={}
+    )
+    bot = Bot(config)
+    (adapter,) = configured(config)
+    bot.add_adapter(adapter)
+    stub.script(*(s.text(f"answer {n}") for n in range(1, 4)))
+    async with bot:
+        for room in (group, direct):
+            await until(lambda: robo.user_id in person.members(room), "the join")  # noqa: B023
+        other.say(group, "just chatting among people")
+        person.say(group, "helper bee, what is the capital of France?")
+        (first,) = await until(lambda: person.messages(group, robo.user_id), "the name")
+        assert first["content"]["body"] == "answer 1"
+        reply: dict[str, Any] = {"msgtype": "m.text", "body": "and of Spain?"}
+        reply["m.relates_to"] = {"m.in_reply_to": {"event_id": first["event_id"]}}
+        send(other, group, reply)
+        await until(lambda: len(person.messages(group, robo.user_id)) == 2, "the reply")
+        person.say(direct, "hello there")
+        (private,) = await until(lambda: person.messages(direct, robo.user_id), "the direct")
+        assert private["content"]["body"] == "answer 3"
+        await asyncio.sleep(1)  # an answer to the chatting would arrive by now
+    assert bodies(person, group, robo) == ["answer 1", "answer 2"]
+    assert stub.pending == 0
+
+
+async def test_a_long_downtime_loses_no_message(synapse: Synapse, tmp_path: Path) -> None:
+    fran, ivy = synapse.register("fran"), synapse.register("ivy")
+    person = synapse.client(fran)
+    room = person.create_room(invite=[ivy.user_id])
+    matrix: dict[str, Any] = {"homeserver": synapse.url, "user_id": ivy.user_id}
+    # A timeline of 3 per sync: eight missed messages overflow it, as a long outage
+    # overflows the default 100.
+    matrix |= {"access_token": ivy.access_token, "timeline_limit": 3}
+    config = parse_config(
+        make_config(tmp_path, bot={"name": "ivy"}, adapters={"matrix": matrix}), environ={}
+    )
+
+    def running() -> Bot:
+        bot = Bot(config)
+        (adapter,) = configured(config)
+        bot.add_adapter(adapter)
+        return bot
+
+    async with running():
+        await until(lambda: ivy.user_id in person.members(room), "the join")
+        person.say(room, "/remind in 10 minutes first")
+        await until(lambda: person.messages(room, ivy.user_id), "the first answer")
+    for n in range(1, 9):  # said while the bot is down: more than one sync carries
+        person.say(room, f"/remind in {n + 10} minutes missed{n}")
+    async with running():
+        await until(lambda: any("missed8" in b for b in bodies(person, room, ivy)), "the newest")
+        await asyncio.sleep(1)  # anything answered twice would arrive by now
+    said = bodies(person, room, ivy)
+    assert len(said) == 9
+    for n in range(1, 9):
+        assert sum(f"missed{n}" in b for b in said) == 1, said

@@ -54,12 +54,7 @@ ENCRYPTED_NOTICE = (
     "This room is end-to-end encrypted and I can't read encrypted messages. "
     "Please talk to me in an unencrypted room."
 )
-# No presence or account data; a generous timeline so a short outage loses nothing.
-_FILTER: dict[str, Any] = {
-    "presence": {"types": []},
-    "account_data": {"types": []},
-    "room": {"timeline": {"limit": 100}, "ephemeral": {"types": []}},
-}
+_GAP_PAGE = 100
 # The first sync only yields a token (and pending invites): no history.
 _FIRST_FILTER: dict[str, Any] = {"presence": {"types": []}, "room": {"timeline": {"limit": 0}}}
 _MEMBERSHIP_TYPES = {"m.room.member", "m.room.power_levels"}
@@ -149,8 +144,8 @@ class MatrixAdapter:
                     await self._login()
                 if self._since is None:
                     self._since = await self._first_token()
-                data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, _FILTER)
-                await self._process(data)
+                data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, self._filter())
+                await self._process(data, self._since)
                 self._since = str(data.next_batch)
                 await save_state(self._db, self._key("since"), self._since)
                 if self._connected_since is None:
@@ -168,6 +163,17 @@ class MatrixAdapter:
                 log.warning("matrix: sync failed (%s); retrying in %.0fs", exc, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
+
+    def _filter(self) -> dict[str, Any]:
+        # No presence, account data or typing: only what the bot answers or tracks.
+        return {
+            "presence": {"types": []},
+            "account_data": {"types": []},
+            "room": {
+                "timeline": {"limit": self.settings.timeline_limit},
+                "ephemeral": {"types": []},
+            },
+        }
 
     @property
     def _db(self) -> Database:
@@ -226,7 +232,7 @@ class MatrixAdapter:
 
     # -- incoming -------------------------------------------------------------------
 
-    async def _process(self, data: SyncResponse) -> None:
+    async def _process(self, data: SyncResponse, since: str) -> None:
         await self._invites(data)
         for room_id in data.rooms.leave:
             self._rooms.pop(room_id, None)  # left or kicked: its members are stale
@@ -234,6 +240,11 @@ class MatrixAdapter:
         for room_id, room in data.rooms.join.items():
             # The raw events: the mapping below reads the wire format, not nio's classes.
             timeline: list[dict[str, Any]] = [e.source for e in room.timeline.events]
+            if room.timeline.limited and room.timeline.prev_batch:
+                # More happened since `since` than one sync carries (a long downtime):
+                # the rest comes first, or those messages would never be answered.
+                gap = await self._gap(room_id, room.timeline.prev_batch, since)
+                timeline = [*gap, *timeline]
             states = [*(e.source for e in room.state), *timeline]
             if any(e.get("type") in _MEMBERSHIP_TYPES for e in states if "state_key" in e):
                 self._rooms.pop(room_id, None)
@@ -250,6 +261,19 @@ class MatrixAdapter:
                 await self._encrypted_notice(room_id)
         # Rooms concurrently (the router orders each chat); the token is saved after all.
         await asyncio.gather(*handling)
+
+    async def _gap(self, room_id: str, prev_batch: str, since: str) -> list[dict[str, Any]]:
+        """The events between the last sync and this batch, oldest first, at most max_gap:
+        beyond that the oldest are dropped (and logged), not the bot stalled."""
+        events: list[dict[str, Any]] = []
+        token: str | None = prev_batch
+        while token is not None and len(events) < self.settings.max_gap:
+            page_size = min(_GAP_PAGE, self.settings.max_gap - len(events))
+            page, token = await self._client.events_before(room_id, token, since, page_size)
+            events.extend(page)
+        skipped = " (the limit; older ones are skipped)" if token is not None else ""
+        log.info("matrix: %d missed events in %s%s", len(events), room_id, skipped)
+        return events[::-1]
 
     def _after_our_join(self, timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The events after our own join: what came before is history we never saw."""

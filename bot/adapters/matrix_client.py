@@ -19,6 +19,8 @@ from nio import (
     ErrorResponse,
     LocalProtocolError,
     LoginResponse,
+    MessageDirection,
+    RoomMessagesResponse,
     SyncResponse,
 )
 
@@ -152,6 +154,16 @@ class MatrixClient:
             default_power=int(levels.get("users_default", 0)),
             creators=frozenset([str(create.get("sender", "")), *map(str, extra)]),
         )
+
+    async def events_before(
+        self, room_id: str, start: str, stop: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the room's timeline backwards from `start`, newest first, ending at
+        the `stop` token; the token for the next page, or None at the end."""
+        pending = self._nio.room_messages(room_id, start, stop, MessageDirection.back, limit)
+        response: RoomMessagesResponse = await self._call(pending)
+        events = [e.source for e in response.chunk]
+        return events, (response.end if events and response.end != start else None)
 
     async def event(self, room_id: str, event_id: str) -> dict[str, Any]:
         source: dict[str, Any] = (
