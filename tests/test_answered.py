@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text as text_sql
 
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from storage import Database, upgrade
+from storage.chatlog import ChatLog, Seen
 from tests.conftest import eventually
 from tests.stub_llm import StubLLM, text
 
@@ -94,3 +99,28 @@ async def test_a_group_message_not_for_the_bot_is_not_handled_again(
         assert await bot.chatlog.count("g1") == 1
     assert "seen before" in caplog.text
     assert "never answered" not in caplog.text
+
+
+async def test_messages_logged_before_the_mark_existed_count_as_answered(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'bot.db'}")
+    upgrade(database, "0004")
+    with database.write_session() as session:
+        session.execute(
+            text_sql(
+                "INSERT INTO messages (chat_id, message_id, sender_id, sender_name, text,"
+                " from_bot, created_at) VALUES ('g1', 'm1', 'u1', 'Ann', '@groupmate hi',"
+                " false, '2026-11-20 10:00:00')"
+            )
+        )
+    upgrade(database)
+    chatlog = ChatLog(database, max_age=timedelta(days=30))
+    redelivered = await chatlog.append(
+        "g1",
+        message_id="m1",
+        sender_id="u1",
+        sender_name="Ann",
+        text="@groupmate hi",
+        at=datetime.now(UTC),
+    )
+    assert redelivered is Seen.ANSWERED
+    database.close()

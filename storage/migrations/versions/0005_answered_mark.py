@@ -18,6 +18,9 @@ depends_on = None
 
 def upgrade() -> None:
     op.add_column("messages", sa.Column("answered_at", sa.DateTime(timezone=True), nullable=True))
+    # Rows logged before this revision were all dealt with under the old rule (seen once,
+    # never handled again): mark them, or a late redelivery of one would be answered anew.
+    op.execute("UPDATE messages SET answered_at = created_at")
 
 
 def downgrade() -> None:
