@@ -20,7 +20,7 @@ from bot.messages import IncomingMessage, Reply
 from bot.ratelimit import Budgets
 from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
-from storage.chatlog import ChatLog, LoggedMessage
+from storage.chatlog import ChatLog, LoggedMessage, Seen
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,10 @@ class Router:
         self._commands = Commands(registry)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._waiting: defaultdict[str, int] = defaultdict(int)
+        # (chat, platform message id) being handled now. A message logged but unanswered
+        # is handled again when redelivered (a crash lost its answer), but a webhook retry
+        # racing the first delivery in this process must not be answered twice.
+        self._in_flight: set[tuple[str, str]] = set()
         self._budgets = Budgets(config.bot.rate_limits)
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
@@ -87,9 +91,15 @@ class Router:
         """Replies for one message (often none: a group message not meant for the bot)."""
         if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
             return []  # not an enabled chat: not even logged
+        chat = message.chat_id
+        key = (chat, message.message_id) if message.message_id else None
+        if key is not None:
+            if key in self._in_flight:
+                log.info("chat %s: message %s already being handled", chat, message.message_id)
+                return []
+            self._in_flight.add(key)
         new_correlation_id()
         text = self._triggered_text(message)
-        chat = message.chat_id
         lock = self._locks[chat]
         self._waiting[chat] += 1
         try:
@@ -105,6 +115,8 @@ class Router:
             log.exception("chat %s: handling a message failed", message.chat_id)
             return [] if text is None else [Reply(message.chat_id, INTERNAL_ERROR)]
         finally:
+            if key is not None:
+                self._in_flight.discard(key)
             self._waiting[chat] -= 1
             if not self._waiting[chat]:  # idle chats keep no state
                 del self._waiting[chat], self._locks[chat]
@@ -113,19 +125,34 @@ class Router:
         at = message.timestamp or self._clock()
         if at.tzinfo is None:
             at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
-        fresh = await self._chatlog.append(
+        message_id = message.message_id or uuid.uuid4().hex
+        seen = await self._chatlog.append(
             message.chat_id,
-            message_id=message.message_id or uuid.uuid4().hex,
+            message_id=message_id,
             sender_id=message.sender_id,
             sender_name=message.sender_name,
             text=message.text.replace("\x00", ""),
             at=min(at, self._clock()),  # a clock ahead must not age out the whole log
+            answered=text is None,  # not for the bot: done with it now, never re-handled
         )
-        if not fresh:
+        if seen is Seen.ANSWERED:
             log.info("chat %s: message %s seen before", message.chat_id, message.message_id)
             return []
+        if seen is Seen.UNANSWERED:
+            log.info(
+                "chat %s: message %s never answered, handling it again",
+                message.chat_id,
+                message.message_id,
+            )
         if text is None:
             return []
+        replies = await self._respond(message, text)
+        # Marked once the answer is decided (or a silent refusal), so only a crash before
+        # this point lets the platform's redelivery be handled again.
+        await self._chatlog.mark_answered(message.chat_id, message_id, self._clock())
+        return replies
+
+    async def _respond(self, message: IncomingMessage, text: str) -> list[Reply]:
         command = Commands.split(text) or self._spoken_command(message, text)
         if command is not None and not self._commands.knows(command[0]):
             command = None

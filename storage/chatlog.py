@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, select
+from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -26,13 +27,40 @@ class LoggedMessage:
     created_at: datetime
 
 
-def _append(session: Session, values: dict[str, Any]) -> bool:
+class Seen(enum.Enum):
+    """What `ChatLog.append` found: a new message, or one logged before and whether the
+    bot was done with it then."""
+
+    NEW = "new"
+    UNANSWERED = "unanswered"  # logged, but the process died before answering it
+    ANSWERED = "answered"
+
+
+def _append(session: Session, values: dict[str, Any]) -> Seen:
     try:
         with session.begin_nested():
             session.execute(_messages.insert().values(**values))
-    except IntegrityError:
-        return False  # this platform message id was logged before
-    return True
+    except IntegrityError:  # this platform message id was logged before
+        answered_at = session.scalar(
+            select(_messages.c.answered_at).where(
+                _messages.c.chat_id == values["chat_id"],
+                _messages.c.message_id == values["message_id"],
+            )
+        )
+        return Seen.UNANSWERED if answered_at is None else Seen.ANSWERED
+    return Seen.NEW
+
+
+def _mark_answered(session: Session, chat_id: str, message_id: str, at: datetime) -> None:
+    session.execute(
+        update(_messages)
+        .where(
+            _messages.c.chat_id == chat_id,
+            _messages.c.message_id == message_id,
+            _messages.c.answered_at.is_(None),
+        )
+        .values(answered_at=at)
+    )
 
 
 def _recent(
@@ -87,8 +115,10 @@ class ChatLog:
         text: str,
         at: datetime,
         from_bot: bool = False,
-    ) -> bool:
-        """Log one message; False if its message id was already logged (a redelivery)."""
+        answered: bool = False,
+    ) -> Seen:
+        """Log one message, or find it logged before (a redelivery) and say whether it was
+        answered. `answered` marks it done at once (a message not meant for the bot)."""
         values = {
             "chat_id": chat_id,
             "message_id": message_id,
@@ -97,15 +127,23 @@ class ChatLog:
             "text": text,
             "from_bot": from_bot,
             "created_at": at,
+            "answered_at": at if answered else None,
         }
-        added = await self._database.write(functools.partial(_append, values=values))
-        if added:
+        seen = await self._database.write(functools.partial(_append, values=values))
+        if seen is Seen.NEW:
             if len(self._appends) > 100_000:
                 self._appends.clear()
             count = self._appends[chat_id] = self._appends.get(chat_id, 0) + 1
             if count % 100 == 0:  # trim busy chats now and then, not on every message
                 await self.prune(chat_id, at)
-        return added
+        return seen
+
+    async def mark_answered(self, chat_id: str, message_id: str, at: datetime) -> None:
+        """Record that the bot is done with a logged message, so a redelivery of it is
+        not handled again."""
+        await self._database.write(
+            functools.partial(_mark_answered, chat_id=chat_id, message_id=message_id, at=at)
+        )
 
     async def prune_expired(self, now: datetime) -> int:
         """Drop every chat's messages older than the retention age; run periodically."""

@@ -165,6 +165,10 @@ class ChatMessage(Base):
     text: Mapped[str] = mapped_column(Text)
     from_bot: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    # When the bot was done with the message (answered, or decided not to). A platform
+    # redelivers a message whose answer a crash lost; only a row without this mark is
+    # handled again.
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class AdapterState(Base):
