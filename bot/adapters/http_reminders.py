@@ -26,7 +26,7 @@ from bot.adapters.api_models import (
     reminder_out,
 )
 from function_calls.context import ChatType, MessageContext
-from function_calls.handlers.audience import SETTING_EVERYONE, SETTING_OTHERS, AudienceRefused
+from function_calls.handlers.audience import AudienceRefused, rule_changes
 from function_calls.handlers.reminder_changes import (
     DEFAULT_SNOOZE_MINUTES,
     change_reminder,
@@ -328,14 +328,7 @@ def reminder_routes(bot: Bot) -> APIRouter:
                 return JSONResponse(
                     {"error": "invalid settings", "issues": [issue]}, status_code=422
                 )
-        rules = {
-            key: value
-            for key, value in (
-                (SETTING_OTHERS, body.remind_others),
-                (SETTING_EVERYONE, body.remind_everyone),
-            )
-            if value is not None
-        }
+        rules = rule_changes(body.remind_others, body.remind_everyone)
         if rules:
             await service.update_settings(chat_id, "group", rules)
         moved = 0

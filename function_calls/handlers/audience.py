@@ -43,6 +43,12 @@ class ReminderRules:
         )
 
 
+def rule_changes(remind_others: str | None, remind_everyone: str | None) -> dict[str, str]:
+    """The chat settings to write for the rules given (None: left as they are)."""
+    given = {SETTING_OTHERS: remind_others, SETTING_EVERYONE: remind_everyone}
+    return {key: value for key, value in given.items() if value is not None}
+
+
 class AudienceRefused(Exception):
     """The reminder can't be for these people; the message says why, for the user."""
 

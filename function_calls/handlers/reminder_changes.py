@@ -21,11 +21,10 @@ from pydantic import (
 
 from function_calls.context import MessageContext, validation_context
 from function_calls.handlers.audience import (
-    SETTING_EVERYONE,
-    SETTING_OTHERS,
     AudienceRefused,
     Permission,
     ReminderRules,
+    rule_changes,
 )
 from function_calls.handlers.reminder_args import MAX_CONTENT, ReminderArgs
 from function_calls.handlers.reminders import (
@@ -311,8 +310,7 @@ def _describe_rules(rules: ReminderRules) -> str:
 async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> FunctionResult:
     service = reminder_service(ctx)
     defaults: ReminderRules = ctx.services.get("reminder_rules") or ReminderRules()
-    given = {SETTING_OTHERS: args.remind_others, SETTING_EVERYONE: args.remind_everyone}
-    changes = {key: value for key, value in given.items() if value is not None}
+    changes = rule_changes(args.remind_others, args.remind_everyone)
     try:
         if changes and not ctx.is_admin:
             return FunctionResult.direct(
