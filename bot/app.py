@@ -16,7 +16,7 @@ from bot.adapters.base import Adapter, WithMembers
 from bot.config import Config, load_config
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
-from bot.router import Router
+from bot.router import Deliver, Router
 from function_calls import FunctionCallLLM, ToolRegistry, default_registry
 from function_calls.handlers.audience import MemberDirectory
 from function_calls.search import PerplexitySearch
@@ -180,8 +180,9 @@ class Bot:
     ) -> None:
         await self._stack.aclose()
 
-    async def handle(self, message: IncomingMessage) -> list[Reply]:
-        """The replies to one incoming message."""
+    async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
+        """The replies to one incoming message. A platform adapter passes `deliver`, which
+        sends them: see `Router.handle` for why the router, not the adapter, calls it."""
         if self._router is None:
             raise RuntimeError("use the bot inside `async with`")
-        return await self._router.handle(message)
+        return await self._router.handle(message, deliver)

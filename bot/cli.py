@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
@@ -20,7 +19,7 @@ from bot.adapters import PLATFORMS, configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
 from bot.app import Bot
-from bot.config import Config, ConfigError, load_config
+from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.logs import setup_logging
 from storage import (
     Database,
@@ -49,20 +48,6 @@ def _config(options: argparse.Namespace) -> Config:
 
 async def _chat(config: Config) -> None:
     await run_console(Bot(config), user=os.environ.get("USER") or "you")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding `host` keeps the port on this machine (127.0.0.0/8, ::1, localhost)."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False  # another host name may resolve to any interface
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback
 
 
 def serve_refusal(config: Config, *, insecure_no_auth: bool) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from datetime import timedelta
@@ -292,3 +293,17 @@ def load_config(path: str | Path | None, environ: dict[str, str] | None = None) 
     if not config.llm.base_url and env.get("OPENAI_BASE_URL"):
         config.llm.base_url = env["OPENAI_BASE_URL"]
     return config
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the port on this machine (127.0.0.0/8, ::1, localhost)."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False  # another host name may resolve to any interface
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback

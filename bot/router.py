@@ -9,7 +9,8 @@ import math
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,6 +48,10 @@ INTERNAL_ERROR = "Sorry, something went wrong on my side. The error was logged."
 
 _SNOOZE = re.compile(r"^(?:snooze|稍后提醒|稍后再提醒|再提醒我?|稍后)(?P<rest>.*)$", re.IGNORECASE)
 _REMIND = re.compile(r"^(?:please\s+)?(?:remind\b|提醒)(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+
+
+Deliver = Callable[[list[Reply]], Awaitable[None]]
+"""Sends replies to the platform; raises if it could not."""
 
 
 def _utc_now() -> datetime:
@@ -87,8 +92,15 @@ class Router:
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
 
-    async def handle(self, message: IncomingMessage) -> list[Reply]:
-        """Replies for one message (often none: a group message not meant for the bot)."""
+    async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
+        """Replies for one message (often none: a group message not meant for the bot).
+
+        Without `deliver` the caller hands the replies back itself (an HTTP response, the
+        terminal) and they count as delivered once returned. An adapter passes `deliver`,
+        which sends them to the platform: only once it returns is the message marked
+        delivered, so a platform's redelivery after a crash resends the logged answer.
+        Errors raised by `deliver` reach the caller; the router's own become a reply.
+        """
         if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
             return []  # not an enabled chat: not even logged
         chat = message.chat_id
@@ -103,17 +115,15 @@ class Router:
         lock = self._locks[chat]
         self._waiting[chat] += 1
         try:
-            # Messages of one chat are handled in arrival order; chats run concurrently.
+            # Messages of one chat are handled, and their replies sent, in arrival order;
+            # chats run concurrently.
             async with lock:
-                return await self._handle(message, text)
-        except StorageError as exc:
-            log.error("chat %s: storage failed: %s", message.chat_id, exc)
-            return [] if text is None else [Reply(message.chat_id, STORAGE_DOWN)]
-        except Exception:
-            # A bug must cost one answer, never a stack trace in the chat, and never a
-            # reply to a message that was not meant for the bot.
-            log.exception("chat %s: handling a message failed", message.chat_id)
-            return [] if text is None else [Reply(message.chat_id, INTERNAL_ERROR)]
+                answer = await self._decide(message, text, delivering=deliver is not None)
+                if deliver is not None and answer.replies:
+                    await deliver(answer.replies)
+                    if answer.message_id is not None:
+                        await self._mark_delivered(chat, answer.message_id)
+                return answer.replies
         finally:
             if key is not None:
                 self._in_flight.discard(key)
@@ -121,13 +131,39 @@ class Router:
             if not self._waiting[chat]:  # idle chats keep no state
                 del self._waiting[chat], self._locks[chat]
 
-    async def _handle(self, message: IncomingMessage, text: str | None) -> list[Reply]:
+    async def _decide(
+        self, message: IncomingMessage, text: str | None, *, delivering: bool
+    ) -> _Answer:
+        try:
+            return await self._handle(message, text, delivering=delivering)
+        except StorageError as exc:
+            log.error("chat %s: storage failed: %s", message.chat_id, exc)
+            error = STORAGE_DOWN
+        except Exception:
+            # A bug must cost one answer, never a stack trace in the chat, and never a
+            # reply to a message that was not meant for the bot.
+            log.exception("chat %s: handling a message failed", message.chat_id)
+            error = INTERNAL_ERROR
+        replies = [] if text is None else [Reply(message.chat_id, error)]
+        return _Answer(replies, None)
+
+    async def _mark_delivered(self, chat_id: str, message_id: str) -> None:
+        try:
+            await self._chatlog.mark_delivered(chat_id, message_id, self._clock())
+        except StorageError as exc:
+            # Sent all the same; at worst a redelivery of the message resends the answer.
+            log.error("chat %s: marking message %s delivered failed: %s", chat_id, message_id, exc)
+
+    async def _handle(
+        self, message: IncomingMessage, text: str | None, *, delivering: bool
+    ) -> _Answer:
         at = message.timestamp or self._clock()
         if at.tzinfo is None:
             at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
+        chat = message.chat_id
         message_id = message.message_id or uuid.uuid4().hex
         seen = await self._chatlog.append(
-            message.chat_id,
+            chat,
             message_id=message_id,
             sender_id=message.sender_id,
             sender_name=message.sender_name,
@@ -136,39 +172,49 @@ class Router:
             answered=text is None,  # not for the bot: done with it now, never re-handled
         )
         if seen is Seen.ANSWERED:
-            log.info("chat %s: message %s seen before", message.chat_id, message.message_id)
-            return []
+            log.info("chat %s: message %s seen before", chat, message.message_id)
+            return _Answer([], None)
+        if seen is Seen.UNDELIVERED:
+            # Decided before a crash, maybe never sent: send the same answer again rather
+            # than decide anew (which could set a reminder twice).
+            log.info("chat %s: message %s answered but not sent; resending", chat, message_id)
+            texts = await self._chatlog.answer_to(chat, message_id)
+            if not delivering:
+                await self._mark_delivered(chat, message_id)
+            return _Answer([self._reply(message, t) for t in texts], message_id)
         if seen is Seen.UNANSWERED:
-            log.info(
-                "chat %s: message %s never answered, handling it again",
-                message.chat_id,
-                message.message_id,
-            )
+            log.info("chat %s: message %s never answered, handling it again", chat, message_id)
         if text is None:
-            return []
-        replies = await self._respond(message, text)
-        # Marked once the answer is decided (or a silent refusal), so only a crash before
-        # this point lets the platform's redelivery be handled again.
-        await self._chatlog.mark_answered(message.chat_id, message_id, self._clock())
-        return replies
+            return _Answer([], None)
+        answer = await self._respond(message, text)
+        texts = [] if answer is None else [answer]
+        await self._chatlog.record_answer(
+            chat,
+            message_id,
+            texts,
+            bot_id="bot",
+            bot_name=self.config.bot.name,
+            at=self._clock(),
+            delivered=not delivering,
+        )
+        return _Answer([self._reply(message, t) for t in texts], message_id)
 
-    async def _respond(self, message: IncomingMessage, text: str) -> list[Reply]:
+    async def _respond(self, message: IncomingMessage, text: str) -> str | None:
+        """The answer's text; None to stay quiet (a group over its rate limit)."""
         command = Commands.split(text) or self._spoken_command(message, text)
         if command is not None and not self._commands.knows(command[0]):
             command = None
         refusal = self._refusal(message, command)
         if refusal is not None:
-            return await self._answer(message, refusal) if refusal else []
+            return refusal or None
         ctx = await self._context(message)
         if command is not None:
-            answer = await self._commands.run(ctx, *command)
-        elif self._llm is None:
-            answer = NO_LLM_REPLY
-        else:
-            history = await self._history(message.chat_id)
-            result = await self._llm.run(ctx, text or "hello", history)
-            answer = result.text
-        return await self._answer(message, answer)
+            return await self._commands.run(ctx, *command)
+        if self._llm is None:
+            return NO_LLM_REPLY
+        history = await self._history(message.chat_id)
+        result = await self._llm.run(ctx, text or "hello", history)
+        return result.text
 
     def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:
         """Plain words that need no model: "snooze 10m" in reply to a reminder, and, with
@@ -253,18 +299,18 @@ class Router:
         recent = (await self._chatlog.recent(chat_id, settings.max_messages + 1))[:-1]
         return _turns_within(recent, settings.max_chars)
 
-    async def _answer(self, message: IncomingMessage, text: str) -> list[Reply]:
+    def _reply(self, message: IncomingMessage, text: str) -> Reply:
         mentions = (message.sender_id,) if message.chat_type == "group" else ()
-        await self._chatlog.append(
-            message.chat_id,
-            message_id=None,
-            sender_id="bot",
-            sender_name=self.config.bot.name,
-            text=text,
-            at=self._clock(),
-            from_bot=True,
-        )
-        return [Reply(message.chat_id, text, mentions)]
+        return Reply(message.chat_id, text, mentions)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What the router decided for one message; `message_id` is set when the answer was
+    logged against it, so its delivery can be marked."""
+
+    replies: list[Reply]
+    message_id: str | None
 
 
 def _turns_within(messages: list[LoggedMessage], budget: int) -> list[ChatTurn]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -28,12 +29,13 @@ class LoggedMessage:
 
 
 class Seen(enum.Enum):
-    """What `ChatLog.append` found: a new message, or one logged before and whether the
-    bot was done with it then."""
+    """What `ChatLog.append` found: a new message, or one logged before and how far the
+    bot got with it then."""
 
     NEW = "new"
-    UNANSWERED = "unanswered"  # logged, but the process died before answering it
-    ANSWERED = "answered"
+    UNANSWERED = "unanswered"  # logged, but the process died before deciding the answer
+    UNDELIVERED = "undelivered"  # answer decided and logged, but not known to be sent
+    ANSWERED = "answered"  # answered and sent, or not meant for the bot
 
 
 def _append(session: Session, values: dict[str, Any]) -> Seen:
@@ -41,26 +43,57 @@ def _append(session: Session, values: dict[str, Any]) -> Seen:
         with session.begin_nested():
             session.execute(_messages.insert().values(**values))
     except IntegrityError:  # this platform message id was logged before
-        answered_at = session.scalar(
-            select(_messages.c.answered_at).where(
+        row = session.execute(
+            select(_messages.c.answered_at, _messages.c.delivered_at).where(
                 _messages.c.chat_id == values["chat_id"],
                 _messages.c.message_id == values["message_id"],
             )
-        )
-        return Seen.UNANSWERED if answered_at is None else Seen.ANSWERED
+        ).one()
+        if row.answered_at is None:
+            return Seen.UNANSWERED
+        return Seen.UNDELIVERED if row.delivered_at is None else Seen.ANSWERED
     return Seen.NEW
 
 
-def _mark_answered(session: Session, chat_id: str, message_id: str, at: datetime) -> None:
+def _the_message(chat_id: str, message_id: str) -> Any:
+    return (_messages.c.chat_id == chat_id) & (_messages.c.message_id == message_id)
+
+
+def _record_answer(
+    session: Session,
+    chat_id: str,
+    message_id: str,
+    replies: list[dict[str, Any]],
+    at: datetime,
+    delivered: bool,
+) -> None:
+    # One transaction: the answer's side effects are done by now, so a redelivery must
+    # find either no answer (and decide one) or this whole answer (and only resend it).
+    if replies:
+        session.execute(_messages.insert(), replies)
+    values = {"answered_at": at, "delivered_at": at if delivered or not replies else None}
     session.execute(
         update(_messages)
-        .where(
-            _messages.c.chat_id == chat_id,
-            _messages.c.message_id == message_id,
-            _messages.c.answered_at.is_(None),
-        )
-        .values(answered_at=at)
+        .where(_the_message(chat_id, message_id), _messages.c.answered_at.is_(None))
+        .values(**values)
     )
+
+
+def _mark_delivered(session: Session, chat_id: str, message_id: str, at: datetime) -> None:
+    session.execute(
+        update(_messages)
+        .where(_the_message(chat_id, message_id), _messages.c.delivered_at.is_(None))
+        .values(delivered_at=at)
+    )
+
+
+def _answer_to(session: Session, chat_id: str, message_id: str) -> list[str]:
+    rows = session.scalars(
+        select(_messages.c.text)
+        .where(_messages.c.chat_id == chat_id, _messages.c.reply_to == message_id)
+        .order_by(_messages.c.id)
+    )
+    return list(rows)
 
 
 def _recent(
@@ -128,6 +161,7 @@ class ChatLog:
             "from_bot": from_bot,
             "created_at": at,
             "answered_at": at if answered else None,
+            "delivered_at": at if answered else None,
         }
         seen = await self._database.write(functools.partial(_append, values=values))
         if seen is Seen.NEW:
@@ -138,11 +172,55 @@ class ChatLog:
                 await self.prune(chat_id, at)
         return seen
 
-    async def mark_answered(self, chat_id: str, message_id: str, at: datetime) -> None:
-        """Record that the bot is done with a logged message, so a redelivery of it is
-        not handled again."""
+    async def record_answer(
+        self,
+        chat_id: str,
+        message_id: str,
+        replies: Sequence[str],
+        *,
+        bot_id: str,
+        bot_name: str,
+        at: datetime,
+        delivered: bool,
+    ) -> None:
+        """Log the bot's answer to a logged message and mark the message answered, in one
+        transaction. Unless `delivered` (or there is nothing to send), it stays
+        undelivered until `mark_delivered`: a redelivery then resends this answer instead
+        of deciding a new one (which would repeat its side effects, like a reminder)."""
+        rows = [
+            {
+                "chat_id": chat_id,
+                "message_id": None,
+                "reply_to": message_id,
+                "sender_id": bot_id,
+                "sender_name": bot_name,
+                "text": text,
+                "from_bot": True,
+                "created_at": at,
+            }
+            for text in replies
+        ]
         await self._database.write(
-            functools.partial(_mark_answered, chat_id=chat_id, message_id=message_id, at=at)
+            functools.partial(
+                _record_answer,
+                chat_id=chat_id,
+                message_id=message_id,
+                replies=rows,
+                at=at,
+                delivered=delivered,
+            )
+        )
+
+    async def mark_delivered(self, chat_id: str, message_id: str, at: datetime) -> None:
+        """The platform accepted the answer to a message: a redelivery is now ignored."""
+        await self._database.write(
+            functools.partial(_mark_delivered, chat_id=chat_id, message_id=message_id, at=at)
+        )
+
+    async def answer_to(self, chat_id: str, message_id: str) -> list[str]:
+        """The texts of the bot's logged answer to a message, in order."""
+        return await self._database.read(
+            functools.partial(_answer_to, chat_id=chat_id, message_id=message_id)
         )
 
     async def prune_expired(self, now: datetime) -> int:

@@ -169,6 +169,11 @@ class ChatMessage(Base):
     # redelivers a message whose answer a crash lost; only a row without this mark is
     # handled again.
     answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When the platform accepted the answer. Answered but not delivered: a redelivery
+    # resends the logged answer rather than deciding (and acting on) a new one.
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # On the bot's own rows: the platform id of the message this one answers.
+    reply_to: Mapped[str | None] = mapped_column(String(255))
 
 
 class AdapterState(Base):

@@ -81,17 +81,22 @@ class Servers:
         self.tmp_path = tmp_path
         self._running: list[tuple[Bot, uvicorn.Server, asyncio.Task[None], httpx.AsyncClient]] = []
 
-    async def start(self, clock: Callable[[], datetime] | None = None, **sections: Any) -> Api:
-        """A bot on the given config overrides; its client sends the token."""
+    async def start(
+        self,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        host: str = "127.0.0.1",
+        **sections: Any,
+    ) -> Api:
+        """A bot on the given config overrides, served on `host`; its client (on
+        127.0.0.1) sends the token."""
         config = parse_config(make_config(self.tmp_path, **sections), environ={})
         bot = Bot(config, clock=clock) if clock else Bot(config)
         for adapter in configured(config):  # as `groupmate serve` does
             bot.add_adapter(adapter)
         await bot.__aenter__()
         server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(bot), host="127.0.0.1", port=0, lifespan="off", log_level="warning"
-            )
+            uvicorn.Config(create_app(bot), host=host, port=0, lifespan="off", log_level="warning")
         )
         task = asyncio.create_task(server.serve())
         loop = asyncio.get_running_loop()

@@ -13,8 +13,8 @@ from sqlalchemy import text as text_sql
 
 from bot.app import Bot
 from bot.config import parse_config
-from bot.messages import IncomingMessage
-from storage import Database, upgrade
+from bot.messages import IncomingMessage, Reply
+from storage import Database, SendError, upgrade
 from storage.chatlog import ChatLog, Seen
 from tests.conftest import eventually
 from tests.stub_llm import StubLLM, text
@@ -101,15 +101,26 @@ async def test_a_group_message_not_for_the_bot_is_not_handled_again(
     assert "never answered" not in caplog.text
 
 
-async def test_messages_logged_before_the_mark_existed_count_as_answered(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("revision", "columns", "values"),
+    [
+        # Logged before the answered mark existed: dealt with under the old rule.
+        ("0004", "", ""),
+        # Answered before the delivered mark existed: sent under the old rule.
+        ("0005", ", answered_at", ", '2026-11-20 10:00:01'"),
+    ],
+)
+async def test_messages_from_before_a_mark_existed_count_as_answered(
+    tmp_path: Path, revision: str, columns: str, values: str
+) -> None:
     database = Database(f"sqlite:///{tmp_path / 'bot.db'}")
-    upgrade(database, "0004")
+    upgrade(database, revision)
     with database.write_session() as session:
         session.execute(
             text_sql(
                 "INSERT INTO messages (chat_id, message_id, sender_id, sender_name, text,"
-                " from_bot, created_at) VALUES ('g1', 'm1', 'u1', 'Ann', '@groupmate hi',"
-                " false, '2026-11-20 10:00:00')"
+                f" from_bot, created_at{columns}) VALUES ('g1', 'm1', 'u1', 'Ann',"
+                f" '@groupmate hi', false, '2026-11-20 10:00:00'{values})"
             )
         )
     upgrade(database)
@@ -124,3 +135,106 @@ async def test_messages_logged_before_the_mark_existed_count_as_answered(tmp_pat
     )
     assert redelivered is Seen.ANSWERED
     database.close()
+
+
+class Platform:
+    """An adapter's `deliver`: records what reached the platform, or fails like a
+    platform that is down."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.down = False
+
+    async def deliver(self, replies: list[Reply]) -> None:
+        if self.down:
+            raise SendError("the platform is unreachable")
+        self.sent.extend(reply.text for reply in replies)
+
+
+async def test_an_answer_not_delivered_is_resent_on_redelivery_not_decided_again(
+    database_url: str, stub: StubLLM
+) -> None:
+    platform = Platform()
+    platform.down = True
+    async with make_bot(database_url, stub) as bot:
+        with pytest.raises(SendError):
+            await bot.handle(message("/remind in 1 hour tea"), platform.deliver)
+        assert platform.sent == []
+    platform.down = False
+    async with make_bot(database_url, stub) as bot:  # restarted; the platform redelivers
+        replies = await bot.handle(message("/remind in 1 hour tea"), platform.deliver)
+        assert bot.reminders is not None
+        stored, total = await bot.reminders.list_for_chat("g1")
+        # The logged answer went out; the command did not run a second time.
+        assert total == 1 and stored[0].content == "tea"
+        assert [r.text for r in replies] == platform.sent
+        assert len(platform.sent) == 1 and f"#{stored[0].short_id}" in platform.sent[0]
+        # Delivered now: a further redelivery is ignored.
+        assert await bot.handle(message("/remind in 1 hour tea"), platform.deliver) == []
+    assert len(platform.sent) == 1
+
+
+async def test_a_crash_while_sending_resends_the_same_answer_after_restart(
+    database_url: str, stub: StubLLM
+) -> None:
+    stub.fallback = text("hi Ann")
+    sending = asyncio.Event()
+
+    async def hangs(replies: list[Reply]) -> None:
+        sending.set()
+        await asyncio.sleep(30)  # the platform is slow while the process dies
+
+    async with make_bot(database_url, stub) as bot:
+        handling = asyncio.create_task(bot.handle(message("@groupmate hello"), hangs))
+        await asyncio.wait_for(sending.wait(), 5)
+        handling.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await handling
+    stub.fallback = text("a different answer")
+    platform = Platform()
+    async with make_bot(database_url, stub) as bot:
+        await bot.handle(message("@groupmate hello"), platform.deliver)
+    assert platform.sent == ["hi Ann"]
+    assert len(stub.requests) == 1  # the model was asked once
+
+
+async def test_a_delivered_answer_is_logged_once_in_the_history(
+    database_url: str, stub: StubLLM
+) -> None:
+    stub.fallback = text("hi Ann")
+    platform = Platform()
+    async with make_bot(database_url, stub) as bot:
+        await bot.handle(message("@groupmate hello"), platform.deliver)
+        await bot.handle(message("@groupmate hello"), platform.deliver)
+        assert bot.chatlog is not None
+        logged = await bot.chatlog.recent("g1", 10)
+    assert [(m.from_bot, m.text) for m in logged] == [
+        (False, "@groupmate hello"),
+        (True, "hi Ann"),
+    ]
+    assert platform.sent == ["hi Ann"]
+
+
+async def test_a_silent_refusal_counts_as_delivered(database_url: str, stub: StubLLM) -> None:
+    data: dict[str, Any] = {
+        "storage": {"url": database_url},
+        "bot": {"rate_limits": {"command_per_minute": 1, "command_burst": 1}},
+    }
+    platform = Platform()
+    async with Bot(parse_config(data, environ={})) as bot:
+        for number in range(4):
+            await bot.handle(message("/reminders", f"m{number}"), platform.deliver)
+        assert bot.chatlog is not None
+        # Each was answered or refused, and none is left waiting to be resent.
+        for number in range(4):
+            seen = await bot.chatlog.append(
+                "g1",
+                message_id=f"m{number}",
+                sender_id="u1",
+                sender_name="Ann",
+                text="/reminders",
+                at=datetime.now(UTC),
+            )
+            assert seen is Seen.ANSWERED
+    # The answer, then one notice for the limited stretch, then silence.
+    assert len(platform.sent) == 2 and platform.sent[1].startswith("⏳")

@@ -113,6 +113,29 @@ def bodies(client: Client, room: str, sender: User) -> list[str]:
     return [e["content"]["body"] for e in client.messages(room, sender.user_id)]
 
 
+def bot_as(
+    user: User,
+    synapse: Synapse,
+    tmp_path: Path,
+    *,
+    matrix: dict[str, Any] | None = None,
+    **sections: Any,
+) -> tuple[Bot, MatrixAdapter]:
+    """An in-process bot logged in as `user` (its name the localpart), and its adapter."""
+    settings = {"homeserver": synapse.url, "user_id": user.user_id}
+    settings |= {"access_token": user.access_token, **(matrix or {})}
+    name = user.user_id[1:].split(":")[0]
+    config = parse_config(
+        make_config(tmp_path, bot={"name": name}, adapters={"matrix": settings}, **sections),
+        environ={},
+    )
+    bot = Bot(config)
+    (adapter,) = configured(config)
+    assert isinstance(adapter, MatrixAdapter)
+    bot.add_adapter(adapter)
+    return bot, adapter
+
+
 def test_group_room_reminders_survive_kill_9(synapse: Synapse, stub, tmp_path: Path) -> None:
     alice, bob, bot = (synapse.register(name) for name in ("alice", "bob", "groupmate"))
     person, other = synapse.client(alice), synapse.client(bob)
@@ -191,15 +214,7 @@ async def test_resend_invites_members_and_encryption(synapse: Synapse, tmp_path:
     room = person.create_room(invite=[mate.user_id])
     secret = person.create_room(invite=[mate.user_id], encrypted=True)
     elsewhere = person.create_room(invite=[mate.user_id])
-    matrix: dict[str, Any] = {"homeserver": synapse.url, "user_id": mate.user_id}
-    matrix |= {"access_token": mate.access_token, "allow_rooms": [room, secret]}
-    config = parse_config(
-        make_config(tmp_path, bot={"name": "mate"}, adapters={"matrix": matrix}), environ={}
-    )
-    bot = Bot(config)
-    (adapter,) = configured(config)
-    assert isinstance(adapter, MatrixAdapter)
-    bot.add_adapter(adapter)
+    bot, adapter = bot_as(mate, synapse, tmp_path, matrix={"allow_rooms": [room, secret]})
     async with bot:
         await until(lambda: mate.user_id in person.members(room), "the join")
         notices = await until(lambda: person.messages(secret, mate.user_id), "the notice")
@@ -243,14 +258,7 @@ async def test_name_reply_and_direct_room_are_answered(
     group = person.create_room(invite=[erin.user_id, robo.user_id])
     other.join(group)
     direct = person.create_room(invite=[robo.user_id])
-    matrix = {"homeserver": synapse.url, "user_id": robo.user_id}
-    matrix |= {"access_token": robo.access_token}
-    config = parse_config(
-        make_config(tmp_path, adapters={"matrix": matrix}, llm=llm_section(stub)), environ={}
-    )
-    bot = Bot(config)
-    (adapter,) = configured(config)
-    bot.add_adapter(adapter)
+    bot, _ = bot_as(robo, synapse, tmp_path, llm=llm_section(stub))
     stub.script(*(s.text(f"answer {n}") for n in range(1, 4)))
     async with bot:
         for room in (group, direct):
@@ -275,19 +283,11 @@ async def test_a_long_downtime_loses_no_message(synapse: Synapse, tmp_path: Path
     fran, ivy = synapse.register("fran"), synapse.register("ivy")
     person = synapse.client(fran)
     room = person.create_room(invite=[ivy.user_id])
-    matrix: dict[str, Any] = {"homeserver": synapse.url, "user_id": ivy.user_id}
-    # A timeline of 3 per sync: eight missed messages overflow it, as a long outage
-    # overflows the default 100.
-    matrix |= {"access_token": ivy.access_token, "timeline_limit": 3}
-    config = parse_config(
-        make_config(tmp_path, bot={"name": "ivy"}, adapters={"matrix": matrix}), environ={}
-    )
 
     def running() -> Bot:
-        bot = Bot(config)
-        (adapter,) = configured(config)
-        bot.add_adapter(adapter)
-        return bot
+        # A timeline of 3 per sync: eight missed messages overflow it, as a long outage
+        # overflows the default 100.
+        return bot_as(ivy, synapse, tmp_path, matrix={"timeline_limit": 3})[0]
 
     async with running():
         await until(lambda: ivy.user_id in person.members(room), "the join")
@@ -302,3 +302,64 @@ async def test_a_long_downtime_loses_no_message(synapse: Synapse, tmp_path: Path
     assert len(said) == 9
     for n in range(1, 9):
         assert sum(f"missed{n}" in b for b in said) == 1, said
+
+
+def asked(body: dict[str, Any]) -> str:
+    """The newest user message in a Chat Completions request."""
+    return str([m for m in body["messages"] if m["role"] == "user"][-1]["content"])
+
+
+async def test_a_slow_answer_holds_up_no_other_room(
+    synapse: Synapse, stub: s.StubLLM, tmp_path: Path
+) -> None:
+    gil, hal, jo = (synapse.register(name) for name in ("gil", "hal", "jo"))
+    person, other = synapse.client(gil), synapse.client(hal)
+    slow_room = person.create_room(invite=[jo.user_id])
+    fast_room = other.create_room(invite=[jo.user_id])
+    bot, _ = bot_as(jo, synapse, tmp_path, llm=llm_section(stub))
+    stub.fallback = lambda body: (
+        s.text("thought long", delay=8) if "slow" in asked(body) else s.text("quick")
+    )
+    async with bot:
+        for room, client in ((slow_room, person), (fast_room, other)):
+            await until(lambda: jo.user_id in client.members(room), "the join")  # noqa: B023
+        person.say(slow_room, "a slow question")
+        await until(lambda: len(stub.requests) == 1, "the slow question to reach the model")
+        for n in range(1, 4):
+            other.say(fast_room, f"/remind in {n + 10} minutes step{n}")
+        other.say(fast_room, "a fast question")
+        # The other room is answered, in order, while the slow answer is still pending.
+        await until(lambda: len(bodies(other, fast_room, jo)) == 4, "the other room")
+        assert person.messages(slow_room, jo.user_id) == []
+        said = bodies(other, fast_room, jo)
+        assert [n for n in range(1, 4) for b in said if f"step{n}" in b] == [1, 2, 3]
+        assert said[3] == "quick"
+        await until(lambda: bodies(person, slow_room, jo) == ["thought long"], "the slow answer")
+
+
+async def test_a_homeserver_restart_loses_no_message_and_no_answer(
+    synapse: Synapse, stub: s.StubLLM, tmp_path: Path
+) -> None:
+    kim, lu = synapse.register("kim"), synapse.register("lu")
+    person = synapse.client(kim)
+    room = person.create_room(invite=[lu.user_id])
+    bot, adapter = bot_as(lu, synapse, tmp_path, llm=llm_section(stub))
+    stub.fallback = s.text("answered across the restart", delay=3)
+    async with bot:
+        await until(lambda: lu.user_id in person.members(room), "the join")
+        person.say(room, "what did we decide?")
+        await until(lambda: len(stub.requests) == 1, "the question to reach the model")
+        # The homeserver goes down while the model thinks: the reply cannot be sent.
+        await asyncio.to_thread(synapse.stop)
+        await until(lambda: not adapter.status()["connected"], "the lost connection")
+        await asyncio.sleep(3)  # the model has answered; sending it has failed by now
+        await asyncio.to_thread(synapse.start, ensure_synapse())
+        person.say(room, "/remind in 10 minutes after the restart")
+        await until(lambda: len(bodies(person, room, lu)) == 2, "both answers", within=60)
+        assert adapter.status()["connected"]
+        await asyncio.sleep(1)  # anything sent twice would arrive by now
+    said = bodies(person, room, lu)
+    assert said[0] == "answered across the restart"
+    assert "after the restart" in said[1]
+    assert len(said) == 2
+    assert len(stub.requests) == 1  # resent, not asked again

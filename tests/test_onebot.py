@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import socket
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import update
@@ -252,6 +255,41 @@ async def test_two_accounts_are_kept_apart(servers: Servers) -> None:
 
 async def test_without_an_access_token_this_machine_may_connect(servers: Servers) -> None:
     api = await servers.start(adapters={"onebot": {}})
+    qq = await OneBotClient(ws_url(api), BOT_A, None).connect()
+    await qq.private_message(CAROL, "/list")
+    assert (await qq.next_action())["params"]["user_id"] == CAROL
+
+
+def outward_address() -> str | None:
+    """This machine's address on its network (not loopback), if it has one."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.250", 9))  # a UDP "connect" sends nothing; it picks a route
+        address = str(probe.getsockname()[0])
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+async def test_without_an_access_token_another_machine_is_refused(
+    servers: Servers, caplog: pytest.LogCaptureFixture
+) -> None:
+    address = outward_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback address to connect from")
+    caplog.set_level(logging.WARNING)
+    api = await servers.start(host="0.0.0.0", adapters={"onebot": {}})
+    port = urlsplit(api.base_url).port
+    with pytest.raises(InvalidStatus) as refused:
+        await OneBotClient(f"ws://{address}:{port}/onebot/v11/ws", BOT_A, None).connect()
+    assert refused.value.response.status_code == 403
+    assert f"refused a connection from {address}:" in caplog.text
+    assert "adapters.onebot.access_token is not set" in caplog.text
+    health = (await api.client.get("/healthz")).json()
+    assert health["adapters"]["onebot"]["accounts"] == {}
+    # From this machine the same server is served.
     qq = await OneBotClient(ws_url(api), BOT_A, None).connect()
     await qq.private_message(CAROL, "/list")
     assert (await qq.next_action())["params"]["user_id"] == CAROL

@@ -1,32 +1,41 @@
 """Matrix: /sync long polling as the bot's own account, replies and reminders sent with
 transaction ids, the sync position kept in the database.
 
-Restart semantics: the since-token is saved only after a whole sync batch was handled,
-so a crash replays at most that batch, and the chat log drops messages it has seen (by
-event id). Replies and reminders use transaction ids derived from what they answer, so
-the homeserver drops a repeat instead of posting it twice. On the very first start the
+Rooms are answered concurrently, each room in order, while syncing goes on: a slow
+answer in one room holds up neither the others nor the next sync. Restart semantics: a
+batch's since-token is saved only once it and every batch before it were handled, so a
+crash replays only unfinished batches, and the chat log drops messages it has seen (by
+event id) or resends the logged answer of one it answered but had not sent. Replies and
+reminders use transaction ids derived from what they answer, so the homeserver drops a
+repeat instead of posting it twice. On the very first start the
 initial sync only provides a token: the bot never answers a room's old history.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 import uuid
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from nio import SyncResponse
 
-from bot.adapters.matrix_client import MatrixClient, MatrixError, RoomInfo, localpart
+from bot.adapters.matrix_client import (
+    MatrixClient,
+    MatrixError,
+    RoomInfo,
+    Unreachable,
+    localpart,
+)
 from bot.adapters.matrix_format import (
     PREFIX,
+    after_join,
     is_edit,
     mentioned_users,
+    names_any,
     plain_body,
     render,
     reply_target,
@@ -34,7 +43,9 @@ from bot.adapters.matrix_format import (
     transaction_id,
     wire_id,
 )
-from bot.messages import IncomingMessage
+from bot.adapters.matrix_login import log_in
+from bot.adapters.ordered import OrderedWork
+from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError
 from storage.adapter_state import load_state, save_state
 
@@ -55,6 +66,9 @@ ENCRYPTED_NOTICE = (
     "Please talk to me in an unencrypted room."
 )
 _GAP_PAGE = 100
+_MAX_BATCHES_AHEAD = 20  # synced but unhandled batches before syncing waits
+_DRAIN_TIMEOUT = 10.0  # stop() waits this long for answers in flight
+_ANSWER_ATTEMPTS = 7  # backing off 1 s to 32 s: outlasts a homeserver restart
 # The first sync only yields a token (and pending invites): no history.
 _FIRST_FILTER: dict[str, Any] = {"presence": {"types": []}, "room": {"timeline": {"limit": 0}}}
 _MEMBERSHIP_TYPES = {"m.room.member", "m.room.power_levels"}
@@ -75,6 +89,8 @@ class MatrixAdapter:
         self._rooms: dict[str, RoomInfo] = {}
         self._sent: deque[str] = deque(maxlen=500)  # our recent event ids: replies to us
         self._since: str | None = None
+        # Rooms answered concurrently, each in order; says which since-token is safe.
+        self._work: OrderedWork[str, dict[str, Any]] = OrderedWork(self._answer)
         self._logged_in = False
         self._connected_since: datetime | None = None
         self._last_event_at: datetime | None = None
@@ -96,6 +112,14 @@ class MatrixAdapter:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        # Answers in flight may finish, briefly; what did not is replayed at the next start.
+        await self._work.drain(_DRAIN_TIMEOUT)
+        await self._work.cancel()
+        if self._database is not None:
+            try:
+                await self._save_progress(wait=False)
+            except Exception as exc:
+                log.warning("matrix: saving the sync position failed: %r", exc)
         await self._client.aclose()
 
     async def send(self, message: OutgoingMessage) -> str | None:
@@ -141,13 +165,15 @@ class MatrixAdapter:
         while True:
             try:
                 if not self._logged_in:
-                    await self._login()
+                    await log_in(self._client, self.settings, self._db, self._key("login"))
+                    self._logged_in = True
                 if self._since is None:
                     self._since = await self._first_token()
                 data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, self._filter())
-                await self._process(data, self._since)
+                handling = await self._process(data, self._since)
                 self._since = str(data.next_batch)
-                await save_state(self._db, self._key("since"), self._since)
+                self._work.add(self._since, handling)
+                await self._save_progress(wait=len(self._work) > _MAX_BATCHES_AHEAD)
                 if self._connected_since is None:
                     self._connected_since = datetime.now(UTC)
                     log.info("matrix: connected as %s", self.user_id)
@@ -183,42 +209,6 @@ class MatrixAdapter:
     def _key(self, what: str) -> str:
         return f"matrix:{self.user_id}:{what}"
 
-    async def _login(self) -> None:
-        """The configured token; else the token of an earlier password login (the same
-        device, so transaction ids keep deduplicating); else log in with the password."""
-        settings = self.settings
-        if settings.access_token is not None:
-            self._client.access_token = settings.access_token.get_secret_value()
-            await self._check_identity()
-            return
-        if settings.password is None:
-            raise MatrixError("M_CONFIG", "adapters.matrix needs access_token or password")
-        stored = json.loads(await load_state(self._db, self._key("login")) or "{}")
-        if stored.get("access_token"):
-            self._client.access_token = stored["access_token"]
-            try:
-                await self._check_identity()
-                log.info("matrix: resumed the login of device %s", stored.get("device_id"))
-                return
-            except MatrixError as exc:
-                if exc.errcode != "M_UNKNOWN_TOKEN":
-                    raise
-        self._client.access_token = None
-        data = await self._client.login(
-            settings.password.get_secret_value(), stored.get("device_id")
-        )
-        login = {"access_token": data.access_token, "device_id": data.device_id}
-        await save_state(self._db, self._key("login"), json.dumps(login))
-        self._client.access_token = login["access_token"]
-        log.info("matrix: logged in as %s (device %s)", self.user_id, login["device_id"])
-        await self._check_identity()
-
-    async def _check_identity(self) -> None:
-        actual = await self._client.whoami()
-        if actual != self.user_id:
-            raise MatrixError("M_CONFIG", f"the token belongs to {actual}, not {self.user_id}")
-        self._logged_in = True
-
     async def _first_token(self) -> str:
         stored = await load_state(self._db, self._key("since"))
         if stored:
@@ -232,11 +222,19 @@ class MatrixAdapter:
 
     # -- incoming -------------------------------------------------------------------
 
-    async def _process(self, data: SyncResponse, since: str) -> None:
+    async def _save_progress(self, *, wait: bool) -> None:
+        token = await self._work.checkpoint(wait=wait)
+        if token is not None:
+            await save_state(self._db, self._key("since"), token)
+
+    async def _process(
+        self, data: SyncResponse, since: str
+    ) -> list[tuple[Hashable, list[dict[str, Any]]]]:
+        """A sync batch's messages to answer, per room."""
         await self._invites(data)
         for room_id in data.rooms.leave:
             self._rooms.pop(room_id, None)  # left or kicked: its members are stale
-        handling = []
+        handling: list[tuple[Hashable, list[dict[str, Any]]]] = []
         for room_id, room in data.rooms.join.items():
             # The raw events: the mapping below reads the wire format, not nio's classes.
             timeline: list[dict[str, Any]] = [e.source for e in room.timeline.events]
@@ -249,18 +247,20 @@ class MatrixAdapter:
             if any(e.get("type") in _MEMBERSHIP_TYPES for e in states if "state_key" in e):
                 self._rooms.pop(room_id, None)
             encrypted = any(e.get("type") == "m.room.encryption" for e in states)
-            for event in self._after_our_join(timeline):
+            messages = []
+            for event in after_join(timeline, self.user_id):
                 self._last_event_at = datetime.now(UTC)
                 if event.get("sender") == self.user_id:
                     continue
                 if event.get("type") == "m.room.encrypted":
                     encrypted = True
                 elif event.get("type") == "m.room.message":
-                    handling.append(self._answer(room_id, event))
+                    messages.append(event)
+            if messages:
+                handling.append((room_id, messages))
             if encrypted:
                 await self._encrypted_notice(room_id)
-        # Rooms concurrently (the router orders each chat); the token is saved after all.
-        await asyncio.gather(*handling)
+        return handling
 
     async def _gap(self, room_id: str, prev_batch: str, since: str) -> list[dict[str, Any]]:
         """The events between the last sync and this batch, oldest first, at most max_gap:
@@ -274,19 +274,6 @@ class MatrixAdapter:
         skipped = " (the limit; older ones are skipped)" if token is not None else ""
         log.info("matrix: %d missed events in %s%s", len(events), room_id, skipped)
         return events[::-1]
-
-    def _after_our_join(self, timeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The events after our own join: what came before is history we never saw."""
-        for index in range(len(timeline) - 1, -1, -1):
-            event = timeline[index]
-            if (
-                event.get("type") == "m.room.member"
-                and event.get("state_key") == self.user_id
-                and event.get("content", {}).get("membership") == "join"
-                and event.get("unsigned", {}).get("prev_content", {}).get("membership") != "join"
-            ):
-                return timeline[index + 1 :]
-        return timeline
 
     async def _invites(self, data: SyncResponse) -> None:
         for room_id in data.rooms.invite:
@@ -315,13 +302,42 @@ class MatrixAdapter:
             return
         await save_state(self._db, key, "noticed")
 
-    async def _answer(self, room_id: str, event: dict[str, Any]) -> None:
-        try:
-            message = await self._incoming(room_id, event)
-            if message is None:
+    async def _answer(self, room_id: Hashable, event: dict[str, Any]) -> None:
+        """Answer one event, through a homeserver restart: a failed attempt is repeated
+        whole, and the router then resends the answer it logged instead of deciding a
+        new one; the reply's transaction id keeps the homeserver from posting it twice."""
+        backoff = 1.0
+        for attempt in range(_ANSWER_ATTEMPTS):
+            try:
+                await self._answer_once(str(room_id), event)
                 return
-            assert self._bot is not None
-            replies = await self._bot.handle(message)
+            except (MatrixError, SendError) as exc:
+                transient = (
+                    exc.transient if isinstance(exc, MatrixError) else isinstance(exc, Unreachable)
+                )
+                retry = transient and attempt < _ANSWER_ATTEMPTS - 1
+                log.warning(
+                    "matrix: answering %s in %s failed: %s%s",
+                    event.get("event_id"),
+                    room_id,
+                    exc,
+                    f"; retrying in {backoff:.0f}s" if retry else "",
+                )
+                if not retry:
+                    return
+                await asyncio.sleep(backoff)
+                backoff *= 2
+            except Exception:
+                log.exception("matrix: answering %s in %s failed", event.get("event_id"), room_id)
+                return
+
+    async def _answer_once(self, room_id: str, event: dict[str, Any]) -> None:
+        message = await self._incoming(room_id, event)
+        if message is None:
+            return
+        assert self._bot is not None
+
+        async def deliver(replies: list[Reply]) -> None:
             info = await self._room(room_id)
             for index, reply in enumerate(replies):
                 people = [Member(u, info.members.get(wire_id(u), "")) for u in reply.mentions]
@@ -332,13 +348,12 @@ class MatrixAdapter:
                     mentions=reply.mentions,
                     in_reply_to=event["event_id"],
                 )
-                # Derived from the event answered: a replayed batch cannot post it twice.
+                # Derived from the event answered: a resent answer (a retry, a replayed
+                # batch) is dropped by the homeserver instead of posted twice.
                 txn = transaction_id(f"reply:{event['event_id']}:{index}")
                 await self._send(room_id, content, txn)
-        except (MatrixError, SendError) as exc:
-            log.warning(
-                "matrix: answering %s in %s failed: %s", event.get("event_id"), room_id, exc
-            )
+
+        await self._bot.handle(message, deliver)
 
     async def _incoming(self, room_id: str, event: dict[str, Any]) -> IncomingMessage | None:
         content = event.get("content", {})
@@ -357,7 +372,7 @@ class MatrixAdapter:
             sender_id=PREFIX + sender,
             sender_name=info.members.get(sender) or localpart(sender),
             text=text,
-            mentions_bot=named or self.user_id in users or _names_bot(text, own_names),
+            mentions_bot=named or self.user_id in users or names_any(text, own_names),
             message_id=str(event["event_id"]),
             timestamp=datetime.fromtimestamp(int(event["origin_server_ts"]) / 1000, UTC),
             reply_to_bot=reply_to is not None and await self._is_ours(room_id, reply_to),
@@ -393,16 +408,10 @@ class MatrixAdapter:
         try:
             event_id = await self._client.send(room_id, content, txn)
         except MatrixError as exc:
-            raise SendError(f"matrix: sending to {room_id} failed: {exc}") from None
+            error = Unreachable if exc.transient else SendError
+            raise error(f"matrix: sending to {room_id} failed: {exc}") from None
         self._sent.append(event_id)
         return event_id
-
-
-def _names_bot(text: str, names: list[str]) -> bool:
-    """The bot's display name written out as a word, as people do without a pill."""
-    return any(
-        name and re.search(rf"(?<![\w@]){re.escape(name)}\b", text, re.IGNORECASE) for name in names
-    )
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -24,6 +24,8 @@ from nio import (
     SyncResponse,
 )
 
+from storage import SendError
+
 _MAX_RATE_LIMIT_WAITS = 5
 _CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry
 _MAX_RETRY_AFTER_MS = 60_000  # a server asking for longer is treated as down
@@ -53,6 +55,15 @@ class MatrixError(Exception):
         super().__init__(f"{errcode}: {message}")
         self.errcode = errcode
         self.status = status
+
+    @property
+    def transient(self) -> bool:
+        """Unreachable or failing (a restart), not refused: worth trying again."""
+        return self.errcode == "M_CONNECTION" or self.status >= 500
+
+
+class Unreachable(SendError):
+    """A send failed because the homeserver was unreachable or failing: try again."""
 
 
 class MatrixClient:

@@ -117,3 +117,25 @@ def strip_leading_name(text: str, names: Iterable[str]) -> tuple[str, bool]:
         if match:
             return text[match.end() :], True
     return text, False
+
+
+def after_join(timeline: list[dict[str, Any]], user_id: str) -> list[dict[str, Any]]:
+    """The events after `user_id` joined: what came before is history it never saw."""
+    for index in range(len(timeline) - 1, -1, -1):
+        event = timeline[index]
+        if (
+            event.get("type") == "m.room.member"
+            and event.get("state_key") == user_id
+            and event.get("content", {}).get("membership") == "join"
+            and event.get("unsigned", {}).get("prev_content", {}).get("membership") != "join"
+        ):
+            return timeline[index + 1 :]
+    return timeline
+
+
+def names_any(text: str, names: Iterable[str]) -> bool:
+    """One of `names` (the bot's display name) written out as a word, as people do
+    without a pill."""
+    return any(
+        name and re.search(rf"(?<![\w@]){re.escape(name)}\b", text, re.IGNORECASE) for name in names
+    )

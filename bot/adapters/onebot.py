@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hmac
-import ipaddress
 import itertools
 import logging
 from collections import OrderedDict
@@ -28,7 +27,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from bot.adapters import onebot_segments as seg
 from bot.adapters.base import split_text
 from bot.adapters.onebot_account import Account, close_quietly
-from bot.messages import IncomingMessage
+from bot.config import is_loopback
+from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ class OneBotAdapter:
 
     def _refusal(self, socket: WebSocket) -> str | None:
         """Why this connection may not be served, or None."""
-        if not self._token and not _loopback(socket.client.host if socket.client else ""):
+        if not self._token and not is_loopback(socket.client.host if socket.client else ""):
             # Without a token only this machine may act as QQ accounts, as /v1 is open
             # without adapters.webhook.token only on loopback.
             return "not from this machine, and adapters.onebot.access_token is not set"
@@ -236,13 +236,16 @@ class OneBotAdapter:
             if message.reply_to_message_id is not None and not message.reply_to_bot:
                 to_us = await self._sent_by_us(account, message.reply_to_message_id)
                 message = dataclasses.replace(message, reply_to_bot=to_us)
-            replies = await bot.handle(message)
-            for reply in replies:
-                pieces = split_text(reply.text, MAX_TEXT)
-                segments = [[seg.text_segment(piece)] for piece in pieces]
-                if message.message_id is not None:
-                    segments[0].insert(0, seg.reply_segment(message.message_id))
-                await self._deliver(reply.chat_id, segments, account)
+
+            async def deliver(replies: list[Reply]) -> None:
+                for reply in replies:
+                    pieces = split_text(reply.text, MAX_TEXT)
+                    segments = [[seg.text_segment(piece)] for piece in pieces]
+                    if message.message_id is not None:
+                        segments[0].insert(0, seg.reply_segment(message.message_id))
+                    await self._deliver(reply.chat_id, segments, account)
+
+            await bot.handle(message, deliver)
         except SendError as exc:
             log.warning("onebot: a reply was not delivered: %s", exc)
         except Exception:
@@ -372,10 +375,3 @@ class OneBotAdapter:
 def _trim(entries: OrderedDict[Any, Any], keep: int) -> None:
     while len(entries) > keep:
         entries.popitem(last=False)
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

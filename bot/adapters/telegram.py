@@ -12,7 +12,7 @@ import contextlib
 import hmac
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -34,6 +34,7 @@ from telegram import (
 )
 
 from bot.adapters.base import split_text
+from bot.adapters.ordered import OrderedWork
 from bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
     ApiError,
@@ -45,7 +46,7 @@ from bot.adapters.telegram_api import (
 )
 from bot.commands import Commands
 from bot.config import ConfigError, TelegramSettings
-from bot.messages import IncomingMessage
+from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError
 
 if TYPE_CHECKING:
@@ -100,7 +101,8 @@ class TelegramAdapter:
         self._username = ""
         self._offset: int | None = None
         self._poller: asyncio.Task[None] | None = None
-        self._handling: dict[int, asyncio.Task[None]] = {}
+        # Chats answered concurrently, each in order; says which updates are finished.
+        self._work: OrderedWork[int, Message] = OrderedWork(self._answer_in_chat)
         self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self._seen: dict[str, dict[str, _Seen]] = {}
         self._connected_since: datetime | None = None
@@ -119,17 +121,13 @@ class TelegramAdapter:
             self._poller.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._poller
-        pending = set(self._handling.values())
-        if pending:
-            _, late = await asyncio.wait(pending, timeout=_DRAIN_TIMEOUT)
-            for task in late:
-                task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
+        await self._work.drain(_DRAIN_TIMEOUT)
+        await self._work.cancel()
         self._stopped = True
-        if self._offset is not None and not self._settings.webhook_url:
-            # Confirm the last batch, which only the next getUpdates would have: a
-            # restart must not replay it.
-            offset = self._offset
+        offset = self._work.unfinished() or self._offset
+        if offset is not None and not self._settings.webhook_url:
+            # Confirm what was answered, which only the next getUpdates would have: a
+            # restart must not replay it (but must replay what was cut short).
             with contextlib.suppress(ApiError):
                 await call(
                     "getUpdates",
@@ -182,7 +180,8 @@ class TelegramAdapter:
         # Asking from an offset confirms every earlier update to Telegram for good, so
         # ask from the oldest update still being answered: if the process dies during a
         # model's answer, Telegram still has that message for the next run.
-        offset = min(self._handling, default=self._offset)
+        await self._work.checkpoint()
+        offset = self._work.unfinished() or self._offset
         timeout = timedelta(seconds=self._settings.poll_timeout)
         if offset != self._offset:
             timeout = timedelta(0)  # the in-flight ones come straight back: don't wait
@@ -198,12 +197,10 @@ class TelegramAdapter:
         fresh = [u for u in updates if self._offset is None or u.update_id >= self._offset]
         for update in fresh:
             self._dispatch(update)
-        if not fresh and self._handling:
+        if not fresh and offset != self._offset:
             # Only answers in flight came back: wait for one to finish (or a moment) rather
             # than ask again at once.
-            await asyncio.wait(
-                list(self._handling.values()), timeout=0.5, return_when=asyncio.FIRST_COMPLETED
-            )
+            await self._work.wait_oldest(0.5)
 
     # -- incoming ----------------------------------------------------------------------
 
@@ -217,10 +214,12 @@ class TelegramAdapter:
         self._last_update = datetime.now(UTC)
         message = update.message
         if message is None or message.text is None:
+            self._work.add(update_id, [])  # nothing to answer: done at once
             return
-        task = asyncio.create_task(self._answer(message))
-        self._handling[update_id] = task
-        task.add_done_callback(lambda _: self._handling.pop(update_id, None))
+        self._work.add(update_id, [(message.chat.id, [message])])
+
+    async def _answer_in_chat(self, chat: Hashable, message: Message) -> None:
+        await self._answer(message)
 
     async def _answer(self, message: Message) -> None:
         assert self._bot is not None
@@ -228,8 +227,12 @@ class TelegramAdapter:
             incoming = await self._incoming(message)
             if incoming is None:
                 return
-            for reply in await self._bot.handle(incoming):
-                await self._deliver(message.chat.id, reply.text, (), message.message_id)
+
+            async def deliver(replies: list[Reply]) -> None:
+                for reply in replies:
+                    await self._deliver(message.chat.id, reply.text, (), message.message_id)
+
+            await self._bot.handle(incoming, deliver)
         except Exception as exc:
             log.error("telegram: answering a message failed: %s", _safe(exc))
 
