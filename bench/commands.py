@@ -20,8 +20,8 @@ from zoneinfo import ZoneInfo
 
 from bot.app import Bot
 from bot.config import parse_config
-from bot.grammar import GrammarError, parse_reminder
 from bot.messages import IncomingMessage
+from function_calls.grammar import GrammarError, parse_reminder
 
 RESULTS = Path(__file__).parent / "results" / "commands.json"
 NOW = datetime(2026, 11, 23, 14, 10, tzinfo=ZoneInfo("Europe/Berlin"))

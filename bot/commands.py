@@ -10,7 +10,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.grammar import (
+from function_calls import (
+    FunctionResult,
+    InvalidArgumentsError,
+    MessageContext,
+    ToolError,
+    ToolRegistry,
+)
+from function_calls.grammar import (
     CJK,
     DEFAULT_TIME,
     GrammarError,
@@ -19,13 +26,7 @@ from bot.grammar import (
     parse_reminder,
     split_when,
 )
-from function_calls import (
-    FunctionResult,
-    InvalidArgumentsError,
-    MessageContext,
-    ToolError,
-    ToolRegistry,
-)
+from function_calls.handlers.reminder_args import bare_clock, phrase_rule
 from function_calls.handlers.reminder_changes import requester
 from storage import ReminderService, StorageError, StorageUnavailableError
 
@@ -228,20 +229,14 @@ class Commands:
         self, ctx: MessageContext, reference: str, spec: WhenSpec
     ) -> dict[str, Any]:
         """A bare new time ("at 10") keeps the reminder's day or rule; the rest is new."""
-        if spec.clock is None or spec.day or spec.repeat or spec.delay:
-            return spec.resolve(ctx.now()).arguments()
-        service: ReminderService = ctx.service("reminders")
-        current = await service.find(ctx.chat_id, reference, requester(ctx))
-        wall, _ = spec.wall_time()
-        schedule = current.schedule
-        if schedule.kind == "once":
-            assert schedule.on_date is not None
-            return {"type": "once", "time": f"{schedule.on_date.isoformat()} {wall:%H:%M}"}
-        keep = {"weekday": schedule.weekday, "day": schedule.day}
-        if schedule.interval > 1:
-            keep["interval"] = schedule.interval
-        rule = {"type": schedule.kind, "time": f"{wall:%H:%M}"}
-        return rule | {key: value for key, value in keep.items() if value is not None}
+        current = None
+        if bare_clock(spec):
+            service: ReminderService = ctx.service("reminders")
+            current = await service.find(ctx.chat_id, reference, requester(ctx))
+        try:
+            return phrase_rule(spec, ctx, current)
+        except ValueError as exc:
+            raise CommandError(f"I couldn't change that reminder: {exc}") from None
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
         if rest and not (rest.isascii() and rest.isdigit()):

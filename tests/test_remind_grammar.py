@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from bot.grammar import GrammarError, parse_reminder
 from function_calls import InvalidArgumentsError, default_registry
+from function_calls.grammar import GrammarError, parse_reminder
 from tests.conftest import make_ctx
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -52,6 +52,7 @@ def test_schema_shown_to_the_model(tool: Tool) -> None:
     schema = tool.parameters
     assert schema["type"] == "object"
     assert set(schema["properties"]) == {
+        "when",
         "type",
         "time",
         "in_minutes",
@@ -61,9 +62,10 @@ def test_schema_shown_to_the_model(tool: Tool) -> None:
         "interval",
         "who",
     }
-    assert set(schema["required"]) == {"type", "content"}
+    assert set(schema["required"]) == {"content"}
+    assert next(iter(schema["properties"])) == "when"  # shown first: the way to set a time
     assert schema["additionalProperties"] is False
-    assert schema["properties"]["type"]["enum"] == [
+    assert next(b for b in schema["properties"]["type"]["anyOf"] if "enum" in b)["enum"] == [
         "once",
         "daily",
         "weekly",
@@ -476,5 +478,83 @@ def test_missing_required_fields_are_each_reported_once(tool: Tool) -> None:
     issues = _reject(tool, {})
     assert [(issue.path, issue.problem) for issue in issues] == [
         ("content", "required field is missing"),
-        ("type", "required field is missing"),
+        ("type", "give when, the time in words (e.g. 'tomorrow at 9'), or type and time"),
     ]
+
+
+# --- `when`: the time as words, read by the /remind grammar -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("when", "kind", "first_local"),
+    [
+        ("tomorrow at 9", "once", datetime(2026, 11, 22, 9, 0)),
+        ("in 30 minutes", "once", datetime(2026, 11, 21, 14, 35)),
+        ("every monday at 9am", "weekly", datetime(2026, 11, 23, 9, 0)),
+        ("every day at 18:30", "daily", datetime(2026, 11, 21, 18, 30)),
+        ("on dec 24 at 18:00", "once", datetime(2026, 12, 24, 18, 0)),
+        ("明天下午3点", "once", datetime(2026, 11, 22, 15, 0)),
+        ("每周一上午9点", "weekly", datetime(2026, 11, 23, 9, 0)),
+        ("10分钟后", "once", datetime(2026, 11, 21, 14, 15)),
+    ],
+)
+def test_when_is_read_exactly_in_the_chats_zone(
+    tool: Tool, when: str, kind: str, first_local: datetime
+) -> None:
+    raw = {"when": when, "content": "call the dentist"}
+    assert _schema_accepts(tool, raw)
+    args = _accept(tool, raw)
+    schedule, first = args.resolve(make_ctx())
+    assert schedule.kind == kind
+    assert first.astimezone(ZoneInfo(BERLIN)).replace(tzinfo=None) == first_local
+
+
+def test_when_and_fields_that_agree_are_accepted(tool: Tool) -> None:
+    raw = {"when": "tomorrow at 9", "type": "once", "time": "2026-11-22 09:00", "content": "x"}
+    args = _accept(tool, raw)
+    assert (args.type, args.time) == ("once", "2026-11-22 09:00")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"type": "daily", "time": "09:00"},  # the rule differs: "stored as every day at 09:00"
+        {"type": "once", "time": "2026-11-23 09:00"},  # the day differs
+        {"type": "once", "time": "2026-11-22 99:00"},  # not even a time
+    ],
+)
+def test_when_and_fields_that_disagree_are_reported_not_guessed(
+    tool: Tool, fields: dict[str, Any]
+) -> None:
+    issues = _reject(tool, {"when": "tomorrow at 9", "content": "x", **fields})
+    (problem,) = [issue.problem for issue in issues]
+    assert "means Sun 22 Nov 2026 09:00 (Europe/Berlin)" in problem
+    assert "send only when" in problem
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        ("sometime soon", "couldn't find a time"),
+        ("at 3", "3:00 or 15:00"),  # a bare hour from 1 to 5 is asked back
+        ("every day at 9 and 5pm", "more than one"),
+        ("yesterday at 9", "in the past"),
+    ],
+)
+def test_a_when_the_grammar_cant_read_exactly_is_a_repairable_report(
+    tool: Tool, when: str, expected: str
+) -> None:
+    issues = _reject(tool, {"when": when, "content": "x"})
+    problems = " ".join(issue.problem for issue in issues)
+    assert expected in problems
+    if "past" not in expected:
+        assert "'tomorrow at 9'" in problems  # the accepted examples
+
+
+def test_when_holds_only_the_time_unless_the_rest_is_the_content(tool: Tool) -> None:
+    args = _accept(
+        tool, {"when": "tomorrow at 9 to call the dentist", "content": "call the dentist"}
+    )
+    assert args.time == "2026-11-22 09:00"
+    issues = _reject(tool, {"when": "tomorrow at 9 to call the dentist", "content": "tea"})
+    assert "put that in content" in issues[0].problem

@@ -275,3 +275,44 @@ async def test_a_member_cannot_change_anothers_reminder_an_admin_can(chat: Chat)
     await chat.model_calls("reminder_pause", {"reminder_id": "1"}, **ADMIN)
     (paused,) = await chat.reminders()
     assert (paused["status"], paused["created_by"]) == ("paused", "u-alice")
+
+
+async def test_when_phrases_set_move_and_snooze_exactly(chat: Chat, receiver: Receiver) -> None:
+    # The server's real clock: "every monday at 9am" must come out a Monday 09:00.
+    weekly = await chat.model_calls(
+        "reminder_set", {"when": "every monday at 9am", "content": "send the report"}
+    )
+    assert weekly.startswith("⏰ Reminder #1 set for Mon ") and "every Monday at 09:00" in weekly
+    (stored,) = await chat.reminders()
+    assert (stored["rule"], weekday_and_time(stored)) == ("every Monday at 09:00", (0, 9, 0))
+
+    # A bare time keeps the rule: "at 10:30" moves the Monday reminder, not to a one-time.
+    await chat.model_calls("reminder_update", {"reminder_id": "1", "when": "at 10:30"})
+    (moved,) = await chat.reminders()
+    assert (moved["rule"], weekday_and_time(moved)) == ("every Monday at 10:30", (0, 10, 30))
+    await chat.model_calls("reminder_update", {"reminder_id": "1", "when": "every friday at 5pm"})
+    (friday,) = await chat.reminders()
+    assert (friday["rule"], weekday_and_time(friday)) == ("every Friday at 17:00", (4, 17, 0))
+
+    # A phrase and fields that disagree: nothing changes; the model is told to repair.
+    chat.stub.script(
+        chat.call("reminder_update", {"reminder_id": "1", "when": "at 8", "type": "daily"}),
+        text("I need to fix that."),
+    )
+    (repaired,) = await chat.api.say("@groupmate move it")
+    assert repaired["text"] == "I need to fix that."
+    assert "leave type and time out" in json.dumps(chat.stub.requests[-1]["messages"])
+    (unchanged,) = await chat.reminders()
+    assert unchanged["next_fire_at"] == friday["next_fire_at"]
+
+    await create(chat.api, **PILLS)
+    await fire_now(chat.api, 2)
+    await asyncio.to_thread(receiver.wait_for, 1, 10)
+    await eventually(lambda: history_is(chat.api, ["sent"]))
+    before = datetime.now(UTC)
+    snoozed = await chat.model_calls("reminder_snooze", {"reminder_id": "2", "when": "1h"})
+    assert snoozed.startswith("💤 Snoozed #2 until ")
+    pills = (await chat.by_short_id())[2]
+    (snooze,) = [r for r in await chat.reminders() if r["snooze_of"] == pills["id"]]
+    due = datetime.fromisoformat(snooze["next_fire_at"])
+    assert before + timedelta(minutes=59) <= due <= datetime.now(UTC) + timedelta(minutes=60)

@@ -9,19 +9,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
-from typing import Annotated, Self
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from function_calls.context import MessageContext, validation_context
+from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
+from function_calls.grammar import GrammarError, WhenSpec, split_when
+
+if TYPE_CHECKING:
+    from storage import ReminderView
+
 from storage.recurrence import (
     INTERVAL_KINDS,
     MAX_INTERVAL,
@@ -37,6 +43,7 @@ MAX_IN_MINUTES = 60 * 24 * 366
 _TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
 _WHO_PATTERN = r"^(me|everyone|@[^\s@]{1,64})$"
 MAX_WHO = 10
+MAX_WHEN = 200
 
 
 def _wall_time(text: str) -> time:
@@ -58,7 +65,22 @@ class ReminderArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Kind = Field(description="once, daily, weekly, weekdays (Monday to Friday) or monthly")
+    when: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_WHEN,
+        description=(
+            "the time as the user said it, e.g. 'tomorrow at 9', 'in 30 minutes', "
+            "'every monday at 9am', 'on dec 24 at 18:00', '明天下午3点'; read exactly in the "
+            "chat's time zone. Preferred: with it, leave type, time, in_minutes, weekday, day "
+            "and interval out"
+        ),
+    )
+    type: Kind | None = Field(
+        default=None,
+        validate_default=True,
+        description="without when: once, daily, weekly, weekdays (Monday to Friday) or monthly",
+    )
     time: str | None = Field(
         default=None,
         pattern=_TIME_PATTERN,
@@ -104,6 +126,26 @@ class ReminderArgs(BaseModel):
             'who to remind: "me" (the sender, the default), "@name" of a chat member, or "everyone"'
         ),
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_when(cls, data: Any, info: ValidationInfo) -> Any:
+        """`when` becomes the structured fields, read by the `/remind` grammar; given as
+        well, those must mean the same time."""
+        if not isinstance(data, dict) or not isinstance(data.get("when"), str):
+            return data
+        ctx = validation_context(info)
+        if ctx is None or not data["when"].strip():
+            return data  # stage 1 only: the phrase is read once the chat's clock is known
+        phrase = data["when"]
+        content = data.get("content")
+        spec = read_phrase(phrase, content if isinstance(content, str) else None)
+        fields = phrase_rule(spec, ctx, None)
+        given = {name: data[name] for name in SCHEDULE_FIELDS if data.get(name) is not None}
+        if given:
+            check_agreement(phrase, fields, given, ctx)
+        rest = {name: value for name, value in data.items() if name not in SCHEDULE_FIELDS}
+        return {**rest, **fields}
 
     @field_validator("time")
     @classmethod
@@ -172,6 +214,16 @@ class ReminderArgs(BaseModel):
             raise ValueError("interval only works with daily, weekly and monthly reminders")
         return None if value == 1 else value
 
+    @field_validator("type")
+    @classmethod
+    def _check_type(cls, value: Kind | None, info: ValidationInfo) -> Kind | None:
+        # Without a chat clock (stage 1 only) a `when` is not read yet; else it set type.
+        if value is None and info.data.get("when") is None:
+            raise ValueError(
+                "give when, the time in words (e.g. 'tomorrow at 9'), or type and time"
+            )
+        return value
+
     @model_validator(mode="after")
     def _check_resolvable(self, info: ValidationInfo) -> Self:
         ctx = validation_context(info)
@@ -181,6 +233,8 @@ class ReminderArgs(BaseModel):
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
         """The schedule in the chat's zone and its first fire time (UTC)."""
+        if self.type is None:
+            raise ValueError("give when, or type and time")
         now = ctx.clock()
         if self.in_minutes is not None:
             first = now + timedelta(minutes=self.in_minutes)
@@ -203,6 +257,82 @@ class ReminderArgs(BaseModel):
             first_day = upcoming.astimezone(ctx.zone).date()
             schedule = replace(schedule, interval=self.interval, on_date=first_day)
         return schedule, upcoming
+
+
+SCHEDULE_FIELDS = ("type", "time", "in_minutes", "weekday", "day", "interval")
+WHEN_EXAMPLES = (
+    "'tomorrow at 9', 'in 30 minutes', 'every monday at 9am', 'every day at 18:30', "
+    "'on dec 24 at 18:00', 'friday at 5pm', '明天下午3点', '每周一上午9点', '10分钟后'"
+)
+
+
+def read_phrase(phrase: str, content: str | None = None) -> WhenSpec:
+    """What a `when` phrase says, by the same deterministic grammar as `/remind`; a
+    ValueError with accepted examples for one it can't read exactly (never a guess).
+    Words beyond the time are refused, unless they are the reminder's `content`."""
+    try:
+        spec, rest = split_when(phrase.strip())
+        if spec.empty:
+            raise GrammarError(f"I couldn't find a time in {phrase!r}.")
+        if rest and (content is None or rest.casefold() != content.strip().casefold()):
+            raise GrammarError(
+                f"when should hold only the time, not {rest!r}; put that in content."
+            )
+    except GrammarError as exc:
+        raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
+    return spec
+
+
+def bare_clock(spec: WhenSpec) -> bool:
+    """Only a time of day ("at 10"): for an edit, the reminder keeps its day or rule."""
+    return spec.clock is not None and not (spec.day or spec.repeat or spec.delay)
+
+
+def phrase_rule(
+    spec: WhenSpec, ctx: MessageContext, current: ReminderView | None
+) -> dict[str, Any]:
+    """The structured fields for `spec` at the chat's clock. With `current` (an edit), a
+    bare time keeps that reminder's day or rule."""
+    if current is not None and bare_clock(spec):
+        wall, _ = spec.wall_time()
+        schedule = current.schedule
+        if schedule.kind == "once":
+            assert schedule.on_date is not None
+            return {"type": "once", "time": f"{schedule.on_date.isoformat()} {wall:%H:%M}"}
+        keep = {"weekday": schedule.weekday, "day": schedule.day}
+        if schedule.interval > 1:
+            keep["interval"] = schedule.interval
+        rule = {"type": schedule.kind, "time": f"{wall:%H:%M}"}
+        return rule | {key: value for key, value in keep.items() if value is not None}
+    try:
+        return spec.resolve(ctx.now()).arguments()
+    except GrammarError as exc:
+        raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
+
+
+def check_agreement(
+    phrase: str, fields: dict[str, Any], given: dict[str, Any], ctx: MessageContext
+) -> None:
+    """Both `when` and structured fields: they must name the same time and rule."""
+    context = {MESSAGE_CONTEXT_KEY: ctx}
+    by_phrase = ReminderArgs.model_validate({**fields, "content": "-"}, context=context)
+    try:
+        by_fields = ReminderArgs.model_validate({**given, "content": "-"}, context=context)
+    except ValidationError:
+        by_fields = None
+    wanted = by_phrase.resolve(ctx)
+    if by_fields is not None:
+        schedule, first = by_fields.resolve(ctx)
+        same_rule = (schedule.kind, schedule.interval) == (wanted[0].kind, wanted[0].interval)
+        if same_rule and abs(first - wanted[1]) < timedelta(minutes=1):
+            return
+    meant = format_local(wanted[1], ctx.zone, with_year=True)
+    if wanted[0].recurring:
+        meant += f", {wanted[0].describe()}"
+    raise ValueError(
+        f"when {phrase!r} means {meant} ({ctx.timezone}), but type/time say something else; "
+        "send only when"
+    )
 
 
 def _once_instant(text: str, ctx: MessageContext) -> datetime:

@@ -19,14 +19,24 @@ from pydantic import (
     model_validator,
 )
 
-from function_calls.context import MessageContext, validation_context
+from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
+from function_calls.grammar import parse_duration
 from function_calls.handlers.audience import (
     AudienceRefused,
     Permission,
     ReminderRules,
     rule_changes,
 )
-from function_calls.handlers.reminder_args import MAX_CONTENT, ReminderArgs
+from function_calls.handlers.reminder_args import (
+    MAX_CONTENT,
+    MAX_WHEN,
+    SCHEDULE_FIELDS,
+    ReminderArgs,
+    bare_clock,
+    check_agreement,
+    phrase_rule,
+    read_phrase,
+)
 from function_calls.handlers.reminders import (
     UNAVAILABLE,
     ReminderRefArgs,
@@ -44,7 +54,6 @@ from storage.recurrence import Kind, format_local
 
 MAX_SNOOZE_MINUTES = 7 * 24 * 60
 DEFAULT_SNOOZE_MINUTES = 10
-_SCHEDULE_FIELDS = ("type", "time", "in_minutes", "weekday", "day", "interval")
 
 
 def requester(ctx: MessageContext) -> Requester:
@@ -57,7 +66,18 @@ class ReminderUpdateArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reminder_id: str = Field(min_length=1, max_length=64, description="the ID, e.g. 3 or #3")
-    type: Kind | None = Field(None, description="with a new time: as for reminder_set")
+    when: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_WHEN,
+        description=(
+            "the new time as the user said it, e.g. 'at 10' (keeps the day or rule), "
+            "'tomorrow at 9', 'every friday at 5pm'. Preferred over type and time"
+        ),
+    )
+    type: Kind | None = Field(
+        None, description="without when, with a new time: as for reminder_set"
+    )
     time: str | None = Field(None, description="as for reminder_set")
     in_minutes: int | None = Field(None, ge=1, description="as for reminder_set")
     weekday: int | None = Field(None, ge=0, le=6, description="as for reminder_set")
@@ -70,22 +90,42 @@ class ReminderUpdateArgs(BaseModel):
 
     @model_validator(mode="after")
     def _check_change(self, info: ValidationInfo) -> Self:
-        given = [name for name in _SCHEDULE_FIELDS if getattr(self, name) is not None]
-        if not given and self.content is None and self.who is None:
-            raise ValueError("nothing to change: give a new time (type and time) or content")
+        given = [name for name in SCHEDULE_FIELDS if getattr(self, name) is not None]
+        if not given and self.when is None and self.content is None and self.who is None:
+            raise ValueError("nothing to change: give a new time (when) or content")
         if given and self.type is None:
             raise ValueError("a new time needs its type too (once, daily, weekly, ...)")
-        if given:
-            self.new_rule(validation_context(info))  # the same checks as reminder_set
+        ctx = validation_context(info)
+        if self.when is not None and ctx is not None:
+            if not bare_clock(read_phrase(self.when)):
+                self.new_rule(ctx, self.rule_fields(ctx, None))  # as for reminder_set
+            elif given:  # what a bare time means depends on the reminder: no comparing
+                raise ValueError(
+                    f"when {self.when!r} keeps the reminder's day or rule: leave type and time out"
+                )
+        elif given:
+            self.new_rule(ctx, self.structured())
         return self
 
-    def new_rule(self, ctx: MessageContext | None) -> ReminderArgs | None:
+    def structured(self) -> dict[str, Any]:
+        raw = {name: getattr(self, name) for name in SCHEDULE_FIELDS}
+        return {name: value for name, value in raw.items() if value is not None}
+
+    def rule_fields(self, ctx: MessageContext, current: ReminderView | None) -> dict[str, Any]:
+        """The new rule's structured fields: from `when` (a bare time keeps `current`'s
+        day or rule), checked against any structured fields given too; else those."""
+        if self.when is None:
+            return self.structured()
+        fields = phrase_rule(read_phrase(self.when), ctx, current)
+        if self.type is not None:
+            check_agreement(self.when, fields, self.structured(), ctx)
+        return fields
+
+    def new_rule(self, ctx: MessageContext | None, fields: dict[str, Any]) -> ReminderArgs | None:
         """The new schedule as ReminderArgs (validated like creation), or None."""
-        if self.type is None:
+        if not fields:
             return None
-        raw: dict[str, Any] = {name: getattr(self, name) for name in _SCHEDULE_FIELDS}
-        raw = {name: value for name, value in raw.items() if value is not None}
-        raw["content"] = self.content or "-"
+        raw = {**fields, "content": self.content or "-"}
         context = None if ctx is None else {"message_context": ctx}
         try:
             return ReminderArgs.model_validate(raw, context=context)
@@ -129,7 +169,7 @@ async def change_reminder(ctx: MessageContext, args: ReminderUpdateArgs) -> Remi
     """
     service = reminder_service(ctx)
     current = await service.find(ctx.chat_id, args.reminder_id, requester(ctx))
-    rule = args.new_rule(ctx)
+    rule = args.new_rule(ctx, args.rule_fields(ctx, current))
     schedule, first = rule.resolve(ctx) if rule is not None else (None, None)
     audience = None if args.who is None else await audience_for(ctx, service, args.who)
     change = ReminderChange(args.content, schedule, first, audience)
@@ -152,14 +192,53 @@ class ReminderSnoozeArgs(BaseModel):
         max_length=64,
         description="the ID; leave out for the reminder just delivered (or replied to)",
     )
+    when: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_WHEN,
+        description="when to fire again, as the user said it: 'in 10 minutes', '1h', 'at 5pm'",
+    )
     minutes: int | None = Field(
         None,
         ge=1,
         le=MAX_SNOOZE_MINUTES,
-        description=f"fire again in this many minutes (default {DEFAULT_SNOOZE_MINUTES})",
+        description=f"without when: minutes to wait (default {DEFAULT_SNOOZE_MINUTES})",
     )
 
     _reference = field_validator("reminder_id")(check_reference)
+
+    @model_validator(mode="after")
+    def _check_when(self, info: ValidationInfo) -> Self:
+        ctx = validation_context(info)
+        if ctx is not None:
+            self.until(ctx)
+        return self
+
+    def until(self, ctx: MessageContext) -> datetime:
+        """When the snooze fires; ValueError for a phrase that is not one future moment,
+        or that disagrees with `minutes`."""
+        now = ctx.clock()
+        by_minutes = now + timedelta(minutes=self.minutes or DEFAULT_SNOOZE_MINUTES)
+        if self.when is None:
+            return by_minutes
+        minutes = parse_duration(self.when)
+        if minutes is not None:
+            until = now + timedelta(minutes=minutes)
+        else:
+            fields = phrase_rule(read_phrase(self.when), ctx, None)
+            if fields["type"] != "once":
+                raise ValueError("a snooze fires once; give one time, e.g. 'in 10 minutes'")
+            until = ReminderArgs.model_validate(
+                {**fields, "content": "-"}, context={MESSAGE_CONTEXT_KEY: ctx}
+            ).resolve(ctx)[1]
+        if until - now > timedelta(minutes=MAX_SNOOZE_MINUTES):
+            raise ValueError("a snooze can be at most a week")
+        if self.minutes is not None and abs(until - by_minutes) >= timedelta(minutes=1):
+            raise ValueError(
+                f"when {self.when!r} means {format_local(until, ctx.zone)}, but minutes "
+                f"says {self.minutes}; send only when"
+            )
+        return until
 
 
 @tool_function(
@@ -169,7 +248,10 @@ class ReminderSnoozeArgs(BaseModel):
     examples=["snooze that for 10 minutes", "remind me again in an hour"],
 )
 async def reminder_snooze(ctx: MessageContext, args: ReminderSnoozeArgs) -> FunctionResult:
-    until = ctx.clock() + timedelta(minutes=args.minutes or DEFAULT_SNOOZE_MINUTES)
+    try:
+        until = args.until(ctx)
+    except ValueError as exc:  # the moment passed between validation and now
+        return FunctionResult.direct(f"I couldn't snooze that: {exc}.", data={"snoozed": False})
     return await snooze_until(ctx, until, args.reminder_id)
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.grammar.chinese import ChineseWhenParser
-from bot.grammar.english import _CONTENT_LEADS, _TIES, WhenParser, tokenize
-from bot.grammar.spec import DEFAULT_TIME, GrammarError, ResolvedWhen, WhenSpec
+from function_calls.grammar.chinese import ChineseWhenParser
+from function_calls.grammar.english import _CONTENT_LEADS, _TIES, WhenParser, tokenize
+from function_calls.grammar.spec import DEFAULT_TIME, GrammarError, ResolvedWhen, WhenSpec
 
 __all__ = [
     "CJK",

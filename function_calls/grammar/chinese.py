@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.grammar.spec import (
+from function_calls.grammar.spec import (
     Clock,
     Day,
     DayPart,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from bot.grammar.spec import (
+from function_calls.grammar.spec import (
     Clock,
     Day,
     DayPart,
