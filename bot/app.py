@@ -19,7 +19,7 @@ from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
 from function_calls import FunctionCallLLM, ToolRegistry, default_registry
 from function_calls.handlers.audience import MemberDirectory
-from function_calls.search import PerplexitySearch
+from function_calls.search import PerplexitySearch, SearchProvider
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
 
@@ -44,6 +44,7 @@ class Bot:
         *,
         registry: ToolRegistry | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        search: SearchProvider | None = None,
     ) -> None:
         self.config = config
         self.registry = registry if registry is not None else default_registry
@@ -51,6 +52,8 @@ class Bot:
         self.members = MemberDirectories()
         self.adapters: list[Adapter] = []
         self._clock = clock
+        # A search provider of the embedder's own; else the configured one, if any.
+        self._search = search
         self._stack = AsyncExitStack()
         self._router: Router | None = None
         self.reminders: ReminderService | None = None
@@ -138,7 +141,9 @@ class Bot:
             )
             self._stack.push_async_callback(self.llm.aclose)
             services["llm"] = self.llm
-        if config.search.enabled:
+        if self._search is not None:
+            services["search"] = self._search
+        elif config.search.enabled:
             search = PerplexitySearch(
                 base_url=config.search.base_url,
                 api_key=config.search.api_key.get_secret_value() if config.search.api_key else None,

@@ -20,6 +20,7 @@ from bot.adapters.console import run_console
 from bot.adapters.http import create_app
 from bot.app import Bot
 from bot.config import Config, ConfigError, is_loopback, load_config
+from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
 from storage import (
     Database,
@@ -187,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     db = commands.add_parser("db", parents=[common], help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
     db.add_argument("--url", help="database URL (default: storage.url)")
+    eval_cli.add_parser(commands, common)
     options = parser.parse_args(argv)
     try:
         config = _config(options)
@@ -195,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(config)
         if options.command == "db":
             return _db(config, options.action)
+        if options.command == "eval":
+            return eval_cli.run(options, config)
         if options.command == "serve":
             refusal = serve_refusal(config, insecure_no_auth=options.insecure_no_auth)
             if refusal is not None:

@@ -8,7 +8,7 @@ import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -29,6 +29,7 @@ from function_calls.prompt_parser import MalformedCall, parse_tool_calls
 from function_calls.registry import Tool, ToolRegistry, default_registry
 from function_calls.result import FunctionResult, to_compact_json
 from function_calls.system_prompt import DEFAULT_PERSONA, build_system_prompt
+from function_calls.usage import Usage, usage_of
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
 
 log = logging.getLogger("groupmate.llm")
@@ -85,10 +86,20 @@ class TurnResult:
     llm_calls: int
     tool_mode: Literal["native", "prompt"]
     error: str | None = None
+    usage: Usage = field(default_factory=Usage)
 
     @property
     def text(self) -> str:
         return "\n\n".join(self.replies)
+
+
+TurnObserver = Callable[[MessageContext, TurnResult], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Completion:
+    message: Any  # the SDK's ChatCompletionMessage, shape-checked by the caller
+    usage: Usage
 
 
 @dataclass(slots=True)
@@ -120,6 +131,7 @@ class _Turn:
     # later round replays that instead of running twice.
     executed: dict[tuple[str, str], str] = field(default_factory=dict)
     llm_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
 
     def finish(self, final: str | None = None, *, error: str | None = None) -> TurnResult:
         replies = list(self.replies)
@@ -127,7 +139,7 @@ class _Turn:
             replies.append(final)
         if error:
             replies.append(error)
-        return TurnResult(replies, list(self.records), self.llm_calls, self.mode, error)
+        return TurnResult(replies, list(self.records), self.llm_calls, self.mode, error, self.usage)
 
 
 @dataclass(slots=True)
@@ -186,6 +198,7 @@ class FunctionCallLLM:
         self.strict_schemas = strict_schemas
         self.temperature = temperature
         self._fell_back_to_prompt = False
+        self._observers: list[TurnObserver] = []
         if http_backend not in ("aiohttp", "httpx"):
             raise ValueError(f"http_backend must be aiohttp or httpx, not {http_backend!r}")
         self._client = client or AsyncOpenAI(
@@ -224,10 +237,23 @@ class FunctionCallLLM:
             return "prompt"
         return "native"
 
+    def observe(self, observer: TurnObserver) -> None:
+        """Call `observer(ctx, result)` after every turn (usage records, the eval)."""
+        self._observers.append(observer)
+
     async def run(
         self, ctx: MessageContext, text: str, history: Sequence[ChatTurn] = ()
     ) -> TurnResult:
         """Answer one chat message; never raises for model, network or handler failures."""
+        result = await self._run(ctx, text, history)
+        for observer in self._observers:
+            try:
+                observer(ctx, result)
+            except Exception:
+                log.exception("a turn observer failed")
+        return result
+
+    async def _run(self, ctx: MessageContext, text: str, history: Sequence[ChatTurn]) -> TurnResult:
         if "registry" not in ctx.services:
             ctx = replace(ctx, services={**ctx.services, "registry": self.registry})
         visible = {tool.name: tool for tool in self.registry.visible(ctx)}
@@ -278,7 +304,7 @@ class FunctionCallLLM:
             {"role": "user", "content": user},
         ]
         try:
-            message = await self._complete(messages, None)
+            message = (await self._complete(messages, None)).message
             return _message_text(message).strip()
         except openai.APIStatusError as exc:
             raise _unavailable(exc) from exc
@@ -293,7 +319,7 @@ class FunctionCallLLM:
         if turn.mode == "native" and turn.tools:
             tools = [tool.definition(strict=self.strict_schemas) for tool in turn.tools.values()]
         try:
-            message = await self._complete(turn.messages, tools)
+            completion = await self._complete(turn.messages, tools)
         except openai.APIStatusError as exc:
             # Switching is only safe before native tool messages are in the conversation.
             started = any(m["role"] == "tool" for m in turn.messages)
@@ -304,6 +330,8 @@ class FunctionCallLLM:
             turn.mode = "prompt"
             turn.messages[0] = {"role": "system", "content": self._system_prompt(turn)}
             return await self._ask(turn)
+        turn.usage += completion.usage
+        message = completion.message
         try:
             native_calls = [] if turn.mode == "prompt" else _native_calls(message)
             content = _message_text(message)
@@ -317,7 +345,9 @@ class FunctionCallLLM:
             return await asyncio.to_thread(_reply_from_text, content, turn.tools)
         return _reply_from_text(content, turn.tools)
 
-    async def _complete(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> Any:
+    async def _complete(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None
+    ) -> _Completion:
         """One Chat Completions request; the SDK retries 429/5xx/timeouts honouring Retry-After."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
@@ -343,7 +373,7 @@ class FunctionCallLLM:
         message = getattr(choices[0], "message", None)
         if message is None or isinstance(message, str | dict):
             raise _unreadable(None)
-        return message
+        return _Completion(message, usage_of(completion, body, _message_text(message)))
 
     async def _run_calls(self, turn: _Turn, reply: _ModelReply) -> tuple[bool, str | None]:
         """Validate and run one reply's calls; returns (turn complete, stop message)."""

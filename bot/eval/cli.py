@@ -1,0 +1,71 @@
+"""`groupmate eval`: the command line of the eval."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from bot.config import Config
+from bot.eval.cases import load_cases
+from bot.eval.report import failures, summarize, table, write_json
+from bot.eval.runner import CaseResult, EvalSettings, run_eval
+
+DEFAULT_CASES = Path("evals")
+DEFAULT_RESULTS = Path("bench/results")
+
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    parser = commands.add_parser(
+        "eval", parents=[common], help="run the eval corpus against an OpenAI-compatible endpoint"
+    )
+    parser.add_argument("--base-url", help="the endpoint (default: llm.base_url)")
+    parser.add_argument("--model", help="the model (default: llm.model)")
+    parser.add_argument("--mode", choices=["native", "prompt"], default="native")
+    parser.add_argument(
+        "--format", choices=["hermes", "json"], default="hermes", dest="prompt_format"
+    )
+    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="a file or folder")
+    parser.add_argument("--only", nargs="*", default=[], help="case ids or tags to run")
+    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON goes here")
+
+
+def run(options: argparse.Namespace, config: Config) -> int:
+    base_url = options.base_url or config.llm.base_url
+    if not base_url:
+        print("groupmate eval: give --base-url (or llm.base_url)", file=sys.stderr)
+        return 2
+    key = config.llm.api_key.get_secret_value() if config.llm.api_key else None
+    settings = EvalSettings(
+        base_url=base_url,
+        model=options.model or config.llm.model,
+        mode=options.mode,
+        prompt_format=options.prompt_format,
+        api_key=key,
+    )
+    cases = load_cases(options.cases)
+    if options.only:
+        wanted = set(options.only)
+        cases = [c for c in cases if c.id in wanted or wanted & set(c.tags)]
+    label = settings.mode if settings.mode == "native" else f"prompt/{settings.prompt_format}"
+    print(f"{len(cases)} cases, {settings.model} at {base_url}, {label}", flush=True)
+
+    def progress(result: CaseResult) -> None:
+        print(
+            f"  {result.case.id:<34} {result.verdict.outcome.value:<15}"
+            f" {result.latency_s:6.1f} s  {result.verdict.reason[:90]}",
+            flush=True,
+        )
+
+    results = asyncio.run(run_eval(cases, settings, progress))
+    summary = summarize(label, results)
+    print()
+    print(table([summary]))
+    print()
+    print(failures(results))
+    path = write_json(options.results, settings, summary, results)
+    print(f"\nwritten to {path}")
+    return 0

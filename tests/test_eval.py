@@ -1,0 +1,131 @@
+"""The eval harness against the scripted stub model: each outcome is judged by what was
+stored and answered, and the corpus is complete and runnable."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.cli import main
+from bot.eval import Outcome, load_cases
+from bot.eval.runner import CaseResult, EvalSettings, run_case, run_eval
+from tests.stub_llm import StubLLM, calls, error, text
+
+CORPUS = Path(__file__).resolve().parent.parent / "evals"
+CASES = {case.id: case for case in load_cases(CORPUS)}
+
+
+def settings(stub: StubLLM) -> EvalSettings:
+    return EvalSettings(base_url=stub.base_url, model="stub", mode="native")
+
+
+def test_the_corpus_covers_what_the_eval_must_measure() -> None:
+    cases = list(CASES.values())
+    assert len(cases) >= 80
+    languages = Counter(case.lang for case in cases)
+    assert languages["en"] >= 40 and languages["zh"] >= 20
+    tags = Counter(tag for case in cases for tag in case.tags)
+    for needed in ("set", "list", "delete", "snooze", "edit", "summary", "timezone", "search"):
+        assert tags[needed] >= 3, needed
+    assert tags["talk"] >= 8 and tags["refuse"] >= 6
+    rules = {case.expect.reminder.rule for case in cases if case.expect.reminder}
+    assert rules == {"once", "daily", "weekly", "weekdays", "monthly"}
+
+
+async def judged(stub: StubLLM, case_id: str, *script: Any) -> CaseResult:
+    stub.script(*script)
+    return await run_case(CASES[case_id], settings(stub))
+
+
+async def test_the_right_call_is_right(stub: StubLLM) -> None:
+    call = ("reminder_set", {"when": "tomorrow at 9", "content": "call the dentist"})
+    result = await judged(stub, "set-tomorrow-9", calls(call))
+    assert result.verdict.outcome is Outcome.RIGHT, result.verdict
+    assert result.tools == ["reminder_set"]
+    assert "Wed 25 Nov 09:00" in result.reply
+    assert result.usage.requests == 1 and result.usage.prompt_tokens > 0
+
+
+async def test_another_time_or_rule_is_silently_wrong(stub: StubLLM) -> None:
+    daily = ("reminder_set", {"type": "daily", "time": "09:00", "content": "call the dentist"})
+    result = await judged(stub, "set-tomorrow-9", calls(daily))
+    assert result.verdict.outcome is Outcome.WRONG
+    assert "stored daily 2026-11-25 09:00" in result.verdict.reason
+
+
+async def test_a_claim_without_a_stored_reminder_is_silently_wrong(stub: StubLLM) -> None:
+    result = await judged(stub, "set-tomorrow-9", text("Okay, reminder set for tomorrow 9:00!"))
+    assert result.verdict.outcome is Outcome.WRONG
+    assert "claims a reminder" in result.verdict.reason
+
+
+async def test_no_call_and_no_claim_is_missed(stub: StubLLM) -> None:
+    result = await judged(stub, "set-tomorrow-9", text("When would you like that?"))
+    assert result.verdict.outcome is Outcome.MISSED
+
+
+async def test_an_endpoint_failure_is_an_error(stub: StubLLM) -> None:
+    result = await judged(stub, "set-tomorrow-9", *[error(500, "boom")] * 4)
+    assert result.verdict.outcome is Outcome.ERROR
+
+
+async def test_a_snooze_of_a_reminder_that_went_off(stub: StubLLM) -> None:
+    result = await judged(stub, "snooze-10", calls(("reminder_snooze", {"when": "in 10 minutes"})))
+    assert result.verdict.outcome is Outcome.RIGHT, result.verdict
+
+
+async def test_another_chats_reminder_stays_untouched(stub: StubLLM) -> None:
+    result = await judged(
+        stub,
+        "refuse-other-chat",
+        calls(("reminder_delete", {"reminder_id": "1"})),
+        text("There is no reminder 1 here."),
+    )
+    assert result.verdict.outcome is Outcome.RIGHT, result.verdict
+
+
+async def test_a_tool_for_small_talk_is_missed(stub: StubLLM) -> None:
+    result = await judged(stub, "talk-hi", calls(("reminder_list", {})), text("hi"))
+    assert result.verdict.outcome is Outcome.MISSED
+    assert "called reminder_list" in result.verdict.reason
+
+
+async def test_a_model_that_does_nothing_is_never_right_about_state_nor_wrong(
+    stub: StubLLM,
+) -> None:
+    stub.fallback = text("Sure.")
+    results = await run_eval(list(CASES.values()), settings(stub))
+    by_outcome = Counter(r.verdict.outcome for r in results)
+    assert by_outcome[Outcome.WRONG] == 0 and by_outcome[Outcome.ERROR] == 0
+    for result in results:
+        expect = result.case.expect
+        changes = expect.reminder or expect.changed or expect.deleted or expect.snoozed
+        if changes or expect.timezone or expect.reply_has:
+            assert result.verdict.outcome is Outcome.MISSED, result.case.id
+        else:
+            assert result.verdict.outcome is Outcome.RIGHT, result.case.id
+
+
+def test_the_command_prints_the_table_and_writes_json(
+    stub: StubLLM, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.fallback = text("hello")
+    code = main(
+        [
+            "eval",
+            "--base-url", stub.base_url,
+            "--model", "stub",
+            "--mode", "prompt",
+            "--only", "talk-hi", "talk-joke",
+            "--results", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "2 cases, stub at" in out
+    assert "right share" in out and "100%" in out
+    (written,) = tmp_path.glob("eval-stub-prompt_hermes.json")
+    assert '"right": 2' in written.read_text()
