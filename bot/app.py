@@ -138,6 +138,7 @@ class Bot:
                 max_invalid_retries=settings.max_invalid_retries,
                 call_timeout=settings.call_timeout,
                 request_timeout=settings.request_timeout,
+                max_output_tokens=settings.max_output_tokens,
             )
             self._stack.push_async_callback(self.llm.aclose)
             services["llm"] = self.llm

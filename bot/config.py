@@ -115,6 +115,7 @@ class LLMSettings(_Section):
     max_invalid_retries: int = Field(1, ge=0, le=5)
     call_timeout: float = Field(30, gt=0)
     request_timeout: float = Field(60, gt=0)
+    max_output_tokens: int = Field(1024, ge=16, le=65_536)
 
     @property
     def enabled(self) -> bool:

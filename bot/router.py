@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.commands import COMMAND_HELP, Commands
+from bot.commands import COMMAND_HELP, CommandError, Commands
 from bot.config import Config
 from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
+from bot.offers import Offers
 from bot.ratelimit import Budgets
 from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
@@ -89,6 +90,7 @@ class Router:
         # racing the first delivery in this process must not be answered twice.
         self._in_flight: set[tuple[str, str]] = set()
         self._budgets = Budgets(config.bot.rate_limits)
+        self._offers = Offers()
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
 
@@ -210,11 +212,18 @@ class Router:
         ctx = await self._context(message)
         if command is not None:
             return await self._commands.run(ctx, *command)
+        if Offers.is_yes(text):
+            offer = self._offers.take(message.chat_id, message.sender_id, self._clock())
+            if offer is not None:
+                try:
+                    return await self._commands.call(ctx, "reminder_set", offer.arguments)
+                except CommandError as exc:  # e.g. the moment passed meanwhile
+                    return str(exc)
         if self._llm is None:
             return NO_LLM_REPLY
         history = await self._history(message.chat_id)
         result = await self._llm.run(ctx, text or "hello", history)
-        return result.text
+        return self._offers.review(ctx, text, result)
 
     def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:
         """Plain words that need no model: "snooze 10m" in reply to a reminder, and, with
@@ -233,6 +242,10 @@ class Router:
         text = message.text.strip()
         if message.chat_type == "private":
             return text
+        if Offers.is_yes(text) and self._offers.pending(
+            message.chat_id, message.sender_id, self._clock()
+        ):
+            return text  # "yes" to the bot's offer, no mention needed
         stripped, mentioned = self._mention.subn("", text, count=1)
         if mentioned:
             return stripped.strip()

@@ -28,7 +28,7 @@ from function_calls.prompt_formats import (
 from function_calls.prompt_parser import MalformedCall, parse_tool_calls
 from function_calls.registry import Tool, ToolRegistry, default_registry
 from function_calls.result import FunctionResult, to_compact_json
-from function_calls.system_prompt import DEFAULT_PERSONA, build_system_prompt
+from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
 from function_calls.usage import Usage, usage_of
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
 
@@ -75,6 +75,7 @@ class ToolCallRecord:
     arguments: Any
     outcome: CallOutcome
     detail: str = ""
+    data: Any = None  # what the tool reported (FunctionResult.data), when it ran
 
 
 @dataclass(slots=True)
@@ -176,6 +177,7 @@ class FunctionCallLLM:
         transport_retries: int = 3,
         strict_schemas: bool = True,
         temperature: float | None = None,
+        max_output_tokens: int | None = 1024,
         http_backend: Literal["aiohttp", "httpx"] = "aiohttp",
         client: AsyncOpenAI | None = None,
     ) -> None:
@@ -197,6 +199,8 @@ class FunctionCallLLM:
         self.call_timeout = call_timeout
         self.strict_schemas = strict_schemas
         self.temperature = temperature
+        # A cap per request: a small model can otherwise ramble until the context is full.
+        self.max_output_tokens = max_output_tokens
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
         if http_backend not in ("aiohttp", "httpx"):
@@ -260,7 +264,8 @@ class FunctionCallLLM:
         turn = _Turn(ctx, visible, self.effective_mode(), [])
         turn.messages.append({"role": "system", "content": self._system_prompt(turn)})
         turn.messages.extend(_history_message(item, ctx) for item in history)
-        turn.messages.append({"role": "user", "content": _user_content(ctx.sender_name, text, ctx)})
+        latest = _user_content(ctx.sender_name, text, ctx)
+        turn.messages.append({"role": "user", "content": f"{build_context(ctx)}\n{latest}"})
         nudged = False
         for round_number in range(1, self.max_rounds + 1):
             try:
@@ -292,7 +297,7 @@ class FunctionCallLLM:
         if turn.mode == "prompt" and turn.tools:
             definitions = [tool.definition(strict=False) for tool in turn.tools.values()]
             instructions = render_tool_instructions(definitions, self.prompt_format)
-        return build_system_prompt(turn.ctx, persona=self.persona, tool_instructions=instructions)
+        return build_system_prompt(persona=self.persona, tool_instructions=instructions)
 
     async def complete_text(self, system: str, user: str) -> str:
         """One plain completion without tools (summaries, digests).
@@ -352,8 +357,14 @@ class FunctionCallLLM:
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = tools
+            # The API's default once tools are given, but llama-cpp-python's
+            # chatml-function-calling format leaves the tools out of the prompt unless
+            # it is sent.
+            body["tool_choice"] = "auto"
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.max_output_tokens is not None:
+            body["max_tokens"] = self.max_output_tokens
         try:
             # `client.post` is the SDK's documented raw-request path: same auth, retries and
             # errors as `chat.completions.create`, without re-walking our already plain-JSON
@@ -422,8 +433,9 @@ class FunctionCallLLM:
         for (tool, arguments), (key, indices), (outcome, result, detail) in zip(
             jobs, runs.items(), outcomes, strict=True
         ):
+            data = result.data if result is not None else None
             turn.records.append(
-                ToolCallRecord(tool.name, arguments.model_dump(mode="json"), outcome, detail)
+                ToolCallRecord(tool.name, arguments.model_dump(mode="json"), outcome, detail, data)
             )
             if result is not None and result.reply is not None:
                 turn.replies.append(result.reply)
@@ -549,7 +561,9 @@ def _reply_from_native(content: str, native_calls: list[Any]) -> _ModelReply:
     ]
     assistant: Message = {
         "role": "assistant",
-        "content": content or None,
+        # "" rather than null: llama-cpp-python's server answers HTTP 500 to a null
+        # content; OpenAI, vLLM, Ollama and llama.cpp's server accept "".
+        "content": content,
         "tool_calls": [
             {
                 "id": call.call_id,

@@ -1,4 +1,12 @@
-"""The system prompt: persona, the chat's local date and time, and the rules for tools."""
+"""What the model is told besides the chat: a system prompt that never changes between
+messages and chats (persona, rules, tool instructions), and a short context block with
+the volatile facts (clock, zone, chat, sender) that goes with the latest message.
+
+The split is for the server's prefix cache: llama.cpp, vLLM, Ollama and OpenAI reuse the
+longest prompt prefix they saw before, so everything stable comes first, byte for byte
+the same, and the clock comes last. With the clock in the system prompt, a small local
+model re-read the whole ~1,200-token prompt on every message.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +22,15 @@ DEFAULT_PERSONA = (
 _TOOL_RULES = (
     "Rules for tools:\n"
     "- Call a tool only when the request needs one; otherwise answer directly.\n"
-    "- Resolve relative dates and times ('tomorrow at 9', 'next Monday') against the current "
-    "local time above and pass absolute local values in the chat's time zone.\n"
+    "- The context line before the latest message gives the chat's current local time, "
+    "time zone, kind of chat and sender.\n"
+    "- For reminder times, pass the user's own words in `when` (e.g. 'tomorrow at 9', "
+    "'every monday at 9am', 'in 30 minutes', '明天下午3点'); they are read exactly in the "
+    "chat's time zone. Do not compute dates yourself.\n"
     "- The chat and the sender are already known to the tools: never ask for, or pass, chat "
     "or user ids.\n"
-    "- Never invent tool results. When a tool reports an error, correct the call or explain "
-    "the problem briefly.\n"
+    "- Never say a reminder is set unless the tool confirmed it; never invent tool results. "
+    "When a tool reports an error, correct the call or explain the problem briefly.\n"
     "- When required details are missing, ask one short question instead of guessing."
 )
 
@@ -32,22 +43,23 @@ def _utc_offset(ctx: MessageContext) -> str:
     return f"UTC{sign}{hours:02d}:{rest:02d}"
 
 
-def build_system_prompt(
-    ctx: MessageContext, *, persona: str = DEFAULT_PERSONA, tool_instructions: str = ""
-) -> str:
-    """The system message for one turn in the chat of `ctx`."""
-    now = ctx.now()
-    tomorrow = now + timedelta(days=1)
-    where = "a group chat" if ctx.chat_type == "group" else "a private chat"
-    sender = ctx.sender_name or ctx.sender_id
-    parts = [
-        persona,
-        f"Now it is {now:%A, %Y-%m-%d %H:%M} in the chat's time zone {ctx.timezone} "
-        f"({_utc_offset(ctx)}); tomorrow is {tomorrow:%A, %Y-%m-%d}.",
-        f"This is {where}; the latest message is from {sender}. "
-        "Group messages are prefixed with the sender's name.",
-        _TOOL_RULES,
-    ]
+def build_system_prompt(*, persona: str = DEFAULT_PERSONA, tool_instructions: str = "") -> str:
+    """The system message: the same for every message of every chat that sees the same
+    tools, so a server's prefix cache keeps it."""
+    parts = [persona, _TOOL_RULES]
     if tool_instructions:
         parts.append(tool_instructions)
     return "\n\n".join(parts)
+
+
+def build_context(ctx: MessageContext) -> str:
+    """The volatile facts for the latest message: clock, zone, chat and sender."""
+    now = ctx.now()
+    tomorrow = now + timedelta(days=1)
+    where = "group chat" if ctx.chat_type == "group" else "private chat"
+    sender = ctx.sender_name or ctx.sender_id
+    return (
+        f"[Context: now {now:%A, %Y-%m-%d %H:%M} in the chat's time zone {ctx.timezone} "
+        f"({_utc_offset(ctx)}); tomorrow is {tomorrow:%A, %Y-%m-%d}. A {where}; the latest "
+        f"message is from {sender}.]"
+    )

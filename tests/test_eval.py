@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bot.cli import main
-from bot.eval import Outcome, load_cases
+from bot.eval import Outcome, Verdict, load_cases
+from bot.eval.judge import State, judge
 from bot.eval.runner import CaseResult, EvalSettings, run_case, run_eval
 from tests.stub_llm import StubLLM, calls, error, text
 
@@ -56,15 +57,24 @@ async def test_another_time_or_rule_is_silently_wrong(stub: StubLLM) -> None:
     assert "stored daily 2026-11-25 09:00" in result.verdict.reason
 
 
-async def test_a_claim_without_a_stored_reminder_is_silently_wrong(stub: StubLLM) -> None:
+async def test_a_claim_without_a_deed_reaches_the_user_as_an_offer(stub: StubLLM) -> None:
     result = await judged(stub, "set-tomorrow-9", text("Okay, reminder set for tomorrow 9:00!"))
-    assert result.verdict.outcome is Outcome.WRONG
-    assert "claims a reminder" in result.verdict.reason
+    assert result.verdict.outcome is Outcome.OFFERED
+    assert result.reply.startswith("Nothing is set yet. Set 'call the dentist' for Wed 25 Nov")
 
 
-async def test_no_call_and_no_claim_is_missed(stub: StubLLM) -> None:
-    result = await judged(stub, "set-tomorrow-9", text("When would you like that?"))
-    assert result.verdict.outcome is Outcome.MISSED
+def test_a_reply_claiming_a_reminder_that_was_not_stored_is_silently_wrong() -> None:
+    nothing = State(reminders=(), other=(), timezone="Europe/Berlin")
+    case = CASES["set-tomorrow-9"]
+    verdict = judge(case, nothing, nothing, "⏰ Reminder #1 set for tomorrow", [], None)
+    assert verdict == Verdict(Outcome.WRONG, "the reply claims a reminder that was not stored")
+
+
+async def test_an_answer_without_the_asked_facts_is_missed(stub: StubLLM) -> None:
+    result = await judged(stub, "summary-picnic", text("People talked."))
+    assert result.verdict == Verdict(
+        Outcome.MISSED, "the reply lacks 'picnic|lake'; the reply lacks 'saturday'"
+    )
 
 
 async def test_an_endpoint_failure_is_an_error(stub: StubLLM) -> None:
@@ -100,13 +110,19 @@ async def test_a_model_that_does_nothing_is_never_right_about_state_nor_wrong(
     results = await run_eval(list(CASES.values()), settings(stub))
     by_outcome = Counter(r.verdict.outcome for r in results)
     assert by_outcome[Outcome.WRONG] == 0 and by_outcome[Outcome.ERROR] == 0
+    offered = []
     for result in results:
         expect = result.case.expect
-        changes = expect.reminder or expect.changed or expect.deleted or expect.snoozed
-        if changes or expect.timezone or expect.reply_has:
+        changes = expect.changed or expect.deleted or expect.snoozed
+        if expect.reminder:
+            # Asked for a reminder that was not set: the grammar's reading is offered.
+            assert result.verdict.outcome in (Outcome.OFFERED, Outcome.MISSED), result.case.id
+            offered.append(result.verdict.outcome is Outcome.OFFERED)
+        elif changes or expect.timezone or expect.reply_has:
             assert result.verdict.outcome is Outcome.MISSED, result.case.id
         else:
             assert result.verdict.outcome is Outcome.RIGHT, result.case.id
+    assert sum(offered) >= 0.9 * len(offered)
 
 
 def test_the_command_prints_the_table_and_writes_json(

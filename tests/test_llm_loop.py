@@ -4,6 +4,7 @@ import asyncio
 import json
 import threading
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -18,7 +19,9 @@ from function_calls import (
     tool_function,
 )
 from tests import stub_llm as s
-from tests.conftest import make_ctx
+from tests.conftest import FIXED_NOW, make_ctx
+
+ONE_DAY = timedelta(days=1)
 
 
 class CityArgs(BaseModel):
@@ -116,19 +119,38 @@ async def test_tools_are_sent_with_compact_schemas(stub, make_llm, tools, ctx) -
     assert "title" not in json.dumps(sent)
 
 
-async def test_system_prompt_carries_local_date_time_and_zone(stub, make_llm, tools) -> None:
+async def test_the_latest_message_carries_local_date_time_and_zone(stub, make_llm, tools) -> None:
     stub.script(s.text("ok"))
     ctx = make_ctx(timezone="America/New_York")
     await make_llm(tools, persona="You are Testy.").run(ctx, "hi")
-    system = stub.requests[0]["messages"][0]
-    assert system["role"] == "system"
-    content = system["content"]
+    system, latest = stub.requests[0]["messages"][0], stub.requests[0]["messages"][-1]
+    assert system["role"] == "system" and latest["role"] == "user"
+    assert system["content"].startswith("You are Testy.")
+    assert "Rules for tools" in system["content"]
+    content = latest["content"]
     # 2026-11-21 13:05 UTC is 08:05 in New York (EST, UTC-05:00), a Saturday.
-    assert content.startswith("You are Testy.")
     assert "Saturday, 2026-11-21 08:05" in content
     assert "America/New_York (UTC-05:00)" in content
     assert "tomorrow is Sunday, 2026-11-22" in content
-    assert "Rules for tools" in content
+    assert content.endswith("\nAlice: hi")
+
+
+async def test_the_system_prompt_is_the_same_for_every_chat_clock_and_sender(
+    stub, make_llm, tools
+) -> None:
+    """A server's prefix cache reuses it: nothing volatile may be in it."""
+    llm = make_llm(tools)
+    stub.fallback = s.text("ok")
+    berlin = make_ctx()
+    tokyo = make_ctx(
+        timezone="Asia/Tokyo", chat_id="c2", sender_name="Bob", clock=lambda: FIXED_NOW + ONE_DAY
+    )
+    await llm.run(berlin, "hi")
+    await llm.run(tokyo, "hello")
+    first, second = (request["messages"][0] for request in stub.requests)
+    assert first == second
+    assert first["role"] == "system"
+    assert "2026" not in first["content"] and "Alice" not in first["content"]
 
 
 async def test_history_and_sender_names_reach_the_model(stub, make_llm, tools, ctx) -> None:
@@ -141,7 +163,7 @@ async def test_history_and_sender_names_reach_the_model(stub, make_llm, tools, c
     messages = stub.requests[0]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[1]["content"] == "Bob: lunch at noon?"
-    assert messages[3]["content"] == "Alice: and tomorrow?"
+    assert messages[3]["content"].endswith("]\nAlice: and tomorrow?")
 
 
 async def test_invalid_arguments_are_fed_back_and_then_fixed(
@@ -411,3 +433,16 @@ async def test_timeout_raised_inside_a_handler_is_an_error(stub, make_llm, regis
     await make_llm(registry).run(make_ctx(), "go")
     report = json.loads(_tool_messages(stub.requests[1])[0]["content"])
     assert report == {"error": "flaky failed with an internal error"}
+
+
+async def test_tool_requests_fit_what_llama_cpp_servers_accept(stub, make_llm, tools) -> None:
+    """llama-cpp-python's chatml-function-calling leaves tools out of the prompt unless
+    tool_choice is sent, and answers HTTP 500 to an assistant message whose content is
+    null; OpenAI, vLLM and Ollama accept both shapes used here."""
+    stub.script(s.calls(("weather", {"city": "Paris"})), s.text("Sunny."))
+    result = await make_llm(tools, tool_mode="native").run(make_ctx(), "weather in Paris?")
+    assert result.text == "Sunny."
+    first, second = stub.requests
+    assert first["tool_choice"] == "auto" and first["tools"]
+    echoed = next(m for m in second["messages"] if m["role"] == "assistant")
+    assert echoed["content"] == "" and echoed["tool_calls"][0]["function"]["name"] == "weather"

@@ -558,3 +558,19 @@ def test_when_holds_only_the_time_unless_the_rest_is_the_content(tool: Tool) -> 
     assert args.time == "2026-11-22 09:00"
     issues = _reject(tool, {"when": "tomorrow at 9 to call the dentist", "content": "tea"})
     assert "put that in content" in issues[0].problem
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"time": "2026-11-22 09:00", "content": "x"},
+        {"in_minutes": 30, "content": "x"},
+    ],
+)
+def test_a_date_or_a_delay_without_type_can_only_be_once(tool: Tool, raw: dict[str, Any]) -> None:
+    assert _accept(tool, raw).type == "once"
+
+
+def test_a_time_of_day_without_type_is_not_guessed(tool: Tool) -> None:
+    issues = _reject(tool, {"time": "09:00", "content": "x"})
+    assert [issue.path for issue in issues] == ["type"]

@@ -316,3 +316,12 @@ async def test_when_phrases_set_move_and_snooze_exactly(chat: Chat, receiver: Re
     (snooze,) = [r for r in await chat.reminders() if r["snooze_of"] == pills["id"]]
     due = datetime.fromisoformat(snooze["next_fire_at"])
     assert before + timedelta(minutes=59) <= due <= datetime.now(UTC) + timedelta(minutes=60)
+
+
+async def test_the_sender_named_by_name_is_me(chat: Chat) -> None:
+    answer = await chat.model_calls(
+        "reminder_set", {"when": "in 1 hour", "content": "tea", "who": ["@alice"]}
+    )
+    assert answer.startswith("⏰ Reminder #1 set for ")
+    (stored,) = await chat.reminders()
+    assert (stored["who"], stored["mentions"]) == (["me"], [])

@@ -127,6 +127,7 @@ def write_json(
                 "prompt_tokens": r.usage.prompt_tokens,
                 "completion_tokens": r.usage.completion_tokens,
                 "cached_tokens": r.usage.cached_tokens,
+                "calls": r.trace,
             }
             for r in results
         ],

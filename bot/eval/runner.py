@@ -47,6 +47,8 @@ class CaseResult:
     latency_s: float
     usage: Usage
     llm_calls: int
+    # Every call the model made: name, arguments as sent, outcome, detail.
+    trace: list[dict[str, Any]]
 
 
 class CannedSearch:
@@ -123,6 +125,10 @@ async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
         latency_s=latency,
         usage=usage,
         llm_calls=sum(turn.llm_calls for turn in turns),
+        trace=[
+            {"name": c.name, "arguments": c.arguments, "outcome": c.outcome, "detail": c.detail}
+            for c in calls
+        ],
     )
 
 

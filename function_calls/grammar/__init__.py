@@ -25,6 +25,7 @@ __all__ = [
     "Recipients",
     "ResolvedWhen",
     "WhenSpec",
+    "parse_audience",
     "parse_duration",
     "parse_reminder",
     "split_when",

@@ -61,7 +61,10 @@ async def resolve_audience(
     ctx: MessageContext, who: Sequence[str] | None, rules: ReminderRules
 ) -> Audience:
     """The mentions for `who` ("me", "@name", "everyone"); raises AudienceRefused."""
-    if not who or list(who) == ["me"]:
+    # "@Alice" from Alice is "me" (models often name the sender so).
+    own = {ctx.sender_name.casefold(), ctx.sender_id.casefold()} - {""}
+    who = ["me" if e.startswith("@") and e[1:].casefold() in own else e for e in who or ()]
+    if not who or set(who) == {"me"}:
         return Audience()
     everyone = "everyone" in who
     names = [entry[1:] for entry in who if entry.startswith("@")]

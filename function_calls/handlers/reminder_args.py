@@ -41,7 +41,7 @@ MAX_CONTENT = 1000
 MAX_AHEAD = timedelta(days=3660)
 MAX_IN_MINUTES = 60 * 24 * 366
 _TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
-_WHO_PATTERN = r"^(me|everyone|@[^\s@]{1,64})$"
+_WHO_PATTERN = r"^(me|everyone|@[^ \t\r\n@]{1,64})$"  # no \s: llama.cpp grammars lack it
 MAX_WHO = 10
 MAX_WHEN = 200
 
@@ -132,7 +132,15 @@ class ReminderArgs(BaseModel):
     def _read_when(cls, data: Any, info: ValidationInfo) -> Any:
         """`when` becomes the structured fields, read by the `/remind` grammar; given as
         well, those must mean the same time."""
-        if not isinstance(data, dict) or not isinstance(data.get("when"), str):
+        if not isinstance(data, dict):
+            return data
+        if data.get("when") is None and data.get("type") is None:
+            # Only a one-time reminder has a date or a delay: saying so is not a guess
+            # (small models often leave the type out).
+            timed = isinstance(data.get("time"), str) and " " in data["time"].strip()
+            if timed or data.get("in_minutes") is not None:
+                return {**data, "type": "once"}
+        if not isinstance(data.get("when"), str):
             return data
         ctx = validation_context(info)
         if ctx is None or not data["when"].strip():

