@@ -13,15 +13,18 @@ from typing import Any, Self
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from bot.adapters.base import Adapter, WithMembers
+from bot.budget import TokenBudget
 from bot.config import Config, load_config
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
 from function_calls import FunctionCallLLM, ToolRegistry, default_registry
 from function_calls.handlers.audience import MemberDirectory
+from function_calls.handlers.budget import BudgetLimits
 from function_calls.search import PerplexitySearch, SearchProvider
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
+from storage.usage import UsageLog
 
 log = logging.getLogger(__name__)
 _PRUNE_INTERVAL = 3600.0
@@ -119,9 +122,15 @@ class Bot:
         )
         pruner = asyncio.create_task(self._prune_periodically(chatlog))
         self._stack.callback(pruner.cancel)
+        usage = UsageLog(self.reminders.database)
+        limits = BudgetLimits(
+            config.llm.budget.tokens_per_chat_per_day, config.llm.budget.tokens_per_day
+        )
         services: dict[str, Any] = {
             "reminders": self.reminders,
             "chatlog": chatlog,
+            "usage": usage,
+            "budget_limits": limits,
             "reminder_rules": self.config.reminders.rules(),
             "members": self.members,
         }
@@ -139,6 +148,7 @@ class Bot:
                 call_timeout=settings.call_timeout,
                 request_timeout=settings.request_timeout,
                 max_output_tokens=settings.max_output_tokens,
+                context_tokens=settings.context_tokens,
             )
             self._stack.push_async_callback(self.llm.aclose)
             services["llm"] = self.llm
@@ -162,6 +172,7 @@ class Bot:
             services=services,
             outbound=self.outbound,
             clock=self._clock,
+            budget=TokenBudget(limits, usage, self.reminders, self._clock),
         )
         for adapter in self.adapters:
             await adapter.start(self)

@@ -35,7 +35,7 @@ COMMAND_HELP = (
     "/remind every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
     "friday at 5pm send the slides; /提醒 明天上午9点 开会), /reminders, /cancel <id>, "
     "/edit <id> <when/text>, /snooze [id] [10m], /pause <id>, /resume <id>, /history, "
-    "/summary [N], /search <query>, /tz <zone>, /settings, /help"
+    "/summary [N], /search <query>, /tz <zone>, /settings, /budget, /help"
 )
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
@@ -94,6 +94,7 @@ class Commands:
             "settings": self._settings,
             "help": self._help,
             "start": self._help,
+            "budget": self._budget,
         }
 
     @staticmethod
@@ -249,6 +250,15 @@ class Commands:
         if not rest:
             raise CommandError("Usage: /search <query>")
         return await self.call(ctx, "web_search", {"query": rest})
+
+    async def _budget(self, ctx: MessageContext, rest: str) -> str:
+        """`/budget` shows today's use; `/budget 200000` sets this chat's daily limit."""
+        if not rest:
+            return await self.call(ctx, "token_budget", {})
+        amount = rest.replace(",", "").replace("_", "").strip()
+        if not amount.isdigit():
+            raise CommandError("Usage: /budget [tokens per day], e.g. /budget 200000")
+        return await self.call(ctx, "token_budget", {"tokens_per_day": int(amount)})
 
     async def _tz(self, ctx: MessageContext, rest: str) -> str:
         if not rest:

@@ -105,6 +105,13 @@ class BotSettings(_Section):
             raise ValueError(str(exc)) from None
 
 
+class BudgetConfig(_Section):
+    """Tokens (prompt + completion) the model may use per UTC day; None: no limit."""
+
+    tokens_per_chat_per_day: int | None = Field(None, ge=1)
+    tokens_per_day: int | None = Field(None, ge=1)
+
+
 class LLMSettings(_Section):
     base_url: OptionalText = None
     api_key: Secret = None
@@ -116,6 +123,9 @@ class LLMSettings(_Section):
     call_timeout: float = Field(30, gt=0)
     request_timeout: float = Field(60, gt=0)
     max_output_tokens: int = Field(1024, ge=16, le=65_536)
+    # The model's context window: history and tool results are trimmed to fit it.
+    context_tokens: int = Field(8192, ge=1024, le=2_000_000)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
 
     @property
     def enabled(self) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.budget import TokenBudget
 from bot.commands import COMMAND_HELP, CommandError, Commands
 from bot.config import Config
 from bot.logs import new_correlation_id
@@ -73,6 +74,7 @@ class Router:
         services: Mapping[str, Any],
         outbound: Sender | None = None,
         clock: Callable[[], datetime] = _utc_now,
+        budget: TokenBudget | None = None,
     ) -> None:
         self.config = config
         self._registry = registry
@@ -91,6 +93,7 @@ class Router:
         self._in_flight: set[tuple[str, str]] = set()
         self._budgets = Budgets(config.bot.rate_limits)
         self._offers = Offers()
+        self._budget = budget
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
 
@@ -221,8 +224,14 @@ class Router:
                     return str(exc)
         if self._llm is None:
             return NO_LLM_REPLY
+        if self._budget is not None:
+            spent = await self._budget.refusal(ctx)
+            if spent is not None:
+                return spent or None
         history = await self._history(message.chat_id)
         result = await self._llm.run(ctx, text or "hello", history)
+        if self._budget is not None:
+            await self._budget.record(ctx, result)
         return self._offers.review(ctx, text, result)
 
     def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:

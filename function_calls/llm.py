@@ -19,6 +19,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
 from function_calls.context import MessageContext
+from function_calls.context_window import ContextOverflowError, fit
 from function_calls.errors import LLMUnavailableError, ToolError
 from function_calls.prompt_formats import (
     PromptFormat,
@@ -133,6 +134,7 @@ class _Turn:
     executed: dict[tuple[str, str], str] = field(default_factory=dict)
     llm_calls: int = 0
     usage: Usage = field(default_factory=Usage)
+    history: int = 0  # earlier chat messages right after the system prompt
 
     def finish(self, final: str | None = None, *, error: str | None = None) -> TurnResult:
         replies = list(self.replies)
@@ -178,6 +180,7 @@ class FunctionCallLLM:
         strict_schemas: bool = True,
         temperature: float | None = None,
         max_output_tokens: int | None = 1024,
+        context_tokens: int = 8192,
         http_backend: Literal["aiohttp", "httpx"] = "aiohttp",
         client: AsyncOpenAI | None = None,
     ) -> None:
@@ -201,6 +204,7 @@ class FunctionCallLLM:
         self.temperature = temperature
         # A cap per request: a small model can otherwise ramble until the context is full.
         self.max_output_tokens = max_output_tokens
+        self.context_tokens = context_tokens
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
         if http_backend not in ("aiohttp", "httpx"):
@@ -264,6 +268,7 @@ class FunctionCallLLM:
         turn = _Turn(ctx, visible, self.effective_mode(), [])
         turn.messages.append({"role": "system", "content": self._system_prompt(turn)})
         turn.messages.extend(_history_message(item, ctx) for item in history)
+        turn.history = len(history)
         latest = _user_content(ctx.sender_name, text, ctx)
         turn.messages.append({"role": "user", "content": f"{build_context(ctx)}\n{latest}"})
         nudged = False
@@ -323,6 +328,12 @@ class FunctionCallLLM:
         tools = None
         if turn.mode == "native" and turn.tools:
             tools = [tool.definition(strict=self.strict_schemas) for tool in turn.tools.values()]
+        try:
+            # Room for the answer is kept; what is dropped stays dropped for the turn.
+            limit = self.context_tokens - (self.max_output_tokens or 0)
+            turn.history -= fit(turn.messages, tools, history=turn.history, limit=limit)
+        except ContextOverflowError as exc:
+            raise LLMUnavailableError(str(exc)) from None
         try:
             completion = await self._complete(turn.messages, tools)
         except openai.APIStatusError as exc:

@@ -94,6 +94,9 @@ _EMPTY_INLINE_FENCE_RE: Final = re.compile(r"[ \t]*```[\w+-]*[ \t]*```(?!`)")
 _BLANK_LINES_RE: Final = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 
 _ALIAS_PREFIXES: Final = ("functions.", "function.")
+_FUNCTIONS_PREFIX_RE: Final = re.compile(r"functions\.([A-Za-z0-9_-]{1,64}):\s*")
+# "functions.reminder_set:" left alone on a line, its arguments never written.
+_DANGLING_PREFIX_RE: Final = re.compile(r"(?m)^\s*functions\.[A-Za-z0-9_-]{1,64}:\s*$")
 
 
 def parse_tool_calls(
@@ -154,9 +157,16 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
             segments.append(body[text_start : match.start()])
             text_start = pos = match.end()
         elif token.lower().startswith(_RESPONSE_OPEN):
-            # The model made up a tool result: never shown, never parsed for calls.
+            # A made-up tool result is never shown. But small models also wrap their own
+            # call in it: a call of an offered tool inside counts as that call.
             segments.append(body[text_start : match.start()])
             closing = _RESPONSE_CLOSE_RE.search(body, match.end())
+            wrapped = []
+            if closing is not None and not results:
+                wrapped = _wrapped_call(body[match.end() : closing.start()], known, budget)
+            if wrapped:
+                results.extend(wrapped)
+                segments.append(_CALL)
             text_start = pos = len(body) if closing is None else closing.end()
         elif token.startswith("<"):
             segments.append(body[text_start : match.start()])
@@ -167,6 +177,19 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
         elif budget[0] <= 0:
             pos = match.end()
         else:
+            prefixed = _functions_prefix(body, match.start(), known)
+            if prefixed is not None:
+                # llama-cpp-python's chatml-function-calling style in the text:
+                # "functions.reminder_set:\n{...arguments...}".
+                name, prefix_start = prefixed
+                stop = _scan_value_end(body, match.start(), budget)
+                value = None if stop is None or stop < 0 else _load(body[match.start() : stop])[0]
+                if stop is not None and isinstance(value, dict):
+                    segments.append(body[text_start:prefix_start])
+                    results.append(ParsedCall(name, value))
+                    segments.append(_CALL)
+                    text_start = pos = stop
+                    continue
             bare_results, end = _parse_bare(body, match.start(), known, budget)
             if bare_results is None:
                 pos = end
@@ -177,10 +200,39 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
             text_start = pos = end
     segments.append(body[text_start:])
     return ParsedReply(
-        text=_assemble_text(segments),
+        text=_DANGLING_PREFIX_RE.sub("", _assemble_text(segments)).strip(),
         calls=tuple(r for r in results if isinstance(r, ParsedCall)),
         malformed=tuple(r for r in results if isinstance(r, MalformedCall)),
     )
+
+
+def _functions_prefix(
+    body: str, start: int, known: Mapping[str, frozenset[str]]
+) -> tuple[str, int] | None:
+    """("reminder_set", where the prefix starts) when "functions.reminder_set:" for an
+    offered tool stands right before `start`."""
+    found = _FUNCTIONS_PREFIX_RE.search(body, max(0, start - 120), start)
+    if found is None or found.end() != start or found.group(1) not in known:
+        return None
+    return found.group(1), found.start()
+
+
+def _wrapped_call(
+    inner: str, known: Mapping[str, frozenset[str]], budget: list[int]
+) -> list[ParsedCall | MalformedCall]:
+    """The call inside a closed <tool_response> block that is the reply's first call
+    attempt: an offered tool's name with explicit `arguments` (a made-up result does not
+    look like that)."""
+    start = inner.find("{")
+    if start < 0:
+        return []
+    value, error = _load(inner[start:].strip())
+    if error is not None or not isinstance(value, dict) or value.get("name") not in known:
+        return []
+    if not isinstance(value.get("arguments", value.get("parameters")), dict | str):
+        return []
+    found, _ = _parse_bare(inner, start, known, budget)
+    return [r for r in found or () if isinstance(r, ParsedCall)]
 
 
 def _scan_value_end(text: str, start: int, budget: list[int]) -> int | None:

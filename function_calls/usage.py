@@ -19,8 +19,8 @@ class Usage:
     # Prompt tokens the server reused from its prefix cache, where it says so.
     cached_tokens: int = 0
     requests: int = 0
-    # Some request of these reported no usage: its tokens are an estimate.
-    estimated: bool = False
+    # Requests that reported no usage: their tokens are an estimate.
+    estimated_requests: int = 0
 
     @property
     def total(self) -> int:
@@ -32,7 +32,7 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
             self.requests + other.requests,
-            self.estimated or other.estimated,
+            self.estimated_requests + other.estimated_requests,
         )
 
 
@@ -55,4 +55,4 @@ def usage_of(completion: Any, request: dict[str, Any], reply_text: str) -> Usage
         return Usage(prompt, completion_tokens, cached if isinstance(cached, int) else 0, 1)
     body = json.dumps(request.get("messages", []), ensure_ascii=False)
     tools = json.dumps(request.get("tools", []), ensure_ascii=False)
-    return Usage(estimate_tokens(body + tools), estimate_tokens(reply_text), 0, 1, True)
+    return Usage(estimate_tokens(body + tools), estimate_tokens(reply_text), 0, 1, 1)

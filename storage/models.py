@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Date,
     DateTime,
     ForeignKey,
     Index,
@@ -185,3 +186,17 @@ class AdapterState(Base):
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now, onupdate=utc_now)
+
+
+class LLMUsage(Base):
+    """Tokens the LLM used, per chat and UTC day: what budgets count."""
+
+    __tablename__ = "llm_usage"
+
+    chat_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    # Requests whose endpoint reported no usage: their tokens are estimates.
+    estimated_requests: Mapped[int] = mapped_column(Integer, default=0)

@@ -153,7 +153,7 @@ def llama_server(
     ]  # fmt: skip
     if chat_format is not None:
         command += ["--chat_format", chat_format]
-    output = open(log or CACHE / "llama-server.log", "wb")  # noqa: SIM115 (lives with it)
+    output = open(log or CACHE / f"llama-server-{port}.log", "wb")  # noqa: SIM115 (lives with it)
     process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:

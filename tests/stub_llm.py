@@ -38,6 +38,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     raw_body: str | None = None
+    no_usage: bool = False  # a server that reports no token usage
 
 
 def text(content: str, delay: float = 0.0) -> Reply:
@@ -154,8 +155,19 @@ class StubLLM:
                     "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            **({} if reply.no_usage else {"usage": _usage(body, message)}),
         }
+
+
+def _usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
+    """Tokens as a real server would roughly count them: four characters each."""
+    prompt = len(json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))) // 4
+    completion = len(json.dumps(message)) // 4
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 def tool_then_answer(

@@ -366,6 +366,19 @@ CORPUS: dict[str, Case] = {
         [BERLIN],
         text="In Berlin ist es sonnig.",
     ),
+    # Shapes met with Qwen2.5-Coder-1.5B in the eval (issue 11).
+    "own_call_wrapped_in_tool_response": Case(
+        '<tool_response>\n{"name": "weather", "arguments": {"city": "Berlin"}}\n</tool_response>',
+        [BERLIN],
+    ),
+    "chatml_function_calling_prefix_in_text": Case(
+        'functions.weather:\n{"city": "Berlin"}',
+        [BERLIN],
+    ),
+    "chatml_prefix_left_without_arguments_is_not_shown": Case("functions.weather:", text=""),
+    "chatml_prefix_of_a_tool_not_offered_is_no_call": Case(
+        'functions.rm_rf:\n{"city": "Berlin"}', text='{"city": "Berlin"}'
+    ),
     "unclosed_tool_response_dropped": Case(
         'Moment.\n<tool_response>\n{"name": "save_note", "content": "x"}',
         text="Moment.",

@@ -1,6 +1,7 @@
 """Built-in tools; importing this package registers them in the default registry."""
 
 from function_calls.handlers import (
+    budget,
     help,
     reminder_changes,
     reminders,
@@ -18,6 +19,7 @@ __all__ = [
     "ReminderRefArgs",
     "ReminderUpdateArgs",
     "TimezoneArgs",
+    "budget",
     "help",
     "reminder_changes",
     "reminders",

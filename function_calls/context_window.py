@@ -1,0 +1,63 @@
+"""Fitting a request into the model's context window (`llm.context_tokens`): the system
+prompt, the tool list and the latest message are always kept; the oldest history goes
+first, then long tool results are cut, oldest first. Token counts are the documented
+estimate of `function_calls.usage` (it leans high, so a fitted request fits)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from function_calls.usage import estimate_tokens
+
+_CUT_RESULT_CHARS = 600
+_CUT_NOTE = " … [cut to fit the context window]"
+
+
+class ContextOverflowError(Exception):
+    """Even trimmed, the request does not fit; the message is fit for the user."""
+
+
+def _tokens(value: Any) -> int:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return estimate_tokens(text) + 4  # a few tokens of framing per message
+
+
+def fit(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    *,
+    history: int,
+    limit: int,
+) -> int:
+    """Trim `messages` in place to `limit` tokens; returns how many history messages
+    were dropped. `messages` is [system, *history (`history` of them), latest, ...]."""
+    fixed = _tokens(tools) if tools else 0
+    sizes = [_tokens(message) for message in messages]
+    total = fixed + sum(sizes)
+    dropped = 0
+    while total > limit and dropped < history:
+        total -= sizes[1 + dropped]
+        dropped += 1
+    if dropped:
+        del messages[1 : 1 + dropped]
+        del sizes[1 : 1 + dropped]
+    latest = 1 + history - dropped
+    for index in range(latest + 1, len(messages)):
+        if total <= limit:
+            break
+        content = messages[index].get("content")
+        if isinstance(content, str) and len(content) > _CUT_RESULT_CHARS:
+            messages[index] = {
+                **messages[index],
+                "content": content[:_CUT_RESULT_CHARS] + _CUT_NOTE,
+            }
+            new_size = _tokens(messages[index])
+            total -= sizes[index] - new_size
+            sizes[index] = new_size
+    if total > limit:
+        raise ContextOverflowError(
+            "That is too long for the language model's context window, even without the "
+            "earlier chat. Please send a shorter message."
+        )
+    return dropped

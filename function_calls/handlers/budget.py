@@ -1,0 +1,77 @@
+"""`token_budget`: a chat's language-model budget for the day, shown, or changed by an
+admin of the chat. The bot's router enforces it (bot/budget.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from function_calls.context import MessageContext
+from function_calls.registry import tool_function
+from function_calls.result import FunctionResult
+from storage import ReminderService
+from storage.recurrence import format_local
+from storage.usage import UsageLog
+
+CHAT_LIMIT_SETTING = "token_budget"  # a chat's own daily limit, in its settings
+MAX_LIMIT = 100_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimits:
+    """The configured limits (llm.budget); None: no limit."""
+
+    per_chat: int | None = None
+    total: int | None = None
+
+
+class BudgetArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tokens_per_day: int | None = Field(
+        None, ge=1000, le=MAX_LIMIT, description="admins: this chat's new daily token limit"
+    )
+
+
+async def chat_limit(service: ReminderService, limits: BudgetLimits, chat_id: str) -> int | None:
+    own = (await service.settings_of(chat_id)).get(CHAT_LIMIT_SETTING)
+    return own if isinstance(own, int) else limits.per_chat
+
+
+def next_reset(now: datetime) -> datetime:
+    """Budgets count UTC days."""
+    return datetime.combine(now.astimezone(UTC).date() + timedelta(days=1), time(), tzinfo=UTC)
+
+
+@tool_function(
+    name="token_budget",
+    requires=["reminders", "usage", "budget_limits"],
+    description="Show this chat's language-model token use today and its daily limit; "
+    "a chat admin can set a new limit.",
+    examples=["/budget", "/budget 200000"],
+)
+async def token_budget(ctx: MessageContext, args: BudgetArgs) -> FunctionResult:
+    service: ReminderService = ctx.service("reminders")
+    usage: UsageLog = ctx.service("usage")
+    limits: BudgetLimits = ctx.service("budget_limits")
+    if args.tokens_per_day is not None:
+        if ctx.chat_type == "group" and not ctx.is_admin:
+            return FunctionResult.direct("Only a group admin can change this chat's budget.")
+        await service.update_settings(
+            ctx.chat_id, ctx.chat_type, {CHAT_LIMIT_SETTING: args.tokens_per_day}
+        )
+    now = ctx.clock()
+    spent = await usage.spent(ctx.chat_id, now.astimezone(UTC).date())
+    limit = await chat_limit(service, limits, ctx.chat_id)
+    shown = "no limit" if limit is None else f"{limit:,} tokens a day"
+    lines = [
+        f"Language-model use today: {spent.chat:,} tokens in this chat ({shown}); "
+        f"resets {format_local(next_reset(now), ctx.zone)} ({ctx.timezone})."
+    ]
+    if limits.total is not None:
+        lines.append(f"The whole bot: {spent.total:,} of {limits.total:,} tokens today.")
+    return FunctionResult.direct(
+        "\n".join(lines), data={"chat": spent.chat, "limit": limit, "total": spent.total}
+    )

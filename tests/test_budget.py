@@ -1,0 +1,92 @@
+"""Token budgets and usage, on SQLite and PostgreSQL: a spent budget stops model calls
+with one notice and the reset time; commands keep working; an admin raises the limit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.app import Bot
+from bot.config import parse_config
+from bot.messages import IncomingMessage
+from storage.usage import UsageLog
+from tests.stub_llm import Reply, StubLLM, text
+
+NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)
+
+
+def make_bot(database_url: str, stub: StubLLM, **budget: int) -> Bot:
+    data: dict[str, Any] = {
+        "storage": {"url": database_url},
+        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "budget": budget},
+        "bot": {"timezone": "Europe/Berlin", "admins": ["u-admin"]},
+    }
+    return Bot(parse_config(data, environ={}), clock=lambda: NOW)
+
+
+def said(text: str, sender: str = "u-alice", chat_type: str = "group") -> IncomingMessage:
+    return IncomingMessage(
+        chat_id="g1" if chat_type == "group" else "p1",
+        chat_type=chat_type,  # type: ignore[arg-type]
+        sender_id=sender,
+        sender_name=sender.removeprefix("u-").title(),
+        text=text,
+    )
+
+
+async def texts(bot: Bot, message: IncomingMessage) -> list[str]:
+    return [reply.text for reply in await bot.handle(message)]
+
+
+async def test_usage_is_recorded_per_chat_and_day(database_url: str, stub: StubLLM) -> None:
+    stub.script(text("hi there"), Reply(content="no usage reported", no_usage=True))
+    async with make_bot(database_url, stub) as bot:
+        await texts(bot, said("@groupmate hello"))
+        first = stub.requests[0]
+        await texts(bot, said("@groupmate again"))
+        assert bot.reminders is not None
+        spent = await UsageLog(bot.reminders.database).spent("g1", NOW.date())
+        other = await UsageLog(bot.reminders.database).spent("g2", NOW.date())
+    # The first as reported (characters / 4 in the stub), the second estimated.
+    assert spent.chat > len(str(first["messages"])) // 8
+    assert spent.total == spent.chat and other.chat == 0
+
+
+async def test_a_spent_chat_budget_stops_the_model_with_one_notice(
+    database_url: str, stub: StubLLM
+) -> None:
+    stub.fallback = text("an answer " * 50)
+    async with make_bot(database_url, stub, tokens_per_chat_per_day=1000) as bot:
+        while len(stub.requests) < 20 and (await texts(bot, said("@groupmate talk")))[0].startswith(
+            "an answer"
+        ):
+            pass
+        asked = len(stub.requests)
+        assert asked >= 1
+        notice = await texts(bot, said("@groupmate talk"))
+        assert notice == []  # told once already (the message that hit the limit)
+        assert len(stub.requests) == asked  # the model is not called any more
+        # Slash commands still work.
+        (confirmation,) = await texts(bot, said("/remind in 10 minutes tea"))
+        assert confirmation.startswith("⏰ Reminder #1 set")
+        (refused,) = await texts(bot, said("/budget 200000"))
+        assert refused == "Only a group admin can change this chat's budget."
+        (raised,) = await texts(bot, said("/budget 200000", sender="u-admin"))
+        assert "(200,000 tokens a day)" in raised and "resets Wed 25 Nov 01:00" in raised
+        (answer,) = await texts(bot, said("@groupmate talk"))
+        assert answer.startswith("an answer") and len(stub.requests) == asked + 1
+
+
+async def test_the_notice_names_the_reset_and_private_chats_hear_it_each_time(
+    database_url: str, stub: StubLLM
+) -> None:
+    stub.fallback = text("an answer " * 50)
+    async with make_bot(database_url, stub, tokens_per_day=500) as bot:
+        await texts(bot, said("@groupmate talk"))  # spends the whole bot's budget
+        for _ in range(2):
+            (notice,) = await texts(bot, said("hello", sender="u-bob", chat_type="private"))
+            assert notice == (
+                "I've used up the bot's language-model budget for today; it resets at "
+                "Wed 25 Nov 01:00 (Europe/Berlin). Slash commands like /remind still work."
+            )
+    assert len(stub.requests) == 1

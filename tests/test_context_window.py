@@ -1,0 +1,95 @@
+"""Context that never overflows: a 300-message history against a 4k-context model (the
+stub refuses a prompt over 4096 tokens, counted as four characters each, like a real
+server would answer HTTP 400)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import Bot
+from bot.config import parse_config
+from bot.messages import IncomingMessage
+from function_calls.context_window import ContextOverflowError, fit
+from tests.stub_llm import Reply, StubLLM, error, text
+
+CONTEXT = 4096
+
+
+def four_k_model(body: dict[str, Any]) -> Reply:
+    size = len(json.dumps(body["messages"]) + json.dumps(body.get("tools", []))) // 4
+    if size + body.get("max_tokens", 0) > CONTEXT:
+        return error(400, f"This model's maximum context length is {CONTEXT} tokens")
+    return text(f"fits in {size} tokens")
+
+
+def make_bot(tmp_path: Path, stub: StubLLM) -> Bot:
+    data: dict[str, Any] = {
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "llm": {
+            "base_url": stub.base_url,
+            "api_key": "sk-test",
+            "context_tokens": CONTEXT,
+            "max_output_tokens": 512,
+        },
+        "bot": {"history": {"max_messages": 300, "max_chars": 200_000}},
+    }
+    return Bot(parse_config(data, environ={}))
+
+
+def said(text: str, number: int, sender: str = "Bob") -> IncomingMessage:
+    return IncomingMessage(
+        chat_id="g1",
+        chat_type="group",
+        sender_id=f"u-{sender.lower()}",
+        sender_name=sender,
+        text=text,
+        message_id=f"m{number}",
+    )
+
+
+async def test_a_300_message_history_is_trimmed_oldest_first_to_fit(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    stub.fallback = four_k_model
+    async with make_bot(tmp_path, stub) as bot:
+        for number in range(300):
+            await bot.handle(said(f"message {number}: " + "lorem ipsum dolor " * 4, number))
+        (reply,) = await bot.handle(said("@groupmate what did we discuss?", 300, "Alice"))
+    assert reply.text.startswith("fits in ")
+    (request,) = stub.requests
+    contents = [m["content"] for m in request["messages"]]
+    assert request["messages"][0]["role"] == "system"
+    assert contents[-1].endswith("Alice: what did we discuss?")
+    assert "message 299:" in contents[-2]  # the newest history is kept
+    assert not any("message 0:" in c for c in contents)  # the oldest went first
+    assert len(contents) < 300
+
+
+async def test_a_message_too_long_by_itself_gets_a_clear_reply(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    stub.fallback = four_k_model
+    async with make_bot(tmp_path, stub) as bot:
+        (reply,) = await bot.handle(said("@groupmate " + "word " * 5000, 1, "Alice"))
+    assert reply.text.startswith("That is too long for the language model's context window")
+    assert stub.requests == []  # never sent: no HTTP 400 from the endpoint
+
+
+def test_long_tool_results_are_cut_oldest_first_after_the_history_is_gone() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": "old"},
+        {"role": "user", "content": "latest"},
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "tool", "content": "a" * 4000},
+        {"role": "tool", "content": "b" * 4000},
+    ]
+    assert fit(messages, None, history=1, limit=1400) == 1
+    assert [m["content"][:6] for m in messages] == ["rules", "latest", "", "aaaaaa", "bbbbbb"]
+    assert len(messages[3]["content"]) < 700 and len(messages[4]["content"]) == 4000
+    with pytest.raises(ContextOverflowError):
+        fit(messages, None, history=0, limit=100)
