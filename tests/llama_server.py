@@ -25,10 +25,9 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.tool_venv import ensure_venv
+
 CACHE = Path(os.environ.get("GROUPMATE_CACHE", "~/.cache/groupmate")).expanduser()
-VENV = ROOT / ".cache" / "llama-venv"
-PYTHON = VENV / "bin" / "python"
 LLAMA_CPP = "llama-cpp-python==0.3.36"
 _GGUF_MAGIC = b"GGUF"
 
@@ -74,16 +73,7 @@ def ensure_llama() -> Path:
         if not any(wheels.glob("llama_cpp_python-0.3.36-*.whl")):
             print(f"building {LLAMA_CPP} (several minutes, once per machine)…", flush=True)
             _pip(sys.executable, "wheel", "--quiet", "--no-deps", LLAMA_CPP, "-w", str(wheels))
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(VENV.parent / "llama-venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        ready = VENV / ".installed"
-        if not ready.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-            requirement = LLAMA_CPP.replace("==", "[server]==")
-            _pip(PYTHON, "install", "--quiet", "--find-links", str(wheels), requirement)
-            ready.touch()
-    return PYTHON
+    return ensure_venv("llama-venv", LLAMA_CPP.replace("==", "[server]=="), find_links=wheels)
 
 
 def ensure_model(model: ModelFiles) -> Path:

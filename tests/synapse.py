@@ -8,13 +8,11 @@ limits high enough that tests are never throttled by accident.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import hmac
 import os
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -25,28 +23,16 @@ from urllib.parse import quote
 import httpx
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-VENV = ROOT / ".cache" / "synapse-venv"
-PYTHON = VENV / "bin" / "python"
+from tests.tool_venv import ensure_venv
+
 SECRET = "groupmate-test-shared-secret"
 SERVER_NAME = "localhost"
 _GENEROUS = {"per_second": 1000, "burst_count": 1000}
 
 
 def ensure_synapse() -> Path:
-    """The venv's python, with matrix-synapse installed (once; a lock keeps parallel
-    sessions from installing over each other)."""
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(VENV.parent / "synapse-venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        ready = VENV / ".installed"
-        if not ready.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-            subprocess.run(
-                [str(PYTHON), "-m", "pip", "install", "--quiet", "matrix-synapse"], check=True
-            )
-            ready.touch()
-    return PYTHON
+    """The venv's python, with matrix-synapse installed (once)."""
+    return ensure_venv("synapse-venv", "matrix-synapse")
 
 
 def stop_process(process: subprocess.Popen[bytes] | None, within: float = 20) -> None:
