@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 from pathlib import Path
 
 from bot.eval import load_cases, run_eval
@@ -53,7 +54,10 @@ def main() -> None:
         with llama_server(model, chat_format=chat_format) as server:
             settings = EvalSettings(server.base_url, server.model, mode, prompt_format)
             results = asyncio.run(run_eval(cases, settings, _progress))
+            reused, total = server.prefix_cache()
         summary = summarize(label, results)
+        if total:  # the server's own count: llama-cpp-python reports none in `usage`
+            summary = dataclasses.replace(summary, cached_share=reused / total)
         summaries.append(summary)
         print(failures(results))
         print(f"written to {write_json(RESULTS, settings, summary, results)}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -30,6 +31,7 @@ from tests.tool_venv import ensure_venv
 CACHE = Path(os.environ.get("GROUPMATE_CACHE", "~/.cache/groupmate")).expanduser()
 LLAMA_CPP = "llama-cpp-python==0.3.36"
 _GGUF_MAGIC = b"GGUF"
+_PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,17 @@ class LlamaServer:
     base_url: str
     model: str
     process: subprocess.Popen[bytes]
+    log: Path
+
+    def prefix_cache(self) -> tuple[int, int]:
+        """(prompt tokens reused from the prefix cache, prompt tokens in all), from the
+        server's log: llama-cpp-python reports no cached tokens in `usage`."""
+        reused = total = 0
+        for found in _PREFIX_HIT.finditer(self.log.read_text(errors="replace")):
+            hit, rest = int(found[1]), int(found[2])
+            reused += hit
+            total += hit + rest
+        return reused, total
 
 
 @contextmanager
@@ -139,11 +152,14 @@ def llama_server(
         "--port", str(port),
         "--n_ctx", str(n_ctx),
         "--n_threads", str(os.cpu_count() or 2),
-        "--cache", "true",
     ]  # fmt: skip
+    # No --cache: its RAM cache of 80 MB states grew until the kernel killed the server
+    # (23 GB). Without it the server still reuses the longest prefix of the previous
+    # request, which is what a stable prompt needs.
     if chat_format is not None:
         command += ["--chat_format", chat_format]
-    output = open(log or CACHE / f"llama-server-{port}.log", "wb")  # noqa: SIM115 (lives with it)
+    log_path = log or CACHE / f"llama-server-{port}.log"
+    output = open(log_path, "wb")  # noqa: SIM115 (lives with the process)
     process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -159,7 +175,7 @@ def llama_server(
             if time.monotonic() > deadline:
                 raise RuntimeError("llama_cpp.server did not come up within 180 s")
             time.sleep(0.5)
-        yield LlamaServer(base_url, model.name, process)
+        yield LlamaServer(base_url, model.name, process, log_path)
     finally:
         process.terminate()
         try:
