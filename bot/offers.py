@@ -15,15 +15,12 @@ from typing import Any
 
 from function_calls import MessageContext, TurnResult
 from function_calls.context import MESSAGE_CONTEXT_KEY
-from function_calls.grammar import CJK, GrammarError, parse_audience, parse_reminder
+from function_calls.grammar import CJK, GrammarError, asked_reminder
 from function_calls.handlers.reminder_args import ReminderArgs
 from storage.recurrence import format_local
 
 OFFER_TTL = timedelta(minutes=10)
 _MAX_PENDING = 10_000
-_ASKS_EN = re.compile(r"\bremind(?:er)?s?\b", re.IGNORECASE)
-_ASKS_ZH = "提醒"
-_LEADS_EN = re.compile(r"^\s*(?:for|to|about|:)\s+", re.IGNORECASE)
 _YES = re.compile(
     r"^\s*(?:yes|y|yep|yeah|ok|okay|sure|do it|好|好的|是|是的|对|可以|行)\s*[.!。！]?\s*$",  # noqa: RUF001
     re.IGNORECASE,
@@ -63,9 +60,13 @@ class Offers:
         when the message asked for a reminder the turn did not set."""
         if _wrote_a_reminder(result) or result.error is not None:
             return result.text
-        arguments = _asked_reminder(text, ctx.now())
-        if arguments is None:
+        try:
+            asked = asked_reminder(text, ctx.now())
+        except GrammarError:
+            return result.text  # the time must be asked about: the model's question stands
+        if asked is None:
             return result.text
+        arguments = asked.arguments()
         try:
             args = ReminderArgs.model_validate(arguments, context={MESSAGE_CONTEXT_KEY: ctx})
             schedule, first = args.resolve(ctx)
@@ -91,21 +92,3 @@ def _wrote_a_reminder(result: TurnResult) -> bool:
         call.name in _WRITES and isinstance(call.data, dict) and "id" in call.data
         for call in result.calls
     )
-
-
-def _asked_reminder(text: str, now: datetime) -> dict[str, Any] | None:
-    """reminder_set's arguments for a message that asks for a reminder with a time the
-    grammar reads exactly; None for any other message."""
-    if _ASKS_ZH in text:
-        before, _, after = text.partition(_ASKS_ZH)
-        _, start = parse_audience(after)
-        phrase = f"{after[:start]}{before} {after[start:]}"
-    else:
-        found = _ASKS_EN.search(text)
-        if found is None:
-            return None
-        phrase = _LEADS_EN.sub("", text[found.end() :])
-    try:
-        return parse_reminder(phrase, now).arguments()
-    except GrammarError:
-        return None

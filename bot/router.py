@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import math
@@ -212,7 +213,7 @@ class Router:
         refusal = self._refusal(message, command)
         if refusal is not None:
             return refusal or None
-        ctx = await self._context(message)
+        ctx = dataclasses.replace(await self._context(message), text=text)
         if command is not None:
             return await self._commands.run(ctx, *command)
         if Offers.is_yes(text):

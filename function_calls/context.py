@@ -39,6 +39,9 @@ class MessageContext:
     mentioned: tuple[Member, ...] = ()
     # The platform id of the message this one replies to, if any.
     reply_to: str | None = None
+    # The words of the message the tools act on (what the user wrote to the bot): the
+    # reminder tools check a model's call against the time they name.
+    text: str = ""
 
     def __post_init__(self) -> None:
         try:

@@ -3,6 +3,7 @@ stored and answered, and the corpus is complete and runnable."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -50,11 +51,20 @@ async def test_the_right_call_is_right(stub: StubLLM) -> None:
     assert result.usage.requests == 1 and result.usage.prompt_tokens > 0
 
 
-async def test_another_time_or_rule_is_silently_wrong(stub: StubLLM) -> None:
+async def test_a_call_against_the_users_words_is_repaired_not_stored(stub: StubLLM) -> None:
     daily = ("reminder_set", {"type": "daily", "time": "09:00", "content": "call the dentist"})
-    result = await judged(stub, "set-tomorrow-9", calls(daily))
+    right = ("reminder_set", {"when": "tomorrow at 9", "content": "call the dentist"})
+    result = await judged(stub, "set-tomorrow-9", calls(daily), calls(right))
+    assert result.verdict.outcome is Outcome.RIGHT, result.verdict
+    assert result.repairs == 1
+    assert "the message asks for Wed 25 Nov 2026 09:00" in json.dumps(stub.requests[1])
+
+
+async def test_another_change_than_asked_is_silently_wrong(stub: StubLLM) -> None:
+    renamed = ("reminder_update", {"reminder_id": "1", "content": "minerals"})
+    result = await judged(stub, "edit-text", calls(renamed))
     assert result.verdict.outcome is Outcome.WRONG
-    assert "stored daily 2026-11-25 09:00" in result.verdict.reason
+    assert result.verdict.reason == "changed to daily 2026-11-25 07:00 'minerals'"
 
 
 async def test_a_claim_without_a_deed_reaches_the_user_as_an_offer(stub: StubLLM) -> None:

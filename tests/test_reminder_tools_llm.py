@@ -325,3 +325,22 @@ async def test_the_sender_named_by_name_is_me(chat: Chat) -> None:
     assert answer.startswith("⏰ Reminder #1 set for ")
     (stored,) = await chat.reminders()
     assert (stored["who"], stored["mentions"]) == (["me"], [])
+
+
+async def test_a_new_time_passed_as_text_is_sent_back_not_stored(chat: Chat) -> None:
+    await create(chat.api, **PILLS)
+    as_text = chat.call("reminder_update", {"reminder_id": "1", "content": "pills at 17:00"})
+    chat.stub.script(as_text, text("Which time?"))
+    (reply,) = await chat.api.say("@groupmate move reminder 1 to friday at 5pm")
+    assert reply["text"] == "Which time?"
+    assert "the message names a new time" in json.dumps(chat.stub.requests[-1]["messages"])
+    (unchanged,) = await chat.reminders()
+    assert (unchanged["content"], unchanged["rule"]) == ("pills", "every day at 07:00")
+
+
+async def test_a_time_the_words_do_not_say_is_sent_back_not_stored(chat: Chat) -> None:
+    today = chat.call("reminder_set", {"type": "once", "time": "2026-11-24 15:30", "content": "x"})
+    chat.stub.script(today, text("That was yesterday."))
+    (reply,) = await chat.api.say("@groupmate remind me yesterday at 3pm to call mom")
+    assert reply["text"] == "That was yesterday."
+    assert await chat.reminders() == []

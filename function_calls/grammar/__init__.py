@@ -25,6 +25,7 @@ __all__ = [
     "Recipients",
     "ResolvedWhen",
     "WhenSpec",
+    "asked_reminder",
     "parse_audience",
     "parse_duration",
     "parse_reminder",
@@ -167,3 +168,32 @@ def parse_duration(text: str) -> int | None:
     if minutes is None or parser.i != len(tokens):
         return None
     return minutes + days * 1440
+
+
+_ASKS_EN = re.compile(r"\bremind\b|\bset\s+(?:a|an|the)?\s*reminder\b", re.IGNORECASE)
+_ASKS_ZH = "提醒"
+_LEADS_EN = re.compile(r"^\s*(?:for|to|about|:)\s+", re.IGNORECASE)
+# A snooze or an existing reminder, not a new one: "remind me again", "reminder #3".
+_NOT_NEW = re.compile(r"\bagain\b|再|\breminders?\s*#?\d|#\d", re.IGNORECASE)
+
+
+def asked_reminder(text: str, now: datetime) -> ParsedReminder | None:
+    """The reminder a chat message asks for ("remind us tomorrow at 9 to call the
+    dentist", "10分钟后提醒我喝水"), read exactly; None when the message asks for none or
+    names no time. Raises GrammarError when it names a time that must be asked about."""
+    if _NOT_NEW.search(text):
+        return None
+    if _ASKS_ZH in text:
+        before, _, after = text.partition(_ASKS_ZH)
+        _, start = parse_audience(after)
+        phrase = f"{after[:start]}{before} {after[start:]}"
+    else:
+        found = _ASKS_EN.search(text)
+        if found is None:
+            return None
+        phrase = _LEADS_EN.sub("", text[found.end() :])
+    audience, start = parse_audience(phrase.strip())
+    spec, content = split_when(phrase.strip(), start)
+    if spec.empty or not content:
+        return None
+    return ParsedReminder(when=spec.resolve(now), content=content, audience=audience)

@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import GrammarError, WhenSpec, split_when
+from function_calls.grammar import GrammarError, WhenSpec, asked_reminder, split_when
 
 if TYPE_CHECKING:
     from storage import ReminderView
@@ -236,7 +236,8 @@ class ReminderArgs(BaseModel):
     def _check_resolvable(self, info: ValidationInfo) -> Self:
         ctx = validation_context(info)
         if ctx is not None:
-            self.resolve(ctx)
+            schedule, first = self.resolve(ctx)
+            _check_the_words(ctx, schedule, first)
         return self
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
@@ -278,6 +279,7 @@ def read_phrase(phrase: str, content: str | None = None) -> WhenSpec:
     """What a `when` phrase says, by the same deterministic grammar as `/remind`; a
     ValueError with accepted examples for one it can't read exactly (never a guess).
     Words beyond the time are refused, unless they are the reminder's `content`."""
+    phrase = phrase.replace("_", " ")  # "every_monday_at_9", as small models write it
     try:
         spec, rest = split_when(phrase.strip())
         if spec.empty:
@@ -316,6 +318,36 @@ def phrase_rule(
         return spec.resolve(ctx.now()).arguments()
     except GrammarError as exc:
         raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
+
+
+def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -> None:
+    """When the user's own message names the time exactly (the `/remind` grammar reads
+    it), the reminder must be that time: a small model's date arithmetic is checked, not
+    trusted. A time the grammar would ask about is asked about, not set."""
+    if not ctx.text:
+        return
+    try:
+        asked = asked_reminder(ctx.text, ctx.now())
+    except GrammarError as exc:
+        raise ValueError(
+            f"the user's words need a question first: {exc} Ask the user; set nothing yet"
+        ) from None
+    if asked is None:
+        return
+    wanted = ReminderArgs.model_validate(
+        {**asked.arguments(), "content": "-", "who": None},
+        context={MESSAGE_CONTEXT_KEY: replace(ctx, text="")},
+    ).resolve(ctx)
+    same_rule = (schedule.kind, schedule.interval) == (wanted[0].kind, wanted[0].interval)
+    if same_rule and abs(first - wanted[1]) < timedelta(minutes=1):
+        return
+    meant = format_local(wanted[1], ctx.zone, with_year=True)
+    if wanted[0].recurring:
+        meant += f", {wanted[0].describe()}"
+    raise ValueError(
+        f"the message asks for {meant} ({ctx.timezone}), but these arguments mean "
+        f"{format_local(first, ctx.zone, with_year=True)}; pass the user's time words in when"
+    )
 
 
 def check_agreement(

@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import parse_duration
+from function_calls.grammar import GrammarError, parse_duration, split_when
 from function_calls.handlers.audience import (
     AudienceRefused,
     Permission,
@@ -96,6 +96,12 @@ class ReminderUpdateArgs(BaseModel):
         if given and self.type is None:
             raise ValueError("a new time needs its type too (once, daily, weekly, ...)")
         ctx = validation_context(info)
+        if ctx is not None and not given and self.when is None and _names_a_time(ctx.text):
+            # "change #1 to friday at 5pm" stored as the text "friday at 5pm" is wrong.
+            raise ValueError(
+                "the message names a new time: pass it in when (e.g. 'friday at 5pm'), "
+                "and content only if the reminder's text changes"
+            )
         if self.when is not None and ctx is not None:
             if not bare_clock(read_phrase(self.when)):
                 self.new_rule(ctx, self.rule_fields(ctx, None))  # as for reminder_set
@@ -158,6 +164,14 @@ async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> Func
     return FunctionResult.direct(
         f"✏️ Updated reminder {text}", data={"updated": True, **snapshot(updated)}
     )
+
+
+def _names_a_time(text: str) -> bool:
+    try:
+        spec, _ = split_when(text.strip())
+    except GrammarError:
+        return True  # a time, if one to ask about
+    return not spec.empty
 
 
 async def change_reminder(ctx: MessageContext, args: ReminderUpdateArgs) -> ReminderView:
