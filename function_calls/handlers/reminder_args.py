@@ -338,16 +338,25 @@ def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -
         {**asked.arguments(), "content": "-", "who": None},
         context={MESSAGE_CONTEXT_KEY: replace(ctx, text="")},
     ).resolve(ctx)
-    same_rule = (schedule.kind, schedule.interval) == (wanted[0].kind, wanted[0].interval)
-    if same_rule and abs(first - wanted[1]) < timedelta(minutes=1):
+    if _same_time((schedule, first), wanted):
         return
-    meant = format_local(wanted[1], ctx.zone, with_year=True)
-    if wanted[0].recurring:
-        meant += f", {wanted[0].describe()}"
     raise ValueError(
-        f"the message asks for {meant} ({ctx.timezone}), but these arguments mean "
-        f"{format_local(first, ctx.zone, with_year=True)}; pass the user's time words in when"
+        f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but these arguments "
+        f"mean {_spoken((schedule, first), ctx)}; pass the user's time words in when"
     )
+
+
+def _same_time(one: tuple[Schedule, datetime], other: tuple[Schedule, datetime]) -> bool:
+    """The same rule, first firing within the same minute."""
+    (rule, first), (other_rule, other_first) = one, other
+    same_rule = (rule.kind, rule.interval) == (other_rule.kind, other_rule.interval)
+    return same_rule and abs(first - other_first) < timedelta(minutes=1)
+
+
+def _spoken(timed: tuple[Schedule, datetime], ctx: MessageContext) -> str:
+    schedule, first = timed
+    text = format_local(first, ctx.zone, with_year=True)
+    return f"{text}, {schedule.describe()}" if schedule.recurring else text
 
 
 def check_agreement(
@@ -361,17 +370,11 @@ def check_agreement(
     except ValidationError:
         by_fields = None
     wanted = by_phrase.resolve(ctx)
-    if by_fields is not None:
-        schedule, first = by_fields.resolve(ctx)
-        same_rule = (schedule.kind, schedule.interval) == (wanted[0].kind, wanted[0].interval)
-        if same_rule and abs(first - wanted[1]) < timedelta(minutes=1):
-            return
-    meant = format_local(wanted[1], ctx.zone, with_year=True)
-    if wanted[0].recurring:
-        meant += f", {wanted[0].describe()}"
+    if by_fields is not None and _same_time(by_fields.resolve(ctx), wanted):
+        return
     raise ValueError(
-        f"when {phrase!r} means {meant} ({ctx.timezone}), but type/time say something else; "
-        "send only when"
+        f"when {phrase!r} means {_spoken(wanted, ctx)} ({ctx.timezone}), but type/time say "
+        "something else; send only when"
     )
 
 
