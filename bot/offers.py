@@ -26,6 +26,14 @@ _YES = re.compile(
     re.IGNORECASE,
 )
 _WRITES = frozenset({"reminder_set", "reminder_update", "reminder_snooze"})
+# A reply that says a reminder was set, changed or snoozed.
+_CLAIM = re.compile(
+    r"⏰|💤|\breminders?\b[^.!?\n]{0,40}\b(?:is |has been |was )?(?:set|created|scheduled|"
+    r"snoozed|updated|moved|changed|rescheduled)\b|\bi(?:'ll| will| have|'ve) "
+    r"(?:remind|set|snoozed|moved|updated|changed|rescheduled)\b|\bsnoozed\b|"
+    r"(?:已|已经)(?:设置|设定|设好|创建|推迟|修改|更改|改到)|会提醒|稍后提醒你",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +71,11 @@ class Offers:
         try:
             asked = asked_reminder(text, ctx.now())
         except GrammarError:
-            return result.text  # the time must be asked about: the model's question stands
+            asked = None  # the time must be asked about: the model's question stands
         if asked is None:
-            return result.text
+            ran = any(call.outcome in ("direct", "data") for call in result.calls)
+            # A tool's own words are true; only a claim with no tool behind it is not.
+            return result.text if ran else _unclaimed(result.text, text)
         arguments = asked.arguments()
         try:
             args = ReminderArgs.model_validate(arguments, context={MESSAGE_CONTEXT_KEY: ctx})
@@ -84,6 +94,22 @@ class Offers:
                 "回复“是”确认。"
             )
         return f"Nothing is set yet. Set '{content}' for {when} ({ctx.timezone}){rule}? Reply yes."
+
+
+def _unclaimed(answer: str, asked: str) -> str:
+    """The model's answer, unless it claims a reminder action no tool performed ("I'll
+    remind you again in an hour" with nothing snoozed): that is never passed on."""
+    if not _CLAIM.search(answer):
+        return answer
+    if CJK.search(asked):
+        return (
+            "什么都没有改动：我没能把它变成一个提醒操作。"
+            "请试试 /提醒、/snooze 或 /edit（/help 有说明）。"
+        )
+    return (
+        "Nothing was changed: I couldn't turn that into a reminder action. Try /remind, "
+        "/snooze or /edit (see /help)."
+    )
 
 
 def _wrote_a_reminder(result: TurnResult) -> bool:

@@ -107,3 +107,25 @@ async def test_a_chinese_request_gets_a_chinese_offer(tmp_path: Path, stub: Stub
         assert offer.startswith("还没有设置任何提醒。要设置“喝水”：Tue 24 Nov 14:15")
         (confirmation,) = await texts(bot, said("好"))
         assert confirmation.startswith("⏰ Reminder #1 set for Tue 24 Nov 14:15")
+
+
+async def test_a_claimed_snooze_or_edit_that_no_tool_made_is_not_passed_on(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    stub.script(
+        text("Sure, I'll remind you again in an hour!"),
+        text("Reminder #1 has been moved to 10:00."),
+        text("好的，已修改到早上8点。"),
+        text("Sure, see you!"),
+    )
+    async with make_bot(tmp_path, stub, Clock()) as bot:
+        refused = "Nothing was changed: I couldn't turn that into a reminder action."
+        (snooze,) = await texts(bot, said("@groupmate remind me again in an hour"))
+        assert snooze.startswith(refused)
+        (edit,) = await texts(bot, said("@groupmate move reminder 1 to 10am"))
+        assert edit.startswith(refused)
+        (zh,) = await texts(bot, said("@groupmate 把提醒1改到早上8点"))
+        assert zh.startswith("什么都没有改动")
+        # Small talk without a claim keeps the model's words.
+        assert await texts(bot, said("@groupmate bye")) == ["Sure, see you!"]
+        assert await stored(bot) == []
