@@ -155,3 +155,9 @@ def test_the_command_prints_the_table_and_writes_json(
     assert "right share" in out and "100%" in out
     (written,) = tmp_path.glob("eval-stub-prompt_hermes.json")
     assert '"right": 2' in written.read_text()
+
+
+async def test_the_right_time_with_paraphrased_words_is_missed_not_wrong(stub: StubLLM) -> None:
+    call = ("reminder_set", {"when": "tomorrow at 9", "content": "phone the doctor"})
+    result = await judged(stub, "set-tomorrow-9", calls(call))
+    assert result.verdict == Verdict(Outcome.MISSED, "stored the text 'phone the doctor'")
