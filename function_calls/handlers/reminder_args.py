@@ -324,8 +324,8 @@ def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -
     """When the user's own message names the time exactly (the `/remind` grammar reads
     it), the reminder must be that time: a small model's date arithmetic is checked, not
     trusted. A time the grammar would ask about is asked about, not set."""
-    if not ctx.text:
-        return
+    if not ctx.text or ctx.text.startswith("/"):
+        return  # no message, or a command: its arguments come from this very grammar
     try:
         asked = asked_reminder(ctx.text, ctx.now())
     except GrammarError as exc:
