@@ -33,9 +33,11 @@ class TokenBudget:
     async def refusal(self, ctx: MessageContext) -> str | None:
         """None while the model may be called; else the notice to send ("" once told,
         in a group: a spent budget is said once a day, not to every message)."""
+        limit = await chat_limit(self._reminders, self._limits, ctx.chat_id)
+        if limit is None and self._limits.total is None:
+            return None  # no budget at all (the default): no usage to read
         now = self._clock()
         spent = await self._usage.spent(ctx.chat_id, now.date())  # the clock is UTC
-        limit = await chat_limit(self._reminders, self._limits, ctx.chat_id)
         if limit is not None and spent.chat >= limit:
             whose = "this chat's"
         elif self._limits.total is not None and spent.total >= self._limits.total:

@@ -17,16 +17,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-from tests.tool_venv import ensure_venv
+from tests.tool_venv import ensure_venv, stop_process, wait_until_up
 
 CACHE = Path(os.environ.get("GROUPMATE_CACHE", "~/.cache/groupmate")).expanduser()
 LLAMA_CPP = "llama-cpp-python==0.3.36"
@@ -163,24 +160,10 @@ def llama_server(
     process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited: see {output.name}")
-            try:
-                if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("llama_cpp.server did not come up within 180 s")
-            time.sleep(0.5)
+        wait_until_up(
+            process, f"{base_url}/models", what="llama_cpp.server", log=log_path, within=180
+        )
         yield LlamaServer(base_url, model.name, process, log_path)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         output.close()

@@ -13,7 +13,6 @@ import hmac
 import os
 import socket
 import subprocess
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from urllib.parse import quote
 import httpx
 import yaml
 
-from tests.tool_venv import ensure_venv
+from tests.tool_venv import ensure_venv, stop_process, wait_until_up
 
 SECRET = "groupmate-test-shared-secret"
 SERVER_NAME = "localhost"
@@ -33,17 +32,6 @@ _GENEROUS = {"per_second": 1000, "burst_count": 1000}
 def ensure_synapse() -> Path:
     """The venv's python, with matrix-synapse installed (once)."""
     return ensure_venv("synapse-venv", "matrix-synapse")
-
-
-def stop_process(process: subprocess.Popen[bytes] | None, within: float = 20) -> None:
-    """SIGTERM, and SIGKILL if it has not ended `within` seconds later."""
-    if process is not None and process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=within)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _free_port() -> int:
@@ -114,17 +102,13 @@ class Synapse:
         self.process = subprocess.Popen(
             homeserver, cwd=directory, stdout=log, stderr=subprocess.STDOUT, env=env
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"synapse exited: see {directory / 'synapse.log'}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("synapse did not come up within 60s")
+        wait_until_up(
+            self.process,
+            f"{self.url}/health",
+            what="synapse",
+            log=directory / "synapse.log",
+            within=60,
+        )
 
     def stop(self) -> None:
         stop_process(self.process)

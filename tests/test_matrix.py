@@ -28,7 +28,8 @@ from storage import Database, Member, OutgoingMessage
 from storage.models import Reminder
 from tests import stub_llm as s
 from tests.http_harness import llm_section, make_config
-from tests.synapse import Client, Synapse, User, ensure_synapse, membership, stop_process
+from tests.synapse import Client, Synapse, User, ensure_synapse, membership
+from tests.tool_venv import stop_process
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
