@@ -143,6 +143,7 @@ class Bot:
                 registry=self.registry,
                 tool_mode=settings.tool_mode,
                 prompt_format=settings.prompt_format,
+                tool_schema=settings.tool_schema,
                 max_rounds=settings.max_rounds,
                 max_invalid_retries=settings.max_invalid_retries,
                 call_timeout=settings.call_timeout,

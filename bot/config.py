@@ -118,6 +118,7 @@ class LLMSettings(_Section):
     model: str = "gpt-4o-mini"
     tool_mode: Literal["native", "prompt", "auto"] = "auto"
     prompt_format: Literal["hermes", "json"] = "hermes"
+    tool_schema: Literal["auto", "full", "compact"] = "auto"
     max_rounds: int = Field(5, ge=1, le=20)
     max_invalid_retries: int = Field(1, ge=0, le=5)
     call_timeout: float = Field(30, gt=0)

@@ -26,12 +26,13 @@ _YES = re.compile(
     re.IGNORECASE,
 )
 _WRITES = frozenset({"reminder_set", "reminder_update", "reminder_snooze"})
-# A reply that says a reminder was set, changed or snoozed.
+# A reply that says a reminder was set, changed, snoozed or cancelled.
 _CLAIM = re.compile(
     r"⏰|💤|\breminders?\b[^.!?\n]{0,40}\b(?:is |has been |was )?(?:set|created|scheduled|"
-    r"snoozed|updated|moved|changed|rescheduled)\b|\bi(?:'ll| will| have|'ve) "
-    r"(?:remind|set|snoozed|moved|updated|changed|rescheduled)\b|\bsnoozed\b|"
-    r"(?:已|已经)(?:设置|设定|设好|创建|推迟|修改|更改|改到)|会提醒|稍后提醒你",
+    r"snoozed|updated|moved|changed|rescheduled|cancell?ed|deleted|removed|paused|resumed)\b|"
+    r"\bi(?:'ll| will| have|'ve) (?:remind|set|snoozed|moved|updated|changed|rescheduled|"
+    r"cancell?ed|deleted|removed)\b|\bsnoozed\b|"
+    r"(?:已|已经)(?:设置|设定|设好|创建|推迟|修改|更改|改到|删除|取消|暂停)|会提醒|稍后提醒你",
     re.IGNORECASE,
 )
 

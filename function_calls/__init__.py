@@ -12,6 +12,7 @@ from function_calls.errors import (
 from function_calls.llm import ChatTurn, FunctionCallLLM, ToolCallRecord, ToolMode, TurnResult
 from function_calls.prompt_formats import PromptFormat
 from function_calls.registry import (
+    Example,
     NoArguments,
     Scope,
     Tool,
@@ -28,6 +29,7 @@ __all__ = [
     "ChatTurn",
     "ChatType",
     "DuplicateToolError",
+    "Example",
     "FunctionCallError",
     "FunctionCallLLM",
     "FunctionResult",

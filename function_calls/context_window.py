@@ -6,6 +6,7 @@ estimate of `function_calls.usage` (it leans high, so a fitted request fits)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from function_calls.usage import estimate_tokens
@@ -27,23 +28,33 @@ def fit(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     *,
-    history: int,
+    history: list[str],
+    render: Callable[[Sequence[str]], str],
     limit: int,
 ) -> int:
-    """Trim `messages` in place to `limit` tokens; returns how many history messages
-    were dropped. `messages` is [system, *history (`history` of them), latest, ...]."""
+    """Trim a request in place to `limit` tokens; returns how many history lines were
+    dropped (from the front of `history`, which is shortened to match).
+
+    `messages` is [system, latest, *tool rounds]; the latest message's content is
+    `render(history)`: the earlier chat as a transcript, then the new message.
+    """
     fixed = _tokens(tools) if tools else 0
     sizes = [_tokens(message) for message in messages]
     total = fixed + sum(sizes)
     dropped = 0
-    while total > limit and dropped < history:
-        total -= sizes[1 + dropped]
-        dropped += 1
-    if dropped:
-        del messages[1 : 1 + dropped]
-        del sizes[1 : 1 + dropped]
-    latest = 1 + history - dropped
-    for index in range(latest + 1, len(messages)):
+    while total > limit and history:
+        # Estimated line by line, then measured again as rendered (the sum of the
+        # lines' estimates is close to, not exactly, the whole's).
+        cut = 0
+        while total > limit and cut < len(history):
+            total -= estimate_tokens(history[cut]) + 1  # the line and its newline
+            cut += 1
+        del history[:cut]
+        dropped += cut
+        messages[1] = {**messages[1], "content": render(history)}
+        sizes[1] = _tokens(messages[1])
+        total = fixed + sum(sizes)
+    for index in range(2, len(messages)):
         if total <= limit:
             break
         content = messages[index].get("content")

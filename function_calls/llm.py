@@ -23,12 +23,14 @@ from function_calls.context_window import ContextOverflowError, fit
 from function_calls.errors import LLMUnavailableError, ToolError
 from function_calls.prompt_formats import (
     PromptFormat,
+    WorkedExample,
     render_tool_instructions,
     render_tool_results,
 )
 from function_calls.prompt_parser import MalformedCall, parse_tool_calls
 from function_calls.registry import Tool, ToolRegistry, default_registry
 from function_calls.result import FunctionResult, to_compact_json
+from function_calls.schema import SchemaView
 from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
 from function_calls.usage import Usage, usage_of
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
@@ -36,6 +38,9 @@ from function_calls.validation import ArgumentIssue, InvalidArgumentsError
 log = logging.getLogger("groupmate.llm")
 
 ToolMode = Literal["native", "prompt", "auto"]
+# Which argument schemas the model is shown: "auto" is compact in prompt mode (small
+# local models) and full with native tool calling.
+ToolSchema = Literal["auto", "full", "compact"]
 CallOutcome = Literal[
     "direct", "data", "error", "timeout", "invalid", "unknown", "hidden", "malformed", "duplicate"
 ]
@@ -51,6 +56,8 @@ _TOOLS_UNSUPPORTED = re.compile(
 )
 _UNPARSABLE = "(unparsable tool call)"
 _NUDGE = "Answer my last message directly in plain text."
+_BOT_NAME = "groupmate"
+_TRANSCRIPT_HEADER = "Earlier in this chat (for context; act only on the latest message):"
 _PARSE_IN_THREAD_CHARS = 8_000
 _MAX_MALFORMED = 3
 _GARBAGE_MESSAGE = (
@@ -125,6 +132,7 @@ class _Turn:
     ctx: MessageContext
     tools: dict[str, Tool]
     mode: Literal["native", "prompt"]
+    view: SchemaView
     messages: list[Message]
     replies: list[str] = field(default_factory=list)
     records: list[ToolCallRecord] = field(default_factory=list)
@@ -134,7 +142,15 @@ class _Turn:
     executed: dict[tuple[str, str], str] = field(default_factory=dict)
     llm_calls: int = 0
     usage: Usage = field(default_factory=Usage)
-    history: int = 0  # earlier chat messages right after the system prompt
+    # The earlier chat as transcript lines, and the latest message: the user message
+    # after the system prompt is render(history); trimming drops the oldest lines.
+    history: list[str] = field(default_factory=list)
+    latest: str = ""
+
+    def render(self, history: Sequence[str]) -> str:
+        if not history:
+            return self.latest
+        return f"{_TRANSCRIPT_HEADER}\n" + "\n".join(history) + f"\n\n{self.latest}"
 
     def finish(self, final: str | None = None, *, error: str | None = None) -> TurnResult:
         replies = list(self.replies)
@@ -171,6 +187,7 @@ class FunctionCallLLM:
         registry: ToolRegistry | None = None,
         tool_mode: ToolMode = "auto",
         prompt_format: PromptFormat = "hermes",
+        tool_schema: ToolSchema = "auto",
         persona: str = DEFAULT_PERSONA,
         max_rounds: int = 5,
         max_invalid_retries: int = 1,
@@ -192,7 +209,10 @@ class FunctionCallLLM:
             raise ValueError(f"tool_mode must be native, prompt or auto, not {tool_mode!r}")
         if prompt_format not in ("hermes", "json"):
             raise ValueError(f"prompt_format must be hermes or json, not {prompt_format!r}")
+        if tool_schema not in ("auto", "full", "compact"):
+            raise ValueError(f"tool_schema must be auto, full or compact, not {tool_schema!r}")
         self.model = model
+        self.tool_schema: ToolSchema = tool_schema
         self.registry = registry if registry is not None else default_registry
         self.tool_mode: ToolMode = tool_mode
         self.prompt_format: PromptFormat = prompt_format
@@ -265,12 +285,17 @@ class FunctionCallLLM:
         if "registry" not in ctx.services:
             ctx = replace(ctx, services={**ctx.services, "registry": self.registry})
         visible = {tool.name: tool for tool in self.registry.visible(ctx)}
-        turn = _Turn(ctx, visible, self.effective_mode(), [])
+        mode = self.effective_mode()
+        turn = _Turn(ctx, visible, mode, self._view(mode), [])
         turn.messages.append({"role": "system", "content": self._system_prompt(turn)})
-        turn.messages.extend(_history_message(item, ctx) for item in history)
-        turn.history = len(history)
-        latest = _user_content(ctx.sender_name, text, ctx)
-        turn.messages.append({"role": "user", "content": f"{build_context(ctx)}\n{latest}"})
+        # The earlier chat goes in as a transcript, not as past user and assistant turns:
+        # a model shown its own earlier "⏰ Reminder #2 set" answers (to slash commands)
+        # imitated them, and claimed in text what it should have done with a tool.
+        turn.history = [_transcript_line(item) for item in history]
+        # The message as it was written, its sender named in the context line after it: a
+        # 1.5B model answered "Alice: hi" with a tool call, and "hi" with "Hello!".
+        turn.latest = f"{text}\n\n{build_context(ctx)}"
+        turn.messages.append({"role": "user", "content": turn.render(turn.history)})
         nudged = False
         for round_number in range(1, self.max_rounds + 1):
             try:
@@ -297,11 +322,23 @@ class FunctionCallLLM:
             "Please try again with a simpler request."
         )
 
+    def _view(self, mode: Literal["native", "prompt"]) -> SchemaView:
+        if self.tool_schema == "auto":
+            return "compact" if mode == "prompt" else "full"
+        return self.tool_schema
+
     def _system_prompt(self, turn: _Turn) -> str:
         instructions = ""
         if turn.mode == "prompt" and turn.tools:
-            definitions = [tool.definition(strict=False) for tool in turn.tools.values()]
-            instructions = render_tool_instructions(definitions, self.prompt_format)
+            tools = turn.tools.values()
+            definitions = [tool.definition(strict=False, view=turn.view) for tool in tools]
+            worked = [
+                WorkedExample(example.said, tool.name, example.arguments)
+                for tool in tools
+                for example in tool.examples
+                if example.arguments is not None
+            ]
+            instructions = render_tool_instructions(definitions, self.prompt_format, worked)
         return build_system_prompt(persona=self.persona, tool_instructions=instructions)
 
     async def complete_text(self, system: str, user: str) -> str:
@@ -327,11 +364,14 @@ class FunctionCallLLM:
         turn.llm_calls += 1
         tools = None
         if turn.mode == "native" and turn.tools:
-            tools = [tool.definition(strict=self.strict_schemas) for tool in turn.tools.values()]
+            tools = [
+                tool.definition(strict=self.strict_schemas, view=turn.view)
+                for tool in turn.tools.values()
+            ]
         try:
             # Room for the answer is kept; what is dropped stays dropped for the turn.
             limit = self.context_tokens - (self.max_output_tokens or 0)
-            turn.history -= fit(turn.messages, tools, history=turn.history, limit=limit)
+            fit(turn.messages, tools, history=turn.history, render=turn.render, limit=limit)
         except ContextOverflowError as exc:
             raise LLMUnavailableError(str(exc)) from None
         try:
@@ -344,6 +384,7 @@ class FunctionCallLLM:
             log.info("model %s rejected native tools; switching to prompt mode", self.model)
             self._fell_back_to_prompt = True
             turn.mode = "prompt"
+            turn.view = self._view("prompt")
             turn.messages[0] = {"role": "system", "content": self._system_prompt(turn)}
             return await self._ask(turn)
         turn.usage += completion.usage
@@ -486,7 +527,7 @@ class FunctionCallLLM:
                 "doesn't exist.",
             )
         try:
-            return tool, tool.validate(call.raw_arguments, turn.ctx)
+            return tool, tool.validate(call.raw_arguments, turn.ctx, turn.view)
         except InvalidArgumentsError as exc:
             return _Rejection(
                 "invalid",
@@ -521,16 +562,12 @@ class FunctionCallLLM:
         return ("direct" if result.is_direct else "data"), result, ""
 
 
-def _user_content(sender_name: str, text: str, ctx: MessageContext) -> str:
-    if ctx.chat_type == "group" and sender_name:
-        return f"{sender_name}: {text}"
-    return text
-
-
-def _history_message(turn: ChatTurn, ctx: MessageContext) -> Message:
+def _transcript_line(turn: ChatTurn) -> str:
+    # One line per message: a multi-line message would read as several speakers.
+    content = " ".join(turn.content.split())
     if turn.role == "assistant":
-        return {"role": "assistant", "content": turn.content}
-    return {"role": "user", "content": _user_content(turn.sender_name, turn.content, ctx)}
+        return f"{_BOT_NAME}: {content}"
+    return f"{turn.sender_name or 'User'}: {content}"
 
 
 def _tool_parameters(tools: dict[str, Tool]) -> dict[str, frozenset[str]]:

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-__all__ = ["PROMPT_FORMATS", "PromptFormat", "render_tool_instructions", "render_tool_results"]
+__all__ = [
+    "PROMPT_FORMATS",
+    "PromptFormat",
+    "WorkedExample",
+    "render_tool_instructions",
+    "render_tool_results",
+]
 
 PromptFormat = Literal["hermes", "json"]
 PROMPT_FORMATS: tuple[str, ...] = ("hermes", "json")
@@ -58,11 +65,31 @@ following the tool's parameter schema.
 
 _TEMPLATES: Final[Mapping[str, str]] = {"hermes": _HERMES_TEMPLATE, "json": _JSON_TEMPLATE}
 
+# Replies that need no tool, shown after the worked calls: a small model shown only
+# calls calls a tool for "thanks!" too.
+_PLAIN_REPLIES: Final = (
+    ("hello there!", "Hello! How can I help?"),
+    ("thanks, that helps!", "You're welcome!"),
+    ("what is 6 times 7?", "6 times 7 is 42."),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkedExample:
+    """A message and the one call it should become, for the prompt's examples."""
+
+    said: str
+    tool: str
+    arguments: Mapping[str, Any]
+
 
 def render_tool_instructions(
-    tools: Sequence[Mapping[str, Any]], prompt_format: PromptFormat
+    tools: Sequence[Mapping[str, Any]],
+    prompt_format: PromptFormat,
+    examples: Sequence[WorkedExample] = (),
 ) -> str:
-    """System-prompt section describing ``tools`` (OpenAI tool definitions) and the call format.
+    """System-prompt section describing ``tools`` (OpenAI tool definitions) and the call
+    format, then ``examples`` of messages and the calls they become.
 
     Returns ``""`` when there are no tools: instructions for calling nothing only confuse.
     """
@@ -77,7 +104,24 @@ def render_tool_instructions(
     lines = "\n".join(
         json.dumps(_plain(tool), ensure_ascii=False, separators=(",", ":")) for tool in tools
     )
-    return template.format(tools=lines)
+    instructions = template.format(tools=lines)
+    if not examples:
+        return instructions
+    shown = [
+        f"User: {example.said}\nYou:\n{_render_call(example, prompt_format)}"
+        for example in examples
+    ]
+    shown.extend(f"User: {said}\nYou: {answer}" for said, answer in _PLAIN_REPLIES)
+    return instructions + "\n\n# Examples\n\n" + "\n\n".join(shown)
+
+
+def _render_call(example: WorkedExample, prompt_format: PromptFormat) -> str:
+    arguments = _plain(example.arguments)
+    if prompt_format == "json":
+        call = {"tool_calls": [{"name": example.tool, "parameters": arguments}]}
+        return json.dumps(call, ensure_ascii=False)
+    single = {"name": example.tool, "arguments": arguments}
+    return f"<tool_call>\n{json.dumps(single, ensure_ascii=False)}\n</tool_call>"
 
 
 def render_tool_results(results: Sequence[tuple[str, str]]) -> str:

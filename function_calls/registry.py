@@ -15,8 +15,13 @@ from pydantic import BaseModel, ConfigDict
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
 from function_calls.errors import DuplicateToolError, ToolDefinitionError, UnknownToolError
 from function_calls.result import FunctionResult
-from function_calls.schema import JsonSchema, is_strict_compatible, model_parameters_schema
-from function_calls.validation import ArgumentValidator
+from function_calls.schema import (
+    JsonSchema,
+    SchemaView,
+    is_strict_compatible,
+    model_parameters_schema,
+)
+from function_calls.validation import ArgumentValidator, InvalidArgumentsError
 
 Scope = Literal["group", "private", "both"]
 Handler = Callable[..., Any]
@@ -24,6 +29,20 @@ HandlerT = TypeVar("HandlerT", bound=Handler)
 
 _SCOPES: tuple[str, ...] = get_args(Scope)
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Example:
+    """Something a user might say, and optionally the arguments it should become.
+
+    The words go into the tool's description; an example with `arguments` is also shown
+    to prompt-mode models as a worked call (small models copy a pattern far better than
+    they follow a schema). The arguments are validated against both schema views when
+    the tool is registered, so an example cannot drift from the schema.
+    """
+
+    said: str
+    arguments: Mapping[str, Any] | None = None
 
 
 class NoArguments(BaseModel):
@@ -40,13 +59,15 @@ class Tool:
     description: str
     handler: Handler
     args_model: type[BaseModel]
-    parameters: JsonSchema
+    parameters: JsonSchema  # the full view
+    compact_parameters: JsonSchema  # the compact view, for small models
     scope: Scope
     admin_only: bool
-    examples: tuple[str, ...]
+    examples: tuple[Example, ...]
     timeout: float | None
     strict_compatible: bool
     validator: ArgumentValidator = field(repr=False)
+    compact_validator: ArgumentValidator = field(repr=False)
     ctx_param: str | None = field(repr=False)
     args_param: str | None = field(repr=False)
     is_async: bool = field(repr=False)
@@ -61,30 +82,34 @@ class Tool:
             return False  # e.g. web_search without a configured provider
         return self.scope == "both" or self.scope == ctx.chat_type
 
-    def definition(self, *, strict: bool = True) -> dict[str, Any]:
-        """The OpenAI `tools=[...]` entry for this tool."""
+    def definition(self, *, strict: bool = True, view: SchemaView = "full") -> dict[str, Any]:
+        """The OpenAI `tools=[...]` entry for this tool, in the given schema view."""
         function: dict[str, Any] = {
             "name": self.name,
             "description": self.model_description(),
-            "parameters": self.parameters,
+            "parameters": self.compact_parameters if view == "compact" else self.parameters,
         }
-        if strict and self.strict_compatible:
+        if strict and view == "full" and self.strict_compatible:
             function["strict"] = True
         return {"type": "function", "function": function}
 
     def model_description(self) -> str:
         if not self.examples:
             return self.description
-        examples = "; ".join(f'"{example}"' for example in self.examples)
+        examples = "; ".join(f'"{example.said}"' for example in self.examples)
         return f"{self.description} Examples: {examples}"
 
-    def validate(self, raw_arguments: Any, ctx: MessageContext | None = None) -> BaseModel:
-        """Both validation stages; raises InvalidArgumentsError.
+    def validate(
+        self, raw_arguments: Any, ctx: MessageContext | None = None, view: SchemaView = "full"
+    ) -> BaseModel:
+        """Both validation stages, against the view the model was shown; raises
+        InvalidArgumentsError.
 
         With `ctx`, the model's validators can check against the chat's clock and zone.
         """
         context = None if ctx is None else {MESSAGE_CONTEXT_KEY: ctx}
-        return self.validator.validate(raw_arguments, context)
+        validator = self.compact_validator if view == "compact" else self.validator
+        return validator.validate(raw_arguments, context)
 
     async def invoke(self, ctx: MessageContext, arguments: BaseModel) -> FunctionResult:
         """Run the handler; plain functions run in a worker thread."""
@@ -136,7 +161,7 @@ def build_tool(
     description: str | None = None,
     scope: Scope = "both",
     admin_only: bool = False,
-    examples: Sequence[str] = (),
+    examples: Sequence[str | Example] = (),
     timeout: float | None = None,
     requires: Sequence[str] = (),
     localns: Mapping[str, Any] | None = None,
@@ -162,27 +187,48 @@ def build_tool(
         )
     ctx_param, args_param, args_model = _bind_parameters(handler, tool_name, localns)
     parameters = model_parameters_schema(args_model)
+    compact = model_parameters_schema(args_model, "compact")
     try:
         validator = ArgumentValidator(parameters, args_model)
+        compact_validator = ArgumentValidator(compact, args_model, null_means_absent=True)
     except Exception as exc:
         raise ToolDefinitionError(f"tool {tool_name!r}: invalid argument schema: {exc}") from exc
+    worked = tuple(item if isinstance(item, Example) else Example(item) for item in examples)
+    for example in worked:
+        _check_example(tool_name, example, (validator, compact_validator))
     return Tool(
         name=tool_name,
         description=" ".join(text.split()),
         handler=handler,
         args_model=args_model,
         parameters=parameters,
+        compact_parameters=compact,
         scope=scope,
         admin_only=admin_only,
-        examples=tuple(examples),
+        examples=worked,
         timeout=timeout,
         strict_compatible=is_strict_compatible(parameters),
         validator=validator,
+        compact_validator=compact_validator,
         ctx_param=ctx_param,
         args_param=args_param,
         is_async=inspect.iscoroutinefunction(handler),
         requires=tuple(requires),
     )
+
+
+def _check_example(
+    tool_name: str, example: Example, validators: Sequence[ArgumentValidator]
+) -> None:
+    if example.arguments is None:
+        return
+    for validator in validators:
+        try:
+            validator.validate(dict(example.arguments))
+        except InvalidArgumentsError as exc:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: the example {example.said!r} has invalid arguments: {exc}"
+            ) from None
 
 
 class ToolRegistry:
@@ -206,7 +252,7 @@ class ToolRegistry:
         *,
         scope: Scope = "both",
         admin_only: bool = False,
-        examples: Sequence[str] = (),
+        examples: Sequence[str | Example] = (),
         timeout: float | None = None,
         requires: Sequence[str] = (),
         _localns: Mapping[str, Any] | None = None,
@@ -274,7 +320,7 @@ def tool_function(
     *,
     scope: Scope = "both",
     admin_only: bool = False,
-    examples: Sequence[str] = (),
+    examples: Sequence[str | Example] = (),
     timeout: float | None = None,
     requires: Sequence[str] = (),
     registry: ToolRegistry | None = None,
@@ -283,8 +329,9 @@ def tool_function(
 
     The handler's `args` parameter annotation (a pydantic model) is the argument
     schema; `ctx` receives the MessageContext. Name and description default to the
-    function's name and docstring. `requires` names services (in ctx.services) without
-    which the tool is not offered.
+    function's name and docstring. `examples` are phrases, or `Example`s with the
+    arguments they become (shown to prompt-mode models). `requires` names services (in
+    ctx.services) without which the tool is not offered.
     """
     target = registry if registry is not None else default_registry
     return target.tool(

@@ -1,14 +1,31 @@
-"""Compact, model-facing JSON Schemas built from Pydantic models."""
+"""Compact, model-facing JSON Schemas built from Pydantic models.
+
+Each argument model gives two views of its schema:
+
+- ``full``: every field, nullable optionals as ``anyOf [..., null]``, the shape OpenAI's
+  strict mode wants;
+- ``compact``: for small models. Fields marked ``COMPACT_HIDDEN`` are left out (a 1.5B
+  model given both ``when`` and six structured time fields mixed them up), fields marked
+  ``COMPACT_REQUIRED`` are required, and optionals are shown as their plain type.
+
+A view's schema is the one its arguments are validated against.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
 JsonSchema = dict[str, Any]
+SchemaView = Literal["full", "compact"]
+
+# Put in a field's `json_schema_extra`; neither view shows the marker itself.
+_MARK: Final = "x-compact"
+COMPACT_HIDDEN: Final[dict[str, Any]] = {_MARK: "hidden"}
+COMPACT_REQUIRED: Final[dict[str, Any]] = {_MARK: "required"}
 
 _SCHEMA_MAPS = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
 _SCHEMA_LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
@@ -141,7 +158,7 @@ def _simplify(node: JsonSchema) -> JsonSchema:
     return node
 
 
-def model_parameters_schema(model: type[BaseModel]) -> JsonSchema:
+def model_parameters_schema(model: type[BaseModel], view: SchemaView = "full") -> JsonSchema:
     """The JSON Schema the model is shown for a handler's argument model.
 
     No titles, `$defs` inlined (kept only for recursive models), closed objects,
@@ -156,10 +173,55 @@ def model_parameters_schema(model: type[BaseModel]) -> JsonSchema:
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     schema.setdefault("additionalProperties", False)
+    schema = _compact(schema) if view == "compact" else _unmarked(schema)
     kept = inliner.kept_defs()
     if kept:
         schema["$defs"] = kept
     return schema
+
+
+def _unmarked(schema: JsonSchema) -> JsonSchema:
+    properties = {
+        name: {key: value for key, value in node.items() if key != _MARK}
+        for name, node in schema["properties"].items()
+    }
+    return {**schema, "properties": properties}
+
+
+def _compact(schema: JsonSchema) -> JsonSchema:
+    """The top-level properties for a small model: hidden ones out, marked ones required,
+    optionals without their null branch."""
+    required = list(schema.get("required", ()))
+    properties: JsonSchema = {}
+    for name, node in schema["properties"].items():
+        mark = node.get(_MARK)
+        if mark == "hidden":
+            continue
+        if mark == "required" and name not in required:
+            required.append(name)
+        properties[name] = _without_null({k: v for k, v in node.items() if k != _MARK})
+    out = {**schema, "properties": properties}
+    out.pop("required", None)
+    if required:
+        out["required"] = [name for name in required if name in properties]
+    return out
+
+
+def _without_null(node: JsonSchema) -> JsonSchema:
+    """`anyOf [X, null]` with default null becomes X: a left-out argument is the null."""
+    if node.get("default", ...) is not None:
+        return node
+    rest = {k: v for k, v in node.items() if k not in ("anyOf", "default", "type")}
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list):
+        branches = [b for b in any_of if b != {"type": "null"}]
+        if len(branches) == 1 and isinstance(branches[0], dict):
+            return {**branches[0], **rest}
+    types = node.get("type")
+    if isinstance(types, list) and "null" in types:
+        kept = [t for t in types if t != "null"]
+        return {"type": kept[0] if len(kept) == 1 else kept, **rest}
+    return node
 
 
 def is_strict_compatible(schema: Any) -> bool:

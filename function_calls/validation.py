@@ -167,14 +167,23 @@ def _pydantic_issues(error: PydanticError) -> list[ArgumentIssue]:
 class ArgumentValidator:
     """Validates one tool's arguments: stage 1 by JSON Schema, stage 2 by its Pydantic model."""
 
-    __slots__ = ("_model", "_schema_validator")
+    __slots__ = ("_model", "_optional_nulls", "_schema_validator")
 
-    def __init__(self, schema: JsonSchema, model: type[BaseModel]) -> None:
+    def __init__(
+        self, schema: JsonSchema, model: type[BaseModel], *, null_means_absent: bool = False
+    ) -> None:
         Draft202012Validator.check_schema(schema)
         # No format checker: which formats it checks depends on optional packages, and
         # stage 2 (Pydantic) validates dates, URLs and the like deterministically.
         self._schema_validator = Draft202012Validator(schema)
         self._model = model
+        # The compact view shows optionals without their null branch, yet small models
+        # still write `"day": null` for "not this one": that is the same as leaving it out.
+        self._optional_nulls: frozenset[str] = (
+            frozenset(schema.get("properties", {})) - set(schema.get("required", ()))
+            if null_means_absent
+            else frozenset()
+        )
 
     def validate(self, raw: Any, context: Mapping[str, Any] | None = None) -> BaseModel:
         """Return the handler's argument model, or raise InvalidArgumentsError with every issue.
@@ -182,6 +191,12 @@ class ArgumentValidator:
         `context` reaches the model's validators as `info.context` (see `validation_context`).
         """
         arguments = decode_arguments(raw)
+        if self._optional_nulls:
+            arguments = {
+                name: value
+                for name, value in arguments.items()
+                if value is not None or name not in self._optional_nulls
+            }
         issues: list[ArgumentIssue] = []
         try:
             for error in self._schema_validator.iter_errors(arguments):

@@ -5,6 +5,7 @@ server would answer HTTP 400)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +62,17 @@ async def test_a_300_message_history_is_trimmed_oldest_first_to_fit(
         (reply,) = await bot.handle(said("@groupmate what did we discuss?", 300, "Alice"))
     assert reply.text.startswith("fits in ")
     (request,) = stub.requests
-    contents = [m["content"] for m in request["messages"]]
-    assert request["messages"][0]["role"] == "system"
-    assert contents[-1].endswith("Alice: what did we discuss?")
-    assert "message 299:" in contents[-2]  # the newest history is kept
-    assert not any("message 0:" in c for c in contents)  # the oldest went first
-    assert len(contents) < 300
+    system, latest = request["messages"]
+    assert system["role"] == "system"
+    transcript = latest["content"].splitlines()
+    assert transcript[-3:-1] == ["what did we discuss?", ""]
+    kept = [line for line in transcript if line.startswith("Bob: message ")]
+    assert kept[-1].startswith("Bob: message 299:")  # the newest history is kept
+    assert 20 < len(kept) < 300  # the oldest went first, as much as fits stays
+    assert kept == [
+        f"Bob: message {n}: " + ("lorem ipsum dolor " * 4).strip()
+        for n in range(300 - len(kept), 300)
+    ]
 
 
 async def test_a_message_too_long_by_itself_gets_a_clear_reply(
@@ -80,16 +86,21 @@ async def test_a_message_too_long_by_itself_gets_a_clear_reply(
 
 
 def test_long_tool_results_are_cut_oldest_first_after_the_history_is_gone() -> None:
+    history = ["Bob: old"]
+
+    def render(lines: Sequence[str]) -> str:
+        return "\n".join([*lines, "latest"])
+
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "rules"},
-        {"role": "user", "content": "old"},
-        {"role": "user", "content": "latest"},
+        {"role": "user", "content": render(history)},
         {"role": "assistant", "content": "", "tool_calls": []},
         {"role": "tool", "content": "a" * 4000},
         {"role": "tool", "content": "b" * 4000},
     ]
-    assert fit(messages, None, history=1, limit=1400) == 1
+    assert fit(messages, None, history=history, render=render, limit=1400) == 1
+    assert history == []
     assert [m["content"][:6] for m in messages] == ["rules", "latest", "", "aaaaaa", "bbbbbb"]
     assert len(messages[3]["content"]) < 700 and len(messages[4]["content"]) == 4000
     with pytest.raises(ContextOverflowError):
-        fit(messages, None, history=0, limit=100)
+        fit(messages, None, history=history, render=render, limit=100)

@@ -132,7 +132,9 @@ async def test_the_latest_message_carries_local_date_time_and_zone(stub, make_ll
     assert "Saturday, 2026-11-21 08:05" in content
     assert "America/New_York (UTC-05:00)" in content
     assert "tomorrow is Sunday, 2026-11-22" in content
-    assert content.endswith("\nAlice: hi")
+    # The message as written first, then the context line naming its sender.
+    assert content.startswith("hi\n\n[Context: ")
+    assert content.endswith("the message above is from Alice.]")
 
 
 async def test_the_system_prompt_is_the_same_for_every_chat_clock_and_sender(
@@ -161,9 +163,13 @@ async def test_history_and_sender_names_reach_the_model(stub, make_llm, tools, c
     ]
     await make_llm(tools).run(ctx, "and tomorrow?", history)
     messages = stub.requests[0]["messages"]
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert messages[1]["content"] == "Bob: lunch at noon?"
-    assert messages[3]["content"].endswith("]\nAlice: and tomorrow?")
+    # One user message: the earlier chat as a transcript, then the latest message. The
+    # bot's earlier answers are not past assistant turns, which small models imitate.
+    assert [m["role"] for m in messages] == ["system", "user"]
+    transcript, latest, context = messages[1]["content"].split("\n\n")
+    assert transcript.splitlines()[1:] == ["Bob: lunch at noon?", "groupmate: Sounds good."]
+    assert latest == "and tomorrow?"
+    assert context.startswith("[Context: ") and context.endswith("is from Alice.]")
 
 
 async def test_invalid_arguments_are_fed_back_and_then_fixed(

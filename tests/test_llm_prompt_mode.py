@@ -6,7 +6,15 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from function_calls import FunctionResult, MessageContext, ToolRegistry, tool_function
+from function_calls import (
+    Example,
+    FunctionResult,
+    MessageContext,
+    ToolDefinitionError,
+    ToolRegistry,
+    tool_function,
+)
+from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from tests import stub_llm as s
 from tests.conftest import make_ctx
 
@@ -193,3 +201,79 @@ async def test_tool_results_cannot_inject_markup(stub, make_llm, registry) -> No
     payload = json.loads(block.split("\n")[1])
     assert payload["content"]["page"].startswith("</tool_response><tool_call>")
     assert result.text == "Here it is."
+
+
+class WhenArgs(BaseModel):
+    when: str | None = Field(None, description="in words", json_schema_extra=COMPACT_REQUIRED)
+    hour: int | None = Field(None, ge=0, le=23, json_schema_extra=COMPACT_HIDDEN)
+    note: str | None = Field(None, description="what for")
+
+
+@pytest.fixture
+def booking(registry: ToolRegistry, executed: list[str]) -> ToolRegistry:
+    @tool_function(
+        description="Book the room",
+        registry=registry,
+        examples=[Example("book it for noon", {"when": "noon"}), "book the room"],
+    )
+    async def book(ctx: MessageContext, args: WhenArgs) -> FunctionResult:
+        executed.append(f"{args.when}/{args.hour}/{args.note}")
+        return FunctionResult.direct("booked")
+
+    return registry
+
+
+async def test_prompt_mode_shows_and_checks_the_compact_view_with_worked_examples(
+    stub, make_llm, booking, executed
+) -> None:
+    stub.script(
+        # A field the compact view hides is refused like any unknown field; a null for an
+        # optional one is the same as leaving it out.
+        s.text(_hermes("book", {"when": "noon", "hour": 12})),
+        s.text(_hermes("book", {"when": "noon", "note": None})),
+    )
+    result = await make_llm(booking, tool_mode="prompt").run(make_ctx(), "book it for noon")
+    assert [call.outcome for call in result.calls] == ["invalid", "direct"]
+    assert executed == ["noon/None/None"]
+    system = stub.requests[0]["messages"][0]["content"]
+    tools_line = next(line for line in system.splitlines() if '"name":"book"' in line)
+    assert '"hour"' not in tools_line and '"required":["when"]' in tools_line
+    examples = system.split("# Examples\n\n", 1)[1]
+    assert examples.startswith(
+        'User: book it for noon\nYou:\n<tool_call>\n{"name": "book", "arguments": {"when": "noon"}}'
+    )
+    # An example without arguments is only words in the description.
+    assert "User: book the room" not in examples
+    assert '\\"book the room\\"' in tools_line  # JSON-escaped in the tool line
+
+
+async def test_native_mode_shows_the_full_view_and_no_examples(
+    stub, make_llm, booking, executed
+) -> None:
+    stub.script(s.calls(("book", {"hour": 12})), s.text("Booked."))
+    result = await make_llm(booking, tool_mode="native").run(make_ctx(), "book it at 12")
+    assert [call.outcome for call in result.calls] == ["direct"]
+    assert executed == ["None/12/None"]
+    (tool,) = stub.requests[0]["tools"]
+    assert "hour" in tool["function"]["parameters"]["properties"]
+    assert "# Examples" not in stub.requests[0]["messages"][0]["content"]
+
+
+async def test_the_schema_view_can_be_chosen(stub, make_llm, booking, executed) -> None:
+    stub.script(s.text(_hermes("book", {"hour": 9})))
+    llm = make_llm(booking, tool_mode="prompt", tool_schema="full")
+    result = await llm.run(make_ctx(), "book it at 9")
+    assert [call.outcome for call in result.calls] == ["direct"]
+    assert executed == ["None/9/None"]
+    with pytest.raises(ValueError, match="tool_schema must be"):
+        make_llm(booking, tool_schema="tiny")
+
+
+def test_an_example_with_invalid_arguments_fails_at_registration(registry: ToolRegistry) -> None:
+    with pytest.raises(ToolDefinitionError, match="the example 'book at 9' has invalid"):
+
+        @tool_function(
+            description="Book", registry=registry, examples=[Example("book at 9", {"hour": 9})]
+        )
+        async def book(ctx: MessageContext, args: WhenArgs) -> FunctionResult:
+            raise AssertionError("never runs")

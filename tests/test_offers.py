@@ -27,7 +27,10 @@ def make_bot(tmp_path: Path, stub: StubLLM, clock: Clock) -> Bot:
     data: dict[str, Any] = {
         "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
         "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"},
-        "bot": {"timezone": "Europe/Berlin"},
+        "bot": {
+            "timezone": "Europe/Berlin",
+            "rate_limits": {"user_per_minute": 100, "burst": 100},
+        },
     }
     return Bot(parse_config(data, environ={}), clock=clock)
 
@@ -109,13 +112,15 @@ async def test_a_chinese_request_gets_a_chinese_offer(tmp_path: Path, stub: Stub
         assert confirmation.startswith("⏰ Reminder #1 set for Tue 24 Nov 14:15")
 
 
-async def test_a_claimed_snooze_or_edit_that_no_tool_made_is_not_passed_on(
+async def test_a_claimed_snooze_edit_or_delete_that_no_tool_made_is_not_passed_on(
     tmp_path: Path, stub: StubLLM
 ) -> None:
     stub.script(
         text("Sure, I'll remind you again in an hour!"),
         text("Reminder #1 has been moved to 10:00."),
         text("好的，已修改到早上8点。"),
+        text("Reminder #2 deleted."),
+        text("已删除提醒2。"),
         text("Sure, see you!"),
     )
     async with make_bot(tmp_path, stub, Clock()) as bot:
@@ -126,6 +131,10 @@ async def test_a_claimed_snooze_or_edit_that_no_tool_made_is_not_passed_on(
         assert edit.startswith(refused)
         (zh,) = await texts(bot, said("@groupmate 把提醒1改到早上8点"))
         assert zh.startswith("什么都没有改动")
+        (delete,) = await texts(bot, said("@groupmate cancel reminder #2"))
+        assert delete.startswith(refused)
+        (zh_delete,) = await texts(bot, said("@groupmate 删除提醒2"))
+        assert zh_delete.startswith("什么都没有改动")
         # Small talk without a claim keeps the model's words.
         assert await texts(bot, said("@groupmate bye")) == ["Sure, see you!"]
         assert await stored(bot) == []

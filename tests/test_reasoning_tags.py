@@ -85,7 +85,7 @@ async def test_a_reminder_about_think_tags_is_stored_verbatim(
     tool_mode: str,
     prompt_format: str,
 ) -> None:
-    arguments = {"type": "daily", "time": "9:00", "content": LITERAL}
+    arguments = {"when": "daily at 9", "content": LITERAL}
     if tool_mode == "native":
         stub.script(calls(("reminder_set", arguments)))
     else:

@@ -87,7 +87,8 @@ async def chat(
 ) -> Chat:
     mode: str = request.param
     api = await servers.start(
-        llm={**llm_section(stub), "tool_mode": mode},
+        # The structured fields in both modes: prompt mode would show the compact view.
+        llm={**llm_section(stub), "tool_mode": mode, "tool_schema": "full"},
         adapters={"webhook": {"outbound_url": receiver.url}},
     )
     return Chat(api, stub, mode)
@@ -344,3 +345,34 @@ async def test_a_time_the_words_do_not_say_is_sent_back_not_stored(chat: Chat) -
     (reply,) = await chat.api.say("@groupmate remind me yesterday at 3pm to call mom")
     assert reply["text"] == "That was yesterday."
     assert await chat.reminders() == []
+
+
+@pytest.mark.parametrize(
+    ("said", "when", "problem"),
+    [
+        # A time of day keeps the rule; a model that adds one changes what nobody asked.
+        ("把提醒1改到早上8点", "every weekday at 08:00", "keeps the reminder's day and rule"),
+        ("move reminder 1 to 10am", "every day at 10", "keeps the reminder's day and rule"),
+        ("move reminder 1 to 10am", "11am", "but when '11am' means"),
+        ("change #1 to friday at 5pm", "friday at 6pm", "the message asks for Fri"),
+    ],
+)
+async def test_an_edit_to_a_time_the_words_do_not_say_is_sent_back_not_stored(
+    chat: Chat, said: str, when: str, problem: str
+) -> None:
+    await create(chat.api, **PILLS)
+    chat.stub.script(chat.call("reminder_update", {"reminder_id": "1", "when": when}), text("?"))
+    (reply,) = await chat.api.say(f"@groupmate {said}")
+    assert reply["text"] == "?"
+    assert problem in json.dumps(chat.stub.requests[-1]["messages"], ensure_ascii=False)
+    (unchanged,) = await chat.reminders()
+    assert unchanged["rule"] == "every day at 07:00"
+
+
+async def test_an_edit_with_the_words_the_message_says_is_stored(chat: Chat) -> None:
+    await create(chat.api, **PILLS)
+    chat.stub.script(chat.call("reminder_update", {"reminder_id": "1", "when": "早上8点"}))
+    (reply,) = await chat.api.say("@groupmate 把提醒1改到早上8点")
+    assert reply["text"].startswith("✏️ Updated reminder #1")
+    (changed,) = await chat.reminders()
+    assert changed["rule"] == "every day at 08:00"

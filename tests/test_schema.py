@@ -10,7 +10,12 @@ from pydantic import BaseModel, Field
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from function_calls import default_registry
-from function_calls.schema import is_strict_compatible, model_parameters_schema
+from function_calls.schema import (
+    COMPACT_HIDDEN,
+    COMPACT_REQUIRED,
+    is_strict_compatible,
+    model_parameters_schema,
+)
 
 
 class Color(StrEnum):
@@ -159,3 +164,43 @@ def test_free_form_objects_are_never_strict() -> None:
 
     for model in (Args, Loose):
         assert not is_strict_compatible(model_parameters_schema(model))
+
+
+class Meeting(BaseModel):
+    """Two ways to say when: words for small models, fields for strong ones."""
+
+    when: str | None = Field(None, description="in words", json_schema_extra=COMPACT_REQUIRED)
+    hour: int | None = Field(None, ge=0, le=23, json_schema_extra=COMPACT_HIDDEN)
+    topic: str
+    room: str | None = Field(None, description="where")
+    seats: int = 4
+
+
+def test_the_full_view_shows_every_field_and_no_marker() -> None:
+    schema = model_parameters_schema(Meeting)
+    assert list(schema["properties"]) == ["when", "hour", "topic", "room", "seats"]
+    assert schema["required"] == ["topic"]
+    assert "x-compact" not in json.dumps(schema)
+    assert schema["properties"]["room"]["type"] == ["string", "null"]
+
+
+def test_the_compact_view_hides_fields_requires_marked_ones_and_drops_null() -> None:
+    schema = model_parameters_schema(Meeting, "compact")
+    assert list(schema["properties"]) == ["when", "topic", "room", "seats"]
+    assert schema["required"] == ["topic", "when"]
+    assert schema["properties"]["when"] == {"type": "string", "description": "in words"}
+    assert schema["properties"]["room"] == {"type": "string", "description": "where"}
+    assert schema["properties"]["seats"] == {"default": 4, "type": "integer"}
+    assert "x-compact" not in json.dumps(schema)
+    Draft202012Validator.check_schema(schema)
+
+
+def test_reminder_tools_show_small_models_only_words_for_the_time() -> None:
+    shown = {tool.name: tool.compact_parameters for tool in default_registry}
+    assert list(shown["reminder_set"]["properties"]) == ["when", "content", "who"]
+    assert sorted(shown["reminder_set"]["required"]) == ["content", "when"]
+    assert list(shown["reminder_update"]["properties"]) == ["reminder_id", "when", "content", "who"]
+    assert list(shown["reminder_snooze"]["properties"]) == ["reminder_id", "when"]
+    # The full view keeps the structured fields for strong models.
+    full = default_registry.get("reminder_set").parameters["properties"]
+    assert {"type", "time", "in_minutes", "weekday", "day", "interval"} <= set(full)

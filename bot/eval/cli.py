@@ -28,6 +28,13 @@ def add_parser(
     parser.add_argument(
         "--format", choices=["hermes", "json"], default="hermes", dest="prompt_format"
     )
+    parser.add_argument(
+        "--schema",
+        choices=["auto", "full", "compact"],
+        default="auto",
+        dest="tool_schema",
+        help="llm.tool_schema: auto is compact in prompt mode, full in native mode",
+    )
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="a file or folder")
     parser.add_argument("--only", nargs="*", default=[], help="case ids or tags to run")
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON goes here")
@@ -44,13 +51,14 @@ def run(options: argparse.Namespace, config: Config) -> int:
         model=options.model or config.llm.model,
         mode=options.mode,
         prompt_format=options.prompt_format,
+        tool_schema=options.tool_schema,
         api_key=key,
     )
     cases = load_cases(options.cases)
     if options.only:
         wanted = set(options.only)
         cases = [c for c in cases if c.id in wanted or wanted & set(c.tags)]
-    label = settings.mode if settings.mode == "native" else f"prompt/{settings.prompt_format}"
+    label = settings.label()
     print(f"{len(cases)} cases, {settings.model} at {base_url}, {label}", flush=True)
 
     def progress(result: CaseResult) -> None:

@@ -103,6 +103,7 @@ def write_json(
         "base_url": settings.base_url,
         "mode": settings.mode,
         "format": settings.prompt_format,
+        "tool_schema": settings.tool_schema,
         "summary": {
             "cases": summary.cases,
             **summary.outcomes,

@@ -33,8 +33,16 @@ class EvalSettings:
     model: str
     mode: str = "native"  # native | prompt
     prompt_format: str = "hermes"  # hermes | json (prompt mode)
+    tool_schema: str = "auto"  # auto | full | compact
     api_key: str | None = None
     request_timeout: float = 600.0
+
+    def label(self) -> str:
+        """ "native", "prompt/hermes", ...; a schema view other than the mode's own is named."""
+        label = self.mode if self.mode == "native" else f"prompt/{self.prompt_format}"
+        if self.tool_schema != "auto":
+            label += f" {self.tool_schema}"
+        return label
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +146,7 @@ def _config(case: Case, settings: EvalSettings, folder: Path) -> dict[str, Any]:
         "model": settings.model,
         "tool_mode": settings.mode,
         "prompt_format": settings.prompt_format,
+        "tool_schema": settings.tool_schema,
         "request_timeout": settings.request_timeout,
     }
     if settings.api_key:

@@ -26,6 +26,7 @@ __all__ = [
     "ResolvedWhen",
     "WhenSpec",
     "asked_reminder",
+    "named_when",
     "parse_audience",
     "parse_duration",
     "parse_reminder",
@@ -168,6 +169,20 @@ def parse_duration(text: str) -> int | None:
     if minutes is None or parser.i != len(tokens):
         return None
     return minutes + days * 1440
+
+
+# "把提醒1改到早上8点": in Chinese the new time follows the verb of change.
+_CHANGE_ZH = re.compile(r"改到|改成|改为|推迟到|延后到|挪到|移到|调到|换到|提前到")
+
+
+def named_when(text: str) -> WhenSpec:
+    """The time an edit message names ("move #1 to 10am", "change #2 to friday at 5pm",
+    "把提醒1改到早上8点"); an empty spec when it names none. Raises GrammarError for a
+    time that must be asked about."""
+    found = _CHANGE_ZH.search(text)
+    if found is not None:
+        return split_when(text, found.end())[0]
+    return split_when(text.strip())[0]
 
 
 _ASKS_EN = re.compile(r"\bremind\b|\bset\s+(?:a|an|the)?\s*reminder\b", re.IGNORECASE)

@@ -18,7 +18,7 @@ async def show_help(ctx: MessageContext) -> FunctionResult:
     for tool in registry.visible(ctx):
         if tool.name == "help":
             continue
-        example = f' (e.g. "{tool.examples[0]}")' if tool.examples else ""
+        example = f' (e.g. "{tool.examples[0].said}")' if tool.examples else ""
         lines.append(f"• {tool.name}: {tool.description}{example}")
     if len(lines) == 1:
         lines = ["I can chat with you here, but no tools are enabled in this chat."]

@@ -23,7 +23,8 @@ from pydantic import (
 )
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import GrammarError, WhenSpec, asked_reminder, split_when
+from function_calls.grammar import GrammarError, WhenSpec, asked_reminder, named_when, split_when
+from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 
 if TYPE_CHECKING:
     from storage import ReminderView
@@ -70,22 +71,24 @@ class ReminderArgs(BaseModel):
         min_length=1,
         max_length=MAX_WHEN,
         description=(
-            "the time as the user said it, e.g. 'tomorrow at 9', 'in 30 minutes', "
+            "the time in the user's own words, e.g. 'tomorrow at 9', 'in 30 minutes', "
             "'every monday at 9am', 'on dec 24 at 18:00', '明天下午3点'; read exactly in the "
-            "chat's time zone. Preferred: with it, leave type, time, in_minutes, weekday, day "
-            "and interval out"
+            "chat's time zone"
         ),
+        json_schema_extra=COMPACT_REQUIRED,
     )
     type: Kind | None = Field(
         default=None,
         validate_default=True,
         description="without when: once, daily, weekly, weekdays (Monday to Friday) or monthly",
+        json_schema_extra=COMPACT_HIDDEN,
     )
     time: str | None = Field(
         default=None,
         pattern=_TIME_PATTERN,
         validate_default=True,
         description='once: local "YYYY-MM-DD HH:MM"; other types: "HH:MM" (24-hour)',
+        json_schema_extra=COMPACT_HIDDEN,
     )
     in_minutes: int | None = Field(
         default=None,
@@ -93,6 +96,7 @@ class ReminderArgs(BaseModel):
         le=MAX_IN_MINUTES,
         validate_default=True,
         description="once only, instead of time: fire this many minutes from now",
+        json_schema_extra=COMPACT_HIDDEN,
     )
     content: Annotated[
         str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_CONTENT)
@@ -103,6 +107,7 @@ class ReminderArgs(BaseModel):
         le=6,
         validate_default=True,
         description="weekly only: 0 = Monday ... 6 = Sunday",
+        json_schema_extra=COMPACT_HIDDEN,
     )
     day: int | None = Field(
         default=None,
@@ -110,6 +115,7 @@ class ReminderArgs(BaseModel):
         le=31,
         validate_default=True,
         description="monthly only: day of month 1-31 (31 = last day of shorter months)",
+        json_schema_extra=COMPACT_HIDDEN,
     )
     interval: int | None = Field(
         default=None,
@@ -117,6 +123,7 @@ class ReminderArgs(BaseModel):
         le=MAX_INTERVAL,
         validate_default=True,
         description="daily, weekly, monthly: repeat every N days/weeks/months (default 1)",
+        json_schema_extra=COMPACT_HIDDEN,
     )
     who: list[Annotated[str, StringConstraints(pattern=_WHO_PATTERN)]] | None = Field(
         default=None,
@@ -344,6 +351,40 @@ def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -
         f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but these arguments "
         f"mean {_spoken((schedule, first), ctx)}; pass the user's time words in when"
     )
+
+
+def check_edit_words(ctx: MessageContext, phrase: str) -> None:
+    """An edit's `when` must be the time the message names: "把提醒1改到早上8点" passed as
+    'every weekday at 08:00' changes a rule nobody asked to change."""
+    if not ctx.text or ctx.text.startswith("/"):
+        return  # no message, or a command: its arguments come from this very grammar
+    try:
+        said = named_when(ctx.text)
+    except GrammarError:
+        return  # the message's time is unclear: the model's own phrase is read exactly
+    if said.empty:
+        return
+    given = read_phrase(phrase)
+    if bare_clock(said) and not bare_clock(given):
+        raise ValueError(
+            f"the message names only a time of day, which keeps the reminder's day and rule, "
+            f"but when {phrase!r} changes them; pass just the user's time words in when"
+        )
+    plain = replace(ctx, text="")
+    wanted, meant = _timed(said, plain), _timed(given, plain)
+    if not _same_time(wanted, meant):
+        raise ValueError(
+            f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but when "
+            f"{phrase!r} means {_spoken(meant, ctx)}; pass the user's time words in when"
+        )
+
+
+def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
+    fields = phrase_rule(spec, ctx, None)
+    args = ReminderArgs.model_validate(
+        {**fields, "content": "-"}, context={MESSAGE_CONTEXT_KEY: ctx}
+    )
+    return args.resolve(ctx)
 
 
 def _same_time(one: tuple[Schedule, datetime], other: tuple[Schedule, datetime]) -> bool:

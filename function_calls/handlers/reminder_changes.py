@@ -34,6 +34,7 @@ from function_calls.handlers.reminder_args import (
     ReminderArgs,
     bare_clock,
     check_agreement,
+    check_edit_words,
     phrase_rule,
     read_phrase,
 )
@@ -46,8 +47,9 @@ from function_calls.handlers.reminders import (
     reminder_service,
     snapshot,
 )
-from function_calls.registry import tool_function
+from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
+from function_calls.schema import COMPACT_HIDDEN
 from storage import ReminderView, StorageError, StorageUnavailableError
 from storage.changes import ReminderChange, Requester
 from storage.recurrence import Kind, format_local
@@ -71,19 +73,33 @@ class ReminderUpdateArgs(BaseModel):
         min_length=1,
         max_length=MAX_WHEN,
         description=(
-            "the new time as the user said it, e.g. 'at 10' (keeps the day or rule), "
-            "'tomorrow at 9', 'every friday at 5pm'. Preferred over type and time"
+            "the new time in the user's own words, e.g. 'at 10' (keeps the day or rule), "
+            "'tomorrow at 9', 'every friday at 5pm'"
         ),
     )
     type: Kind | None = Field(
-        None, description="without when, with a new time: as for reminder_set"
+        None,
+        description="without when, with a new time: as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
     )
-    time: str | None = Field(None, description="as for reminder_set")
-    in_minutes: int | None = Field(None, ge=1, description="as for reminder_set")
-    weekday: int | None = Field(None, ge=0, le=6, description="as for reminder_set")
-    day: int | None = Field(None, ge=1, le=31, description="as for reminder_set")
-    interval: int | None = Field(None, ge=1, le=52, description="as for reminder_set")
-    content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT)
+    time: str | None = Field(
+        None, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+    )
+    in_minutes: int | None = Field(
+        None, ge=1, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+    )
+    weekday: int | None = Field(
+        None, ge=0, le=6, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+    )
+    day: int | None = Field(
+        None, ge=1, le=31, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+    )
+    interval: int | None = Field(
+        None, ge=1, le=52, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+    )
+    content: str | None = Field(
+        None, min_length=1, max_length=MAX_CONTENT, description="the new text, if it changes"
+    )
     who: list[str] | None = Field(None, min_length=1, max_length=10)
 
     _reference = field_validator("reminder_id")(check_reference)
@@ -103,6 +119,7 @@ class ReminderUpdateArgs(BaseModel):
                 "and content only if the reminder's text changes"
             )
         if self.when is not None and ctx is not None:
+            check_edit_words(ctx, self.when)
             if not bare_clock(read_phrase(self.when)):
                 self.new_rule(ctx, self.rule_fields(ctx, None))  # as for reminder_set
             elif given:  # what a bare time means depends on the reminder: no comparing
@@ -148,10 +165,17 @@ class ReminderUpdateArgs(BaseModel):
     name="reminder_update",
     requires=["reminders"],
     description=(
-        "Change one of this chat's reminders: its time or repeat rule (give type and time as "
-        "for reminder_set), its text, or who it is for. Unchanged parts are left out."
+        "Change one of this chat's reminders: its time or repeat rule, its text, or who it "
+        "is for. Unchanged parts are left out."
     ),
-    examples=["move reminder 3 to 10am", "change #2 to every friday at 5pm"],
+    examples=[
+        Example("move #4 to 11:30", {"reminder_id": "4", "when": "11:30"}),
+        Example(
+            "make reminder 6 every thursday at 8",
+            {"reminder_id": "6", "when": "every thursday at 8"},
+        ),
+        Example("rename #5 to buy bread", {"reminder_id": "5", "content": "buy bread"}),
+    ],
 )
 async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> FunctionResult:
     try:
@@ -217,6 +241,7 @@ class ReminderSnoozeArgs(BaseModel):
         ge=1,
         le=MAX_SNOOZE_MINUTES,
         description=f"without when: minutes to wait (default {DEFAULT_SNOOZE_MINUTES})",
+        json_schema_extra=COMPACT_HIDDEN,
     )
 
     _reference = field_validator("reminder_id")(check_reference)
@@ -259,7 +284,11 @@ class ReminderSnoozeArgs(BaseModel):
     name="reminder_snooze",
     requires=["reminders"],
     description="Snooze a reminder that just went off: it fires again after some minutes.",
-    examples=["snooze that for 10 minutes", "remind me again in an hour"],
+    examples=[
+        Example("snooze it for 20 minutes", {"when": "in 20 minutes"}),
+        Example("ping me again in 2 hours", {"when": "in 2 hours"}),
+        Example("15分钟后再提醒一次", {"when": "15分钟后"}),
+    ],
 )
 async def reminder_snooze(ctx: MessageContext, args: ReminderSnoozeArgs) -> FunctionResult:
     try:

@@ -19,7 +19,7 @@ from function_calls.handlers.audience import (
     resolve_audience,
 )
 from function_calls.handlers.reminder_args import ReminderArgs
-from function_calls.registry import tool_function
+from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from storage import (
     NewReminder,
@@ -82,8 +82,23 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
         "repeating daily, on weekdays, weekly or monthly. Times are the chat's local time."
     ),
     examples=[
-        "remind us every Monday at 9 to send the report",
-        "remind me in 90 minutes to call Bob",
+        Example(
+            "remind us every Tuesday at 7pm to water the garden",
+            {"when": "every Tuesday at 7pm", "content": "water the garden"},
+        ),
+        Example(
+            "remind me on thursday at 14:30 to book the flights",
+            {"when": "on thursday at 14:30", "content": "book the flights"},
+        ),
+        Example(
+            "in 45 minutes remind me to take the cake out",
+            {"when": "in 45 minutes", "content": "take the cake out"},
+        ),
+        Example(
+            "remind @bob tomorrow at noon to bring the projector",
+            {"when": "tomorrow at noon", "content": "bring the projector", "who": ["@bob"]},
+        ),
+        Example("每天早上7点提醒我跑步", {"when": "每天早上7点", "content": "跑步"}),
     ],
 )
 async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResult:
@@ -144,7 +159,7 @@ async def audience_for(
     name="reminder_list",
     requires=["reminders"],
     description="List this chat's active reminders with their IDs and next times.",
-    examples=["what reminders do we have?"],
+    examples=[Example("which reminders are set?", {})],
 )
 async def reminder_list(ctx: MessageContext) -> FunctionResult:
     service = reminder_service(ctx)
@@ -188,7 +203,7 @@ class ReminderRefArgs(BaseModel):
     name="reminder_delete",
     requires=["reminders"],
     description="Delete (cancel) one of this chat's reminders by the ID shown in the list.",
-    examples=["cancel reminder 3"],
+    examples=[Example("cancel #7", {"reminder_id": "7"})],
 )
 async def reminder_delete(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
     service = reminder_service(ctx)

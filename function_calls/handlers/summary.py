@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from function_calls.context import MessageContext
 from function_calls.errors import LLMUnavailableError
-from function_calls.registry import tool_function
+from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 
 DEFAULT_MESSAGES = 100
@@ -110,7 +110,10 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
 @tool_function(
     name="summary",
     description="Summarize what was said in this group: topics, decisions, who asked what.",
-    examples=["summarize the last 200 messages", "what did we discuss today?"],
+    examples=[
+        Example("what did I miss?", {}),
+        Example("summarize the last 200 messages", {"last_n": 200}),
+    ],
     scope="group",
     requires=["chatlog"],
     timeout=120,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from function_calls.context import MessageContext
 from function_calls.handlers.reminders import UNAVAILABLE, describe_reminder, reminder_service
-from function_calls.registry import tool_function
+from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from storage import InvalidTimezoneError, StorageUnavailableError, check_timezone
 
@@ -54,7 +54,7 @@ class TimezoneArgs(BaseModel):
         "Change this chat's time zone (group admins only). Repeating reminders keep their "
         "local time in the new zone; one-time reminders keep their moment."
     ),
-    examples=["we're in New York now, switch the time zone"],
+    examples=[Example("switch our time zone to London", {"timezone": "Europe/London"})],
 )
 async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResult:
     new_zone = ZoneInfo(args.timezone)

@@ -7,7 +7,7 @@ import re
 from pydantic import BaseModel, Field
 
 from function_calls.context import MessageContext
-from function_calls.registry import tool_function
+from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.search import SearchError, SearchProvider
 
@@ -34,7 +34,7 @@ def format_answer(text: str, sources: list[tuple[str, str]]) -> str:
 @tool_function(
     name="web_search",
     description="Search the web for current information and answer with numbered sources.",
-    examples=["search for the latest Python release"],
+    examples=[Example("search for the latest Python release", {"query": "latest Python release"})],
     requires=["search"],
     timeout=45,
 )
