@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -57,6 +58,9 @@ _TOOLS_UNSUPPORTED = re.compile(
 _UNPARSABLE = "(unparsable tool call)"
 _NUDGE = "Answer my last message directly in plain text."
 _BOT_NAME = "groupmate"
+_CURRENT_TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
+    "groupmate_turn", default=None
+)
 _TRANSCRIPT_HEADER = "Earlier in this chat (for context; act only on the latest message):"
 _PARSE_IN_THREAD_CHARS = 8_000
 _MAX_MALFORMED = 3
@@ -146,6 +150,7 @@ class _Turn:
     # after the system prompt is render(history); trimming drops the oldest lines.
     history: list[str] = field(default_factory=list)
     latest: str = ""
+    text_only: bool = False  # the next request asks for an answer without tool calls
 
     def render(self, history: Sequence[str]) -> str:
         if not history:
@@ -287,6 +292,15 @@ class FunctionCallLLM:
         visible = {tool.name: tool for tool in self.registry.visible(ctx)}
         mode = self.effective_mode()
         turn = _Turn(ctx, visible, mode, self._view(mode), [])
+        # Handlers run in tasks that copy this context: their own requests find the turn.
+        token = _CURRENT_TURN.set(turn)
+        try:
+            return await self._converse(turn, text, history)
+        finally:
+            _CURRENT_TURN.reset(token)
+
+    async def _converse(self, turn: _Turn, text: str, history: Sequence[ChatTurn]) -> TurnResult:
+        ctx = turn.ctx
         turn.messages.append({"role": "system", "content": self._system_prompt(turn)})
         # The earlier chat goes in as a transcript, not as past user and assistant turns:
         # a model shown its own earlier "⏰ Reminder #2 set" answers (to slash commands)
@@ -306,6 +320,12 @@ class FunctionCallLLM:
                 if reply.text or nudged or round_number == self.max_rounds:
                     return turn.finish(reply.text or "Sorry, I have no answer to that.")
                 nudged = True
+                if turn.mode == "native" and turn.tools:
+                    # Asked again for text alone: llama-cpp-python's chatml-function-calling
+                    # grammar lets a message say nothing once tools are offered, and an
+                    # empty assistant turn in the history breaks its prompt.
+                    turn.text_only = True
+                    continue
                 turn.messages.append(reply.assistant_message)
                 turn.messages.append({"role": "user", "content": _NUDGE})
                 continue
@@ -351,8 +371,11 @@ class FunctionCallLLM:
             {"role": "user", "content": user},
         ]
         try:
-            message = (await self._complete(messages, None)).message
-            return _message_text(message).strip()
+            completion = await self._complete(messages, None)
+            turn = _CURRENT_TURN.get()
+            if turn is not None:  # a tool's request (a summary) counts for the turn
+                turn.usage += completion.usage
+            return _message_text(completion.message).strip()
         except openai.APIStatusError as exc:
             raise _unavailable(exc) from exc
         except LLMUnavailableError:
@@ -375,7 +398,8 @@ class FunctionCallLLM:
         except ContextOverflowError as exc:
             raise LLMUnavailableError(str(exc)) from None
         try:
-            completion = await self._complete(turn.messages, tools)
+            choice: Literal["auto", "none"] = "none" if turn.text_only else "auto"
+            completion = await self._complete(turn.messages, tools, choice)
         except openai.APIStatusError as exc:
             # Switching is only safe before native tool messages are in the conversation.
             started = any(m["role"] == "tool" for m in turn.messages)
@@ -403,7 +427,10 @@ class FunctionCallLLM:
         return _reply_from_text(content, turn.tools)
 
     async def _complete(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: Literal["auto", "none"] = "auto",
     ) -> _Completion:
         """One Chat Completions request; the SDK retries 429/5xx/timeouts honouring Retry-After."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -412,7 +439,7 @@ class FunctionCallLLM:
             # The API's default once tools are given, but llama-cpp-python's
             # chatml-function-calling format leaves the tools out of the prompt unless
             # it is sent.
-            body["tool_choice"] = "auto"
+            body["tool_choice"] = tool_choice
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.max_output_tokens is not None:

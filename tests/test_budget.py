@@ -3,6 +3,7 @@ with one notice and the reset time; commands keep working; an admin raises the l
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,7 +11,7 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
 from storage.usage import UsageLog
-from tests.stub_llm import Reply, StubLLM, text
+from tests.stub_llm import Reply, StubLLM, calls, text
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)
 
@@ -90,3 +91,21 @@ async def test_the_notice_names_the_reset_and_private_chats_hear_it_each_time(
                 "Wed 25 Nov 01:00 (Europe/Berlin). Slash commands like /remind still work."
             )
     assert len(stub.requests) == 1
+
+
+async def test_a_summarys_own_requests_count_for_the_chat(database_url: str, stub: StubLLM) -> None:
+    summarized = "They planned the picnic. " * 40  # a long answer: many completion tokens
+    stub.script(calls(("summary", {})), text(summarized), text("unused"))
+    async with make_bot(database_url, stub) as bot:
+        for line in ("picnic on Saturday?", "yes, at noon", "I'll bring drinks"):
+            await bot.handle(said(line, sender="u-bob"))
+        (answer,) = await texts(bot, said("@groupmate summarize the chat"))
+        assert bot.reminders is not None
+        spent = await UsageLog(bot.reminders.database).spent("g1", NOW.date())
+    assert answer.startswith("📝 Summary of the last 3 messages:\nThey planned the picnic.")
+    assert stub.pending == 1  # two requests: the turn's and the summary's own
+    # The stub reports tokens as characters / 4. Without the summary's own request the
+    # chat would have spent the turn's prompt and a short tool call only.
+    turn = stub.requests[0]
+    turn_prompt = len(json.dumps(turn["messages"]) + json.dumps(turn["tools"])) // 4
+    assert spent.chat >= turn_prompt + len(summarized) // 4

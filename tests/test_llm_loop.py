@@ -397,11 +397,24 @@ async def test_a_hopeless_call_stops_the_whole_round(stub, make_llm, tools, call
     assert calls.log == [] and result.error
 
 
-async def test_empty_answer_gets_one_nudge(stub, make_llm, tools, ctx) -> None:
+async def test_an_empty_native_answer_is_asked_again_for_text_alone(
+    stub, make_llm, tools, ctx
+) -> None:
+    # llama-cpp-python's chatml-function-calling answers "" to "hi" when tools are offered.
     stub.script(s.text(""), s.text("Hello!"))
-    result = await make_llm(tools).run(ctx, "hi")
+    result = await make_llm(tools, tool_mode="native").run(ctx, "hi")
     assert result.text == "Hello!"
+    first, second = stub.requests
+    assert (first["tool_choice"], second["tool_choice"]) == ("auto", "none")
+    assert second["messages"] == first["messages"]  # no empty assistant turn added
+
+
+async def test_an_empty_prompt_mode_answer_gets_one_nudge(stub, make_llm, tools, ctx) -> None:
+    stub.script(s.text(""), s.text(""))
+    result = await make_llm(tools, tool_mode="prompt").run(ctx, "hi")
+    assert result.text == "Sorry, I have no answer to that."
     assert stub.requests[1]["messages"][-1]["content"].startswith("Answer my last message")
+    assert len(stub.requests) == 2
 
 
 async def test_two_bad_calls_in_one_reply_are_one_attempt(
