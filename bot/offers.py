@@ -41,6 +41,7 @@ _CLAIM = re.compile(
 class Offer:
     arguments: dict[str, Any]  # reminder_set's raw arguments, as the grammar read them
     made_at: datetime
+    text: str  # the message that asked: what the arguments are checked against
 
 
 class Offers:
@@ -85,7 +86,7 @@ class Offers:
             return result.text  # the grammar's reading is not settable: the model's answer
         if len(self._pending) >= _MAX_PENDING:
             self._pending.clear()
-        self._pending[(ctx.chat_id, ctx.sender_id)] = Offer(arguments, ctx.clock())
+        self._pending[(ctx.chat_id, ctx.sender_id)] = Offer(arguments, ctx.clock(), text)
         when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
         rule = f", {schedule.describe()}" if schedule.recurring else ""
         content = args.content

@@ -220,7 +220,8 @@ class Router:
             offer = self._offers.take(message.chat_id, message.sender_id, self._clock())
             if offer is not None:
                 try:
-                    return await self._commands.call(ctx, "reminder_set", offer.arguments)
+                    asked = dataclasses.replace(ctx, text=offer.text)
+                    return await self._commands.call(asked, "reminder_set", offer.arguments)
                 except CommandError as exc:  # e.g. the moment passed meanwhile
                     return str(exc)
         if self._llm is None:

@@ -202,3 +202,19 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def latest_message(body: dict[str, Any]) -> str:
+    """The chat message a request answers: the last user message without the earlier
+    chat before it and the context line after it (see FunctionCallLLM)."""
+    content: str = next(m for m in reversed(body["messages"]) if m["role"] == "user")["content"]
+    before_context = content.rsplit("\n\n[Context: ", 1)[0]
+    return before_context.rsplit("\n\n", 1)[-1]
+
+
+def earlier_chat(body: dict[str, Any]) -> list[str]:
+    """The transcript lines of the earlier chat in a request, oldest first."""
+    content: str = next(m for m in body["messages"] if m["role"] == "user")["content"]
+    if not content.startswith("Earlier in this chat"):
+        return []
+    return content.split("\n\n", 1)[0].splitlines()[1:]

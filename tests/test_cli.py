@@ -122,7 +122,7 @@ def test_console_group_chat_in_a_terminal(stub, tmp_path: Path) -> None:
         assert terminal.close() == 0
     history = [m["content"] for m in stub.requests[1]["messages"][1:]]
     assert any("hello" in content for content in history)
-    assert stub.requests[2]["messages"][-1]["content"].endswith("hi there")
+    assert s.latest_message(stub.requests[2]) == "hi there"
 
 
 def test_console_offline_commands_without_llm(tmp_path: Path) -> None:

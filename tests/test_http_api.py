@@ -16,7 +16,7 @@ from storage.models import Reminder
 from tests.conftest import FakeClock
 from tests.http_harness import Servers, llm_section
 from tests.receiver import Receiver
-from tests.stub_llm import StubLLM, calls, raw, text
+from tests.stub_llm import StubLLM, calls, earlier_chat, raw, text
 
 
 async def test_member_sets_lists_sees_it_fire_and_deletes_another(
@@ -174,7 +174,7 @@ async def test_triggers_allowlist_and_history(servers: Servers, stub: StubLLM) -
     # The triggering message once, not twice (history + question).
     assert sum("hey you" in c for c in contents) == 1
     assert any("just chatting" in c for c in contents)
-    assert {"role": "assistant", "content": "ok"} in last
+    assert "groupmate: ok" in earlier_chat(stub.requests[3])
 
 
 async def test_idempotency_rate_limits_and_auth(servers: Servers, stub: StubLLM) -> None:

@@ -44,7 +44,7 @@ class Chat:
     async def model_calls(self, tool: str, arguments: dict[str, Any], **fields: Any) -> str:
         """Say something to the bot; the model calls `tool`; the bot's answer."""
         self.stub.script(self.call(tool, arguments))
-        (reply,) = await self.api.say("@groupmate do it", **fields)
+        (reply,) = await self.api.say("@groupmate remind us, please", **fields)
         request = self.stub.requests[-1]
         assert ("tools" in request) == (self.mode == "native")  # the mode under test
         assert self.stub.pending == 0
@@ -376,3 +376,52 @@ async def test_an_edit_with_the_words_the_message_says_is_stored(chat: Chat) -> 
     assert reply["text"].startswith("✏️ Updated reminder #1")
     (changed,) = await chat.reminders()
     assert changed["rule"] == "every day at 08:00"
+
+
+@pytest.mark.parametrize(
+    ("said", "arguments", "problem"),
+    [
+        # Seen in the eval: a snooze and a cancel that the model turned into new reminders.
+        (
+            "remind me again in an hour",
+            {"when": "in an hour", "content": "stretch"},
+            "the message is about a reminder that exists",
+        ),
+        (
+            "cancel reminder #5",
+            {"when": "every tuesday at 19:00", "content": "take pills"},
+            "the message is about a reminder that exists",
+        ),
+        # A time in the message, even without "remind", is the user's time.
+        ("ok, do it at 5pm", {"when": "at 6pm", "content": "x"}, "the message asks for Tue"),
+        # A message about something else sets nothing.
+        (
+            "translate 'good morning' to French",
+            {"when": "tomorrow at 10", "content": "say good morning"},
+            "the message neither asks for a reminder nor names a time",
+        ),
+        # A Chinese request's reminder keeps the user's words, untranslated.
+        (
+            "2小时后提醒我休息",
+            {"when": "2小时后", "content": "rest"},
+            "content 'rest' is not in the message's language: use the user's own words ('休息')",
+        ),
+    ],
+)
+async def test_a_new_reminder_the_words_do_not_ask_for_is_sent_back_not_stored(
+    chat: Chat, said: str, arguments: dict[str, Any], problem: str
+) -> None:
+    chat.stub.script(chat.call("reminder_set", arguments), text("?"))
+    (reply,) = await chat.api.say(f"@groupmate {said}")
+    # The model's "?" stands, or (for a reminder the words do ask for) the grammar's offer.
+    assert reply["text"] == "?" or reply["text"].startswith("还没有设置任何提醒。要设置“休息”")
+    assert problem in json.dumps(chat.stub.requests[-1]["messages"], ensure_ascii=False)
+    assert await chat.reminders() == []
+
+
+async def test_a_time_from_the_earlier_chat_is_not_refused(chat: Chat) -> None:
+    arguments = {"when": "tomorrow at 9", "content": "call the plumber"}
+    chat.stub.script(chat.call("reminder_set", arguments))
+    (reply,) = await chat.api.say("@groupmate yes please, remind me then")
+    assert reply["text"].startswith("⏰ Reminder #1 set for ")
+    assert reply["text"].endswith(" 09:00 (Europe/Berlin): call the plumber")

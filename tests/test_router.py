@@ -17,7 +17,7 @@ from bot.messages import IncomingMessage
 from function_calls.handlers.summary import summarize
 from storage import OutgoingMessage
 from tests.conftest import eventually
-from tests.stub_llm import Reply, StubLLM, text
+from tests.stub_llm import Reply, StubLLM, earlier_chat, latest_message, text
 
 
 def make_bot(tmp_path: Path, **sections: Any) -> Bot:
@@ -54,7 +54,7 @@ async def test_retention_keeps_the_newest_messages(tmp_path: Path) -> None:
 
 
 def _slow_first_step(body: dict[str, Any]) -> Reply:
-    step = body["messages"][-1]["content"].rsplit(" ", 1)[-1]
+    step = latest_message(body).rsplit(" ", 1)[-1]
     # The first message takes longest: handled side by side, the later ones overtake it.
     return text(f"answer {step}", delay=0.5 if step == "0" else 0.0)
 
@@ -86,11 +86,11 @@ async def test_one_chat_in_order_many_chats_at_once(tmp_path: Path, stub: StubLL
         "@groupmate step 2",
         "answer 2",
     ]
-    asked = [r["messages"][-1]["content"] for r in stub.requests]
+    asked = [latest_message(r) for r in stub.requests]
     assert [a.rsplit(" ", 1)[-1] for a in asked] == ["0", "1", "2"]
     # Each message was handled after the previous answer: it is in the model's history.
     for step, request in enumerate(stub.requests[1:], 1):
-        assert {"role": "assistant", "content": f"answer {step - 1}"} in request["messages"]
+        assert f"groupmate: answer {step - 1}" in earlier_chat(request)
 
 
 async def test_outgoing_messages_go_to_the_callback(

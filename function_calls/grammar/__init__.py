@@ -25,11 +25,13 @@ __all__ = [
     "Recipients",
     "ResolvedWhen",
     "WhenSpec",
+    "about_existing",
     "asked_reminder",
     "named_when",
     "parse_audience",
     "parse_duration",
     "parse_reminder",
+    "speaks_of_reminders",
     "split_when",
 ]
 
@@ -192,11 +194,26 @@ _LEADS_EN = re.compile(r"^\s*(?:for|to|about|:)\s+", re.IGNORECASE)
 _NOT_NEW = re.compile(r"\bagain\b|再|\breminders?\s*#?\d|#\d", re.IGNORECASE)
 
 
+# Any talk of reminders, for "is a reminder what this message is about at all?".
+_MENTIONS_REMINDERS = re.compile(r"\bremind|\balarm|提醒|闹钟", re.IGNORECASE)
+
+
+def speaks_of_reminders(text: str) -> bool:
+    """Whether a message talks about reminders at all ("remind", "reminder", 提醒)."""
+    return _MENTIONS_REMINDERS.search(text) is not None
+
+
+def about_existing(text: str) -> bool:
+    """Whether a message speaks of a reminder that exists ("remind me again in an hour",
+    "move reminder 3", "#2"), so it asks for no new one."""
+    return _NOT_NEW.search(text) is not None
+
+
 def asked_reminder(text: str, now: datetime) -> ParsedReminder | None:
     """The reminder a chat message asks for ("remind us tomorrow at 9 to call the
     dentist", "10分钟后提醒我喝水"), read exactly; None when the message asks for none or
     names no time. Raises GrammarError when it names a time that must be asked about."""
-    if _NOT_NEW.search(text):
+    if about_existing(text):
         return None
     if _ASKS_ZH in text:
         before, _, after = text.partition(_ASKS_ZH)

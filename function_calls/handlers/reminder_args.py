@@ -23,7 +23,16 @@ from pydantic import (
 )
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import GrammarError, WhenSpec, asked_reminder, named_when, split_when
+from function_calls.grammar import (
+    CJK,
+    GrammarError,
+    WhenSpec,
+    about_existing,
+    asked_reminder,
+    named_when,
+    speaks_of_reminders,
+    split_when,
+)
 from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 
 if TYPE_CHECKING:
@@ -245,6 +254,7 @@ class ReminderArgs(BaseModel):
         if ctx is not None:
             schedule, first = self.resolve(ctx)
             _check_the_words(ctx, schedule, first)
+            _check_the_language(ctx, self.content)
         return self
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
@@ -333,18 +343,34 @@ def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -
     trusted. A time the grammar would ask about is asked about, not set."""
     if not ctx.text or ctx.text.startswith("/"):
         return  # no message, or a command: its arguments come from this very grammar
+    if about_existing(ctx.text):
+        raise ValueError(
+            "the message is about a reminder that exists (it says 'again' or names one): "
+            "snooze or update that one; set no new reminder"
+        )
+    plain = replace(ctx, text="")
     try:
         asked = asked_reminder(ctx.text, ctx.now())
+        said = named_when(ctx.text) if asked is None else None
     except GrammarError as exc:
         raise ValueError(
             f"the user's words need a question first: {exc} Ask the user; set nothing yet"
         ) from None
-    if asked is None:
-        return
-    wanted = ReminderArgs.model_validate(
-        {**asked.arguments(), "content": "-", "who": None},
-        context={MESSAGE_CONTEXT_KEY: replace(ctx, text="")},
-    ).resolve(ctx)
+    if asked is not None:
+        wanted = ReminderArgs.model_validate(
+            {**asked.arguments(), "content": "-", "who": None},
+            context={MESSAGE_CONTEXT_KEY: plain},
+        ).resolve(ctx)
+    elif said is not None and not said.empty:
+        wanted = _timed(said, plain)  # "ok, do it at 5": the time is still the user's
+    elif speaks_of_reminders(ctx.text):
+        return  # "remind us about that": the time may be in the earlier chat
+    else:
+        # "translate 'good morning' to French" became a reminder for tomorrow at 10.
+        raise ValueError(
+            "the message neither asks for a reminder nor names a time: set nothing, "
+            "answer the message itself"
+        )
     if _same_time((schedule, first), wanted):
         return
     raise ValueError(
@@ -385,6 +411,24 @@ def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
         {**fields, "content": "-"}, context={MESSAGE_CONTEXT_KEY: ctx}
     )
     return args.resolve(ctx)
+
+
+def _check_the_language(ctx: MessageContext, content: str) -> None:
+    """A Chinese message's reminder reads in Chinese: a small model translated "休息"
+    into "rest"."""
+    if not ctx.text or ctx.text.startswith("/") or not CJK.search(ctx.text):
+        return
+    if CJK.search(content) or content.casefold() in ctx.text.casefold():
+        return  # Chinese, or the message's own words ("明天9点提醒我 standup")
+    try:
+        asked = asked_reminder(ctx.text, ctx.now())
+    except GrammarError:
+        asked = None
+    example = f" ({asked.content!r})" if asked is not None else ""
+    raise ValueError(
+        f"content {content!r} is not in the message's language: use the user's own "
+        f"words{example}"
+    )
 
 
 def _same_time(one: tuple[Schedule, datetime], other: tuple[Schedule, datetime]) -> bool:

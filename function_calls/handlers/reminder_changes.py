@@ -6,6 +6,7 @@ sender of that message; the model names a reminder, never a chat or a user.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Self
 
@@ -149,7 +150,9 @@ class ReminderUpdateArgs(BaseModel):
         if not fields:
             return None
         raw = {**fields, "content": self.content or "-"}
-        context = None if ctx is None else {"message_context": ctx}
+        # Without the message's words: an edit checks them itself (check_edit_words);
+        # read as a new reminder's, "把提醒1改到早上8点" would be one at 08:00 today.
+        context = None if ctx is None else {MESSAGE_CONTEXT_KEY: replace(ctx, text="")}
         try:
             return ReminderArgs.model_validate(raw, context=context)
         except ValidationError as exc:
