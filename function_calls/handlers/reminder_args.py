@@ -426,8 +426,7 @@ def _check_the_language(ctx: MessageContext, content: str) -> None:
         asked = None
     example = f" ({asked.content!r})" if asked is not None else ""
     raise ValueError(
-        f"content {content!r} is not in the message's language: use the user's own "
-        f"words{example}"
+        f"content {content!r} is not in the message's language: use the user's own words{example}"
     )
 
 
