@@ -404,7 +404,18 @@ async def test_an_edit_with_the_words_the_message_says_is_stored(chat: Chat) -> 
         (
             "2小时后提醒我休息",
             {"when": "2小时后", "content": "rest"},
-            "content 'rest' is not in the message's language: use the user's own words ('休息')",
+            "content 'rest' is not in their language: use the user's own words ('休息')",
+        ),
+        (
+            "明天上午9点提醒我开会",
+            {"when": "明天上午9点", "content": "会议"},
+            "content '会议' is not the user's words: use the user's own words ('开会')",
+        ),
+        # A time the model did not manage to translate: the message's own words to copy.
+        (
+            "周五下午4点提醒我们发周报",
+            {"when": "friday at 5pm", "content": "发周报"},
+            "pass the user's time words in when, e.g. when='周五下午4点'",
         ),
     ],
 )
@@ -414,7 +425,7 @@ async def test_a_new_reminder_the_words_do_not_ask_for_is_sent_back_not_stored(
     chat.stub.script(chat.call("reminder_set", arguments), text("?"))
     (reply,) = await chat.api.say(f"@groupmate {said}")
     # The model's "?" stands, or (for a reminder the words do ask for) the grammar's offer.
-    assert reply["text"] == "?" or reply["text"].startswith("还没有设置任何提醒。要设置“休息”")
+    assert reply["text"] == "?" or reply["text"].startswith("还没有设置任何提醒。要设置")
     assert problem in json.dumps(chat.stub.requests[-1]["messages"], ensure_ascii=False)
     assert await chat.reminders() == []
 

@@ -77,6 +77,7 @@ class ParsedReminder:
     when: ResolvedWhen
     content: str
     audience: Recipients
+    spec: WhenSpec  # what the words said, before resolving
 
     def arguments(self) -> dict[str, Any]:
         raw = self.when.arguments()
@@ -153,7 +154,7 @@ def parse_reminder(text: str, now: datetime) -> ParsedReminder:
     when = spec.resolve(now)
     if not content:
         raise GrammarError("What should I remind you of?")
-    return ParsedReminder(when=when, content=content, audience=audience)
+    return ParsedReminder(when=when, content=content, audience=audience, spec=spec)
 
 
 def parse_duration(text: str) -> int | None:
@@ -228,4 +229,4 @@ def asked_reminder(text: str, now: datetime) -> ParsedReminder | None:
     spec, content = split_when(phrase.strip(), start)
     if spec.empty or not content:
         return None
-    return ParsedReminder(when=spec.resolve(now), content=content, audience=audience)
+    return ParsedReminder(when=spec.resolve(now), content=content, audience=audience, spec=spec)

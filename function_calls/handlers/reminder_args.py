@@ -373,9 +373,11 @@ def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -
         )
     if _same_time((schedule, first), wanted):
         return
+    spec = asked.spec if asked is not None else said
     raise ValueError(
         f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but these arguments "
         f"mean {_spoken((schedule, first), ctx)}; pass the user's time words in when"
+        + _suggestion(spec, wanted, plain)
     )
 
 
@@ -402,7 +404,34 @@ def check_edit_words(ctx: MessageContext, phrase: str) -> None:
         raise ValueError(
             f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but when "
             f"{phrase!r} means {_spoken(meant, ctx)}; pass the user's time words in when"
+            + _suggestion(said, wanted, plain)
         )
+
+
+def _suggestion(
+    spec: WhenSpec | None, wanted: tuple[Schedule, datetime], ctx: MessageContext
+) -> str:
+    """", e.g. when='周五下午4点'": the message's own time words, which a small model
+    copies where it did not manage to translate them. Only words that read back as
+    exactly the wanted time are offered."""
+    if spec is None:
+        return ""
+    texts = [
+        spec.delay.text if spec.delay else "",
+        spec.repeat.text if spec.repeat else "",
+        spec.day.text if spec.day else "",
+        spec.clock.text if spec.clock else "",
+    ]
+    chinese = any(CJK.search(text) for text in texts)
+    if spec.clock is not None and not chinese:
+        texts[-1] = f"at {texts[-1]}"
+    phrase = ("" if chinese else " ").join(text for text in texts if text)
+    try:
+        if _same_time(_timed(read_phrase(phrase), ctx), wanted):
+            return f", e.g. when={phrase!r}"
+    except (ValueError, GrammarError):
+        pass
+    return ""
 
 
 def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
@@ -414,20 +443,21 @@ def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
 
 
 def _check_the_language(ctx: MessageContext, content: str) -> None:
-    """A Chinese message's reminder reads in Chinese: a small model translated "休息"
-    into "rest"."""
+    """A Chinese message's reminder keeps the user's words: a small model translated
+    "休息" into "rest", and rewrote "开会" as "会议"."""
     if not ctx.text or ctx.text.startswith("/") or not CJK.search(ctx.text):
         return
-    if CJK.search(content) or content.casefold() in ctx.text.casefold():
-        return  # Chinese, or the message's own words ("明天9点提醒我 standup")
+    if content.casefold() in ctx.text.casefold():
+        return  # the message's own words, even Latin ones ("明天9点提醒我 standup")
     try:
         asked = asked_reminder(ctx.text, ctx.now())
     except GrammarError:
         asked = None
+    if asked is None and CJK.search(content):
+        return  # nothing to compare with: Chinese, at least
+    problem = "is not the user's words" if CJK.search(content) else "is not in their language"
     example = f" ({asked.content!r})" if asked is not None else ""
-    raise ValueError(
-        f"content {content!r} is not in the message's language: use the user's own words{example}"
-    )
+    raise ValueError(f"content {content!r} {problem}: use the user's own words{example}")
 
 
 def _same_time(one: tuple[Schedule, datetime], other: tuple[Schedule, datetime]) -> bool:
