@@ -144,6 +144,7 @@ class Bot:
                 tool_mode=settings.tool_mode,
                 prompt_format=settings.prompt_format,
                 tool_schema=settings.tool_schema,
+                temperature=settings.temperature,
                 max_rounds=settings.max_rounds,
                 max_invalid_retries=settings.max_invalid_retries,
                 call_timeout=settings.call_timeout,

@@ -124,6 +124,8 @@ class LLMSettings(_Section):
     call_timeout: float = Field(30, gt=0)
     request_timeout: float = Field(60, gt=0)
     max_output_tokens: int = Field(1024, ge=16, le=65_536)
+    # None: the server's default. Small local models call tools more reliably at 0.
+    temperature: float | None = Field(None, ge=0, le=2)
     # The model's context window: history and tool results are trimmed to fit it.
     context_tokens: int = Field(8192, ge=1024, le=2_000_000)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)

@@ -300,15 +300,22 @@ class FunctionCallLLM:
             _CURRENT_TURN.reset(token)
 
     async def _converse(self, turn: _Turn, text: str, history: Sequence[ChatTurn]) -> TurnResult:
-        ctx = turn.ctx
-        turn.messages.append({"role": "system", "content": self._system_prompt(turn)})
+        system, context = self._system_prompt(turn), build_context(turn.ctx)
+        # The volatile context goes last in the system prompt, after everything stable,
+        # where the prefix cache still keeps all before it. Not in native mode: chat
+        # templates put the tools after the system text, and it would come before them.
+        if turn.mode == "prompt":
+            system, turn.latest = f"{system}\n\n{context}", text
+        else:
+            turn.latest = f"{text}\n\n{context}"
+        turn.messages.append({"role": "system", "content": system})
         # The earlier chat goes in as a transcript, not as past user and assistant turns:
         # a model shown its own earlier "⏰ Reminder #2 set" answers (to slash commands)
-        # imitated them, and claimed in text what it should have done with a tool.
+        # imitated them, and claimed in text what it should have done with a tool. The
+        # latest message is as it was written: a 1.5B model answered "Alice: hi" with a
+        # tool call, and "hi" with "Hello!", and anything after "hi" (even the context
+        # line) made it call the summary tool.
         turn.history = [_transcript_line(item) for item in history]
-        # The message as it was written, its sender named in the context line after it: a
-        # 1.5B model answered "Alice: hi" with a tool call, and "hi" with "Hello!".
-        turn.latest = f"{text}\n\n{build_context(ctx)}"
         turn.messages.append({"role": "user", "content": turn.render(turn.history)})
         nudged = False
         for round_number in range(1, self.max_rounds + 1):

@@ -1,10 +1,12 @@
 """What the model is told besides the chat: a system prompt that never changes between
 messages and chats (persona, rules, tool instructions), and a short context block with
-the volatile facts (clock, zone, chat, sender) that follows the latest message.
+the volatile facts (clock, zone, chat, sender).
 
 The split is for the server's prefix cache: llama.cpp, vLLM, Ollama and OpenAI reuse the
 longest prompt prefix they saw before, so everything stable comes first, byte for byte
-the same, and the clock comes last. With the clock in the system prompt, a small local
+the same, and the clock comes last: at the end of the system prompt in prompt mode (after
+the tool list), after the latest message in native mode (where chat templates put the
+tools after the system text). With the clock before the rules and tools, a small local
 model re-read the whole ~1,200-token prompt on every message.
 """
 
@@ -23,8 +25,8 @@ _TOOL_RULES = (
     "Rules for tools:\n"
     "- Call a tool only when the request needs one. Greetings, thanks, small talk and "
     "general questions get a direct answer, never a tool call.\n"
-    "- The context line after the latest message gives the chat's current local time, "
-    "time zone, kind of chat and sender.\n"
+    "- The [Context: ...] line gives the chat's current local time, time zone, kind of "
+    "chat and the sender of the latest message.\n"
     "- For reminder times, pass the user's own words in `when` (e.g. 'tomorrow at 9', "
     "'every monday at 9am', 'in 30 minutes', '明天下午3点'); they are read exactly in the "
     "chat's time zone. Do not compute dates yourself.\n"
@@ -61,6 +63,6 @@ def build_context(ctx: MessageContext) -> str:
     sender = ctx.sender_name or ctx.sender_id
     return (
         f"[Context: now {now:%A, %Y-%m-%d %H:%M} in the chat's time zone {ctx.timezone} "
-        f"({_utc_offset(ctx)}); tomorrow is {tomorrow:%A, %Y-%m-%d}. A {where}; the message "
-        f"above is from {sender}.]"
+        f"({_utc_offset(ctx)}); tomorrow is {tomorrow:%A, %Y-%m-%d}. A {where}; the latest "
+        f"message is from {sender}.]"
     )

@@ -132,9 +132,32 @@ async def test_the_latest_message_carries_local_date_time_and_zone(stub, make_ll
     assert "Saturday, 2026-11-21 08:05" in content
     assert "America/New_York (UTC-05:00)" in content
     assert "tomorrow is Sunday, 2026-11-22" in content
-    # The message as written first, then the context line naming its sender.
+    # Native mode: the message as written first, then the context line naming its
+    # sender (before it, in the system text, it would precede the template's tool list).
     assert content.startswith("hi\n\n[Context: ")
-    assert content.endswith("the message above is from Alice.]")
+    assert content.endswith("the latest message is from Alice.]")
+
+
+async def test_prompt_mode_puts_the_context_last_in_the_system_prompt(
+    stub, make_llm, tools
+) -> None:
+    """After the rules, tools and examples: the prefix cache keeps all of those, and the
+    message stays as written (a small model called a tool for "hi" with the clock after
+    it)."""
+    llm = make_llm(tools, tool_mode="prompt")
+    stub.fallback = s.text("ok")
+    tokyo = make_ctx(timezone="Asia/Tokyo", chat_id="c2", sender_name="Bob")
+    await llm.run(make_ctx(), "hi")
+    await llm.run(tokyo, "hello")
+    (first_system, first_user), (second_system, second_user) = (
+        request["messages"] for request in stub.requests
+    )
+    stable, context = first_system["content"].split("\n\n[Context: ")
+    assert second_system["content"].startswith(f"{stable}\n\n[Context: ")
+    assert "# Tools" in stable and "2026" not in stable and "Alice" not in stable
+    assert context.endswith("the latest message is from Alice.]")
+    assert "Asia/Tokyo" in second_system["content"].split("\n\n[Context: ")[1]
+    assert (first_user["content"], second_user["content"]) == ("hi", "hello")
 
 
 async def test_the_system_prompt_is_the_same_for_every_chat_clock_and_sender(

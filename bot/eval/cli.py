@@ -35,6 +35,9 @@ def add_parser(
         dest="tool_schema",
         help="llm.tool_schema: auto is compact in prompt mode, full in native mode",
     )
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature (default 0)"
+    )
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="a file or folder")
     parser.add_argument("--only", nargs="*", default=[], help="case ids or tags to run")
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON goes here")
@@ -52,6 +55,8 @@ def run(options: argparse.Namespace, config: Config) -> int:
         mode=options.mode,
         prompt_format=options.prompt_format,
         tool_schema=options.tool_schema,
+        temperature=options.temperature,
+        context_tokens=config.llm.context_tokens,
         api_key=key,
     )
     cases = load_cases(options.cases)

@@ -104,6 +104,7 @@ def write_json(
         "mode": settings.mode,
         "format": settings.prompt_format,
         "tool_schema": settings.tool_schema,
+        "temperature": settings.temperature,
         "summary": {
             "cases": summary.cases,
             **summary.outcomes,

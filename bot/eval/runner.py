@@ -34,6 +34,9 @@ class EvalSettings:
     mode: str = "native"  # native | prompt
     prompt_format: str = "hermes"  # hermes | json (prompt mode)
     tool_schema: str = "auto"  # auto | full | compact
+    # 0 makes a run repeatable; None leaves the server's default (0.8 in llama-cpp-python).
+    temperature: float | None = 0.0
+    context_tokens: int = 8192  # llm.context_tokens: what the server was started with
     api_key: str | None = None
     request_timeout: float = 600.0
 
@@ -147,6 +150,8 @@ def _config(case: Case, settings: EvalSettings, folder: Path) -> dict[str, Any]:
         "tool_mode": settings.mode,
         "prompt_format": settings.prompt_format,
         "tool_schema": settings.tool_schema,
+        "temperature": settings.temperature,
+        "context_tokens": settings.context_tokens,
         "request_timeout": settings.request_timeout,
     }
     if settings.api_key:

@@ -411,7 +411,7 @@ def check_edit_words(ctx: MessageContext, phrase: str) -> None:
 def _suggestion(
     spec: WhenSpec | None, wanted: tuple[Schedule, datetime], ctx: MessageContext
 ) -> str:
-    """", e.g. when='周五下午4点'": the message's own time words, which a small model
+    """ ", e.g. when='周五下午4点'": the message's own time words, which a small model
     copies where it did not manage to translate them. Only words that read back as
     exactly the wanted time are offered."""
     if spec is None:
