@@ -20,6 +20,7 @@ from tests.llama_server import MODELS, QWEN_CODER_1_5B, llama_server
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 N_CTX = 4096
+MAX_OUTPUT = 512  # room for the ~3,000-token prompt in a 4k context
 # (label, tool mode, prompt format, the server's chat format: None = the GGUF's template)
 RUNS = [
     ("native", "native", "hermes", "chatml-function-calling"),
@@ -54,7 +55,12 @@ def main() -> None:
         print(f"\n== {model.name}, {label}: {len(cases)} cases", flush=True)
         with llama_server(model, chat_format=chat_format, n_ctx=N_CTX) as server:
             settings = EvalSettings(
-                server.base_url, server.model, mode, prompt_format, context_tokens=N_CTX
+                server.base_url,
+                server.model,
+                mode,
+                prompt_format,
+                context_tokens=N_CTX,
+                max_output_tokens=MAX_OUTPUT,
             )
             results = asyncio.run(run_eval(cases, settings, _progress))
             reused, total = server.prefix_cache()

@@ -57,6 +57,7 @@ def run(options: argparse.Namespace, config: Config) -> int:
         tool_schema=options.tool_schema,
         temperature=options.temperature,
         context_tokens=config.llm.context_tokens,
+        max_output_tokens=config.llm.max_output_tokens,
         api_key=key,
     )
     cases = load_cases(options.cases)

@@ -37,6 +37,7 @@ class EvalSettings:
     # 0 makes a run repeatable; None leaves the server's default (0.8 in llama-cpp-python).
     temperature: float | None = 0.0
     context_tokens: int = 8192  # llm.context_tokens: what the server was started with
+    max_output_tokens: int = 1024  # llm.max_output_tokens
     api_key: str | None = None
     request_timeout: float = 600.0
 
@@ -152,6 +153,7 @@ def _config(case: Case, settings: EvalSettings, folder: Path) -> dict[str, Any]:
         "tool_schema": settings.tool_schema,
         "temperature": settings.temperature,
         "context_tokens": settings.context_tokens,
+        "max_output_tokens": settings.max_output_tokens,
         "request_timeout": settings.request_timeout,
     }
     if settings.api_key:
