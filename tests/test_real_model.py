@@ -10,6 +10,7 @@ import pytest
 
 from bot.eval import Outcome, load_cases
 from bot.eval.runner import EvalSettings, run_case
+from tests.eval_local import MAX_OUTPUT, N_CTX
 from tests.llama_server import LlamaServer, llama_server
 
 pytestmark = pytest.mark.realmodel
@@ -18,7 +19,8 @@ CASES = {c.id: c for c in load_cases(Path(__file__).resolve().parent.parent / "e
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LlamaServer]:
-    with llama_server() as running:
+    # The mode that did best in the eval: the GGUF's own template, tools in the prompt.
+    with llama_server(chat_format=None, n_ctx=N_CTX) as running:
         yield running
 
 
@@ -26,6 +28,13 @@ def server() -> Iterator[LlamaServer]:
 async def test_a_real_model_sets_exactly_that_reminder_and_chats_without_tools(
     server: LlamaServer, case_id: str
 ) -> None:
-    settings = EvalSettings(server.base_url, server.model, "native")
+    settings = EvalSettings(
+        server.base_url,
+        server.model,
+        "prompt",
+        "hermes",
+        context_tokens=N_CTX,
+        max_output_tokens=MAX_OUTPUT,
+    )
     result = await run_case(CASES[case_id], settings)
     assert result.verdict.outcome is Outcome.RIGHT, (result.verdict, result.reply)

@@ -393,7 +393,7 @@ async def test_an_edit_with_the_words_the_message_says_is_stored(chat: Chat) -> 
             "the message is about a reminder that exists",
         ),
         # A time in the message, even without "remind", is the user's time.
-        ("ok, do it at 5pm", {"when": "at 6pm", "content": "x"}, "the message asks for Tue"),
+        ("ok, do it at 5pm", {"when": "at 6pm", "content": "x"}, "17:00 (Europe/Berlin), but"),
         # A message about something else sets nothing.
         (
             "translate 'good morning' to French",
