@@ -21,11 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 N_CTX = 4096
 MAX_OUTPUT = 512  # room for the ~3,000-token prompt in a 4k context
-# (label, tool mode, prompt format, the server's chat format: None = the GGUF's template)
+# (label, tool mode, prompt format, schema view, the server's chat format: None = the
+# GGUF's template). Native mode shows the full view by default; the compact one is the
+# better fit for a 1.5B model there too (the server's grammar then requires `when`).
 RUNS = [
-    ("native", "native", "hermes", "chatml-function-calling"),
-    ("prompt/hermes", "prompt", "hermes", None),
-    ("prompt/json", "prompt", "json", None),
+    ("native", "native", "hermes", "auto", "chatml-function-calling"),
+    ("native compact", "native", "hermes", "compact", "chatml-function-calling"),
+    ("prompt/hermes", "prompt", "hermes", "auto", None),
+    ("prompt/json", "prompt", "json", "auto", None),
 ]
 
 
@@ -49,7 +52,7 @@ def main() -> None:
         cases = [c for c in cases if c.id in wanted or wanted & set(c.tags)]
     model = MODELS[options.model]
     summaries = []
-    for label, mode, prompt_format, chat_format in RUNS:
+    for label, mode, prompt_format, schema, chat_format in RUNS:
         if label not in options.runs:
             continue
         print(f"\n== {model.name}, {label}: {len(cases)} cases", flush=True)
@@ -59,6 +62,7 @@ def main() -> None:
                 server.model,
                 mode,
                 prompt_format,
+                tool_schema=schema,
                 context_tokens=N_CTX,
                 max_output_tokens=MAX_OUTPUT,
             )
