@@ -26,6 +26,7 @@ from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validati
 from function_calls.grammar import (
     CJK,
     GrammarError,
+    ParsedReminder,
     WhenSpec,
     about_existing,
     asked_reminder,
@@ -253,8 +254,7 @@ class ReminderArgs(BaseModel):
         ctx = validation_context(info)
         if ctx is not None:
             schedule, first = self.resolve(ctx)
-            _check_the_words(ctx, schedule, first)
-            _check_the_language(ctx, self.content)
+            _check_the_words(ctx, (schedule, first), self.content)
         return self
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
@@ -337,7 +337,7 @@ def phrase_rule(
         raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
 
 
-def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -> None:
+def _check_the_words(ctx: MessageContext, timed: tuple[Schedule, datetime], content: str) -> None:
     """When the user's own message names the time exactly (the `/remind` grammar reads
     it), the reminder must be that time: a small model's date arithmetic is checked, not
     trusted. A time the grammar would ask about is asked about, not set."""
@@ -348,37 +348,24 @@ def _check_the_words(ctx: MessageContext, schedule: Schedule, first: datetime) -
             "the message is about a reminder that exists (it says 'again' or names one): "
             "snooze or update that one; set no new reminder"
         )
-    plain = replace(ctx, text="")
     try:
         asked = asked_reminder(ctx.text, ctx.now())
-        said = named_when(ctx.text) if asked is None else None
+        # Without "remind", a time named is still the user's: "ok, do it at 5".
+        said = asked.spec if asked is not None else named_when(ctx.text)
     except GrammarError as exc:
         raise ValueError(
             f"the user's words need a question first: {exc} Ask the user; set nothing yet"
         ) from None
-    if asked is not None:
-        wanted = ReminderArgs.model_validate(
-            {**asked.arguments(), "content": "-", "who": None},
-            context={MESSAGE_CONTEXT_KEY: plain},
-        ).resolve(ctx)
-    elif said is not None and not said.empty:
-        wanted = _timed(said, plain)  # "ok, do it at 5": the time is still the user's
-    elif speaks_of_reminders(ctx.text):
-        return  # "remind us about that": the time may be in the earlier chat
-    else:
+    if not said.empty:
+        _require_the_said_time(ctx, said, timed, "these arguments mean")
+    elif not speaks_of_reminders(ctx.text):
         # "translate 'good morning' to French" became a reminder for tomorrow at 10.
         raise ValueError(
             "the message neither asks for a reminder nor names a time: set nothing, "
             "answer the message itself"
         )
-    if _same_time((schedule, first), wanted):
-        return
-    spec = asked.spec if asked is not None else said
-    raise ValueError(
-        f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but these arguments "
-        f"mean {_spoken((schedule, first), ctx)}; pass the user's time words in when"
-        + _suggestion(spec, wanted, plain)
-    )
+    # Else "remind us about that": the time may be in the earlier chat.
+    _check_the_language(ctx, content, asked)
 
 
 def check_edit_words(ctx: MessageContext, phrase: str) -> None:
@@ -398,24 +385,30 @@ def check_edit_words(ctx: MessageContext, phrase: str) -> None:
             f"the message names only a time of day, which keeps the reminder's day and rule, "
             f"but when {phrase!r} changes them; pass just the user's time words in when"
         )
+    meant = _timed(given, replace(ctx, text=""))
+    _require_the_said_time(ctx, said, meant, f"when {phrase!r} means")
+
+
+def _require_the_said_time(
+    ctx: MessageContext, said: WhenSpec, meant: tuple[Schedule, datetime], what: str
+) -> None:
+    """`meant` must be the time the message's words `said`; else a repair that quotes
+    those words for the model to copy."""
     plain = replace(ctx, text="")
-    wanted, meant = _timed(said, plain), _timed(given, plain)
-    if not _same_time(wanted, meant):
-        raise ValueError(
-            f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but when "
-            f"{phrase!r} means {_spoken(meant, ctx)}; pass the user's time words in when"
-            + _suggestion(said, wanted, plain)
-        )
+    wanted = _timed(said, plain)
+    if _same_time(meant, wanted):
+        return
+    raise ValueError(
+        f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but {what} "
+        f"{_spoken(meant, ctx)}; pass the user's time words in when"
+        + _suggestion(said, wanted, plain)
+    )
 
 
-def _suggestion(
-    spec: WhenSpec | None, wanted: tuple[Schedule, datetime], ctx: MessageContext
-) -> str:
-    """ ", e.g. when='周五下午4点'": the message's own time words, which a small model
-    copies where it did not manage to translate them. Only words that read back as
-    exactly the wanted time are offered."""
-    if spec is None:
-        return ""
+def _suggestion(spec: WhenSpec, wanted: tuple[Schedule, datetime], ctx: MessageContext) -> str:
+    """The message's own time words to copy (", e.g. when='周五下午4点'"), where a small
+    model did not manage to translate them; only words that read back as exactly the
+    wanted time are offered."""
     texts = [
         spec.delay.text if spec.delay else "",
         spec.repeat.text if spec.repeat else "",
@@ -442,17 +435,11 @@ def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
     return args.resolve(ctx)
 
 
-def _check_the_language(ctx: MessageContext, content: str) -> None:
+def _check_the_language(ctx: MessageContext, content: str, asked: ParsedReminder | None) -> None:
     """A Chinese message's reminder keeps the user's words: a small model translated
-    "休息" into "rest", and rewrote "开会" as "会议"."""
-    if not ctx.text or ctx.text.startswith("/") or not CJK.search(ctx.text):
-        return
-    if content.casefold() in ctx.text.casefold():
-        return  # the message's own words, even Latin ones ("明天9点提醒我 standup")
-    try:
-        asked = asked_reminder(ctx.text, ctx.now())
-    except GrammarError:
-        asked = None
+    "休息" into "rest", and rewrote "开会" as "会议". `asked` is the grammar's reading."""
+    if not CJK.search(ctx.text) or content.casefold() in ctx.text.casefold():
+        return  # not Chinese, or the message's own words ("明天9点提醒我 standup")
     if asked is None and CJK.search(content):
         return  # nothing to compare with: Chinese, at least
     problem = "is not the user's words" if CJK.search(content) else "is not in their language"
