@@ -134,10 +134,12 @@ def llama_server(
     *,
     chat_format: str | None = "chatml-function-calling",
     n_ctx: int = 4096,
+    ram_cache_bytes: int | None = None,
     log: Path | None = None,
 ) -> Iterator[LlamaServer]:
     """llama_cpp.server on 127.0.0.1 with the model. `chat_format` None uses the GGUF's
-    own chat template (prompt mode); "chatml-function-calling" serves native tools."""
+    own chat template (prompt mode); "chatml-function-calling" serves native tools.
+    `ram_cache_bytes` turns on the server's RAM cache of evaluated prompts."""
     python = ensure_llama()
     path = ensure_model(model)
     port = _free_port()
@@ -150,9 +152,15 @@ def llama_server(
         "--n_ctx", str(n_ctx),
         "--n_threads", str(os.cpu_count() or 2),
     ]  # fmt: skip
-    # No --cache: its RAM cache of 80 MB states grew until the kernel killed the server
-    # (23 GB). Without it the server still reuses the longest prefix of the previous
-    # request, which is what a stable prompt needs.
+    # Without --cache the server reuses the longest prefix of the previous request only,
+    # which is all a stable prompt needs. Native mode needs more: chatml-function-calling
+    # leaves every text answer empty when tools are offered, so a text answer takes a
+    # second request without tools (tool_choice "none"), whose prompt has no tool list;
+    # the next request then re-evaluated the ~2,000 tokens of tools (96 s here). The RAM
+    # cache keeps both prompts. Keep it small: each state also holds a 311 MB copy of the
+    # logits that the cache does not count (the default 2 GB grew to 23 GB and was killed).
+    if ram_cache_bytes is not None:
+        command += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(ram_cache_bytes)]
     if chat_format is not None:
         command += ["--chat_format", chat_format]
     log_path = log or CACHE / f"llama-server-{port}.log"

@@ -273,7 +273,13 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     (SAT, "明天 开会", "", "2026-11-22 09:00", "开会"),
     (SAT, "明早7点 跑步", "", "2026-11-22 07:00", "跑步"),
     (SAT, "中午12点 吃饭", "", "2026-11-22 12:00", "吃饭"),
-    (SAT, "9点半 开会", "", "2026-11-22 09:30", "开会"),
+    (SAT, "明天9点半 开会", "", "2026-11-22 09:30", "开会"),
+    # A bare hour is asked about only while both of its readings are ahead of now.
+    (SUN_EVE, "at 7 gym", "", "2026-11-23 07:00", "gym"),
+    (BEFORE_9, "at 9 standup", "", "2026-11-23 09:00", "standup"),
+    (SAT, "at 7am gym", "", "2026-11-22 07:00", "gym"),
+    (SAT, "at 07:00 gym", "", "2026-11-22 07:00", "gym"),
+    (SAT, "at 11:30 gym", "", "2026-11-22 11:30", "gym"),  # HH:MM is the 24-hour clock
     (SAT, "我明天上午9点开会", "", "2026-11-22 09:00", "开会"),
     (SAT, "明天上午9点提醒我开会", "", "2026-11-22 09:00", "开会"),
     (SAT, "每天早上7点 吃药", "every day at 07:00", "2026-11-22 07:00", "吃药"),
@@ -389,6 +395,11 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     (SAT, "on nov 21 at 10 call", "already passed"),
     (SAT, "昨天上午9点 开会", "过去"),
     (SAT, "明天3点 开会", "03:00 or 15:00"),
+    # Past the morning reading today, before the evening one: tomorrow morning or tonight?
+    (SAT, "at 7 call mom", "19:00 today or 07:00 tomorrow. Write “7pm” or “tomorrow at 7”"),
+    (SAT, "at 7:30 call mom", "19:30 today or 07:30 tomorrow. Write “7:30pm”"),
+    (SAT, "at 10 call mom", "22:00 today or 10:00 tomorrow"),
+    (SAT, "9点半 开会", "21:30 today or 09:30 tomorrow. Write “晚上9点半” or “明天9点半”"),
     (SAT, "每小时 喝水", "每天"),
     (SAT, "每周 开会", "哪一天"),
     (SAT, "明天下午 开会", "At what time"),

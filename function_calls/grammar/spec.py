@@ -192,6 +192,7 @@ class WhenSpec:
                 # "at 9pm": today, or tomorrow once today's has passed.
                 when = now.date()
                 if local_instant(when, wall, _zone(now)) <= now:
+                    self._refuse_evening_or_tomorrow(wall, now)
                     when += timedelta(days=1)
         else:
             if self.clock is not None and self.clock.text == "midnight":
@@ -201,6 +202,25 @@ class WhenSpec:
                 )
             when = _day_date(self.day, wall, now)
         return ResolvedWhen(type="once", time=f"{when.isoformat()} {hhmm}", default_time=default)
+
+    def _refuse_evening_or_tomorrow(self, wall: time, now: datetime) -> None:
+        """At 10:20, a bare "at 7" read as 07:00 would land tomorrow morning, while the
+        speaker may well mean 19:00 today: both readings are plausible, so ask."""
+        clock = self.clock
+        if clock is None or clock.meridiem is not None or clock.exact or self.part is not None:
+            return
+        if not 1 <= clock.hour <= 11:
+            return
+        evening = time(clock.hour + 12, clock.minute)
+        if local_instant(now.date(), evening, _zone(now)) > now:
+            text = clock.text
+            if text.isascii():
+                hint = f"“{text}pm” or “tomorrow at {text}”"
+            else:
+                hint = f"“晚上{text}” or “明天{text}”"
+            raise GrammarError(
+                f"Did you mean {evening:%H:%M} today or {wall:%H:%M} tomorrow? Write {hint}."
+            )
 
     def _resolve_delay(self, now: datetime) -> ResolvedWhen:
         delay = self.delay
