@@ -3,6 +3,7 @@ llama-cpp-python, built and fetched from PyPI by tests/llama_server.py), in nati
 and in prompt mode with each format; one table, JSON in bench/results/.
 
     python -m tests.eval_local [--model qwen2.5-0.5b-instruct] [--only ID_OR_TAG ...]
+        [--runs LABEL ...]
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.eval import load_cases, run_eval
 from bot.eval.report import failures, summarize, table, write_json
-from bot.eval.runner import CaseResult, EvalSettings
+from bot.eval.runner import CaseResult, EvalSettings, Via
 from tests.llama_server import MODELS, QWEN_CODER_1_5B, llama_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,14 +26,29 @@ MAX_OUTPUT = 512  # room for the ~3,000-token prompt in a 4k context
 # Native mode alternates two prompts (see llama_server); measured with this cap: one
 # cold case at 110 s, then 13-26 s a case, the server at about 10 GB resident.
 NATIVE_RAM_CACHE = 200_000_000
-# (label, tool mode, prompt format, schema view, the server's chat format: None = the
-# GGUF's template). Native mode shows the full view by default; the compact one is the
-# better fit for a 1.5B model there too (the server's grammar then requires `when`).
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    label: str
+    mode: str  # native | prompt
+    prompt_format: str = "hermes"
+    schema: str = "auto"
+    chat_format: str | None = None  # the server's; None = the GGUF's own template
+    corpus: Path = ROOT / "evals"
+    via: Via = "handle"
+
+
+# Native mode shows the full view by default; the compact one is the better fit for a
+# 1.5B model there too (the server's grammar then requires `when`). The hidden corpus was
+# never used for tuning; it goes through the HTTP API, as a platform bridge sends.
 RUNS = [
-    ("native", "native", "hermes", "auto", "chatml-function-calling"),
-    ("native compact", "native", "hermes", "compact", "chatml-function-calling"),
-    ("prompt/hermes", "prompt", "hermes", "auto", None),
-    ("prompt/json", "prompt", "json", "auto", None),
+    Run("native", "native", chat_format="chatml-function-calling"),
+    Run("native compact", "native", schema="compact", chat_format="chatml-function-calling"),
+    Run("prompt/hermes", "prompt"),
+    Run("prompt/json", "prompt", "json"),
+    Run("hidden prompt/hermes", "prompt", corpus=ROOT / "evals" / "hidden", via="http"),
+    Run("hidden prompt/json", "prompt", "json", corpus=ROOT / "evals" / "hidden", via="http"),
 ]
 
 
@@ -47,34 +64,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", choices=sorted(MODELS), default=QWEN_CODER_1_5B.name)
     parser.add_argument("--only", nargs="*", default=[])
-    parser.add_argument("--runs", nargs="*", default=[label for label, *_ in RUNS])
+    parser.add_argument("--runs", nargs="*", default=[run.label for run in RUNS])
     options = parser.parse_args()
-    cases = load_cases(ROOT / "evals")
-    if options.only:
-        wanted = set(options.only)
-        cases = [c for c in cases if c.id in wanted or wanted & set(c.tags)]
     model = MODELS[options.model]
     summaries = []
-    for label, mode, prompt_format, schema, chat_format in RUNS:
-        if label not in options.runs:
+    for run in RUNS:
+        if run.label not in options.runs:
             continue
-        print(f"\n== {model.name}, {label}: {len(cases)} cases", flush=True)
-        cache = NATIVE_RAM_CACHE if mode == "native" else None
+        cases = load_cases(run.corpus)
+        if options.only:
+            wanted = set(options.only)
+            cases = [c for c in cases if c.id in wanted or wanted & set(c.tags)]
+        print(f"\n== {model.name}, {run.label}: {len(cases)} cases", flush=True)
+        cache = NATIVE_RAM_CACHE if run.mode == "native" else None
         with llama_server(
-            model, chat_format=chat_format, n_ctx=N_CTX, ram_cache_bytes=cache
+            model, chat_format=run.chat_format, n_ctx=N_CTX, ram_cache_bytes=cache
         ) as server:
             settings = EvalSettings(
                 server.base_url,
                 server.model,
-                mode,
-                prompt_format,
-                tool_schema=schema,
+                run.mode,
+                run.prompt_format,
+                tool_schema=run.schema,
                 context_tokens=N_CTX,
                 max_output_tokens=MAX_OUTPUT,
+                via=run.via,
             )
             results = asyncio.run(run_eval(cases, settings, _progress))
             reused, total = server.prefix_cache()
-        summary = summarize(label, results)
+        summary = summarize(run.label, results)
         if total:  # the server's own count: llama-cpp-python reports none in `usage`
             summary = dataclasses.replace(summary, cached_share=reused / total)
         summaries.append(summary)

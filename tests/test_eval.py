@@ -161,3 +161,42 @@ async def test_the_right_time_with_paraphrased_words_is_missed_not_wrong(stub: S
     call = ("reminder_set", {"when": "tomorrow at 9", "content": "phone the doctor"})
     result = await judged(stub, "set-tomorrow-9", calls(call))
     assert result.verdict == Verdict(Outcome.MISSED, "stored the text 'phone the doctor'")
+
+
+HIDDEN = load_cases(CORPUS / "hidden")
+
+
+def test_the_hidden_corpus_is_of_the_same_kind_and_apart() -> None:
+    assert len(HIDDEN) >= 40
+    assert not {case.id for case in HIDDEN} & set(CASES), "ids are shared with the main corpus"
+    assert not {case.say for case in HIDDEN} & {case.say for case in CASES.values()}
+    languages = Counter(case.lang for case in HIDDEN)
+    assert languages["en"] >= 20 and languages["zh"] >= 10
+    tags = Counter(tag for case in HIDDEN for tag in case.tags)
+    for needed in ("set", "list", "delete", "snooze", "edit", "summary", "timezone", "search"):
+        assert tags[needed] >= 2, needed
+    assert tags["talk"] >= 4 and tags["refuse"] >= 4
+
+
+def via_http(stub: StubLLM) -> EvalSettings:
+    return EvalSettings(base_url=stub.base_url, model="stub", mode="native", via="http")
+
+
+async def test_a_case_posted_to_the_http_api_is_judged_the_same(stub: StubLLM) -> None:
+    stub.script(calls(("reminder_set", {"when": "tomorrow at 9", "content": "call the dentist"})))
+    result = await run_case(CASES["set-tomorrow-9"], via_http(stub))
+    assert result.verdict.outcome is Outcome.RIGHT, result.verdict
+    assert "Wed 25 Nov 09:00" in result.reply
+    assert via_http(stub).label() == "native via HTTP"
+
+
+async def test_over_http_the_case_senders_admin_right_reaches_the_tools(stub: StubLLM) -> None:
+    # The eval's API has a token, so the posted sender_is_admin is trusted, as a bridge's.
+    tokyo = ("set_timezone", {"timezone": "Asia/Tokyo"})
+    stub.script(calls(tokyo))
+    admin = await run_case(CASES["tz-admin-tokyo"], via_http(stub))
+    assert admin.verdict.outcome is Outcome.RIGHT, admin.verdict
+    stub.script(calls(tokyo), text("Only an admin can change it."))
+    member = await run_case(CASES["tz-member-refused"], via_http(stub))
+    assert member.verdict.outcome is Outcome.RIGHT, member.verdict
+    assert member.tools == ["set_timezone"] and "admin" in member.reply.lower()

@@ -187,7 +187,9 @@ async def test_cq_code_strings_are_parsed_and_unescaped(servers: Servers) -> Non
     listed = (await api.client.get(f"/v1/chats/qq:group:{GROUP}/reminders")).json()
     assert [r["content"] for r in listed] == ["milk & bread [2]"]
     # An at of a member the bot has never seen names them by number.
-    await qq.group_message(GROUP, ALICE, f"[CQ:at,qq={BOT_A}] /remind [CQ:at,qq=555] tomorrow at 9 x")
+    await qq.group_message(
+        GROUP, ALICE, f"[CQ:at,qq={BOT_A}] /remind [CQ:at,qq=555] tomorrow at 9 x"
+    )
     assert "Reminder #2 for @555 set for" in sent_text(await qq.next_action())
     await fire_now(api, f"qq:group:{GROUP}", 2)
     assert (await qq.next_action())["params"]["message"][1] == at(555)

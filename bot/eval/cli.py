@@ -41,6 +41,12 @@ def add_parser(
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="a file or folder")
     parser.add_argument("--only", nargs="*", default=[], help="case ids or tags to run")
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON goes here")
+    parser.add_argument(
+        "--via",
+        choices=["handle", "http"],
+        default="handle",
+        help="send each case's message to Bot.handle or POST it to /v1/messages of the HTTP API",
+    )
 
 
 def run(options: argparse.Namespace, config: Config) -> int:
@@ -59,6 +65,7 @@ def run(options: argparse.Namespace, config: Config) -> int:
         context_tokens=config.llm.context_tokens,
         max_output_tokens=config.llm.max_output_tokens,
         api_key=key,
+        via=options.via,
     )
     cases = load_cases(options.cases)
     if options.only:

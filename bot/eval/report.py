@@ -105,6 +105,7 @@ def write_json(
         "format": settings.prompt_format,
         "tool_schema": settings.tool_schema,
         "temperature": settings.temperature,
+        "via": settings.via,
         "summary": {
             "cases": summary.cases,
             **summary.outcomes,

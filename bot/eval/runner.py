@@ -1,17 +1,24 @@
 """Running eval cases: each in a fresh bot on a throwaway SQLite file, at the case's clock,
-through `Bot.handle` (the real router, tools and LLM loop)."""
+through `Bot.handle` (the real router, tools and LLM loop) or through `POST /v1/messages`
+of the HTTP API, served on 127.0.0.1 as `groupmate serve` serves it."""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import httpx
+import uvicorn
+
+from bot.adapters.http import create_app
 from bot.app import Bot
 from bot.config import parse_config
 from bot.eval.cases import Case, SearchHit
@@ -25,6 +32,7 @@ from storage import OutgoingMessage
 CHAT = {"group": "eval:group", "private": "eval:private"}
 OTHER_CHAT = "eval:other"
 _REPAIRS = ("invalid", "malformed", "unknown", "hidden")
+Via = Literal["handle", "http"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +48,16 @@ class EvalSettings:
     max_output_tokens: int = 1024  # llm.max_output_tokens
     api_key: str | None = None
     request_timeout: float = 600.0
+    # How the case's message reaches the bot: `Bot.handle`, or POST /v1/messages.
+    via: Via = "handle"
 
     def label(self) -> str:
         """ "native", "prompt/hermes", ...; a schema view other than the mode's own is named."""
         label = self.mode if self.mode == "native" else f"prompt/{self.prompt_format}"
         if self.tool_schema != "auto":
             label += f" {self.tool_schema}"
+        if self.via == "http":
+            label += " via HTTP"
         return label
 
 
@@ -96,7 +108,8 @@ _DELIVERY_WAIT = 15.0
 
 async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
     with tempfile.TemporaryDirectory(prefix="groupmate-eval-") as folder:
-        config = parse_config(_config(case, settings, Path(folder)), environ={})
+        token = secrets.token_urlsafe(16)
+        config = parse_config(_config(case, settings, Path(folder), token), environ={})
         search = CannedSearch(case.search) if case.search else None
         clock = EvalClock(case.local_now())
         bot = Bot(config, clock=clock, search=search)
@@ -118,11 +131,17 @@ async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
                 turns.append(result)
 
             bot.llm.observe(record)
+            message = _message(case, chat, case.say)
             started = time.monotonic()
-            replies = await bot.handle(_message(case, chat, case.say))
+            if settings.via == "http":
+                async with _http_api(bot, token, settings.request_timeout) as client:
+                    started = time.monotonic()
+                    said = await _post(client, message)
+            else:
+                said = [r.text for r in await bot.handle(message)]
             latency = time.monotonic() - started
             after = await _state(bot, chat)
-    reply = "\n".join(r.text for r in replies)
+    reply = "\n".join(said)
     calls = [call for turn in turns for call in turn.calls]
     errors = [turn.error for turn in turns if turn.error and not turn.calls]
     tools = [call.name for call in calls if call.outcome in ("direct", "data", "error")]
@@ -144,7 +163,50 @@ async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
     )
 
 
-def _config(case: Case, settings: EvalSettings, folder: Path) -> dict[str, Any]:
+@asynccontextmanager
+async def _http_api(bot: Bot, token: str, read_timeout: float) -> AsyncIterator[httpx.AsyncClient]:
+    """The bot's HTTP API on a free port of 127.0.0.1, and a client that sends the token."""
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(bot), host="127.0.0.1", port=0, lifespan="off", log_level="warning"
+        )
+    )
+    task = asyncio.create_task(server.serve())
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:
+                if task.done():
+                    raise RuntimeError("the HTTP API did not start")
+                await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=read_timeout,
+        ) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def _post(client: httpx.AsyncClient, message: IncomingMessage) -> list[str]:
+    """The message as a platform would post it; the texts of the replies."""
+    body = {
+        "chat_id": message.chat_id,
+        "chat_type": message.chat_type,
+        "sender_id": message.sender_id,
+        "sender_name": message.sender_name,
+        "text": message.text,
+        "mentions_bot": message.mentions_bot,
+        "sender_is_admin": message.sender_is_admin,
+    }
+    response = await client.post("/v1/messages", json=body)
+    response.raise_for_status()
+    return [reply["text"] for reply in response.json()["replies"]]
+
+
+def _config(case: Case, settings: EvalSettings, folder: Path, token: str) -> dict[str, Any]:
     llm: dict[str, Any] = {
         "base_url": settings.base_url,
         "model": settings.model,
@@ -166,6 +228,8 @@ def _config(case: Case, settings: EvalSettings, folder: Path) -> dict[str, Any]:
             "admins": [case.sender.id] if case.sender.admin else [],
         },
         "llm": llm,
+        # The token makes the HTTP API trust `sender_is_admin`, as a platform bridge's would.
+        "adapters": {"webhook": {"token": token}},
         "logging": {"level": "WARNING"},
         "reminders": {"watchdog_interval": "100ms"},
     }
