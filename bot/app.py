@@ -18,7 +18,7 @@ from bot.config import Config, load_config
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
-from function_calls import FunctionCallLLM, ToolRegistry, default_registry
+from function_calls import FunctionCallLLM, ToolInvoker, ToolRegistry, default_registry
 from function_calls.handlers.audience import MemberDirectory
 from function_calls.handlers.budget import BudgetLimits
 from function_calls.search import PerplexitySearch, SearchProvider
@@ -51,6 +51,9 @@ class Bot:
     ) -> None:
         self.config = config
         self.registry = registry if registry is not None else default_registry
+        # The one path from a tool call to its result, for the model, the commands and the
+        # HTTP routes alike.
+        self.invoker = ToolInvoker(self.registry, call_timeout=config.llm.call_timeout)
         self.outbound = OutboundRouter()
         self.members = MemberDirectories()
         self.adapters: list[Adapter] = []
@@ -140,14 +143,13 @@ class Bot:
                 model=settings.model,
                 base_url=settings.base_url,
                 api_key=settings.api_key.get_secret_value() if settings.api_key else None,
-                registry=self.registry,
+                invoker=self.invoker,
                 tool_mode=settings.tool_mode,
                 prompt_format=settings.prompt_format,
                 tool_schema=settings.tool_schema,
                 temperature=settings.temperature,
                 max_rounds=settings.max_rounds,
                 max_invalid_retries=settings.max_invalid_retries,
-                call_timeout=settings.call_timeout,
                 request_timeout=settings.request_timeout,
                 max_output_tokens=settings.max_output_tokens,
                 context_tokens=settings.context_tokens,
@@ -167,7 +169,7 @@ class Bot:
             services["search"] = search
         self._router = Router(
             config,
-            registry=self.registry,
+            invoker=self.invoker,
             reminders=self.reminders,
             chatlog=chatlog,
             llm=self.llm,

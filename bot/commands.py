@@ -1,12 +1,12 @@
-"""Slash commands that work without an LLM, through the same registry path as tool calls.
+"""Slash commands that work without an LLM, through the same invoker as tool calls.
 
-Each command builds the tool's raw arguments and goes through `Tool.validate` (both
-stages) and `Tool.invoke`, exactly like a call the model made.
+Each command builds the tool's raw arguments and goes through the `ToolInvoker`
+(visibility, both validation stages, the handler under its timeout), exactly like a
+call the model made.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -14,8 +14,11 @@ from function_calls import (
     FunctionResult,
     InvalidArgumentsError,
     MessageContext,
-    ToolError,
-    ToolRegistry,
+    ToolFailedError,
+    ToolHiddenError,
+    ToolInvoker,
+    ToolTimeoutError,
+    UnknownToolError,
 )
 from function_calls.grammar import (
     CJK,
@@ -42,7 +45,6 @@ REMIND_EXAMPLES = (
     "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
 )
 REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周一上午9点 周会 · /提醒 10分钟后 喝水"
-_COMMAND_TIMEOUT = 30.0
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
 _GLUED_ALIASES = ("提醒",)
 
@@ -76,8 +78,9 @@ _RULE_SETTINGS = ("remind_others", "remind_everyone")
 class Commands:
     """Parses `/command args` and runs the matching tool."""
 
-    def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+    def __init__(self, invoker: ToolInvoker) -> None:
+        self._invoker = invoker
+        self._registry = invoker.registry
         self._table: dict[str, CommandRunner] = {
             "remind": self._remind,
             "提醒": self._remind,
@@ -141,24 +144,23 @@ class Commands:
         self, ctx: MessageContext, tool_name: str, raw: dict[str, Any]
     ) -> FunctionResult:
         """`call`, returning the tool's whole result."""
-        if tool_name not in self._registry:
-            raise CommandError(f"/{tool_name} is not available on this bot.")
-        tool = self._registry.get(tool_name)
-        if not tool.visible_to(ctx):
-            raise CommandError("That command is not available in this chat.")
         try:
-            arguments = tool.validate(raw, ctx)
+            return await self._invoker.run(ctx, tool_name, raw)
+        except UnknownToolError:
+            raise CommandError(f"/{tool_name} is not available on this bot.") from None
+        except ToolHiddenError:
+            raise CommandError("That command is not available in this chat.") from None
         except InvalidArgumentsError as exc:
             problems = "; ".join(f"{i.path}: {i.problem}" for i in exc.issues)
             raise CommandError(f"That didn't work: {problems}.") from None
-        try:
-            async with asyncio.timeout(tool.timeout or _COMMAND_TIMEOUT):
-                result = await tool.invoke(ctx, arguments)
-        except ToolError as exc:
-            raise CommandError(f"That didn't work: {exc}.") from None
-        except TimeoutError:
+        except ToolTimeoutError:
             raise CommandError("That took too long; please try again later.") from None
-        return result
+        except ToolFailedError as exc:
+            if isinstance(exc.__cause__, StorageUnavailableError):
+                raise exc.__cause__ from None  # the router answers that the database is down
+            if exc.internal:
+                raise CommandError("Sorry, that failed on my side; please try again.") from None
+            raise CommandError(f"That didn't work: {exc}.") from None
 
     def _simple(self, tool_name: str) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:

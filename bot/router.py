@@ -22,7 +22,7 @@ from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
 from bot.offers import Offers
 from bot.ratelimit import Budgets
-from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
+from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolInvoker
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
 from storage.chatlog import ChatLog, LoggedMessage, Seen
 
@@ -68,7 +68,7 @@ class Router:
         self,
         config: Config,
         *,
-        registry: ToolRegistry,
+        invoker: ToolInvoker,
         reminders: ReminderService,
         chatlog: ChatLog,
         llm: FunctionCallLLM | None,
@@ -78,14 +78,14 @@ class Router:
         budget: TokenBudget | None = None,
     ) -> None:
         self.config = config
-        self._registry = registry
+        self._registry = registry = invoker.registry
         self._reminders = reminders
         self._chatlog = chatlog
         self._llm = llm
         self._services = {**services, "registry": registry}
         self._outbound = outbound
         self._clock = clock
-        self._commands = Commands(registry)
+        self._commands = Commands(invoker)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._waiting: defaultdict[str, int] = defaultdict(int)
         # (chat, platform message id) being handled now. A message logged but unanswered

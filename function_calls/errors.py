@@ -1,4 +1,17 @@
-"""Exception classes raised by the tool-calling core."""
+"""Exception classes raised by the tool-calling core.
+
+FunctionCallError
+├── ToolDefinitionError          a handler cannot become a tool (at registration)
+│   └── DuplicateToolError
+├── ToolInvocationError          a call could not be run or did not succeed
+│   ├── UnknownToolError         no tool of that name
+│   ├── ToolHiddenError          the tool is not offered to this sender in this chat
+│   ├── InvalidArgumentsError    either validation stage refused the arguments
+│   ├── ToolTimeoutError         the handler overran its time
+│   └── ToolFailedError          the handler raised (ToolError: a message safe to show)
+├── ToolError                    raised by handlers, reported as ToolFailedError
+└── LLMUnavailableError          the endpoint could not be used
+"""
 
 from __future__ import annotations
 
@@ -22,7 +35,11 @@ class DuplicateToolError(ToolDefinitionError):
         self.name = name
 
 
-class UnknownToolError(FunctionCallError, LookupError):
+class ToolInvocationError(FunctionCallError):
+    """A call could not be run, or did not succeed; the subclass says which."""
+
+
+class UnknownToolError(ToolInvocationError, LookupError):
     """A tool name that the registry does not know."""
 
     def __init__(self, name: str, available: list[str]) -> None:
@@ -30,6 +47,36 @@ class UnknownToolError(FunctionCallError, LookupError):
         super().__init__(f"no tool named {name!r}; available tools: {listing}")
         self.name = name
         self.available = available
+
+
+class ToolHiddenError(ToolInvocationError):
+    """The tool exists but is not offered to this sender in this chat (scope, admin only,
+    or a service it needs is not configured)."""
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        super().__init__(f"tool {name!r} is not available in this chat")
+        self.name = name
+        self.available = available
+
+
+class ToolTimeoutError(ToolInvocationError, TimeoutError):
+    """The handler did not finish in time. A plain-def handler's thread cannot be stopped;
+    only its result is dropped."""
+
+    def __init__(self, name: str, seconds: float) -> None:
+        super().__init__(f"{name} timed out after {seconds:g} s")
+        self.name = name
+        self.seconds = seconds
+
+
+class ToolFailedError(ToolInvocationError):
+    """The handler raised. From a `ToolError` the message is the handler's own (safe to
+    show); from anything else it is a generic one, and the exception is logged."""
+
+    def __init__(self, name: str, message: str, *, internal: bool) -> None:
+        super().__init__(message)
+        self.name = name
+        self.internal = internal
 
 
 class ToolError(FunctionCallError):

@@ -17,11 +17,17 @@ from typing import Any, Literal, Self
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel
 
 from function_calls.context import MessageContext
 from function_calls.context_window import ContextOverflowError, fit
-from function_calls.errors import LLMUnavailableError, ToolError
+from function_calls.errors import (
+    LLMUnavailableError,
+    ToolHiddenError,
+    ToolInvocationError,
+    ToolTimeoutError,
+    UnknownToolError,
+)
+from function_calls.invoker import ToolCall, ToolInvoker, ValidatedToolCall
 from function_calls.prompt_formats import (
     PromptFormat,
     WorkedExample,
@@ -190,6 +196,7 @@ class FunctionCallLLM:
         base_url: str | None = None,
         api_key: str | None = None,
         registry: ToolRegistry | None = None,
+        invoker: ToolInvoker | None = None,
         tool_mode: ToolMode = "auto",
         prompt_format: PromptFormat = "hermes",
         tool_schema: ToolSchema = "auto",
@@ -218,13 +225,18 @@ class FunctionCallLLM:
             raise ValueError(f"tool_schema must be auto, full or compact, not {tool_schema!r}")
         self.model = model
         self.tool_schema: ToolSchema = tool_schema
-        self.registry = registry if registry is not None else default_registry
+        if invoker is None:
+            registry = registry if registry is not None else default_registry
+            invoker = ToolInvoker(registry, call_timeout=call_timeout)
+        elif registry is not None and registry is not invoker.registry:
+            raise ValueError("give a registry or an invoker, not both")
+        self.invoker = invoker
+        self.registry = invoker.registry
         self.tool_mode: ToolMode = tool_mode
         self.prompt_format: PromptFormat = prompt_format
         self.persona = persona
         self.max_rounds = max_rounds
         self.max_invalid_retries = max_invalid_retries
-        self.call_timeout = call_timeout
         self.strict_schemas = strict_schemas
         self.temperature = temperature
         # A cap per request: a small model can otherwise ramble until the context is full.
@@ -476,7 +488,7 @@ class FunctionCallLLM:
         """Validate and run one reply's calls; returns (turn complete, stop message)."""
         contents: list[str] = [""] * len(reply.calls)
         runs: dict[tuple[str, str], list[int]] = {}
-        jobs: list[tuple[Tool, BaseModel]] = []
+        jobs: list[ValidatedToolCall] = []
         replayed: list[ToolCallRecord] = []
         failed_names: dict[str, str] = {}  # tool name -> the user message if it gives up
         repeated_earlier = False
@@ -487,19 +499,18 @@ class FunctionCallLLM:
                 turn.records.append(ToolCallRecord(call.name, call.raw_arguments, prepared.outcome))
                 failed_names.setdefault(call.name, prepared.user_message)
                 continue
-            tool, arguments = prepared
-            key = (tool.name, arguments.model_dump_json())
+            key = prepared.key
             if key in turn.executed:
                 # Repeated from an earlier round: the model gets the old result again.
                 repeated_earlier = True
                 contents[index] = turn.executed[key]
-                replayed.append(ToolCallRecord(tool.name, call.raw_arguments, "duplicate"))
+                replayed.append(ToolCallRecord(call.name, call.raw_arguments, "duplicate"))
             elif key in runs:
                 runs[key].append(index)
-                replayed.append(ToolCallRecord(tool.name, call.raw_arguments, "duplicate"))
+                replayed.append(ToolCallRecord(call.name, call.raw_arguments, "duplicate"))
             else:
                 runs[key] = [index]
-                jobs.append((tool, arguments))
+                jobs.append(prepared)
         malformed = reply.malformed[:_MAX_MALFORMED]
         for problem in malformed:
             turn.records.append(ToolCallRecord(_UNPARSABLE, problem.raw, "malformed"))
@@ -515,14 +526,13 @@ class FunctionCallLLM:
             # Nothing of a round with a hopeless call runs: no half-done requests.
             return True, stop_message
         needs_model = bool(failed_names) or repeated_earlier
-        outcomes = await asyncio.gather(*(self._execute(turn.ctx, t, a) for t, a in jobs))
-        for (tool, arguments), (key, indices), (outcome, result, detail) in zip(
-            jobs, runs.items(), outcomes, strict=True
-        ):
+        ran = await self.invoker.execute_all(turn.ctx, jobs)
+        for job, (key, indices), done in zip(jobs, runs.items(), ran, strict=True):
+            outcome, detail = _ran(done)
+            result = done if isinstance(done, FunctionResult) else None
             data = result.data if result is not None else None
-            turn.records.append(
-                ToolCallRecord(tool.name, arguments.model_dump(mode="json"), outcome, detail, data)
-            )
+            arguments = job.arguments.model_dump(mode="json")
+            turn.records.append(ToolCallRecord(job.tool.name, arguments, outcome, detail, data))
             if result is not None and result.reply is not None:
                 turn.replies.append(result.reply)
                 payload: Any = {"shown_to_user": result.reply}
@@ -541,59 +551,43 @@ class FunctionCallLLM:
         turn.messages.extend(_result_messages(reply, contents, malformed_contents))
         return False, None
 
-    def _prepare(self, turn: _Turn, call: _Call) -> tuple[Tool, BaseModel] | _Rejection:
-        tool = turn.tools.get(call.name)
-        if tool is None:
-            available = list(turn.tools)
-            if call.name in self.registry:
-                return _Rejection(
-                    "hidden",
-                    {
-                        "error": f"tool {call.name!r} is not available in this chat",
-                        "available_tools": available,
-                    },
-                    "Sorry, I can't do that here: that action isn't available to you in this chat.",
-                )
+    def _prepare(self, turn: _Turn, call: _Call) -> ValidatedToolCall | _Rejection:
+        try:
+            return self.invoker.validate_tool_call(
+                turn.ctx, ToolCall(call.name, call.raw_arguments), turn.view
+            )
+        except ToolHiddenError as exc:
+            return _Rejection(
+                "hidden",
+                {"error": str(exc), "available_tools": list(turn.tools)},
+                "Sorry, I can't do that here: that action isn't available to you in this chat.",
+            )
+        except UnknownToolError:
             return _Rejection(
                 "unknown",
-                {"error": f"unknown tool {call.name!r}", "available_tools": available},
+                {"error": f"unknown tool {call.name!r}", "available_tools": list(turn.tools)},
                 "Sorry, I couldn't do that: the language model asked for a tool that "
                 "doesn't exist.",
             )
-        try:
-            return tool, tool.validate(call.raw_arguments, turn.ctx, turn.view)
         except InvalidArgumentsError as exc:
             return _Rejection(
                 "invalid",
                 {
-                    "error": f"invalid arguments for {tool.name}",
+                    "error": f"invalid arguments for {call.name}",
                     "issues": [_issue_payload(issue) for issue in exc.issues],
-                    "fix": f"Correct these arguments and call {tool.name} again.",
+                    "fix": f"Correct these arguments and call {call.name} again.",
                 },
-                _invalid_user_message(tool.name, exc.issues),
+                _invalid_user_message(call.name, exc.issues),
             )
 
-    async def _execute(
-        self, ctx: MessageContext, tool: Tool, arguments: BaseModel
-    ) -> tuple[CallOutcome, FunctionResult | None, str]:
-        timeout = tool.timeout or self.call_timeout
-        deadline = asyncio.timeout(timeout)
-        try:
-            async with deadline:
-                result = await tool.invoke(ctx, arguments)
-        except TimeoutError:
-            if not deadline.expired():  # raised by the handler itself, e.g. its HTTP client
-                log.exception("tool %s failed", tool.name)
-                return "error", None, f"{tool.name} failed with an internal error"
-            # A plain-def handler's thread cannot be stopped; only its result is dropped.
-            log.warning("tool %s timed out after %.1fs", tool.name, timeout)
-            return "timeout", None, f"{tool.name} timed out after {timeout:g} s"
-        except ToolError as exc:
-            return "error", None, str(exc)
-        except Exception:
-            log.exception("tool %s failed", tool.name)
-            return "error", None, f"{tool.name} failed with an internal error"
-        return ("direct" if result.is_direct else "data"), result, ""
+
+def _ran(outcome: FunctionResult | ToolInvocationError) -> tuple[CallOutcome, str]:
+    """A run's outcome as the turn records it, and the detail for the model."""
+    if isinstance(outcome, ToolTimeoutError):
+        return "timeout", str(outcome)
+    if isinstance(outcome, ToolInvocationError):
+        return "error", str(outcome)
+    return ("direct" if outcome.is_direct else "data"), ""
 
 
 def _transcript_line(turn: ChatTurn) -> str:

@@ -14,7 +14,7 @@ from jsonschema.exceptions import best_match
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from function_calls.errors import FunctionCallError
+from function_calls.errors import ToolInvocationError
 from function_calls.result import to_compact_json
 from function_calls.schema import JsonSchema
 
@@ -36,7 +36,7 @@ class ArgumentIssue:
         return f"{self.path}: {self.problem} (received {self.received})"
 
 
-class InvalidArgumentsError(FunctionCallError, ValueError):
+class InvalidArgumentsError(ToolInvocationError, ValueError):
     """The arguments failed validation; `issues` is the merged report of both stages."""
 
     def __init__(self, issues: Sequence[ArgumentIssue]) -> None:

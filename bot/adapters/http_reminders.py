@@ -1,14 +1,16 @@
 """The REST routes for one chat's reminders, their history and the chat's settings.
 
-Each route validates its body with the argument model of the matching tool (both stages:
-the exact JSON Schema the model is shown, then the Pydantic model) and runs the same
-domain function as the tool, so the API, the chat commands and the model can never
+Each route validates its body through the bot's `ToolInvoker`, as the matching tool's call
+(visibility, then both stages: the exact JSON Schema the model is shown, then the Pydantic
+model), and runs the same domain function as the tool under the tool's time limit, reading
+the typed reminder it returns. So the API, the chat commands and the model can never
 disagree on what a valid reminder is. The refusals come back as status codes instead of
 chat wording. Callers of these routes presented the API token: they act as an admin.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any
@@ -26,6 +28,7 @@ from bot.adapters.api_models import (
     reminder_out,
 )
 from function_calls.context import ChatType, MessageContext
+from function_calls.errors import ToolInvocationError
 from function_calls.handlers.audience import AudienceRefused, rule_changes
 from function_calls.handlers.reminder_changes import (
     DEFAULT_SNOOZE_MINUTES,
@@ -33,6 +36,7 @@ from function_calls.handlers.reminder_changes import (
     requester,
 )
 from function_calls.handlers.reminders import add_reminder
+from function_calls.invoker import ToolCall
 from function_calls.validation import InvalidArgumentsError
 from storage import (
     InvalidTimezoneError,
@@ -172,16 +176,22 @@ def reminder_routes(bot: Bot) -> APIRouter:
         ctx: MessageContext,
         action: Callable[[MessageContext, Any], Awaitable[ReminderView]],
     ) -> Any:
-        """Both validation stages of the tool, then its domain function: the reminder,
-        or the refusal as a status code."""
+        """The tool's visibility and both validation stages (through the bot's invoker,
+        as for the model and the commands), then its domain function, under the same
+        time limit: the reminder, or the refusal as a status code."""
         try:
-            arguments = registry.get(tool_name).validate(raw, ctx)
+            call = bot.invoker.validate_tool_call(ctx, ToolCall(tool_name, raw))
         except InvalidArgumentsError as exc:
             return _invalid(exc)
+        except ToolInvocationError as exc:  # not offered in this chat
+            return JSONResponse({"error": str(exc)}, status_code=403)
         try:
-            return reminder_out(await action(ctx, arguments))
+            async with asyncio.timeout(bot.invoker.timeout_of(call.tool)):
+                return reminder_out(await action(ctx, call.arguments))
         except (StorageError, AudienceRefused, ValueError) as exc:
             return _refused(exc)
+        except TimeoutError:
+            return JSONResponse({"error": "timed out; nothing may have changed"}, status_code=504)
 
     @routes.get("/reminders")
     async def list_reminders(chat_id: str, service: Reminders) -> list[ReminderOut]:
@@ -260,9 +270,11 @@ def reminder_routes(bot: Bot) -> APIRouter:
         ctx = await context(service, chat_id)
         try:
             snooze_args = {"reminder_id": reminder_id, "minutes": minutes}
-            registry.get("reminder_snooze").validate(snooze_args, ctx)
+            bot.invoker.validate_tool_call(ctx, ToolCall("reminder_snooze", snooze_args))
         except InvalidArgumentsError as exc:
             return _invalid(exc)
+        except ToolInvocationError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=403)
         until = ctx.clock() + timedelta(minutes=minutes)
         try:
             root, snooze = await service.snooze(
