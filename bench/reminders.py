@@ -139,7 +139,7 @@ class _StallMonitor:
 
 async def measure(url: str, spawned_at: float) -> dict[str, Any]:
     import function_calls.handlers  # noqa: F401
-    from function_calls import MessageContext, default_registry
+    from function_calls import MessageContext, Services, default_registry
 
     received: dict[str, float] = {}
     arrived = asyncio.Event()
@@ -167,7 +167,7 @@ async def measure(url: str, spawned_at: float) -> dict[str, Any]:
         assert scheduler is not None
 
         tool = default_registry.get("reminder_list")
-        ctx = MessageContext("chat-7", "group", "u-1", services={"reminders": service})
+        ctx = MessageContext("chat-7", "group", "u-1", services=Services(reminders=service))
         latencies = []
         for _ in range(200):
             begin = time.perf_counter()

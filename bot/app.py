@@ -18,7 +18,13 @@ from bot.config import Config, load_config
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
-from function_calls import FunctionCallLLM, ToolInvoker, ToolRegistry, default_registry
+from function_calls import (
+    FunctionCallLLM,
+    Services,
+    ToolInvoker,
+    ToolRegistry,
+    default_registry,
+)
 from function_calls.handlers.audience import MemberDirectory
 from function_calls.handlers.budget import BudgetLimits
 from function_calls.search import PerplexitySearch, SearchProvider
@@ -129,14 +135,14 @@ class Bot:
         limits = BudgetLimits(
             config.llm.budget.tokens_per_chat_per_day, config.llm.budget.tokens_per_day
         )
-        services: dict[str, Any] = {
-            "reminders": self.reminders,
-            "chatlog": chatlog,
-            "usage": usage,
-            "budget_limits": limits,
-            "reminder_rules": self.config.reminders.rules(),
-            "members": self.members,
-        }
+        services = Services(
+            reminders=self.reminders,
+            chatlog=chatlog,
+            usage=usage,
+            budget_limits=limits,
+            reminder_rules=self.config.reminders.rules(),
+            members=self.members,
+        )
         if config.llm.enabled:
             settings = config.llm
             self.llm = FunctionCallLLM(
@@ -155,9 +161,9 @@ class Bot:
                 context_tokens=settings.context_tokens,
             )
             self._stack.push_async_callback(self.llm.aclose)
-            services["llm"] = self.llm
+            services = services.with_(llm=self.llm)
         if self._search is not None:
-            services["search"] = self._search
+            services = services.with_(search=self._search)
         elif config.search.enabled:
             search = PerplexitySearch(
                 base_url=config.search.base_url,
@@ -166,7 +172,7 @@ class Bot:
                 timeout=config.search.timeout,
             )
             self._stack.push_async_callback(search.aclose)
-            services["search"] = search
+            services = services.with_(search=search)
         self._router = Router(
             config,
             invoker=self.invoker,

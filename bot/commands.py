@@ -19,6 +19,7 @@ from function_calls import (
     ToolInvoker,
     ToolTimeoutError,
     UnknownToolError,
+    required,
 )
 from function_calls.grammar import (
     CJK,
@@ -31,7 +32,7 @@ from function_calls.grammar import (
 )
 from function_calls.handlers.reminder_args import bare_clock, phrase_rule
 from function_calls.handlers.reminder_changes import requester
-from storage import ReminderService, StorageError, StorageUnavailableError
+from storage import StorageError, StorageUnavailableError
 
 COMMAND_HELP = (
     "Commands: /remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, "
@@ -234,7 +235,7 @@ class Commands:
         """A bare new time ("at 10") keeps the reminder's day or rule; the rest is new."""
         current = None
         if bare_clock(spec):
-            service: ReminderService = ctx.service("reminders")
+            service = required(ctx.services.reminders, "reminders")
             current = await service.find(ctx.chat_id, reference, requester(ctx))
         try:
             return phrase_rule(spec, ctx, current)
@@ -247,7 +248,7 @@ class Commands:
         return await self.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
 
     async def _search(self, ctx: MessageContext, rest: str) -> str:
-        if "search" not in ctx.services:
+        if ctx.services.search is None:
             raise CommandError("Web search is not configured on this bot.")
         if not rest:
             raise CommandError("Usage: /search <query>")

@@ -10,10 +10,9 @@ import math
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from bot.budget import TokenBudget
 from bot.commands import COMMAND_HELP, CommandError, Commands
@@ -22,7 +21,7 @@ from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
 from bot.offers import Offers
 from bot.ratelimit import Budgets
-from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolInvoker
+from function_calls import ChatTurn, FunctionCallLLM, MessageContext, Services, ToolInvoker
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
 from storage.chatlog import ChatLog, LoggedMessage, Seen
 
@@ -72,7 +71,7 @@ class Router:
         reminders: ReminderService,
         chatlog: ChatLog,
         llm: FunctionCallLLM | None,
-        services: Mapping[str, Any],
+        services: Services,
         outbound: Sender | None = None,
         clock: Callable[[], datetime] = _utc_now,
         budget: TokenBudget | None = None,
@@ -82,7 +81,7 @@ class Router:
         self._reminders = reminders
         self._chatlog = chatlog
         self._llm = llm
-        self._services = {**services, "registry": registry}
+        self._services = services.with_(registry=registry)
         self._outbound = outbound
         self._clock = clock
         self._commands = Commands(invoker)
@@ -293,7 +292,7 @@ class Router:
             is_admin = True  # owner of their own chat; the operator owns the simulated ones
         services = self._services
         if self._outbound is not None:
-            services = {**services, "progress": functools.partial(self._progress, message.chat_id)}
+            services = services.with_(progress=functools.partial(self._progress, message.chat_id))
         return MessageContext(
             chat_id=message.chat_id,
             chat_type=message.chat_type,

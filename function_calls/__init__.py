@@ -33,6 +33,7 @@ from function_calls.registry import (
     tool_function,
 )
 from function_calls.result import FunctionResult
+from function_calls.services import ServiceName, Services, TextCompleter, required
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
 
 __all__ = [
@@ -51,6 +52,9 @@ __all__ = [
     "NoArguments",
     "PromptFormat",
     "Scope",
+    "ServiceName",
+    "Services",
+    "TextCompleter",
     "Tool",
     "ToolCall",
     "ToolCallRecord",
@@ -69,6 +73,7 @@ __all__ = [
     "ValidatedToolCall",
     "build_tool",
     "default_registry",
+    "required",
     "tool_function",
     "validation_context",
 ]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationInfo
 
+from function_calls.services import Services
 from storage.outgoing import Member
 
 ChatType = Literal["group", "private"]
@@ -33,7 +34,7 @@ class MessageContext:
     sender_name: str = ""
     is_admin: bool = False
     timezone: str = "UTC"
-    services: Mapping[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
     clock: Callable[[], datetime] = _utc_now
     # Users the platform says this message mentions (members of the chat).
     mentioned: tuple[Member, ...] = ()
@@ -56,13 +57,6 @@ class MessageContext:
     def now(self) -> datetime:
         """The current time in the chat's time zone."""
         return self.clock().astimezone(self.zone)
-
-    def service(self, name: str) -> Any:
-        """A service the runtime provided (store, scheduler, search provider...)."""
-        try:
-            return self.services[name]
-        except KeyError:
-            raise LookupError(f"service {name!r} is not configured for this bot") from None
 
 
 def validation_context(info: ValidationInfo) -> MessageContext | None:

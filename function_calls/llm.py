@@ -299,8 +299,8 @@ class FunctionCallLLM:
         return result
 
     async def _run(self, ctx: MessageContext, text: str, history: Sequence[ChatTurn]) -> TurnResult:
-        if "registry" not in ctx.services:
-            ctx = replace(ctx, services={**ctx.services, "registry": self.registry})
+        if ctx.services.registry is None:
+            ctx = replace(ctx, services=ctx.services.with_(registry=self.registry))
         visible = {tool.name: tool for tool in self.registry.visible(ctx)}
         mode = self.effective_mode()
         turn = _Turn(ctx, visible, mode, self._view(mode), [])

@@ -21,6 +21,7 @@ from function_calls.schema import (
     is_strict_compatible,
     model_parameters_schema,
 )
+from function_calls.services import SERVICE_NAMES, ServiceName
 from function_calls.validation import ArgumentValidator, InvalidArgumentsError
 
 Scope = Literal["group", "private", "both"]
@@ -72,13 +73,13 @@ class Tool:
     args_param: str | None = field(repr=False)
     is_async: bool = field(repr=False)
     # Services the tool needs in ctx.services; without them it is not offered at all.
-    requires: tuple[str, ...] = ()
+    requires: tuple[ServiceName, ...] = ()
 
     def visible_to(self, ctx: MessageContext) -> bool:
         """Whether this tool may be offered and run for the sender of `ctx`."""
         if self.admin_only and not ctx.is_admin:
             return False
-        if any(name not in ctx.services for name in self.requires):
+        if not all(ctx.services.has(name) for name in self.requires):
             return False  # e.g. web_search without a configured provider
         return self.scope == "both" or self.scope == ctx.chat_type
 
@@ -163,7 +164,7 @@ def build_tool(
     admin_only: bool = False,
     examples: Sequence[str | Example] = (),
     timeout: float | None = None,
-    requires: Sequence[str] = (),
+    requires: Sequence[ServiceName] = (),
     localns: Mapping[str, Any] | None = None,
 ) -> Tool:
     """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
@@ -180,6 +181,11 @@ def build_tool(
         raise ToolDefinitionError(f"tool {tool_name!r}: scope must be one of {_SCOPES}")
     if timeout is not None and timeout <= 0:
         raise ToolDefinitionError(f"tool {tool_name!r}: timeout must be positive")
+    unknown = sorted(set(requires) - SERVICE_NAMES)
+    if unknown:  # for callers without mypy
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: no such services {unknown}; known: {sorted(SERVICE_NAMES)}"
+        )
     text = description or inspect.getdoc(handler) or ""
     if not text.strip():
         raise ToolDefinitionError(
@@ -254,7 +260,7 @@ class ToolRegistry:
         admin_only: bool = False,
         examples: Sequence[str | Example] = (),
         timeout: float | None = None,
-        requires: Sequence[str] = (),
+        requires: Sequence[ServiceName] = (),
         _localns: Mapping[str, Any] | None = None,
     ) -> Callable[[HandlerT], HandlerT]:
         """Decorator form of `register`; returns the handler unchanged."""
@@ -322,7 +328,7 @@ def tool_function(
     admin_only: bool = False,
     examples: Sequence[str | Example] = (),
     timeout: float | None = None,
-    requires: Sequence[str] = (),
+    requires: Sequence[ServiceName] = (),
     registry: ToolRegistry | None = None,
 ) -> Callable[[HandlerT], HandlerT]:
     """Register a handler as a tool the model can call.

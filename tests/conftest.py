@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from function_calls import FunctionCallLLM, MessageContext, ToolRegistry
+from function_calls import FunctionCallLLM, MessageContext, Services, ToolRegistry
 from storage import Database, DeliveryPolicy, OutgoingMessage, ReminderService, SendError, upgrade
 from tests.http_harness import Servers
 from tests.postgres import create_database, drop_database, postgres_server
@@ -209,7 +209,7 @@ async def reminders(
 
 def chat_ctx(service: ReminderService, clock: FakeClock, **overrides: Any) -> MessageContext:
     """A message context wired to the reminder service, on the fake clock."""
-    values: dict[str, Any] = {"services": {"reminders": service}, "clock": clock}
+    values: dict[str, Any] = {"services": Services(reminders=service), "clock": clock}
     values.update(overrides)
     return make_ctx(**values)
 

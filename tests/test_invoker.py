@@ -16,6 +16,7 @@ from function_calls import (
     InvalidArgumentsError,
     MessageContext,
     ToolCall,
+    ToolDefinitionError,
     ToolError,
     ToolFailedError,
     ToolHiddenError,
@@ -24,6 +25,7 @@ from function_calls import (
     ToolRegistry,
     ToolTimeoutError,
     UnknownToolError,
+    required,
     tool_function,
 )
 from tests.conftest import make_ctx
@@ -204,3 +206,22 @@ async def test_commands_answer_every_failure_in_words(
     with pytest.raises(CommandError) as error:
         await Commands(invoker).call(ctx, name, raw)
     assert str(error.value) == said
+
+
+def test_a_misspelt_service_is_refused_at_registration(registry: ToolRegistry) -> None:
+    with pytest.raises(ToolDefinitionError, match=r"no such services \['serach'\]"):
+
+        @tool_function(description="Look up", registry=registry, requires=["serach"])  # type: ignore[list-item]
+        def look_up() -> str:
+            return ""
+
+
+async def test_a_tool_is_offered_only_where_its_services_are(registry: ToolRegistry) -> None:
+    @tool_function(description="Recent chat", registry=registry, requires=["chatlog"])
+    async def recent(ctx: MessageContext) -> int:
+        return len(await required(ctx.services.chatlog, "chatlog").recent(ctx.chat_id, 5))
+
+    invoker = ToolInvoker(registry)
+    with pytest.raises(ToolHiddenError):
+        invoker.validate_tool_call(make_ctx(), ToolCall("recent", {}))
+    assert invoker.offered(make_ctx()) == []

@@ -37,6 +37,7 @@ from function_calls.handlers.reminder_changes import (
 )
 from function_calls.handlers.reminders import add_reminder
 from function_calls.invoker import ToolCall
+from function_calls.services import Services
 from function_calls.validation import InvalidArgumentsError
 from storage import (
     InvalidTimezoneError,
@@ -157,7 +158,7 @@ def reminder_routes(bot: Bot) -> APIRouter:
             sender_name=sender_name,
             is_admin=True,
             timezone=await service.timezone_of(chat_id),
-            services={"reminders": service, "reminder_rules": bot.config.reminders.rules()},
+            services=Services(reminders=service, reminder_rules=bot.config.reminders.rules()),
             clock=bot.clock,
             mentioned=mentioned,
         )

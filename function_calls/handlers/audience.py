@@ -2,7 +2,7 @@
 
 Names are resolved only against members the platform vouches for: the users the message
 itself mentions (`ctx.mentioned`) and, where an adapter provides one, its member
-directory (`ctx.services["members"]`). A name neither knows is refused, never guessed.
+directory (`ctx.services.members`). A name neither knows is refused, never guessed.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ async def _find(ctx: MessageContext, name: str) -> Member | None:
     for member in ctx.mentioned:
         if wanted in (member.name.casefold().lstrip("@"), member.user_id.casefold()):
             return member
-    directory: MemberDirectory | None = ctx.services.get("members")
+    directory = ctx.services.members
     if directory is None:
         return None
     return await directory.find(ctx.chat_id, name)

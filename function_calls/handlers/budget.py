@@ -11,9 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from function_calls.context import MessageContext
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
+from function_calls.services import required
 from storage import ReminderService
 from storage.recurrence import format_local
-from storage.usage import UsageLog
 
 CHAT_LIMIT_SETTING = "token_budget"  # a chat's own daily limit, in its settings
 MAX_LIMIT = 100_000_000
@@ -53,9 +53,9 @@ def next_reset(now: datetime) -> datetime:
     examples=["/budget", "/budget 200000"],
 )
 async def token_budget(ctx: MessageContext, args: BudgetArgs) -> FunctionResult:
-    service: ReminderService = ctx.service("reminders")
-    usage: UsageLog = ctx.service("usage")
-    limits: BudgetLimits = ctx.service("budget_limits")
+    service = required(ctx.services.reminders, "reminders")
+    usage = required(ctx.services.usage, "usage")
+    limits = required(ctx.services.budget_limits, "budget_limits")
     if args.tokens_per_day is not None:
         if ctx.chat_type == "group" and not ctx.is_admin:
             return FunctionResult.direct("Only a group admin can change this chat's budget.")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from function_calls.context import MessageContext
-from function_calls.registry import ToolRegistry, tool_function
+from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
+from function_calls.services import required
 
 
 @tool_function(
@@ -13,7 +14,7 @@ from function_calls.result import FunctionResult
     examples=["what can you do?", "help"],
 )
 async def show_help(ctx: MessageContext) -> FunctionResult:
-    registry: ToolRegistry = ctx.service("registry")
+    registry = required(ctx.services.registry, "registry")
     lines = ["Here is what I can do here:"]
     for tool in registry.visible(ctx):
         if tool.name == "help":

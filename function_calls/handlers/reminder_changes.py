@@ -437,7 +437,7 @@ def _describe_rules(rules: ReminderRules) -> str:
 )
 async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> FunctionResult:
     service = reminder_service(ctx)
-    defaults: ReminderRules = ctx.services.get("reminder_rules") or ReminderRules()
+    defaults = ctx.services.reminder_rules or ReminderRules()
     changes = rule_changes(args.remind_others, args.remind_everyone)
     try:
         if changes and not ctx.is_admin:

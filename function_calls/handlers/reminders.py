@@ -40,11 +40,9 @@ UNAVAILABLE = (
 
 
 def reminder_service(ctx: MessageContext) -> ReminderService:
-    try:
-        service: ReminderService = ctx.service("reminders")
-    except LookupError:
-        raise ToolError("reminders are not enabled for this bot") from None
-    return service
+    if ctx.services.reminders is None:
+        raise ToolError("reminders are not enabled for this bot")
+    return ctx.services.reminders
 
 
 def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
@@ -150,7 +148,7 @@ async def audience_for(
     """Resolve `who` under the chat's rules; raises AudienceRefused."""
     if not who or who == ["me"]:
         return Audience()
-    rules: ReminderRules = ctx.services.get("reminder_rules") or ReminderRules()
+    rules = ctx.services.reminder_rules or ReminderRules()
     settings = await service.settings_of(ctx.chat_id)
     return await resolve_audience(ctx, who, rules.for_chat(settings))
 

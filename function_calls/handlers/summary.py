@@ -13,6 +13,7 @@ from function_calls.context import MessageContext
 from function_calls.errors import LLMUnavailableError
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
+from function_calls.services import required
 
 DEFAULT_MESSAGES = 100
 CHUNK_CHARS = 12_000
@@ -119,7 +120,7 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
     timeout=120,
 )
 async def summary(ctx: MessageContext, args: SummaryArgs) -> FunctionResult:
-    chatlog = ctx.service("chatlog")
+    chatlog = required(ctx.services.chatlog, "chatlog")
     # One more than asked: the newest entry is normally the request itself.
     if args.hours is not None:
         since = ctx.clock() - timedelta(hours=args.hours)
@@ -141,7 +142,7 @@ async def summary(ctx: MessageContext, args: SummaryArgs) -> FunctionResult:
         for m in messages
     ]
     speakers = Counter(m.sender_name or m.sender_id for m in messages if not m.from_bot)
-    llm = ctx.services.get("llm")
+    llm = ctx.services.llm
     if llm is None:
         return FunctionResult.direct(f"📝 Digest of {window}:\n{plain_digest(lines, speakers)}")
     try:

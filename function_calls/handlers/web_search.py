@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 from function_calls.context import MessageContext
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from function_calls.search import SearchError, SearchProvider
+from function_calls.search import SearchError
+from function_calls.services import required
 
 _MAX_SOURCES = 5
 
@@ -39,8 +40,8 @@ def format_answer(text: str, sources: list[tuple[str, str]]) -> str:
     timeout=45,
 )
 async def web_search(ctx: MessageContext, args: SearchArgs) -> FunctionResult:
-    provider: SearchProvider = ctx.service("search")
-    progress = ctx.services.get("progress")
+    provider = required(ctx.services.search, "search")
+    progress = ctx.services.progress
     if progress is not None:
         await progress(f"🔎 Searching for “{args.query}”…")
     try:
