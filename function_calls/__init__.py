@@ -1,5 +1,6 @@
 """groupmate's tool-calling core: register handlers, validate arguments, run the LLM loop."""
 
+from function_calls._shaping import ChatTurn
 from function_calls.context import ChatType, MessageContext, validation_context
 from function_calls.errors import (
     DuplicateToolError,
@@ -20,7 +21,7 @@ from function_calls.invoker import (
     ToolInvoker,
     ValidatedToolCall,
 )
-from function_calls.llm import ChatTurn, FunctionCallLLM, ToolCallRecord, ToolMode, TurnResult
+from function_calls.llm import FunctionCallLLM, ToolCallRecord, ToolMode, TurnResult
 from function_calls.prompt_formats import PromptFormat
 from function_calls.registry import (
     Example,

@@ -1,13 +1,15 @@
-"""FunctionCallLLM: the multi-round tool-calling loop over any OpenAI-compatible endpoint."""
+"""FunctionCallLLM: the multi-round tool-calling loop over any OpenAI-compatible endpoint.
+
+The loop is here; the request and its error mapping are in `_transport`, the shaping of
+messages in native and prompt mode in `_shaping`, and each tool call goes through the
+`ToolInvoker`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import logging
-import os
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,9 +17,11 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 import openai
-from openai import AsyncOpenAI, DefaultAioHttpClient
-from openai.types.chat import ChatCompletion
+from openai import AsyncOpenAI
 
+from function_calls import _shaping as shaping
+from function_calls import _transport as transport
+from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls.context import MessageContext
 from function_calls.context_window import ContextOverflowError, fit
 from function_calls.errors import (
@@ -28,19 +32,13 @@ from function_calls.errors import (
     UnknownToolError,
 )
 from function_calls.invoker import ToolCall, ToolInvoker, ValidatedToolCall
-from function_calls.prompt_formats import (
-    PromptFormat,
-    WorkedExample,
-    render_tool_instructions,
-    render_tool_results,
-)
-from function_calls.prompt_parser import MalformedCall, parse_tool_calls
+from function_calls.prompt_formats import PromptFormat, WorkedExample, render_tool_instructions
 from function_calls.registry import Tool, ToolRegistry, default_registry
 from function_calls.result import FunctionResult, to_compact_json
 from function_calls.schema import SchemaView
 from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
-from function_calls.usage import Usage, usage_of
-from function_calls.validation import ArgumentIssue, InvalidArgumentsError
+from function_calls.usage import Usage
+from function_calls.validation import InvalidArgumentsError
 
 log = logging.getLogger("groupmate.llm")
 
@@ -51,38 +49,16 @@ ToolSchema = Literal["auto", "full", "compact"]
 CallOutcome = Literal[
     "direct", "data", "error", "timeout", "invalid", "unknown", "hidden", "malformed", "duplicate"
 ]
-Message = dict[str, Any]
-
-# How Ollama, vLLM, llama.cpp and others say "no native tool support". Kept specific:
-# a schema error that merely mentions tools must not switch modes for good.
-_TOOLS_UNSUPPORTED = re.compile(
-    r"does not support (?:tools|function|tool)|tools? (?:is|are) not supported"
-    r"|tools param requires|tool choice requires|enable-auto-tool-choice"
-    r"|(?:function|tool)[ _-]?call(?:ing|s)? (?:is |are )?not (?:supported|enabled)",
-    re.IGNORECASE,
-)
-_UNPARSABLE = "(unparsable tool call)"
 _NUDGE = "Answer my last message directly in plain text."
-_BOT_NAME = "groupmate"
 _CURRENT_TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
 )
-_TRANSCRIPT_HEADER = "Earlier in this chat (for context; act only on the latest message):"
 _PARSE_IN_THREAD_CHARS = 8_000
 _MAX_MALFORMED = 3
 _GARBAGE_MESSAGE = (
     "Sorry, I couldn't process that request: the language model kept producing unreadable "
     "tool calls. Please try again or rephrase."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ChatTurn:
-    """An earlier message of the chat, given to the model as context."""
-
-    role: Literal["user", "assistant"]
-    content: str
-    sender_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,28 +91,6 @@ class TurnResult:
 TurnObserver = Callable[[MessageContext, TurnResult], None]
 
 
-@dataclass(frozen=True, slots=True)
-class _Completion:
-    message: Any  # the SDK's ChatCompletionMessage, shape-checked by the caller
-    usage: Usage
-
-
-@dataclass(slots=True)
-class _Call:
-    name: str
-    raw_arguments: Any
-    call_id: str | None = None
-
-
-@dataclass(slots=True)
-class _ModelReply:
-    text: str
-    calls: list[_Call]
-    malformed: list[MalformedCall]
-    assistant_message: Message
-    native_results: bool
-
-
 @dataclass(slots=True)
 class _Turn:
     ctx: MessageContext
@@ -159,9 +113,7 @@ class _Turn:
     text_only: bool = False  # the next request asks for an answer without tool calls
 
     def render(self, history: Sequence[str]) -> str:
-        if not history:
-            return self.latest
-        return f"{_TRANSCRIPT_HEADER}\n" + "\n".join(history) + f"\n\n{self.latest}"
+        return shaping.render_user_message(history, self.latest)
 
     def finish(self, final: str | None = None, *, error: str | None = None) -> TurnResult:
         replies = list(self.replies)
@@ -244,17 +196,13 @@ class FunctionCallLLM:
         self.context_tokens = context_tokens
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
-        if http_backend not in ("aiohttp", "httpx"):
-            raise ValueError(f"http_backend must be aiohttp or httpx, not {http_backend!r}")
-        self._client = client or AsyncOpenAI(
+        self._transport = transport.ChatTransport(
             base_url=base_url,
-            # Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "no-key",
-            max_retries=transport_retries,
-            timeout=request_timeout,
-            # The SDK's aiohttp transport: its pool stays cheap with many concurrent
-            # chats, where httpx's pool scan grows with every open connection.
-            http_client=DefaultAioHttpClient() if http_backend == "aiohttp" else None,
+            api_key=api_key,
+            transport_retries=transport_retries,
+            request_timeout=request_timeout,
+            http_backend=http_backend,
+            client=client,
         )
 
     async def __aenter__(self) -> Self:
@@ -271,10 +219,10 @@ class FunctionCallLLM:
     @property
     def client(self) -> AsyncOpenAI:
         """The SDK client requests go through."""
-        return self._client
+        return self._transport.client
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._transport.aclose()
 
     def effective_mode(self) -> Literal["native", "prompt"]:
         """The mode the next request uses for this model."""
@@ -327,7 +275,7 @@ class FunctionCallLLM:
         # latest message is as it was written: a 1.5B model answered "Alice: hi" with a
         # tool call, and "hi" with "Hello!", and anything after "hi" (even the context
         # line) made it call the summary tool.
-        turn.history = [_transcript_line(item) for item in history]
+        turn.history = [shaping.transcript_line(item) for item in history]
         turn.messages.append({"role": "user", "content": turn.render(turn.history)})
         nudged = False
         for round_number in range(1, self.max_rounds + 1):
@@ -394,15 +342,15 @@ class FunctionCallLLM:
             turn = _CURRENT_TURN.get()
             if turn is not None:  # a tool's request (a summary) counts for the turn
                 turn.usage += completion.usage
-            return _message_text(completion.message).strip()
+            return transport.message_text(completion.message).strip()
         except openai.APIStatusError as exc:
-            raise _unavailable(exc) from exc
+            raise transport.unavailable(exc) from exc
         except LLMUnavailableError:
             raise
         except Exception as exc:
-            raise _unreadable(exc) from exc
+            raise transport.unreadable(exc) from exc
 
-    async def _ask(self, turn: _Turn) -> _ModelReply:
+    async def _ask(self, turn: _Turn) -> ModelReply:
         turn.llm_calls += 1
         tools = None
         if turn.mode == "native" and turn.tools:
@@ -422,8 +370,8 @@ class FunctionCallLLM:
         except openai.APIStatusError as exc:
             # Switching is only safe before native tool messages are in the conversation.
             started = any(m["role"] == "tool" for m in turn.messages)
-            if started or not (tools and self.tool_mode == "auto" and _rejects_tools(exc)):
-                raise _unavailable(exc) from exc
+            if started or not (tools and self.tool_mode == "auto" and transport.rejects_tools(exc)):
+                raise transport.unavailable(exc) from exc
             log.info("model %s rejected native tools; switching to prompt mode", self.model)
             self._fell_back_to_prompt = True
             turn.mode = "prompt"
@@ -433,24 +381,24 @@ class FunctionCallLLM:
         turn.usage += completion.usage
         message = completion.message
         try:
-            native_calls = [] if turn.mode == "prompt" else _native_calls(message)
-            content = _message_text(message)
+            native_calls = [] if turn.mode == "prompt" else shaping.native_calls(message)
+            content = transport.message_text(message)
             if native_calls:
-                return _reply_from_native(content, native_calls)
+                return shaping.reply_from_native(content, native_calls)
         except Exception as exc:  # the SDK does not validate response shapes
-            raise _unreadable(exc) from exc
+            raise transport.unreadable(exc) from exc
         # Also in native mode: some servers leave hermes-style calls in the text.
         if len(content) > _PARSE_IN_THREAD_CHARS:
             # Pathological text costs the tolerant parser real CPU; keep the loop free.
-            return await asyncio.to_thread(_reply_from_text, content, turn.tools)
-        return _reply_from_text(content, turn.tools)
+            return await asyncio.to_thread(shaping.reply_from_text, content, turn.tools)
+        return shaping.reply_from_text(content, turn.tools)
 
     async def _complete(
         self,
         messages: list[Message],
         tools: list[dict[str, Any]] | None,
         tool_choice: Literal["auto", "none"] = "auto",
-    ) -> _Completion:
+    ) -> transport.Completion:
         """One Chat Completions request; the SDK retries 429/5xx/timeouts honouring Retry-After."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
@@ -463,28 +411,9 @@ class FunctionCallLLM:
             body["temperature"] = self.temperature
         if self.max_output_tokens is not None:
             body["max_tokens"] = self.max_output_tokens
-        try:
-            # `client.post` is the SDK's documented raw-request path: same auth, retries and
-            # errors as `chat.completions.create`, without re-walking our already plain-JSON
-            # body through its TypedDict transform (about 2 ms per request, measured).
-            completion = await self._client.post(
-                "/chat/completions", body=body, cast_to=ChatCompletion
-            )
-        except openai.APIStatusError:
-            raise
-        except openai.OpenAIError as exc:
-            raise _unavailable(exc) from exc
-        except Exception as exc:  # a 200 response whose body is not JSON, or absurdly nested
-            raise _unreadable(exc) from exc
-        choices = getattr(completion, "choices", None)
-        if not isinstance(choices, list) or not choices:
-            raise _unreadable(None)
-        message = getattr(choices[0], "message", None)
-        if message is None or isinstance(message, str | dict):
-            raise _unreadable(None)
-        return _Completion(message, usage_of(completion, body, _message_text(message)))
+        return await self._transport.complete(body)
 
-    async def _run_calls(self, turn: _Turn, reply: _ModelReply) -> tuple[bool, str | None]:
+    async def _run_calls(self, turn: _Turn, reply: ModelReply) -> tuple[bool, str | None]:
         """Validate and run one reply's calls; returns (turn complete, stop message)."""
         contents: list[str] = [""] * len(reply.calls)
         runs: dict[tuple[str, str], list[int]] = {}
@@ -513,9 +442,9 @@ class FunctionCallLLM:
                 jobs.append(prepared)
         malformed = reply.malformed[:_MAX_MALFORMED]
         for problem in malformed:
-            turn.records.append(ToolCallRecord(_UNPARSABLE, problem.raw, "malformed"))
+            turn.records.append(ToolCallRecord(shaping.UNPARSABLE, problem.raw, "malformed"))
         if malformed:
-            failed_names[_UNPARSABLE] = _GARBAGE_MESSAGE
+            failed_names[shaping.UNPARSABLE] = _GARBAGE_MESSAGE
         stop_message: str | None = None
         for name, user_message in failed_names.items():
             # Counted once per tool and round: two bad calls in one reply are one attempt.
@@ -547,11 +476,11 @@ class FunctionCallLLM:
         turn.records.extend(replayed)
         if not needs_model:
             return True, None
-        malformed_contents = [to_compact_json(_malformed_payload(p)) for p in malformed]
-        turn.messages.extend(_result_messages(reply, contents, malformed_contents))
+        malformed_contents = [to_compact_json(shaping.malformed_payload(p)) for p in malformed]
+        turn.messages.extend(shaping.result_messages(reply, contents, malformed_contents))
         return False, None
 
-    def _prepare(self, turn: _Turn, call: _Call) -> ValidatedToolCall | _Rejection:
+    def _prepare(self, turn: _Turn, call: shaping.Call) -> ValidatedToolCall | _Rejection:
         try:
             return self.invoker.validate_tool_call(
                 turn.ctx, ToolCall(call.name, call.raw_arguments), turn.view
@@ -574,10 +503,10 @@ class FunctionCallLLM:
                 "invalid",
                 {
                     "error": f"invalid arguments for {call.name}",
-                    "issues": [_issue_payload(issue) for issue in exc.issues],
+                    "issues": [shaping.issue_payload(issue) for issue in exc.issues],
                     "fix": f"Correct these arguments and call {call.name} again.",
                 },
-                _invalid_user_message(call.name, exc.issues),
+                shaping.invalid_user_message(call.name, exc.issues),
             )
 
 
@@ -588,151 +517,3 @@ def _ran(outcome: FunctionResult | ToolInvocationError) -> tuple[CallOutcome, st
     if isinstance(outcome, ToolInvocationError):
         return "error", str(outcome)
     return ("direct" if outcome.is_direct else "data"), ""
-
-
-def _transcript_line(turn: ChatTurn) -> str:
-    # One line per message: a multi-line message would read as several speakers.
-    content = " ".join(turn.content.split())
-    if turn.role == "assistant":
-        return f"{_BOT_NAME}: {content}"
-    return f"{turn.sender_name or 'User'}: {content}"
-
-
-def _tool_parameters(tools: dict[str, Tool]) -> dict[str, frozenset[str]]:
-    return {name: frozenset(tool.parameters.get("properties", {})) for name, tool in tools.items()}
-
-
-def _reply_from_text(content: str, tools: dict[str, Tool]) -> _ModelReply:
-    parsed = parse_tool_calls(content, _tool_parameters(tools))
-    calls = [_Call(call.name, call.arguments) for call in parsed.calls]
-    return _ModelReply(
-        parsed.text,
-        calls,
-        list(parsed.malformed),
-        {"role": "assistant", "content": content},
-        native_results=False,
-    )
-
-
-def _message_text(message: Any) -> str:
-    content = getattr(message, "content", None)
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts, as some servers send them
-        texts = [part.get("text") if isinstance(part, dict) else None for part in content]
-        return "".join(text for text in texts if isinstance(text, str))
-    return ""
-
-
-def _native_calls(message: Any) -> list[Any]:
-    return [
-        tc for tc in (getattr(message, "tool_calls", None) or []) if getattr(tc, "function", None)
-    ]
-
-
-def _reply_from_native(content: str, native_calls: list[Any]) -> _ModelReply:
-    calls = [
-        _Call(tc.function.name or "", tc.function.arguments, tc.id or f"call_{index}")
-        for index, tc in enumerate(native_calls)
-    ]
-    assistant: Message = {
-        "role": "assistant",
-        # "" rather than null: llama-cpp-python's server answers HTTP 500 to a null
-        # content; OpenAI, vLLM, Ollama and llama.cpp's server accept "".
-        "content": content,
-        "tool_calls": [
-            {
-                "id": call.call_id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": _as_json_text(call.raw_arguments)},
-            }
-            for call in calls
-        ],
-    }
-    return _ModelReply(content, calls, [], assistant, native_results=True)
-
-
-def _as_json_text(raw: Any) -> str:
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-
-
-def _result_messages(
-    reply: _ModelReply, contents: list[str], malformed_contents: list[str]
-) -> list[Message]:
-    if reply.native_results:
-        return [
-            {"role": "tool", "tool_call_id": call.call_id, "content": content}
-            for call, content in zip(reply.calls, contents, strict=True)
-        ]
-    blocks = [(call.name, content) for call, content in zip(reply.calls, contents, strict=True)]
-    blocks.extend((_UNPARSABLE, content) for content in malformed_contents)
-    return [{"role": "user", "content": render_tool_results(blocks)}]
-
-
-def _issue_payload(issue: ArgumentIssue) -> dict[str, str]:
-    return {"path": issue.path, "problem": issue.problem, "received": issue.received}
-
-
-def _malformed_payload(problem: MalformedCall) -> dict[str, str]:
-    return {
-        "error": f"your tool call could not be parsed: {problem.problem}",
-        "received": problem.raw,
-        "fix": "Send the call again as valid JSON in the documented format.",
-    }
-
-
-def _invalid_user_message(tool_name: str, issues: Sequence[ArgumentIssue]) -> str:
-    details = "; ".join(f"{issue.path} {issue.problem}" for issue in issues[:3])
-    return (
-        f"Sorry, I couldn't do that: the details for {tool_name} were invalid ({details}). "
-        "Please rephrase your request."
-    )
-
-
-def _rejects_tools(exc: openai.APIStatusError) -> bool:
-    return exc.status_code in (400, 404, 422, 500, 501) and bool(
-        _TOOLS_UNSUPPORTED.search(str(exc.message) + " " + str(exc.body))
-    )
-
-
-def _is_connection_failure(exc: BaseException) -> bool:
-    """Whether the cause chain shows a refused or dropped connection, not a slow server.
-
-    The aiohttp transport reports connection failures as connect timeouts.
-    """
-    cause = exc.__cause__
-    while cause is not None:
-        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
-            return True
-        cause = cause.__cause__
-    return False
-
-
-def _unreadable(exc: Exception | None) -> LLMUnavailableError:
-    log.warning("unreadable LLM response: %s", type(exc).__name__ if exc else "no message")
-    return LLMUnavailableError(
-        "The language model sent an empty or unreadable answer. Please try again."
-    )
-
-
-def _unavailable(exc: Exception) -> LLMUnavailableError:
-    """Map an SDK error to a short message for the chat; the log gets the details."""
-    status = getattr(exc, "status_code", None)
-    log.warning("LLM request failed: %s (status %s)", type(exc).__name__, status)
-    if isinstance(exc, openai.APITimeoutError) and not _is_connection_failure(exc):
-        text = "The language model took too long to answer. Please try again in a moment."
-    elif isinstance(exc, openai.APIConnectionError):
-        text = "I can't reach the language model right now. Please try again in a moment."
-    elif isinstance(exc, openai.RateLimitError):
-        text = "The language model is rate-limiting me right now. Please try again in a minute."
-    elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        text = "The language model rejected the bot's credentials; an admin should check them."
-    elif isinstance(exc, openai.NotFoundError):
-        text = "The configured language model was not found; an admin should check llm.model."
-    elif isinstance(exc, openai.BadRequestError):
-        text = "The language model rejected this request. Please try a shorter message."
-    elif isinstance(exc, openai.APIStatusError):
-        text = "The language model service had an error. Please try again in a moment."
-    else:
-        text = "The language model sent an unreadable answer. Please try again."
-    return LLMUnavailableError(text)

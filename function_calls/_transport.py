@@ -1,0 +1,151 @@
+"""The OpenAI-compatible transport: one Chat Completions request through the official
+SDK, and its failures mapped to a short message for the chat (the log gets the details)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import openai
+from openai import AsyncOpenAI, DefaultAioHttpClient
+from openai.types.chat import ChatCompletion
+
+from function_calls.errors import LLMUnavailableError
+from function_calls.usage import Usage, usage_of
+
+log = logging.getLogger("groupmate.llm")
+
+Message = dict[str, Any]
+HttpBackend = Literal["aiohttp", "httpx"]
+
+# How Ollama, vLLM, llama.cpp and others say "no native tool support". Kept specific:
+# a schema error that merely mentions tools must not switch modes for good.
+TOOLS_UNSUPPORTED = re.compile(
+    r"does not support (?:tools|function|tool)|tools? (?:is|are) not supported"
+    r"|tools param requires|tool choice requires|enable-auto-tool-choice"
+    r"|(?:function|tool)[ _-]?call(?:ing|s)? (?:is |are )?not (?:supported|enabled)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    message: Any  # the SDK's ChatCompletionMessage, shape-checked by the caller
+    usage: Usage
+
+
+class ChatTransport:
+    """Chat Completions requests to one endpoint; the SDK retries 429/5xx/timeouts,
+    honouring Retry-After."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        transport_retries: int,
+        request_timeout: float,
+        http_backend: HttpBackend,
+        client: AsyncOpenAI | None,
+    ) -> None:
+        if http_backend not in ("aiohttp", "httpx"):
+            raise ValueError(f"http_backend must be aiohttp or httpx, not {http_backend!r}")
+        self.client = client or AsyncOpenAI(
+            base_url=base_url,
+            # Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "no-key",
+            max_retries=transport_retries,
+            timeout=request_timeout,
+            # The SDK's aiohttp transport: its pool stays cheap with many concurrent
+            # chats, where httpx's pool scan grows with every open connection.
+            http_client=DefaultAioHttpClient() if http_backend == "aiohttp" else None,
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    async def complete(self, body: dict[str, Any]) -> Completion:
+        """One request; raises openai.APIStatusError as is (the loop decides on a mode
+        switch), LLMUnavailableError for everything else."""
+        try:
+            # `client.post` is the SDK's documented raw-request path: same auth, retries and
+            # errors as `chat.completions.create`, without re-walking our already plain-JSON
+            # body through its TypedDict transform (about 2 ms per request, measured).
+            completion = await self.client.post(
+                "/chat/completions", body=body, cast_to=ChatCompletion
+            )
+        except openai.APIStatusError:
+            raise
+        except openai.OpenAIError as exc:
+            raise unavailable(exc) from exc
+        except Exception as exc:  # a 200 response whose body is not JSON, or absurdly nested
+            raise unreadable(exc) from exc
+        choices = getattr(completion, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise unreadable(None)
+        message = getattr(choices[0], "message", None)
+        if message is None or isinstance(message, str | dict):
+            raise unreadable(None)
+        return Completion(message, usage_of(completion, body, message_text(message)))
+
+
+def message_text(message: Any) -> str:
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts, as some servers send them
+        texts = [part.get("text") if isinstance(part, dict) else None for part in content]
+        return "".join(text for text in texts if isinstance(text, str))
+    return ""
+
+
+def rejects_tools(exc: openai.APIStatusError) -> bool:
+    return exc.status_code in (400, 404, 422, 500, 501) and bool(
+        TOOLS_UNSUPPORTED.search(str(exc.message) + " " + str(exc.body))
+    )
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    """Whether the cause chain shows a refused or dropped connection, not a slow server.
+
+    The aiohttp transport reports connection failures as connect timeouts.
+    """
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
+            return True
+        cause = cause.__cause__
+    return False
+
+
+def unreadable(exc: Exception | None) -> LLMUnavailableError:
+    log.warning("unreadable LLM response: %s", type(exc).__name__ if exc else "no message")
+    return LLMUnavailableError(
+        "The language model sent an empty or unreadable answer. Please try again."
+    )
+
+
+def unavailable(exc: Exception) -> LLMUnavailableError:
+    """Map an SDK error to a short message for the chat; the log gets the details."""
+    status = getattr(exc, "status_code", None)
+    log.warning("LLM request failed: %s (status %s)", type(exc).__name__, status)
+    if isinstance(exc, openai.APITimeoutError) and not is_connection_failure(exc):
+        text = "The language model took too long to answer. Please try again in a moment."
+    elif isinstance(exc, openai.APIConnectionError):
+        text = "I can't reach the language model right now. Please try again in a moment."
+    elif isinstance(exc, openai.RateLimitError):
+        text = "The language model is rate-limiting me right now. Please try again in a minute."
+    elif isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        text = "The language model rejected the bot's credentials; an admin should check them."
+    elif isinstance(exc, openai.NotFoundError):
+        text = "The configured language model was not found; an admin should check llm.model."
+    elif isinstance(exc, openai.BadRequestError):
+        text = "The language model rejected this request. Please try a shorter message."
+    elif isinstance(exc, openai.APIStatusError):
+        text = "The language model service had an error. Please try again in a moment."
+    else:
+        text = "The language model sent an unreadable answer. Please try again."
+    return LLMUnavailableError(text)
