@@ -12,6 +12,7 @@ import pytest
 
 from bot.cli import main
 from bot.eval import Outcome, Verdict, load_cases
+from bot.eval.cases import Case
 from bot.eval.judge import State, judge
 from bot.eval.runner import CaseResult, EvalSettings, run_case, run_eval
 from tests.stub_llm import StubLLM, calls, error, text
@@ -24,17 +25,21 @@ def settings(stub: StubLLM) -> EvalSettings:
     return EvalSettings(base_url=stub.base_url, model="stub", mode="native")
 
 
-def test_the_corpus_covers_what_the_eval_must_measure() -> None:
-    cases = list(CASES.values())
-    assert len(cases) >= 80
+def assert_covers(cases: list[Case], size: int) -> None:
+    """`size` cases or more, of every kind the eval measures, in both languages."""
+    assert len(cases) >= size
     languages = Counter(case.lang for case in cases)
-    assert languages["en"] >= 40 and languages["zh"] >= 20
+    assert languages["en"] >= size // 2 and languages["zh"] >= size // 4
     tags = Counter(tag for case in cases for tag in case.tags)
     for needed in ("set", "list", "delete", "snooze", "edit", "summary", "timezone", "search"):
-        assert tags[needed] >= 3, needed
-    assert tags["talk"] >= 8 and tags["refuse"] >= 6
+        assert tags[needed] >= max(2, size // 25), needed
+    assert tags["talk"] >= size // 10 and tags["refuse"] >= size // 10
     rules = {case.expect.reminder.rule for case in cases if case.expect.reminder}
     assert rules == {"once", "daily", "weekly", "weekdays", "monthly"}
+
+
+def test_the_corpus_covers_what_the_eval_must_measure() -> None:
+    assert_covers(list(CASES.values()), 80)
 
 
 async def judged(stub: StubLLM, case_id: str, *script: Any) -> CaseResult:
@@ -167,15 +172,9 @@ HIDDEN = load_cases(CORPUS / "hidden")
 
 
 def test_the_hidden_corpus_is_of_the_same_kind_and_apart() -> None:
-    assert len(HIDDEN) >= 40
+    assert_covers(HIDDEN, 40)
     assert not {case.id for case in HIDDEN} & set(CASES), "ids are shared with the main corpus"
     assert not {case.say for case in HIDDEN} & {case.say for case in CASES.values()}
-    languages = Counter(case.lang for case in HIDDEN)
-    assert languages["en"] >= 20 and languages["zh"] >= 10
-    tags = Counter(tag for case in HIDDEN for tag in case.tags)
-    for needed in ("set", "list", "delete", "snooze", "edit", "summary", "timezone", "search"):
-        assert tags[needed] >= 2, needed
-    assert tags["talk"] >= 4 and tags["refuse"] >= 4
 
 
 def via_http(stub: StubLLM) -> EvalSettings:
