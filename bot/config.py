@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from function_calls.handlers.audience import Permission, ReminderRules
+from function_calls.prompt_formats import PromptFormat
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -117,7 +118,7 @@ class LLMSettings(_Section):
     api_key: Secret = None
     model: str = "gpt-4o-mini"
     tool_mode: Literal["native", "prompt", "auto"] = "auto"
-    prompt_format: Literal["hermes", "json"] = "hermes"
+    prompt_format: PromptFormat = "hermes"
     tool_schema: Literal["auto", "full", "compact"] = "auto"
     max_rounds: int = Field(5, ge=1, le=20)
     max_invalid_retries: int = Field(1, ge=0, le=5)

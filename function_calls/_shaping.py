@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from function_calls.prompt_formats import render_tool_results
+from function_calls.prompt_formats import PromptFormat, render_tool_results
 from function_calls.prompt_parser import MalformedCall, parse_tool_calls
 from function_calls.registry import Tool
 from function_calls.validation import ArgumentIssue
@@ -108,7 +108,10 @@ def as_json_text(raw: Any) -> str:
 
 
 def result_messages(
-    reply: ModelReply, contents: list[str], malformed_contents: list[str]
+    reply: ModelReply,
+    contents: list[str],
+    malformed_contents: list[str],
+    prompt_format: PromptFormat = "hermes",
 ) -> list[Message]:
     if reply.native_results:
         return [
@@ -117,7 +120,7 @@ def result_messages(
         ]
     blocks = [(call.name, content) for call, content in zip(reply.calls, contents, strict=True)]
     blocks.extend((UNPARSABLE, content) for content in malformed_contents)
-    return [{"role": "user", "content": render_tool_results(blocks)}]
+    return [{"role": "user", "content": render_tool_results(blocks, prompt_format)}]
 
 
 def issue_payload(issue: ArgumentIssue) -> dict[str, str]:

@@ -32,7 +32,12 @@ from function_calls.errors import (
     UnknownToolError,
 )
 from function_calls.invoker import ToolCall, ToolInvoker, ValidatedToolCall
-from function_calls.prompt_formats import PromptFormat, WorkedExample, render_tool_instructions
+from function_calls.prompt_formats import (
+    PROMPT_FORMATS,
+    PromptFormat,
+    WorkedExample,
+    render_tool_instructions,
+)
 from function_calls.registry import Tool, ToolRegistry, default_registry
 from function_calls.result import FunctionResult, to_compact_json
 from function_calls.schema import SchemaView
@@ -171,8 +176,10 @@ class FunctionCallLLM:
             raise ValueError("max_invalid_retries must not be negative")
         if tool_mode not in ("native", "prompt", "auto"):
             raise ValueError(f"tool_mode must be native, prompt or auto, not {tool_mode!r}")
-        if prompt_format not in ("hermes", "json"):
-            raise ValueError(f"prompt_format must be hermes or json, not {prompt_format!r}")
+        if prompt_format not in PROMPT_FORMATS:
+            raise ValueError(
+                f"prompt_format must be one of {', '.join(PROMPT_FORMATS)}, not {prompt_format!r}"
+            )
         if tool_schema not in ("auto", "full", "compact"):
             raise ValueError(f"tool_schema must be auto, full or compact, not {tool_schema!r}")
         self.model = model
@@ -477,7 +484,9 @@ class FunctionCallLLM:
         if not needs_model:
             return True, None
         malformed_contents = [to_compact_json(shaping.malformed_payload(p)) for p in malformed]
-        turn.messages.extend(shaping.result_messages(reply, contents, malformed_contents))
+        turn.messages.extend(
+            shaping.result_messages(reply, contents, malformed_contents, self.prompt_format)
+        )
         return False, None
 
     def _prepare(self, turn: _Turn, call: shaping.Call) -> ValidatedToolCall | _Rejection:

@@ -1,8 +1,10 @@
 """Tool instructions and tool results for models without native tool calling ("prompt mode").
 
 ``hermes`` follows the Qwen2.5 / Hermes chat-template wording, which these models were
-trained on; ``json`` follows Open WebUI's ``{"tool_calls": [...]}`` convention. The parser in
-:mod:`function_calls.prompt_parser` accepts both, whichever one was asked for.
+trained on; ``json`` follows Open WebUI's ``{"tool_calls": [...]}`` convention; ``deepseek``
+puts the tools in ``<available_tools>`` and reads calls from ``<tool_code>``, as
+DeepSeek-style templates do. The parser in :mod:`function_calls.prompt_parser` accepts
+all of them, whichever one was asked for.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ __all__ = [
     "render_tool_results",
 ]
 
-PromptFormat = Literal["hermes", "json"]
-PROMPT_FORMATS: tuple[str, ...] = ("hermes", "json")
+PromptFormat = Literal["hermes", "json", "deepseek"]
+PROMPT_FORMATS: tuple[str, ...] = ("hermes", "json", "deepseek")
 
 _HERMES_TEMPLATE: Final = """\
 # Tools
@@ -63,7 +65,36 @@ following the tool's parameter schema.
 - The results will be given to you in <tool_response></tool_response> blocks.
 - If no tool is needed, answer the user in plain text, without any JSON."""
 
-_TEMPLATES: Final[Mapping[str, str]] = {"hermes": _HERMES_TEMPLATE, "json": _JSON_TEMPLATE}
+_DEEPSEEK_TEMPLATE: Final = """\
+# Tools
+
+You have access to the tools described within <available_tools></available_tools> tags, \
+one JSON object per line:
+<available_tools>
+{tools}
+</available_tools>
+
+To call a tool, reply with a <tool_code></tool_code> block that holds a JSON object with the \
+tool's name and its arguments:
+<tool_code>
+{{"name": <tool-name>, "arguments": <args-json-object>}}
+</tool_code>
+
+You may call several tools at once: return one <tool_code></tool_code> block per call.
+The results will be given to you in <tool_output></tool_output> blocks.
+If no tool is needed, answer the user directly in plain text."""
+
+_TEMPLATES: Final[Mapping[str, str]] = {
+    "hermes": _HERMES_TEMPLATE,
+    "json": _JSON_TEMPLATE,
+    "deepseek": _DEEPSEEK_TEMPLATE,
+}
+# The block each format's results come back in.
+_RESULT_TAGS: Final[Mapping[str, str]] = {
+    "hermes": "tool_response",
+    "json": "tool_response",
+    "deepseek": "tool_output",
+}
 
 # Replies that need no tool, shown after the worked calls: a small model shown only
 # calls calls a tool for "thanks!" too.
@@ -121,11 +152,15 @@ def _render_call(example: WorkedExample, prompt_format: PromptFormat) -> str:
         call = {"tool_calls": [{"name": example.tool, "parameters": arguments}]}
         return json.dumps(call, ensure_ascii=False)
     single = {"name": example.tool, "arguments": arguments}
-    return f"<tool_call>\n{json.dumps(single, ensure_ascii=False)}\n</tool_call>"
+    tag = "tool_code" if prompt_format == "deepseek" else "tool_call"
+    return f"<{tag}>\n{json.dumps(single, ensure_ascii=False)}\n</{tag}>"
 
 
-def render_tool_results(results: Sequence[tuple[str, str]]) -> str:
-    """Render ``(tool_name, content_json_text)`` pairs as ``<tool_response>`` blocks.
+def render_tool_results(
+    results: Sequence[tuple[str, str]], prompt_format: PromptFormat = "hermes"
+) -> str:
+    """Render ``(tool_name, content_json_text)`` pairs as the format's result blocks
+    (``<tool_response>``, or ``<tool_output>`` for deepseek).
 
     The content is embedded as JSON when it parses, so the model sees structure rather than
     an escaped string; anything else is embedded as a string.
@@ -136,7 +171,8 @@ def render_tool_results(results: Sequence[tuple[str, str]]) -> str:
         # Escaping "<" keeps third-party data from closing the block or opening a
         # <tool_call> of its own; the JSON still decodes to the same value.
         text = json.dumps(payload, ensure_ascii=False).replace("<", "\\u003c")
-        blocks.append(f"<tool_response>\n{text}\n</tool_response>")
+        tag = _RESULT_TAGS[prompt_format]
+        blocks.append(f"<{tag}>\n{text}\n</{tag}>")
     return "\n".join(blocks)
 
 

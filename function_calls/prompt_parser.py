@@ -67,17 +67,40 @@ _SCAN_BUDGET: Final = 200_000
 # Chat-template control tokens that sometimes leak into the decoded text.
 _SPECIAL_TOKENS_RE: Final = re.compile(
     r"<\|(?:python_tag|eom_id|eot_id|im_end|end_of_text|endoftext)\|>|\[TOOL_CALLS\]"
+    r"|<[|｜]end[▁_ ]of[▁_ ]sentence[|｜]>"
 )
+# DeepSeek's raw tool-call markers, left in the text by a server that does not parse them:
+# V3 "<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>",
+# V3.1 "<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>", both wrapped in
+# "<｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜>". Full-width bars and "▁" as the model emits
+# them; ASCII look-alikes as some servers re-encode them.
+_DS = r"<[|｜]tool[▁_ ]{}[|｜]>"
+_DS_CALL_RE: Final = re.compile(
+    _DS.format("call[▁_ ]begin")
+    + r"\s*(?:function\s*"
+    + _DS.format("sep")
+    + r"\s*)?(?P<name>[A-Za-z0-9_.-]{1,64})\s*(?:"
+    + _DS.format("sep")
+    + r")?(?P<args>.*?)(?:"
+    + _DS.format("call[▁_ ]end")
+    + r"|(?="
+    + _DS.format("call[▁_ ]begin")
+    + r")|\Z)",
+    re.DOTALL,
+)
+_DS_WRAPPER_RE: Final = re.compile(_DS.format("(?:calls|outputs?)[▁_ ](?:begin|end)"))
+_FENCED_RE: Final = re.compile(r"\A\s*```[\w+-]*\s*(.*?)\s*```\s*\Z", re.DOTALL)
 _THINK_CLOSE_RE: Final = re.compile(r"</think(?:ing)?\s*>", re.IGNORECASE)
 _THINK_TAG_RE: Final = re.compile(r"</?think(?:ing)?\s*>", re.IGNORECASE)
-_OPEN_TAG_RE: Final = re.compile(r"<tool_call\s*>", re.IGNORECASE)
-_CLOSE_TAG_RE: Final = re.compile(r"</tool_call\s*>", re.IGNORECASE)
-_RESPONSE_OPEN: Final = "<tool_response"
-_RESPONSE_CLOSE_RE: Final = re.compile(r"</tool_response\s*>", re.IGNORECASE)
+# <tool_code> is the deepseek format's call tag, <tool_output> its result tag.
+_OPEN_TAG_RE: Final = re.compile(r"<tool_(?:call|code)\s*>", re.IGNORECASE)
+_CLOSE_TAG_RE: Final = re.compile(r"</tool_(?:call|code)\s*>", re.IGNORECASE)
+_RESPONSE_OPEN: Final = ("<tool_response", "<tool_output")
+_RESPONSE_CLOSE_RE: Final = re.compile(r"</tool_(?:response|output)\s*>", re.IGNORECASE)
 # Where something other than plain text may start: reasoning tags, call tags, (hallucinated)
 # tool responses, stray closing tags, an object, or an array of objects.
 _TOKEN_RE: Final = re.compile(
-    r"</?think(?:ing)?\s*>|</?tool_call\s*>|</?tool_response\s*>|\{|\[(?=\s*\{)",
+    r"</?think(?:ing)?\s*>|</?tool_(?:call|code|response|output)\s*>|\{|\[(?=\s*\{)",
     re.IGNORECASE,
 )
 # Whitespace and markdown fence markers that may wrap the JSON inside a <tool_call> block.
@@ -127,7 +150,7 @@ _CALL: Final = _CallMarker()
 
 
 def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
-    body = _SPECIAL_TOKENS_RE.sub("", text)
+    body = _deepseek_markers_as_tags(_SPECIAL_TOKENS_RE.sub("", text))
     budget = [_SCAN_BUDGET]
     segments: list[str | _CallMarker] = []
     results: list[ParsedCall | MalformedCall] = []
@@ -204,6 +227,24 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
         calls=tuple(r for r in results if isinstance(r, ParsedCall)),
         malformed=tuple(r for r in results if isinstance(r, MalformedCall)),
     )
+
+
+def _deepseek_markers_as_tags(text: str) -> str:
+    """DeepSeek's raw call markers rewritten as <tool_call> blocks, which the scanner then
+    reads like any other (a fence around the arguments dropped; broken JSON stays broken,
+    to be reported)."""
+    if "tool" not in text or _DS_CALL_RE.search(text) is None:
+        return text
+
+    def block(found: re.Match[str]) -> str:
+        arguments = found["args"].strip()
+        fenced = _FENCED_RE.match(arguments)
+        if fenced is not None:
+            arguments = fenced.group(1)
+        name = json.dumps(found["name"])
+        return f'<tool_call>{{"name": {name}, "arguments": {arguments or "{}"}}}</tool_call>'
+
+    return _DS_WRAPPER_RE.sub("", _DS_CALL_RE.sub(block, text))
 
 
 def _functions_prefix(

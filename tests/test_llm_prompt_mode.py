@@ -48,18 +48,39 @@ def _hermes(name: str, arguments: dict[str, Any]) -> str:
 
 
 @pytest.mark.parametrize(
-    ("prompt_format", "marker", "call_text"),
+    ("prompt_format", "marker", "call_text", "result_tag"),
     [
-        ("hermes", "<tool_call>", _hermes("weather", {"city": "Wien"})),
+        ("hermes", "<tool_call>", _hermes("weather", {"city": "Wien"}), "<tool_response>"),
         (
             "json",
             '"tool_calls"',
             '{"tool_calls": [{"name": "weather", "parameters": {"city": "Wien"}}]}',
+            "<tool_response>",
+        ),
+        (
+            "deepseek",
+            "<available_tools>",
+            '<tool_code>\n{"name": "weather", "arguments": {"city": "Wien"}}\n</tool_code>',
+            "<tool_output>",
+        ),
+        (  # the raw markers of a DeepSeek model whose server left them unparsed
+            "deepseek",
+            "<tool_code>",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>weather\n"
+            '```json\n{"city": "Wien"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+            "<tool_output>",
         ),
     ],
 )
 async def test_prompt_mode_round_trip(
-    stub, make_llm, tools, executed, prompt_format: str, marker: str, call_text: str
+    stub,
+    make_llm,
+    tools,
+    executed,
+    prompt_format: str,
+    marker: str,
+    call_text: str,
+    result_tag: str,
 ) -> None:
     stub.script(s.text(call_text), s.text("18 °C in Wien."))
     llm = make_llm(tools, tool_mode="prompt", prompt_format=prompt_format)
@@ -75,7 +96,7 @@ async def test_prompt_mode_round_trip(
     assert second["messages"][-2] == {"role": "assistant", "content": call_text}
     results = second["messages"][-1]
     assert results["role"] == "user"
-    assert results["content"].startswith("<tool_response>")
+    assert results["content"].startswith(result_tag)
     assert '"content":{"city":"Wien","temp_c":18}' in results["content"].replace(" ", "")
 
 

@@ -73,7 +73,7 @@ TOOL_PARAMETERS = {
     for tool in TOOLS
 }
 
-FORMATS: list[PromptFormat] = ["hermes", "json"]
+FORMATS: list[PromptFormat] = ["hermes", "json", "deepseek"]
 
 
 def _compact(value: Any) -> str:
@@ -81,9 +81,9 @@ def _compact(value: Any) -> str:
 
 
 def _tools_section(instructions: str) -> list[str]:
-    match = re.search(r"<tools>\n(.*?)\n</tools>", instructions, re.DOTALL)
+    match = re.search(r"<(available_tools|tools)>\n(.*?)\n</\1>", instructions, re.DOTALL)
     assert match is not None
-    return match.group(1).split("\n")
+    return match.group(2).split("\n")
 
 
 def _example_call(instructions: str, prompt_format: PromptFormat, name: str) -> str:
@@ -92,6 +92,10 @@ def _example_call(instructions: str, prompt_format: PromptFormat, name: str) -> 
         match = re.search(r"<tool_call>\n(.*<function-name>.*)\n</tool_call>", instructions)
         assert match is not None
         filled = match.group(0).replace("<function-name>", json.dumps(name, ensure_ascii=False))
+    elif prompt_format == "deepseek":
+        match = re.search(r"<tool_code>\n(.*<tool-name>.*)\n</tool_code>", instructions)
+        assert match is not None
+        filled = match.group(0).replace("<tool-name>", json.dumps(name, ensure_ascii=False))
     else:
         (line,) = [line for line in instructions.splitlines() if "<tool-name>" in line]
         filled = line.replace("<tool-name>", json.dumps(name, ensure_ascii=False))
@@ -101,7 +105,7 @@ def _example_call(instructions: str, prompt_format: PromptFormat, name: str) -> 
 
 
 def test_prompt_formats_constant_matches_literal() -> None:
-    assert PROMPT_FORMATS == ("hermes", "json")
+    assert PROMPT_FORMATS == ("hermes", "json", "deepseek")
     assert get_args(PromptFormat) == PROMPT_FORMATS
 
 
@@ -126,7 +130,8 @@ def test_instructions_list_every_tool_compactly(prompt_format: PromptFormat) -> 
 def test_instructions_mention_parallel_calls_and_responses(prompt_format: PromptFormat) -> None:
     instructions = render_tool_instructions(TOOLS, prompt_format)
     assert "several" in instructions
-    assert "<tool_response></tool_response>" in instructions
+    tag = "tool_output" if prompt_format == "deepseek" else "tool_response"
+    assert f"<{tag}></{tag}>" in instructions
     assert "plain text" in instructions
 
 

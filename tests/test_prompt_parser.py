@@ -476,6 +476,126 @@ CORPUS: dict[str, Case] = {
         [_call("get_time")],
         text="Ok gleich da.",
     ),
+    # ---------------------------------------------------------------- deepseek
+    "ds_tool_code_block": Case(
+        '<tool_code>\n{"name": "weather", "arguments": {"city": "Berlin"}}\n</tool_code>',
+        [BERLIN],
+    ),
+    "ds_tool_code_inline": Case(
+        '<tool_code>{"name":"get_time","arguments":{"timezone":"Asia/Tokyo"}}</tool_code>',
+        [_call("get_time", timezone="Asia/Tokyo")],
+    ),
+    "ds_tool_code_two_blocks": Case(
+        '<tool_code>{"name": "weather", "arguments": {"city": "Berlin"}}</tool_code>\n'
+        '<tool_code>{"name": "weather", "arguments": {"city": "Wien"}}</tool_code>',
+        [BERLIN, _call("weather", city="Wien")],
+    ),
+    "ds_tool_code_prose_before": Case(
+        "Let me check.\n"
+        '<tool_code>\n{"name": "web_search", "arguments": {"query": "Mars rover"}}\n</tool_code>',
+        [_call("web_search", query="Mars rover")],
+        text="Let me check.",
+    ),
+    "ds_tool_code_fenced_inside": Case(
+        '<tool_code>\n```json\n{"name": "weather", "arguments": {"city": "Berlin"}}\n```\n'
+        "</tool_code>",
+        [BERLIN],
+    ),
+    "ds_tool_code_unclosed": Case(
+        '<tool_code>\n{"name": "weather", "arguments": {"city": "Berlin"}}',
+        [BERLIN],
+    ),
+    "ds_tool_code_arguments_string": Case(
+        '<tool_code>{"name": "weather", "arguments": "{\\"city\\": \\"Berlin\\"}"}</tool_code>',
+        [BERLIN],
+    ),
+    "ds_tool_code_broken_json": Case(
+        '<tool_code>{"name": "weather", "arguments": {"city": }</tool_code>',
+        malformed=True,
+    ),
+    "ds_tool_code_after_think": Case(
+        "<think>The user wants Tokyo time.</think>\n"
+        '<tool_code>{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}</tool_code>',
+        [_call("get_time", timezone="Asia/Tokyo")],
+    ),
+    "ds_tool_code_inside_think_ignored": Case(
+        '<think>Maybe <tool_code>{"name": "weather", "arguments": {"city": "Rom"}}</tool_code>'
+        "? No.</think>Hello!",
+        text="Hello!",
+    ),
+    "ds_made_up_tool_output_dropped": Case(
+        '<tool_output>\n{"name": "weather", "content": {"temp": 3}}\n</tool_output>\n'
+        "It is 3 degrees in Berlin.",
+        text="It is 3 degrees in Berlin.",
+    ),
+    "ds_call_wrapped_in_tool_output": Case(
+        '<tool_output>{"name": "weather", "arguments": {"city": "Berlin"}}</tool_output>',
+        [BERLIN],
+    ),
+    "ds_raw_v3_fenced": Case(
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>weather\n"
+        '```json\n{"city": "Berlin"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [BERLIN],
+    ),
+    "ds_raw_v31_plain": Case(
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>"
+        '{"timezone": "Asia/Tokyo"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [_call("get_time", timezone="Asia/Tokyo")],
+    ),
+    "ds_raw_two_calls": Case(
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>weather\n"
+        '```json\n{"city": "Berlin"}\n```<｜tool▁call▁end｜>\n'
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>weather\n"
+        '```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [BERLIN, _call("weather", city="Paris")],
+    ),
+    "ds_raw_with_prose_before": Case(
+        "I'll check the weather.\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather"
+        '<｜tool▁sep｜>{"city": "Berlin"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [BERLIN],
+        text="I'll check the weather.",
+    ),
+    "ds_raw_end_of_sentence": Case(
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}"
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>",
+        [_call("get_time")],
+    ),
+    "ds_raw_ascii_lookalikes": Case(
+        "<|tool_calls_begin|><|tool_call_begin|>weather<|tool_sep|>"
+        '{"city": "Berlin"}<|tool_call_end|><|tool_calls_end|>',
+        [BERLIN],
+    ),
+    "ds_raw_truncated": Case(
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather<｜tool▁sep｜>{"city": "Berlin"}',
+        [BERLIN],
+    ),
+    "ds_raw_broken_arguments": Case(
+        "<｜tool▁call▁begin｜>weather<｜tool▁sep｜>{city: Berlin<｜tool▁call▁end｜>",
+        malformed=True,
+    ),
+    "ds_raw_no_arguments": Case(
+        "<｜tool▁call▁begin｜>get_time<｜tool▁sep｜><｜tool▁call▁end｜>",
+        [_call("get_time")],
+    ),
+    "ds_raw_after_r1_reasoning": Case(
+        "The user asks about Berlin weather.\n</think>\n\n"
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>weather\n"
+        '```json\n{"city": "Berlin"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        [BERLIN],
+    ),
+    "ds_raw_non_ascii_arguments": Case(
+        "<｜tool▁call▁begin｜>save_note<｜tool▁sep｜>"
+        '{"title": "购物", "content": "买牛奶 <think>不要忘记</think>"}<｜tool▁call▁end｜>',
+        [_call("save_note", title="购物", content="买牛奶 <think>不要忘记</think>")],
+    ),
+    "ds_prose_mentioning_tool_code_stays_text": Case(
+        "Use a tool_code block when you script this, like the docs say.",
+        text="Use a tool_code block when you script this, like the docs say.",
+    ),
+    "ds_unknown_tool_in_tool_code_is_still_a_call": Case(
+        '<tool_code>{"name": "book_flight", "arguments": {"to": "Rome"}}</tool_code>',
+        [_call("book_flight", to="Rome")],
+    ),
     "markdown_answer_no_calls": Case(
         "## Zusammenfassung\n\n- Anna: kommt um 19 Uhr\n- Ben: bringt `{Salat}` mit\n\n"
         "Sonst noch was?",

@@ -11,6 +11,7 @@ from bot.config import Config
 from bot.eval.cases import load_cases
 from bot.eval.report import failures, summarize, table, write_json
 from bot.eval.runner import CaseResult, EvalSettings, run_eval
+from function_calls.prompt_formats import PROMPT_FORMATS
 
 DEFAULT_CASES = Path("evals")
 DEFAULT_RESULTS = Path("bench/results")
@@ -26,7 +27,7 @@ def add_parser(
     parser.add_argument("--model", help="the model (default: llm.model)")
     parser.add_argument("--mode", choices=["native", "prompt"], default="native")
     parser.add_argument(
-        "--format", choices=["hermes", "json"], default="hermes", dest="prompt_format"
+        "--format", choices=list(PROMPT_FORMATS), default="hermes", dest="prompt_format"
     )
     parser.add_argument(
         "--schema",
