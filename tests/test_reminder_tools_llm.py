@@ -355,6 +355,7 @@ async def test_a_time_the_words_do_not_say_is_sent_back_not_stored(chat: Chat) -
         ("move reminder 1 to 10am", "every day at 10", "keeps the reminder's day and rule"),
         ("move reminder 1 to 10am", "11am", "but when '11am' means"),
         ("change #1 to friday at 5pm", "friday at 6pm", "the message asks for Fri"),
+        ("change reminder 1 to 7:30", "8:30", "the message asks for 07:30, but when '8:30'"),
     ],
 )
 async def test_an_edit_to_a_time_the_words_do_not_say_is_sent_back_not_stored(
@@ -369,13 +370,24 @@ async def test_an_edit_to_a_time_the_words_do_not_say_is_sent_back_not_stored(
     assert unchanged["rule"] == "every day at 07:00"
 
 
-async def test_an_edit_with_the_words_the_message_says_is_stored(chat: Chat) -> None:
+@pytest.mark.parametrize(
+    ("said", "when", "rule"),
+    [
+        ("把提醒1改到早上8点", "早上8点", "every day at 08:00"),
+        # A bare "7:30" is compared as a time of day only, whatever the hour now: resolved
+        # as a new reminder it would be asked about (tonight or tomorrow morning?).
+        ("change reminder 1 to 7:30", "7:30", "every day at 07:30"),
+    ],
+)
+async def test_an_edit_with_the_words_the_message_says_is_stored(
+    chat: Chat, said: str, when: str, rule: str
+) -> None:
     await create(chat.api, **PILLS)
-    chat.stub.script(chat.call("reminder_update", {"reminder_id": "1", "when": "早上8点"}))
-    (reply,) = await chat.api.say("@groupmate 把提醒1改到早上8点")
+    chat.stub.script(chat.call("reminder_update", {"reminder_id": "1", "when": when}))
+    (reply,) = await chat.api.say(f"@groupmate {said}")
     assert reply["text"].startswith("✏️ Updated reminder #1")
     (changed,) = await chat.reminders()
-    assert changed["rule"] == "every day at 08:00"
+    assert changed["rule"] == rule
 
 
 @pytest.mark.parametrize(

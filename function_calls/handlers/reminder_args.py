@@ -380,11 +380,31 @@ def check_edit_words(ctx: MessageContext, phrase: str) -> None:
     if said.empty:
         return
     given = read_phrase(phrase)
-    if bare_clock(said) and not bare_clock(given):
-        raise ValueError(
-            f"the message names only a time of day, which keeps the reminder's day and rule, "
-            f"but when {phrase!r} changes them; pass just the user's time words in when"
-        )
+    if bare_clock(said):
+        if not bare_clock(given):
+            raise ValueError(
+                "the message names only a time of day, which keeps the reminder's day and "
+                f"rule, but when {phrase!r} changes them; pass just the user's time words in "
+                "when"
+            )
+        # Day and rule stay the reminder's own: only the time of day is compared. (Resolved
+        # as a new reminder, "7:30" said at 10:20 would be asked about: tonight or tomorrow?)
+        try:
+            said_wall = said.wall_time()[0]
+        except GrammarError:
+            return
+        try:
+            given_wall = given.wall_time()[0]
+        except GrammarError as exc:
+            raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
+        if given_wall != said_wall:
+            assert said.clock is not None  # a bare clock reading
+            raise ValueError(
+                f"the message asks for {said_wall:%H:%M}, but when {phrase!r} means "
+                f"{given_wall:%H:%M}; pass the user's time words in when, e.g. "
+                f"when={said.clock.text!r}"
+            )
+        return
     meant = _timed(given, replace(ctx, text=""))
     _require_the_said_time(ctx, said, meant, f"when {phrase!r} means")
 
