@@ -81,7 +81,6 @@ class Commands:
 
     def __init__(self, invoker: ToolInvoker) -> None:
         self._invoker = invoker
-        self._registry = invoker.registry
         self._table: dict[str, CommandRunner] = {
             "remind": self._remind,
             "提醒": self._remind,
@@ -281,7 +280,7 @@ class Commands:
         )
 
     async def _help(self, ctx: MessageContext, rest: str) -> str:
-        tools = await self.call(ctx, "help", {}) if "help" in self._registry else ""
+        tools = await self.call(ctx, "help", {}) if "help" in self._invoker.registry else ""
         return f"{tools}\n\n{COMMAND_HELP}".strip()
 
 

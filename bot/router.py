@@ -77,11 +77,10 @@ class Router:
         budget: TokenBudget | None = None,
     ) -> None:
         self.config = config
-        self._registry = registry = invoker.registry
         self._reminders = reminders
         self._chatlog = chatlog
         self._llm = llm
-        self._services = services.with_(registry=registry)
+        self._services = services.with_(registry=invoker.registry)
         self._outbound = outbound
         self._clock = clock
         self._commands = Commands(invoker)
