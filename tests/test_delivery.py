@@ -318,27 +318,29 @@ async def test_send_errors_never_put_secrets_in_logs(
 async def test_deleting_during_a_retry_cancels_the_delivery(
     database_url: str, clock: FakeClock
 ) -> None:
-    attempted = asyncio.Event()
     sent: list[OutgoingMessage] = []
-
-    async def flaky(message: OutgoingMessage) -> None:
-        if not attempted.is_set():
-            attempted.set()
-            raise SendError("502")
-        sent.append(message)
-
     policy = DeliveryPolicy(retry_base=timedelta(milliseconds=300), send_attempts=3)
     async with ReminderService.open(database_url, policy=policy, clock=clock) as service:
+        failures = 0
+
+        async def flaky(message: OutgoingMessage) -> None:
+            # The user deletes the reminder while the first attempt fails; the delete is
+            # committed before the retry looks, so no sleep length can make this racy.
+            nonlocal failures
+            if failures == 0:
+                failures += 1
+                await service.delete(
+                    "chat-1", "1", requester_id="u-alice", requester_is_admin=False, private=False
+                )
+                raise SendError("502")
+            sent.append(message)
+
         reminder = await make(service, clock, "daily", time(9, 0))
         dispatcher = ReminderScheduler(service.database, flaky, policy=policy, clock=clock)
         clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
-        running = asyncio.create_task(dispatcher.run_due())
-        await attempted.wait()
-        await service.delete(
-            "chat-1", "1", requester_id="u-alice", requester_is_admin=False, private=False
-        )
-        await running
+        await dispatcher.run_due()
         (row,) = await deliveries(service, reminder)
+    assert failures == 1
     assert sent == []
     assert row.outcome == "cancelled"
 
