@@ -27,6 +27,7 @@ from function_calls import (
 )
 from function_calls.handlers.audience import MemberDirectory
 from function_calls.handlers.budget import BudgetLimits
+from function_calls.remote import McpTools
 from function_calls.search import PerplexitySearch, SearchProvider
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
@@ -71,6 +72,7 @@ class Bot:
         self.reminders: ReminderService | None = None
         self.llm: FunctionCallLLM | None = None
         self.chatlog: ChatLog | None = None
+        self.mcp_tools: McpTools | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
@@ -131,6 +133,7 @@ class Bot:
         )
         pruner = asyncio.create_task(self._prune_periodically(chatlog))
         self._stack.callback(pruner.cancel)
+        await self._attach_remote_tools(config)
         usage = UsageLog(self.reminders.database)
         limits = BudgetLimits(
             config.llm.budget.tokens_per_chat_per_day, config.llm.budget.tokens_per_day
@@ -187,6 +190,20 @@ class Bot:
         for adapter in self.adapters:
             await adapter.start(self)
             self._stack.push_async_callback(adapter.stop)
+
+    async def _attach_remote_tools(self, config: Config) -> None:
+        """Tools of the configured MCP servers, offered beside the bot's own. They join a
+        copy of the registry, so that the shared default registry never holds them."""
+        if not config.mcp.enabled():
+            return
+        self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
+        self._stack.push_async_callback(self.mcp_tools.aclose)
+        await self.mcp_tools.start()
+        registry = self.registry.merged()
+        for server in self.mcp_tools.servers:
+            registry.attach(server)
+        self.registry = registry
+        self.invoker = ToolInvoker(registry, call_timeout=config.llm.call_timeout)
 
     async def _prune_periodically(self, chatlog: ChatLog) -> None:
         """Age-based retention for every chat, quiet ones included: at start, then hourly."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 from datetime import timedelta
@@ -22,6 +23,7 @@ from pydantic import (
 
 from function_calls.handlers.audience import Permission, ReminderRules
 from function_calls.prompt_formats import PromptFormat
+from function_calls.remote import McpSettings
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -239,8 +241,28 @@ class LoggingSettings(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
 
+class McpServeSettings(_Section):
+    """`groupmate mcp` (stdio) and `/mcp` on `groupmate serve`: who the caller acts as.
+
+    The chat and the acting user come from here, never from the caller's arguments.
+    """
+
+    chat_id: OptionalText = None
+    chat_type: Literal["group", "private"] = "group"
+    user_id: str = "mcp"
+    user_name: str = "MCP client"
+    is_admin: bool = False
+
+
+class McpConfig(McpSettings):
+    serve: McpServeSettings = Field(default_factory=McpServeSettings)
+    # How often a server's tools are re-listed, which is also how a dead one is noticed.
+    health_interval: Annotated[float, Field(gt=0)] = 15.0
+
+
 class Config(_Section):
     bot: BotSettings = Field(default_factory=BotSettings)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
@@ -268,12 +290,34 @@ def _interpolate(value: Any, environ: dict[str, str]) -> Any:
     return _ENV_REFERENCE.sub(replace, value)
 
 
-def parse_config(data: Any, environ: dict[str, str] | None = None) -> Config:
-    """Validate a parsed YAML document; errors name the offending key."""
+def _read_mcp_servers_file(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """`mcp.servers` given as the path of an `mcpServers` JSON file (Claude Desktop's,
+    Cursor's): read it in, relative to the config file's folder."""
+    mcp = data.get("mcp")
+    if not isinstance(mcp, dict) or not isinstance(mcp.get("servers"), str):
+        return data
+    path = base / Path(mcp["servers"]).expanduser()
+    try:
+        servers = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"mcp.servers: cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(f"mcp.servers: {path} is not valid JSON: {exc}") from None
+    return {**data, "mcp": {**mcp, "servers": servers}}
+
+
+def parse_config(
+    data: Any, environ: dict[str, str] | None = None, *, base: Path | None = None
+) -> Config:
+    """Validate a parsed YAML document; errors name the offending key.
+
+    `base` is the folder relative paths in it are read from (the config file's).
+    """
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError("the configuration must be a mapping of sections (bot, llm, ...)")
+    data = _read_mcp_servers_file(data, base or Path.cwd())
     resolved = _interpolate(data, dict(os.environ) if environ is None else environ)
     try:
         config = Config.model_validate(resolved)
@@ -301,7 +345,7 @@ def load_config(path: str | Path | None, environ: dict[str, str] | None = None) 
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    config = parse_config(data, env)
+    config = parse_config(data, env, base=None if path is None else Path(path).parent)
     # Natural language works as soon as OPENAI_API_KEY is set, as the README promises.
     if not config.llm.enabled and env.get("OPENAI_API_KEY"):
         config.llm.api_key = SecretStr(env["OPENAI_API_KEY"])

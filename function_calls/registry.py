@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, get_args, get_type_hints
+from typing import Any, Literal, Protocol, TypeVar, get_args, get_type_hints
 
+from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
@@ -18,6 +20,7 @@ from function_calls.result import FunctionResult
 from function_calls.schema import (
     JsonSchema,
     SchemaView,
+    external_parameters_schema,
     is_strict_compatible,
     model_parameters_schema,
 )
@@ -27,6 +30,10 @@ from function_calls.validation import ArgumentValidator, InvalidArgumentsError
 Scope = Literal["group", "private", "both"]
 Handler = Callable[..., Any]
 HandlerT = TypeVar("HandlerT", bound=Handler)
+# Runs a tool defined elsewhere (an MCP or OpenAPI server) with its checked arguments.
+ExternalCall = Callable[[MessageContext, dict[str, Any]], Awaitable[FunctionResult]]
+
+log = logging.getLogger(__name__)
 
 _SCOPES: tuple[str, ...] = get_args(Scope)
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -237,13 +244,105 @@ def _check_example(
             ) from None
 
 
-class ToolRegistry:
-    """A named set of tools. The module-level `default_registry` backs `@tool_function`."""
+class ExternalArguments(BaseModel):
+    """Arguments of a tool whose schema comes from another server. Stage 1 checks them
+    against that schema; the server that runs the tool is stage 2."""
 
-    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+    model_config = ConfigDict(extra="allow")
+
+
+def external_tool(
+    name: str,
+    description: str,
+    parameters: Any,
+    call: ExternalCall,
+    *,
+    scope: Scope = "both",
+    admin_only: bool = False,
+    timeout: float | None = None,
+) -> Tool:
+    """A Tool for a schema defined elsewhere; raises ToolDefinitionError when the schema
+    cannot be used (the caller skips that tool and keeps the others)."""
+    if not _TOOL_NAME.fullmatch(name):
+        raise ToolDefinitionError(f"invalid tool name {name!r}")
+    try:
+        schema = external_parameters_schema(parameters)
+        validator = ArgumentValidator(schema, ExternalArguments)
+        compact_validator = ArgumentValidator(schema, ExternalArguments, null_means_absent=True)
+    except SchemaError as exc:  # its str() is a page long
+        problem = f"{exc.message} (at {'/'.join(map(str, exc.path)) or 'the top'})"
+        raise ToolDefinitionError(f"tool {name!r}: invalid argument schema: {problem}") from exc
+    except ValueError as exc:
+        raise ToolDefinitionError(f"tool {name!r}: unusable argument schema: {exc}") from exc
+
+    async def handler(ctx: MessageContext, args: ExternalArguments) -> FunctionResult:
+        return await call(ctx, args.model_dump())
+
+    return Tool(
+        name=name,
+        description=" ".join(description.split()),
+        handler=handler,
+        args_model=ExternalArguments,
+        parameters=schema,
+        compact_parameters=schema,
+        scope=scope,
+        admin_only=admin_only,
+        examples=(),
+        timeout=timeout,
+        strict_compatible=is_strict_compatible(schema),
+        validator=validator,
+        compact_validator=compact_validator,
+        ctx_param="ctx",
+        args_param="args",
+        is_async=True,
+    )
+
+
+class ToolSource(Protocol):
+    """Tools that come and go while the bot runs: those of an MCP or OpenAPI server.
+
+    `tools()` is what the server offers now; a server that is down offers nothing, so
+    the model is never shown a tool that cannot run.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def tools(self) -> Sequence[Tool]: ...
+
+
+class ToolRegistry:
+    """A named set of tools. The module-level `default_registry` backs `@tool_function`.
+
+    Attached `ToolSource`s add their current tools after the registered ones; a source's
+    tool whose name is already taken is left out (and logged once).
+    """
+
+    def __init__(self, tools: Sequence[Tool] = (), sources: Sequence[ToolSource] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = list(sources)
+        self._clashes: set[tuple[str, str]] = set()
         for tool in tools:
             self.register(tool)
+
+    def attach(self, source: ToolSource) -> None:
+        """Offer the tools of `source` too, for as long as it offers them."""
+        self._sources.append(source)
+
+    def _current(self) -> Mapping[str, Tool]:
+        if not self._sources:
+            return self._tools
+        tools = dict(self._tools)
+        for source in self._sources:
+            for tool in source.tools():
+                if tool.name not in tools:
+                    tools[tool.name] = tool
+                elif (source.name, tool.name) not in self._clashes:
+                    self._clashes.add((source.name, tool.name))
+                    log.warning(
+                        "%s: tool %s is left out; the name is taken", source.name, tool.name
+                    )
+        return tools
 
     def register(self, tool: Tool) -> Tool:
         if tool.name in self._tools:
@@ -287,34 +386,38 @@ class ToolRegistry:
         return decorate
 
     def get(self, name: str) -> Tool:
+        tools = self._current()
         try:
-            return self._tools[name]
+            return tools[name]
         except KeyError:
-            raise UnknownToolError(name, self.names()) from None
+            raise UnknownToolError(name, list(tools)) from None
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return list(self._current())
 
     def visible(self, ctx: MessageContext) -> list[Tool]:
         """The tools the sender of `ctx` may see and call, in registration order."""
-        return [tool for tool in self._tools.values() if tool.visible_to(ctx)]
+        return [tool for tool in self._current().values() if tool.visible_to(ctx)]
 
     def merged(self, *others: ToolRegistry) -> ToolRegistry:
-        """A new registry with this registry's tools followed by the others'."""
-        combined = ToolRegistry(list(self))
+        """A new registry with this registry's tools followed by the others' (and the
+        sources of all of them)."""
+        combined = ToolRegistry(list(self._tools.values()), self._sources)
         for other in others:
-            for tool in other:
+            for tool in other._tools.values():
                 combined.register(tool)
+            for source in other._sources:
+                combined.attach(source)
         return combined
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._current()
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
+        return iter(list(self._current().values()))
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._current())
 
 
 default_registry = ToolRegistry()

@@ -13,8 +13,9 @@ A view's schema is the one its arguments are validated against.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel
@@ -83,6 +84,18 @@ def _refs_in(node: Any) -> Counter[str]:
         for item in node:
             found += _refs_in(item)
     return found
+
+
+def _every_ref(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref
+        for value in node.values():
+            yield from _every_ref(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _every_ref(item)
 
 
 def _recursive_defs(defs: Mapping[str, Any]) -> set[str]:
@@ -255,3 +268,37 @@ def is_strict_compatible(schema: Any) -> bool:
         elif value is not None and not is_strict_compatible(value):
             return False
     return True
+
+
+_LEGACY_REF_PREFIX = "#/definitions/"
+
+
+def external_parameters_schema(raw: Any) -> JsonSchema:
+    """A server's own argument schema (an MCP `inputSchema`, merged OpenAPI parameters),
+    cleaned like ours: no titles, `$defs` inlined, closed objects. Raises ValueError for
+    a schema that is not an object schema or whose `$ref`s point outside it.
+    """
+    if not isinstance(raw, Mapping):
+        raise ValueError("the argument schema is not a JSON object")
+    if raw.get("type", "object") != "object":
+        raise ValueError(f"the argument schema has type {raw.get('type')!r}, not 'object'")
+    # Older generators (and draft 7) keep shared pieces under "definitions".
+    text = json.dumps(raw).replace(f'"{_LEGACY_REF_PREFIX}', f'"{_REF_PREFIX}')
+    root: JsonSchema = json.loads(text)
+    defs = {**root.pop("definitions", {}), **root.pop("$defs", {})}
+    for key in ("$schema", "$id", "$comment"):
+        root.pop(key, None)
+    local = {f"{_REF_PREFIX}{name}" for name in defs}
+    foreign = sorted((set(_every_ref(root)) | set(_every_ref(defs))) - local)
+    if foreign:
+        raise ValueError(f"the argument schema refers to {foreign}, which it does not define")
+    inliner = _Inliner(root, defs)
+    schema = inliner.schema(root)
+    schema.pop("description", None)  # the tool's own description says what they are for
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    schema.setdefault("additionalProperties", False)
+    kept = inliner.kept_defs()
+    if kept:
+        schema["$defs"] = kept
+    return schema

@@ -1,0 +1,21 @@
+"""Tools that run on other servers: MCP servers and OpenAPI tool servers.
+
+Each server becomes a `ToolSource` attached to the bot's registry; its tools are
+validated and run through the same `ToolInvoker` as the bot's own.
+"""
+
+from function_calls.remote.filters import ToolFilter
+from function_calls.remote.mcp_client import CONTEXT_META_KEY, McpServerTools, McpTools
+from function_calls.remote.mcp_config import McpServerConfig, McpSettings, McpTransport
+from function_calls.remote.naming import exposed_name
+
+__all__ = [
+    "CONTEXT_META_KEY",
+    "McpServerConfig",
+    "McpServerTools",
+    "McpSettings",
+    "McpTools",
+    "McpTransport",
+    "ToolFilter",
+    "exposed_name",
+]
