@@ -20,6 +20,7 @@ from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
 from function_calls import (
     FunctionCallLLM,
+    MessageContext,
     Services,
     ToolInvoker,
     ToolRegistry,
@@ -55,8 +56,12 @@ class Bot:
         registry: ToolRegistry | None = None,
         clock: Callable[[], datetime] = _utc_now,
         search: SearchProvider | None = None,
+        deliver: bool = True,
     ) -> None:
         self.config = config
+        # False for a process that only serves tools (`groupmate mcp`): reminders it sets
+        # are delivered by the bot process that runs the chats, never claimed here.
+        self._deliver = deliver
         self.registry = registry if registry is not None else default_registry
         # The one path from a tool call to its result, for the model, the commands and the
         # HTTP routes alike.
@@ -119,7 +124,7 @@ class Bot:
         self.reminders = await self._stack.enter_async_context(
             ReminderService.open(
                 config.storage.url,
-                sender=self.outbound,
+                sender=self.outbound if self._deliver else None,
                 default_timezone=config.bot.timezone,
                 policy=config.reminders.policy(),
                 clock=self._clock,
@@ -223,6 +228,13 @@ class Bot:
         traceback: TracebackType | None,
     ) -> None:
         await self._stack.aclose()
+
+    async def context(self, message: IncomingMessage) -> MessageContext:
+        """The context a tool call on behalf of `message`'s sender runs in, as the router
+        builds it (for callers that run tools without a chat message: the MCP server)."""
+        if self._router is None:
+            raise RuntimeError("use the bot inside `async with`")
+        return await self._router.context(message)
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message. A platform adapter passes `deliver`, which

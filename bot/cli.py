@@ -1,4 +1,4 @@
-"""The `groupmate` command line: chat, serve, check, db."""
+"""The `groupmate` command line: chat, serve, mcp, check, db, eval."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import uvicorn
 from bot.adapters import PLATFORMS, configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
+from bot.adapters.mcp_server import McpEndpoint
 from bot.app import Bot
 from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.eval import cli as eval_cli
@@ -45,6 +46,13 @@ def _config(options: argparse.Namespace) -> Config:
     if url:
         config.storage.url = url
     return config
+
+
+async def _mcp(config: Config) -> None:
+    """The bot's tools over stdio, for an MCP client that launched this process. Reminders
+    set here are delivered by the bot process that runs the chats (`serve` or `chat`)."""
+    async with Bot(config, deliver=False) as bot:
+        await McpEndpoint(bot).serve_stdio()
 
 
 async def _chat(config: Config) -> None:
@@ -102,7 +110,7 @@ async def _serve(config: Config) -> None:
                 create_app(bot),
                 host=webhook.host,
                 port=webhook.port,
-                lifespan="off",
+                lifespan="on",
                 log_level="warning",
                 access_log=False,
                 # Longer than clients' usual idle expiry, so they never reuse a connection
@@ -184,6 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="serve on a non-loopback address without adapters.webhook.token (unsafe)",
     )
+    commands.add_parser(
+        "mcp", parents=[common], help="serve the bot's tools over MCP stdio (mcp.serve.*)"
+    )
     commands.add_parser("check", parents=[common], help="validate the config, print what is on")
     db = commands.add_parser("db", parents=[common], help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
@@ -204,6 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if refusal is not None:
                 print(f"groupmate: {refusal}", file=sys.stderr)
                 return 2
+        if options.command == "mcp":
+            McpEndpoint.check(config)
+            asyncio.run(_mcp(config))
+            return 0
         asyncio.run(_chat(config) if options.command == "chat" else _serve(config))
     except KeyboardInterrupt:
         return 130

@@ -211,7 +211,7 @@ class Router:
         refusal = self._refusal(message, command)
         if refusal is not None:
             return refusal or None
-        ctx = dataclasses.replace(await self._context(message), text=text)
+        ctx = dataclasses.replace(await self.context(message), text=text)
         if command is not None:
             return await self._commands.run(ctx, *command)
         if Offers.is_yes(text):
@@ -285,7 +285,8 @@ class Router:
             return None
         return rate_limited(refusal.retry_after) if refusal.notify else ""
 
-    async def _context(self, message: IncomingMessage) -> MessageContext:
+    async def context(self, message: IncomingMessage) -> MessageContext:
+        """The tools' context for a message: its chat, sender, rights, zone and services."""
         is_admin = message.sender_is_admin or message.sender_id in self.config.bot.admins
         if message.chat_type == "private" or message.from_operator:
             is_admin = True  # owner of their own chat; the operator owns the simulated ones

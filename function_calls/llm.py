@@ -477,7 +477,9 @@ class FunctionCallLLM:
             else:
                 needs_model = True
                 payload = result.data if result is not None else {"error": detail}
-            turn.executed[key] = to_compact_json(payload)
+            # Text (an MCP server's answer, say) reaches the model as text, not as a JSON
+            # string full of escaped quotes and newlines.
+            turn.executed[key] = payload if isinstance(payload, str) else to_compact_json(payload)
             for index in indices:
                 contents[index] = turn.executed[key]
         turn.records.extend(replayed)

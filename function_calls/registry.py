@@ -81,6 +81,8 @@ class Tool:
     is_async: bool = field(repr=False)
     # Services the tool needs in ctx.services; without them it is not offered at all.
     requires: tuple[ServiceName, ...] = ()
+    # Runs on another server (MCP, OpenAPI); groupmate's own MCP server does not re-offer it.
+    external: bool = False
 
     def visible_to(self, ctx: MessageContext) -> bool:
         """Whether this tool may be offered and run for the sender of `ctx`."""
@@ -295,6 +297,7 @@ def external_tool(
         ctx_param="ctx",
         args_param="args",
         is_async=True,
+        external=True,
     )
 
 

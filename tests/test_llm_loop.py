@@ -331,7 +331,7 @@ async def test_parallel_calls_run_concurrently(stub, make_llm, registry) -> None
     elapsed = time.perf_counter() - started
     assert result.text == "done"
     assert elapsed < 1.2, f"calls were serialized: {elapsed:.2f}s"
-    thread_names = [json.loads(m["content"]) for m in _tool_messages(stub.requests[1])[2:]]
+    thread_names = [m["content"] for m in _tool_messages(stub.requests[1])[2:]]  # text as text
     assert all(name != threading.main_thread().name for name in thread_names)
 
 

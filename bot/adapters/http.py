@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, Literal
 
@@ -12,10 +14,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.adapters.api_models import MemberIO
 from bot.adapters.http_reminders import reminder_routes
+from bot.adapters.mcp_server import McpEndpoint
 from bot.app import Bot
 from bot.messages import IncomingMessage
 from storage import (
@@ -24,6 +28,8 @@ from storage import (
 )
 
 log = logging.getLogger(__name__)
+# Paths that need the bearer token when one is set: the API, and the MCP endpoint.
+_PROTECTED = ("/v1", "/mcp")
 
 
 class MessageIn(BaseModel):
@@ -74,7 +80,7 @@ class _Gate:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        if self.token and str(scope.get("path", "")).startswith("/v1"):
+        if self.token and str(scope.get("path", "")).startswith(_PROTECTED):
             scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(given, self.token):
                 await _error(scope, receive, send, 401, "missing or wrong bearer token")
@@ -119,11 +125,49 @@ async def _error(scope: Scope, receive: Receive, send: Send, status: int, text: 
     await JSONResponse({"error": text}, status_code=status)(scope, receive, send)
 
 
+class _McpRoute:
+    """`/mcp`: the bot's tools over streamable HTTP, while the server runs (its lifespan).
+
+    Served only with `mcp.serve.chat_id` (whose chat the caller acts in) and a bearer
+    token (which the gate checks): without a token, anyone who reached the port could
+    act in that chat.
+    """
+
+    def __init__(self, bot: Bot, token: str) -> None:
+        self.bot = bot
+        self.enabled = bool(token and bot.config.mcp.serve.chat_id)
+        if bot.config.mcp.serve.chat_id and not token:
+            log.warning("/mcp is not served: it needs adapters.webhook.token")
+        self._handler: ASGIApp | None = None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Any) -> AsyncIterator[None]:
+        if not self.enabled:
+            yield
+            return
+        async with McpEndpoint(self.bot).http_app() as handler:
+            self._handler = handler
+            try:
+                yield
+            finally:
+                self._handler = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._handler is None:
+            text = "MCP is not served here" if not self.enabled else "MCP is not running"
+            await _error(scope, receive, send, 404 if not self.enabled else 503, text)
+            return
+        await self._handler(scope, receive, send)
+
+
 def create_app(bot: Bot) -> ASGIApp:
     """The ASGI app for a running (entered) bot, with the body size limit in front."""
     webhook = bot.config.adapters.webhook
     token = webhook.token.get_secret_value() if webhook.token else ""
-    app = FastAPI(title="groupmate", version="1", docs_url=None, redoc_url=None)
+    mcp = _McpRoute(bot, token)
+    app = FastAPI(
+        title="groupmate", version="1", docs_url=None, redoc_url=None, lifespan=mcp.lifespan
+    )
 
     app.state.bot = bot
 
@@ -160,6 +204,7 @@ def create_app(bot: Bot) -> ASGIApp:
         return RepliesOut(replies=out)
 
     app.include_router(reminder_routes(bot))
+    app.router.routes.append(Route("/mcp", endpoint=mcp, include_in_schema=False))
     for adapter in bot.adapters:
         app.router.routes.extend(adapter.routes())  # webhooks and WebSockets of platforms
 

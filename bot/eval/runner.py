@@ -168,7 +168,7 @@ async def _http_api(bot: Bot, token: str, read_timeout: float) -> AsyncIterator[
     """The bot's HTTP API on a free port of 127.0.0.1, and a client that sends the token."""
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(bot), host="127.0.0.1", port=0, lifespan="off", log_level="warning"
+            create_app(bot), host="127.0.0.1", port=0, lifespan="on", log_level="warning"
         )
     )
     task = asyncio.create_task(server.serve())

@@ -1,0 +1,123 @@
+"""groupmate as an MCP server: its own tools for Claude Desktop or any MCP client.
+
+`groupmate mcp` serves them over stdio; `groupmate serve` also serves them at `/mcp`
+(streamable HTTP) behind `adapters.webhook.token`. The chat and the acting user come
+from `mcp.serve` in the config, never from the caller: a client can set and list the
+reminders of that one chat, as that one user, and nothing else. Calls go through the
+bot's `ToolInvoker`, so visibility, both validation stages and the time limit are
+the same as for the model and the slash commands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+
+from bot.app import Bot
+from bot.config import Config, ConfigError
+from bot.messages import IncomingMessage
+from function_calls import (
+    FunctionResult,
+    InvalidArgumentsError,
+    MessageContext,
+    ToolInvocationError,
+)
+from function_calls.result import to_compact_json
+
+log = logging.getLogger(__name__)
+
+
+class McpEndpoint:
+    """The bot's tools as an MCP `Server`, acting in the configured chat as its user."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.check(bot.config)
+        serve = bot.config.mcp.serve
+        assert serve.chat_id is not None
+        self.bot = bot
+        self._as = IncomingMessage(
+            chat_id=serve.chat_id,
+            chat_type=serve.chat_type,
+            sender_id=serve.user_id,
+            sender_name=serve.user_name,
+            text="",
+            sender_is_admin=serve.is_admin,
+        )
+        self.server: Server[Any] = Server(
+            "groupmate",
+            version="1",
+            instructions=f"Tools of the groupmate bot, acting in chat {serve.chat_id}.",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    @staticmethod
+    def check(config: Config) -> None:
+        """Raises ConfigError when the config does not say whose chat a client acts in."""
+        if not config.mcp.serve.chat_id:
+            raise ConfigError("mcp.serve.chat_id: set the chat that MCP clients act in")
+
+    async def _context(self) -> MessageContext:
+        return await self.bot.context(self._as)
+
+    async def _list_tools(self, _: Any, __: Any) -> types.ListToolsResult:
+        ctx = await self._context()
+        tools = [
+            types.Tool(
+                name=tool.name,
+                description=tool.model_description(),
+                input_schema=tool.parameters,
+            )
+            for tool in self.bot.invoker.offered(ctx)
+            if not tool.external
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(self, _: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        ctx = await self._context()
+        tool = self.bot.registry.get(params.name) if params.name in self.bot.registry else None
+        if tool is None or tool.external:
+            return _error(f"no tool named {params.name!r}")
+        try:
+            result = await self.bot.invoker.run(ctx, params.name, params.arguments or {})
+        except InvalidArgumentsError as exc:
+            return _error(f"invalid arguments: {exc}")
+        except ToolInvocationError as exc:  # internal failures carry a generic message
+            return _error(str(exc))
+        return types.CallToolResult(content=[_text(_as_text(result))])
+
+    async def serve_stdio(self) -> None:
+        async with stdio_server() as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+    @contextlib.asynccontextmanager
+    async def http_app(self) -> AsyncIterator[StreamableHTTPASGIApp]:
+        """The ASGI app for `/mcp`, for as long as the context is open.
+
+        Stateless, JSON answers: each request stands alone, so any client (or a load
+        balancer in front of several bots) works without session affinity.
+        """
+        manager = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=True)
+        async with manager.run():
+            yield StreamableHTTPASGIApp(manager)
+
+
+def _as_text(result: FunctionResult) -> str:
+    if result.reply is not None:
+        return result.reply
+    return result.data if isinstance(result.data, str) else to_compact_json(result.data)
+
+
+def _text(text: str) -> types.TextContent:
+    return types.TextContent(type="text", text=text)
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[_text(text)], is_error=True)
