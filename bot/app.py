@@ -28,7 +28,8 @@ from function_calls import (
 )
 from function_calls.handlers.audience import MemberDirectory
 from function_calls.handlers.budget import BudgetLimits
-from function_calls.remote import McpTools
+from function_calls.registry import ToolSource
+from function_calls.remote import McpTools, OpenApiToolSet
 from function_calls.search import PerplexitySearch, SearchProvider
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
@@ -197,16 +198,27 @@ class Bot:
             self._stack.push_async_callback(adapter.stop)
 
     async def _attach_remote_tools(self, config: Config) -> None:
-        """Tools of the configured MCP servers, offered beside the bot's own. They join a
-        copy of the registry, so that the shared default registry never holds them."""
-        if not config.mcp.enabled():
+        """Tools of the configured MCP and OpenAPI servers, offered beside the bot's own.
+        They join a copy of the registry, so that the shared default registry never holds
+        them."""
+        sources: list[ToolSource] = []
+        if config.mcp.enabled():
+            self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
+            self._stack.push_async_callback(self.mcp_tools.aclose)
+            sources.extend(self.mcp_tools.servers)
+        if config.openapi.servers:
+            openapi = OpenApiToolSet(config.openapi)
+            self._stack.push_async_callback(openapi.aclose)
+            sources.extend(openapi.servers)
+        if not sources:
             return
-        self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
-        self._stack.push_async_callback(self.mcp_tools.aclose)
-        await self.mcp_tools.start()
+        starts = [openapi.start()] if config.openapi.servers else []
+        if self.mcp_tools is not None:
+            starts.append(self.mcp_tools.start())
+        await asyncio.gather(*starts)  # side by side: startup waits for the slowest
         registry = self.registry.merged()
-        for server in self.mcp_tools.servers:
-            registry.attach(server)
+        for source in sources:
+            registry.attach(source)
         self.registry = registry
         self.invoker = ToolInvoker(registry, call_timeout=config.llm.call_timeout)
 

@@ -23,7 +23,7 @@ from pydantic import (
 
 from function_calls.handlers.audience import Permission, ReminderRules
 from function_calls.prompt_formats import PromptFormat
-from function_calls.remote import McpSettings
+from function_calls.remote import McpSettings, OpenApiSettings
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -263,6 +263,7 @@ class McpConfig(McpSettings):
 class Config(_Section):
     bot: BotSettings = Field(default_factory=BotSettings)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    openapi: OpenApiSettings = Field(default_factory=OpenApiSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)

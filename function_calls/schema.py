@@ -86,6 +86,19 @@ def _refs_in(node: Any) -> Counter[str]:
     return found
 
 
+def _reachable(root: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    """The definitions `root` uses, directly or through other definitions."""
+    names: set[str] = set()
+    pending = list(_refs_in(root))
+    while pending:
+        name = pending.pop()
+        if name in names or name not in defs:
+            continue
+        names.add(name)
+        pending.extend(_refs_in(defs[name]))
+    return {name: body for name, body in defs.items() if name in names}
+
+
 def _every_ref(node: Any) -> Iterator[str]:
     if isinstance(node, dict):
         ref = node.get("$ref")
@@ -288,6 +301,7 @@ def external_parameters_schema(raw: Any) -> JsonSchema:
     defs = {**root.pop("definitions", {}), **root.pop("$defs", {})}
     for key in ("$schema", "$id", "$comment"):
         root.pop(key, None)
+    defs = _reachable(root, defs)  # an OpenAPI spec's components hold every operation's
     local = {f"{_REF_PREFIX}{name}" for name in defs}
     foreign = sorted((set(_every_ref(root)) | set(_every_ref(defs))) - local)
     if foreign:

@@ -8,6 +8,12 @@ from function_calls.remote.filters import ToolFilter
 from function_calls.remote.mcp_client import CONTEXT_META_KEY, McpServerTools, McpTools
 from function_calls.remote.mcp_config import McpServerConfig, McpSettings, McpTransport
 from function_calls.remote.naming import exposed_name
+from function_calls.remote.openapi import (
+    OpenApiServerConfig,
+    OpenApiSettings,
+    OpenApiTools,
+    OpenApiToolSet,
+)
 
 __all__ = [
     "CONTEXT_META_KEY",
@@ -16,6 +22,10 @@ __all__ = [
     "McpSettings",
     "McpTools",
     "McpTransport",
+    "OpenApiServerConfig",
+    "OpenApiSettings",
+    "OpenApiToolSet",
+    "OpenApiTools",
     "ToolFilter",
     "exposed_name",
 ]

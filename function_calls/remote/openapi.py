@@ -1,0 +1,368 @@
+"""OpenAPI tool servers (as Open WebUI has them): every operation becomes a tool.
+
+`openapi.servers: [{url, spec?, headers?, tools?}]`. The spec (default
+`<url>/openapi.json`; a path or URL, JSON or YAML) is read at startup. Each operation is
+a tool named by its `operationId`; its path, query and JSON-body parameters are merged
+into one argument schema, with `$ref`s resolved. A call is validated by the same
+`ToolInvoker` as every tool, then sent with httpx under the server's timeout; a non-2xx
+answer comes back to the model as an error report, and a huge one is cut with a note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import quote, urlsplit
+
+import httpx
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, SecretStr, field_validator
+
+from function_calls.context import MessageContext
+from function_calls.errors import ToolDefinitionError, ToolError
+from function_calls.registry import Scope, Tool, external_tool
+from function_calls.remote.filters import ToolFilter
+from function_calls.remote.naming import exposed_name
+from function_calls.remote.results import limited
+from function_calls.result import FunctionResult, to_compact_json
+
+log = logging.getLogger(__name__)
+
+_METHODS = ("get", "post", "put", "patch", "delete")
+_COMPONENT_REF = re.compile(r'"#/components/schemas/')
+_PARAMETER_REF = "#/components/parameters/"
+_BODY = "body"
+_RETRY_SPEC = 60.0
+_MAX_ERROR_TEXT = 500
+
+
+class OpenApiServerConfig(BaseModel):
+    """One OpenAPI tool server."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str
+    spec: str | None = None  # a path or URL; default <url>/openapi.json
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    tools: ToolFilter = ToolFilter()
+    prefix: str = ""
+    admin_only: bool = False
+    scope: Scope = "both"
+    timeout: PositiveFloat = 30.0
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if urlsplit(value).scheme not in ("http", "https"):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    def spec_location(self) -> str:
+        return self.spec or f"{self.url}/openapi.json"
+
+    def plain_headers(self) -> dict[str, str]:
+        return {key: value.get_secret_value() for key, value in self.headers.items()}
+
+
+class OpenApiSettings(BaseModel):
+    """`openapi:` in config.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    servers: tuple[OpenApiServerConfig, ...] = ()
+
+
+ParameterPlace = Literal["path", "query", "body"]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation of the spec, as a tool: where each argument goes in the request."""
+
+    operation_id: str
+    method: str
+    path: str
+    description: str
+    schema: dict[str, Any]
+    places: Mapping[str, ParameterPlace]
+    whole_body: bool  # the JSON body is the `body` argument itself, not its properties
+
+
+def operations(spec: Mapping[str, Any]) -> Iterable[Operation | str]:
+    """The spec's operations; a string says why one was left out."""
+    components = spec.get("components") or {}
+    defs = dict(components.get("schemas") or {})
+    for path, item in (spec.get("paths") or {}).items():
+        if not isinstance(item, Mapping):
+            continue
+        shared = list(item.get("parameters") or [])
+        for method in _METHODS:
+            operation = item.get(method)
+            if not isinstance(operation, Mapping):
+                continue
+            try:
+                yield _operation(path, method, operation, shared, components, defs)
+            except ValueError as exc:
+                yield f"{method.upper()} {path}: {exc}"
+
+
+def _operation(
+    path: str,
+    method: str,
+    operation: Mapping[str, Any],
+    shared: list[Any],
+    components: Mapping[str, Any],
+    defs: dict[str, Any],
+) -> Operation:
+    operation_id = operation.get("operationId") or re.sub(r"\W+", "_", f"{method}{path}").strip("_")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    places: dict[str, ParameterPlace] = {}
+    by_name: dict[tuple[str, str], Any] = {}
+    for parameter in [*shared, *(operation.get("parameters") or [])]:
+        resolved = _parameter(parameter, components)
+        by_name[(resolved.get("name", ""), resolved.get("in", ""))] = resolved  # op overrides
+    for (name, place), parameter in by_name.items():
+        if place not in ("path", "query"):
+            continue  # headers and cookies are the operator's (`headers`), not the model's
+        parameter_schema = dict(parameter.get("schema") or {"type": "string"})
+        if parameter.get("description"):
+            parameter_schema.setdefault("description", parameter["description"])
+        properties[name] = parameter_schema
+        places[name] = "path" if place == "path" else "query"
+        if parameter.get("required") or place == "path":
+            required.append(name)
+    whole_body = False
+    body = _json_body(operation, components)
+    if body is not None:
+        body_schema, body_required = body
+        target = _resolve_schema(body_schema, defs)
+        body_properties = (
+            target.get("properties") if target.get("type", "object") == "object" else None
+        )
+        if isinstance(body_properties, Mapping) and not set(body_properties) & set(properties):
+            for name, property_schema in body_properties.items():
+                properties[name] = property_schema
+                places[name] = "body"
+            required.extend(target.get("required") or [])
+        else:  # an array, a scalar, or names that clash with parameters
+            properties[_BODY] = body_schema
+            places[_BODY] = "body"
+            whole_body = True
+            if body_required:
+                required.append(_BODY)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(dict.fromkeys(required))
+    if defs:
+        schema["$defs"] = defs
+    words = [operation.get("summary"), operation.get("description")]
+    description = " ".join(str(w).strip() for w in words if w) or f"{method.upper()} {path}"
+    # The spec's "#/components/schemas/X" are the schema's "#/$defs/X".
+    schema = json.loads(_COMPONENT_REF.sub('"#/$defs/', json.dumps(schema)))
+    return Operation(operation_id, method, path, description, schema, places, whole_body)
+
+
+def _parameter(parameter: Any, components: Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(parameter, Mapping) and isinstance(parameter.get("$ref"), str):
+        ref = parameter["$ref"]
+        name = ref.removeprefix(_PARAMETER_REF)
+        found = (components.get("parameters") or {}).get(name)
+        if not ref.startswith(_PARAMETER_REF) or not isinstance(found, Mapping):
+            raise ValueError(f"unresolvable parameter {ref!r}")
+        return found
+    if not isinstance(parameter, Mapping):
+        raise ValueError("a parameter is not an object")
+    return parameter
+
+
+def _json_body(
+    operation: Mapping[str, Any], components: Mapping[str, Any]
+) -> tuple[dict[str, Any], bool] | None:
+    body = operation.get("requestBody")
+    if not isinstance(body, Mapping):
+        return None
+    ref = body.get("$ref")
+    if isinstance(ref, str):
+        body = (components.get("requestBodies") or {}).get(ref.rsplit("/", 1)[-1]) or {}
+    content = body.get("content") or {}
+    media = content.get("application/json")
+    if not isinstance(media, Mapping):
+        if content:
+            raise ValueError(f"its body is {', '.join(content)}, not JSON")
+        return None
+    return dict(media.get("schema") or {}), bool(body.get("required"))
+
+
+def _resolve_schema(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        found = defs.get(ref.rsplit("/", 1)[-1])
+        if not isinstance(found, Mapping):
+            raise ValueError(f"unresolvable schema {ref!r}")
+        return found
+    return schema
+
+
+class OpenApiTools:
+    """The tools of one OpenAPI server (a `ToolSource`)."""
+
+    def __init__(self, config: OpenApiServerConfig, *, client: httpx.AsyncClient) -> None:
+        self.config = config
+        self._client = client
+        self._tools: tuple[Tool, ...] = ()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"OpenAPI server {self.config.url}"
+
+    def tools(self) -> Sequence[Tool]:
+        return self._tools
+
+    async def load(self) -> bool:
+        """Read the spec and build the tools; False (logged) when the spec can't be read."""
+        try:
+            spec = await self._spec()
+        except Exception as exc:
+            log.warning("%s: cannot read its spec (%s)", self.name, _safe(exc))
+            return False
+        built: list[Tool] = []
+        for found in operations(spec):
+            if isinstance(found, str):
+                log.warning("%s: operation left out: %s", self.name, found)
+                continue
+            if not self.config.tools.admits(found.operation_id):
+                continue
+            tool = self._tool(found)
+            if tool is not None:
+                built.append(tool)
+        self._tools = tuple(built)
+        log.info("%s offers %d tools", self.name, len(built))
+        return True
+
+    def start_retrying(self) -> None:
+        """Keep trying to read the spec of a server that was down at startup."""
+
+        async def retry() -> None:
+            loaded = False
+            while not loaded:
+                await asyncio.sleep(_RETRY_SPEC)
+                loaded = await self.load()
+
+        self._task = asyncio.create_task(retry(), name=f"openapi:{self.config.url}")
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _spec(self) -> Mapping[str, Any]:
+        location = self.config.spec_location()
+        if urlsplit(location).scheme in ("http", "https"):
+            answer = await self._client.get(
+                location, headers=self.config.plain_headers(), timeout=self.config.timeout
+            )
+            answer.raise_for_status()
+            text = answer.text
+        else:
+            text = await asyncio.to_thread(_read_text, location)
+        spec = yaml.safe_load(text)  # JSON is YAML too
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("paths"), Mapping):
+            raise ValueError("not an OpenAPI document (no paths)")
+        return spec
+
+    def _tool(self, operation: Operation) -> Tool | None:
+        name = exposed_name(self.config.prefix, operation.operation_id)
+        try:
+            return external_tool(
+                name,
+                operation.description[:1024],
+                operation.schema,
+                lambda ctx, args: self._call(operation, ctx, args),
+                scope=self.config.scope,
+                admin_only=self.config.admin_only,
+                timeout=self.config.timeout,
+            )
+        except ToolDefinitionError as exc:
+            log.warning("%s: %s is skipped: %s", self.name, operation.operation_id, exc)
+            return None
+
+    async def _call(
+        self, operation: Operation, ctx: MessageContext, arguments: dict[str, Any]
+    ) -> FunctionResult:
+        path = operation.path
+        query: dict[str, Any] = {}
+        body: Any = None
+        for name, value in arguments.items():
+            place = operation.places.get(name)
+            if place == "path":
+                path = path.replace(f"{{{name}}}", quote(str(value), safe=""))
+            elif place == "query":
+                query[name] = json.dumps(value) if isinstance(value, dict | list) else value
+            elif operation.whole_body:
+                body = value
+            else:
+                body = {**(body or {}), name: value}
+        try:
+            answer = await self._client.request(
+                operation.method.upper(),
+                f"{self.config.url}{path}",
+                params=query,
+                json=body,
+                headers=self.config.plain_headers(),
+                timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 10)),
+            )
+        except httpx.TimeoutException:
+            raise ToolError(
+                f"{operation.operation_id}: the server did not answer in time"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ToolError(
+                f"{operation.operation_id}: the server could not be reached ({_safe(exc)})"
+            ) from None
+        text = answer.text
+        if not answer.is_success:
+            detail = text[:_MAX_ERROR_TEXT]
+            raise ToolError(
+                f"{operation.operation_id} answered HTTP {answer.status_code}: {detail}"
+            )
+        if "json" in answer.headers.get("content-type", ""):
+            with contextlib.suppress(ValueError):
+                text = to_compact_json(answer.json())
+        return FunctionResult.for_model(limited(text))
+
+
+def _read_text(location: str) -> str:
+    return Path(location).expanduser().read_text(encoding="utf-8")
+
+
+def _safe(exc: BaseException) -> str:
+    """An error for a log line or the model: its kind, without URLs (they may hold keys)."""
+    return type(exc).__name__
+
+
+class OpenApiToolSet:
+    """Every configured OpenAPI server, with one shared HTTP client."""
+
+    def __init__(self, settings: OpenApiSettings) -> None:
+        self._client = httpx.AsyncClient(follow_redirects=False)
+        self.servers = [OpenApiTools(config, client=self._client) for config in settings.servers]
+
+    async def start(self) -> None:
+        loaded = await asyncio.gather(*(server.load() for server in self.servers))
+        for server, ok in zip(self.servers, loaded, strict=True):
+            if not ok:
+                server.start_retrying()
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(server.aclose() for server in self.servers))
+        await self._client.aclose()
