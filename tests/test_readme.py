@@ -62,3 +62,25 @@ def test_embedding_example_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "every Monday at 09:00: send the report" in done.stdout
     assert (tmp_path / "data" / "groupmate.db").exists()
+
+
+def test_the_mcp_and_openapi_example_is_a_valid_config() -> None:
+    import yaml
+
+    from bot.config import parse_config
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Tools from MCP and OpenAPI servers", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
+    config = parse_config(yaml.safe_load(block.group(1)), environ={"DOCS_MCP_TOKEN": "t"})
+    servers = config.mcp.servers
+    assert [servers[name].kind for name in ("time", "sqlite", "docs", "legacy")] == [
+        "stdio",
+        "stdio",
+        "http",
+        "sse",
+    ]
+    assert servers["docs"].plain_headers() == {"Authorization": "Bearer t"}
+    assert config.mcp.serve.chat_id == "tg:-1001234567890"
+    assert config.openapi.servers[0].tools.admits("get_current_local_time")
