@@ -7,7 +7,7 @@ import inspect
 import logging
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, get_args, get_type_hints
 
@@ -20,7 +20,6 @@ from function_calls.result import FunctionResult
 from function_calls.schema import (
     JsonSchema,
     SchemaView,
-    external_parameters_schema,
     is_strict_compatible,
     model_parameters_schema,
 )
@@ -30,13 +29,11 @@ from function_calls.validation import ArgumentValidator, InvalidArgumentsError
 Scope = Literal["group", "private", "both"]
 Handler = Callable[..., Any]
 HandlerT = TypeVar("HandlerT", bound=Handler)
-# Runs a tool defined elsewhere (an MCP or OpenAPI server) with its checked arguments.
-ExternalCall = Callable[[MessageContext, dict[str, Any]], Awaitable[FunctionResult]]
 
 log = logging.getLogger(__name__)
 
 _SCOPES: tuple[str, ...] = get_args(Scope)
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -181,7 +178,7 @@ def build_tool(
     `localns` resolves string annotations that name classes local to a function.
     """
     tool_name = str(name or getattr(handler, "__name__", ""))
-    if not _TOOL_NAME.fullmatch(tool_name):
+    if not TOOL_NAME.fullmatch(tool_name):
         raise ToolDefinitionError(
             f"invalid tool name {tool_name!r}: use 1 to 64 ASCII letters, digits, '_' or '-' "
             "(the OpenAI API's rule)"
@@ -203,11 +200,7 @@ def build_tool(
     ctx_param, args_param, args_model = _bind_parameters(handler, tool_name, localns)
     parameters = model_parameters_schema(args_model)
     compact = model_parameters_schema(args_model, "compact")
-    try:
-        validator = ArgumentValidator(parameters, args_model)
-        compact_validator = ArgumentValidator(compact, args_model, null_means_absent=True)
-    except Exception as exc:
-        raise ToolDefinitionError(f"tool {tool_name!r}: invalid argument schema: {exc}") from exc
+    validator, compact_validator = tool_validators(tool_name, parameters, compact, args_model)
     worked = tuple(item if isinstance(item, Example) else Example(item) for item in examples)
     for example in worked:
         _check_example(tool_name, example, (validator, compact_validator))
@@ -232,6 +225,22 @@ def build_tool(
     )
 
 
+def tool_validators(
+    name: str, full: JsonSchema, compact: JsonSchema, model: type[BaseModel]
+) -> tuple[ArgumentValidator, ArgumentValidator]:
+    """The validators of both schema views; ToolDefinitionError (one line) if unusable."""
+    try:
+        return (
+            ArgumentValidator(full, model),
+            ArgumentValidator(compact, model, null_means_absent=True),
+        )
+    except SchemaError as exc:  # its str() is a page long
+        problem = f"{exc.message} (at {'/'.join(map(str, exc.path)) or 'the top'})"
+        raise ToolDefinitionError(f"tool {name!r}: invalid argument schema: {problem}") from exc
+    except Exception as exc:
+        raise ToolDefinitionError(f"tool {name!r}: invalid argument schema: {exc}") from exc
+
+
 def _check_example(
     tool_name: str, example: Example, validators: Sequence[ArgumentValidator]
 ) -> None:
@@ -244,61 +253,6 @@ def _check_example(
             raise ToolDefinitionError(
                 f"tool {tool_name!r}: the example {example.said!r} has invalid arguments: {exc}"
             ) from None
-
-
-class ExternalArguments(BaseModel):
-    """Arguments of a tool whose schema comes from another server. Stage 1 checks them
-    against that schema; the server that runs the tool is stage 2."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-def external_tool(
-    name: str,
-    description: str,
-    parameters: Any,
-    call: ExternalCall,
-    *,
-    scope: Scope = "both",
-    admin_only: bool = False,
-    timeout: float | None = None,
-) -> Tool:
-    """A Tool for a schema defined elsewhere; raises ToolDefinitionError when the schema
-    cannot be used (the caller skips that tool and keeps the others)."""
-    if not _TOOL_NAME.fullmatch(name):
-        raise ToolDefinitionError(f"invalid tool name {name!r}")
-    try:
-        schema = external_parameters_schema(parameters)
-        validator = ArgumentValidator(schema, ExternalArguments)
-        compact_validator = ArgumentValidator(schema, ExternalArguments, null_means_absent=True)
-    except SchemaError as exc:  # its str() is a page long
-        problem = f"{exc.message} (at {'/'.join(map(str, exc.path)) or 'the top'})"
-        raise ToolDefinitionError(f"tool {name!r}: invalid argument schema: {problem}") from exc
-    except ValueError as exc:
-        raise ToolDefinitionError(f"tool {name!r}: unusable argument schema: {exc}") from exc
-
-    async def handler(ctx: MessageContext, args: ExternalArguments) -> FunctionResult:
-        return await call(ctx, args.model_dump())
-
-    return Tool(
-        name=name,
-        description=" ".join(description.split()),
-        handler=handler,
-        args_model=ExternalArguments,
-        parameters=schema,
-        compact_parameters=schema,
-        scope=scope,
-        admin_only=admin_only,
-        examples=(),
-        timeout=timeout,
-        strict_compatible=is_strict_compatible(schema),
-        validator=validator,
-        compact_validator=compact_validator,
-        ctx_param="ctx",
-        args_param="args",
-        is_async=True,
-        external=True,
-    )
 
 
 class ToolSource(Protocol):

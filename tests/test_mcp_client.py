@@ -4,6 +4,7 @@ the same ToolInvoker as the bot's own tools."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -36,28 +37,34 @@ def settings(**servers: dict[str, Any]) -> McpSettings:
     return parse_config({"mcp": {"servers": servers}}, environ={}).mcp
 
 
+@contextlib.asynccontextmanager
+async def started(mcp: McpSettings, **options: Any) -> AsyncIterator[tuple[McpTools, ToolInvoker]]:
+    """The servers started, and an invoker whose registry holds only their tools."""
+    tools = McpTools(mcp, **options)
+    await tools.start()
+    try:
+        registry = ToolRegistry()
+        for server in tools.servers:
+            registry.attach(server)
+        yield tools, ToolInvoker(registry, call_timeout=600)
+    finally:
+        await tools.aclose()
+
+
 @pytest.fixture
 async def fixture_tools() -> AsyncIterator[tuple[McpTools, ToolInvoker]]:
     os.environ["GROUPMATE_TEST_SECRET"] = SECRET  # groupmate's own environment
+    entry = {
+        **fixture_server_stdio(),
+        "env": {"GIVEN": "from-config"},
+        "tools": {"deny": ["sleep"]},
+        "timeout": 5,
+    }
     try:
-        tools = McpTools(
-            settings(
-                fx={
-                    **fixture_server_stdio(),
-                    "env": {"GIVEN": "from-config"},
-                    "tools": {"deny": ["sleep"]},
-                    "timeout": 5,
-                }
-            ),
-            health_interval=0.5,
-        )
-        await tools.start()
-        registry = ToolRegistry()
-        registry.attach(tools.servers[0])
-        yield tools, ToolInvoker(registry)
+        async with started(settings(fx=entry), health_interval=0.5) as running:
+            yield running
     finally:
         os.environ.pop("GROUPMATE_TEST_SECRET", None)
-        await tools.aclose()
 
 
 async def run(invoker: ToolInvoker, name: str, arguments: Any, **ctx: Any) -> Any:
@@ -125,16 +132,9 @@ async def test_the_server_gets_its_env_and_not_groupmates(
 
 async def test_chat_and_sender_reach_a_server_only_when_its_config_asks() -> None:
     for pass_context, expected in ((False, "no context given"), (True, None)):
-        tools = McpTools(settings(fx={**fixture_server_stdio(), "pass_context": pass_context}))
-        await tools.start()
-        try:
-            registry = ToolRegistry()
-            registry.attach(tools.servers[0])
-            said = json.loads(
-                await run(ToolInvoker(registry), "fx__whoami", {}, chat_id="g-7", sender_id="u-9")
-            )
-        finally:
-            await tools.aclose()
+        entry = {**fixture_server_stdio(), "pass_context": pass_context}
+        async with started(settings(fx=entry)) as (_, invoker):
+            said = json.loads(await run(invoker, "fx__whoami", {}, chat_id="g-7", sender_id="u-9"))
         if expected is not None:
             assert said == expected
         else:
@@ -161,35 +161,22 @@ async def test_a_changed_tool_list_is_picked_up(
 
 
 async def test_scope_and_admin_only_hide_a_servers_tools() -> None:
-    tools = McpTools(settings(fx={**fixture_server_stdio(), "admin_only": True, "scope": "group"}))
-    await tools.start()
-    try:
-        registry = ToolRegistry()
-        registry.attach(tools.servers[0])
-        invoker = ToolInvoker(registry)
+    entry = {**fixture_server_stdio(), "admin_only": True, "scope": "group"}
+    async with started(settings(fx=entry)) as (_, invoker):
         with pytest.raises(ToolHiddenError):
             await run(invoker, "fx__add", {"a": 1, "b": 1}, is_admin=False)
         with pytest.raises(ToolHiddenError):
             await run(invoker, "fx__add", {"a": 1, "b": 1}, is_admin=True, chat_type="private")
         assert await run(invoker, "fx__add", {"a": 1, "b": 1}, is_admin=True) == "2"
-    finally:
-        await tools.aclose()
 
 
 async def test_a_hung_call_times_out_and_the_next_one_runs() -> None:
-    tools = McpTools(settings(fx={**fixture_server_stdio(), "timeout": 1}))
-    await tools.start()
-    try:
-        registry = ToolRegistry()
-        registry.attach(tools.servers[0])
-        invoker = ToolInvoker(registry, call_timeout=600)
+    async with started(settings(fx={**fixture_server_stdio(), "timeout": 1})) as (_, invoker):
         began = time.monotonic()
         with pytest.raises(ToolTimeoutError):
             await run(invoker, "fx__sleep", {"seconds": 3600})
         assert time.monotonic() - began < 3
         assert await run(invoker, "fx__add", {"a": 1, "b": 2}) == "3"
-    finally:
-        await tools.aclose()
 
 
 async def test_a_killed_server_gives_a_clear_error_then_recovers(
@@ -214,15 +201,11 @@ async def test_a_killed_server_gives_a_clear_error_then_recovers(
 
 
 async def test_a_dead_server_offers_no_tools() -> None:
-    tools = McpTools(settings(gone={"command": "/nonexistent/mcp-server"}))
     began = time.monotonic()
-    await tools.start()
-    try:
+    async with started(settings(gone={"command": "/nonexistent/mcp-server"})) as (tools, _):
         assert time.monotonic() - began < 5  # startup is not held by it
         assert tools.servers[0].state == "down"
         assert list(tools.servers[0].tools()) == []
-    finally:
-        await tools.aclose()
 
 
 async def test_streamable_http_with_a_bearer_token(
@@ -233,19 +216,9 @@ async def test_streamable_http_with_a_bearer_token(
     with fixture_server_http(token, tmp_path / "http.log") as server:
         config = {"url": server.url, "headers": {"Authorization": "Bearer ${FX_TOKEN}"}}
         good = parse_config({"mcp": {"servers": {"web": config}}}, environ={"FX_TOKEN": token})
-        tools = McpTools(good.mcp)
-        await tools.start()
-        try:
-            registry = ToolRegistry()
-            registry.attach(tools.servers[0])
-            assert await run(ToolInvoker(registry), "web__add", {"a": 20, "b": 22}) == "42"
-        finally:
-            await tools.aclose()
+        async with started(good.mcp) as (_, invoker):
+            assert await run(invoker, "web__add", {"a": 20, "b": 22}) == "42"
         bad = parse_config({"mcp": {"servers": {"web": config}}}, environ={"FX_TOKEN": "wrong"})
-        tools = McpTools(bad.mcp)
-        await tools.start()
-        try:
+        async with started(bad.mcp) as (tools, _):
             assert tools.servers[0].state == "down" and list(tools.servers[0].tools()) == []
-        finally:
-            await tools.aclose()
     assert token not in caplog.text and "wrong" not in caplog.text

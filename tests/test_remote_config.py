@@ -10,8 +10,8 @@ import pytest
 
 from bot.config import ConfigError, load_config, parse_config
 from function_calls import ToolDefinitionError
-from function_calls.registry import external_tool
 from function_calls.remote import ToolFilter, exposed_name
+from function_calls.remote.external import external_tool
 from function_calls.result import FunctionResult
 from function_calls.schema import external_parameters_schema
 

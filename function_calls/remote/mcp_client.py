@@ -32,7 +32,8 @@ from mcp.shared.exceptions import MCPError
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError, ToolError
-from function_calls.registry import Tool, external_tool
+from function_calls.registry import Tool
+from function_calls.remote.external import external_tool
 from function_calls.remote.mcp_config import McpServerConfig, McpSettings
 from function_calls.remote.naming import exposed_name
 from function_calls.remote.results import content_text, limited

@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, SecretStr, fie
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError, ToolError
-from function_calls.registry import Scope, Tool, external_tool
+from function_calls.registry import Scope, Tool
+from function_calls.remote.external import external_tool
 from function_calls.remote.filters import ToolFilter
 from function_calls.remote.naming import exposed_name
 from function_calls.remote.results import limited

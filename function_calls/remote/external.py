@@ -1,0 +1,68 @@
+"""Tools whose schema and code live on another server (MCP, OpenAPI)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from function_calls.context import MessageContext
+from function_calls.errors import ToolDefinitionError
+from function_calls.registry import TOOL_NAME, Scope, Tool, tool_validators
+from function_calls.result import FunctionResult
+from function_calls.schema import external_parameters_schema, is_strict_compatible
+
+# Runs a tool defined elsewhere with its checked arguments.
+ExternalCall = Callable[[MessageContext, dict[str, Any]], Awaitable[FunctionResult]]
+
+
+class ExternalArguments(BaseModel):
+    """Arguments of a tool whose schema comes from another server. Stage 1 checks them
+    against that schema; the server that runs the tool is stage 2."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def external_tool(
+    name: str,
+    description: str,
+    parameters: Any,
+    call: ExternalCall,
+    *,
+    scope: Scope = "both",
+    admin_only: bool = False,
+    timeout: float | None = None,
+) -> Tool:
+    """A Tool for a schema defined elsewhere; raises ToolDefinitionError when the schema
+    cannot be used (the caller skips that tool and keeps the others)."""
+    if not TOOL_NAME.fullmatch(name):
+        raise ToolDefinitionError(f"invalid tool name {name!r}")
+    try:
+        schema = external_parameters_schema(parameters)
+    except ValueError as exc:
+        raise ToolDefinitionError(f"tool {name!r}: unusable argument schema: {exc}") from exc
+    validator, compact_validator = tool_validators(name, schema, schema, ExternalArguments)
+
+    async def handler(ctx: MessageContext, args: ExternalArguments) -> FunctionResult:
+        return await call(ctx, args.model_dump())
+
+    return Tool(
+        name=name,
+        description=" ".join(description.split()),
+        handler=handler,
+        args_model=ExternalArguments,
+        parameters=schema,
+        compact_parameters=schema,
+        scope=scope,
+        admin_only=admin_only,
+        examples=(),
+        timeout=timeout,
+        strict_compatible=is_strict_compatible(schema),
+        validator=validator,
+        compact_validator=compact_validator,
+        ctx_param="ctx",
+        args_param="args",
+        is_async=True,
+        external=True,
+    )
