@@ -152,12 +152,26 @@ def _check(config: Config) -> int:
         + (f"{config.search.provider} ({config.search.model})" if config.search.enabled else "off"),
         "console adapter: " + ("on" if config.adapters.console.enabled else "off"),
         *(f"{name} adapter: on" for name in _platforms(config)),
+        *_tool_servers(config),
         f"http adapter: {webhook.host}:{webhook.port}, "
         + ("token required" if webhook.token else "no token")
         + (", outbound webhook set" if webhook.outbound_url else ", no outbound webhook"),
     ]
     print("\n".join(lines))
     return 0
+
+
+def _tool_servers(config: Config) -> list[str]:
+    """The MCP and OpenAPI servers, by name and transport (never their env or headers)."""
+    servers = config.mcp.enabled()
+    listed = ", ".join(f"{name} ({server.kind})" for name, server in servers.items())
+    lines = [f"mcp servers: {listed or 'none'}"]
+    if config.mcp.serve.chat_id:
+        lines.append(f"mcp serve: acting in {config.mcp.serve.chat_id}")
+    if config.openapi.servers:
+        urls = ", ".join(server.url for server in config.openapi.servers)
+        lines.append(f"openapi servers: {urls}")
+    return lines
 
 
 def _platforms(config: Config) -> list[str]:

@@ -171,9 +171,20 @@ def test_check_prints_what_is_enabled_without_secrets(tmp_path: Path) -> None:
         tmp_path,
         llm={"api_key": "${KEY}", "model": "qwen2.5"},
         adapters={"webhook": {"token": "${TOKEN}", "outbound_url": "http://127.0.0.1:9/hook"}},
+        mcp={
+            "servers": {
+                "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"K": "${KEY}"}},
+                "docs": {"url": "http://h/mcp", "headers": {"Authorization": "${TOKEN}"}},
+            },
+            "serve": {"chat_id": "g-1"},
+        },
+        openapi={"servers": [{"url": "http://127.0.0.1:8081"}]},
     )
     done = _run("check", "--config", str(config), KEY="sk-hidden", TOKEN="tok-hidden")
     assert done.returncode == 0, done.stderr
+    assert "mcp servers: docs (http), time (stdio)" in done.stdout  # as written (sorted)
+    assert "mcp serve: acting in g-1" in done.stdout
+    assert "openapi servers: http://127.0.0.1:8081" in done.stdout
     assert "llm: qwen2.5 at the OpenAI API, tools auto" in done.stdout
     assert "search: off" in done.stdout
     assert "token required, outbound webhook set" in done.stdout

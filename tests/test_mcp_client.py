@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from bot.app import Bot
 from bot.config import parse_config
+from bot.messages import IncomingMessage
 from function_calls import (
     InvalidArgumentsError,
     ToolFailedError,
@@ -29,6 +31,7 @@ from function_calls import (
 from function_calls.remote import McpSettings, McpTools
 from tests.conftest import eventually, make_ctx
 from tests.mcp_servers import fixture_server_http, fixture_server_stdio
+from tests.stub_llm import Reply, StubLLM, calls, text
 
 SECRET = "groupmate-secret-that-must-stay-home"
 
@@ -222,3 +225,35 @@ async def test_streamable_http_with_a_bearer_token(
         async with started(bad.mcp) as (tools, _):
             assert tools.servers[0].state == "down" and list(tools.servers[0].tools()) == []
     assert token not in caplog.text and "wrong" not in caplog.text
+
+
+async def test_a_hung_server_never_holds_the_chat(tmp_path: Path, stub: StubLLM) -> None:
+    def report(body: dict[str, Any]) -> Reply:
+        said = body["messages"][-1]["content"]
+        return text("That tool timed out." if "timed out" in said else f"odd: {said}")
+
+    stub.script(calls(("fx__sleep", {"seconds": 3600})), report, text("pong"))
+    data = {
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "llm": {"base_url": stub.base_url, "api_key": "sk-test"},
+        "mcp": {"servers": {"fx": {**fixture_server_stdio(), "timeout": 1}}},
+    }
+    async with Bot(parse_config(data, environ={})) as bot:
+        began = time.monotonic()
+        (first,) = await bot.handle(chat_message("@groupmate wait for the slow thing", "m1"))
+        (second,) = await bot.handle(chat_message("@groupmate ping", "m2"))
+        elapsed = time.monotonic() - began
+    assert first.text == "That tool timed out."
+    assert second.text == "pong"
+    assert elapsed < 5  # one second for the hung call, not an hour
+
+
+def chat_message(words: str, message_id: str) -> IncomingMessage:
+    return IncomingMessage(
+        chat_id="g1",
+        chat_type="group",
+        sender_id="u1",
+        sender_name="Ann",
+        text=words,
+        message_id=message_id,
+    )
