@@ -117,7 +117,7 @@ class McpServerTools:
                 async with contextlib.AsyncExitStack() as stack:
                     # A server that never finishes its handshake must not hang here.
                     async with asyncio.timeout(max(self.config.timeout, _CONNECT_TIMEOUT)):
-                        client = await stack.enter_async_context(self._connect())
+                        client = await stack.enter_async_context(self._connect(stack))
                         await self._relist(client)
                     self._client, self.state = client, "up"
                     if self._first_attempt.is_set():
@@ -139,7 +139,8 @@ class McpServerTools:
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.max_backoff)
 
-    def _connect(self) -> Client:
+    def _connect(self, stack: contextlib.AsyncExitStack) -> Client:
+        """A client for the configured transport; what it opens is closed with `stack`."""
         config = self.config
         common: dict[str, Any] = {
             "message_handler": self._on_message,
@@ -162,7 +163,10 @@ class McpServerTools:
         assert config.url is not None
         if config.kind == "sse":
             return Client(sse_client(config.url, headers=config.plain_headers()), **common)
+        # The SDK's client with its recommended timeouts; the SDK leaves closing a client it
+        # was given to the giver.
         http = create_mcp_http_client(headers=config.plain_headers())
+        stack.push_async_callback(http.aclose)
         return Client(streamable_http_client(config.url, http_client=http), **common)
 
     async def _watch(self, client: Client) -> None:
