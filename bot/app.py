@@ -58,11 +58,15 @@ class Bot:
         clock: Callable[[], datetime] = _utc_now,
         search: SearchProvider | None = None,
         deliver: bool = True,
+        remote_tools: bool = True,
     ) -> None:
         self.config = config
         # False for a process that only serves tools (`groupmate mcp`): reminders it sets
         # are delivered by the bot process that runs the chats, never claimed here.
         self._deliver = deliver
+        # False where only the bot's own tools are used (`groupmate mcp`): the MCP and
+        # OpenAPI servers of the config are then not started at all.
+        self._remote_tools = remote_tools
         self.registry = registry if registry is not None else default_registry
         # The one path from a tool call to its result, for the model, the commands and the
         # HTTP routes alike.
@@ -202,6 +206,8 @@ class Bot:
         They join a copy of the registry, so that the shared default registry never holds
         them."""
         sources: list[ToolSource] = []
+        if not self._remote_tools:
+            return
         if config.mcp.enabled():
             self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
             self._stack.push_async_callback(self.mcp_tools.aclose)
@@ -241,12 +247,12 @@ class Bot:
     ) -> None:
         await self._stack.aclose()
 
-    async def context(self, message: IncomingMessage) -> MessageContext:
+    async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
         """The context a tool call on behalf of `message`'s sender runs in, as the router
         builds it (for callers that run tools without a chat message: the MCP server)."""
         if self._router is None:
             raise RuntimeError("use the bot inside `async with`")
-        return await self._router.context(message)
+        return await self._router.context(message, progress=progress)
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message. A platform adapter passes `deliver`, which

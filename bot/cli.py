@@ -51,7 +51,7 @@ def _config(options: argparse.Namespace) -> Config:
 async def _mcp(config: Config) -> None:
     """The bot's tools over stdio, for an MCP client that launched this process. Reminders
     set here are delivered by the bot process that runs the chats (`serve` or `chat`)."""
-    async with Bot(config, deliver=False) as bot:
+    async with Bot(config, deliver=False, remote_tools=False) as bot:
         await McpEndpoint(bot).serve_stdio()
 
 

@@ -34,5 +34,16 @@ def setup_logging(level: str) -> None:
     root.setLevel(level)
     # The HTTP clients log full URLs, which can carry tokens; matrix-nio logs whole
     # response bodies (a login's access token) at DEBUG and every event it sees at INFO.
-    for noisy in ("httpx", "httpcore", "telegram", "openai", "apscheduler", "nio"):
+    # Request lines carry URLs, and an MCP URL may hold a key: these stay at WARNING.
+    for noisy in (
+        "httpx",
+        "httpcore",
+        "httpx2",
+        "httpcore2",
+        "mcp",
+        "telegram",
+        "openai",
+        "apscheduler",
+        "nio",
+    ):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -285,13 +285,14 @@ class Router:
             return None
         return rate_limited(refusal.retry_after) if refusal.notify else ""
 
-    async def context(self, message: IncomingMessage) -> MessageContext:
-        """The tools' context for a message: its chat, sender, rights, zone and services."""
+    async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
+        """The tools' context for a message: its chat, sender, rights, zone and services.
+        With `progress`, a slow tool's "searching…" line goes to the chat."""
         is_admin = message.sender_is_admin or message.sender_id in self.config.bot.admins
         if message.chat_type == "private" or message.from_operator:
             is_admin = True  # owner of their own chat; the operator owns the simulated ones
         services = self._services
-        if self._outbound is not None:
+        if self._outbound is not None and progress:
             services = services.with_(progress=functools.partial(self._progress, message.chat_id))
         return MessageContext(
             chat_id=message.chat_id,

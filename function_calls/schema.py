@@ -136,8 +136,11 @@ class _Inliner:
     Inlining a definition used in several places would repeat it and grow the schema.
     """
 
-    def __init__(self, root: Mapping[str, Any], defs: Mapping[str, Any]) -> None:
+    def __init__(
+        self, root: Mapping[str, Any], defs: Mapping[str, Any], *, close_objects: bool = True
+    ) -> None:
         self._defs = defs
+        self._close = close_objects
         uses = _refs_in(root) + _refs_in(dict(defs))
         shared = {name for name, count in uses.items() if count > 1 and name in defs}
         self._kept_names = _recursive_defs(defs) | shared
@@ -164,10 +167,10 @@ class _Inliner:
                 out[key] = self.schema(value)
             else:
                 out[key] = value
-        return _simplify(out)
+        return _simplify(out, close=self._close)
 
 
-def _simplify(node: JsonSchema) -> JsonSchema:
+def _simplify(node: JsonSchema, *, close: bool = True) -> JsonSchema:
     """Flatten single-branch `allOf` and fold type-only `anyOf` branches into a type list."""
     all_of = node.get("allOf")
     if isinstance(all_of, list) and len(all_of) == 1:
@@ -179,7 +182,7 @@ def _simplify(node: JsonSchema) -> JsonSchema:
     ):
         rest = {k: v for k, v in node.items() if k != "anyOf"}
         node = {"type": [b["type"] for b in any_of], **rest}
-    if node.get("type") == "object" or "properties" in node:
+    if close and (node.get("type") == "object" or "properties" in node):
         node.setdefault("additionalProperties", False)
     return node
 
@@ -288,7 +291,7 @@ _LEGACY_REF_PREFIX = "#/definitions/"
 
 def external_parameters_schema(raw: Any) -> JsonSchema:
     """A server's own argument schema (an MCP `inputSchema`, merged OpenAPI parameters),
-    cleaned like ours: no titles, `$defs` inlined, closed objects. Raises ValueError for
+    cleaned like ours: no titles, `$defs` inlined, a closed top level. Raises ValueError for
     a schema that is not an object schema or whose `$ref`s point outside it.
     """
     if not isinstance(raw, Mapping):
@@ -306,7 +309,10 @@ def external_parameters_schema(raw: Any) -> JsonSchema:
     foreign = sorted((set(_every_ref(root)) | set(_every_ref(defs))) - local)
     if foreign:
         raise ValueError(f"the argument schema refers to {foreign}, which it does not define")
-    inliner = _Inliner(root, defs)
+    # Nested objects keep the server's own rule for extra keys (a free-form `{"type":
+    # "object"}` takes any); the top level is closed, as ours are, so that an invented
+    # argument is reported to the model rather than passed on.
+    inliner = _Inliner(root, defs, close_objects=False)
     schema = inliner.schema(root)
     schema.pop("description", None)  # the tool's own description says what they are for
     schema.setdefault("type", "object")

@@ -5,10 +5,13 @@ parameter, an error, a slow answer, a huge one, and an endpoint behind an API ke
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from fastapi import FastAPI, Header, HTTPException
+from fastapi import FastAPI, Header, HTTPException, Query
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 API_KEY = "openapi-key-that-stays-secret"
@@ -88,3 +91,33 @@ def secret_time(x_api_key: str = Header("")) -> dict[str, str]:
     if x_api_key != API_KEY:
         raise HTTPException(status_code=401, detail="bad key")
     return {"utc": datetime.now(UTC).isoformat()}
+
+
+@app.get("/files/{name}/content", summary="A file's content", operation_id="file_content")
+def file_content(name: str) -> dict[str, str]:
+    return {"name": name}
+
+
+@app.get("/api/content", summary="Must not be reachable from file_content", operation_id="api")
+def api_content() -> dict[str, str]:
+    return {"reached": "the wrong endpoint"}
+
+
+@app.get("/echo_tags", summary="The tags it was given", operation_id="echo_tags")
+def echo_tags(tags: Annotated[list[str], Query()]) -> dict[str, list[str]]:
+    return {"tags": tags}
+
+
+@app.post("/sum_list", summary="Sum a list", operation_id="sum_list")
+def sum_list(numbers: list[int], body: str = "") -> dict[str, int | str]:
+    # A query parameter named "body" beside a JSON body that is a list.
+    return {"sum": sum(numbers), "body": body}
+
+
+@app.get("/enormous", summary="An endless answer", operation_id="enormous")
+def enormous() -> StreamingResponse:
+    def chunks() -> Iterator[bytes]:
+        for _ in range(3_000):
+            yield b"y" * 1_000
+
+    return StreamingResponse(chunks(), media_type="text/plain")

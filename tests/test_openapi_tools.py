@@ -193,3 +193,64 @@ async def test_what_time_is_it_in_tokyo_through_the_bot(
     found = re.search(r"It is (\S+) in Tokyo", reply.text)
     assert found is not None, reply.text
     assert datetime.fromisoformat(found.group(1)).utcoffset() == timedelta(hours=9)
+
+
+async def test_a_path_value_cannot_step_up_to_another_endpoint(invoker: ToolInvoker) -> None:
+    for value in ("..", "."):
+        with pytest.raises(ToolFailedError, match="cannot be"):
+            await run(invoker, "file_content", {"name": value})
+    said = json.loads(await run(invoker, "file_content", {"name": "notes.txt"}))
+    assert said == {"name": "notes.txt"}
+
+
+async def test_list_query_values_repeat_the_key(invoker: ToolInvoker) -> None:
+    said = json.loads(await run(invoker, "echo_tags", {"tags": ["a", "b"]}))
+    assert said == {"tags": ["a", "b"]}
+
+
+async def test_a_whole_body_beside_a_parameter_named_body(invoker: ToolInvoker) -> None:
+    tool = invoker.registry.get("sum_list")
+    assert set(tool.parameters["properties"]) == {"body", "request_body"}
+    said = json.loads(await run(invoker, "sum_list", {"request_body": [1, 2, 3], "body": "query"}))
+    assert said == {"sum": 6, "body": "query"}
+
+
+async def test_an_endless_answer_is_read_only_up_to_the_cap(invoker: ToolInvoker) -> None:
+    said = await run(invoker, "enormous", {})
+    assert len(said) < MAX_RESULT_CHARS + 200
+    assert "the answer was over 1,000,000 bytes" in said
+
+
+async def test_a_malformed_spec_costs_only_its_bad_operations(
+    tmp_path: Path, time_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        """
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /get_current_utc_time:
+    get:
+      operationId: get_current_utc_time
+      parameters:
+        - {name: since, in: query, schema: {type: string, example: 2024-01-01}}
+  /weird:
+    post:
+      operationId: weird
+      requestBody: {content: [not, a, mapping]}
+  /clash/{x}:
+    get:
+      operationId: clash
+      parameters:
+        - {name: x, in: path, required: true, schema: {type: string}}
+        - {name: x, in: query, schema: {type: string}}
+"""
+    )
+    tools = OpenApiToolSet(settings({"url": time_server, "spec": str(spec)}))
+    await tools.start()
+    try:
+        assert [t.name for t in tools.servers[0].tools()] == ["get_current_utc_time"]
+    finally:
+        await tools.aclose()
+    assert "POST /weird" in caplog.text and "both a path and a query parameter" in caplog.text

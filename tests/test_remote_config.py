@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.config import ConfigError, load_config, parse_config
-from function_calls import ToolDefinitionError
+from function_calls import InvalidArgumentsError, ToolDefinitionError
 from function_calls.remote import ToolFilter, exposed_name
 from function_calls.remote.external import external_tool
 from function_calls.result import FunctionResult
@@ -135,3 +135,13 @@ def test_an_unusable_schema_is_a_definition_error_in_one_line() -> None:
     with pytest.raises(ToolDefinitionError) as refused:
         external_tool("t", "d", {"type": "object", "properties": {"x": {"type": 5}}}, _never)
     assert "\n" not in str(refused.value)
+
+
+def test_a_free_form_nested_object_takes_any_keys() -> None:
+    schema = external_parameters_schema(
+        {"type": "object", "properties": {"meta": {"type": "object"}}, "required": ["meta"]}
+    )
+    tool = external_tool("t", "d", schema, _never)
+    assert tool.validate({"meta": {"k": "v"}}).model_dump() == {"meta": {"k": "v"}}
+    with pytest.raises(InvalidArgumentsError):
+        tool.validate({"meta": {}, "invented": 1})  # the top level stays closed

@@ -65,7 +65,8 @@ class McpEndpoint:
             raise ConfigError("mcp.serve.chat_id: set the chat that MCP clients act in")
 
     async def _context(self) -> MessageContext:
-        return await self.bot.context(self._as)
+        # No "searching…" lines in the chat for a caller that is not in it.
+        return await self.bot.context(self._as, progress=False)
 
     async def _list_tools(self, _: Any, __: Any) -> types.ListToolsResult:
         ctx = await self._context()

@@ -19,8 +19,10 @@ import contextlib
 import functools
 import json
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import mcp_types as types
 from mcp import Client
@@ -113,19 +115,28 @@ class McpServerTools:
     async def _supervise(self) -> None:
         delay = _FIRST_BACKOFF
         while True:
+            up_since: float | None = None
             try:
                 async with contextlib.AsyncExitStack() as stack:
                     # A server that never finishes its handshake must not hang here.
                     async with asyncio.timeout(max(self.config.timeout, _CONNECT_TIMEOUT)):
                         client = await stack.enter_async_context(self._connect(stack))
                         await self._relist(client)
+                    # What an earlier connection's calls reported is not about this one.
+                    self._lost = False
+                    self._wake.clear()
                     self._client, self.state = client, "up"
+                    up_since = time.monotonic()
                     if self._first_attempt.is_set():
                         self.restarts += 1
                     self._first_attempt.set()
                     log.info("%s is up with %d tools", self.name, len(self._tools))
-                    delay = _FIRST_BACKOFF
-                    await self._watch(client)
+                    try:
+                        await self._watch(client)
+                    finally:
+                        # Hidden before the old session winds down (a stdio server takes
+                        # seconds to stop): no call may pick it up meanwhile.
+                        self._client, self.state = None, "down"
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -133,9 +144,10 @@ class McpServerTools:
                     "%s is down (%s); restarting in %.0f s", self.name, self._describe(exc), delay
                 )
             finally:
-                self._client = None
-                self.state = "down"
+                self._client, self.state = None, "down"
             self._first_attempt.set()
+            if up_since is not None and time.monotonic() - up_since >= self.max_backoff:
+                delay = _FIRST_BACKOFF  # it ran well for a while: a fresh crash, not a loop
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.max_backoff)
 
@@ -248,7 +260,7 @@ class McpServerTools:
             result = await client.call_tool(original, arguments, meta=meta)  # type: ignore[arg-type]
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
-                self._connection_lost()
+                self._connection_lost(client)
                 raise ToolError(
                     f"The {self._name} tool server stopped answering; it is being restarted. "
                     "Try again shortly."
@@ -256,8 +268,9 @@ class McpServerTools:
             raise ToolError(
                 f"The {self._name} tool server refused the call: {exc.message}"
             ) from None
-        except (OSError, EOFError) as exc:
-            self._connection_lost()
+        except (OSError, EOFError, RuntimeError) as exc:
+            # RuntimeError: the session closed between picking the client and calling it.
+            self._connection_lost(client)
             raise ToolError(
                 f"The {self._name} tool server could not be reached ({type(exc).__name__})."
             ) from None
@@ -266,9 +279,12 @@ class McpServerTools:
             raise ToolError(text or f"{original} reported an error without saying which")
         return FunctionResult.for_model(text)
 
-    def _connection_lost(self) -> None:
-        if self.state == "up":
-            self.state = "down"  # its tools go at once, not at the next health check
+    def _connection_lost(self, client: Client) -> None:
+        """A call found `client`'s connection closed. A late report about an earlier
+        connection says nothing about the current one."""
+        if client is not self._client:
+            return
+        self.state = "down"  # its tools go at once, not at the next health check
         self._lost = True
         self._wake.set()
 
@@ -278,10 +294,17 @@ class McpServerTools:
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
             exc = exc.exceptions[0]
         text = f"{type(exc).__name__}: {exc}"[:300]
+        if self.config.url:  # its path or query may hold a key (Zapier-style URLs)
+            text = text.replace(self.config.url, _redacted(self.config.url))
         for secret in self._secrets:
             if secret:
                 text = text.replace(secret, "***")
         return text
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}/…"
 
 
 def _context_of(ctx: MessageContext) -> dict[str, str]:

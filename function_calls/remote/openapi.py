@@ -31,7 +31,7 @@ from function_calls.registry import Scope, Tool
 from function_calls.remote.external import external_tool
 from function_calls.remote.filters import ToolFilter
 from function_calls.remote.naming import exposed_name
-from function_calls.remote.results import limited
+from function_calls.remote.results import MAX_RESULT_CHARS, limited
 from function_calls.result import FunctionResult, to_compact_json
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,9 @@ _PARAMETER_REF = "#/components/parameters/"
 _BODY = "body"
 _RETRY_SPEC = 60.0
 _MAX_ERROR_TEXT = 500
+# Read at most this much of an answer; the model is shown far less (MAX_RESULT_CHARS).
+_MAX_BYTES = 1_000_000
+_CUT_NOTE = f"\n[cut: the answer was over {_MAX_BYTES:,} bytes; this is the start]"
 
 
 class OpenApiServerConfig(BaseModel):
@@ -99,6 +102,8 @@ class Operation:
 def operations(spec: Mapping[str, Any]) -> Iterable[Operation | str]:
     """The spec's operations; a string says why one was left out."""
     components = spec.get("components") or {}
+    if not isinstance(components, Mapping):
+        components = {}
     defs = dict(components.get("schemas") or {})
     for path, item in (spec.get("paths") or {}).items():
         if not isinstance(item, Mapping):
@@ -110,8 +115,8 @@ def operations(spec: Mapping[str, Any]) -> Iterable[Operation | str]:
                 continue
             try:
                 yield _operation(path, method, operation, shared, components, defs)
-            except ValueError as exc:
-                yield f"{method.upper()} {path}: {exc}"
+            except Exception as exc:  # a spec is outside data: any shape may come
+                yield f"{method.upper()} {path}: {type(exc).__name__}: {exc}"
 
 
 def _operation(
@@ -133,6 +138,8 @@ def _operation(
     for (name, place), parameter in by_name.items():
         if place not in ("path", "query"):
             continue  # headers and cookies are the operator's (`headers`), not the model's
+        if name in properties:
+            raise ValueError(f"{name!r} is both a path and a query parameter")
         parameter_schema = dict(parameter.get("schema") or {"type": "string"})
         if parameter.get("description"):
             parameter_schema.setdefault("description", parameter["description"])
@@ -154,11 +161,12 @@ def _operation(
                 places[name] = "body"
             required.extend(target.get("required") or [])
         else:  # an array, a scalar, or names that clash with parameters
-            properties[_BODY] = body_schema
-            places[_BODY] = "body"
+            body_name = next(n for n in (_BODY, "request_body", "_body") if n not in properties)
+            properties[body_name] = body_schema
+            places[body_name] = "body"
             whole_body = True
             if body_required:
-                required.append(_BODY)
+                required.append(body_name)
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = list(dict.fromkeys(required))
@@ -167,7 +175,8 @@ def _operation(
     words = [operation.get("summary"), operation.get("description")]
     description = " ".join(str(w).strip() for w in words if w) or f"{method.upper()} {path}"
     # The spec's "#/components/schemas/X" are the schema's "#/$defs/X".
-    schema = json.loads(_COMPONENT_REF.sub('"#/$defs/', json.dumps(schema)))
+    # (default=str: a YAML spec's unquoted dates in examples are not JSON)
+    schema = json.loads(_COMPONENT_REF.sub('"#/$defs/', json.dumps(schema, default=str)))
     return Operation(operation_id, method, path, description, schema, places, whole_body)
 
 
@@ -231,7 +240,8 @@ class OpenApiTools:
     async def load(self) -> bool:
         """Read the spec and build the tools; False (logged) when the spec can't be read."""
         try:
-            spec = await self._spec()
+            async with asyncio.timeout(self.config.timeout):  # a trickling server, too
+                spec = await self._spec()
         except Exception as exc:
             log.warning("%s: cannot read its spec (%s)", self.name, _safe(exc))
             return False
@@ -269,9 +279,10 @@ class OpenApiTools:
     async def _spec(self) -> Mapping[str, Any]:
         location = self.config.spec_location()
         if urlsplit(location).scheme in ("http", "https"):
-            answer = await self._client.get(
-                location, headers=self.config.plain_headers(), timeout=self.config.timeout
-            )
+            # The configured headers are for the tool server: a spec elsewhere gets none.
+            same_origin = _origin(location) == _origin(self.config.url)
+            headers = self.config.plain_headers() if same_origin else {}
+            answer = await self._client.get(location, headers=headers, timeout=self.config.timeout)
             answer.raise_for_status()
             text = answer.text
         else:
@@ -280,6 +291,22 @@ class OpenApiTools:
         if not isinstance(spec, Mapping) or not isinstance(spec.get("paths"), Mapping):
             raise ValueError("not an OpenAPI document (no paths)")
         return spec
+
+    async def _send(self, request: httpx.Request) -> tuple[httpx.Response, bytes, bool]:
+        """The answer, and at most `_MAX_BYTES` of its body (and whether it was cut): a
+        huge answer is never read whole."""
+        answer = await self._client.send(request, stream=True)
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in answer.aiter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > _MAX_BYTES:
+                    return answer, b"".join(chunks)[:_MAX_BYTES], True
+            return answer, b"".join(chunks), False
+        finally:
+            await answer.aclose()
 
     def _tool(self, operation: Operation) -> Tool | None:
         name = exposed_name(self.config.prefix, operation.operation_id)
@@ -306,22 +333,28 @@ class OpenApiTools:
         for name, value in arguments.items():
             place = operation.places.get(name)
             if place == "path":
-                path = path.replace(f"{{{name}}}", quote(str(value), safe=""))
+                segment = str(value)
+                if segment in ("", ".", ".."):
+                    # "..", even quoted, is a step up the server's paths: another endpoint.
+                    raise ToolError(f"{operation.operation_id}: {name} cannot be {segment!r}")
+                path = path.replace(f"{{{name}}}", quote(segment, safe=""))
             elif place == "query":
-                query[name] = json.dumps(value) if isinstance(value, dict | list) else value
+                # Lists go as repeated keys (OpenAPI's default, form + explode).
+                query[name] = json.dumps(value) if isinstance(value, dict) else value
             elif operation.whole_body:
                 body = value
             else:
                 body = {**(body or {}), name: value}
+        request = self._client.build_request(
+            operation.method.upper(),
+            f"{self.config.url}{path}",
+            params=query,
+            json=body,
+            headers=self.config.plain_headers(),
+            timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 10)),
+        )
         try:
-            answer = await self._client.request(
-                operation.method.upper(),
-                f"{self.config.url}{path}",
-                params=query,
-                json=body,
-                headers=self.config.plain_headers(),
-                timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 10)),
-            )
+            answer, raw, cut = await self._send(request)
         except httpx.TimeoutException:
             raise ToolError(
                 f"{operation.operation_id}: the server did not answer in time"
@@ -330,16 +363,23 @@ class OpenApiTools:
             raise ToolError(
                 f"{operation.operation_id}: the server could not be reached ({_safe(exc)})"
             ) from None
-        text = answer.text
+        text = raw.decode(answer.encoding or "utf-8", errors="replace")
         if not answer.is_success:
             detail = text[:_MAX_ERROR_TEXT]
             raise ToolError(
                 f"{operation.operation_id} answered HTTP {answer.status_code}: {detail}"
             )
+        if cut:
+            return FunctionResult.for_model(text[:MAX_RESULT_CHARS] + _CUT_NOTE)
         if "json" in answer.headers.get("content-type", ""):
             with contextlib.suppress(ValueError):
-                text = to_compact_json(answer.json())
+                text = to_compact_json(json.loads(text))
         return FunctionResult.for_model(limited(text))
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port
 
 
 def _read_text(location: str) -> str:
