@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest bench eval clean
+.PHONY: run chat test lint typecheck pytest bench eval clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
@@ -17,7 +17,12 @@ $(STAMP): pyproject.toml
 config.yaml:
 	cp config.yaml.template config.yaml
 
+# The web playground and the dashboard on http://127.0.0.1:8080 (SQLite, no LLM needed).
 run: $(STAMP) config.yaml
+	$(BIN)/groupmate --config config.yaml serve
+
+# The same bot as a group chat in this terminal.
+chat: $(STAMP) config.yaml
 	$(BIN)/groupmate --config config.yaml chat
 
 lint: $(STAMP)

@@ -18,6 +18,7 @@ from bot.config import Config, load_config
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
+from bot.web_events import WEB_PREFIX, LiveEvents
 from function_calls import (
     FunctionCallLLM,
     MessageContext,
@@ -83,6 +84,7 @@ class Bot:
         self.llm: FunctionCallLLM | None = None
         self.chatlog: ChatLog | None = None
         self.mcp_tools: McpTools | None = None
+        self.live: LiveEvents | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
@@ -141,6 +143,9 @@ class Bot:
             keep=retention.max_messages_per_chat,
             max_age=timedelta(days=retention.max_days),
         )
+        self.live = LiveEvents(chatlog, bot_name=config.bot.name, clock=self._clock)
+        self._stack.callback(self.live.close)
+        self.on_outgoing(self.live.send, chat_prefix=WEB_PREFIX)
         pruner = asyncio.create_task(self._prune_periodically(chatlog))
         self._stack.callback(pruner.cancel)
         await self._attach_remote_tools(config)

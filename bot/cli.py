@@ -97,6 +97,9 @@ class _Server(uvicorn.Server):
             port = self.servers[0].sockets[0].getsockname()[1]
             host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
             print(f"groupmate serving on http://{host}:{port}", flush=True)
+            print(f"  playground: http://{host}:{port}/", flush=True)
+            print(f"  dashboard:  http://{host}:{port}/admin", flush=True)
+            print("  (a chat in this terminal instead: make chat)", flush=True)
 
 
 async def _serve(config: Config) -> None:
@@ -116,6 +119,8 @@ async def _serve(config: Config) -> None:
                 # Longer than clients' usual idle expiry, so they never reuse a connection
                 # the server is closing at that very moment.
                 timeout_keep_alive=30,
+                # Open pages hold event streams; they end this long after a stop.
+                timeout_graceful_shutdown=5,
             )
         )
         loop = asyncio.get_running_loop()

@@ -28,6 +28,18 @@ class LoggedMessage:
     created_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class PagedMessage:
+    """A logged message with its position, for paging through a chat's history."""
+
+    id: int
+    sender_id: str
+    sender_name: str
+    text: str
+    from_bot: bool
+    created_at: datetime
+
+
 class Seen(enum.Enum):
     """What `ChatLog.append` found: a new message, or one logged before and how far the
     bot got with it then."""
@@ -105,6 +117,17 @@ def _recent(
     rows = session.execute(query.order_by(_messages.c.id.desc()).limit(limit)).all()
     return [
         LoggedMessage(row.sender_id, row.sender_name, row.text, row.from_bot, row.created_at)
+        for row in reversed(rows)
+    ]
+
+
+def _page(session: Session, chat_id: str, before: int | None, limit: int) -> list[PagedMessage]:
+    query = select(_messages).where(_messages.c.chat_id == chat_id)
+    if before is not None:
+        query = query.where(_messages.c.id < before)
+    rows = session.execute(query.order_by(_messages.c.id.desc()).limit(limit)).all()
+    return [
+        PagedMessage(row.id, row.sender_id, row.sender_name, row.text, row.from_bot, row.created_at)
         for row in reversed(rows)
     ]
 
@@ -234,6 +257,15 @@ class ChatLog:
         """The last `limit` messages, oldest first."""
         return await self._database.read(
             functools.partial(_recent, chat_id=chat_id, limit=limit, since=since)
+        )
+
+    async def page(
+        self, chat_id: str, *, before: int | None = None, limit: int = 50
+    ) -> list[PagedMessage]:
+        """Up to `limit` messages older than the one with id `before` (the newest when
+        None), oldest first: a page of the history, however long the chat is."""
+        return await self._database.read(
+            functools.partial(_page, chat_id=chat_id, before=before, limit=limit)
         )
 
     async def count(self, chat_id: str) -> int:

@@ -96,7 +96,14 @@ class Servers:
             bot.add_adapter(adapter)
         await bot.__aenter__()
         server = uvicorn.Server(
-            uvicorn.Config(create_app(bot), host=host, port=0, lifespan="on", log_level="warning")
+            uvicorn.Config(
+                create_app(bot),
+                host=host,
+                port=0,
+                lifespan="on",
+                log_level="warning",
+                timeout_graceful_shutdown=3,  # open event streams end then
+            )
         )
         task = asyncio.create_task(server.serve())
         loop = asyncio.get_running_loop()

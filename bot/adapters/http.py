@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.adapters.api_models import MemberIO
 from bot.adapters.http_reminders import reminder_routes
+from bot.adapters.http_web import page_routes, web_routes
 from bot.adapters.mcp_server import McpEndpoint
 from bot.app import Bot
 from bot.messages import IncomingMessage
@@ -204,6 +205,8 @@ def create_app(bot: Bot) -> ASGIApp:
         return RepliesOut(replies=out)
 
     app.include_router(reminder_routes(bot))
+    app.include_router(web_routes(bot))
+    app.router.routes.extend(page_routes())
     app.router.routes.append(Route("/mcp", endpoint=mcp, include_in_schema=False))
     for adapter in bot.adapters:
         app.router.routes.extend(adapter.routes())  # webhooks and WebSockets of platforms

@@ -1,0 +1,179 @@
+// The playground: a group chat and private chats with people you add, talking to the
+// bot through POST /v1/messages; what the bot sends by itself arrives over /v1/events.
+import { api, element, listen, localTime, withMentions, withToken } from "./api.js";
+
+const STATE_KEY = "groupmate-playground";
+const GROUP = "group";
+const state = Object.assign(
+  { people: [{ id: "alice", name: "Alice" }, { id: "bob", name: "Bob" }], me: "alice", chat: GROUP },
+  JSON.parse(localStorage.getItem(STATE_KEY) || "{}"),
+);
+let info = { bot_name: "groupmate", llm: false, web_prefix: "web:", timezone: "UTC" };
+let oldest = null;
+const unread = new Map();
+
+const $ = (id) => document.getElementById(id);
+const save = () => localStorage.setItem(STATE_KEY, JSON.stringify(state));
+const person = (id) => state.people.find((p) => p.id === id) || state.people[0];
+const chatId = (chat) => info.web_prefix + (chat === GROUP ? "group" : `dm:${chat}`);
+const chatType = (chat) => (chat === GROUP ? "group" : "private");
+const chatName = (chat) => (chat === GROUP ? "Group chat" : `Private: ${person(chat).name} and ${info.bot_name}`);
+
+function renderChats() {
+  const list = $("chats");
+  list.replaceChildren();
+  for (const chat of [GROUP, ...state.people.map((p) => p.id)]) {
+    const label = chat === GROUP ? "Group chat" : `${person(chat).name} (private)`;
+    const button = element("button", {
+      type: "button", text: label, "aria-current": String(chat === state.chat),
+      onclick: () => openChat(chat),
+    });
+    const count = unread.get(chatId(chat));
+    const item = element("li", {}, button);
+    if (count) item.append(element("span", { class: "badge", text: String(count), "aria-label": `${count} unread` }));
+    list.append(item);
+  }
+}
+
+function renderPeople() {
+  const list = $("people");
+  list.replaceChildren();
+  for (const p of state.people) {
+    const choose = element("button", {
+      type: "button", text: p.name, "aria-pressed": String(p.id === state.me),
+      onclick: () => { state.me = p.id; save(); renderPeople(); },
+    });
+    const rename = element("button", {
+      type: "button", text: "Rename", "aria-label": `Rename ${p.name}`,
+      onclick: () => {
+        const name = (prompt(`New name for ${p.name}`, p.name) || "").trim();
+        if (name) { p.name = name.slice(0, 40); save(); renderAll(); }
+      },
+    });
+    list.append(element("li", {}, choose, rename));
+  }
+  $("speaker").textContent = person(state.me).name;
+}
+
+function messageItem(m) {
+  const item = element("li", { class: m.from_bot ? "bot" : "user" });
+  item.append(element("span", { class: "who", text: m.from_bot ? info.bot_name : (m.sender_name || m.sender_id) }));
+  item.append(withMentions(m.text));
+  if (m.at) item.append(element("time", { datetime: m.at, text: new Date(m.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) }));
+  return item;
+}
+
+function showMessage(m) {
+  const list = $("messages");
+  list.append(messageItem(m));
+  list.lastElementChild.scrollIntoView({ block: "end" });
+}
+
+async function loadMessages(before) {
+  const query = before ? `?before=${before}&limit=50` : "?limit=50";
+  const page = await api("GET", `/v1/chats/${encodeURIComponent(chatId(state.chat))}/messages${query}`);
+  const items = page.messages.map(messageItem);
+  if (before) $("messages").prepend(...items);
+  else { $("messages").replaceChildren(...items); $("messages").lastElementChild?.scrollIntoView({ block: "end" }); }
+  oldest = page.next_before;
+  $("older").hidden = !oldest;
+}
+
+async function loadReminders() {
+  const id = encodeURIComponent(chatId(state.chat));
+  const [reminders, settings] = await Promise.all([
+    api("GET", `/v1/chats/${id}/reminders`), api("GET", `/v1/chats/${id}/settings`),
+  ]);
+  $("zone").textContent = `Time zone: ${settings.timezone}`;
+  const list = $("reminders");
+  list.replaceChildren();
+  if (!reminders.length) list.append(element("li", { class: "hint", text: "No reminders yet." }));
+  for (const r of reminders) {
+    const text = `#${r.short_id} ${r.content} — ${r.rule}, next ${localTime(r.next_fire_at, r.timezone)}`;
+    const remove = element("button", {
+      type: "button", class: "danger", text: "Delete", "aria-label": `Delete reminder #${r.short_id}`,
+      onclick: async () => {
+        await api("DELETE", `/v1/chats/${id}/reminders/${r.id}`);
+        await loadReminders();
+      },
+    });
+    list.append(element("li", { "data-reminder": String(r.short_id) }, element("span", { text }), remove));
+  }
+}
+
+async function openChat(chat) {
+  state.chat = chat;
+  save();
+  unread.delete(chatId(chat));
+  $("chat-title").textContent = chatName(chat);
+  renderChats();
+  await Promise.all([loadMessages(), loadReminders()]);
+}
+
+async function send(text) {
+  const me = person(state.me);
+  const mentioned = state.people.filter((p) => p.id !== me.id && text.toLowerCase().includes(`@${p.name.toLowerCase()}`));
+  const body = {
+    chat_id: chatId(state.chat), chat_type: chatType(state.chat),
+    sender_id: me.id, sender_name: me.name, text,
+    mentions_bot: text.toLowerCase().includes(`@${info.bot_name.toLowerCase()}`),
+    message_id: crypto.randomUUID(),
+    mentions: mentioned.map((p) => ({ user_id: p.id, name: p.name })),
+  };
+  showMessage({ from_bot: false, sender_name: me.name, text, at: new Date().toISOString() });
+  const answer = await api("POST", "/v1/messages", body);
+  for (const reply of answer.replies) {
+    showMessage({ from_bot: true, text: reply.text, at: new Date().toISOString() });
+  }
+  await loadReminders();
+}
+
+function renderAll() { renderChats(); renderPeople(); $("chat-title").textContent = chatName(state.chat); }
+
+async function start() {
+  info = await withToken(() => api("GET", "/v1/info"));
+  $("mode").textContent = info.llm
+    ? "Natural language is on (an LLM is configured)."
+    : "No LLM configured: offline commands only.";
+  $("hint").textContent = info.llm
+    ? `Mention @${info.bot_name} in the group, e.g. “@${info.bot_name} remind us in 1 minute to stretch”.`
+    : `Try “/remind in 1 minute stretch”, “/reminders” or “/help”. Set an LLM for natural language.`;
+  renderAll();
+  await openChat(state.chat);
+  listen("/v1/events", async (event) => {
+    if (event.chat_id === chatId(state.chat)) {
+      showMessage({ from_bot: true, text: event.text, at: event.at });
+      if (event.kind === "reminder") await loadReminders();
+    } else {
+      unread.set(event.chat_id, (unread.get(event.chat_id) || 0) + 1);
+      renderChats();
+    }
+  }, (s) => { $("live").textContent = s === "live" ? "Live" : "Reconnecting…"; });
+}
+
+$("composer").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const field = $("text");
+  const text = field.value.trim();
+  if (!text) return;
+  field.value = "";
+  $("problem").textContent = "";
+  try { await send(text); } catch (error) { $("problem").textContent = `Not sent: ${error.message}`; }
+});
+$("text").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("composer").requestSubmit(); }
+});
+$("older").addEventListener("click", () => loadMessages(oldest));
+$("add-person").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const name = $("person-name").value.trim().slice(0, 40);
+  if (!name) return;
+  const id = name.toLowerCase().replace(/[^a-z0-9]+/g, "-") + "-" + Math.random().toString(36).slice(2, 6);
+  state.people.push({ id, name });
+  state.me = id;
+  $("person-name").value = "";
+  save();
+  renderAll();
+});
+
+start().catch((error) => { $("problem").textContent = String(error.message || error); });

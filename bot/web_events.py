@@ -1,0 +1,104 @@
+"""The web playground's chats ("web:…"): the bot's own messages to them (reminders,
+progress lines) are logged in the chat's history and pushed live to the open pages."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from storage import OutgoingMessage
+from storage.chatlog import ChatLog
+
+log = logging.getLogger(__name__)
+
+WEB_PREFIX = "web:"
+# A page that stops reading loses its oldest events, never the bot's memory: the
+# history endpoint still has every message.
+_QUEUE_LIMIT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class LiveEvent:
+    """One message the bot sent to a web chat by itself."""
+
+    id: str
+    chat_id: str
+    text: str
+    kind: str
+    mentions: tuple[str, ...]
+    reminder_id: str | None
+    at: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "chat_id": self.chat_id,
+            "text": self.text,
+            "kind": self.kind,
+            "mentions": list(self.mentions),
+            "reminder_id": self.reminder_id,
+            "at": self.at.isoformat(),
+        }
+
+
+class LiveEvents:
+    """The sender for "web:" chats, and the pages listening to them."""
+
+    def __init__(self, chatlog: ChatLog, *, bot_name: str, clock: Callable[[], datetime]) -> None:
+        self._chatlog = chatlog
+        self._bot_name = bot_name
+        self._clock = clock
+        self._listeners: set[asyncio.Queue[LiveEvent | None]] = set()
+
+    async def send(self, message: OutgoingMessage) -> str:
+        """Deliver: log it in the chat's history (so a reload shows it), then push it."""
+        event = LiveEvent(
+            id=uuid.uuid4().hex,
+            chat_id=message.chat_id,
+            text=message.text,
+            kind=message.kind,
+            mentions=tuple(message.mentions),
+            reminder_id=message.reminder_id,
+            at=self._clock(),
+        )
+        await self._chatlog.append(
+            message.chat_id,
+            message_id=f"bot-{event.id}",
+            sender_id="bot",
+            sender_name=self._bot_name,
+            text=message.text,
+            at=event.at,
+            from_bot=True,
+            answered=True,
+        )
+        for queue in list(self._listeners):
+            if queue.full():
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    queue.get_nowait()
+            queue.put_nowait(event)
+        return event.id
+
+    @contextlib.contextmanager
+    def listen(self) -> Iterator[asyncio.Queue[LiveEvent | None]]:
+        """A queue of the events from now on; None means the bot is closing."""
+        queue: asyncio.Queue[LiveEvent | None] = asyncio.Queue(_QUEUE_LIMIT)
+        self._listeners.add(queue)
+        try:
+            yield queue
+        finally:
+            self._listeners.discard(queue)
+
+    def close(self) -> None:
+        for queue in list(self._listeners):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+
+    @property
+    def listeners(self) -> int:
+        return len(self._listeners)

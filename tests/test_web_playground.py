@@ -1,0 +1,118 @@
+"""The playground in a real browser (Debian's chromium through Playwright), against the
+bot's real HTTP API on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.browser import ARTIFACTS, chromium
+from tests.conftest import FakeClock
+from tests.http_harness import TOKEN, Api, Servers
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
+    running = Servers(tmp_path)
+    yield running
+    await running.aclose()
+
+
+@pytest.fixture
+async def page() -> AsyncIterator[Page]:
+    async with chromium() as browser:
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        yield await context.new_page()
+        await context.close()
+
+
+async def open_playground(page: Page, api: Api) -> None:
+    await page.goto(f"{api.base_url}/")
+    dialog = page.get_by_role("dialog")
+    await expect(dialog).to_be_visible()
+    await page.get_by_label("Token", exact=True).fill("wrong")
+    await page.get_by_role("button", name="Open").click()
+    await expect(dialog.get_by_role("alert")).to_have_text("That token is wrong. Try again.")
+    await page.get_by_label("Token", exact=True).fill(TOKEN)
+    await page.get_by_role("button", name="Open").click()
+    await expect(dialog).to_be_hidden()
+    await expect(page.locator("#live")).to_have_text("Live")
+
+
+async def say(page: Page, text: str) -> None:
+    await page.get_by_label("Message as").fill(text)
+    await page.get_by_role("button", name="Send").click()
+
+
+async def test_offline_group_chat_reminder_flow(
+    servers: Servers, page: Page, tmp_path: Path
+) -> None:
+    clock = FakeClock()
+    api = await servers.start(clock)
+    await open_playground(page, api)
+    await expect(page.locator("#mode")).to_contain_text("offline commands only")
+    messages = page.locator("ol#messages li")
+
+    # 1. Alice sets a reminder and sees the confirmation.
+    await say(page, "/remind in 1 minute stretch")
+    await expect(messages.last).to_contain_text("stretch")
+    await expect(messages.last).to_have_class("bot")
+    await expect(page.locator("#reminders li")).to_have_count(1)
+
+    # 2. Bob sees Alice's message in the group's history.
+    await page.get_by_role("button", name="Bob", exact=True).click()
+    await expect(page.locator("#speaker")).to_have_text("Bob")
+    await page.reload()
+    await expect(messages.first).to_contain_text("Alice/remind in 1 minute stretch")
+
+    # 3. The reminder arrives live, with no reload.
+    before = await messages.count()
+    clock.advance(timedelta(minutes=1, seconds=1))
+    await expect(messages).to_have_count(before + 1, timeout=10_000)
+    await expect(messages.last).to_contain_text("⏰")
+    await expect(messages.last).to_contain_text("stretch")
+
+    # 4. Delete a reminder from the side panel.
+    await say(page, "/remind tomorrow at 9 water the plants")
+    row = page.locator("#reminders li", has_text="water the plants")
+    await expect(row).to_have_count(1)
+    await row.get_by_role("button", name="Delete reminder").click()
+    await expect(row).to_have_count(0)
+    listed = (await api.client.get("/v1/chats/web:group/reminders")).json()
+    assert [r["content"] for r in listed] == []
+
+    # User text is text: a <script> in a message is shown, never run.
+    await say(page, "look <script>window.pwned = 1</script> @Alice")
+    await expect(messages.filter(has_text="<script>window.pwned = 1</script>")).to_have_count(1)
+    assert await page.evaluate("window.pwned") is None
+    await expect(page.locator("mark.mention", has_text="@Alice").last).to_be_visible()
+    await page.screenshot(path=str(ARTIFACTS / "playground.png"))
+
+
+async def test_a_long_chat_opens_at_its_newest_page(servers: Servers, page: Page) -> None:
+    api = await servers.start()
+    assert api.bot.chatlog is not None
+    clock = api.bot.clock
+    for n in range(10_000):
+        await api.bot.chatlog.append(
+            "web:group",
+            message_id=f"m{n}",
+            sender_id="alice",
+            sender_name="Alice",
+            text=f"message {n}",
+            at=clock(),
+            answered=True,
+        )
+    await open_playground(page, api)
+    messages = page.locator("ol#messages li")
+    await expect(messages).to_have_count(50)
+    await expect(messages.last).to_contain_text("message 9999")
+    await page.get_by_role("button", name="Show older messages").click()
+    await expect(messages).to_have_count(100)
+    await expect(messages.first).to_contain_text("message 9900")
