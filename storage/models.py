@@ -200,3 +200,29 @@ class LLMUsage(Base):
     requests: Mapped[int] = mapped_column(Integer, default=0)
     # Requests whose endpoint reported no usage: their tokens are estimates.
     estimated_requests: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LLMTurn(Base):
+    """One model turn, for the dashboard: what was asked, what the model called and how
+    that went. Bounded: only the newest are kept (`TurnLog.keep`)."""
+
+    __tablename__ = "llm_turns"
+    __table_args__ = (Index("ix_llm_turns_chat", "chat_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[str] = mapped_column(String(255))
+    sender_id: Mapped[str] = mapped_column(String(255))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    tool_mode: Mapped[str] = mapped_column(String(16))
+    latency_ms: Mapped[int] = mapped_column(Integer)
+    llm_calls: Mapped[int] = mapped_column(Integer)
+    repairs: Mapped[int] = mapped_column(Integer)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    # The endpoint reported no usage for some request: the tokens are estimates.
+    estimated: Mapped[bool] = mapped_column(default=False)
+    # [{name, arguments, outcome, detail}], as the model called them.
+    calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    question: Mapped[str] = mapped_column(Text)
+    reply: Mapped[str] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)

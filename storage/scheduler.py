@@ -160,7 +160,7 @@ class ReminderScheduler:
         self._outcomes_ready = asyncio.Event()
         self._outcomes: list[Outcome] = []
         self._send_slots = asyncio.Semaphore(self.policy.max_concurrent_sends)
-        self._sends: set[asyncio.Task[None]] = set()
+        self._sends: set[asyncio.Task[str]] = set()
         self._background: list[asyncio.Task[None]] = []
         self._recorder: asyncio.Task[None] | None = None
         # Deliveries this process owns and has not finished: their leases are renewed.
@@ -202,12 +202,12 @@ class ReminderScheduler:
             await asyncio.gather(*self._background, return_exceptions=True)
         # Sends still running after the grace period (or waiting out a retry delay) stay
         # pending; their lease runs out and the next dispatcher resumes them.
-        waiting: set[asyncio.Task[None]] = set()
+        waiting: set[asyncio.Task[str]] = set()
         if self._sends:
             grace = self.policy.close_grace.total_seconds()
             _, waiting = await asyncio.wait(self._sends, timeout=grace)
-        for task in waiting:
-            task.cancel()
+        for send in waiting:
+            send.cancel()
         await asyncio.gather(*waiting, return_exceptions=True)
         for _ in range(3):
             await self._flush_outcomes()
@@ -327,13 +327,21 @@ class ReminderScheduler:
                 # iteration would stall every other chat for a tenth of a second.
                 await asyncio.sleep(0)
 
-    async def _deliver(self, claim: Claim) -> None:
+    async def _deliver(self, claim: Claim) -> str:
         try:
-            await self._attempts(claim)
+            return await self._attempts(claim)
         finally:
             self._in_flight.discard(claim.delivery_id)
 
-    async def _attempts(self, claim: Claim) -> None:
+    async def deliver_now(self, claim: Claim) -> str:
+        """Send one claimed delivery at once (an operator's retry, with the usual
+        attempts and backoff) and return its recorded outcome."""
+        self._in_flight.add(claim.delivery_id)  # the heartbeat keeps its lease meanwhile
+        outcome = await self._deliver(claim)
+        await self._flush_outcomes()
+        return outcome
+
+    async def _attempts(self, claim: Claim) -> str:
         attempt = claim.attempts
         last_error: str | None = None
         while True:
@@ -345,7 +353,7 @@ class ReminderScheduler:
                 self._record(
                     Outcome(claim.delivery_id, OUTCOME_CANCELLED, attempt - 1, self._clock())
                 )
-                return
+                return OUTCOME_CANCELLED
             async with self._send_slots:
                 message = reminder_message(claim, self._clock())
                 sent_as: str | None = None
@@ -363,7 +371,7 @@ class ReminderScheduler:
                 self._record(
                     Outcome(claim.delivery_id, outcome, attempt, now, last_error, None, message_id)
                 )
-                return
+                return outcome
             last_error = error
             if attempt >= self.policy.send_attempts:
                 log.error(
@@ -374,7 +382,7 @@ class ReminderScheduler:
                     error,
                 )
                 self._record(Outcome(claim.delivery_id, OUTCOME_FAILED, attempt, now, error))
-                return
+                return OUTCOME_FAILED
             delay = self.policy.retry_delay(attempt)
             log.warning(
                 "reminder %s for chat %s: send attempt %d failed (%s); retrying in %.1f s",

@@ -12,7 +12,7 @@ from zoneinfo import available_timezones
 
 from sqlalchemy.orm import Session
 
-from storage import changes, repository
+from storage import changes, overview, repository
 from storage.changes import HistoryEntry, ReminderChange, Requester
 from storage.database import DEFAULT_URL, Database
 from storage.errors import (
@@ -358,6 +358,32 @@ class ReminderService:
         return await self.database.read(
             functools.partial(changes.history, chat_id=chat_id, limit=limit, created_by=created_by)
         )
+
+    async def chat_summaries(self) -> list[overview.ChatSummary]:
+        return await self.database.read(overview.chat_summaries)
+
+    async def deliveries(
+        self, *, chat_id: str | None = None, outcome: str | None = None, limit: int = 100
+    ) -> list[overview.DeliveryRecord]:
+        return await self.database.read(
+            functools.partial(
+                overview.delivery_records, chat_id=chat_id, outcome=outcome, limit=limit
+            )
+        )
+
+    async def retry_delivery(self, delivery_id: int) -> str:
+        """Send a failed delivery again, now; its new outcome. Raises NotRetryableError
+        (not failed, or its reminder was deleted) and RuntimeError without a sender."""
+        if self.scheduler is None:
+            raise RuntimeError("this process does not deliver reminders")
+        now = self._clock()
+        lease = now + self.scheduler.policy.lease
+        claim = await self.database.write(
+            functools.partial(
+                overview.claim_failed_delivery, delivery_id=delivery_id, now=now, lease_until=lease
+            )
+        )
+        return await self.scheduler.deliver_now(claim)
 
     def _plan(self, reminder: ReminderView) -> None:
         if self.scheduler is not None:

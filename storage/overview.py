@@ -1,0 +1,178 @@
+"""Read-side summaries for the dashboard, and the two writes it makes: logging a model
+turn (bounded) and taking a failed delivery back for a retry. `Session -> T` units, as
+in `storage.repository`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy.orm import Session
+
+from storage.models import (
+    OUTCOME_FAILED,
+    OUTCOME_PENDING,
+    REMINDER_CANCELLED,
+    Chat,
+    ChatMessage,
+    Delivery,
+    LLMTurn,
+    LLMUsage,
+    Reminder,
+)
+from storage.repository import Claim, _claim
+
+_chats = cast(Table, Chat.__table__)
+_messages = cast(Table, ChatMessage.__table__)
+_reminders = cast(Table, Reminder.__table__)
+_deliveries = cast(Table, Delivery.__table__)
+_turns = cast(Table, LLMTurn.__table__)
+_usage = cast(Table, LLMUsage.__table__)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSummary:
+    chat_id: str
+    chat_type: str | None
+    timezone: str | None
+    messages: int
+    last_activity: datetime | None
+    reminders: int
+
+
+def chat_summaries(session: Session) -> list[ChatSummary]:
+    """Every chat the bot knows, from its settings, its log or its reminders."""
+    known = {row.chat_id: row for row in session.execute(select(_chats)).all()}
+    logged: dict[str, tuple[int, datetime | None]] = {
+        row.chat_id: (int(row[1]), row.last)
+        for row in session.execute(
+            select(
+                _messages.c.chat_id,
+                func.count().label("count"),
+                func.max(_messages.c.created_at).label("last"),
+            ).group_by(_messages.c.chat_id)
+        ).all()
+    }
+    reminders: dict[str, int] = dict(
+        session.execute(
+            select(_reminders.c.chat_id, func.count())
+            .where(_reminders.c.status != REMINDER_CANCELLED)
+            .group_by(_reminders.c.chat_id)
+        ).tuples()
+    )
+    summaries = []
+    for chat_id in sorted(set(known) | set(logged) | set(reminders)):
+        row = known.get(chat_id)
+        count, last = logged.get(chat_id, (0, None))
+        summaries.append(
+            ChatSummary(
+                chat_id=chat_id,
+                chat_type=row.chat_type if row is not None else None,
+                timezone=row.timezone if row is not None else None,
+                messages=count,
+                last_activity=last,
+                reminders=reminders.get(chat_id, 0),
+            )
+        )
+    return summaries
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryRecord:
+    id: int
+    chat_id: str
+    reminder_id: str
+    short_id: int
+    content: str
+    occurrence: datetime
+    outcome: str
+    attempts: int
+    late: bool
+    last_error: str | None
+    finished_at: datetime | None
+
+
+def delivery_records(
+    session: Session, *, chat_id: str | None, outcome: str | None, limit: int
+) -> list[DeliveryRecord]:
+    """The newest deliveries first, optionally of one chat or one outcome."""
+    query = select(
+        _deliveries,
+        _reminders.c.chat_id,
+        _reminders.c.short_id,
+        _reminders.c.content,
+    ).join(_reminders, _reminders.c.id == _deliveries.c.reminder_id)
+    if chat_id is not None:
+        query = query.where(_reminders.c.chat_id == chat_id)
+    if outcome is not None:
+        query = query.where(_deliveries.c.outcome == outcome)
+    rows = session.execute(query.order_by(_deliveries.c.id.desc()).limit(limit)).all()
+    return [
+        DeliveryRecord(
+            id=row.id,
+            chat_id=row.chat_id,
+            reminder_id=row.reminder_id,
+            short_id=row.short_id,
+            content=row.content,
+            occurrence=row.occurrence,
+            outcome=row.outcome,
+            attempts=row.attempts,
+            late=row.late,
+            last_error=row.last_error,
+            finished_at=row.finished_at,
+        )
+        for row in rows
+    ]
+
+
+class NotRetryableError(LookupError):
+    """No such delivery, or it did not fail (only a failed one is sent again)."""
+
+
+def claim_failed_delivery(
+    session: Session, delivery_id: int, now: datetime, lease_until: datetime
+) -> Claim:
+    """Take a failed delivery back as pending, leased to the caller, to send it again."""
+    row = session.execute(
+        select(
+            _deliveries.c.id.label("delivery_id"),
+            _deliveries.c.occurrence,
+            _deliveries.c.attempts,
+            _deliveries.c.outcome,
+            _reminders,
+        )
+        .join(_reminders, _reminders.c.id == _deliveries.c.reminder_id)
+        .where(_deliveries.c.id == delivery_id)
+        .with_for_update(of=_deliveries)
+    ).first()
+    if row is None or row.outcome != OUTCOME_FAILED or row.status == REMINDER_CANCELLED:
+        raise NotRetryableError(delivery_id)
+    session.execute(
+        update(_deliveries)
+        .where(_deliveries.c.id == delivery_id, _deliveries.c.outcome == OUTCOME_FAILED)
+        .values(outcome=OUTCOME_PENDING, lease_until=lease_until, finished_at=None)
+    )
+    return _claim(row.delivery_id, row, row.occurrence, 0, late=now > row.occurrence)
+
+
+def record_turn(session: Session, values: dict[str, Any], keep: int) -> None:
+    """Log one model turn; past `keep` turns, the oldest go (checked every 50 inserts)."""
+    result = session.execute(_turns.insert().values(**values))
+    newest = result.inserted_primary_key  # type: ignore[attr-defined]
+    if newest is not None and newest[0] % 50 == 0:
+        session.execute(delete(_turns).where(_turns.c.id <= newest[0] - keep))
+
+
+def recent_turns(session: Session, *, chat_id: str | None, limit: int) -> list[Any]:
+    query = select(_turns)
+    if chat_id is not None:
+        query = query.where(_turns.c.chat_id == chat_id)
+    return list(session.execute(query.order_by(_turns.c.id.desc()).limit(limit)).all())
+
+
+def usage_rows(session: Session, since: Any) -> list[Any]:
+    """Tokens per chat and UTC day since `since`, the newest day first."""
+    query = select(_usage).where(_usage.c.day >= since)
+    return list(session.execute(query.order_by(_usage.c.day.desc())).all())
