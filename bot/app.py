@@ -34,6 +34,7 @@ from function_calls.remote import McpTools, OpenApiToolSet
 from function_calls.search import PerplexitySearch, SearchProvider
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
+from storage.overview import TurnLog
 from storage.usage import UsageLog
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class Bot:
         self.chatlog: ChatLog | None = None
         self.mcp_tools: McpTools | None = None
         self.live: LiveEvents | None = None
+        self.turns: TurnLog | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
@@ -150,6 +152,7 @@ class Bot:
         self._stack.callback(pruner.cancel)
         await self._attach_remote_tools(config)
         usage = UsageLog(self.reminders.database)
+        self.turns = TurnLog(self.reminders.database)
         limits = BudgetLimits(
             config.llm.budget.tokens_per_chat_per_day, config.llm.budget.tokens_per_day
         )
@@ -201,6 +204,7 @@ class Bot:
             outbound=self.outbound,
             clock=self._clock,
             budget=TokenBudget(limits, usage, self.reminders, self._clock),
+            turns=self.turns,
         )
         for adapter in self.adapters:
             await adapter.start(self)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
-from bot.adapters import PLATFORMS, configured
+from bot.adapters import configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
 from bot.adapters.mcp_server import McpEndpoint
@@ -23,6 +23,7 @@ from bot.app import Bot
 from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
+from bot.status import config_lines
 from storage import (
     Database,
     StorageError,
@@ -141,46 +142,8 @@ def _check(config: Config) -> int:
         revision = f"unreachable ({exc})"
     finally:
         database.close()
-    webhook = config.adapters.webhook
-    llm = config.llm
-    lines = [
-        f"bot: {config.bot.name}, time zone {config.bot.timezone}, "
-        f"groups {', '.join(config.bot.groups.allow)}, {len(config.bot.admins)} admin(s)",
-        f"storage: {database.safe_url} (schema {revision}; code {head_revision()})",
-        "llm: "
-        + (
-            f"{llm.model} at {llm.base_url or 'the OpenAI API'}, tools {llm.tool_mode}"
-            if llm.enabled
-            else "off (offline commands only; set OPENAI_API_KEY or llm.base_url)"
-        ),
-        "search: "
-        + (f"{config.search.provider} ({config.search.model})" if config.search.enabled else "off"),
-        "console adapter: " + ("on" if config.adapters.console.enabled else "off"),
-        *(f"{name} adapter: on" for name in _platforms(config)),
-        *_tool_servers(config),
-        f"http adapter: {webhook.host}:{webhook.port}, "
-        + ("token required" if webhook.token else "no token")
-        + (", outbound webhook set" if webhook.outbound_url else ", no outbound webhook"),
-    ]
-    print("\n".join(lines))
+    print("\n".join(config_lines(config, database.safe_url, revision)))
     return 0
-
-
-def _tool_servers(config: Config) -> list[str]:
-    """The MCP and OpenAPI servers, by name and transport (never their env or headers)."""
-    servers = config.mcp.enabled()
-    listed = ", ".join(f"{name} ({server.kind})" for name, server in servers.items())
-    lines = [f"mcp servers: {listed or 'none'}"]
-    if config.mcp.serve.chat_id:
-        lines.append(f"mcp serve: acting in {config.mcp.serve.chat_id}")
-    if config.openapi.servers:
-        urls = ", ".join(server.url for server in config.openapi.servers)
-        lines.append(f"openapi servers: {urls}")
-    return lines
-
-
-def _platforms(config: Config) -> list[str]:
-    return [name for name in PLATFORMS if getattr(config.adapters, name) is not None]
 
 
 def _db(config: Config, action: str) -> int:

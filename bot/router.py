@@ -8,11 +8,14 @@ import functools
 import logging
 import math
 import re
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from pydantic_core import to_jsonable_python
 
 from bot.budget import TokenBudget
 from bot.commands import COMMAND_HELP, CommandError, Commands
@@ -21,11 +24,21 @@ from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
 from bot.offers import Offers
 from bot.ratelimit import Budgets
-from function_calls import ChatTurn, FunctionCallLLM, MessageContext, Services, ToolInvoker
+from function_calls import (
+    ChatTurn,
+    FunctionCallLLM,
+    MessageContext,
+    Services,
+    ToolInvoker,
+    TurnResult,
+)
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
 from storage.chatlog import ChatLog, LoggedMessage, Seen
+from storage.overview import TurnLog
 
 log = logging.getLogger(__name__)
+# Call outcomes that sent the model back to correct itself: the turn's repair rounds.
+_REPAIRABLE = frozenset({"invalid", "unknown", "hidden", "malformed"})
 
 NO_LLM_REPLY = (
     "I can't understand plain language here: no language model is configured. " + COMMAND_HELP
@@ -75,8 +88,10 @@ class Router:
         outbound: Sender | None = None,
         clock: Callable[[], datetime] = _utc_now,
         budget: TokenBudget | None = None,
+        turns: TurnLog | None = None,
     ) -> None:
         self.config = config
+        self._turns = turns
         self._reminders = reminders
         self._chatlog = chatlog
         self._llm = llm
@@ -229,10 +244,48 @@ class Router:
             if spent is not None:
                 return spent or None
         history = await self._history(message.chat_id)
+        began = time.perf_counter()
         result = await self._llm.run(ctx, text or "hello", history)
+        latency = time.perf_counter() - began
         if self._budget is not None:
             await self._budget.record(ctx, result)
+        await self._log_turn(ctx, text, result, latency)
         return self._offers.review(ctx, text, result)
+
+    async def _log_turn(
+        self, ctx: MessageContext, text: str, result: TurnResult, latency: float
+    ) -> None:
+        """The turn, for the dashboard; a failure to log it never costs the reply."""
+        if self._turns is None:
+            return
+        usage = result.usage
+        try:
+            await self._turns.record(
+                chat_id=ctx.chat_id,
+                sender_id=ctx.sender_id,
+                at=self._clock(),
+                tool_mode=result.tool_mode,
+                latency_ms=round(latency * 1000),
+                llm_calls=result.llm_calls,
+                repairs=sum(1 for call in result.calls if call.outcome in _REPAIRABLE),
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                estimated=usage.estimated_requests > 0,
+                calls=[
+                    {
+                        "name": call.name,
+                        "arguments": to_jsonable_python(call.arguments, fallback=str),
+                        "outcome": call.outcome,
+                        "detail": call.detail[:500],
+                    }
+                    for call in result.calls
+                ],
+                question=text[:500],
+                reply=result.text[:2000],
+                error=result.error,
+            )
+        except Exception as exc:
+            log.warning("chat %s: model turn not logged (%s)", ctx.chat_id, type(exc).__name__)
 
     def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:
         """Plain words that need no model: "snooze 10m" in reply to a reminder, and, with

@@ -4,16 +4,19 @@ in `storage.repository`."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.orm import Session
 
+from storage.database import Database
 from storage.models import (
     OUTCOME_FAILED,
     OUTCOME_PENDING,
+    REMINDER_ACTIVE,
     REMINDER_CANCELLED,
     Chat,
     ChatMessage,
@@ -45,23 +48,20 @@ class ChatSummary:
 def chat_summaries(session: Session) -> list[ChatSummary]:
     """Every chat the bot knows, from its settings, its log or its reminders."""
     known = {row.chat_id: row for row in session.execute(select(_chats)).all()}
-    logged: dict[str, tuple[int, datetime | None]] = {
-        row.chat_id: (int(row[1]), row.last)
-        for row in session.execute(
-            select(
-                _messages.c.chat_id,
-                func.count().label("count"),
-                func.max(_messages.c.created_at).label("last"),
-            ).group_by(_messages.c.chat_id)
-        ).all()
-    }
-    reminders: dict[str, int] = dict(
-        session.execute(
-            select(_reminders.c.chat_id, func.count())
-            .where(_reminders.c.status != REMINDER_CANCELLED)
-            .group_by(_reminders.c.chat_id)
-        ).tuples()
+    logged: dict[str, tuple[int, datetime | None]] = {}
+    per_chat = select(
+        _messages.c.chat_id, func.count().label("n"), func.max(_messages.c.created_at).label("last")
+    ).group_by(_messages.c.chat_id)
+    for chat_id, count, last in session.execute(per_chat):
+        logged[chat_id] = (int(count), last)
+    reminders: dict[str, int] = {}
+    open_reminders = (
+        select(_reminders.c.chat_id, func.count())
+        .where(_reminders.c.status != REMINDER_CANCELLED)
+        .group_by(_reminders.c.chat_id)
     )
+    for chat_id, count in session.execute(open_reminders):
+        reminders[chat_id] = int(count)
     summaries = []
     for chat_id in sorted(set(known) | set(logged) | set(reminders)):
         row = known.get(chat_id)
@@ -132,7 +132,7 @@ class NotRetryableError(LookupError):
 
 
 def claim_failed_delivery(
-    session: Session, delivery_id: int, now: datetime, lease_until: datetime
+    session: Session, delivery_id: int, now: datetime, lease_until: datetime, late_after: timedelta
 ) -> Claim:
     """Take a failed delivery back as pending, leased to the caller, to send it again."""
     row = session.execute(
@@ -154,7 +154,8 @@ def claim_failed_delivery(
         .where(_deliveries.c.id == delivery_id, _deliveries.c.outcome == OUTCOME_FAILED)
         .values(outcome=OUTCOME_PENDING, lease_until=lease_until, finished_at=None)
     )
-    return _claim(row.delivery_id, row, row.occurrence, 0, late=now > row.occurrence)
+    late = now - row.occurrence > late_after
+    return _claim(row.delivery_id, row, row.occurrence, 0, late=late)
 
 
 def record_turn(session: Session, values: dict[str, Any], keep: int) -> None:
@@ -176,3 +177,39 @@ def usage_rows(session: Session, since: Any) -> list[Any]:
     """Tokens per chat and UTC day since `since`, the newest day first."""
     query = select(_usage).where(_usage.c.day >= since)
     return list(session.execute(query.order_by(_usage.c.day.desc())).all())
+
+
+class TurnLog:
+    """The newest model turns (at most `keep`), for the dashboard's model activity."""
+
+    def __init__(self, database: Database, *, keep: int = 1000) -> None:
+        self._database = database
+        self.keep = keep
+
+    async def record(self, **values: Any) -> None:
+        await self._database.write(functools.partial(record_turn, values=values, keep=self.keep))
+
+    async def recent(self, *, chat_id: str | None = None, limit: int = 50) -> list[Any]:
+        return await self._database.read(
+            functools.partial(recent_turns, chat_id=chat_id, limit=limit)
+        )
+
+    async def usage(self, since: date) -> list[Any]:
+        return await self._database.read(functools.partial(usage_rows, since=since))
+
+
+def scheduler_counts(session: Session, now: datetime) -> dict[str, Any]:
+    """What the status page shows of the reminder engine, read from the database."""
+    active = _reminders.c.status == REMINDER_ACTIVE
+    next_fire = session.scalar(select(func.min(_reminders.c.next_fire_at)).where(active))
+    overdue = session.scalar(
+        select(func.count()).where(active, _reminders.c.next_fire_at < now - timedelta(minutes=1))
+    )
+    pending = session.scalar(select(func.count()).where(_deliveries.c.outcome == OUTCOME_PENDING))
+    failed = session.scalar(select(func.count()).where(_deliveries.c.outcome == OUTCOME_FAILED))
+    return {
+        "next_fire_at": next_fire,
+        "overdue_reminders": overdue or 0,
+        "pending_deliveries": pending or 0,
+        "failed_deliveries": failed or 0,
+    }

@@ -371,16 +371,24 @@ class ReminderService:
             )
         )
 
+    async def scheduler_health(self) -> dict[str, Any]:
+        now = self._clock()
+        return await self.database.read(functools.partial(overview.scheduler_counts, now=now))
+
     async def retry_delivery(self, delivery_id: int) -> str:
         """Send a failed delivery again, now; its new outcome. Raises NotRetryableError
         (not failed, or its reminder was deleted) and RuntimeError without a sender."""
         if self.scheduler is None:
             raise RuntimeError("this process does not deliver reminders")
         now = self._clock()
-        lease = now + self.scheduler.policy.lease
+        policy = self.scheduler.policy
         claim = await self.database.write(
             functools.partial(
-                overview.claim_failed_delivery, delivery_id=delivery_id, now=now, lease_until=lease
+                overview.claim_failed_delivery,
+                delivery_id=delivery_id,
+                now=now,
+                lease_until=now + policy.lease,
+                late_after=policy.late_after,
             )
         )
         return await self.scheduler.deliver_now(claim)

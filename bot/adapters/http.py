@@ -18,6 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.adapters.api_models import MemberIO
+from bot.adapters.http_admin import admin_routes
 from bot.adapters.http_reminders import reminder_routes
 from bot.adapters.http_web import page_routes, web_routes
 from bot.adapters.mcp_server import McpEndpoint
@@ -206,6 +207,7 @@ def create_app(bot: Bot) -> ASGIApp:
 
     app.include_router(reminder_routes(bot))
     app.include_router(web_routes(bot))
+    app.include_router(admin_routes(bot))
     app.router.routes.extend(page_routes())
     app.router.routes.append(Route("/mcp", endpoint=mcp, include_in_schema=False))
     for adapter in bot.adapters:

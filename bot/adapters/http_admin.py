@@ -1,0 +1,341 @@
+"""The admin API behind the dashboard: chats, reminders across chats, deliveries (with a
+retry), the tools as the model sees them (with a run form's endpoint), model activity,
+token usage against the budgets, and status. All under /v1, behind the token."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from datetime import UTC, date, datetime, timedelta
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
+
+from bot.adapters.api_models import ReminderOut, reminder_out
+from bot.app import Bot
+from bot.messages import IncomingMessage
+from bot.status import config_lines
+from function_calls import (
+    InvalidArgumentsError,
+    ToolCall,
+    ToolInvocation,
+    ToolInvocationError,
+)
+from storage import current_revision
+from storage.overview import NotRetryableError
+
+Outcome = Literal["sent", "sent_late", "skipped_missed", "failed", "cancelled", "pending"]
+
+
+class ChatOut(BaseModel):
+    chat_id: str
+    platform: str = Field(description="the chat id's prefix: tg, mx, qq, web, or api")
+    chat_type: str | None
+    timezone: str
+    messages: int
+    last_activity: datetime | None
+    reminders: int
+
+
+class ChatReminderOut(ReminderOut):
+    chat_id: str
+
+
+class DeliveryOut(BaseModel):
+    id: int
+    chat_id: str
+    reminder_id: str
+    short_id: int
+    content: str
+    occurrence: datetime
+    outcome: str
+    attempts: int
+    late: bool
+    last_error: str | None
+    finished_at: datetime | None
+
+
+class RetryOut(BaseModel):
+    outcome: str
+
+
+class ToolOut(BaseModel):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    scope: str
+    admin_only: bool
+    source: Literal["groupmate", "remote"]
+
+
+class RunIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chat_id: str = Field(min_length=1, max_length=255)
+    chat_type: Literal["group", "private"] = "group"
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunOut(BaseModel):
+    outcome: str = Field(description="ok, invalid, unknown, hidden, timeout or failed")
+    reply: str | None = None
+    data: Any = None
+    error: str | None = None
+    issues: list[dict[str, str]] = Field(default_factory=list)
+
+
+class TurnOut(BaseModel):
+    id: int
+    chat_id: str
+    sender_id: str
+    at: datetime
+    tool_mode: str
+    latency_ms: int
+    llm_calls: int
+    repairs: int
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool
+    calls: list[dict[str, Any]]
+    question: str
+    reply: str
+    error: str | None
+
+
+class DayOut(BaseModel):
+    day: date
+    turns: int
+    tool_calls: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ActivityOut(BaseModel):
+    turns: list[TurnOut]
+    days: list[DayOut]
+
+
+class ChatSpend(BaseModel):
+    chat_id: str
+    tokens: int
+
+
+class UsageDayOut(BaseModel):
+    day: date
+    tokens: int
+    requests: int
+    chats: list[ChatSpend]
+
+
+class UsageOut(BaseModel):
+    tokens_per_chat_per_day: int | None
+    tokens_per_day: int | None
+    days: list[UsageDayOut]
+    top_chats: list[ChatSpend] = Field(description="the most spending chats over the period")
+
+
+class StatusOut(BaseModel):
+    lines: list[str]
+    adapters: dict[str, Any]
+    mcp_servers: list[dict[str, Any]]
+    scheduler: dict[str, Any]
+
+
+def admin_routes(bot: Bot) -> APIRouter:
+    routes = APIRouter(prefix="/v1")
+
+    def service() -> Any:
+        assert bot.reminders is not None
+        return bot.reminders
+
+    @routes.get("/chats")
+    async def chats() -> list[ChatOut]:
+        """Every chat the bot knows, with its size, last activity and reminder count."""
+        summaries = await service().chat_summaries()
+        return [
+            ChatOut(
+                chat_id=s.chat_id,
+                platform=s.chat_id.split(":", 1)[0] if ":" in s.chat_id else "api",
+                chat_type=s.chat_type,
+                timezone=s.timezone or bot.config.bot.timezone,
+                messages=s.messages,
+                last_activity=s.last_activity,
+                reminders=s.reminders,
+            )
+            for s in summaries
+        ]
+
+    @routes.get("/reminders")
+    async def reminders(
+        chat_id: str | None = None, status: Literal["active", "paused"] | None = None
+    ) -> list[ChatReminderOut]:
+        """Reminders across chats (or of one), soonest first."""
+        ids = [chat_id] if chat_id else [s.chat_id for s in await service().chat_summaries()]
+        found: list[ChatReminderOut] = []
+        for one in ids:
+            views, _ = await service().list_for_chat(one, limit=1000)
+            for view in views:
+                out = ChatReminderOut(chat_id=one, **reminder_out(view).model_dump())
+                if status is None or out.status == status:
+                    found.append(out)
+        far = datetime.max.replace(tzinfo=UTC)
+        return sorted(found, key=lambda r: r.next_fire_at or far)
+
+    @routes.get("/deliveries")
+    async def deliveries(
+        chat_id: str | None = None,
+        outcome: Outcome | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    ) -> list[DeliveryOut]:
+        """Delivery history, newest first: sent, late, skipped and failed, with errors."""
+        records = await service().deliveries(chat_id=chat_id, outcome=outcome, limit=limit)
+        return [DeliveryOut.model_validate(record, from_attributes=True) for record in records]
+
+    @routes.post("/deliveries/{delivery_id}/retry", responses={409: {}, 503: {}})
+    async def retry(delivery_id: int) -> Any:
+        """Send a failed delivery again now; answers its new outcome."""
+        try:
+            return RetryOut(outcome=await service().retry_delivery(delivery_id))
+        except NotRetryableError:
+            error = "only a failed delivery of a reminder that still exists can be retried"
+            return JSONResponse({"error": error}, status_code=409)
+        except RuntimeError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=503)
+
+    @routes.get("/tools")
+    async def tools() -> list[ToolOut]:
+        """Every tool, with the schema the model is shown (the full view)."""
+        return [
+            ToolOut(
+                name=tool.name,
+                description=tool.model_description(),
+                parameters=tool.parameters,
+                scope=tool.scope,
+                admin_only=tool.admin_only,
+                source="remote" if tool.external else "groupmate",
+            )
+            for tool in bot.registry
+        ]
+
+    @routes.post("/tools/{name}/run")
+    async def run_tool(name: str, body: RunIn) -> RunOut:
+        """Run a tool in a chat, as an admin of it, through the bot's invoker: the same
+        visibility, validation and time limit as for the model."""
+        as_admin = IncomingMessage(
+            chat_id=body.chat_id,
+            chat_type=body.chat_type,
+            sender_id="dashboard",
+            sender_name="Dashboard",
+            text="",
+            sender_is_admin=True,
+        )
+        ctx = await bot.context(as_admin, progress=False)
+        try:
+            result = await bot.invoker.run(ctx, name, body.arguments)
+        except InvalidArgumentsError as exc:
+            issues = [{"path": i.path, "problem": i.problem} for i in exc.issues]
+            return RunOut(outcome="invalid", error=str(exc), issues=issues)
+        except ToolInvocationError as exc:
+            refused = ToolInvocation(ToolCall(name, body.arguments), error=exc)
+            return RunOut(outcome=refused.outcome, error=str(exc))
+        data = to_jsonable_python(result.data, fallback=str)
+        return RunOut(outcome="ok", reply=result.reply, data=data)
+
+    @routes.get("/activity")
+    async def activity(
+        chat_id: str | None = None, limit: Annotated[int, Query(ge=1, le=500)] = 50
+    ) -> ActivityOut:
+        """The newest model turns, with their tool calls, and totals per UTC day."""
+        assert bot.turns is not None
+        rows = await bot.turns.recent(chat_id=chat_id, limit=limit)
+        turns = [TurnOut.model_validate(row, from_attributes=True) for row in rows]
+        days: dict[date, DayOut] = {}
+        for turn in turns:
+            day = turn.at.astimezone(UTC).date()
+            total = days.setdefault(
+                day,
+                DayOut(
+                    day=day,
+                    turns=0,
+                    tool_calls=0,
+                    llm_calls=0,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                ),
+            )
+            total.turns += 1
+            total.tool_calls += len(turn.calls)
+            total.llm_calls += turn.llm_calls
+            total.prompt_tokens += turn.prompt_tokens
+            total.completion_tokens += turn.completion_tokens
+        return ActivityOut(turns=turns, days=sorted(days.values(), key=lambda d: d.day))
+
+    @routes.get("/usage")
+    async def usage(days: Annotated[int, Query(ge=1, le=90)] = 7) -> UsageOut:
+        """Tokens per chat and UTC day against the budgets, and the chats spending most."""
+        assert bot.turns is not None
+        since = bot.clock().astimezone(UTC).date() - timedelta(days=days - 1)
+        rows = await bot.turns.usage(since)
+        per_day: dict[date, list[Any]] = defaultdict(list)
+        per_chat: dict[str, int] = defaultdict(int)
+        for row in rows:
+            per_day[row.day].append(row)
+            per_chat[row.chat_id] += row.prompt_tokens + row.completion_tokens
+        budget = bot.config.llm.budget
+        return UsageOut(
+            tokens_per_chat_per_day=budget.tokens_per_chat_per_day,
+            tokens_per_day=budget.tokens_per_day,
+            days=[
+                UsageDayOut(
+                    day=day,
+                    tokens=sum(r.prompt_tokens + r.completion_tokens for r in found),
+                    requests=sum(r.requests for r in found),
+                    chats=[
+                        ChatSpend(chat_id=r.chat_id, tokens=r.prompt_tokens + r.completion_tokens)
+                        for r in found
+                    ],
+                )
+                for day, found in sorted(per_day.items(), reverse=True)
+            ],
+            top_chats=[
+                ChatSpend(chat_id=chat, tokens=tokens)
+                for chat, tokens in sorted(per_chat.items(), key=lambda i: -i[1])[:10]
+            ],
+        )
+
+    @routes.get("/status")
+    async def status() -> StatusOut:
+        """What `groupmate check` prints, the adapters' connections, the MCP servers and
+        the scheduler's health."""
+        reminders = service()
+        database = reminders.database
+        try:
+            revision: str | None = await asyncio.to_thread(current_revision, database)
+        except Exception as exc:
+            revision = f"unreachable ({type(exc).__name__})"
+        scheduler = reminders.scheduler
+        health = await reminders.scheduler_health()
+        return StatusOut(
+            lines=config_lines(bot.config, database.safe_url, revision),
+            adapters={adapter.name: adapter.status() for adapter in bot.adapters},
+            mcp_servers=[
+                {"name": s.name, "state": s.state, "tools": len(s.tools()), "restarts": s.restarts}
+                for s in (bot.mcp_tools.servers if bot.mcp_tools else [])
+            ],
+            scheduler={
+                "running": scheduler is not None,
+                "planned_timers": scheduler.planned if scheduler is not None else 0,
+                "watchdog_interval_s": reminders_watchdog(bot),
+                **health,
+            },
+        )
+
+    return routes
+
+
+def reminders_watchdog(bot: Bot) -> float:
+    return bot.config.reminders.policy().watchdog_interval.total_seconds()
