@@ -27,7 +27,8 @@ export async function api(method, path, body) {
   return data;
 }
 
-// Ask for the token once (a <dialog> with a labelled field); resolves when it works.
+// Ask for the token once (a <dialog> with a labelled field); resolves with what
+// `check` returns once the token works.
 export function askToken(check) {
   const dialog = document.getElementById("token-dialog");
   const form = dialog.querySelector("form");
@@ -38,11 +39,11 @@ export function askToken(check) {
       event.preventDefault();
       sessionStorage.setItem(TOKEN_KEY, field.value.trim());
       try {
-        await check();
+        const result = await check();
         field.value = "";
         problem.textContent = "";
         dialog.close();
-        resolve();
+        resolve(result);
       } catch (error) {
         problem.textContent = error instanceof Unauthorized
           ? "That token is wrong. Try again." : String(error.message || error);
@@ -60,8 +61,7 @@ export async function withToken(load) {
     return await load();
   } catch (error) {
     if (!(error instanceof Unauthorized)) throw error;
-    await askToken(load);
-    return load();
+    return askToken(load);  // resolves with what `load` gave once the token worked
   }
 }
 

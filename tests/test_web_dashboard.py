@@ -1,0 +1,114 @@
+"""The dashboard in a real browser: deliveries, editing a reminder, running a tool and a
+model turn with its tool call; once with the stub LLM and once with none."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.browser import ARTIFACTS, chromium
+from tests.conftest import FakeClock, eventually
+from tests.http_harness import TOKEN, Api, Servers, llm_section
+from tests.stub_llm import StubLLM, tool_then_answer
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
+    running = Servers(tmp_path)
+    yield running
+    await running.aclose()
+
+
+@pytest.fixture
+async def page() -> AsyncIterator[Page]:
+    async with chromium() as browser:
+        context = await browser.new_context(viewport={"width": 1280, "height": 900})
+        yield await context.new_page()
+        await context.close()
+
+
+async def open_dashboard(page: Page, api: Api, section: str = "") -> None:
+    await page.goto(f"{api.base_url}/admin#{section}")
+    await page.get_by_label("Token", exact=True).fill(TOKEN)
+    await page.get_by_role("button", name="Open").click()
+    await expect(page.get_by_role("dialog")).to_be_hidden()
+
+
+async def test_dashboard_with_the_stub_llm(servers: Servers, page: Page, stub: StubLLM) -> None:
+    clock = FakeClock()
+    api = await servers.start(clock, llm=llm_section(stub))
+    stub.fallback = tool_then_answer("reminder_list", {}, "Nothing is set yet.")
+    await api.say("@groupmate which reminders are set?", chat_id="web:group")
+    await api.say("/remind in 1 minute stand up", chat_id="web:group")
+    clock.advance(timedelta(minutes=1, seconds=1))
+    await open_dashboard(page, api, "deliveries")
+
+    # The delivery in the history.
+    rows = page.locator("main tbody tr")
+    await expect(rows.filter(has_text="stand up")).to_have_count(1, timeout=10_000)
+    await expect(rows.filter(has_text="stand up")).to_contain_text("sent")
+
+    # Edit a reminder.
+    await api.say("/remind tomorrow at 9 water the plants", chat_id="web:group")
+    await page.get_by_role("button", name="Reminders").click()
+    await page.get_by_role("button", name="Edit reminder #2 in web:group").click()
+    await page.get_by_label("New time").fill("tomorrow at 10")
+    await page.get_by_label("What").first.fill("water the ferns")
+    await page.get_by_role("button", name="Save").click()
+    row = rows.filter(has_text="water the ferns")
+    await expect(row).to_have_count(1)
+    await expect(row).to_contain_text("10:00")
+
+    # Run a tool from the tools page.
+    await page.get_by_role("button", name="Tools").click()
+    await page.locator("#run-tool").select_option("reminder_list")
+    await page.locator("#run-chat").fill("web:group")
+    await page.get_by_role("button", name="Run").click()
+    await expect(page.locator("#run-result")).to_contain_text("water the ferns")
+
+    # A model turn with its tool call.
+    await page.get_by_role("button", name="Model activity").click()
+    turn = rows.filter(has_text="which reminders are set?")
+    await expect(turn).to_contain_text("reminder_list({}) → ")
+    await expect(turn).to_contain_text("There are no active reminders in this chat.")
+    await page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
+
+    for section in ("Chats", "Usage", "Status"):
+        await page.get_by_role("button", name=section).click()
+        await expect(page.locator("main h2")).to_have_text(section)
+    await expect(page.locator("main pre")).to_contain_text("llm: ")
+    assert TOKEN not in await page.content()
+
+
+async def test_dashboard_without_an_llm_and_a_failed_delivery(servers: Servers, page: Page) -> None:
+    clock = FakeClock()
+    api = await servers.start(clock)
+    await api.say("/remind in 1 minute call home", chat_id="tg:42")  # no adapter for tg:
+    clock.advance(timedelta(minutes=1, seconds=1))
+
+    async def failed() -> bool:
+        answer = await api.client.get("/v1/deliveries", params={"outcome": "failed"})
+        return bool(answer.json())
+
+    await eventually(failed, within=15)
+    await open_dashboard(page, api, "deliveries?outcome=failed")
+    row = page.locator("main tbody tr", has_text="call home")
+    await expect(row).to_contain_text("failed", timeout=15_000)
+    sent: list[str] = []
+
+    async def telegram(message: object) -> str:
+        sent.append(str(getattr(message, "text", "")))
+        return "m-1"
+
+    api.bot.on_outgoing(telegram, chat_prefix="tg:")  # the platform is back
+    await row.get_by_role("button", name="Retry delivery").click()
+    await expect(page.locator("main tbody tr", has_text="call home")).to_have_count(0)
+    assert sent and "call home" in sent[0]
+    await page.get_by_role("button", name="Model activity").click()
+    await expect(page.locator("main h2")).to_have_text("Model activity")
