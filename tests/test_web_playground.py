@@ -12,7 +12,8 @@ from playwright.async_api import Page, expect
 
 from tests.browser import ARTIFACTS, chromium
 from tests.conftest import FakeClock
-from tests.http_harness import TOKEN, Api, Servers
+from tests.http_harness import TOKEN, Api, Servers, llm_section
+from tests.stub_llm import StubLLM, calls
 
 pytestmark = pytest.mark.slow
 
@@ -50,17 +51,26 @@ async def say(page: Page, text: str) -> None:
     await page.get_by_role("button", name="Send").click()
 
 
-async def test_offline_group_chat_reminder_flow(
-    servers: Servers, page: Page, tmp_path: Path
+@pytest.mark.parametrize("with_llm", [False, True], ids=["offline", "stub-llm"])
+async def test_group_chat_reminder_flow(
+    servers: Servers, page: Page, stub: StubLLM, with_llm: bool
 ) -> None:
     clock = FakeClock()
-    api = await servers.start(clock)
+    if with_llm:
+        stub.script(calls(("reminder_set", {"when": "in 1 minute", "content": "stretch"})))
+        api = await servers.start(clock, llm=llm_section(stub))
+    else:
+        api = await servers.start(clock)
     await open_playground(page, api)
-    await expect(page.locator("#mode")).to_contain_text("offline commands only")
+    mode = "Natural language is on" if with_llm else "offline commands only"
+    await expect(page.locator("#mode")).to_contain_text(mode)
     messages = page.locator("ol#messages li")
 
     # 1. Alice sets a reminder and sees the confirmation.
-    await say(page, "/remind in 1 minute stretch")
+    asked = (
+        "@groupmate remind us in 1 minute to stretch" if with_llm else "/remind in 1 minute stretch"
+    )
+    await say(page, asked)
     await expect(messages.last).to_contain_text("stretch")
     await expect(messages.last).to_have_class("bot")
     await expect(page.locator("#reminders li")).to_have_count(1)
@@ -69,7 +79,7 @@ async def test_offline_group_chat_reminder_flow(
     await page.get_by_role("button", name="Bob", exact=True).click()
     await expect(page.locator("#speaker")).to_have_text("Bob")
     await page.reload()
-    await expect(messages.first).to_contain_text("Alice/remind in 1 minute stretch")
+    await expect(messages.first).to_contain_text(f"Alice{asked}")
 
     # 3. The reminder arrives live, with no reload.
     before = await messages.count()
@@ -92,7 +102,8 @@ async def test_offline_group_chat_reminder_flow(
     await expect(messages.filter(has_text="<script>window.pwned = 1</script>")).to_have_count(1)
     assert await page.evaluate("window.pwned") is None
     await expect(page.locator("mark.mention", has_text="@Alice").last).to_be_visible()
-    await page.screenshot(path=str(ARTIFACTS / "playground.png"))
+    if with_llm:
+        await page.screenshot(path=str(ARTIFACTS / "playground.png"))
 
 
 async def test_a_long_chat_opens_at_its_newest_page(servers: Servers, page: Page) -> None:
