@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from playwright.async_api import Browser, async_playwright
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
 
 from tests.tool_venv import ROOT
 
@@ -55,3 +56,12 @@ async def chromium() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+@pytest.fixture
+async def page() -> AsyncIterator[Page]:
+    """A fresh browser page (its own context: no storage shared between tests)."""
+    async with chromium() as browser:
+        context = await browser.new_context(viewport={"width": 1280, "height": 900})
+        yield await context.new_page()
+        await context.close()

@@ -23,6 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
 
 
+# The browser tests' `page` fixture.
+pytest_plugins = ["tests.browser"]
+
+
 @pytest.fixture(scope="session")
 def _stub_server() -> Iterator[StubLLM]:
     stub = StubLLM()

@@ -3,34 +3,17 @@ model turn with its tool call; once with the stub LLM and once with none."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.browser import ARTIFACTS, chromium
+from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import TOKEN, Api, Servers, llm_section
 from tests.stub_llm import StubLLM, tool_then_answer
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def servers(tmp_path: Path) -> AsyncIterator[Servers]:
-    running = Servers(tmp_path)
-    yield running
-    await running.aclose()
-
-
-@pytest.fixture
-async def page() -> AsyncIterator[Page]:
-    async with chromium() as browser:
-        context = await browser.new_context(viewport={"width": 1280, "height": 900})
-        yield await context.new_page()
-        await context.close()
 
 
 async def open_dashboard(page: Page, api: Api, section: str = "") -> None:

@@ -29,8 +29,25 @@ export async function api(method, path, body) {
 
 // Ask for the token once (a <dialog> with a labelled field); resolves with what
 // `check` returns once the token works.
+function tokenDialog() {
+  let dialog = document.getElementById("token-dialog");
+  if (dialog) return dialog;
+  const hint = "The token is adapters.webhook.token in the bot's config. "
+    + "It is kept for this browser session only.";
+  dialog = element("dialog", { id: "token-dialog", "aria-labelledby": "token-title" },
+    element("form", { method: "dialog" },
+      element("h2", { id: "token-title", text: "This bot needs its token" }),
+      element("p", { class: "hint", text: hint }),
+      element("label", { for: "token", text: "Token" }),
+      element("input", { type: "password", id: "token", autocomplete: "off", required: "" }),
+      element("button", { type: "submit", class: "primary", text: "Open" }),
+      element("p", { class: "error", role: "alert" })));
+  document.body.append(dialog);
+  return dialog;
+}
+
 export function askToken(check) {
-  const dialog = document.getElementById("token-dialog");
+  const dialog = tokenDialog();
   const form = dialog.querySelector("form");
   const field = dialog.querySelector("input");
   const problem = dialog.querySelector(".error");
