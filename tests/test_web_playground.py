@@ -110,3 +110,27 @@ async def test_a_long_chat_opens_at_its_newest_page(servers: Servers, page: Page
     await page.get_by_role("button", name="Show older messages").click()
     await expect(messages).to_have_count(100)
     await expect(messages.first).to_contain_text("message 9900")
+
+
+async def test_people_and_a_phone_sized_screen(servers: Servers, page: Page) -> None:
+    api = await servers.start()
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await open_playground(page, api)
+    await page.get_by_label("Add a person").fill("Carol")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#speaker")).to_have_text("Carol")
+    await expect(page.get_by_role("button", name="Carol (private)")).to_be_visible()
+    page.once("dialog", lambda dialog: dialog.accept("Caroline"))
+    await page.get_by_role("button", name="Rename Carol").click()
+    await expect(page.locator("#speaker")).to_have_text("Caroline")
+    await page.get_by_role("button", name="Caroline (private)").click()
+    await say(page, "/remind in 2 hours drink water")
+    await expect(page.locator("#reminders li", has_text="drink water")).to_be_visible()
+    # One column on a phone: nothing is wider than the screen.
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390
+    private = (await api.client.get("/v1/chats")).json()
+    assert any(
+        c["chat_id"].startswith("web:dm:caroline") or c["chat_id"].startswith("web:dm:carol")
+        for c in private
+    )
