@@ -19,6 +19,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from function_calls.handlers.audience import Permission, ReminderRules
@@ -33,6 +34,10 @@ _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 class ConfigError(Exception):
     """The configuration is unusable; the message names the key."""
+
+
+def _is_section(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _duration(value: Any) -> Any:
@@ -60,6 +65,20 @@ OptionalText = Annotated[str | None, BeforeValidator(_unset_if_empty)]
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_subsections(cls, data: Any) -> Any:
+        # A section whose every line is commented out (`budget:` above `# tokens…`) is
+        # null in YAML; it means "the defaults", as an absent one does.
+        if isinstance(data, dict):
+            return {
+                key: value
+                for key, value in data.items()
+                if value is not None
+                or not (key in cls.model_fields and _is_section(cls.model_fields[key].annotation))
+            }
+        return data
 
 
 class GroupsConfig(_Section):

@@ -293,3 +293,13 @@ def test_which_addresses_need_a_token(host: str, public: bool) -> None:
     assert (refused is not None) is public
     assert serve_refusal(config(token="t"), insecure_no_auth=False) is None
     assert serve_refusal(config(), insecure_no_auth=True) is None
+
+
+def test_the_template_is_a_valid_config_as_make_run_uses_it() -> None:
+    from bot.config import load_config
+
+    # `make run` copies it to config.yaml unchanged; sections with every line commented
+    # out (`budget:`, `mcp:`) are null in YAML and mean the defaults.
+    config = load_config(ROOT / "config.yaml.template", environ={})
+    assert config.llm.budget.tokens_per_day is None
+    assert config.adapters.webhook.host == "127.0.0.1"
