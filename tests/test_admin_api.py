@@ -70,7 +70,10 @@ async def test_a_failed_delivery_is_listed_and_retried(servers: Servers) -> None
         answer = await api.client.get("/v1/deliveries", params={"outcome": "failed"})
         return list(answer.json())
 
-    await eventually(lambda: _nonempty(failed()), within=10)
+    async def any_failed() -> bool:
+        return bool(await failed())
+
+    await eventually(any_failed, within=10)
     (row,) = await failed()
     assert row["chat_id"] == "tg:9" and row["attempts"] >= 1 and row["last_error"]
     sent: list[OutgoingMessage] = []
@@ -88,10 +91,6 @@ async def test_a_failed_delivery_is_listed_and_retried(servers: Servers) -> None
     status = (await api.client.get("/v1/status")).json()
     assert status["scheduler"]["running"] and status["scheduler"]["failed_deliveries"] == 0
     assert any(line.startswith("storage: sqlite") for line in status["lines"])
-
-
-async def _nonempty(rows: object) -> bool:
-    return bool(await rows)  # type: ignore[misc]
 
 
 async def test_model_activity_and_usage(servers: Servers, stub: StubLLM) -> None:

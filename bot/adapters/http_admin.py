@@ -24,8 +24,8 @@ from function_calls import (
     ToolInvocation,
     ToolInvocationError,
 )
-from storage import current_revision
-from storage.overview import NotRetryableError
+from storage import ReminderService, current_revision
+from storage.overview import DeliveryRecord, NotRetryableError
 
 Outcome = Literal["sent", "sent_late", "skipped_missed", "failed", "cancelled", "pending"]
 
@@ -42,20 +42,6 @@ class ChatOut(BaseModel):
 
 class ChatReminderOut(ReminderOut):
     chat_id: str
-
-
-class DeliveryOut(BaseModel):
-    id: int
-    chat_id: str
-    reminder_id: str
-    short_id: int
-    content: str
-    occurrence: datetime
-    outcome: str
-    attempts: int
-    late: bool
-    last_error: str | None
-    finished_at: datetime | None
 
 
 class RetryOut(BaseModel):
@@ -148,7 +134,7 @@ class StatusOut(BaseModel):
 def admin_routes(bot: Bot) -> APIRouter:
     routes = APIRouter(prefix="/v1")
 
-    def service() -> Any:
+    def service() -> ReminderService:
         assert bot.reminders is not None
         return bot.reminders
 
@@ -190,10 +176,9 @@ def admin_routes(bot: Bot) -> APIRouter:
         chat_id: str | None = None,
         outcome: Outcome | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    ) -> list[DeliveryOut]:
+    ) -> list[DeliveryRecord]:
         """Delivery history, newest first: sent, late, skipped and failed, with errors."""
-        records = await service().deliveries(chat_id=chat_id, outcome=outcome, limit=limit)
-        return [DeliveryOut.model_validate(record, from_attributes=True) for record in records]
+        return await service().deliveries(chat_id=chat_id, outcome=outcome, limit=limit)
 
     @routes.post("/deliveries/{delivery_id}/retry", responses={409: {}, 503: {}})
     async def retry(delivery_id: int) -> Any:
@@ -319,6 +304,7 @@ def admin_routes(bot: Bot) -> APIRouter:
             revision = f"unreachable ({type(exc).__name__})"
         scheduler = reminders.scheduler
         health = await reminders.scheduler_health()
+        watchdog = bot.config.reminders.policy().watchdog_interval
         return StatusOut(
             lines=config_lines(bot.config, database.safe_url, revision),
             adapters={adapter.name: adapter.status() for adapter in bot.adapters},
@@ -329,13 +315,9 @@ def admin_routes(bot: Bot) -> APIRouter:
             scheduler={
                 "running": scheduler is not None,
                 "planned_timers": scheduler.planned if scheduler is not None else 0,
-                "watchdog_interval_s": reminders_watchdog(bot),
+                "watchdog_interval_s": watchdog.total_seconds(),
                 **health,
             },
         )
 
     return routes
-
-
-def reminders_watchdog(bot: Bot) -> float:
-    return bot.config.reminders.policy().watchdog_interval.total_seconds()
