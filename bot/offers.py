@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import ValidationError
+
 from function_calls import MessageContext, TurnResult
 from function_calls.context import MESSAGE_CONTEXT_KEY
 from function_calls.grammar import CJK, GrammarError, asked_reminder
@@ -82,6 +84,10 @@ class Offers:
         try:
             args = ReminderArgs.model_validate(arguments, context={MESSAGE_CONTEXT_KEY: ctx})
             schedule, first = args.resolve(ctx)
+        except ValidationError as exc:
+            # The user's own words can't be set ("today at 9" at 10:20): a small model
+            # answered "I can't assist with that", which says nothing of why.
+            return _refusal(exc, text)
         except ValueError:
             return result.text  # the grammar's reading is not settable: the model's answer
         if len(self._pending) >= _MAX_PENDING:
@@ -96,6 +102,15 @@ class Offers:
                 "回复“是”确认。"
             )
         return f"Nothing is set yet. Set '{content}' for {when} ({ctx.timezone}){rule}? Reply yes."
+
+
+def _refusal(error: ValidationError, asked: str) -> str:
+    reasons = "; ".join(
+        detail["msg"].removeprefix("Value error, ") for detail in error.errors(include_url=False)
+    )
+    if CJK.search(asked):
+        return f"没有设置提醒：{reasons}。"
+    return f"Nothing is set: {reasons}."
 
 
 def _unclaimed(answer: str, asked: str) -> str:

@@ -126,10 +126,15 @@ async def test_a_model_that_does_nothing_is_never_right_about_state_nor_wrong(
     by_outcome = Counter(r.verdict.outcome for r in results)
     assert by_outcome[Outcome.WRONG] == 0 and by_outcome[Outcome.ERROR] == 0
     offered = []
+    refused_by_the_bot = []
     for result in results:
         expect = result.case.expect
         changes = expect.changed or expect.deleted or expect.snoozed
-        if expect.reminder:
+        if result.reply.startswith("Nothing is set:"):
+            # The user's own words name a past time: the bot says so, whatever the model.
+            assert "refuse" in result.case.tags and result.verdict.outcome is Outcome.RIGHT
+            refused_by_the_bot.append(result.case.id)
+        elif expect.reminder:
             # Asked for a reminder that was not set: the grammar's reading is offered.
             assert result.verdict.outcome in (Outcome.OFFERED, Outcome.MISSED), result.case.id
             offered.append(result.verdict.outcome is Outcome.OFFERED)
@@ -138,6 +143,7 @@ async def test_a_model_that_does_nothing_is_never_right_about_state_nor_wrong(
         else:
             assert result.verdict.outcome is Outcome.RIGHT, result.case.id
     assert sum(offered) >= 0.9 * len(offered)
+    assert refused_by_the_bot == ["refuse-today-8am"]
 
 
 def test_the_command_prints_the_table_and_writes_json(

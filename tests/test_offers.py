@@ -138,3 +138,18 @@ async def test_a_claimed_snooze_edit_or_delete_that_no_tool_made_is_not_passed_o
         # Small talk without a claim keeps the model's words.
         assert await texts(bot, said("@groupmate bye")) == ["Sure, see you!"]
         assert await stored(bot) == []
+
+
+async def test_a_time_the_users_own_words_put_in_the_past_is_refused_with_the_reason(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    # At 14:05 "today at 9" has passed; a small model answered only "I can't assist".
+    stub.script(text("I apologize, but I can't assist with that."), text("抱歉。"))
+    async with make_bot(tmp_path, stub, Clock()) as bot:
+        (answer,) = await texts(bot, said("@groupmate remind me today at 9am to stretch"))
+        assert answer.startswith("Nothing is set: Tue 24 Nov 2026 09:00 is in the past")
+        assert "it is now Tue 24 Nov 2026 14:05" in answer
+        (chinese,) = await texts(bot, said("@groupmate 今天早上9点提醒我吃药"))
+        assert chinese.startswith("没有设置提醒：Tue 24 Nov 2026 09:00 is in the past")
+        assert await stored(bot) == []
+        assert await texts(bot, said("yes")) == []  # nothing was offered

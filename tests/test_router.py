@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,10 +15,10 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.logs import new_correlation_id, setup_logging
 from bot.messages import IncomingMessage
-from function_calls.handlers.summary import summarize
+from function_calls.handlers.summary import asks_about_the_chat, summarize
 from storage import OutgoingMessage
 from tests.conftest import eventually
-from tests.stub_llm import Reply, StubLLM, earlier_chat, latest_message, text
+from tests.stub_llm import Reply, StubLLM, calls, earlier_chat, latest_message, text
 
 
 def make_bot(tmp_path: Path, **sections: Any) -> Bot:
@@ -178,3 +179,35 @@ async def test_summaries_stay_bounded_whatever_the_model_writes() -> None:
     assert result
     assert model.calls < 100
     assert model.most_in_flight <= 4
+
+
+@pytest.mark.parametrize("small_talk", ["good morning!", "早上好", "what's 12 times 3?"])
+async def test_a_summary_the_message_did_not_ask_for_is_sent_back(
+    tmp_path: Path, stub: StubLLM, small_talk: str
+) -> None:
+    # Measured on a 1.5B model: "good morning" became a summary call.
+    stub.script(calls(("summary", {})), text("Good morning to you too!"))
+    bot = make_bot(tmp_path, llm={"base_url": stub.base_url, "api_key": "sk-test"})
+    async with bot:
+        await bot.handle(message("we meet at noon", 1, sender_id="u2", sender_name="Bo"))
+        replies = await bot.handle(message(f"@groupmate {small_talk}", 2))
+    assert [reply.text for reply in replies] == ["Good morning to you too!"]
+    report = json.dumps(stub.requests[1]["messages"][-1], ensure_ascii=False)
+    assert "does not ask about the conversation" in report
+
+
+@pytest.mark.parametrize(
+    "asks",
+    [
+        "summarize what was said",
+        "tl;dr of the chat?",
+        "can you sum up the discussion?",
+        "what did I miss?",
+        "catch me up",
+        "总结一下刚才的聊天",
+        "帮我总结一下大家说了什么",
+        "刚才你们聊了什么",
+    ],
+)
+def test_the_words_that_ask_for_a_summary(asks: str) -> None:
+    assert asks_about_the_chat(asks)

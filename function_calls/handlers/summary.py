@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from datetime import timedelta
 from typing import Any, Self
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
-from function_calls.context import MessageContext
+from function_calls.context import MessageContext, validation_context
 from function_calls.errors import LLMUnavailableError
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
@@ -28,6 +29,25 @@ _REDUCE_PROMPT = (
     "Merge these partial summaries of one group chat, in order, into one concise summary: "
     "topics, decisions, open questions, who asked what. Short bullet points."
 )
+# Words that ask about the conversation itself. A small model called `summary` for "good
+# morning", "早上好" and "what's 12 times 3" (measured in the eval); a call from a message
+# without any of these is sent back to the model instead of answered.
+_ASKS_ABOUT_THE_CHAT = re.compile(
+    r"summar|\bsum (?:it |this |that |everything )?up\b|recap|tl;?\s?dr|digest|overview|"
+    r"\bgist\b|highlights|catch (?:me |us |\w+ )?up|\bmiss(?:ed)?\b|"
+    r"what (?:was|were|has|have|had|is|are)(?: been)? (?:said|discussed|decided|talked about|"
+    r"going on|happening)|what(?:'s| is| has) (?:been )?(?:going on|happening|happened)|"
+    r"what happened|talk(?:ed|ing) about|discuss|conversation|"
+    r"总结|概括|摘要|汇总|归纳|要点|回顾|说了(?:些)?什么|聊了(?:些)?什么|讨论了|错过|发生了什么|"
+    r"在聊|在说|聊天记录",
+    re.IGNORECASE,
+)
+
+
+def asks_about_the_chat(text: str) -> bool:
+    """Whether a message asks about the conversation ("what did I miss?", "tl;dr",
+    "总结一下"), so a summary is what it wants."""
+    return _ASKS_ABOUT_THE_CHAT.search(text) is not None
 
 
 class SummaryArgs(BaseModel):
@@ -41,9 +61,18 @@ class SummaryArgs(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _one_window(self) -> Self:
+    def _one_window(self, info: ValidationInfo) -> Self:
         if self.last_n is not None and self.hours is not None:
             raise ValueError("give either last_n or hours, not both")
+        ctx = validation_context(info)
+        # A model's call is checked against the message's words; a command's or an API
+        # call's arguments are the user's own.
+        said = ctx.text if ctx is not None else ""
+        if said and not said.startswith("/") and not asks_about_the_chat(said):
+            raise ValueError(
+                "the message does not ask about the conversation: call no tool, "
+                "answer the message itself"
+            )
         return self
 
 
