@@ -29,9 +29,10 @@ from function_calls import (
 )
 from function_calls.handlers.audience import MemberDirectory
 from function_calls.handlers.budget import BudgetLimits
+from function_calls.links import PageFetcher
 from function_calls.registry import ToolSource
 from function_calls.remote import McpTools, OpenApiToolSet
-from function_calls.search import PerplexitySearch, SearchProvider
+from function_calls.search import SearchProvider, WebSearch
 from storage import ReminderService, Sender
 from storage.chatlog import ChatLog
 from storage.overview import TurnLog
@@ -59,6 +60,7 @@ class Bot:
         registry: ToolRegistry | None = None,
         clock: Callable[[], datetime] = _utc_now,
         search: SearchProvider | None = None,
+        pages: PageFetcher | None = None,
         deliver: bool = True,
         remote_tools: bool = True,
     ) -> None:
@@ -77,8 +79,11 @@ class Bot:
         self.members = MemberDirectories()
         self.adapters: list[Adapter] = []
         self._clock = clock
-        # A search provider of the embedder's own; else the configured one, if any.
+        # A search provider of the embedder's own (cached and limited as the config
+        # says); else the configured ones, if any.
         self._search = search
+        # A page fetcher of the embedder's own (its own resolver, say); else the config's.
+        self._pages = pages
         self._stack = AsyncExitStack()
         self._router: Router | None = None
         self.reminders: ReminderService | None = None
@@ -87,6 +92,28 @@ class Bot:
         self.mcp_tools: McpTools | None = None
         self.live: LiveEvents | None = None
         self.turns: TurnLog | None = None
+
+    def _web_search(self) -> WebSearch | None:
+        settings = self.config.search
+        if self._search is not None:
+            search = WebSearch(
+                [self._search],
+                cache_ttl=settings.cache_ttl,
+                cache_size=settings.cache_size,
+                per_chat_per_hour=settings.per_chat_per_hour,
+            )
+        elif settings.enabled:
+            search = settings.service()
+        else:
+            return None
+        self._stack.push_async_callback(search.aclose)
+        return search
+
+    def _page_fetcher(self) -> PageFetcher | None:
+        if self._pages is not None:
+            return self._pages
+        fetch = self.config.search.fetch
+        return PageFetcher(fetch.limits()) if fetch.enabled else None
 
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
@@ -183,17 +210,7 @@ class Bot:
             )
             self._stack.push_async_callback(self.llm.aclose)
             services = services.with_(llm=self.llm)
-        if self._search is not None:
-            services = services.with_(search=self._search)
-        elif config.search.enabled:
-            search = PerplexitySearch(
-                base_url=config.search.base_url,
-                api_key=config.search.api_key.get_secret_value() if config.search.api_key else None,
-                model=config.search.model,
-                timeout=config.search.timeout,
-            )
-            self._stack.push_async_callback(search.aclose)
-            services = services.with_(search=search)
+        services = services.with_(search=self._web_search(), pages=self._page_fetcher())
         self._router = Router(
             config,
             invoker=self.invoker,

@@ -23,7 +23,7 @@ from bot.app import Bot
 from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
-from bot.status import config_lines
+from bot.status import config_lines, probe_search
 from storage import (
     Database,
     StorageError,
@@ -143,6 +143,8 @@ def _check(config: Config) -> int:
     finally:
         database.close()
     print("\n".join(config_lines(config, database.safe_url, revision)))
+    if config.search.enabled:
+        print("\n".join(asyncio.run(probe_search(config))))
     return 0
 
 

@@ -32,6 +32,7 @@ from function_calls.grammar import (
 )
 from function_calls.handlers.reminder_args import bare_clock, phrase_rule
 from function_calls.handlers.reminder_changes import requester
+from function_calls.links import find_links
 from storage import StorageError, StorageUnavailableError
 
 COMMAND_HELP = (
@@ -39,7 +40,7 @@ COMMAND_HELP = (
     "/remind every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
     "friday at 5pm send the slides; /提醒 明天上午9点 开会), /reminders, /cancel <id>, "
     "/edit <id> <when/text>, /snooze [id] [10m], /pause <id>, /resume <id>, /history, "
-    "/summary [N], /search <query>, /tz <zone>, /settings, /budget, /help"
+    "/summary [N], /search <query>, /read <link>, /tz <zone>, /settings, /budget, /help"
 )
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
@@ -72,7 +73,7 @@ def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], st
 CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
 
 
-_PAID = frozenset({"summary", "search"})
+_PAID = frozenset({"summary", "search", "read"})
 _RULE_SETTINGS = ("remind_others", "remind_everyone")
 
 
@@ -93,6 +94,7 @@ class Commands:
             "history": self._history,
             "summary": self._summary,
             "search": self._search,
+            "read": self._read,
             "tz": self._tz,
             "settings": self._settings,
             "help": self._help,
@@ -252,6 +254,19 @@ class Commands:
         if not rest:
             raise CommandError("Usage: /search <query>")
         return await self.call(ctx, "web_search", {"query": rest})
+
+    async def _read(self, ctx: MessageContext, rest: str) -> str:
+        """`/read <link>`, or `/read` in reply to a message that holds one."""
+        if ctx.services.pages is None:
+            raise CommandError("Reading links is turned off on this bot (search.fetch).")
+        links = find_links(rest) if rest else find_links(ctx.reply_text)
+        if rest and not links:
+            raise CommandError("I can read only http and https links, e.g. /read https://…")
+        if not links:
+            raise CommandError(
+                "Usage: /read <link> (http or https), or /read in reply to a message with a link"
+            )
+        return await self.call(ctx, "read_url", {"url": links[0]})
 
     async def _budget(self, ctx: MessageContext, rest: str) -> str:
         """`/budget` shows today's use; `/budget 200000` sets this chat's daily limit."""

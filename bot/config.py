@@ -25,6 +25,7 @@ from pydantic import (
 from function_calls.handlers.audience import Permission, ReminderRules
 from function_calls.prompt_formats import PromptFormat
 from function_calls.remote import McpSettings, OpenApiSettings
+from function_calls.search.config import SearchSettings
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -159,18 +160,6 @@ class LLMSettings(_Section):
 
 class StorageSettings(_Section):
     url: str = DEFAULT_URL
-
-
-class SearchSettings(_Section):
-    provider: Literal["none", "perplexity"] = "none"
-    base_url: str = "https://api.perplexity.ai"
-    api_key: Secret = None
-    model: str = "sonar"
-    timeout: float = Field(30, gt=0)
-
-    @property
-    def enabled(self) -> bool:
-        return self.provider != "none"
 
 
 class WebhookSettings(_Section):

@@ -226,7 +226,9 @@ class Router:
         refusal = self._refusal(message, command)
         if refusal is not None:
             return refusal or None
-        ctx = dataclasses.replace(await self.context(message), text=text)
+        ctx = dataclasses.replace(
+            await self.context(message), text=text, reply_text=await self._replied_to(message)
+        )
         if command is not None:
             return await self._commands.run(ctx, *command)
         if Offers.is_yes(text):
@@ -359,6 +361,13 @@ class Router:
             mentioned=message.mentions,
             reply_to=message.reply_to_message_id,
         )
+
+    async def _replied_to(self, message: IncomingMessage) -> str:
+        """The logged words of the message this one replies to ("" if none or unknown)."""
+        chatlog = self._services.chatlog
+        if message.reply_to_message_id is None or chatlog is None:
+            return ""
+        return await chatlog.text_of(message.chat_id, message.reply_to_message_id) or ""
 
     async def _progress(self, chat_id: str, text: str) -> None:
         """A line such as "searching…" sent before a slow tool's result; best effort."""

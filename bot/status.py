@@ -3,8 +3,11 @@ dashboard's status page shows it."""
 
 from __future__ import annotations
 
+import time
+
 from bot.adapters import PLATFORMS
 from bot.config import Config
+from function_calls.search import SearchError
 from storage import head_revision
 
 
@@ -22,8 +25,8 @@ def config_lines(config: Config, storage_url: str, revision: str | None) -> list
             if llm.enabled
             else "off (offline commands only; set OPENAI_API_KEY or llm.base_url)"
         ),
-        "search: "
-        + (f"{config.search.provider} ({config.search.model})" if config.search.enabled else "off"),
+        _search_line(config),
+        _fetch_line(config),
         "console adapter: " + ("on" if config.adapters.console.enabled else "off"),
         *(f"{name} adapter: on" for name in PLATFORMS if getattr(config.adapters, name)),
         *_tool_servers(config),
@@ -31,6 +34,47 @@ def config_lines(config: Config, storage_url: str, revision: str | None) -> list
         + ("token required" if webhook.token else "no token")
         + (", outbound webhook set" if webhook.outbound_url else ", no outbound webhook"),
     ]
+
+
+def _search_line(config: Config) -> str:
+    search = config.search
+    if not search.enabled:
+        return "search: off"
+    providers = ", ".join(settings.label() for settings in search.providers)
+    limit = (
+        f"{search.per_chat_per_hour} per chat an hour" if search.per_chat_per_hour else "no limit"
+    )
+    return f"search: {providers}; cache {search.cache_ttl:g} s; {limit}"
+
+
+def _fetch_line(config: Config) -> str:
+    fetch = config.search.fetch
+    if not fetch.enabled:
+        return "link reading: off"
+    allowed = ", ".join(fetch.allow_hosts) or "none"
+    return (
+        f"link reading: on (up to {fetch.max_bytes:,} bytes, {fetch.max_redirects} redirects; "
+        f"internal hosts allowed: {allowed})"
+    )
+
+
+async def probe_search(config: Config, query: str = "groupmate") -> list[str]:
+    """One line per search provider: whether it answers a test query now."""
+    lines = []
+    for settings in config.search.providers:
+        provider = settings.provider(config.search.max_results)
+        began = time.perf_counter()
+        try:
+            answer = await provider.search(query)
+        except SearchError as exc:
+            lines.append(f"search {settings.name}: does not answer: {exc}")
+        else:
+            took = (time.perf_counter() - began) * 1000
+            found = f"{len(answer.sources)} results" if answer.sources else "an answer"
+            lines.append(f"search {settings.name}: answers ({found} in {took:.0f} ms)")
+        finally:
+            await provider.aclose()
+    return lines
 
 
 def _tool_servers(config: Config) -> list[str]:

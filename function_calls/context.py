@@ -43,6 +43,9 @@ class MessageContext:
     # The words of the message the tools act on (what the user wrote to the bot): the
     # reminder tools check a model's call against the time they name.
     text: str = ""
+    # The words of the message this one replies to, when the chat log has it: "summarize
+    # this" in reply to a link.
+    reply_text: str = ""
 
     def __post_init__(self) -> None:
         try:

@@ -17,15 +17,16 @@ from function_calls.errors import ToolError
 if TYPE_CHECKING:
     from function_calls.handlers.audience import MemberDirectory, ReminderRules
     from function_calls.handlers.budget import BudgetLimits
+    from function_calls.links import PageFetcher
     from function_calls.registry import ToolRegistry
-    from function_calls.search import SearchProvider
+    from function_calls.search import WebSearch
     from storage import ReminderService
     from storage.chatlog import ChatLog
     from storage.usage import UsageLog
 
 ServiceName = Literal[
-    "reminders", "reminder_rules", "chatlog", "usage", "budget_limits", "search", "llm",
-    "members", "registry", "progress",
+    "reminders", "reminder_rules", "chatlog", "usage", "budget_limits", "search", "pages",
+    "llm", "members", "registry", "progress",
 ]  # fmt: skip
 SERVICE_NAMES: frozenset[str] = frozenset(get_args(ServiceName))
 T = TypeVar("T")
@@ -45,7 +46,9 @@ class Services:
     chatlog: ChatLog | None = None
     usage: UsageLog | None = None
     budget_limits: BudgetLimits | None = None
-    search: SearchProvider | None = None
+    search: WebSearch | None = None
+    # Fetches pages users link to (never inside the network); None when reading is off.
+    pages: PageFetcher | None = None
     llm: TextCompleter | None = None
     # The platform's view of who is in a chat, to resolve "@bob" in reminders.
     members: MemberDirectory | None = None

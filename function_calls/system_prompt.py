@@ -55,14 +55,21 @@ def build_system_prompt(*, persona: str = DEFAULT_PERSONA, tool_instructions: st
     return "\n\n".join(parts)
 
 
+_MAX_QUOTED = 400  # of a replied-to message, in the context line
+
+
 def build_context(ctx: MessageContext) -> str:
     """The volatile facts for the latest message: clock, zone, chat and sender."""
     now = ctx.now()
     tomorrow = now + timedelta(days=1)
     where = "group chat" if ctx.chat_type == "group" else "private chat"
     sender = ctx.sender_name or ctx.sender_id
+    replying = ""
+    if ctx.reply_text:
+        quoted = " ".join(ctx.reply_text.split())[:_MAX_QUOTED]
+        replying = f' It replies to the message "{quoted}".'
     return (
         f"[Context: now {now:%A, %Y-%m-%d %H:%M} in the chat's time zone {ctx.timezone} "
         f"({_utc_offset(ctx)}); tomorrow is {tomorrow:%A, %Y-%m-%d}. A {where}; the latest "
-        f"message is from {sender}.]"
+        f"message is from {sender}.{replying}]"
     )

@@ -108,6 +108,10 @@ def _answer_to(session: Session, chat_id: str, message_id: str) -> list[str]:
     return list(rows)
 
 
+def _text_of(session: Session, chat_id: str, message_id: str) -> str | None:
+    return session.scalar(select(_messages.c.text).where(_the_message(chat_id, message_id)))
+
+
 def _recent(
     session: Session, chat_id: str, limit: int, since: datetime | None
 ) -> list[LoggedMessage]:
@@ -244,6 +248,12 @@ class ChatLog:
         """The texts of the bot's logged answer to a message, in order."""
         return await self._database.read(
             functools.partial(_answer_to, chat_id=chat_id, message_id=message_id)
+        )
+
+    async def text_of(self, chat_id: str, message_id: str) -> str | None:
+        """The words of one logged message of this chat (a message being replied to)."""
+        return await self._database.read(
+            functools.partial(_text_of, chat_id=chat_id, message_id=message_id)
         )
 
     async def prune_expired(self, now: datetime) -> int:

@@ -78,6 +78,8 @@ class CaseResult:
 class CannedSearch:
     """The eval's search provider: the case's results, no network."""
 
+    name = "canned"
+
     def __init__(self, hits: list[SearchHit]) -> None:
         self.hits = hits
         self.queries: list[str] = []

@@ -3,6 +3,7 @@
 from function_calls.handlers import (
     budget,
     help,
+    read_url,
     reminder_changes,
     reminders,
     summary,
@@ -21,6 +22,7 @@ __all__ = [
     "TimezoneArgs",
     "budget",
     "help",
+    "read_url",
     "reminder_changes",
     "reminders",
     "summary",

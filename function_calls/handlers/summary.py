@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from function_calls.context import MessageContext, validation_context
 from function_calls.errors import LLMUnavailableError
+from function_calls.links.found import find_links
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import required
@@ -68,12 +69,24 @@ class SummaryArgs(BaseModel):
         # A model's call is checked against the message's words; a command's or an API
         # call's arguments are the user's own.
         said = ctx.text if ctx is not None else ""
-        if said and not said.startswith("/") and not asks_about_the_chat(said):
-            raise ValueError(
-                "the message does not ask about the conversation: call no tool, "
-                "answer the message itself"
-            )
+        if said and not said.startswith("/"):
+            _check_the_words(said, ctx.reply_text if ctx is not None else "")
         return self
+
+
+def _check_the_words(said: str, replied: str) -> None:
+    """A model's summary call must be what the message asks: about the conversation, and
+    not about a link ("summarize this https://…" is read_url's)."""
+    links = find_links(said) or find_links(replied)
+    if links:
+        raise ValueError(
+            f"the message is about a web page: call read_url with url={links[0]!r} instead"
+        )
+    if not asks_about_the_chat(said):
+        raise ValueError(
+            "the message does not ask about the conversation: call no tool, "
+            "answer the message itself"
+        )
 
 
 def chunk(lines: list[str], budget: int = CHUNK_CHARS) -> list[str]:
@@ -100,8 +113,11 @@ def plain_digest(lines: list[str], speakers: Counter[str]) -> str:
     return f"{sum(speakers.values())} messages from {people}.\nLatest:\n{tail}"
 
 
-async def summarize(llm: Any, lines: list[str]) -> str:
-    """Map each chunk to a partial summary, then reduce them to one.
+async def summarize(
+    llm: Any, lines: list[str], map_prompt: str = _MAP_PROMPT, reduce_prompt: str = _REDUCE_PROMPT
+) -> str:
+    """Map each chunk to a partial summary, then reduce them to one (a chat transcript by
+    default; a web page's paragraphs with read_url's prompts).
 
     Bounded everywhere: the transcript's size, the requests in flight, and the reduce
     rounds (a model that writes long partial summaries cannot make it loop).
@@ -116,15 +132,15 @@ async def summarize(llm: Any, lines: list[str]) -> str:
 
     pieces = chunk(lines)
     if len(pieces) == 1:
-        return await ask(_MAP_PROMPT, pieces[0])
-    partial = await asyncio.gather(*(ask(_MAP_PROMPT, p) for p in pieces))
+        return await ask(map_prompt, pieces[0])
+    partial = await asyncio.gather(*(ask(map_prompt, p) for p in pieces))
     merged = chunk([f"Part {n}:\n{text}" for n, text in enumerate(partial, 1)])
     for _ in range(MAX_REDUCE_ROUNDS):
         if len(merged) == 1:
             break
-        partial = await asyncio.gather(*(ask(_REDUCE_PROMPT, p) for p in merged))
+        partial = await asyncio.gather(*(ask(reduce_prompt, p) for p in merged))
         merged = chunk(list(partial))
-    return await ask(_REDUCE_PROMPT, merged[0])
+    return await ask(reduce_prompt, merged[0])
 
 
 def _newest_within(lines: list[str], budget: int) -> list[str]:

@@ -1,4 +1,6 @@
-"""`web_search`: a concise answer with numbered sources, from the configured provider."""
+"""`web_search`: an answer with numbered sources. A search model's own answer is passed
+on; raw results (SearXNG, Tavily, Brave) become a short answer written by the LLM from
+the top results only, or, without an LLM, a list of them."""
 
 from __future__ import annotations
 
@@ -7,12 +9,20 @@ import re
 from pydantic import BaseModel, Field
 
 from function_calls.context import MessageContext
+from function_calls.errors import LLMUnavailableError
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from function_calls.search import SearchError
-from function_calls.services import required
+from function_calls.search import SearchError, SearchLimitError, Source
+from function_calls.services import TextCompleter, required
 
-_MAX_SOURCES = 5
+MAX_SOURCES = 5
+_CITATION = re.compile(r"\[(\d+)\]")
+_ANSWER_PROMPT = (
+    "Answer the question in at most four sentences, using only the numbered search "
+    "results below. Cite the results you use as [1], [2] and so on, right after the fact "
+    "they support. If the results do not answer the question, say so. Write in the "
+    "language of the question."
+)
 
 
 class SearchArgs(BaseModel):
@@ -21,15 +31,39 @@ class SearchArgs(BaseModel):
     query: str = Field(min_length=2, max_length=300, description="the search query")
 
 
-def format_answer(text: str, sources: list[tuple[str, str]]) -> str:
-    shown = sources[:_MAX_SOURCES]
-    # Citation marks beyond the sources we list would point nowhere.
-    body = re.sub(r"\[(\d+)\]", lambda m: m.group(0) if int(m.group(1)) <= len(shown) else "", text)
+def format_answer(text: str, sources: list[Source]) -> str:
+    """The answer, then its numbered sources; a citation mark beyond the listed sources
+    would point nowhere, so it is dropped."""
+    shown = sources[:MAX_SOURCES]
+    body = _CITATION.sub(lambda m: m.group(0) if 1 <= int(m.group(1)) <= len(shown) else "", text)
     lines = [body.strip()]
     if shown:
         lines.append("")
-        lines.extend(f"[{n}] {title} - {url}" for n, (title, url) in enumerate(shown, 1))
+        lines.extend(f"[{n}] {source.title} - {source.url}" for n, source in enumerate(shown, 1))
     return "\n".join(lines)
+
+
+def list_results(query: str, sources: list[Source]) -> str:
+    """Without an LLM: the top results, each with its title, address and snippet."""
+    lines = [f"🔎 Top results for “{query}”:"]
+    for n, source in enumerate(sources[:MAX_SOURCES], 1):
+        lines.append(f"[{n}] {source.title}\n{source.url}")
+        if source.snippet:
+            lines.append(source.snippet)
+    return "\n".join(lines)
+
+
+def numbered_results(query: str, sources: list[Source]) -> str:
+    """What the LLM is given: the question and the top results, numbered as cited."""
+    results = "\n\n".join(
+        f"[{n}] {source.title} ({source.url})\n{source.snippet}"
+        for n, source in enumerate(sources[:MAX_SOURCES], 1)
+    )
+    return f"Question: {query}\n\nSearch results:\n{results}"
+
+
+async def written_answer(llm: TextCompleter, query: str, sources: list[Source]) -> str:
+    return await llm.complete_text(_ANSWER_PROMPT, numbered_results(query, sources))
 
 
 @tool_function(
@@ -37,19 +71,34 @@ def format_answer(text: str, sources: list[tuple[str, str]]) -> str:
     description="Search the web for current information and answer with numbered sources.",
     examples=[Example("search for the latest Python release", {"query": "latest Python release"})],
     requires=["search"],
-    timeout=45,
+    timeout=60,
 )
 async def web_search(ctx: MessageContext, args: SearchArgs) -> FunctionResult:
-    provider = required(ctx.services.search, "search")
+    search = required(ctx.services.search, "search")
     progress = ctx.services.progress
     if progress is not None:
         await progress(f"🔎 Searching for “{args.query}”…")
     try:
-        answer = await provider.search(args.query)
+        found = await search.search(ctx.chat_id, args.query)
+    except SearchLimitError as exc:
+        return FunctionResult.direct(f"🔎 Not searching now: {exc}.")
     except SearchError as exc:
         return FunctionResult.direct(f"🔎 Search failed: {exc}. Please try again later.")
-    if not answer.text:
-        return FunctionResult.direct(f"🔎 I found nothing useful for “{args.query}”.")
-    sources = [(source.title, source.url) for source in answer.sources]
-    reply = format_answer(answer.text, sources)
-    return FunctionResult.direct(reply, data={"sources": len(sources)})
+    answer = found.answer
+    sources = answer.sources[:MAX_SOURCES]
+    data = {"sources": len(sources), "provider": found.provider, "cached": found.cached}
+    if answer.text:  # a search model's own answer
+        return FunctionResult.direct(format_answer(answer.text, sources), data=data)
+    if not sources:
+        return FunctionResult.direct(f"🔎 I found nothing for “{args.query}”.", data=data)
+    llm = ctx.services.llm
+    if llm is None:
+        return FunctionResult.direct(list_results(args.query, sources), data=data)
+    try:
+        text = await written_answer(llm, args.query, sources)
+    except LLMUnavailableError as exc:
+        listing = list_results(args.query, sources)
+        return FunctionResult.direct(f"{exc.user_message}\n{listing}", data=data)
+    if not text.strip():
+        return FunctionResult.direct(list_results(args.query, sources), data=data)
+    return FunctionResult.direct(format_answer(text, sources), data=data)
