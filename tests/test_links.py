@@ -281,5 +281,5 @@ async def test_a_page_that_loads_too_slowly_is_given_up(pages: PageServer) -> No
 
 
 async def test_an_unknown_host_is_said_so(pages: PageServer) -> None:
-    with pytest.raises(LinkUnreadable, match="nowhere.test could not be found"):
+    with pytest.raises(LinkUnreadable, match=r"nowhere\.test could not be found"):
         await fetcher(pages).fetch("http://nowhere.test/page")

@@ -12,7 +12,7 @@ from function_calls.context import MessageContext
 from function_calls.errors import LLMUnavailableError
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from function_calls.search import SearchError, SearchLimitError, Source
+from function_calls.search import SearchAuthError, SearchError, SearchLimitError, Source
 from function_calls.services import TextCompleter, required
 
 MAX_SOURCES = 5
@@ -82,6 +82,8 @@ async def web_search(ctx: MessageContext, args: SearchArgs) -> FunctionResult:
         found = await search.search(ctx.chat_id, args.query)
     except SearchLimitError as exc:
         return FunctionResult.direct(f"🔎 Not searching now: {exc}.")
+    except SearchAuthError as exc:  # the operator's to fix: trying later won't help
+        return FunctionResult.direct(f"🔎 Search failed: {exc}.")
     except SearchError as exc:
         return FunctionResult.direct(f"🔎 Search failed: {exc}. Please try again later.")
     answer = found.answer

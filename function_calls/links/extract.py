@@ -58,7 +58,6 @@ def read_article(page: Page) -> Article:
             include_comments=False,
             include_tables=True,
             include_images=False,
-            deduplicate=True,
         )
         paragraphs = [line.strip() for line in (text or "").splitlines() if line.strip()]
         title = _title(page)

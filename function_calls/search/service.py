@@ -114,7 +114,8 @@ class WebSearch:
             wait = _WINDOW - (now - recent[0])
             minutes = max(1, round(wait / 60))
             raise SearchLimitError(
-                f"this chat has used its {self._limit} searches for this hour; the next one "
+                f"this chat has used its {self._limit} search{'es' if self._limit != 1 else ''} "
+                "for this hour; the next one "
                 f"is possible in about {minutes} minute{'s' if minutes != 1 else ''}",
                 wait,
             )
