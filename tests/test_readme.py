@@ -84,3 +84,22 @@ def test_the_mcp_and_openapi_example_is_a_valid_config() -> None:
     assert servers["docs"].plain_headers() == {"Authorization": "Bearer t"}
     assert config.mcp.serve.chat_id == "tg:-1001234567890"
     assert config.openapi.servers[0].tools.admits("get_current_local_time")
+
+
+def test_the_search_example_is_a_valid_config() -> None:
+    import yaml
+
+    from bot.config import parse_config
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Search", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
+    config = parse_config(yaml.safe_load(block.group(1)), environ={"BRAVE_API_KEY": "k"})
+    search = config.search
+    assert [p.label() for p in search.providers] == [
+        "searxng (http://127.0.0.1:8888)",
+        "brave (https://api.search.brave.com)",
+    ]
+    assert search.cache_ttl == 600 and search.per_chat_per_hour == 30
+    assert search.fetch.enabled and search.fetch.max_bytes == 2_000_000
