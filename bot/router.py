@@ -367,7 +367,11 @@ class Router:
         chatlog = self._services.chatlog
         if message.reply_to_message_id is None or chatlog is None:
             return ""
-        return await chatlog.text_of(message.chat_id, message.reply_to_message_id) or ""
+        try:
+            return await chatlog.text_of(message.chat_id, message.reply_to_message_id) or ""
+        except StorageError as exc:  # the message itself can still be answered
+            log.warning("chat %s: replied-to message not read (%s)", message.chat_id, exc)
+            return ""
 
     async def _progress(self, chat_id: str, text: str) -> None:
         """A line such as "searching…" sent before a slow tool's result; best effort."""

@@ -5,6 +5,7 @@ a page in GBK, a 5 MB page, plain text, a PDF, redirect chains and a slow page."
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -76,6 +77,9 @@ class PageServer:
             Route("/r/{n:int}", self._chain),
             Route("/loop/{n:int}", self._loop),
             Route("/moved", self._moved),
+            Route("/gzip-bomb", self._gzip_bomb),
+            Route("/exact/{n:int}", self._exact),
+            Route("/bad-redirect", self._bad_redirect),
         ]
         self._server = ThreadedServer(Starlette(routes=routes))
 
@@ -114,6 +118,18 @@ class PageServer:
 
     async def _loop(self, request: Request) -> Response:
         return RedirectResponse(f"/loop/{request.path_params['n'] + 1}", status_code=301)
+
+    async def _gzip_bomb(self, request: Request) -> Response:
+        # 50 MB of text in about 50 KB on the wire.
+        body = gzip.compress(b"all work and no play " * 2_500_000, compresslevel=9)
+        headers = {"content-encoding": "gzip", "content-type": "text/plain; charset=utf-8"}
+        return Response(body, headers=headers)
+
+    async def _exact(self, request: Request) -> Response:
+        return PlainTextResponse("x" * request.path_params["n"])
+
+    async def _bad_redirect(self, request: Request) -> Response:
+        return Response(status_code=302, headers={"location": "http://[::1"})
 
     async def _moved(self, request: Request) -> Response:
         return RedirectResponse("/news", status_code=301)

@@ -6,6 +6,7 @@ in IPv6, `localhost`, or a name the test resolver maps to 127.0.0.1."""
 from __future__ import annotations
 
 import ipaddress
+import time
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -21,7 +22,8 @@ from function_calls.links import (
     read_article,
 )
 from function_calls.links.addresses import IPAddress, split_host_port
-from function_calls.links.fetch import system_resolver
+from function_calls.links.extract import _title_tag
+from function_calls.links.fetch import decode, system_resolver
 from tests.page_server import PageServer
 from tests.tool_venv import free_port
 
@@ -283,3 +285,68 @@ async def test_a_page_that_loads_too_slowly_is_given_up(pages: PageServer) -> No
 async def test_an_unknown_host_is_said_so(pages: PageServer) -> None:
     with pytest.raises(LinkUnreadable, match=r"nowhere\.test could not be found"):
         await fetcher(pages).fetch("http://nowhere.test/page")
+
+
+async def test_a_compressed_bomb_is_inflated_only_up_to_the_limit(pages: PageServer) -> None:
+    page = await fetcher(pages).fetch(pages.url("/gzip-bomb"))
+    assert page.truncated and len(page.text) == 2_000_000
+    assert page.text.startswith("all work and no play all work")
+
+
+@pytest.mark.parametrize(("size", "cut"), [(10_000, False), (10_001, True)])
+async def test_a_page_exactly_at_the_limit_is_whole(
+    pages: PageServer, size: int, cut: bool
+) -> None:
+    page = await fetcher(pages, max_bytes=10_000).fetch(pages.url(f"/exact/{size}"))
+    assert page.truncated is cut and len(page.text) == 10_000
+
+
+async def test_a_non_ascii_host_goes_out_in_idna(pages: PageServer) -> None:
+    resolver = Resolver({"xn--bcher-kva.test": "127.0.0.1"})
+    reader = fetcher(pages, f"bücher.test:{pages.port}", resolver=resolver)
+    page = await reader.fetch(f"http://bücher.test:{pages.port}/host")
+    assert page.text == f"You asked for xn--bcher-kva.test:{pages.port}."
+    assert resolver.asked == ["xn--bcher-kva.test"]
+
+
+@pytest.mark.parametrize(
+    ("link", "error", "words"),
+    [
+        ("http://127.0.0.1:99999/news", LinkRefused, "port is not a valid one"),
+        ("http://127.0.0.1:{port}/bad-redirect", LinkUnreadable, "an answer that is not valid"),
+    ],
+)
+async def test_broken_addresses_are_clear_refusals(
+    pages: PageServer, link: str, error: type[Exception], words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        await fetcher(pages).fetch(link.format(port=pages.port))
+
+
+_FRENCH = "<p>Le café est ouvert à côté de la gare; les élèves mangent des crêpes.</p>"
+_CHINESE = "<p>这是一个没有声明字符集的中文页面，内容是关于城市地铁建设的新闻报道。</p>"
+
+
+@pytest.mark.parametrize(
+    ("body", "declared", "expected"),
+    [
+        ("<meta charset='utf-16'><p>héllo</p>".encode(), None, "héllo"),  # a common lie
+        ("<p>héllo</p>".encode(), "rot13", "héllo"),  # not a text encoding
+        ("<p>héllo</p>".encode(), "undefined", "héllo"),
+        ("<p>héllo</p>".encode(), "quopri", "héllo"),  # bytes-to-bytes
+        ("<p>中文页面</p>".encode("gb18030"), "gb2312", "中文页面"),
+        (_FRENCH.encode("cp1252"), None, _FRENCH),  # undeclared: windows-1252, not Baltic
+        (_CHINESE.encode("gbk"), None, _CHINESE),  # undeclared: detected
+        (b"<p>ok</p>" + "中".encode()[:2], None, "<p>ok</p>"),  # cut mid-character
+    ],
+)
+def test_any_declared_charset_gives_text(body: bytes, declared: str | None, expected: str) -> None:
+    text = decode(body, declared, "html")
+    assert isinstance(text, str) and expected in text
+
+
+def test_a_page_of_unclosed_title_tags_is_read_in_linear_time() -> None:
+    began = time.perf_counter()
+    assert _title_tag("<title" * 100_000) == ""
+    assert _title_tag("<html><TITLE lang=en>A &amp; B\n page</title>") == "A & B page"
+    assert time.perf_counter() - began < 0.5

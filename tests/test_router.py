@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -211,3 +212,33 @@ async def test_a_summary_the_message_did_not_ask_for_is_sent_back(
 )
 def test_the_words_that_ask_for_a_summary(asks: str) -> None:
     assert asks_about_the_chat(asks)
+
+
+@pytest.mark.parametrize(
+    ("said", "replied", "words"),
+    [
+        (
+            "summarize this https://news.example/a",
+            "",
+            "call read_url with url='https://news.example/a'",
+        ),
+        ("summarize this", "look https://news.example/a", "call read_url with url="),
+        ("总结一下这个", "https://news.example/a", "call read_url"),
+        ("what did I miss?", "look https://news.example/a", None),
+        ("summarize what we discussed about https://news.example/a", "", None),
+        ("总结一下大家聊了什么", "https://news.example/a", None),
+    ],
+)
+def test_a_summary_is_not_a_links_summary(said: str, replied: str, words: str | None) -> None:
+    from pydantic import ValidationError
+
+    from function_calls.context import MESSAGE_CONTEXT_KEY
+    from function_calls.handlers.summary import SummaryArgs
+    from tests.conftest import make_ctx
+
+    ctx = make_ctx(text=said, reply_text=replied)
+    if words is None:
+        SummaryArgs.model_validate({}, context={MESSAGE_CONTEXT_KEY: ctx})
+        return
+    with pytest.raises(ValidationError, match=re.escape(words)):
+        SummaryArgs.model_validate({}, context={MESSAGE_CONTEXT_KEY: ctx})

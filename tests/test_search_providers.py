@@ -276,3 +276,16 @@ async def test_a_provider_failure_is_logged_without_its_key(
     await provider.aclose()
     assert "tavily answered HTTP 401" in caplog.text
     assert "tvly-secret-wrong" not in caplog.text
+
+
+async def test_a_search_that_failed_is_not_counted_against_the_chat(fake: FakeSearch) -> None:
+    search = service(fake, "searxng", clock=Clock(), per_chat_per_hour=1)
+    try:
+        for _ in range(3):
+            with pytest.raises(SearchUnavailableError):
+                await search.search("g1", "bridge trip:500")
+        assert len((await search.search("g1", "bridge")).answer.sources) == 5
+        with pytest.raises(SearchLimitError, match="its 1 search for this hour"):
+            await search.search("g1", "another")
+    finally:
+        await search.aclose()

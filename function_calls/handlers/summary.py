@@ -45,6 +45,14 @@ _ASKS_ABOUT_THE_CHAT = re.compile(
 )
 
 
+# Words that point at the conversation itself, not at something linked in it.
+_NAMES_THE_CHAT = re.compile(
+    r"\bmiss(?:ed)?\b|discuss|conversation|talk(?:ed|ing) about|\bchat\b|going on|happened|"
+    r"catch (?:me |us )?up|聊|大家|讨论|错过|发生",
+    re.IGNORECASE,
+)
+
+
 def asks_about_the_chat(text: str) -> bool:
     """Whether a message asks about the conversation ("what did I miss?", "tl;dr",
     "总结一下"), so a summary is what it wants."""
@@ -76,9 +84,10 @@ class SummaryArgs(BaseModel):
 
 def _check_the_words(said: str, replied: str) -> None:
     """A model's summary call must be what the message asks: about the conversation, and
-    not about a link ("summarize this https://…" is read_url's)."""
+    not about a link ("summarize this https://…", or "summarize this" in reply to a link,
+    is read_url's; "what did we discuss about https://…" is still the chat's)."""
     links = find_links(said) or find_links(replied)
-    if links:
+    if links and _NAMES_THE_CHAT.search(said) is None:
         raise ValueError(
             f"the message is about a web page: call read_url with url={links[0]!r} instead"
         )

@@ -92,8 +92,15 @@ class AllowList:
 
 
 def normal_host(host: str) -> str:
+    """One spelling per host: an IP's canonical form, or the lower-case IDNA name."""
     address = parse_address(host)
-    return str(address) if address is not None else host.strip("[]").rstrip(".").casefold()
+    if address is not None:
+        return str(address)
+    name = host.strip("[]").rstrip(".").casefold()
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return name
 
 
 def split_host_port(entry: str) -> tuple[str, int | None]:

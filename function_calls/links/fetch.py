@@ -14,6 +14,7 @@ import ipaddress
 import logging
 import re
 import socket
+import zlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -31,6 +32,19 @@ Resolver = Callable[[str, int], Awaitable[Sequence[IPAddress]]]
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_MULTI_BYTE = frozenset(
+    {
+        "gb18030",
+        "big5",
+        "big5hkscs",
+        "shift_jis",
+        "cp932",
+        "euc_jp",
+        "euc_kr",
+        "cp949",
+        "iso2022_jp",
+    }
+)
 # Supersets that decode what pages labelled with the narrower name really contain.
 _WIDER = {"gb2312": "gb18030", "gbk": "gb18030", "iso-8859-1": "cp1252", "ascii": "cp1252"}
 
@@ -78,8 +92,13 @@ class _Target:
         return self.url.copy_with(host=host, fragment=None)
 
     @property
+    def host(self) -> str:
+        """The host as it goes on the wire: IDNA (xn--…) for a non-ASCII name."""
+        return self.url.raw_host.decode("ascii")
+
+    @property
     def host_header(self) -> str:
-        host = self.url.host if ":" not in self.url.host else f"[{self.url.host}]"
+        host = self.host if ":" not in self.host else f"[{self.host}]"
         return host if self.url.port is None else f"{host}:{self.url.port}"
 
 
@@ -120,22 +139,31 @@ class PageFetcher:
                         "Host": target.host_header,
                         "User-Agent": "Mozilla/5.0 (compatible; groupmate link reader)",
                         "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
+                        # Inflated by _body under the size limit; nothing else is asked for.
+                        "Accept-Encoding": "gzip, deflate",
                     },
-                    extensions={"sni_hostname": target.url.host},
+                    extensions={"sni_hostname": target.host},
                 )
                 try:
                     response = await client.send(request, stream=True)
                 except httpx.TimeoutException:
                     raise LinkUnreadable("the site did not answer in time") from None
+                except httpx.RemoteProtocolError:  # also a redirect to an invalid address
+                    raise LinkUnreadable("the site sent an answer that is not valid") from None
                 except httpx.HTTPError as exc:
                     log.info("link fetch failed: %s", type(exc).__name__)
                     raise LinkUnreadable("the site could not be reached") from None
                 try:
                     location = response.headers.get("location")
                     if response.is_redirect and location:
-                        url = str(target.url.join(location))
+                        url = _redirected(target.url, location)
                         continue
                     return await self._read(response, str(target.url))
+                except httpx.TimeoutException:
+                    raise LinkUnreadable("the site stopped sending the page") from None
+                except httpx.HTTPError as exc:
+                    log.info("link read failed: %s", type(exc).__name__)
+                    raise LinkUnreadable("the page could not be read to the end") from None
                 finally:
                     await response.aclose()
         raise LinkUnreadable(f"the link redirects more than {limits.max_redirects} times")
@@ -151,18 +179,21 @@ class PageFetcher:
             raise LinkRefused("links with a user name or password in them are not opened")
         if not parsed.host:
             raise LinkRefused("that link has no host")
+        if parsed.port is not None and not 0 < parsed.port < 65536:
+            raise LinkRefused("that link's port is not a valid one")
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
-        literal = parse_address(parsed.host)
+        host = parsed.raw_host.decode("ascii")
+        literal = parse_address(host)
         if literal is not None:
             addresses: Sequence[IPAddress] = [literal]
         else:
             try:
-                addresses = await self._resolve(parsed.host, port)
-            except (OSError, UnicodeError):
+                addresses = await self._resolve(host, port)
+            except (OSError, UnicodeError, ValueError):
                 raise LinkUnreadable(f"the host {parsed.host} could not be found") from None
             if not addresses:
                 raise LinkUnreadable(f"the host {parsed.host} could not be found")
-        if not self.limits.allow.allows(parsed.host, port):
+        if not self.limits.allow.allows(host, port):
             for address in addresses:
                 reason = forbidden(address)
                 if reason is not None:
@@ -195,25 +226,50 @@ class PageFetcher:
         return Page(url, kind, decode(body, declared, kind), truncated)
 
     async def _body(self, response: httpx.Response) -> tuple[bytes, bool]:
-        """The body up to max_bytes (after content decoding, so a compressed bomb is cut
-        too); the rest is not read."""
+        """The body up to max_bytes, and whether there was more. Compressed bodies are
+        inflated here, never more than the limit (a 48 KB gzip can hold 50 MB)."""
         limit = self.limits.max_bytes
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            room = limit - size
-            if len(chunk) >= room:
-                chunks.append(chunk[:room])
-                return b"".join(chunks), len(chunk) > room or _more(response)
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks), False
+        inflater = _inflater(response.headers.get("content-encoding", ""))
+        body = bytearray()
+        async for raw in response.aiter_raw():
+            room = limit + 1 - len(body)  # one byte more than fits: was anything cut?
+            body += inflater.feed(raw, room) if inflater is not None else raw[:room]
+            if len(body) > limit:
+                return bytes(body[:limit]), True
+        return bytes(body), False
 
 
-def _more(response: httpx.Response) -> bool:
-    # Exactly at the limit: cut only if the server said the body is longer.
-    length = response.headers.get("content-length", "")
-    return not length.isdigit() or int(length) > 0
+class _Inflate:
+    def __init__(self, wbits: int) -> None:
+        self._decompressor = zlib.decompressobj(wbits)
+
+    def feed(self, data: bytes, room: int) -> bytes:
+        try:
+            out = self._decompressor.decompress(data, room)
+            while self._decompressor.unconsumed_tail and len(out) < room:
+                tail = self._decompressor.unconsumed_tail
+                out += self._decompressor.decompress(tail, room - len(out))
+        except zlib.error:
+            raise LinkUnreadable("the site sent a damaged compressed page") from None
+        return out
+
+
+def _inflater(encoding: str) -> _Inflate | None:
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip"):
+        return _Inflate(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return _Inflate(zlib.MAX_WBITS)
+    raise LinkUnreadable(f"the site sent the page in an encoding this reader lacks ({encoding})")
+
+
+def _redirected(base: httpx.URL, location: str) -> str:
+    try:
+        return str(base.join(location))
+    except (httpx.InvalidURL, ValueError):
+        raise LinkUnreadable("the site redirected to an address that is not valid") from None
 
 
 def _charset_param(params: str) -> str | None:
@@ -224,13 +280,20 @@ def _charset_param(params: str) -> str | None:
     return None
 
 
-def _codec(name: str | None) -> str | None:
+def _codec(name: str | None, *, from_meta: bool = False) -> str | None:
+    """A text codec for a declared charset; None for an unknown one or a codec that is
+    not a text encoding ("rot13", "zlib")."""
     if not name:
         return None
     try:
-        codec = codecs.lookup(name).name
+        info = codecs.lookup(name)
     except LookupError:
         return None
+    if not getattr(info, "_is_text_encoding", True):
+        return None
+    codec = info.name
+    if from_meta and codec.startswith(("utf-16", "utf-32")):
+        return "utf-8"  # what the HTML standard says a <meta> naming UTF-16 means
     return _WIDER.get(codec, _WIDER.get(name.lower(), codec))
 
 
@@ -246,14 +309,18 @@ def decode(body: bytes, declared: str | None, kind: PageKind) -> str:
     if kind == "html":
         found = _META_CHARSET.search(body[:4096])
         if found is not None:
-            candidates.append(_codec(found.group(1).decode("ascii", "ignore")))
+            candidates.append(_codec(found.group(1).decode("ascii", "ignore"), from_meta=True))
     candidates.append("utf-8")
     for codec in dict.fromkeys(c for c in candidates if c):
         try:
-            return codecs.getincrementaldecoder(codec)("strict").decode(body, final=False)
-        except UnicodeDecodeError:
+            text = codecs.getincrementaldecoder(codec)("strict").decode(body, final=False)
+        except (UnicodeError, ValueError, TypeError, LookupError):
             continue
+        if isinstance(text, str):
+            return text
+    # Undeclared and not UTF-8: detection tells the multi-byte East Asian encodings apart
+    # reliably; among single-byte ones it often picks a Baltic or Greek code page for
+    # plain French, so those fall back to windows-1252, as browsers do.
     guess = charset_normalizer.from_bytes(body[:200_000]).best()
-    if guess is not None and guess.encoding:
-        return body.decode(guess.encoding, errors="replace")
-    return body.decode("utf-8", errors="replace")
+    detected = _codec(guess.encoding) if guess is not None else None
+    return body.decode(detected if detected in _MULTI_BYTE else "cp1252", errors="replace")

@@ -309,7 +309,7 @@ class ModelSearch:
             raise SearchUnavailableError(f"{self.name} could not be reached") from None
         try:
             text = completion.choices[0].message.content or ""
-        except (AttributeError, IndexError):
+        except (AttributeError, IndexError, TypeError):
             raise SearchUnreadableError(f"{self.name} sent an unreadable answer") from None
         extra: dict[str, Any] = completion.model_extra or {}
         return SearchAnswer(text.strip(), _cited(extra))

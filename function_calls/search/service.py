@@ -80,7 +80,12 @@ class WebSearch:
             self._cache.move_to_end(key)
             return Found(cached.answer, cached.provider, cached=True)
         self._spend(chat_id, now)
-        found = await self._first_answer(query)
+        try:
+            found = await self._first_answer(query)
+        except SearchError:
+            # A provider being down is not the chat's doing: the search is not counted.
+            self._refund(chat_id, now)
+            raise
         if found.answer.text or found.answer.sources:  # "nothing found" may change soon
             self._remember(key, found, self._clock())
         return found
@@ -122,6 +127,11 @@ class WebSearch:
         recent.append(now)
         while len(self._recent) > _MAX_CHATS:
             self._recent.popitem(last=False)
+
+    def _refund(self, chat_id: str, at: float) -> None:
+        recent = self._recent.get(chat_id)
+        if recent is not None and at in recent:
+            recent.remove(at)
 
     def _remember(self, key: str, found: Found, now: float) -> None:
         if self._size <= 0 or self._ttl <= 0:
