@@ -24,7 +24,7 @@ FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
 
 
 # The browser tests' `page` fixture.
-pytest_plugins = ["tests.browser"]
+pytest_plugins = ["tests.browser", "tests.search_servers"]
 
 
 @pytest.fixture(scope="session")

@@ -16,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -221,3 +223,17 @@ class FakeSearch:
                 ],
             }
         return JSONResponse(payload)
+
+
+# Fixtures (a test plugin, see conftest): one server per module, reset per test.
+@pytest.fixture(scope="module")
+def _fake() -> Iterator[FakeSearch]:
+    fake = FakeSearch().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def fake(_fake: FakeSearch) -> FakeSearch:
+    _fake.reset()
+    return _fake

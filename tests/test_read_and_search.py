@@ -31,19 +31,6 @@ def pages() -> Iterator[PageServer]:
     server.stop()
 
 
-@pytest.fixture(scope="module")
-def _fake() -> Iterator[FakeSearch]:
-    fake = FakeSearch().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def fake(_fake: FakeSearch) -> FakeSearch:
-    _fake.reset()
-    return _fake
-
-
 def make_bot(
     tmp_path: Path, pages: PageServer, fake: FakeSearch, stub: StubLLM | None, **search: Any
 ) -> Bot:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -28,19 +27,6 @@ from tests.search_servers import BRAVE_KEY, GOOD_KEY, FakeSearch, hits
 from tests.tool_venv import free_port
 
 KINDS = ["searxng", "tavily", "brave"]
-
-
-@pytest.fixture(scope="module")
-def _fake() -> Iterator[FakeSearch]:
-    fake = FakeSearch().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def fake(_fake: FakeSearch) -> FakeSearch:
-    _fake.reset()
-    return _fake
 
 
 def make(kind: str, url: str, *, key: str | None = None, timeout: float = 5) -> HttpSearch:
