@@ -96,12 +96,7 @@ class Bot:
     def _web_search(self) -> WebSearch | None:
         settings = self.config.search
         if self._search is not None:
-            search = WebSearch(
-                [self._search],
-                cache_ttl=settings.cache_ttl,
-                cache_size=settings.cache_size,
-                per_chat_per_hour=settings.per_chat_per_hour,
-            )
+            search = settings.service([self._search])
         elif settings.enabled:
             search = settings.service()
         else:

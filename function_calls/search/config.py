@@ -10,6 +10,7 @@ the cache and the per-chat limit; and `search.fetch`, the limits of reading link
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, model_validator
@@ -150,9 +151,12 @@ class SearchSettings(_Strict):
     def enabled(self) -> bool:
         return bool(self.providers)
 
-    def service(self) -> WebSearch:
+    def service(self, providers: Sequence[SearchProvider] | None = None) -> WebSearch:
+        """The configured providers, or an embedder's own, cached and limited as set."""
+        if providers is None:
+            providers = [settings.provider(self.max_results) for settings in self.providers]
         return WebSearch(
-            [settings.provider(self.max_results) for settings in self.providers],
+            providers,
             cache_ttl=self.cache_ttl,
             cache_size=self.cache_size,
             per_chat_per_hour=self.per_chat_per_hour,
