@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic_core import to_jsonable_python
 
@@ -181,15 +182,23 @@ class Router:
             at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
         chat = message.chat_id
         message_id = message.message_id or uuid.uuid4().hex
-        seen = await self._chatlog.append(
-            chat,
-            message_id=message_id,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            text=message.text.replace("\x00", ""),
-            at=min(at, self._clock()),  # a clock ahead must not age out the whole log
-            answered=text is None,  # not for the bot: done with it now, never re-handled
-        )
+        fields: dict[str, Any] = {
+            "message_id": message_id,
+            "sender_id": message.sender_id,
+            "sender_name": message.sender_name,
+            "text": message.text.replace("\x00", ""),
+            "at": min(at, self._clock()),  # a clock ahead must not age out the whole log
+        }
+        if text is None:
+            # Not for the bot: logged for history and summaries, never handled, so the
+            # reply path does not wait for its write (see ChatLog.log).
+            await self._chatlog.log(chat, **fields)
+            return _Answer([], None)
+        history = self.config.bot.history
+        # The history the model will need is read with the message's own write.
+        wanted = history.max_messages + 1 if self._llm is not None and history.max_messages else 0
+        received = await self._chatlog.receive(chat, **fields, recent=wanted)
+        seen = received.seen
         if seen is Seen.ANSWERED:
             log.info("chat %s: message %s seen before", chat, message.message_id)
             return _Answer([], None)
@@ -203,9 +212,7 @@ class Router:
             return _Answer([self._reply(message, t) for t in texts], message_id)
         if seen is Seen.UNANSWERED:
             log.info("chat %s: message %s never answered, handling it again", chat, message_id)
-        if text is None:
-            return _Answer([], None)
-        answer = await self._respond(message, text)
+        answer = await self._respond(message, text, received.recent)
         texts = [] if answer is None else [answer]
         await self._chatlog.record_answer(
             chat,
@@ -218,8 +225,11 @@ class Router:
         )
         return _Answer([self._reply(message, t) for t in texts], message_id)
 
-    async def _respond(self, message: IncomingMessage, text: str) -> str | None:
-        """The answer's text; None to stay quiet (a group over its rate limit)."""
+    async def _respond(
+        self, message: IncomingMessage, text: str, recent: list[LoggedMessage]
+    ) -> str | None:
+        """The answer's text; None to stay quiet (a group over its rate limit). `recent`
+        is the chat's newest messages, this one last."""
         command = Commands.split(text) or self._spoken_command(message, text)
         if command is not None and not self._commands.knows(command[0]):
             command = None
@@ -245,7 +255,7 @@ class Router:
             spent = await self._budget.refusal(ctx)
             if spent is not None:
                 return spent or None
-        history = await self._history(message.chat_id)
+        history = self._history(recent)
         began = time.perf_counter()
         result = await self._llm.run(ctx, text or "hello", history)
         latency = time.perf_counter() - began
@@ -381,13 +391,9 @@ class Router:
         except Exception as exc:
             log.info("chat %s: progress line not delivered (%s)", chat_id, type(exc).__name__)
 
-    async def _history(self, chat_id: str) -> list[ChatTurn]:
-        settings = self.config.bot.history
-        if settings.max_messages == 0:
-            return []
+    def _history(self, recent: list[LoggedMessage]) -> list[ChatTurn]:
         # The triggering message is the newest entry; the LLM gets it once, as the question.
-        recent = (await self._chatlog.recent(chat_id, settings.max_messages + 1))[:-1]
-        return _turns_within(recent, settings.max_chars)
+        return _turns_within(recent[:-1], self.config.bot.history.max_chars)
 
     def _reply(self, message: IncomingMessage, text: str) -> Reply:
         mentions = (message.sender_id,) if message.chat_type == "group" else ()

@@ -5,6 +5,7 @@ estimate of `function_calls.usage` (it leans high, so a fitted request fits)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,6 +25,24 @@ def _tokens(value: Any) -> int:
     return estimate_tokens(text) + 4  # a few tokens of framing per message
 
 
+@functools.lru_cache(maxsize=64)
+def _system_tokens(content: str) -> int:
+    # The system prompt is the same for many requests; dumping it each time to count it
+    # cost more than the rest of the fitting.
+    return _tokens({"role": "system", "content": content})
+
+
+def _message_tokens(message: dict[str, Any]) -> int:
+    if message.keys() == {"role", "content"} and message["role"] == "system":
+        return _system_tokens(message["content"])
+    return _tokens(message)
+
+
+def tools_tokens(tools: list[dict[str, Any]]) -> int:
+    """The estimate `fit` counts for a tool list (a caller may keep it with the list)."""
+    return _tokens(tools)
+
+
 def fit(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
@@ -31,15 +50,17 @@ def fit(
     history: list[str],
     render: Callable[[Sequence[str]], str],
     limit: int,
+    tools_size: int | None = None,
 ) -> int:
     """Trim a request in place to `limit` tokens; returns how many history lines were
     dropped (from the front of `history`, which is shortened to match).
 
     `messages` is [system, latest, *tool rounds]; the latest message's content is
     `render(history)`: the earlier chat as a transcript, then the new message.
+    `tools_size` is `tools_tokens(tools)` when the caller has it already.
     """
-    fixed = _tokens(tools) if tools else 0
-    sizes = [_tokens(message) for message in messages]
+    fixed = (tools_size if tools_size is not None else tools_tokens(tools)) if tools else 0
+    sizes = [_message_tokens(message) for message in messages]
     total = fixed + sum(sizes)
     dropped = 0
     while total > limit and history:

@@ -23,7 +23,7 @@ from function_calls import _shaping as shaping
 from function_calls import _transport as transport
 from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls.context import MessageContext
-from function_calls.context_window import ContextOverflowError, fit
+from function_calls.context_window import ContextOverflowError, fit, tools_tokens
 from function_calls.errors import (
     LLMUnavailableError,
     ToolHiddenError,
@@ -59,6 +59,8 @@ _CURRENT_TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
 )
 _PARSE_IN_THREAD_CHARS = 8_000
+# Tool lists kept built (one per set of tools visible to a chat, and schema view).
+_TOOL_LISTS = 64
 _MAX_MALFORMED = 3
 _GARBAGE_MESSAGE = (
     "Sorry, I couldn't process that request: the language model kept producing unreadable "
@@ -203,6 +205,10 @@ class FunctionCallLLM:
         self.context_tokens = context_tokens
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
+        self._tool_lists: dict[
+            tuple[tuple[int, ...], SchemaView],
+            tuple[tuple[Tool, ...], list[dict[str, Any]], int],
+        ] = {}
         self._transport = transport.ChatTransport(
             base_url=base_url,
             api_key=api_key,
@@ -359,16 +365,20 @@ class FunctionCallLLM:
 
     async def _ask(self, turn: _Turn) -> ModelReply:
         turn.llm_calls += 1
-        tools = None
+        tools, size = None, None
         if turn.mode == "native" and turn.tools:
-            tools = [
-                tool.definition(strict=self.strict_schemas, view=turn.view)
-                for tool in turn.tools.values()
-            ]
+            tools, size = self._definitions(tuple(turn.tools.values()), turn.view)
         try:
             # Room for the answer is kept; what is dropped stays dropped for the turn.
             limit = self.context_tokens - (self.max_output_tokens or 0)
-            fit(turn.messages, tools, history=turn.history, render=turn.render, limit=limit)
+            fit(
+                turn.messages,
+                tools,
+                history=turn.history,
+                render=turn.render,
+                limit=limit,
+                tools_size=size,
+            )
         except ContextOverflowError as exc:
             raise LLMUnavailableError(str(exc)) from None
         try:
@@ -399,6 +409,22 @@ class FunctionCallLLM:
             # Pathological text costs the tolerant parser real CPU; keep the loop free.
             return await asyncio.to_thread(shaping.reply_from_text, content, turn.tools)
         return shaping.reply_from_text(content, turn.tools)
+
+    def _definitions(
+        self, tools: tuple[Tool, ...], view: SchemaView
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The `tools=[...]` of a request and its size estimate, built once per tool set
+        (every request of every chat sends one; the list is never changed once sent)."""
+        key = (tuple(id(tool) for tool in tools), view)
+        cached = self._tool_lists.get(key)
+        if cached is not None and all(a is b for a, b in zip(cached[0], tools, strict=True)):
+            return cached[1], cached[2]
+        definitions = [tool.definition(strict=self.strict_schemas, view=view) for tool in tools]
+        size = tools_tokens(definitions)
+        if len(self._tool_lists) >= _TOOL_LISTS:
+            self._tool_lists.clear()
+        self._tool_lists[key] = (tools, definitions, size)  # the tools, so ids stay theirs
+        return definitions, size
 
     async def _complete(
         self,

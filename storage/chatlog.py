@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import Table, delete, func, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Table, bindparam, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from storage.database import Database
 from storage.models import ChatMessage
 
 _messages = cast(Table, ChatMessage.__table__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,21 +52,71 @@ class Seen(enum.Enum):
     ANSWERED = "answered"  # answered and sent, or not meant for the bot
 
 
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What `ChatLog.receive` found: the message's `Seen`, and the chat's newest
+    messages as of it (oldest first, the message itself last when it is new)."""
+
+    seen: Seen
+    recent: list[LoggedMessage]
+
+
+# The statements every message runs are built once: only values are bound per call
+# (building and cache-keying a statement cost more than running it).
+_THE_MESSAGE = (_messages.c.chat_id == bindparam("the_chat")) & (
+    _messages.c.message_id == bindparam("the_message")
+)
+# A row whose (chat, platform message id) is logged already is skipped by the INSERT
+# itself, not by an error: a redelivered message never rolls back the batch it is in.
+_INSERT_NEW = {
+    "sqlite": sqlite_insert(_messages).on_conflict_do_nothing(),
+    "postgresql": postgresql_insert(_messages).on_conflict_do_nothing(),
+}
+# RETURNING says whether the row went in (psycopg reports no rowcount for it).
+_INSERT_RETURNING = {name: insert.returning(_messages.c.id) for name, insert in _INSERT_NEW.items()}
+_MARKS = select(_messages.c.answered_at, _messages.c.delivered_at).where(_THE_MESSAGE)
+_ANSWER = (
+    update(_messages)
+    .where(_THE_MESSAGE, _messages.c.answered_at.is_(None))
+    .values(answered_at=bindparam("answered"), delivered_at=bindparam("delivered"))
+)
+_DELIVERED = (
+    update(_messages)
+    .where(_THE_MESSAGE, _messages.c.delivered_at.is_(None))
+    .values(delivered_at=bindparam("delivered"))
+)
+_RECENT = (
+    select(_messages)
+    .where(_messages.c.chat_id == bindparam("the_chat"))
+    .order_by(_messages.c.id.desc())
+    .limit(bindparam("limit"))
+)
+_RECENT_SINCE = _RECENT.where(_messages.c.created_at >= bindparam("since"))
+
+
+def _dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
+
+
+def _insert_new(session: Session, rows: list[dict[str, Any]]) -> None:
+    session.execute(_INSERT_NEW[_dialect(session)], rows)
+
+
 def _append(session: Session, values: dict[str, Any]) -> Seen:
-    try:
-        with session.begin_nested():
-            session.execute(_messages.insert().values(**values))
-    except IntegrityError:  # this platform message id was logged before
-        row = session.execute(
-            select(_messages.c.answered_at, _messages.c.delivered_at).where(
-                _messages.c.chat_id == values["chat_id"],
-                _messages.c.message_id == values["message_id"],
-            )
-        ).one()
-        if row.answered_at is None:
-            return Seen.UNANSWERED
-        return Seen.UNDELIVERED if row.delivered_at is None else Seen.ANSWERED
-    return Seen.NEW
+    if session.execute(_INSERT_RETURNING[_dialect(session)], values).first():
+        return Seen.NEW
+    # This platform message id was logged before: how far did the bot get with it?
+    the_message = {"the_chat": values["chat_id"], "the_message": values["message_id"]}
+    row = session.execute(_MARKS, the_message).one()
+    if row.answered_at is None:
+        return Seen.UNANSWERED
+    return Seen.UNDELIVERED if row.delivered_at is None else Seen.ANSWERED
+
+
+def _receive(session: Session, values: dict[str, Any], recent: int) -> Received:
+    seen = _append(session, values)
+    history = _recent(session, values["chat_id"], recent, None) if recent else []
+    return Received(seen, history)
 
 
 def _the_message(chat_id: str, message_id: str) -> Any:
@@ -83,20 +135,12 @@ def _record_answer(
     # find either no answer (and decide one) or this whole answer (and only resend it).
     if replies:
         session.execute(_messages.insert(), replies)
-    values = {"answered_at": at, "delivered_at": at if delivered or not replies else None}
-    session.execute(
-        update(_messages)
-        .where(_the_message(chat_id, message_id), _messages.c.answered_at.is_(None))
-        .values(**values)
-    )
+    marks = {"answered": at, "delivered": at if delivered or not replies else None}
+    session.execute(_ANSWER, {"the_chat": chat_id, "the_message": message_id, **marks})
 
 
 def _mark_delivered(session: Session, chat_id: str, message_id: str, at: datetime) -> None:
-    session.execute(
-        update(_messages)
-        .where(_the_message(chat_id, message_id), _messages.c.delivered_at.is_(None))
-        .values(delivered_at=at)
-    )
+    session.execute(_DELIVERED, {"the_chat": chat_id, "the_message": message_id, "delivered": at})
 
 
 def _answer_to(session: Session, chat_id: str, message_id: str) -> list[str]:
@@ -115,10 +159,11 @@ def _text_of(session: Session, chat_id: str, message_id: str) -> str | None:
 def _recent(
     session: Session, chat_id: str, limit: int, since: datetime | None
 ) -> list[LoggedMessage]:
-    query = select(_messages).where(_messages.c.chat_id == chat_id)
-    if since is not None:
-        query = query.where(_messages.c.created_at >= since)
-    rows = session.execute(query.order_by(_messages.c.id.desc()).limit(limit)).all()
+    if since is None:
+        rows = session.execute(_RECENT, {"the_chat": chat_id, "limit": limit}).all()
+    else:
+        params = {"the_chat": chat_id, "limit": limit, "since": since}
+        rows = session.execute(_RECENT_SINCE, params).all()
     return [
         LoggedMessage(row.sender_id, row.sender_name, row.text, row.from_bot, row.created_at)
         for row in reversed(rows)
@@ -156,14 +201,46 @@ def _prune_expired(session: Session, before: datetime) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+def _row(
+    chat_id: str,
+    message_id: str | None,
+    sender_id: str,
+    sender_name: str,
+    text: str,
+    at: datetime,
+    from_bot: bool,
+    answered: bool,
+) -> dict[str, Any]:
+    return {
+        "chat_id": chat_id,
+        "message_id": message_id,
+        "sender_id": sender_id,
+        "sender_name": sender_name,
+        "text": text,
+        "from_bot": from_bot,
+        "created_at": at,
+        "answered_at": at if answered else None,
+        "delivered_at": at if answered else None,
+        "reply_to": None,
+    }
+
+
 class ChatLog:
-    """Append-only log per chat, with retention by count and by age."""
+    """Append-only log per chat, with retention by count and by age.
+
+    Writes go through the database's group commit (`storage.group_commit`): what many
+    messages write at once shares one transaction. Only `log` (a message not meant for
+    the bot) returns before its row is committed; see `log` for the crash window.
+    """
 
     def __init__(self, database: Database, *, keep: int = 5000, max_age: timedelta) -> None:
         self._database = database
         self.keep = keep
         self.max_age = max_age
         self._appends: dict[str, int] = {}
+        # Rows of `log` not yet written, shared by one queued unit until it runs; any
+        # other write of the log closes it, so rows stay in the order they came in.
+        self._open_rows: list[dict[str, Any]] | None = None
 
     async def append(
         self,
@@ -178,26 +255,91 @@ class ChatLog:
         answered: bool = False,
     ) -> Seen:
         """Log one message, or find it logged before (a redelivery) and say whether it was
-        answered. `answered` marks it done at once (a message not meant for the bot)."""
-        values = {
-            "chat_id": chat_id,
-            "message_id": message_id,
-            "sender_id": sender_id,
-            "sender_name": sender_name,
-            "text": text,
-            "from_bot": from_bot,
-            "created_at": at,
-            "answered_at": at if answered else None,
-            "delivered_at": at if answered else None,
-        }
-        seen = await self._database.write(functools.partial(_append, values=values))
+        answered. `answered` marks it done at once (a message not meant for the bot).
+        Returns once the row is committed."""
+        values = _row(chat_id, message_id, sender_id, sender_name, text, at, from_bot, answered)
+        self._open_rows = None
+        seen = await self._database.batches.write(functools.partial(_append, values=values))
         if seen is Seen.NEW:
-            if len(self._appends) > 100_000:
-                self._appends.clear()
-            count = self._appends[chat_id] = self._appends.get(chat_id, 0) + 1
-            if count % 100 == 0:  # trim busy chats now and then, not on every message
-                await self.prune(chat_id, at)
+            await self._count_append(chat_id, at)
         return seen
+
+    async def receive(
+        self,
+        chat_id: str,
+        *,
+        message_id: str,
+        sender_id: str,
+        sender_name: str,
+        text: str,
+        at: datetime,
+        recent: int = 0,
+    ) -> Received:
+        """`append` for a message meant for the bot, and the chat's `recent` newest
+        messages read in the same transaction (the history its answer needs), so that a
+        triggered message costs one round trip to the database before the model."""
+        values = _row(chat_id, message_id, sender_id, sender_name, text, at, False, False)
+        self._open_rows = None
+        received = await self._database.batches.write(
+            functools.partial(_receive, values=values, recent=recent)
+        )
+        if received.seen is Seen.NEW:
+            await self._count_append(chat_id, at)
+        return received
+
+    async def log(
+        self,
+        chat_id: str,
+        *,
+        message_id: str | None,
+        sender_id: str,
+        sender_name: str,
+        text: str,
+        at: datetime,
+    ) -> None:
+        """Log a message the bot has nothing to do with but keep (for history and
+        summaries), without waiting for the write: it joins the next group commit.
+
+        The crash window: a process killed before that commit loses the messages logged
+        in the last few milliseconds (at most one batch). A redelivered one is logged
+        once. Everything written later in this process (an answer, a triggered message)
+        is committed after it, so the log's order is the order messages came in.
+        """
+        row = _row(chat_id, message_id, sender_id, sender_name, text, at, False, True)
+        if self._open_rows is not None:
+            self._open_rows.append(row)
+        else:
+            rows = self._open_rows = [row]
+            await self._database.batches.write_soon(
+                functools.partial(_insert_new, rows=rows),
+                what="chat log messages",
+                on_taken=functools.partial(self._close_rows, rows),
+            )
+        await self._count_append(chat_id, at)
+
+    def _close_rows(self, rows: list[dict[str, Any]]) -> None:
+        if self._open_rows is rows:  # its batch is being written: later rows start anew
+            self._open_rows = None
+
+    async def flush(self) -> None:
+        """Wait until every message logged so far is written."""
+        await self._database.batches.flush()
+
+    async def _read(self, work: Callable[[Session], T]) -> T:
+        # Read-your-writes: what this process logged before the read is in its answer.
+        await self._database.batches.flush()
+        return await self._database.read(work)
+
+    async def _count_append(self, chat_id: str, at: datetime) -> None:
+        if len(self._appends) > 100_000:
+            self._appends.clear()
+        count = self._appends[chat_id] = self._appends.get(chat_id, 0) + 1
+        if count % 100 == 0:  # trim busy chats now and then, not on every message
+            before = at - self.max_age
+            await self._database.batches.write_soon(
+                functools.partial(_prune, chat_id=chat_id, keep=self.keep, before=before),
+                what="chat log retention",
+            )
 
     async def record_answer(
         self,
@@ -227,7 +369,8 @@ class ChatLog:
             }
             for text in replies
         ]
-        await self._database.write(
+        self._open_rows = None
+        await self._database.batches.write(
             functools.partial(
                 _record_answer,
                 chat_id=chat_id,
@@ -240,21 +383,19 @@ class ChatLog:
 
     async def mark_delivered(self, chat_id: str, message_id: str, at: datetime) -> None:
         """The platform accepted the answer to a message: a redelivery is now ignored."""
-        await self._database.write(
+        await self._database.batches.write(
             functools.partial(_mark_delivered, chat_id=chat_id, message_id=message_id, at=at)
         )
 
     async def answer_to(self, chat_id: str, message_id: str) -> list[str]:
         """The texts of the bot's logged answer to a message, in order."""
-        return await self._database.read(
+        return await self._read(
             functools.partial(_answer_to, chat_id=chat_id, message_id=message_id)
         )
 
     async def text_of(self, chat_id: str, message_id: str) -> str | None:
         """The words of one logged message of this chat (a message being replied to)."""
-        return await self._database.read(
-            functools.partial(_text_of, chat_id=chat_id, message_id=message_id)
-        )
+        return await self._read(functools.partial(_text_of, chat_id=chat_id, message_id=message_id))
 
     async def prune_expired(self, now: datetime) -> int:
         """Drop every chat's messages older than the retention age; run periodically."""
@@ -265,7 +406,7 @@ class ChatLog:
         self, chat_id: str, limit: int, *, since: datetime | None = None
     ) -> list[LoggedMessage]:
         """The last `limit` messages, oldest first."""
-        return await self._database.read(
+        return await self._read(
             functools.partial(_recent, chat_id=chat_id, limit=limit, since=since)
         )
 
@@ -274,13 +415,13 @@ class ChatLog:
     ) -> list[PagedMessage]:
         """Up to `limit` messages older than the one with id `before` (the newest when
         None), oldest first: a page of the history, however long the chat is."""
-        return await self._database.read(
+        return await self._read(
             functools.partial(_page, chat_id=chat_id, before=before, limit=limit)
         )
 
     async def count(self, chat_id: str) -> int:
         query = select(func.count()).where(_messages.c.chat_id == chat_id)
-        return await self._database.read(lambda s: s.scalar(query) or 0)
+        return await self._read(lambda s: s.scalar(query) or 0)
 
     async def prune(self, chat_id: str, now: datetime) -> int:
         before = now - self.max_age

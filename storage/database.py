@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from storage.errors import StorageConfigError, StorageUnavailableError
+from storage.group_commit import GroupCommit
 
 T = TypeVar("T")
 
@@ -95,6 +96,8 @@ class Database:
         # SQLite has one writer at a time; queueing them here beats busy-waiting on the file.
         self._write_lock = threading.Lock() if self.backend == "sqlite" else None
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix="groupmate-db")
+        # Small writes of many messages share one transaction: see storage.group_commit.
+        self.batches = GroupCommit(self)
 
     @property
     def safe_url(self) -> str:
@@ -131,6 +134,11 @@ class Database:
     async def _run(self, runner: Callable[[Callable[[Session], T]], T], work: Any) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(runner, work))
+
+    async def aclose(self) -> None:
+        """Write what is queued, then close."""
+        await self.batches.flush()
+        await asyncio.to_thread(self.close)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)

@@ -154,6 +154,7 @@ class ChatMessage(Base):
     __table_args__ = (
         UniqueConstraint("chat_id", "message_id"),
         Index("ix_messages_chat_time", "chat_id", "created_at"),
+        Index("ix_messages_chat_id_order", "chat_id", "id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

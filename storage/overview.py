@@ -160,7 +160,7 @@ def claim_failed_delivery(
 
 def record_turn(session: Session, values: dict[str, Any], keep: int) -> None:
     """Log one model turn; past `keep` turns, the oldest go (checked every 50 inserts)."""
-    result = session.execute(_turns.insert().values(**values))
+    result = session.execute(_turns.insert(), values)
     newest = result.inserted_primary_key  # type: ignore[attr-defined]
     if newest is not None and newest[0] % 50 == 0:
         session.execute(delete(_turns).where(_turns.c.id <= newest[0] - keep))
@@ -187,7 +187,10 @@ class TurnLog:
         self.keep = keep
 
     async def record(self, **values: Any) -> None:
-        await self._database.write(functools.partial(record_turn, values=values, keep=self.keep))
+        """Queued in the group commit, not awaited: the dashboard's log may lag a batch."""
+        await self._database.batches.write_soon(
+            functools.partial(record_turn, values=values, keep=self.keep), what="model turn"
+        )
 
     async def recent(self, *, chat_id: str | None = None, limit: int = 50) -> list[Any]:
         return await self._database.read(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
+from types import MappingProxyType
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
@@ -207,6 +208,27 @@ def chat_timezone(session: Session, chat_id: str) -> str | None:
     return session.scalar(select(_chats.c.timezone).where(_chats.c.chat_id == chat_id))
 
 
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    """What a chat stored of its own: its zone (None: the bot's default) and settings."""
+
+    timezone: str | None
+    settings: Mapping[str, Any]
+
+
+# Read for every message: built once, so only the chat id is bound per call.
+_CHAT_ROW = select(_chats.c.timezone, _chats.c.settings).where(
+    _chats.c.chat_id == bindparam("chat_id")
+)
+
+
+def chat_row(session: Session, chat_id: str) -> ChatRow:
+    row = session.execute(_CHAT_ROW, {"chat_id": chat_id}).first()
+    if row is None:
+        return ChatRow(None, {})
+    return ChatRow(row.timezone, MappingProxyType(dict(row.settings or {})))
+
+
 def set_chat_timezone(
     session: Session, chat_id: str, chat_type: str, timezone: str, now: datetime
 ) -> list[ReminderView]:
@@ -296,23 +318,29 @@ def get_reminder(session: Session, reminder_id: str) -> ReminderView:
     return _view(row)
 
 
+# `list_active` runs for every "what reminders do we have": built once, bound per call.
+_ACTIVE = (
+    select(_reminders, func.count().over().label("total"))
+    .where(
+        _reminders.c.chat_id == bindparam("the_chat"),
+        _reminders.c.status.in_((REMINDER_ACTIVE, REMINDER_PAUSED)),
+    )
+    .order_by(_reminders.c.next_fire_at.asc().nulls_last(), _reminders.c.short_id)
+    .limit(bindparam("limit"))
+)
+_ACTIVE_BY = _ACTIVE.where(_reminders.c.created_by == bindparam("creator"))
+
+
 def list_active(
     session: Session, chat_id: str, *, created_by: str | None = None, limit: int = 50
 ) -> tuple[list[ReminderView], int]:
     """Active and paused reminders of one chat, soonest first (paused last), and how many
     there are in all."""
-    conditions = [
-        _reminders.c.chat_id == chat_id,
-        _reminders.c.status.in_((REMINDER_ACTIVE, REMINDER_PAUSED)),
-    ]
-    if created_by is not None:
-        conditions.append(_reminders.c.created_by == created_by)
-    rows = session.execute(
-        select(_reminders, func.count().over().label("total"))
-        .where(*conditions)
-        .order_by(_reminders.c.next_fire_at.asc().nulls_last(), _reminders.c.short_id)
-        .limit(limit)
-    ).all()
+    params: dict[str, Any] = {"the_chat": chat_id, "limit": limit}
+    if created_by is None:
+        rows = session.execute(_ACTIVE, params).all()
+    else:
+        rows = session.execute(_ACTIVE_BY, {**params, "creator": created_by}).all()
     total = rows[0].total if rows else 0
     return [_view(row) for row in rows], total
 

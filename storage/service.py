@@ -27,9 +27,9 @@ from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
 from storage.scheduler import Clock, ReminderScheduler
 
-# A chat's zone is read for every message. Cached this long, a change made by another
-# process (or straight in the database) shows within seconds; this process's own
-# set_timezone is seen at once.
+# A chat's zone (and, for the budget check, its settings) is read for every message.
+# Cached this long, a change made by another process (or straight in the database) shows
+# within seconds; this process's own changes are seen at once.
 _ZONE_CACHE_SECONDS = 10.0
 _ZONE_CACHE_SIZE = 10_000
 _ZONE_TTL = timedelta(seconds=_ZONE_CACHE_SECONDS)
@@ -70,10 +70,10 @@ class ReminderService:
         self.default_timezone = check_timezone(default_timezone)
         self._clock = clock
         # Every message needs its chat's zone; a short-lived cache spares a query each.
-        # chat id -> (stored zone or None, when it was read); oldest reads first.
-        self._zones: dict[str, tuple[str | None, datetime]] = {}
+        # chat id -> (stored zone and settings, when they were read); oldest reads first.
+        self._chats: dict[str, tuple[repository.ChatRow, datetime]] = {}
         self._zone_cache_size = max(zone_cache_size, 0)
-        # Bumped by every set_timezone, so a read that raced one is not cached.
+        # Bumped by every change of a chat's row, so a read that raced one is not cached.
         self._zone_changes = 0
 
     @classmethod
@@ -101,36 +101,46 @@ class ReminderService:
         finally:
             if scheduler is not None:
                 await scheduler.aclose()
-            database.close()
+            await database.aclose()
 
     async def timezone_of(self, chat_id: str) -> str:
         """The chat's IANA zone, or the bot's default when the chat never set one."""
-        now = self._clock()
-        cached = self._zones.get(chat_id)
-        # A clock that went backwards also ends an entry, rather than stretching its life.
-        if cached is not None and cached[1] <= now < cached[1] + _ZONE_TTL:
-            return cached[0] or self.default_timezone
-        changes = self._zone_changes
-        stored = await self.database.read(
-            functools.partial(repository.chat_timezone, chat_id=chat_id)
-        )
-        if changes == self._zone_changes and self._zone_cache_size:
-            self._zones.pop(chat_id, None)  # re-inserted at the end: the newest read
-            while len(self._zones) >= self._zone_cache_size:
-                del self._zones[next(iter(self._zones))]
-            self._zones[chat_id] = (stored, now)
-        return stored or self.default_timezone
+        return (await self._chat_row(chat_id)).timezone or self.default_timezone
 
-    async def settings_of(self, chat_id: str) -> dict[str, Any]:
-        """The chat's own settings (not the bot's defaults)."""
+    async def settings_of(self, chat_id: str, *, cached: bool = False) -> dict[str, Any]:
+        """The chat's own settings (not the bot's defaults). `cached` allows an answer
+        up to the zone cache's age (a per-message check); else they are read now."""
+        if cached:
+            return dict((await self._chat_row(chat_id)).settings)
         return await self.database.read(
             functools.partial(repository.chat_settings, chat_id=chat_id)
         )
+
+    async def _chat_row(self, chat_id: str) -> repository.ChatRow:
+        now = self._clock()
+        cached = self._chats.get(chat_id)
+        # A clock that went backwards also ends an entry, rather than stretching its life.
+        if cached is not None and cached[1] <= now < cached[1] + _ZONE_TTL:
+            return cached[0]
+        changes = self._zone_changes
+        stored = await self.database.read(functools.partial(repository.chat_row, chat_id=chat_id))
+        if changes == self._zone_changes and self._zone_cache_size:
+            self._chats.pop(chat_id, None)  # re-inserted at the end: the newest read
+            while len(self._chats) >= self._zone_cache_size:
+                del self._chats[next(iter(self._chats))]
+            self._chats[chat_id] = (stored, now)
+        return stored
+
+    def _forget(self, chat_id: str) -> None:
+        """The chat's row changed here: the next read goes to the database."""
+        self._chats.pop(chat_id, None)
+        self._zone_changes += 1
 
     async def update_settings(
         self, chat_id: str, chat_type: str, values: dict[str, Any]
     ) -> dict[str, Any]:
         """Merge into the chat's settings; a None value removes a key."""
+        self._forget(chat_id)
         return await self.database.write(
             functools.partial(
                 repository.update_chat_settings,
@@ -154,8 +164,7 @@ class ReminderService:
                 now=now,
             )
         )
-        self._zones.pop(chat_id, None)
-        self._zone_changes += 1
+        self._forget(chat_id)
         for reminder in moved:
             self._plan(reminder)
         return moved

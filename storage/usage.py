@@ -6,9 +6,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from datetime import date
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Table, func, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from storage.database import Database
@@ -23,6 +25,21 @@ class Spent:
     total: int  # every chat
 
 
+def _add_tokens(insert: Any) -> Any:
+    """INSERT the day's row, or add to it if there is one: one statement, so that two
+    writers of the same chat and day never race (built once, per dialect)."""
+    statement = insert(_usage)
+    counters = ("prompt_tokens", "completion_tokens", "requests", "estimated_requests")
+    return statement.on_conflict_do_update(
+        index_elements=[_usage.c.chat_id, _usage.c.day],
+        set_={name: _usage.c[name] + statement.excluded[name] for name in counters},
+    )
+
+
+_usage = cast(Table, LLMUsage.__table__)
+_ADD = {"sqlite": _add_tokens(sqlite_insert), "postgresql": _add_tokens(postgresql_insert)}
+
+
 def _record(
     session: Session,
     chat_id: str,
@@ -33,28 +50,14 @@ def _record(
     estimated: int,
 ) -> None:
     values = {
-        "prompt_tokens": LLMUsage.prompt_tokens + prompt,
-        "completion_tokens": LLMUsage.completion_tokens + completion,
-        "requests": LLMUsage.requests + requests,
-        "estimated_requests": LLMUsage.estimated_requests + estimated,
+        "chat_id": chat_id,
+        "day": day,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "requests": requests,
+        "estimated_requests": estimated,
     }
-    where = (LLMUsage.chat_id == chat_id) & (LLMUsage.day == day)
-    if session.execute(update(LLMUsage).where(where).values(**values)).rowcount:  # type: ignore[attr-defined]
-        return
-    try:
-        with session.begin_nested():
-            session.add(
-                LLMUsage(
-                    chat_id=chat_id,
-                    day=day,
-                    prompt_tokens=prompt,
-                    completion_tokens=completion,
-                    requests=requests,
-                    estimated_requests=estimated,
-                )
-            )
-    except IntegrityError:  # another writer inserted the row first: add to it
-        session.execute(update(LLMUsage).where(where).values(**values))
+    session.execute(_ADD[session.get_bind().dialect.name], values)
 
 
 def _spent(session: Session, chat_id: str, day: date) -> Spent:
@@ -78,8 +81,11 @@ class UsageLog:
         requests: int,
         estimated: int,
     ) -> None:
-        """Add a turn's tokens; `estimated` counts its requests without reported usage."""
-        await self._database.write(
+        """Add a turn's tokens; `estimated` counts its requests without reported usage.
+
+        Queued in the group commit, not awaited: the answer the turn led to is written
+        after it, so the tokens are committed by the time the chat has that answer."""
+        await self._database.batches.write_soon(
             functools.partial(
                 _record,
                 chat_id=chat_id,
@@ -88,7 +94,8 @@ class UsageLog:
                 completion=completion,
                 requests=requests,
                 estimated=estimated,
-            )
+            ),
+            what="token usage",
         )
 
     async def spent(self, chat_id: str, day: date) -> Spent:

@@ -36,7 +36,9 @@ class BudgetArgs(BaseModel):
 
 
 async def chat_limit(service: ReminderService, limits: BudgetLimits, chat_id: str) -> int | None:
-    own = (await service.settings_of(chat_id)).get(CHAT_LIMIT_SETTING)
+    # Checked before every model turn: the cached row (a change in another process
+    # shows within the zone cache's seconds; one made here, at once).
+    own = (await service.settings_of(chat_id, cached=True)).get(CHAT_LIMIT_SETTING)
     return own if isinstance(own, int) else limits.per_chat
 
 
