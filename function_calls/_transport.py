@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
-from openai.types.chat import ChatCompletion
 
 from function_calls.errors import LLMUnavailableError
 from function_calls.usage import Usage, usage_of
@@ -33,8 +32,41 @@ TOOLS_UNSUPPORTED = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    message: Any  # the SDK's ChatCompletionMessage, shape-checked by the caller
+    message: Any  # the response's message as `Fields`, shape-checked by the caller
     usage: Usage
+
+
+class Fields:
+    """A JSON object of a response read by attribute, as the SDK's models are read
+    (`message.tool_calls[0].function.name`; a missing key reads as None), without
+    building those models: that cost more than the rest of the request's handling.
+
+    `content` and `arguments` stay as they came: text, content parts, or an object."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy, pickle and friends probe for these
+            raise AttributeError(name)
+        value = self._data.get(name)
+        return value if name in _AS_SENT else _fields(value)
+
+    def __repr__(self) -> str:
+        return f"Fields({self._data!r})"
+
+
+_AS_SENT = frozenset({"content", "arguments"})
+
+
+def _fields(value: Any) -> Any:
+    if isinstance(value, dict):
+        return Fields(value)
+    if isinstance(value, list):
+        return [_fields(item) for item in value]
+    return value
 
 
 class ChatTransport:
@@ -74,9 +106,10 @@ class ChatTransport:
             # `client.post` is the SDK's documented raw-request path: same auth, retries and
             # errors as `chat.completions.create`, without re-walking our already plain-JSON
             # body through its TypedDict transform (about 2 ms per request, measured).
-            completion = await self.client.post(
-                "/chat/completions", body=body, cast_to=ChatCompletion
-            )
+            # `cast_to=object` hands back the parsed JSON rather than a ChatCompletion
+            # built field by field, which the bot reads a handful of fields of.
+            data = await self.client.post("/chat/completions", body=body, cast_to=object)
+            completion = _fields(data)
         except openai.APIStatusError:
             raise
         except openai.OpenAIError as exc:
@@ -87,7 +120,7 @@ class ChatTransport:
         if not isinstance(choices, list) or not choices:
             raise unreadable(None)
         message = getattr(choices[0], "message", None)
-        if message is None or isinstance(message, str | dict):
+        if not isinstance(message, Fields):
             raise unreadable(None)
         return Completion(message, usage_of(completion, body, message_text(message)))
 

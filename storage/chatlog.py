@@ -86,7 +86,13 @@ _DELIVERED = (
     .values(delivered_at=bindparam("delivered"))
 )
 _RECENT = (
-    select(_messages)
+    select(
+        _messages.c.sender_id,
+        _messages.c.sender_name,
+        _messages.c.text,
+        _messages.c.from_bot,
+        _messages.c.created_at,
+    )
     .where(_messages.c.chat_id == bindparam("the_chat"))
     .order_by(_messages.c.id.desc())
     .limit(bindparam("limit"))

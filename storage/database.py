@@ -71,7 +71,10 @@ def _sqlite_engine(url: URL) -> Engine:
         # A deferred transaction that later writes can fail at once with SQLITE_BUSY;
         # IMMEDIATE takes the write lock up front and waits for it instead.
         immediate = connection.get_execution_options().get(_WRITE_OPTION, False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # Straight to the driver: a statement through SQLAlchemy costs more than it.
+        driver = connection.connection.driver_connection
+        assert driver is not None
+        driver.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
 
@@ -90,7 +93,12 @@ class Database:
             self.engine = create_engine(
                 self.url, pool_size=workers, max_overflow=workers, pool_pre_ping=True
             )
-        self._readers = sessionmaker(self.engine, expire_on_commit=False)
+        readers = self.engine
+        if self.backend == "postgresql":
+            # Each statement of a READ COMMITTED transaction sees its own snapshot anyway:
+            # reads in autocommit see the same, without a BEGIN and a ROLLBACK round trip.
+            readers = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._readers = sessionmaker(readers, expire_on_commit=False)
         writer_engine = self.engine.execution_options(**{_WRITE_OPTION: True})
         self._writers = sessionmaker(writer_engine, expire_on_commit=False)
         # SQLite has one writer at a time; queueing them here beats busy-waiting on the file.
