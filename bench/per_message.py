@@ -30,7 +30,7 @@ from typing import Any
 
 import aiohttp
 
-from bench._processes import databases, serve, stub_llm
+from tests.processes import databases, serve, stub_llm
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage

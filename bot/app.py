@@ -34,6 +34,7 @@ from function_calls.registry import ToolSource
 from function_calls.remote import McpTools, OpenApiToolSet
 from function_calls.search import SearchProvider, WebSearch
 from storage import ReminderService, Sender
+from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog
 from storage.overview import TurnLog
 from storage.usage import UsageLog
@@ -217,10 +218,20 @@ class Bot:
             clock=self._clock,
             budget=TokenBudget(limits, usage, self.reminders, self._clock),
             turns=self.turns,
+            chat_locks=await self._chat_locks(),
         )
         for adapter in self.adapters:
             await adapter.start(self)
             self._stack.push_async_callback(adapter.stop)
+
+    async def _chat_locks(self) -> ChatLocks | None:
+        """Per-chat locks across the processes that share a PostgreSQL database."""
+        assert self.reminders is not None
+        locks = ChatLocks(self.reminders.database.url)
+        if not locks.enabled:
+            return None
+        self._stack.push_async_callback(locks.aclose)
+        return locks
 
     async def _attach_remote_tools(self, config: Config) -> None:
         """Tools of the configured MCP and OpenAPI servers, offered beside the bot's own.

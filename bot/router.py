@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -34,6 +35,7 @@ from function_calls import (
     TurnResult,
 )
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
+from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LoggedMessage, Seen
 from storage.overview import TurnLog
 
@@ -90,8 +92,11 @@ class Router:
         clock: Callable[[], datetime] = _utc_now,
         budget: TokenBudget | None = None,
         turns: TurnLog | None = None,
+        chat_locks: ChatLocks | None = None,
     ) -> None:
         self.config = config
+        # Several processes on one PostgreSQL database: one message of a chat at a time.
+        self._chat_locks = chat_locks
         self._turns = turns
         self._reminders = reminders
         self._chatlog = chatlog
@@ -137,8 +142,11 @@ class Router:
         try:
             # Messages of one chat are handled, and their replies sent, in arrival order;
             # chats run concurrently.
-            async with lock:
-                answer = await self._decide(message, text, delivering=deliver is not None)
+            async with lock, contextlib.AsyncExitStack() as held:
+                if text is not None and not await self._hold_across_processes(held, chat):
+                    answer = _Answer([Reply(chat, STORAGE_DOWN)], None)
+                else:
+                    answer = await self._decide(message, text, delivering=deliver is not None)
                 if deliver is not None and answer.replies:
                     await deliver(answer.replies)
                     if answer.message_id is not None:
@@ -150,6 +158,19 @@ class Router:
             self._waiting[chat] -= 1
             if not self._waiting[chat]:  # idle chats keep no state
                 del self._waiting[chat], self._locks[chat]
+
+    async def _hold_across_processes(self, held: contextlib.AsyncExitStack, chat: str) -> bool:
+        """Take the chat's lock for other processes on the same database too (a message
+        for the bot only: one that is only logged needs no turn); False if the database
+        could not be asked."""
+        if self._chat_locks is None:
+            return True
+        try:
+            await held.enter_async_context(self._chat_locks.hold(chat))
+        except StorageError as exc:
+            log.error("chat %s: storage failed: %s", chat, exc)
+            return False
+        return True
 
     async def _decide(
         self, message: IncomingMessage, text: str | None, *, delivering: bool

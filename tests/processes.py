@@ -1,4 +1,4 @@
-"""The processes a benchmark runs beside itself: the stub LLM, `groupmate serve`, a
+"""The processes a test or benchmark runs beside itself: the stub LLM, `groupmate serve`, a
 throwaway PostgreSQL. Each is a context manager that waits until it answers."""
 
 from __future__ import annotations

@@ -1,0 +1,130 @@
+"""Per-chat locks across processes: several `groupmate serve` processes on one PostgreSQL
+database handle the messages of one chat one at a time, as a single process does.
+
+Each process keeps one extra connection for them and holds a PostgreSQL session-level
+advisory lock per chat while it handles a message of that chat (the model's request
+included). A process that finds the chat's lock taken asks again shortly after: a
+blocking wait would stall every other chat's lock on the same connection. If the
+connection dies, the server frees its locks: the messages handled then are answered,
+but ordering against other processes is not guaranteed until it is back.
+
+SQLite is one process's database (the documented deployment): its locks are no-ops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from sqlalchemy.engine import URL
+
+from storage.errors import StorageUnavailableError
+
+if TYPE_CHECKING:
+    import psycopg
+
+log = logging.getLogger(__name__)
+
+# Polling for a lock another process holds: starts short, backs off to this.
+_FIRST_WAIT = 0.005
+_LONGEST_WAIT = 0.05
+
+
+def lock_key(chat_id: str) -> int:
+    """The advisory lock's 64-bit key for a chat (a collision only serializes two chats)."""
+    digest = hashlib.blake2b(b"groupmate-chat:" + chat_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+class ChatLocks:
+    """`async with locks.hold(chat_id):` handles one message of that chat at a time
+    across every process on the database. One holder per chat in this process at a time
+    (the router's own per-chat lock sees to that)."""
+
+    def __init__(self, url: URL) -> None:
+        self._enabled = url.get_backend_name() == "postgresql"
+        self._conninfo = ""
+        if self._enabled:
+            # The driver PostgreSQL URLs need anyway (the `postgres` extra); only then.
+            global psycopg
+            import psycopg
+
+            self._conninfo = url.set(drivername="postgresql").render_as_string(
+                hide_password=False
+            )
+        self._connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
+        self._connecting = asyncio.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    @contextlib.asynccontextmanager
+    async def hold(self, chat_id: str) -> AsyncIterator[None]:
+        if not self._enabled:
+            yield
+            return
+        key = lock_key(chat_id)
+        connection = await self._acquire(key)
+        try:
+            yield
+        finally:
+            await self._release(connection, key)
+
+    async def _acquire(self, key: int) -> psycopg.AsyncConnection[tuple[object, ...]]:
+        wait = _FIRST_WAIT
+        while True:
+            connection = await self._connect()
+            try:
+                cursor = await connection.execute("SELECT pg_try_advisory_lock(%s)", (key,))
+                row = await cursor.fetchone()
+            except psycopg.Error as exc:
+                await self._drop(connection)
+                raise StorageUnavailableError(
+                    f"the database is unavailable ({type(exc).__name__})"
+                ) from exc
+            if row is not None and row[0]:
+                return connection
+            await asyncio.sleep(wait)  # another process handles this chat now
+            wait = min(wait * 2, _LONGEST_WAIT)
+
+    async def _release(
+        self, connection: psycopg.AsyncConnection[tuple[object, ...]], key: int
+    ) -> None:
+        if connection is not self._connection:
+            return  # that connection died, and the server freed its locks with it
+        try:
+            await connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        except psycopg.Error as exc:
+            # Not unlocked: dropping the connection frees every lock it held.
+            log.warning("chat lock not released (%s); reconnecting", type(exc).__name__)
+            await self._drop(connection)
+
+    async def _connect(self) -> psycopg.AsyncConnection[tuple[object, ...]]:
+        if self._connection is not None and not self._connection.closed:
+            return self._connection
+        async with self._connecting:
+            if self._connection is None or self._connection.closed:
+                try:
+                    self._connection = await psycopg.AsyncConnection.connect(
+                        self._conninfo, autocommit=True
+                    )
+                except psycopg.Error as exc:
+                    raise StorageUnavailableError(
+                        f"the database is unavailable ({type(exc).__name__})"
+                    ) from exc
+            return self._connection
+
+    async def _drop(self, connection: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+        if self._connection is connection:
+            self._connection = None
+        with contextlib.suppress(psycopg.Error):
+            await connection.close()
+
+    async def aclose(self) -> None:
+        if self._connection is not None:
+            await self._drop(self._connection)
