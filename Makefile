@@ -40,7 +40,7 @@ test: lint typecheck pytest
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_overhead
 	$(BIN)/python -m bench.reminders
-	$(BIN)/python -m bench.http_api
+	$(BIN)/python -m bench.per_message
 	$(BIN)/python -m bench.commands
 	$(BIN)/python -m bench.mcp_startup
 	$(BIN)/python -m bench.links

@@ -30,13 +30,15 @@ from typing import Any
 
 import aiohttp
 
-from tests.processes import databases, serve, stub_llm
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from tests.processes import databases, serve, stub_llm
 
 RESULTS = Path(__file__).parent / "results" / "per_message.json"
 TOOL = {"tool": "reminder_list", "arguments": "{}"}
+# The busy group's messages offered per second: twice the goal of 5,000.
+OFFERED_PER_S = 10_000
 _ids = itertools.count()
 
 
@@ -153,14 +155,20 @@ async def _logging_only(url: str, llm: str, messages: int) -> dict[str, float]:
                 busy.append((await _triggered(bot, timed, "other"))[0])
 
         async def flood() -> float:
-            numbers = iter(range(messages))
-
-            async def adapter_worker() -> None:  # an adapter's messages in flight at once
-                for n in numbers:
-                    assert await bot.handle(_message("busy", f"chatter {n}")) == []
-
+            # As messages come off a busy platform connection: OFFERED per second, in a
+            # burst every 5 ms, each handled in its own task. A bot that keeps up logs
+            # them at that rate; one that does not falls behind the schedule.
+            pending: set[asyncio.Task[list[Any]]] = set()
+            per_tick = OFFERED_PER_S // 200
             began = time.perf_counter()
-            await asyncio.gather(*(adapter_worker() for _ in range(50)))
+            for tick in range(0, messages, per_tick):
+                for n in range(tick, min(tick + per_tick, messages)):
+                    task = asyncio.create_task(bot.handle(_message("busy", f"chatter {n}")))
+                    pending.add(task)
+                    task.add_done_callback(pending.discard)
+                due = began + (tick // per_tick + 1) * 0.005
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            await asyncio.gather(*pending)
             await chatlog.flush()  # sustained: counted once written, not once queued
             seconds = time.perf_counter() - began
             flood_done.set()
@@ -276,7 +284,7 @@ _ROWS: list[tuple[str, str, str, str, str]] = [
     ),
     ("100 chats at once, 200 ms LLM (s)", "http_200ms", "wall_median_s", ".3f", "<= 0.5"),
     ("  the slowest of the bursts (s)", "http_200ms", "wall_max_s", ".3f", ""),
-    ("logging only, msgs/s", "logging_only", "messages_per_s", ".0f", ">= 5000"),
+    ("logging only, msgs/s (10,000 offered)", "logging_only", "messages_per_s", ".0f", ">= 5000"),
     ("  longest event-loop stall (ms)", "logging_only", "longest_stall_ms", ".1f", "<= 50"),
     ("other chat p50, group quiet (ms)", "logging_only", "other_chat_quiet_p50_ms", ".2f", ""),
     ("other chat p50, group busy (ms)", "logging_only", "other_chat_busy_p50_ms", ".2f", ""),

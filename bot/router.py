@@ -128,6 +128,10 @@ class Router:
         """
         if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
             return []  # not an enabled chat: not even logged
+        text = self._triggered_text(message)
+        if text is None:
+            await self._log_only(message)
+            return []
         chat = message.chat_id
         key = (chat, message.message_id) if message.message_id else None
         if key is not None:
@@ -136,14 +140,13 @@ class Router:
                 return []
             self._in_flight.add(key)
         new_correlation_id()
-        text = self._triggered_text(message)
         lock = self._locks[chat]
         self._waiting[chat] += 1
         try:
             # Messages of one chat are handled, and their replies sent, in arrival order;
             # chats run concurrently.
             async with lock, contextlib.AsyncExitStack() as held:
-                if text is not None and not await self._hold_across_processes(held, chat):
+                if not await self._hold_across_processes(held, chat):
                     answer = _Answer([Reply(chat, STORAGE_DOWN)], None)
                 else:
                     answer = await self._decide(message, text, delivering=deliver is not None)
@@ -160,9 +163,8 @@ class Router:
                 del self._waiting[chat], self._locks[chat]
 
     async def _hold_across_processes(self, held: contextlib.AsyncExitStack, chat: str) -> bool:
-        """Take the chat's lock for other processes on the same database too (a message
-        for the bot only: one that is only logged needs no turn); False if the database
-        could not be asked."""
+        """Take the chat's lock for other processes on the same database too; False if
+        the database could not be asked."""
         if self._chat_locks is None:
             return True
         try:
@@ -172,21 +174,40 @@ class Router:
             return False
         return True
 
-    async def _decide(
-        self, message: IncomingMessage, text: str | None, *, delivering: bool
-    ) -> _Answer:
+    async def _log_only(self, message: IncomingMessage) -> None:
+        """A message not meant for the bot: logged for history and summaries, in the
+        order messages come, without waiting for the chat's turn (it has no reply to
+        put in order) or for the write itself (see ChatLog.log)."""
+        try:
+            await self._chatlog.log(message.chat_id, **self._logged_fields(message))
+        except StorageError as exc:
+            log.error("chat %s: storage failed: %s", message.chat_id, exc)
+        except Exception:
+            log.exception("chat %s: logging a message failed", message.chat_id)
+
+    def _logged_fields(self, message: IncomingMessage) -> dict[str, Any]:
+        at = message.timestamp or self._clock()
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
+        return {
+            "message_id": message.message_id or uuid.uuid4().hex,
+            "sender_id": message.sender_id,
+            "sender_name": message.sender_name,
+            "text": message.text.replace("\x00", ""),
+            "at": min(at, self._clock()),  # a clock ahead must not age out the whole log
+        }
+
+    async def _decide(self, message: IncomingMessage, text: str, *, delivering: bool) -> _Answer:
         try:
             return await self._handle(message, text, delivering=delivering)
         except StorageError as exc:
             log.error("chat %s: storage failed: %s", message.chat_id, exc)
             error = STORAGE_DOWN
         except Exception:
-            # A bug must cost one answer, never a stack trace in the chat, and never a
-            # reply to a message that was not meant for the bot.
+            # A bug must cost one answer, never a stack trace in the chat.
             log.exception("chat %s: handling a message failed", message.chat_id)
             error = INTERNAL_ERROR
-        replies = [] if text is None else [Reply(message.chat_id, error)]
-        return _Answer(replies, None)
+        return _Answer([Reply(message.chat_id, error)], None)
 
     async def _mark_delivered(self, chat_id: str, message_id: str) -> None:
         try:
@@ -195,26 +216,10 @@ class Router:
             # Sent all the same; at worst a redelivery of the message resends the answer.
             log.error("chat %s: marking message %s delivered failed: %s", chat_id, message_id, exc)
 
-    async def _handle(
-        self, message: IncomingMessage, text: str | None, *, delivering: bool
-    ) -> _Answer:
-        at = message.timestamp or self._clock()
-        if at.tzinfo is None:
-            at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
+    async def _handle(self, message: IncomingMessage, text: str, *, delivering: bool) -> _Answer:
         chat = message.chat_id
-        message_id = message.message_id or uuid.uuid4().hex
-        fields: dict[str, Any] = {
-            "message_id": message_id,
-            "sender_id": message.sender_id,
-            "sender_name": message.sender_name,
-            "text": message.text.replace("\x00", ""),
-            "at": min(at, self._clock()),  # a clock ahead must not age out the whole log
-        }
-        if text is None:
-            # Not for the bot: logged for history and summaries, never handled, so the
-            # reply path does not wait for its write (see ChatLog.log).
-            await self._chatlog.log(chat, **fields)
-            return _Answer([], None)
+        fields = self._logged_fields(message)
+        message_id: str = fields["message_id"]
         history = self.config.bot.history
         # The history the model will need is read with the message's own write.
         wanted = history.max_messages + 1 if self._llm is not None and history.max_messages else 0

@@ -53,9 +53,7 @@ class ChatLocks:
             global psycopg
             import psycopg
 
-            self._conninfo = url.set(drivername="postgresql").render_as_string(
-                hide_password=False
-            )
+            self._conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
         self._connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         self._connecting = asyncio.Lock()
 

@@ -19,6 +19,8 @@ from storage.models import ChatMessage
 
 _messages = cast(Table, ChatMessage.__table__)
 T = TypeVar("T")
+# Messages only logged are inserted together, up to this many per statement.
+_ROWS_PER_WRITE = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +249,11 @@ class ChatLog:
         # Rows of `log` not yet written, shared by one queued unit until it runs; any
         # other write of the log closes it, so rows stay in the order they came in.
         self._open_rows: list[dict[str, Any]] | None = None
+        # Per chat, its logged rows still waiting in the queue (not yet in a batch). A
+        # chat with none writes its answer ahead of the queue: a busy group's backlog
+        # never delays another chat. A chat with some waits its turn behind them, so
+        # that its log keeps the order messages came in.
+        self._queued_rows: dict[str, int] = {}
 
     async def append(
         self,
@@ -287,7 +294,8 @@ class ChatLog:
         values = _row(chat_id, message_id, sender_id, sender_name, text, at, False, False)
         self._open_rows = None
         received = await self._database.batches.write(
-            functools.partial(_receive, values=values, recent=recent)
+            functools.partial(_receive, values=values, recent=recent),
+            urgent=self._may_skip_queue(chat_id),
         )
         if received.seen is Seen.NEW:
             await self._count_append(chat_id, at)
@@ -312,20 +320,34 @@ class ChatLog:
         is committed after it, so the log's order is the order messages came in.
         """
         row = _row(chat_id, message_id, sender_id, sender_name, text, at, False, True)
+        self._queued_rows[chat_id] = self._queued_rows.get(chat_id, 0) + 1
         if self._open_rows is not None:
             self._open_rows.append(row)
+            if len(self._open_rows) >= _ROWS_PER_WRITE:
+                self._open_rows = None  # full: the next message starts another
         else:
             rows = self._open_rows = [row]
             await self._database.batches.write_soon(
                 functools.partial(_insert_new, rows=rows),
                 what="chat log messages",
                 on_taken=functools.partial(self._close_rows, rows),
+                weight=_ROWS_PER_WRITE,
             )
         await self._count_append(chat_id, at)
 
     def _close_rows(self, rows: list[dict[str, Any]]) -> None:
         if self._open_rows is rows:  # its batch is being written: later rows start anew
             self._open_rows = None
+        for row in rows:  # in the batch now: anything queued later is written after
+            chat_id = row["chat_id"]
+            left = self._queued_rows.get(chat_id, 0) - 1
+            if left > 0:
+                self._queued_rows[chat_id] = left
+            else:
+                self._queued_rows.pop(chat_id, None)
+
+    def _may_skip_queue(self, chat_id: str) -> bool:
+        return chat_id not in self._queued_rows
 
     async def flush(self) -> None:
         """Wait until every message logged so far is written."""
@@ -377,20 +399,22 @@ class ChatLog:
         ]
         self._open_rows = None
         await self._database.batches.write(
-            functools.partial(
+            urgent=self._may_skip_queue(chat_id),
+            work=functools.partial(
                 _record_answer,
                 chat_id=chat_id,
                 message_id=message_id,
                 replies=rows,
                 at=at,
                 delivered=delivered,
-            )
+            ),
         )
 
     async def mark_delivered(self, chat_id: str, message_id: str, at: datetime) -> None:
         """The platform accepted the answer to a message: a redelivery is now ignored."""
         await self._database.batches.write(
-            functools.partial(_mark_delivered, chat_id=chat_id, message_id=message_id, at=at)
+            functools.partial(_mark_delivered, chat_id=chat_id, message_id=message_id, at=at),
+            urgent=self._may_skip_queue(chat_id),
         )
 
     async def answer_to(self, chat_id: str, message_id: str) -> list[str]:

@@ -33,10 +33,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-MAX_BATCH = 1000
-# Past this many queued units nobody awaits, `write_soon` waits for its own: a producer
-# faster than the database is slowed down instead of queueing without bound.
-MAX_QUEUED = 20_000
+# A batch stops growing at this weight (a unit weighs 1, or the rows it may write):
+# a few milliseconds of SQLite, which an urgent unit waits for at most.
+MAX_BATCH = 200
+# Past this much queued weight, `write_soon` waits for its own unit: a producer faster
+# than the database is slowed down instead of queueing without bound.
+MAX_QUEUED = 2_000
+# Weight written between two checkpoints of SQLite's log (see Database.checkpoint_soon).
+_CHECKPOINT_EVERY = 2_000
 
 
 @dataclass(slots=True)
@@ -47,6 +51,7 @@ class _Unit:
     # Called on the event loop as the unit is taken into a batch: from then on the work
     # may not change (a unit that gathers rows while it waits stops gathering).
     on_taken: Callable[[], None] | None = None
+    weight: int = 1
 
 
 def _nothing(session: Session) -> None:
@@ -67,12 +72,22 @@ class GroupCommit:
         self._max_batch = max_batch
         self._max_queued = max_queued
         self._queue: deque[_Unit] = deque()
+        # Units a reply waits on, and the small records of its turn: they go into the
+        # next batch ahead of the queue, so that a busy group's backlog of logged
+        # messages never delays another chat's answer. In order among themselves.
+        self._urgent: deque[_Unit] = deque()
+        self._weight = 0  # of the queued units
+        # Set when a batch leaves the queue (made by a waiter, in its own event loop).
+        self._room: asyncio.Event | None = None
         self._drain: asyncio.Task[None] | None = None
+        self._since_checkpoint = 0  # weight written since the last checkpoint began
 
-    async def write(self, work: Callable[[Session], T]) -> T:
-        """Run `work` in the next batch's transaction; returns once that committed."""
+    async def write(self, work: Callable[[Session], T], *, urgent: bool = False) -> T:
+        """Run `work` in a batch's transaction; returns once that committed. `urgent`
+        puts it in the next batch, ahead of the queue (see `__init__`): only for work
+        whose order against the queued units does not matter."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._submit(_Unit(work, future, ""))
+        self._submit(_Unit(work, future, ""), urgent=urgent)
         return await future
 
     async def write_soon(
@@ -81,18 +96,19 @@ class GroupCommit:
         *,
         what: str,
         on_taken: Callable[[], None] | None = None,
+        weight: int = 1,
+        urgent: bool = False,
     ) -> None:
-        """Queue `work` for the next batch without waiting for it (unless the queue is
-        full); a failure is logged as "`what` not written"."""
-        if len(self._queue) < self._max_queued:
-            self._submit(_Unit(work, None, what, on_taken))
-            return
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._submit(_Unit(work, future, what, on_taken))
-        try:
-            await future
-        except Exception as exc:  # nobody else hears of it: logged like the others
-            _log_failure(what, exc)
+        """Queue `work` for the next batch without waiting for it to be written (only,
+        when the queue is full, for room in it); a failure is logged as "`what` not
+        written". `weight` is how many rows it may write (for the batch's size)."""
+        # Room first, then the queue: with many producers at once, queueing first and
+        # waiting after would let the queue grow by one unit per producer.
+        while not urgent and self._weight + weight > self._max_queued and self._weight:
+            if self._room is None or self._room.is_set():
+                self._room = asyncio.Event()  # every waiter waits on this one
+            await self._room.wait()
+        self._submit(_Unit(work, None, what, on_taken, weight), urgent=urgent)
 
     async def flush(self) -> None:
         """Wait until every unit queued so far is written (or failed): a read after
@@ -103,23 +119,31 @@ class GroupCommit:
         with contextlib.suppress(Exception):
             await self.write(_nothing)
 
-    @property
-    def queued(self) -> int:
-        return len(self._queue)
-
-    def _submit(self, unit: _Unit) -> None:
-        self._queue.append(unit)
+    def _submit(self, unit: _Unit, *, urgent: bool) -> None:
+        (self._urgent if urgent else self._queue).append(unit)
+        self._weight += unit.weight
         if self._drain is None or self._drain.done():
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue())
 
     async def _drain_queue(self) -> None:
-        while self._queue:
-            count = min(len(self._queue), self._max_batch)
-            batch = [self._queue.popleft() for _ in range(count)]
-            for unit in batch:
+        while self._urgent or self._queue:
+            batch: list[_Unit] = []
+            weight = 0
+            while (self._urgent or self._queue) and weight < self._max_batch:
+                unit = (self._urgent or self._queue).popleft()
+                weight += unit.weight
                 if unit.on_taken is not None:
                     unit.on_taken()
+                batch.append(unit)
+            self._weight -= weight
+            if self._room is not None:
+                self._room.set()
+                self._room = None
             await self._write_batch(batch)
+            self._since_checkpoint += weight
+            if self._since_checkpoint >= _CHECKPOINT_EVERY:
+                self._since_checkpoint = 0
+                self._database.checkpoint_soon()
 
     async def _write_batch(self, batch: list[_Unit]) -> None:
         try:

@@ -189,7 +189,9 @@ class TurnLog:
     async def record(self, **values: Any) -> None:
         """Queued in the group commit, not awaited: the dashboard's log may lag a batch."""
         await self._database.batches.write_soon(
-            functools.partial(record_turn, values=values, keep=self.keep), what="model turn"
+            functools.partial(record_turn, values=values, keep=self.keep),
+            what="model turn",
+            urgent=True,
         )
 
     async def recent(self, *, chat_id: str | None = None, limit: int = 50) -> list[Any]:

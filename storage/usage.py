@@ -96,6 +96,7 @@ class UsageLog:
                 estimated=estimated,
             ),
             what="token usage",
+            urgent=True,
         )
 
     async def spent(self, chat_id: str, day: date) -> Spent:
