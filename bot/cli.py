@@ -20,7 +20,7 @@ from bot.adapters import configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
 from bot.adapters.mcp_server import McpEndpoint
-from bot.app import Bot
+from bot.app import Bot, settle_heap
 from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
@@ -102,6 +102,7 @@ class _Server(uvicorn.Server):
             print(f"  playground: http://{host}:{port}/", flush=True)
             print(f"  dashboard:  http://{host}:{port}/admin", flush=True)
             print("  (a chat in this terminal instead: make chat)", flush=True)
+        settle_heap()
 
 
 async def _serve(config: Config) -> None:

@@ -34,7 +34,7 @@ from function_calls import (
     ToolInvoker,
     TurnResult,
 )
-from storage import OutgoingMessage, ReminderService, Sender, StorageError
+from storage import OutgoingMessage, ReminderService, Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LoggedMessage, Seen
 from storage.overview import TurnLog
@@ -72,10 +72,6 @@ Deliver = Callable[[list[Reply]], Awaitable[None]]
 """Sends replies to the platform; raises if it could not."""
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class Router:
     """Turns an IncomingMessage into replies; one instance serves every chat."""
 
@@ -89,7 +85,7 @@ class Router:
         llm: FunctionCallLLM | None,
         services: Services,
         outbound: Sender | None = None,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
         budget: TokenBudget | None = None,
         turns: TurnLog | None = None,
         chat_locks: ChatLocks | None = None,

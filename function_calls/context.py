@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationInfo
 
 from function_calls.services import Services
+from storage.models import utc_now
 from storage.outgoing import Member
 
 ChatType = Literal["group", "private"]
 MESSAGE_CONTEXT_KEY = "message_context"
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +32,7 @@ class MessageContext:
     is_admin: bool = False
     timezone: str = "UTC"
     services: Services = field(default_factory=Services)
-    clock: Callable[[], datetime] = _utc_now
+    clock: Callable[[], datetime] = utc_now
     # Users the platform says this message mentions (members of the chat).
     mentioned: tuple[Member, ...] = ()
     # The platform id of the message this one replies to, if any.

@@ -23,7 +23,7 @@ from function_calls import _shaping as shaping
 from function_calls import _transport as transport
 from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls.context import MessageContext
-from function_calls.context_window import ContextOverflowError, fit, tools_tokens
+from function_calls.context_window import ContextOverflowError, fit
 from function_calls.errors import (
     LLMUnavailableError,
     ToolHiddenError,
@@ -140,6 +140,12 @@ class _Rejection:
     user_message: str
 
 
+@dataclass(frozen=True, slots=True)
+class _BuiltTools:
+    tools: tuple[Tool, ...]  # kept so that the ids in its key stay theirs
+    listed: transport.ToolList
+
+
 class FunctionCallLLM:
     """Lets an LLM answer a chat message by calling registered tools.
 
@@ -205,10 +211,7 @@ class FunctionCallLLM:
         self.context_tokens = context_tokens
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
-        self._tool_lists: dict[
-            tuple[tuple[int, ...], SchemaView],
-            tuple[tuple[Tool, ...], list[dict[str, Any]], int],
-        ] = {}
+        self._tool_lists: dict[tuple[tuple[int, ...], SchemaView], _BuiltTools] = {}
         self._transport = transport.ChatTransport(
             base_url=base_url,
             api_key=api_key,
@@ -365,19 +368,19 @@ class FunctionCallLLM:
 
     async def _ask(self, turn: _Turn) -> ModelReply:
         turn.llm_calls += 1
-        tools, size = None, None
+        tools = None
         if turn.mode == "native" and turn.tools:
-            tools, size = self._definitions(tuple(turn.tools.values()), turn.view)
+            tools = self._definitions(tuple(turn.tools.values()), turn.view)
         try:
             # Room for the answer is kept; what is dropped stays dropped for the turn.
             limit = self.context_tokens - (self.max_output_tokens or 0)
             fit(
                 turn.messages,
-                tools,
+                tools.definitions if tools is not None else None,
                 history=turn.history,
                 render=turn.render,
                 limit=limit,
-                tools_size=size,
+                tools_size=tools.tokens if tools is not None else None,
             )
         except ContextOverflowError as exc:
             raise LLMUnavailableError(str(exc)) from None
@@ -387,7 +390,8 @@ class FunctionCallLLM:
         except openai.APIStatusError as exc:
             # Switching is only safe before native tool messages are in the conversation.
             started = any(m["role"] == "tool" for m in turn.messages)
-            if started or not (tools and self.tool_mode == "auto" and transport.rejects_tools(exc)):
+            native = tools is not None and self.tool_mode == "auto"
+            if started or not (native and transport.rejects_tools(exc)):
                 raise transport.unavailable(exc) from exc
             log.info("model %s rejected native tools; switching to prompt mode", self.model)
             self._fell_back_to_prompt = True
@@ -410,32 +414,29 @@ class FunctionCallLLM:
             return await asyncio.to_thread(shaping.reply_from_text, content, turn.tools)
         return shaping.reply_from_text(content, turn.tools)
 
-    def _definitions(
-        self, tools: tuple[Tool, ...], view: SchemaView
-    ) -> tuple[list[dict[str, Any]], int]:
-        """The `tools=[...]` of a request and its size estimate, built once per tool set
-        (every request of every chat sends one; the list is never changed once sent)."""
+    def _definitions(self, tools: tuple[Tool, ...], view: SchemaView) -> transport.ToolList:
+        """The `tools=[...]` of a request, built once per tool set (every request of every
+        chat sends one; the list is never changed once sent)."""
         key = (tuple(id(tool) for tool in tools), view)
         cached = self._tool_lists.get(key)
-        if cached is not None and all(a is b for a, b in zip(cached[0], tools, strict=True)):
-            return cached[1], cached[2]
+        if cached is not None and all(a is b for a, b in zip(cached.tools, tools, strict=True)):
+            return cached.listed
         definitions = [tool.definition(strict=self.strict_schemas, view=view) for tool in tools]
-        size = tools_tokens(definitions)
         if len(self._tool_lists) >= _TOOL_LISTS:
             self._tool_lists.clear()
-        self._tool_lists[key] = (tools, definitions, size)  # the tools, so ids stay theirs
-        return definitions, size
+        built = _BuiltTools(tools, transport.ToolList.of(definitions))
+        self._tool_lists[key] = built
+        return built.listed
 
     async def _complete(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: transport.ToolList | None,
         tool_choice: Literal["auto", "none"] = "auto",
     ) -> transport.Completion:
         """One Chat Completions request; the SDK retries 429/5xx/timeouts honouring Retry-After."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
-        if tools:
-            body["tools"] = tools
+        if tools is not None:
             # The API's default once tools are given, but llama-cpp-python's
             # chatml-function-calling format leaves the tools out of the prompt unless
             # it is sent.
@@ -444,7 +445,7 @@ class FunctionCallLLM:
             body["temperature"] = self.temperature
         if self.max_output_tokens is not None:
             body["max_tokens"] = self.max_output_tokens
-        return await self._transport.complete(body)
+        return await self._transport.complete(body, tools)
 
     async def _run_calls(self, turn: _Turn, reply: ModelReply) -> tuple[bool, str | None]:
         """Validate and run one reply's calls; returns (turn complete, stop message)."""

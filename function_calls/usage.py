@@ -45,9 +45,9 @@ def estimate_tokens(text: str) -> int:
     return cjk + (len(text) - cjk + _CHARS_PER_TOKEN - 1) // _CHARS_PER_TOKEN
 
 
-def usage_of(completion: Any, request: dict[str, Any], reply_text: str) -> Usage:
+def usage_of(completion: Any, request: dict[str, Any], tools_tokens: int, reply_text: str) -> Usage:
     """The usage a Chat Completions response reports; else an estimate from the request
-    body and the reply."""
+    body's messages, its tools' estimate, and the reply."""
     reported = getattr(completion, "usage", None)
     prompt = getattr(reported, "prompt_tokens", None)
     completion_tokens = getattr(reported, "completion_tokens", None)
@@ -56,5 +56,4 @@ def usage_of(completion: Any, request: dict[str, Any], reply_text: str) -> Usage
         cached = getattr(details, "cached_tokens", None)
         return Usage(prompt, completion_tokens, cached if isinstance(cached, int) else 0, 1)
     body = json.dumps(request.get("messages", []), ensure_ascii=False)
-    tools = json.dumps(request.get("tools", []), ensure_ascii=False)
-    return Usage(estimate_tokens(body + tools), estimate_tokens(reply_text), 0, 1, 1)
+    return Usage(estimate_tokens(body) + tools_tokens, estimate_tokens(reply_text), 0, 1, 1)

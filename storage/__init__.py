@@ -12,6 +12,7 @@ from storage.errors import (
     StorageUnavailableError,
 )
 from storage.migrate import current_revision, head_revision, upgrade
+from storage.models import utc_now
 from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DEFAULT_GRACE, DeliveryPolicy
 from storage.recurrence import KINDS, Kind, Schedule
@@ -49,4 +50,5 @@ __all__ = [
     "normalize_url",
     "reminder_message",
     "upgrade",
+    "utc_now",
 ]

@@ -33,6 +33,7 @@ from storage.models import (
     OUTCOME_PENDING,
     OUTCOME_SENT,
     OUTCOME_SENT_LATE,
+    utc_now,
 )
 from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DeliveryPolicy
@@ -54,10 +55,6 @@ Clock = Callable[[], datetime]
 # APScheduler processes every due timer in one synchronous call; slices keep the loop free.
 _TIMER_SLICE = 200
 _LAUNCH_SLICE = 20
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class _SlicedMemoryJobStore(MemoryJobStore):  # type: ignore[misc]
@@ -142,7 +139,7 @@ class ReminderScheduler:
         sender: Sender,
         *,
         policy: DeliveryPolicy | None = None,
-        clock: Clock = _utc_now,
+        clock: Clock = utc_now,
     ) -> None:
         self._database = database
         self._sender = sender

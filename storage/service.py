@@ -6,7 +6,7 @@ import asyncio
 import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import available_timezones
 
@@ -22,6 +22,7 @@ from storage.errors import (
     ReminderStateError,
 )
 from storage.migrate import upgrade
+from storage.models import utc_now
 from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
@@ -33,10 +34,6 @@ from storage.scheduler import Clock, ReminderScheduler
 _ZONE_CACHE_SECONDS = 10.0
 _ZONE_CACHE_SIZE = 10_000
 _ZONE_TTL = timedelta(seconds=_ZONE_CACHE_SECONDS)
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @functools.cache
@@ -62,7 +59,7 @@ class ReminderService:
         *,
         scheduler: ReminderScheduler | None = None,
         default_timezone: str = "UTC",
-        clock: Clock = _utc_now,
+        clock: Clock = utc_now,
         zone_cache_size: int = _ZONE_CACHE_SIZE,
     ) -> None:
         self.database = database
@@ -85,7 +82,7 @@ class ReminderService:
         sender: Sender | None = None,
         default_timezone: str = "UTC",
         policy: DeliveryPolicy | None = None,
-        clock: Clock = _utc_now,
+        clock: Clock = utc_now,
         migrate: bool = True,
     ) -> AsyncIterator[ReminderService]:
         """Open the store, apply migrations, and with a sender start delivering."""

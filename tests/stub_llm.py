@@ -66,6 +66,7 @@ class StubLLM:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # of each request, names in lower case
         self.fallback: Script | None = None
         self._script: deque[Script] = deque()
         self._lock = threading.Lock()
@@ -91,6 +92,7 @@ class StubLLM:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.headers.clear()
             self.fallback = None
 
     @property
@@ -106,9 +108,10 @@ class StubLLM:
         if self._runner is not None:
             self._runner.stop()
 
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self.headers.append(headers)
             script = self._script.popleft() if self._script else self.fallback
         if script is None:
             return error(500, "stub LLM: no scripted reply left")
@@ -119,7 +122,7 @@ class StubLLM:
 
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
-        reply = self._next(body)
+        reply = self._next(body, dict(request.headers))
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.raw_body is not None:

@@ -119,6 +119,29 @@ async def test_tools_are_sent_with_compact_schemas(stub, make_llm, tools, ctx) -
     assert "title" not in json.dumps(sent)
 
 
+async def test_requests_carry_the_key_and_the_tools_but_not_the_hosts_platform(
+    stub, make_llm, tools, ctx
+) -> None:
+    stub.script(s.text("hi"), s.text("hi again"))
+    llm = make_llm(tools)
+    await llm.run(ctx, "hello")
+    await llm.run(ctx, "hello again")
+    first, second = stub.headers
+    assert second.keys() == first.keys()  # the same headers for every request
+    assert first["authorization"] == "Bearer sk-test-secret"
+    assert first["content-type"] == "application/json"
+    told = {name for name in first if name.startswith("x-stainless-")}
+    assert told <= {"x-stainless-retry-count", "x-stainless-read-timeout"}  # no OS, CPU, Python
+    # The tool list is encoded once and sent whole, beside each request's own messages.
+    assert stub.requests[0]["tools"] == stub.requests[1]["tools"]
+    assert {t["function"]["name"] for t in stub.requests[1]["tools"]} == {
+        "weather",
+        "add_note",
+        "list_notes",
+    }
+    assert stub.requests[1]["messages"][-1]["content"].startswith("hello again")
+
+
 async def test_the_latest_message_carries_local_date_time_and_zone(stub, make_llm, tools) -> None:
     stub.script(s.text("ok"))
     ctx = make_ctx(timezone="America/New_York")

@@ -29,7 +29,7 @@ from bot.adapters.base import split_text
 from bot.adapters.onebot_account import Account, close_quietly
 from bot.config import is_loopback
 from bot.messages import IncomingMessage, Reply
-from storage import Member, OutgoingMessage, SendError
+from storage import Member, OutgoingMessage, SendError, utc_now
 
 if TYPE_CHECKING:
     from bot.app import Bot
@@ -46,10 +46,6 @@ _KEEP_SEEN = 1000  # recent messages remembered, to handle one seen by two accou
 _SAME_WITHIN = 3.0  # seconds
 _POLICY_VIOLATION = 1008
 _LOOKUP_WAIT = 3.0  # seconds for get_msg: a slow answer must not hold a message long
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class OneBotAdapter:
@@ -208,7 +204,7 @@ class OneBotAdapter:
             account.abandon()
             if self._accounts.get(self_id) is account:
                 del self._accounts[self_id]
-                self._gone[self_id] = _now()
+                self._gone[self_id] = utc_now()
 
     def _on_frame(self, account: Account, frame: dict[str, Any]) -> None:
         echo = frame.get("echo")
@@ -217,7 +213,7 @@ class OneBotAdapter:
             if answer is not None and not answer.done():
                 answer.set_result(frame)
             return
-        self._last_event[account.self_id] = _now()
+        self._last_event[account.self_id] = utc_now()
         # Meta events (lifecycle, heartbeat) only keep the status fresh. Messages are
         # handled in tasks: handling sends actions whose answers arrive on this socket.
         if frame.get("post_type") == "message":
