@@ -64,7 +64,10 @@ Script = Reply | Callable[[dict[str, Any]], Reply]
 class StubLLM:
     """Scripted OpenAI-compatible server; `requests` keeps every request body it got."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, record: bool = True) -> None:
+        # A benchmark's stub records nothing: a growing record costs its process more
+        # garbage collection with every request, which would be counted as the LLM's time.
+        self._record = record
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # of each request, names in lower case
         self.fallback: Script | None = None
@@ -110,8 +113,9 @@ class StubLLM:
 
     def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
-            self.requests.append(body)
-            self.headers.append(headers)
+            if self._record:
+                self.requests.append(body)
+                self.headers.append(headers)
             script = self._script.popleft() if self._script else self.fallback
         if script is None:
             return error(500, "stub LLM: no scripted reply left")
@@ -194,7 +198,7 @@ def main() -> None:
     parser.add_argument("--tool", default="echo", help="the tool every conversation calls")
     parser.add_argument("--arguments", default='{"text": "hi"}', help="its JSON arguments")
     options = parser.parse_args()
-    stub = StubLLM()
+    stub = StubLLM(record=False)
     arguments = json.loads(options.arguments)
     stub.fallback = tool_then_answer(options.tool, arguments, "done", delay=options.delay)
     config = uvicorn.Config(
