@@ -315,7 +315,8 @@ class ChatLog:
         summaries), without waiting for the write: it joins the next group commit.
 
         The crash window: a process killed before that commit loses the messages logged
-        in the last few milliseconds (at most one batch). A redelivered one is logged
+        but not yet written (normally those of the last few milliseconds; at most the
+        write queue's bound, see storage.group_commit). A redelivered one is logged
         once. Everything written later in this process (an answer, a triggered message)
         is committed after it, so the log's order is the order messages came in.
         """

@@ -8,8 +8,9 @@ were queued. Under load the batches grow; alone, a unit is written at once.
 A unit either is awaited (`write`: the caller needs it durable before going on, like an
 answer that must be logged before it is sent) or is not (`write_soon`: a message that
 was only logged). A unit nobody awaits is lost if the process dies before its batch
-commits: that is the crash window, at most the units queued in the last batch's time
-(a few milliseconds; `max_batch` units at most), never a unit that was awaited.
+commits: that is the crash window, the units queued meanwhile (normally a few
+milliseconds' worth; never more than `max_queued` plus one batch, as `write_soon` waits
+for room past that), never a unit that was awaited.
 """
 
 from __future__ import annotations
