@@ -46,7 +46,7 @@ from bot.adapters.matrix_format import (
 from bot.adapters.matrix_login import log_in
 from bot.adapters.ordered import OrderedWork
 from bot.messages import IncomingMessage, Reply
-from storage import Member, OutgoingMessage, SendError
+from storage import Member, OutgoingMessage, SendError, utc_now
 from storage.adapter_state import load_state, save_state
 
 if TYPE_CHECKING:
@@ -170,13 +170,15 @@ class MatrixAdapter:
                 if self._since is None:
                     self._since = await self._first_token()
                 data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, self._filter())
+                # Connected as soon as a sync answers, before its events are handled: a
+                # status read meanwhile must not say otherwise.
+                if self._connected_since is None:
+                    self._connected_since = utc_now()
+                    log.info("matrix: connected as %s", self.user_id)
                 handling = await self._process(data, self._since)
                 self._since = str(data.next_batch)
                 self._work.add(self._since, handling)
                 await self._save_progress(wait=len(self._work) > _MAX_BATCHES_AHEAD)
-                if self._connected_since is None:
-                    self._connected_since = datetime.now(UTC)
-                    log.info("matrix: connected as %s", self.user_id)
                 self._last_error = None
                 backoff = 1.0
             except asyncio.CancelledError:
@@ -249,7 +251,7 @@ class MatrixAdapter:
             encrypted = any(e.get("type") == "m.room.encryption" for e in states)
             messages = []
             for event in after_join(timeline, self.user_id):
-                self._last_event_at = datetime.now(UTC)
+                self._last_event_at = utc_now()
                 if event.get("sender") == self.user_id:
                     continue
                 if event.get("type") == "m.room.encrypted":

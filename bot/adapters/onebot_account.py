@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from datetime import UTC, datetime
 from typing import Any
 
 from starlette.websockets import WebSocket
 
-from storage import SendError
+from storage import SendError, utc_now
 
 
 class Account:
@@ -19,7 +18,7 @@ class Account:
     def __init__(self, self_id: str, socket: WebSocket) -> None:
         self.self_id = self_id
         self.socket = socket
-        self.since = datetime.now(UTC)
+        self.since = utc_now()
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.lock = asyncio.Lock()  # one frame at a time on the socket
 

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -47,7 +47,7 @@ from bot.adapters.telegram_api import (
 from bot.commands import Commands
 from bot.config import ConfigError, TelegramSettings
 from bot.messages import IncomingMessage, Reply
-from storage import Member, OutgoingMessage, SendError
+from storage import Member, OutgoingMessage, SendError, utc_now
 
 if TYPE_CHECKING:
     from bot.app import Bot
@@ -171,7 +171,7 @@ class TelegramAdapter:
         commands = [BotCommand(c, d) for c, d in BOT_COMMANDS]
         await call("setMyCommands", lambda: client.set_my_commands(commands))
         self._me_id, self._username = client.bot.id, client.bot.username or ""
-        self._connected_since = datetime.now(UTC)
+        self._connected_since = utc_now()
         self._last_error = None
         log.info("telegram: connected as @%s", self._username)
 
@@ -192,7 +192,7 @@ class TelegramAdapter:
             ),
         )
         if self._connected_since is None:
-            self._connected_since = datetime.now(UTC)
+            self._connected_since = utc_now()
             self._last_error = None
         fresh = [u for u in updates if self._offset is None or u.update_id >= self._offset]
         for update in fresh:
@@ -211,7 +211,7 @@ class TelegramAdapter:
         if self._offset is not None and update_id < self._offset:
             return  # seen already (a webhook retry)
         self._offset = update_id + 1
-        self._last_update = datetime.now(UTC)
+        self._last_update = utc_now()
         message = update.message
         if message is None or message.text is None:
             self._work.add(update_id, [])  # nothing to answer: done at once
