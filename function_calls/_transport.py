@@ -55,16 +55,19 @@ class ToolList:
 
 
 def encode_body(body: dict[str, Any], tools: ToolList | None) -> bytes:
-    """The request's JSON: `body` (non-empty), with the tools' bytes spliced in as is."""
+    """The request's JSON: `body` (with its model, without tools), and the tools' bytes
+    spliced in as they are."""
+    if "model" not in body or "tools" in body:
+        raise ValueError("a request body has its model and no tools of its own")
     encoded = _dumps(body)
     if tools is None:
         return encoded
     return b"".join((encoded[:-1], b',"tools":', tools.encoded, b"}"))
 
 
-# The SDK tells the endpoint the host's OS, CPU and Python on every request. A
-# self-hosted bot keeps that to itself; each header also cost the event loop time in
-# the SDK's and aiohttp's header handling (a tenth of a request's, measured).
+# The SDK tells the endpoint the host's OS, CPU and Python version on every request
+# (besides its User-Agent). A self-hosted bot keeps that to itself; each header also
+# cost the event loop time in the SDK's and aiohttp's header handling (measured).
 _UNSENT_HEADERS: dict[str, Any] = {
     name: openai.Omit()
     for name in (
@@ -134,6 +137,9 @@ class ChatTransport:
     ) -> None:
         if http_backend not in ("aiohttp", "httpx"):
             raise ValueError(f"http_backend must be aiohttp or httpx, not {http_backend!r}")
+        # A client of our own gets the body as bytes. One passed in (an Azure client,
+        # say) gets it as a dict, as its own code may read the body to route the request.
+        self._as_bytes = client is None
         self.client = client or AsyncOpenAI(
             base_url=base_url,
             # Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
@@ -152,15 +158,17 @@ class ChatTransport:
         await self.client.close()
 
     def _request_options(self) -> RequestOptions:
-        # Our own idempotency key, unique per request and kept across the SDK's retries:
-        # the SDK's default reads the OS's randomness (uuid4) for every request, which
-        # hands the GIL to the database threads and waits to get it back (7% of the
-        # event loop's time under load, measured).
+        # The SDK makes an idempotency key for every request (OpenAI's endpoint is not
+        # sent it) by reading the OS's randomness (uuid4), which hands the GIL to the
+        # database threads and waits to get it back: 7% of the event loop's time under
+        # load, measured. One of ours, unique per request, costs nothing.
         return {"idempotency_key": f"{self._key_prefix}-{next(self._request_numbers)}"}
 
     async def complete(self, body: dict[str, Any], tools: ToolList | None = None) -> Completion:
         """One request of `body` and `tools`; raises openai.APIStatusError as is (the loop
         decides on a mode switch), LLMUnavailableError for everything else."""
+        # Encoded before the request: a body that cannot be is our bug, not the model's.
+        content = encode_body(body, tools) if self._as_bytes else None
         try:
             # `client.post` is the SDK's documented raw-request path: same auth, retries and
             # errors as `chat.completions.create`, without re-walking our already plain-JSON
@@ -168,13 +176,14 @@ class ChatTransport:
             # body goes as bytes (`content`), so that the tools are not encoded again.
             # `cast_to=object` hands back the parsed JSON rather than a ChatCompletion
             # built field by field, which the bot reads a handful of fields of.
-            content = encode_body(body, tools)
-            data = await self.client.post(
-                "/chat/completions",
-                content=content,
-                cast_to=object,
-                options=self._request_options(),
-            )
+            path, options = "/chat/completions", self._request_options()
+            if content is not None:
+                data = await self.client.post(
+                    path, content=content, cast_to=object, options=options
+                )
+            else:
+                whole = body if tools is None else {**body, "tools": tools.definitions}
+                data = await self.client.post(path, body=whole, cast_to=object, options=options)
             completion = _fields(data)
         except openai.APIStatusError:
             raise

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
@@ -233,6 +234,15 @@ def _row(
     }
 
 
+@dataclass(slots=True)
+class _Rows:
+    """Rows of `log` that share one write: open to more rows until it is taken into a
+    batch (or full, or closed by another write); `queued` once it is in the queue."""
+
+    rows: list[dict[str, Any]]
+    queued: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 class ChatLog:
     """Append-only log per chat, with retention by count and by age.
 
@@ -246,9 +256,9 @@ class ChatLog:
         self.keep = keep
         self.max_age = max_age
         self._appends: dict[str, int] = {}
-        # Rows of `log` not yet written, shared by one queued unit until it runs; any
-        # other write of the log closes it, so rows stay in the order they came in.
-        self._open_rows: list[dict[str, Any]] | None = None
+        # Rows of `log` not yet written, shared by one unit until it runs; any other
+        # write of the log closes it, so rows stay in the order they came in.
+        self._open_rows: _Rows | None = None
         # Per chat, its logged rows still waiting in the queue (not yet in a batch). A
         # chat with none writes its answer ahead of the queue: a busy group's backlog
         # never delays another chat. A chat with some waits its turn behind them, so
@@ -271,8 +281,10 @@ class ChatLog:
         answered. `answered` marks it done at once (a message not meant for the bot).
         Returns once the row is committed."""
         values = _row(chat_id, message_id, sender_id, sender_name, text, at, from_bot, answered)
-        self._open_rows = None
-        seen = await self._database.batches.write(functools.partial(_append, values=values))
+        urgent = self._after_logged(chat_id)
+        seen = await self._database.batches.write(
+            functools.partial(_append, values=values), urgent=urgent
+        )
         if seen is Seen.NEW:
             await self._count_append(chat_id, at)
         return seen
@@ -292,10 +304,9 @@ class ChatLog:
         messages read in the same transaction (the history its answer needs), so that a
         triggered message costs one round trip to the database before the model."""
         values = _row(chat_id, message_id, sender_id, sender_name, text, at, False, False)
-        self._open_rows = None
+        urgent = self._after_logged(chat_id)
         received = await self._database.batches.write(
-            functools.partial(_receive, values=values, recent=recent),
-            urgent=self._may_skip_queue(chat_id),
+            functools.partial(_receive, values=values, recent=recent), urgent=urgent
         )
         if received.seen is Seen.NEW:
             await self._count_append(chat_id, at)
@@ -312,43 +323,61 @@ class ChatLog:
         at: datetime,
     ) -> None:
         """Log a message the bot has nothing to do with but keep (for history and
-        summaries), without waiting for the write: it joins the next group commit.
+        summaries), without waiting for the write: it joins the next group commit (only
+        while the write queue is full does it wait, for room in it).
 
         The crash window: a process killed before that commit loses the messages logged
-        but not yet written (normally those of the last few milliseconds; at most the
-        write queue's bound, see storage.group_commit). A redelivered one is logged
+        but not yet written: normally those of the last few milliseconds, at most the
+        write queue's bound (see storage.group_commit). A redelivered one is logged
         once. Everything written later in this process (an answer, a triggered message)
         is committed after it, so the log's order is the order messages came in.
         """
         row = _row(chat_id, message_id, sender_id, sender_name, text, at, False, True)
         self._queued_rows[chat_id] = self._queued_rows.get(chat_id, 0) + 1
-        if self._open_rows is not None:
-            self._open_rows.append(row)
-            if len(self._open_rows) >= _ROWS_PER_WRITE:
-                self._open_rows = None  # full: the next message starts another
+        unit = self._open_rows
+        if unit is None:
+            unit = self._open_rows = _Rows([row])
+            # Shielded: a caller cancelled while it waits for room must not strand the
+            # rows that joined its unit meanwhile.
+            await asyncio.shield(self._queue_rows(unit))
         else:
-            rows = self._open_rows = [row]
-            await self._database.batches.write_soon(
-                functools.partial(_insert_new, rows=rows),
-                what="chat log messages",
-                on_taken=functools.partial(self._close_rows, rows),
-                weight=_ROWS_PER_WRITE,
-            )
+            unit.rows.append(row)
+            if len(unit.rows) >= _ROWS_PER_WRITE:
+                self._open_rows = None  # full: the next message starts another
+            # Returns once the unit is queued (at once, usually): while the queue is
+            # full, a message is not logged until its unit is in, so that what a crash
+            # can lose stays bounded by the queue.
+            await unit.queued.wait()
         await self._count_append(chat_id, at)
 
-    def _close_rows(self, rows: list[dict[str, Any]]) -> None:
-        if self._open_rows is rows:  # its batch is being written: later rows start anew
+    async def _queue_rows(self, unit: _Rows) -> None:
+        try:
+            await self._database.batches.write_soon(
+                functools.partial(_insert_new, rows=unit.rows),
+                what="chat log messages",
+                on_taken=functools.partial(self._close_rows, unit),
+                weight=_ROWS_PER_WRITE,
+            )
+        finally:
+            unit.queued.set()
+
+    def _after_logged(self, chat_id: str) -> bool:
+        """Before any other write of the log: rows logged from now on are written after
+        it. Returns whether it may skip the queue: the chat has no rows queued or waiting
+        for room (else it takes its turn behind them, which keeps the log in order)."""
+        self._open_rows = None
+        return chat_id not in self._queued_rows
+
+    def _close_rows(self, unit: _Rows) -> None:
+        if self._open_rows is unit:  # its batch is being written: later rows start anew
             self._open_rows = None
-        for row in rows:  # in the batch now: anything queued later is written after
+        for row in unit.rows:  # in the batch now: anything queued later is written after
             chat_id = row["chat_id"]
             left = self._queued_rows.get(chat_id, 0) - 1
             if left > 0:
                 self._queued_rows[chat_id] = left
             else:
                 self._queued_rows.pop(chat_id, None)
-
-    def _may_skip_queue(self, chat_id: str) -> bool:
-        return chat_id not in self._queued_rows
 
     async def flush(self) -> None:
         """Wait until every message logged so far is written."""
@@ -398,9 +427,9 @@ class ChatLog:
             }
             for text in replies
         ]
-        self._open_rows = None
+        urgent = self._after_logged(chat_id)
         await self._database.batches.write(
-            urgent=self._may_skip_queue(chat_id),
+            urgent=urgent,
             work=functools.partial(
                 _record_answer,
                 chat_id=chat_id,
@@ -413,9 +442,10 @@ class ChatLog:
 
     async def mark_delivered(self, chat_id: str, message_id: str, at: datetime) -> None:
         """The platform accepted the answer to a message: a redelivery is now ignored."""
+        urgent = self._after_logged(chat_id)
         await self._database.batches.write(
             functools.partial(_mark_delivered, chat_id=chat_id, message_id=message_id, at=at),
-            urgent=self._may_skip_queue(chat_id),
+            urgent=urgent,
         )
 
     async def answer_to(self, chat_id: str, message_id: str) -> list[str]:

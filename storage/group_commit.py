@@ -55,6 +55,14 @@ class _Unit:
     weight: int = 1
 
 
+@dataclass(slots=True)
+class _Waiter:
+    """A writer waiting for room in the queue, for `weight` of it."""
+
+    weight: int
+    admitted: asyncio.Future[None]
+
+
 def _nothing(session: Session) -> None:
     return None
 
@@ -77,18 +85,25 @@ class GroupCommit:
         # next batch ahead of the queue, so that a busy group's backlog of logged
         # messages never delays another chat's answer. In order among themselves.
         self._urgent: deque[_Unit] = deque()
-        self._weight = 0  # of the queued units
-        # Set when a batch leaves the queue (made by a waiter, in its own event loop).
-        self._room: asyncio.Event | None = None
+        self._weight = 0  # of the queued units, and of the room promised to waiters
+        # Writers waiting for room, in the order they came: one is let in only when all
+        # before it are, so that a light unit never overtakes a heavy one (the queue's
+        # order is the order of the writes: a chat's log keeps the order of its messages).
+        self._waiters: deque[_Waiter] = deque()
         self._drain: asyncio.Task[None] | None = None
         self._since_checkpoint = 0  # weight written since the last checkpoint began
 
     async def write(self, work: Callable[[Session], T], *, urgent: bool = False) -> T:
-        """Run `work` in a batch's transaction; returns once that committed. `urgent`
-        puts it in the next batch, ahead of the queue (see `__init__`): only for work
-        whose order against the queued units does not matter."""
+        """Run `work` in a batch's transaction; returns once that committed. It takes its
+        turn behind the writers already waiting for room; `urgent` puts it in the next
+        batch instead, ahead of the queue (see `__init__`): only for work whose order
+        against the queued units does not matter."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._submit(_Unit(work, future, ""), urgent=urgent)
+        unit = _Unit(work, future, "")
+        if urgent:
+            self._submit(unit, urgent=True)
+        else:
+            await self._take_turn(unit)
         return await future
 
     async def write_soon(
@@ -103,13 +118,11 @@ class GroupCommit:
         """Queue `work` for the next batch without waiting for it to be written (only,
         when the queue is full, for room in it); a failure is logged as "`what` not
         written". `weight` is how many rows it may write (for the batch's size)."""
-        # Room first, then the queue: with many producers at once, queueing first and
-        # waiting after would let the queue grow by one unit per producer.
-        while not urgent and self._weight + weight > self._max_queued and self._weight:
-            if self._room is None or self._room.is_set():
-                self._room = asyncio.Event()  # every waiter waits on this one
-            await self._room.wait()
-        self._submit(_Unit(work, None, what, on_taken, weight), urgent=urgent)
+        unit = _Unit(work, None, what, on_taken, weight)
+        if urgent:
+            self._submit(unit, urgent=True)
+        else:
+            await self._take_turn(unit)
 
     async def flush(self) -> None:
         """Wait until every unit queued so far is written (or failed): a read after
@@ -120,9 +133,42 @@ class GroupCommit:
         with contextlib.suppress(Exception):
             await self.write(_nothing)
 
-    def _submit(self, unit: _Unit, *, urgent: bool) -> None:
+    async def _take_turn(self, unit: _Unit) -> None:
+        """Queue `unit` once there is room for it and every writer before it is in.
+
+        Room first, then the queue: with many producers at once, queueing first and
+        waiting after would let the queue grow by one unit per producer."""
+        if not self._waiters and self._fits(unit.weight):
+            self._weight += unit.weight
+        else:
+            waiter = _Waiter(unit.weight, asyncio.get_running_loop().create_future())
+            self._waiters.append(waiter)
+            try:
+                await waiter.admitted  # its room is counted by then
+            except asyncio.CancelledError:
+                if waiter.admitted.done() and not waiter.admitted.cancelled():
+                    self._weight -= waiter.weight  # let in, then cancelled: give it back
+                elif waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                self._let_in()
+                raise
+        self._submit(unit, urgent=False, counted=True)
+
+    def _fits(self, weight: int) -> bool:
+        return self._weight + weight <= self._max_queued or not self._weight
+
+    def _let_in(self) -> None:
+        """Let waiters in from the head of the line while there is room for them."""
+        while self._waiters and self._fits(self._waiters[0].weight):
+            waiter = self._waiters.popleft()
+            if not waiter.admitted.done():
+                self._weight += waiter.weight
+                waiter.admitted.set_result(None)
+
+    def _submit(self, unit: _Unit, *, urgent: bool, counted: bool = False) -> None:
         (self._urgent if urgent else self._queue).append(unit)
-        self._weight += unit.weight
+        if not counted:
+            self._weight += unit.weight
         if self._drain is None or self._drain.done():
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue())
 
@@ -137,9 +183,7 @@ class GroupCommit:
                     unit.on_taken()
                 batch.append(unit)
             self._weight -= weight
-            if self._room is not None:
-                self._room.set()
-                self._room = None
+            self._let_in()
             await self._write_batch(batch)
             self._since_checkpoint += weight
             if self._since_checkpoint >= _CHECKPOINT_EVERY:

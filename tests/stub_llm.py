@@ -70,6 +70,7 @@ class StubLLM:
         self._record = record
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # of each request, names in lower case
+        self.paths: list[str] = []  # of each request
         self.fallback: Script | None = None
         self._script: deque[Script] = deque()
         self._lock = threading.Lock()
@@ -79,6 +80,12 @@ class StubLLM:
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._completions, methods=["POST"]),
+                # Where Azure OpenAI clients post (the model names the deployment).
+                Route(
+                    "/openai/deployments/{deployment}/chat/completions",
+                    self._completions,
+                    methods=["POST"],
+                ),
                 Route("/v1/models", self._models, methods=["GET"]),
             ]
         )
@@ -96,6 +103,7 @@ class StubLLM:
             self._script.clear()
             self.requests.clear()
             self.headers.clear()
+            self.paths.clear()
             self.fallback = None
 
     @property
@@ -111,11 +119,12 @@ class StubLLM:
         if self._runner is not None:
             self._runner.stop()
 
-    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+    def _next(self, body: dict[str, Any], request: Request) -> Reply:
         with self._lock:
             if self._record:
                 self.requests.append(body)
-                self.headers.append(headers)
+                self.headers.append(dict(request.headers))
+                self.paths.append(request.url.path)
             script = self._script.popleft() if self._script else self.fallback
         if script is None:
             return error(500, "stub LLM: no scripted reply left")
@@ -126,7 +135,7 @@ class StubLLM:
 
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
-        reply = self._next(body, dict(request.headers))
+        reply = self._next(body, request)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.raw_body is not None:

@@ -119,7 +119,7 @@ async def test_tools_are_sent_with_compact_schemas(stub, make_llm, tools, ctx) -
     assert "title" not in json.dumps(sent)
 
 
-async def test_requests_carry_the_key_and_the_tools_but_not_the_hosts_platform(
+async def test_requests_carry_the_api_key_and_the_tools_but_not_the_hosts_platform(
     stub, make_llm, tools, ctx
 ) -> None:
     stub.script(s.text("hi"), s.text("hi again"))
@@ -132,7 +132,7 @@ async def test_requests_carry_the_key_and_the_tools_but_not_the_hosts_platform(
     assert first["content-type"] == "application/json"
     told = {name for name in first if name.startswith("x-stainless-")}
     assert told <= {"x-stainless-retry-count", "x-stainless-read-timeout"}  # no OS, CPU, Python
-    # The tool list is encoded once and sent whole, beside each request's own messages.
+    # The tool list is sent whole in every request, beside the request's own messages.
     assert stub.requests[0]["tools"] == stub.requests[1]["tools"]
     assert {t["function"]["name"] for t in stub.requests[1]["tools"]} == {
         "weather",

@@ -1,12 +1,21 @@
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import time
 
 import pytest
+from openai import AsyncAzureOpenAI
 
-from function_calls import FunctionCallLLM, ToolRegistry
+from function_calls import (
+    FunctionCallLLM,
+    FunctionResult,
+    MessageContext,
+    ToolRegistry,
+    tool_function,
+)
+from function_calls._transport import ToolList, encode_body
 from tests import stub_llm as s
 from tests.conftest import make_ctx
 
@@ -117,3 +126,34 @@ async def test_content_parts_are_read_as_text(stub, make_llm, registry) -> None:
     stub.script(s.raw(body))
     result = await make_llm(registry).run(make_ctx(), "hi")
     assert result.text == "Hello there" and len(stub.requests) == 1
+
+
+def test_a_body_is_encoded_with_its_tools_spliced_in() -> None:
+    tools = [{"type": "function", "function": {"name": "wetter", "description": "Köln ☀"}}]
+    body = {"model": "m", "messages": [{"role": "user", "content": "天气\u2028?"}]}
+    sent = encode_body(body, ToolList.of(tools))
+    assert json.loads(sent) == {**body, "tools": tools}
+    assert "Köln ☀".encode() in sent  # UTF-8 as the SDK sends it, not \u escapes
+    assert json.loads(encode_body(body, None)) == body
+    with pytest.raises(ValueError):  # tools go in once, beside a body that has a model
+        encode_body({**body, "tools": tools}, ToolList.of(tools))
+
+
+async def test_a_supplied_azure_client_still_routes_by_deployment(stub, registry) -> None:
+    # An Azure client builds its URL from the model in the body: it is handed the body
+    # as a dict, not as bytes.
+    @tool_function(description="List notes", registry=registry)
+    async def list_notes(ctx: MessageContext) -> FunctionResult:
+        return FunctionResult.direct("none")
+
+    root = stub.base_url.removesuffix("/v1")
+    client = AsyncAzureOpenAI(azure_endpoint=root, api_key="azure-key", api_version="2024-06-01")
+    llm = FunctionCallLLM(model="gpt4o", client=client, registry=registry, transport_retries=0)
+    stub.script(s.text("Hello from Azure."))
+    try:
+        result = await llm.run(make_ctx(), "hi")
+    finally:
+        await llm.aclose()
+    assert result.text == "Hello from Azure."
+    assert stub.paths == ["/openai/deployments/gpt4o/chat/completions"]
+    assert [tool["function"]["name"] for tool in stub.requests[0]["tools"]] == ["list_notes"]
