@@ -48,7 +48,8 @@ def settle_heap() -> None:
     """Set what the process made while starting (modules, the app, the bot: it lives as
     long as the process) aside from Python's cyclic garbage collector. Its full passes
     over that heap stopped the event loop for 150 ms every few hundred messages
-    (measured), the tail of every burst. Call once started; `groupmate serve` does."""
+    (measured), the tail of every burst. Call once, when started (`groupmate serve`
+    does): what is set aside is never collected, garbage or not."""
     gc.collect()
     gc.freeze()
 

@@ -95,6 +95,7 @@ class _Server(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
+        settle_heap()  # before saying so: whoever waits for the line finds it settled
         if self.started and self.servers and self.servers[0].sockets:
             port = self.servers[0].sockets[0].getsockname()[1]
             host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
@@ -102,7 +103,6 @@ class _Server(uvicorn.Server):
             print(f"  playground: http://{host}:{port}/", flush=True)
             print(f"  dashboard:  http://{host}:{port}/admin", flush=True)
             print("  (a chat in this terminal instead: make chat)", flush=True)
-        settle_heap()
 
 
 async def _serve(config: Config) -> None:
