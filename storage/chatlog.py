@@ -394,9 +394,13 @@ class ChatLog:
         count = self._appends[chat_id] = self._appends.get(chat_id, 0) + 1
         if count % 100 == 0:  # trim busy chats now and then, not on every message
             before = at - self.max_age
+            # Behind the chat's own queued rows (it must see them to trim them); ahead of
+            # the queue when it has none, so that it never holds a message of a quiet
+            # chat behind a busy group's backlog.
             await self._database.batches.write_soon(
                 functools.partial(_prune, chat_id=chat_id, keep=self.keep, before=before),
                 what="chat log retention",
+                urgent=chat_id not in self._queued_rows,
             )
 
     async def record_answer(
