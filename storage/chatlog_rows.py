@@ -1,0 +1,232 @@
+"""The chat log's rows: its value types, the statements every message runs (built
+once), and `Session -> T` units; storage.chatlog decides when and how they run."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from storage.models import ChatMessage
+
+_messages = cast(Table, ChatMessage.__table__)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedMessage:
+    sender_id: str
+    sender_name: str
+    text: str
+    from_bot: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PagedMessage:
+    """A logged message with its position, for paging through a chat's history."""
+
+    id: int
+    sender_id: str
+    sender_name: str
+    text: str
+    from_bot: bool
+    created_at: datetime
+
+
+class Seen(enum.Enum):
+    """What `ChatLog.append` found: a new message, or one logged before and how far the
+    bot got with it then."""
+
+    NEW = "new"
+    UNANSWERED = "unanswered"  # logged, but the process died before deciding the answer
+    UNDELIVERED = "undelivered"  # answer decided and logged, but not known to be sent
+    ANSWERED = "answered"  # answered and sent, or not meant for the bot
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What `ChatLog.receive` found: the message's `Seen`, and the chat's newest
+    messages as of it (oldest first, the message itself last when it is new)."""
+
+    seen: Seen
+    recent: list[LoggedMessage]
+
+
+# The statements every message runs are built once: only values are bound per call
+# (building and cache-keying a statement cost more than running it).
+_THE_MESSAGE = (_messages.c.chat_id == bindparam("the_chat")) & (
+    _messages.c.message_id == bindparam("the_message")
+)
+# A row whose (chat, platform message id) is logged already is skipped by the INSERT
+# itself, not by an error: a redelivered message never rolls back the batch it is in.
+_INSERT_NEW = {
+    "sqlite": sqlite_insert(_messages).on_conflict_do_nothing(),
+    "postgresql": postgresql_insert(_messages).on_conflict_do_nothing(),
+}
+# RETURNING says whether the row went in (psycopg reports no rowcount for it).
+_INSERT_RETURNING = {name: insert.returning(_messages.c.id) for name, insert in _INSERT_NEW.items()}
+_MARKS = select(_messages.c.answered_at, _messages.c.delivered_at).where(_THE_MESSAGE)
+_ANSWER = (
+    update(_messages)
+    .where(_THE_MESSAGE, _messages.c.answered_at.is_(None))
+    .values(answered_at=bindparam("answered"), delivered_at=bindparam("delivered"))
+)
+_DELIVERED = (
+    update(_messages)
+    .where(_THE_MESSAGE, _messages.c.delivered_at.is_(None))
+    .values(delivered_at=bindparam("delivered"))
+)
+_RECENT = (
+    select(
+        _messages.c.sender_id,
+        _messages.c.sender_name,
+        _messages.c.text,
+        _messages.c.from_bot,
+        _messages.c.created_at,
+    )
+    .where(_messages.c.chat_id == bindparam("the_chat"))
+    .order_by(_messages.c.id.desc())
+    .limit(bindparam("limit"))
+)
+_RECENT_SINCE = _RECENT.where(_messages.c.created_at >= bindparam("since"))
+
+
+def dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
+
+
+def insert_new(session: Session, rows: list[dict[str, Any]]) -> None:
+    session.execute(_INSERT_NEW[dialect(session)], rows)
+
+
+def append(session: Session, values: dict[str, Any]) -> Seen:
+    if session.execute(_INSERT_RETURNING[dialect(session)], values).first():
+        return Seen.NEW
+    # This platform message id was logged before: how far did the bot get with it?
+    the_message = {"the_chat": values["chat_id"], "the_message": values["message_id"]}
+    row = session.execute(_MARKS, the_message).one()
+    if row.answered_at is None:
+        return Seen.UNANSWERED
+    return Seen.UNDELIVERED if row.delivered_at is None else Seen.ANSWERED
+
+
+def receive(session: Session, values: dict[str, Any], recent: int) -> Received:
+    seen = append(session, values)
+    history = recent_messages(session, values["chat_id"], recent, None) if recent else []
+    return Received(seen, history)
+
+
+def the_message(chat_id: str, message_id: str) -> Any:
+    return (_messages.c.chat_id == chat_id) & (_messages.c.message_id == message_id)
+
+
+def record_answer(
+    session: Session,
+    chat_id: str,
+    message_id: str,
+    replies: list[dict[str, Any]],
+    at: datetime,
+    delivered: bool,
+) -> None:
+    # One transaction: the answer's side effects are done by now, so a redelivery must
+    # find either no answer (and decide one) or this whole answer (and only resend it).
+    if replies:
+        session.execute(_messages.insert(), replies)
+    marks = {"answered": at, "delivered": at if delivered or not replies else None}
+    session.execute(_ANSWER, {"the_chat": chat_id, "the_message": message_id, **marks})
+
+
+def mark_delivered(session: Session, chat_id: str, message_id: str, at: datetime) -> None:
+    session.execute(_DELIVERED, {"the_chat": chat_id, "the_message": message_id, "delivered": at})
+
+
+def answer_to(session: Session, chat_id: str, message_id: str) -> list[str]:
+    rows = session.scalars(
+        select(_messages.c.text)
+        .where(_messages.c.chat_id == chat_id, _messages.c.reply_to == message_id)
+        .order_by(_messages.c.id)
+    )
+    return list(rows)
+
+
+def text_of(session: Session, chat_id: str, message_id: str) -> str | None:
+    return session.scalar(select(_messages.c.text).where(the_message(chat_id, message_id)))
+
+
+def recent_messages(
+    session: Session, chat_id: str, limit: int, since: datetime | None
+) -> list[LoggedMessage]:
+    if since is None:
+        rows = session.execute(_RECENT, {"the_chat": chat_id, "limit": limit}).all()
+    else:
+        params = {"the_chat": chat_id, "limit": limit, "since": since}
+        rows = session.execute(_RECENT_SINCE, params).all()
+    return [
+        LoggedMessage(row.sender_id, row.sender_name, row.text, row.from_bot, row.created_at)
+        for row in reversed(rows)
+    ]
+
+
+def page(session: Session, chat_id: str, before: int | None, limit: int) -> list[PagedMessage]:
+    query = select(_messages).where(_messages.c.chat_id == chat_id)
+    if before is not None:
+        query = query.where(_messages.c.id < before)
+    rows = session.execute(query.order_by(_messages.c.id.desc()).limit(limit)).all()
+    return [
+        PagedMessage(row.id, row.sender_id, row.sender_name, row.text, row.from_bot, row.created_at)
+        for row in reversed(rows)
+    ]
+
+
+def prune(session: Session, chat_id: str, keep: int, before: datetime) -> int:
+    cutoff = session.scalar(
+        select(_messages.c.id)
+        .where(_messages.c.chat_id == chat_id)
+        .order_by(_messages.c.id.desc())
+        .offset(keep)
+        .limit(1)
+    )
+    condition = _messages.c.created_at < before
+    if cutoff is not None:
+        condition = condition | (_messages.c.id <= cutoff)
+    result = session.execute(delete(_messages).where(_messages.c.chat_id == chat_id, condition))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def prune_expired(session: Session, before: datetime) -> int:
+    result = session.execute(delete(_messages).where(_messages.c.created_at < before))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def new_row(
+    chat_id: str,
+    message_id: str | None,
+    sender_id: str,
+    sender_name: str,
+    text: str,
+    at: datetime,
+    from_bot: bool,
+    answered: bool,
+) -> dict[str, Any]:
+    return {
+        "chat_id": chat_id,
+        "message_id": message_id,
+        "sender_id": sender_id,
+        "sender_name": sender_name,
+        "text": text,
+        "from_bot": from_bot,
+        "created_at": at,
+        "answered_at": at if answered else None,
+        "delivered_at": at if answered else None,
+        "reply_to": None,
+    }
+
+
+def count(session: Session, chat_id: str) -> int:
+    return session.scalar(select(func.count()).where(_messages.c.chat_id == chat_id)) or 0
