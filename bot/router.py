@@ -15,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from pydantic_core import to_jsonable_python
 
@@ -36,7 +35,7 @@ from function_calls import (
 )
 from storage import OutgoingMessage, ReminderService, Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
-from storage.chatlog import ChatLog, LoggedMessage, Seen
+from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
 from storage.overview import TurnLog
 
 log = logging.getLogger(__name__)
@@ -175,23 +174,23 @@ class Router:
         order messages come, without waiting for the chat's turn (it has no reply to
         put in order) or for the write itself (see ChatLog.log)."""
         try:
-            await self._chatlog.log(message.chat_id, **self._logged_fields(message))
+            await self._chatlog.log(message.chat_id, self._entry(message))
         except StorageError as exc:
             log.error("chat %s: storage failed: %s", message.chat_id, exc)
         except Exception:
             log.exception("chat %s: logging a message failed", message.chat_id)
 
-    def _logged_fields(self, message: IncomingMessage) -> dict[str, Any]:
+    def _entry(self, message: IncomingMessage, message_id: str | None = None) -> LogEntry:
         at = message.timestamp or self._clock()
         if at.tzinfo is None:
             at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
-        return {
-            "message_id": message.message_id or uuid.uuid4().hex,
-            "sender_id": message.sender_id,
-            "sender_name": message.sender_name,
-            "text": message.text.replace("\x00", ""),
-            "at": min(at, self._clock()),  # a clock ahead must not age out the whole log
-        }
+        return LogEntry(
+            message_id=message_id or message.message_id or uuid.uuid4().hex,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            text=message.text.replace("\x00", ""),
+            at=min(at, self._clock()),  # a clock ahead must not age out the whole log
+        )
 
     async def _decide(self, message: IncomingMessage, text: str, *, delivering: bool) -> _Answer:
         try:
@@ -214,12 +213,12 @@ class Router:
 
     async def _handle(self, message: IncomingMessage, text: str, *, delivering: bool) -> _Answer:
         chat = message.chat_id
-        fields = self._logged_fields(message)
-        message_id: str = fields["message_id"]
+        message_id = message.message_id or uuid.uuid4().hex
+        entry = self._entry(message, message_id)
         history = self.config.bot.history
         # The history the model will need is read with the message's own write.
         wanted = history.max_messages + 1 if self._llm is not None and history.max_messages else 0
-        received = await self._chatlog.receive(chat, **fields, recent=wanted)
+        received = await self._chatlog.receive(chat, entry, recent=wanted)
         seen = received.seen
         if seen is Seen.ANSWERED:
             log.info("chat %s: message %s seen before", chat, message.message_id)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from storage import OutgoingMessage
-from storage.chatlog import ChatLog
+from storage.chatlog import ChatLog, LogEntry
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +67,8 @@ class LiveEvents:
             reminder_id=message.reminder_id,
             at=self._clock(),
         )
-        await self._chatlog.append(
-            message.chat_id,
-            message_id=f"bot-{event.id}",
-            sender_id="bot",
-            sender_name=self._bot_name,
-            text=message.text,
-            at=event.at,
-            from_bot=True,
-            answered=True,
-        )
+        said = LogEntry(f"bot-{event.id}", "bot", self._bot_name, message.text, event.at)
+        await self._chatlog.append(message.chat_id, said, from_bot=True, answered=True)
         for queue in list(self._listeners):
             if queue.full():
                 with contextlib.suppress(asyncio.QueueEmpty):

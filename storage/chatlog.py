@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 from sqlalchemy.orm import Session
 
 from storage import chatlog_rows as units
-from storage.chatlog_rows import LoggedMessage, PagedMessage, Received, Seen
+from storage.chatlog_rows import LogEntry, LoggedMessage, PagedMessage, Received, Seen
 from storage.database import Database
 
-__all__ = ["ChatLog", "LoggedMessage", "PagedMessage", "Received", "Seen"]
+__all__ = ["ChatLog", "LogEntry", "LoggedMessage", "PagedMessage", "Received", "Seen"]
 
 T = TypeVar("T")
 # Messages only logged are inserted together, up to this many per statement.
@@ -56,64 +56,34 @@ class ChatLog:
         self._queued_rows: dict[str, int] = {}
 
     async def append(
-        self,
-        chat_id: str,
-        *,
-        message_id: str | None,
-        sender_id: str,
-        sender_name: str,
-        text: str,
-        at: datetime,
-        from_bot: bool = False,
-        answered: bool = False,
+        self, chat_id: str, entry: LogEntry, *, from_bot: bool = False, answered: bool = False
     ) -> Seen:
         """Log one message, or find it logged before (a redelivery) and say whether it was
         answered. `answered` marks it done at once (a message not meant for the bot).
         Returns once the row is committed."""
-        values = units.new_row(
-            chat_id, message_id, sender_id, sender_name, text, at, from_bot, answered
-        )
+        values = units.new_row(chat_id, entry, from_bot=from_bot, answered=answered)
         urgent = self._after_logged(chat_id)
         seen = await self._database.batches.write(
             functools.partial(units.append, values=values), urgent=urgent
         )
         if seen is Seen.NEW:
-            await self._count_append(chat_id, at)
+            await self._count_append(chat_id, entry.at)
         return seen
 
-    async def receive(
-        self,
-        chat_id: str,
-        *,
-        message_id: str,
-        sender_id: str,
-        sender_name: str,
-        text: str,
-        at: datetime,
-        recent: int = 0,
-    ) -> Received:
+    async def receive(self, chat_id: str, entry: LogEntry, *, recent: int = 0) -> Received:
         """`append` for a message meant for the bot, and the chat's `recent` newest
         messages read in the same transaction (the history its answer needs), so that a
         triggered message costs one round trip to the database before the model."""
-        values = units.new_row(chat_id, message_id, sender_id, sender_name, text, at, False, False)
+        values = units.new_row(chat_id, entry, from_bot=False, answered=False)
         urgent = self._after_logged(chat_id)
         received = await self._database.batches.write(
             functools.partial(units.receive, values=values, recent=recent), urgent=urgent
         )
         if received.seen is Seen.NEW:
-            await self._count_append(chat_id, at)
+            await self._count_append(chat_id, entry.at)
         return received
 
-    async def log(
-        self,
-        chat_id: str,
-        *,
-        message_id: str | None,
-        sender_id: str,
-        sender_name: str,
-        text: str,
-        at: datetime,
-    ) -> None:
+    async def log(self, chat_id: str, entry: LogEntry) -> None:
         """Log a message the bot has nothing to do with but keep (for history and
         summaries), without waiting for the write: it joins the next group commit (only
         while the write queue is full does it wait, for room in it).
@@ -124,7 +94,7 @@ class ChatLog:
         once. Everything written later in this process (an answer, a triggered message)
         is committed after it, so the log's order is the order messages came in.
         """
-        row = units.new_row(chat_id, message_id, sender_id, sender_name, text, at, False, True)
+        row = units.new_row(chat_id, entry, from_bot=False, answered=True)
         self._queued_rows[chat_id] = self._queued_rows.get(chat_id, 0) + 1
         unit = self._open_rows
         if unit is None:
@@ -140,7 +110,7 @@ class ChatLog:
             # full, a message is not logged until its unit is in, so that what a crash
             # can lose stays bounded by the queue.
             await unit.queued.wait()
-        await self._count_append(chat_id, at)
+        await self._count_append(chat_id, entry.at)
 
     async def _queue_rows(self, unit: _Rows) -> None:
         try:

@@ -19,6 +19,18 @@ _messages = cast(Table, ChatMessage.__table__)
 
 
 @dataclass(frozen=True, slots=True)
+class LogEntry:
+    """A message to log: the platform's id for it (None: it gave none), who said it,
+    the words, and when."""
+
+    message_id: str | None
+    sender_id: str
+    sender_name: str
+    text: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class LoggedMessage:
     sender_id: str
     sender_name: str
@@ -204,26 +216,17 @@ def prune_expired(session: Session, before: datetime) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-def new_row(
-    chat_id: str,
-    message_id: str | None,
-    sender_id: str,
-    sender_name: str,
-    text: str,
-    at: datetime,
-    from_bot: bool,
-    answered: bool,
-) -> dict[str, Any]:
+def new_row(chat_id: str, entry: LogEntry, *, from_bot: bool, answered: bool) -> dict[str, Any]:
     return {
         "chat_id": chat_id,
-        "message_id": message_id,
-        "sender_id": sender_id,
-        "sender_name": sender_name,
-        "text": text,
+        "message_id": entry.message_id,
+        "sender_id": entry.sender_id,
+        "sender_name": entry.sender_name,
+        "text": entry.text,
         "from_bot": from_bot,
-        "created_at": at,
-        "answered_at": at if answered else None,
-        "delivered_at": at if answered else None,
+        "created_at": entry.at,
+        "answered_at": entry.at if answered else None,
+        "delivered_at": entry.at if answered else None,
         "reply_to": None,
     }
 

@@ -15,7 +15,7 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage, Reply
 from storage import Database, SendError, upgrade
-from storage.chatlog import ChatLog, Seen
+from storage.chatlog import ChatLog, LogEntry, Seen
 from tests.conftest import eventually
 from tests.stub_llm import StubLLM, text
 
@@ -129,12 +129,7 @@ async def test_messages_from_before_a_mark_existed_count_as_answered(
     upgrade(database)
     chatlog = ChatLog(database, max_age=timedelta(days=30))
     redelivered = await chatlog.append(
-        "g1",
-        message_id="m1",
-        sender_id="u1",
-        sender_name="Ann",
-        text="@groupmate hi",
-        at=datetime.now(UTC),
+        "g1", LogEntry("m1", "u1", "Ann", "@groupmate hi", datetime.now(UTC))
     )
     assert redelivered is Seen.ANSWERED
     database.close()
@@ -231,12 +226,7 @@ async def test_a_silent_refusal_counts_as_delivered(database_url: str, stub: Stu
         # Each was answered or refused, and none is left waiting to be resent.
         for number in range(4):
             seen = await bot.chatlog.append(
-                "g1",
-                message_id=f"m{number}",
-                sender_id="u1",
-                sender_name="Ann",
-                text="/reminders",
-                at=datetime.now(UTC),
+                "g1", LogEntry(f"m{number}", "u1", "Ann", "/reminders", datetime.now(UTC))
             )
             assert seen is Seen.ANSWERED
     # The answer, then one notice for the limited stretch, then silence.

@@ -17,7 +17,7 @@ from sqlalchemy import text as text_sql
 from sqlalchemy.orm import Session
 
 from storage import Database, upgrade
-from storage.chatlog import ChatLog
+from storage.chatlog import ChatLog, LogEntry
 from storage.group_commit import GroupCommit
 
 AT = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
@@ -55,11 +55,7 @@ async def settle() -> None:
 
 
 def log(chatlog: ChatLog, chat: str, n: int) -> asyncio.Task[None]:
-    return asyncio.create_task(
-        chatlog.log(
-            chat, message_id=f"{chat}-{n}", sender_id="u", sender_name="U", text=f"{n}", at=AT
-        )
-    )
+    return asyncio.create_task(chatlog.log(chat, LogEntry(f"{chat}-{n}", "u", "U", f"{n}", AT)))
 
 
 async def test_while_the_database_is_stuck_logging_waits_for_room(database: Database) -> None:
@@ -84,9 +80,7 @@ async def test_a_busy_groups_backlog_keeps_its_order_and_never_delays_another_ch
 
     def received(chat: str, message_id: str) -> asyncio.Task[object]:
         return asyncio.create_task(
-            chatlog.receive(
-                chat, message_id=message_id, sender_id="u", sender_name="U", text=message_id, at=AT
-            )
+            chatlog.receive(chat, LogEntry(message_id, "u", "U", message_id, AT))
         )
 
     with stuck(database):

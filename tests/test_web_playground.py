@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from playwright.async_api import Page, expect
 
+from storage.chatlog import LogEntry
 from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock
 from tests.http_harness import TOKEN, Api, Servers, llm_section
@@ -94,15 +95,8 @@ async def test_a_long_chat_opens_at_its_newest_page(servers: Servers, page: Page
     assert api.bot.chatlog is not None
     clock = api.bot.clock
     for n in range(10_000):
-        await api.bot.chatlog.append(
-            "web:group",
-            message_id=f"m{n}",
-            sender_id="alice",
-            sender_name="Alice",
-            text=f"message {n}",
-            at=clock(),
-            answered=True,
-        )
+        said = LogEntry(f"m{n}", "alice", "Alice", f"message {n}", clock())
+        await api.bot.chatlog.append("web:group", said, answered=True)
     await open_playground(page, api)
     messages = page.locator("ol#messages li")
     await expect(messages).to_have_count(50)
