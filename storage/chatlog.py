@@ -49,7 +49,7 @@ class ChatLog:
         # Rows of `log` not yet written, shared by one unit until it runs; any other
         # write of the log closes it, so rows stay in the order they came in.
         self._open_rows: _Rows | None = None
-        # Per chat, its logged rows still waiting in the queue (not yet in a batch). A
+        # Per chat, its logged rows not yet in a batch (queued, or waiting for room). A
         # chat with none writes its answer ahead of the queue: a busy group's backlog
         # never delays another chat. A chat with some waits its turn behind them, so
         # that its log keeps the order messages came in.
