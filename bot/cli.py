@@ -20,7 +20,7 @@ from bot.adapters import configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
 from bot.adapters.mcp_server import McpEndpoint
-from bot.app import Bot, settle_heap
+from bot.app import Bot, llm_context_window, settle_heap
 from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
@@ -144,7 +144,9 @@ def _check(config: Config) -> int:
         revision = f"unreachable ({exc})"
     finally:
         database.close()
-    print("\n".join(config_lines(config, database.safe_url, revision)))
+    # The context window as `serve` would find it: asked of the server when not configured.
+    context = asyncio.run(llm_context_window(config.llm)) if config.llm.enabled else None
+    print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
     if config.search.enabled:
         print("\n".join(asyncio.run(probe_search(config))))
     return 0

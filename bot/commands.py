@@ -55,8 +55,9 @@ class CommandError(Exception):
     """The command could not be understood; the message says how to write it."""
 
 
-def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], str]:
-    """`[who] <when> <what>` as reminder_set's raw arguments, and a note for the reply."""
+def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], bool]:
+    """`[who] <when> <what>` as reminder_set's raw arguments, and whether the time of day
+    is the default one (the reply says so)."""
     if not text.strip():
         raise CommandError("Usage: /remind <when> <what>. " + REMIND_EXAMPLES)
     try:
@@ -64,10 +65,13 @@ def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], st
     except GrammarError as exc:
         examples = REMIND_EXAMPLES_ZH if CJK.search(text) else REMIND_EXAMPLES
         raise CommandError(f"I couldn't set that reminder: {exc}\n{examples}") from None
-    note = ""
-    if parsed.when.default_time:
-        note = f"\n(No time was given, so it is at {DEFAULT_TIME:%H:%M}.)"
-    return parsed.arguments(), note
+    return parsed.arguments(), parsed.when.default_time
+
+
+def _default_time_note(ctx: MessageContext) -> str:
+    if CJK.search(ctx.text):
+        return f"\n（没有说具体时间，所以定在 {DEFAULT_TIME:%H:%M}。）"
+    return f"\n(No time was given, so it is at {DEFAULT_TIME:%H:%M}.)"
 
 
 CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
@@ -171,10 +175,16 @@ class Commands:
         return run
 
     async def _remind(self, ctx: MessageContext, rest: str) -> str:
-        raw, note = remind_arguments(rest, ctx)
+        raw, default_time = remind_arguments(rest, ctx)
+        return await self.set_reminder(ctx, raw, default_time)
+
+    async def set_reminder(
+        self, ctx: MessageContext, raw: dict[str, Any], default_time: bool = False
+    ) -> str:
+        """reminder_set with the grammar's arguments; the reply notes a default time."""
         result = await self.run_tool(ctx, "reminder_set", raw)
         created = isinstance(result.data, dict) and "full_id" in result.data
-        return _text(result) + (note if created else "")
+        return _text(result) + (_default_time_note(ctx) if created and default_time else "")
 
     async def _cancel(self, ctx: MessageContext, rest: str) -> str:
         if not rest:

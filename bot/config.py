@@ -145,12 +145,24 @@ class LLMSettings(_Section):
     max_rounds: int = Field(5, ge=1, le=20)
     max_invalid_retries: int = Field(1, ge=0, le=5)
     call_timeout: float = Field(30, gt=0)
-    request_timeout: float = Field(60, gt=0)
-    max_output_tokens: int = Field(1024, ge=16, le=65_536)
-    # None: the server's default. Small local models call tools more reliably at 0.
-    temperature: float | None = Field(None, ge=0, le=2)
-    # The model's context window: history and tool results are trimmed to fit it.
-    context_tokens: int = Field(8192, ge=1024, le=2_000_000)
+    # A cold prompt on a small local server takes minutes on two cores (115-140 s
+    # measured): a shorter limit would fail the warm-up and the first message.
+    request_timeout: float = Field(300, gt=0)
+    # The defaults are the settings the eval found best for a small local model (README,
+    # "Running on a local model"): a minimal config is base_url, model and tool_mode.
+    # Room for the answer (sent as max_tokens) within the window: 512 leaves a 4k window
+    # room for the ~3,000-token prompt, and no reply in the eval needed more.
+    max_output_tokens: int = Field(512, ge=16, le=65_536)
+    # Every request, a summary's too: small local models call tools more reliably at 0,
+    # and greedy decoding keeps a summary to what the transcript says (the eval's summary
+    # cases ran at 0). null: the server's default (0.8 in llama-cpp-python).
+    temperature: float | None = Field(0.0, ge=0, le=2)
+    # The model's context window: history and tool results are trimmed to fit it. None:
+    # asked of the server at startup (function_calls.server_info), else 4096.
+    context_tokens: int | None = Field(None, ge=1024, le=2_000_000)
+    # Send the system prompt and tools once at startup (max_tokens 1), so that the
+    # server's prefix cache holds them before the first message (/healthz "llm").
+    warm_up: bool = True
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
 
     @property
@@ -229,6 +241,9 @@ class ReminderSettings(_Section):
     # can change it for their chat (its settings); these are the defaults.
     remind_others: Permission = "members"
     remind_everyone: Permission = "admins"
+    # A request the grammar reads whole ("remind us every monday at 9 to send the
+    # report") is set without asking the model: no tokens, no wait. YAML's on/off work.
+    fast_path: bool = True
 
     def rules(self) -> ReminderRules:
         return ReminderRules(self.remind_others, self.remind_everyone)

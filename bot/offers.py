@@ -17,14 +17,29 @@ from pydantic import ValidationError
 
 from function_calls import MessageContext, TurnResult
 from function_calls.context import MESSAGE_CONTEXT_KEY
-from function_calls.grammar import CJK, GrammarError, asked_reminder
+from function_calls.grammar import (
+    CJK,
+    GrammarError,
+    about_existing,
+    asked_reminder,
+    classify_ask,
+)
 from function_calls.handlers.reminder_args import ReminderArgs
+from function_calls.handlers.reminder_words import describe_schedule_zh, format_local_zh
 from storage.recurrence import format_local
 
 OFFER_TTL = timedelta(minutes=10)
 _MAX_PENDING = 10_000
 _YES = re.compile(
     r"^\s*(?:yes|y|yep|yeah|ok|okay|sure|do it|好|好的|是|是的|对|可以|行)\s*[.!。！]?\s*$",  # noqa: RUF001
+    re.IGNORECASE,
+)
+# A bare acknowledgement: to a user who spoke of reminders, it says "done".
+_ACK = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|done|sure(?: thing)?|got it|will do|alright|all right|noted|"
+    r"no problem|of course|certainly|understood|yes|yep|yeah|on it|consider it done|"
+    r"i will do that|i'll do that|👍|✅|好的?|没问题|收到|可以|行|明白了?|知道了|嗯|已完成|"
+    r"完成了?)\s*[.!,，。！~～]*\s*)+$",  # noqa: RUF001
     re.IGNORECASE,
 )
 _WRITES = frozenset({"reminder_set", "reminder_update", "reminder_snooze"})
@@ -68,18 +83,43 @@ class Offers:
         return offer
 
     def review(self, ctx: MessageContext, text: str, result: TurnResult) -> str:
-        """The answer to send for a model turn: the model's own, or an offer in its place
-        when the message asked for a reminder the turn did not set."""
-        if _wrote_a_reminder(result) or result.error is not None:
+        """The answer to send for a model turn: the model's own, or, when the message
+        asked for a reminder the turn did not set, an offer or a plain "nothing was set".
+        A negation, a question or reported speech is never offered as a reminder."""
+        if _wrote_a_reminder(result) or _a_tool_answered(result):
+            return result.text  # set, or a tool's own words (true: "I can't find @carol")
+        ask = classify_ask(text)
+        if ask.kind == "request" and not about_existing(text):
+            try:
+                offer = self._offer(ctx, text)
+            except GrammarError as exc:
+                # The time must be asked about ("at 5": 05:00 or 17:00?): the model's
+                # words stand unless they are a bare "OK" or a claim; else the grammar's.
+                if result.error is not None or _says_something(result.text):
+                    return result.text
+                return _nothing_set(text, str(exc))
+            if offer is not None:
+                return offer
+            if result.error is not None or _asks_back(result.text):
+                return result.text  # the model's question, or why it could not answer
+            return _nothing_set(text)
+        if result.error is not None:
             return result.text
-        try:
-            asked = asked_reminder(text, ctx.now())
-        except GrammarError:
-            asked = None  # the time must be asked about: the model's question stands
+        ran = any(call.outcome in ("direct", "data") for call in result.calls)
+        if ran:
+            return result.text  # a tool's own words are true
+        if ask.kind != "none" and _ACK.match(result.text):
+            # "OK." to "don't remind me anymore" reads as done: nothing was.
+            return _nothing_changed(text)
+        return _unclaimed(result.text, text)
+
+    def _offer(self, ctx: MessageContext, text: str) -> str | None:
+        """The grammar's reading of the message's first request, offered for a "yes";
+        a refusal when its own words can't be set; None when it reads none. Raises
+        GrammarError when the time must be asked about."""
+        asked = asked_reminder(text, ctx.now())
         if asked is None:
-            ran = any(call.outcome in ("direct", "data") for call in result.calls)
-            # A tool's own words are true; only a claim with no tool behind it is not.
-            return result.text if ran else _unclaimed(result.text, text)
+            return None
         arguments = asked.arguments()
         try:
             args = ReminderArgs.model_validate(arguments, context={MESSAGE_CONTEXT_KEY: ctx})
@@ -89,18 +129,21 @@ class Offers:
             # answered "I can't assist with that", which says nothing of why.
             return _refusal(exc, text)
         except ValueError:
-            return result.text  # the grammar's reading is not settable: the model's answer
+            return None  # the grammar's reading is not settable
         if len(self._pending) >= _MAX_PENDING:
             self._pending.clear()
         self._pending[(ctx.chat_id, ctx.sender_id)] = Offer(arguments, ctx.clock(), text)
-        when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
-        rule = f", {schedule.describe()}" if schedule.recurring else ""
+        with_year = first.year != ctx.now().year
         content = args.content
         if CJK.search(text):
+            when = format_local_zh(first, ctx.zone, with_year=with_year)
+            rule = f"，{describe_schedule_zh(schedule)}" if schedule.recurring else ""
             return (
                 f"还没有设置任何提醒。要设置“{content}”：{when}（{ctx.timezone}）{rule}吗？"
                 "回复“是”确认。"
             )
+        when = format_local(first, ctx.zone, with_year=with_year)
+        rule = f", {schedule.describe()}" if schedule.recurring else ""
         return f"Nothing is set yet. Set '{content}' for {when} ({ctx.timezone}){rule}? Reply yes."
 
 
@@ -113,11 +156,41 @@ def _refusal(error: ValidationError, asked: str) -> str:
     return f"Nothing is set: {reasons}."
 
 
+def _asks_back(answer: str) -> bool:
+    """The model asks the user something ("What time?"): no claim, and worth passing on."""
+    return (
+        bool(answer.strip()) and answer.rstrip().endswith(("?", "？")) and not _CLAIM.search(answer)
+    )
+
+
+def _says_something(answer: str) -> bool:
+    """Words of the model's own, not a bare "OK" nor a claim of a deed no tool did."""
+    return bool(answer.strip()) and not _ACK.match(answer) and not _CLAIM.search(answer)
+
+
+def _nothing_set(asked: str, why: str = "") -> str:
+    """A reminder request that the turn did not set and the grammar can't offer."""
+    if CJK.search(asked):
+        reason = why or "我没能读懂这个提醒。"
+        return (
+            f"没有设置任何提醒：{reason}试试“明天上午9点提醒我开会”，或用 /提醒（/help 有说明）。"
+        )
+    reason = why or "I couldn't read that as a reminder."
+    return (
+        f"Nothing was set: {reason} Try “remind me tomorrow at 9 to call the dentist”, or "
+        "/remind (see /help)."
+    )
+
+
 def _unclaimed(answer: str, asked: str) -> str:
     """The model's answer, unless it claims a reminder action no tool performed ("I'll
     remind you again in an hour" with nothing snoozed): that is never passed on."""
     if not _CLAIM.search(answer):
         return answer
+    return _nothing_changed(asked)
+
+
+def _nothing_changed(asked: str) -> str:
     if CJK.search(asked):
         return (
             "什么都没有改动：我没能把它变成一个提醒操作。"
@@ -127,6 +200,11 @@ def _unclaimed(answer: str, asked: str) -> str:
         "Nothing was changed: I couldn't turn that into a reminder action. Try /remind, "
         "/snooze or /edit (see /help)."
     )
+
+
+def _a_tool_answered(result: TurnResult) -> bool:
+    """A tool ran and answered the user in its own words, not through the model."""
+    return any(call.outcome == "direct" for call in result.calls)
 
 
 def _wrote_a_reminder(result: TurnResult) -> bool:

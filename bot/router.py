@@ -33,6 +33,7 @@ from function_calls import (
     ToolInvoker,
     TurnResult,
 )
+from function_calls.grammar import read_whole
 from storage import OutgoingMessage, ReminderService, Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
@@ -270,6 +271,9 @@ class Router:
                     return await self._commands.call(asked, "reminder_set", offer.arguments)
                 except CommandError as exc:  # e.g. the moment passed meanwhile
                     return str(exc)
+        fast = await self._fast_reminder(ctx, text)
+        if fast is not None:
+            return fast
         if self._llm is None:
             return NO_LLM_REPLY
         if self._budget is not None:
@@ -284,6 +288,19 @@ class Router:
             await self._budget.record(ctx, result)
         await self._log_turn(ctx, text, result, latency)
         return self._offers.review(ctx, text, result)
+
+    async def _fast_reminder(self, ctx: MessageContext, text: str) -> str | None:
+        """The grammar first: a reminder request it reads whole is set here, with the
+        usual confirmation, and the model is not called; None for every other message."""
+        if not self.config.reminders.fast_path:
+            return None
+        request = read_whole(text, ctx.now())
+        if request is None:
+            return None
+        try:
+            return await self._commands.set_reminder(ctx, request.arguments, request.default_time)
+        except CommandError as exc:
+            return str(exc)
 
     async def _log_turn(
         self, ctx: MessageContext, text: str, result: TurnResult, latency: float

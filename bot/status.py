@@ -8,23 +8,25 @@ import time
 from bot.adapters import PLATFORMS
 from bot.config import Config
 from function_calls.search import SearchError
+from function_calls.server_info import ContextWindow
 from storage import head_revision
 
 
-def config_lines(config: Config, storage_url: str, revision: str | None) -> list[str]:
-    """One line per part; `storage_url` is already free of passwords."""
+def config_lines(
+    config: Config,
+    storage_url: str,
+    revision: str | None,
+    *,
+    context: ContextWindow | None = None,
+) -> list[str]:
+    """One line per part; `storage_url` is already free of passwords. `context` is the
+    context window in effect, where it was asked of the server."""
     webhook = config.adapters.webhook
-    llm = config.llm
     return [
         f"bot: {config.bot.name}, time zone {config.bot.timezone}, "
         f"groups {', '.join(config.bot.groups.allow)}, {len(config.bot.admins)} admin(s)",
         f"storage: {storage_url} (schema {revision}; code {head_revision()})",
-        "llm: "
-        + (
-            f"{llm.model} at {llm.base_url or 'the OpenAI API'}, tools {llm.tool_mode}"
-            if llm.enabled
-            else "off (offline commands only; set OPENAI_API_KEY or llm.base_url)"
-        ),
+        _llm_line(config, context),
         _search_line(config),
         _fetch_line(config),
         "console adapter: " + ("on" if config.adapters.console.enabled else "off"),
@@ -34,6 +36,25 @@ def config_lines(config: Config, storage_url: str, revision: str | None) -> list
         + ("token required" if webhook.token else "no token")
         + (", outbound webhook set" if webhook.outbound_url else ", no outbound webhook"),
     ]
+
+
+def _llm_line(config: Config, context: ContextWindow | None) -> str:
+    """The model, and the settings its requests go out with (the defaults included)."""
+    llm = config.llm
+    if not llm.enabled:
+        return "llm: off (offline commands only; set OPENAI_API_KEY or llm.base_url)"
+    temperature = "the server's" if llm.temperature is None else f"{llm.temperature:g}"
+    if context is not None:
+        window = f"{context.tokens} tokens ({context.source})"
+    elif llm.context_tokens is not None:
+        window = f"{llm.context_tokens} tokens (llm.context_tokens)"
+    else:
+        window = "asked of the server at startup"
+    return (
+        f"llm: {llm.model} at {llm.base_url or 'the OpenAI API'}, tools {llm.tool_mode}; "
+        f"temperature {temperature}, up to {llm.max_output_tokens} output tokens, "
+        f"context {window}, warm-up {'on' if llm.warm_up else 'off'}"
+    )
 
 
 def _search_line(config: Config) -> str:

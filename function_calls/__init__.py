@@ -21,7 +21,7 @@ from function_calls.invoker import (
     ToolInvoker,
     ValidatedToolCall,
 )
-from function_calls.llm import FunctionCallLLM, ToolCallRecord, ToolMode, TurnResult
+from function_calls.llm import FunctionCallLLM, ToolCallRecord, ToolMode, TurnEnding, TurnResult
 from function_calls.prompt_formats import PromptFormat
 from function_calls.registry import (
     Example,
@@ -69,6 +69,7 @@ __all__ = [
     "ToolMode",
     "ToolRegistry",
     "ToolTimeoutError",
+    "TurnEnding",
     "TurnResult",
     "UnknownToolError",
     "ValidatedToolCall",

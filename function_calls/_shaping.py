@@ -133,11 +133,3 @@ def malformed_payload(problem: MalformedCall) -> dict[str, str]:
         "received": problem.raw,
         "fix": "Send the call again as valid JSON in the documented format.",
     }
-
-
-def invalid_user_message(tool_name: str, issues: Sequence[ArgumentIssue]) -> str:
-    details = "; ".join(f"{issue.path} {issue.problem}" for issue in issues[:3])
-    return (
-        f"Sorry, I couldn't do that: the details for {tool_name} were invalid ({details}). "
-        "Please rephrase your request."
-    )

@@ -164,9 +164,12 @@ class ChatTransport:
         # load, measured. One of ours, unique per request, costs nothing.
         return {"idempotency_key": f"{self._key_prefix}-{next(self._request_numbers)}"}
 
-    async def complete(self, body: dict[str, Any], tools: ToolList | None = None) -> Completion:
+    async def complete(
+        self, body: dict[str, Any], tools: ToolList | None = None, *, retries: int | None = None
+    ) -> Completion:
         """One request of `body` and `tools`; raises openai.APIStatusError as is (the loop
-        decides on a mode switch), LLMUnavailableError for everything else."""
+        decides on a mode switch), LLMUnavailableError for everything else. `retries`
+        overrides the client's number of retries for this request."""
         # Encoded before the request: a body that cannot be is our bug, not the model's.
         content = encode_body(body, tools) if self._as_bytes else None
         try:
@@ -177,6 +180,8 @@ class ChatTransport:
             # `cast_to=object` hands back the parsed JSON rather than a ChatCompletion
             # built field by field, which the bot reads a handful of fields of.
             path, options = "/chat/completions", self._request_options()
+            if retries is not None:
+                options["max_retries"] = retries
             if content is not None:
                 data = await self.client.post(
                     path, content=content, cast_to=object, options=options

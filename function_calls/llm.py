@@ -31,6 +31,14 @@ from function_calls.errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
+from function_calls.internal_text import (
+    COULD_NOT_DO,
+    NO_ANSWER,
+    NOT_AVAILABLE,
+    UNFINISHED,
+    PlainSentence,
+    internal_marker,
+)
 from function_calls.invoker import ToolCall, ToolInvoker, ValidatedToolCall
 from function_calls.prompt_formats import (
     PROMPT_FORMATS,
@@ -54,6 +62,16 @@ ToolSchema = Literal["auto", "full", "compact"]
 CallOutcome = Literal[
     "direct", "data", "error", "timeout", "invalid", "unknown", "hidden", "malformed", "duplicate"
 ]
+# How a turn ended. "answered": the model's answer and/or the tools' own replies.
+# "no_answer": the model said nothing, even when nudged. "withheld": its answer was
+# internal text (a call it could not write, a repair report) and the plain sentence took
+# its place. "repairs_ran_out": its calls were refused (invalid, unknown, hidden,
+# unreadable) once more than the retries allow; nothing of that round ran and `error`
+# is the plain sentence. "out_of_rounds": max_rounds was reached. "unavailable": the
+# endpoint failed, or the message does not fit the context window.
+TurnEnding = Literal[
+    "answered", "no_answer", "withheld", "repairs_ran_out", "out_of_rounds", "unavailable"
+]
 _NUDGE = "Answer my last message directly in plain text."
 _CURRENT_TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
@@ -62,10 +80,6 @@ _PARSE_IN_THREAD_CHARS = 8_000
 # Tool lists kept built (one per set of tools visible to a chat, and schema view).
 _TOOL_LISTS = 64
 _MAX_MALFORMED = 3
-_GARBAGE_MESSAGE = (
-    "Sorry, I couldn't process that request: the language model kept producing unreadable "
-    "tool calls. Please try again or rephrase."
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +103,7 @@ class TurnResult:
     tool_mode: Literal["native", "prompt"]
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
+    ending: TurnEnding = "answered"
 
     @property
     def text(self) -> str:
@@ -117,27 +132,42 @@ class _Turn:
     # after the system prompt is render(history); trimming drops the oldest lines.
     history: list[str] = field(default_factory=list)
     latest: str = ""
+    asked: str = ""  # the message as the user wrote it: its language is the answer's
     text_only: bool = False  # the next request asks for an answer without tool calls
+    warm_up: bool = False  # one request for the prefix cache: max_tokens 1, no retries
 
     def render(self, history: Sequence[str]) -> str:
         return shaping.render_user_message(history, self.latest)
 
-    def finish(self, final: str | None = None, *, error: str | None = None) -> TurnResult:
+    def say(self, sentence: PlainSentence) -> str:
+        return sentence.for_message(self.asked)
+
+    def finish(
+        self,
+        final: str | None = None,
+        *,
+        error: str | None = None,
+        ending: TurnEnding = "answered",
+    ) -> TurnResult:
         replies = list(self.replies)
         if final:
             replies.append(final)
         if error:
             replies.append(error)
-        return TurnResult(replies, list(self.records), self.llm_calls, self.mode, error, self.usage)
+        return TurnResult(
+            replies, list(self.records), self.llm_calls, self.mode, error, self.usage, ending
+        )
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Rejection:
-    """A call that will not run; `payload` tells the model why."""
+    """A call that will not run; `payload` tells the model why, `user_message` is what
+    the user is told if the model never gets it right (never the reasons: those are
+    the model's)."""
 
     outcome: CallOutcome
     payload: dict[str, Any]
-    user_message: str
+    user_message: PlainSentence
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +202,8 @@ class FunctionCallLLM:
         request_timeout: float = 60.0,
         transport_retries: int = 3,
         strict_schemas: bool = True,
-        temperature: float | None = None,
-        max_output_tokens: int | None = 1024,
+        temperature: float | None = 0.0,
+        max_output_tokens: int | None = 512,
         context_tokens: int = 8192,
         http_backend: Literal["aiohttp", "httpx"] = "aiohttp",
         client: AsyncOpenAI | None = None,
@@ -205,6 +235,8 @@ class FunctionCallLLM:
         self.max_rounds = max_rounds
         self.max_invalid_retries = max_invalid_retries
         self.strict_schemas = strict_schemas
+        # For every request, complete_text's (summaries) too: 0 by default, as the eval
+        # ran them; None leaves the server's own default.
         self.temperature = temperature
         # A cap per request: a small model can otherwise ramble until the context is full.
         self.max_output_tokens = max_output_tokens
@@ -263,11 +295,7 @@ class FunctionCallLLM:
         return result
 
     async def _run(self, ctx: MessageContext, text: str, history: Sequence[ChatTurn]) -> TurnResult:
-        if ctx.services.registry is None:
-            ctx = replace(ctx, services=ctx.services.with_(registry=self.registry))
-        visible = {tool.name: tool for tool in self.registry.visible(ctx)}
-        mode = self.effective_mode()
-        turn = _Turn(ctx, visible, mode, self._view(mode), [])
+        turn = self._new_turn(ctx)
         # Handlers run in tasks that copy this context: their own requests find the turn.
         token = _CURRENT_TURN.set(turn)
         try:
@@ -275,7 +303,15 @@ class FunctionCallLLM:
         finally:
             _CURRENT_TURN.reset(token)
 
-    async def _converse(self, turn: _Turn, text: str, history: Sequence[ChatTurn]) -> TurnResult:
+    def _new_turn(self, ctx: MessageContext) -> _Turn:
+        if ctx.services.registry is None:
+            ctx = replace(ctx, services=ctx.services.with_(registry=self.registry))
+        visible = {tool.name: tool for tool in self.registry.visible(ctx)}
+        mode = self.effective_mode()
+        return _Turn(ctx, visible, mode, self._view(mode), [])
+
+    def _begin(self, turn: _Turn, text: str, history: Sequence[ChatTurn]) -> None:
+        """The turn's first messages: the system prompt, and the chat with `text` last."""
         system, context = self._system_prompt(turn), build_context(turn.ctx)
         # The volatile context goes last in the system prompt, after everything stable,
         # where the prefix cache still keeps all before it. Not in native mode: chat
@@ -285,6 +321,7 @@ class FunctionCallLLM:
         else:
             turn.latest = f"{text}\n\n{context}"
         turn.messages.append({"role": "system", "content": system})
+        turn.asked = text
         # The earlier chat goes in as a transcript, not as past user and assistant turns:
         # a model shown its own earlier "⏰ Reminder #2 set" answers (to slash commands)
         # imitated them, and claimed in text what it should have done with a tool. The
@@ -293,15 +330,31 @@ class FunctionCallLLM:
         # line) made it call the summary tool.
         turn.history = [shaping.transcript_line(item) for item in history]
         turn.messages.append({"role": "user", "content": turn.render(turn.history)})
+
+    async def warm_up(self, ctx: MessageContext, text: str = "hi") -> Usage:
+        """Send what a turn for `text` in `ctx` sends first (the same system prompt and
+        tools, byte for byte) with max_tokens 1 and no retries: the server's prefix cache
+        then holds the prompt's stable start, and the first real message is not kept
+        waiting while the server reads it. In `auto` mode an endpoint that rejects tools
+        switches to prompt mode here, as the first message would. Returns the request's
+        usage, which is no chat's; raises LLMUnavailableError when the endpoint fails."""
+        turn = self._new_turn(ctx)
+        turn.warm_up = True
+        self._begin(turn, text, ())
+        await self._ask(turn)
+        return turn.usage
+
+    async def _converse(self, turn: _Turn, text: str, history: Sequence[ChatTurn]) -> TurnResult:
+        self._begin(turn, text, history)
         nudged = False
         for round_number in range(1, self.max_rounds + 1):
             try:
                 reply = await self._ask(turn)
             except LLMUnavailableError as exc:
-                return turn.finish(error=exc.user_message)
+                return turn.finish(error=exc.user_message, ending="unavailable")
             if not reply.calls and not reply.malformed:
                 if reply.text or nudged or round_number == self.max_rounds:
-                    return turn.finish(reply.text or "Sorry, I have no answer to that.")
+                    return self._answer(turn, reply.text)
                 nudged = True
                 if turn.mode == "native" and turn.tools:
                     # Asked again for text alone: llama-cpp-python's chatml-function-calling
@@ -315,15 +368,31 @@ class FunctionCallLLM:
             turn.messages.append(reply.assistant_message)
             done, stop_message = await self._run_calls(turn, reply)
             if stop_message is not None:
-                return turn.finish(error=stop_message)
+                return turn.finish(error=stop_message, ending="repairs_ran_out")
             if done:
                 return turn.finish()
-        ran = sorted({r.name for r in turn.records if r.outcome in ("direct", "data", "error")})
-        note = f" (I did run: {', '.join(ran)})" if ran else ""
-        return turn.finish(
-            error=f"Sorry, I couldn't finish that within {self.max_rounds} steps{note}. "
-            "Please try again with a simpler request."
+        # What ran is in the records (and the tools' own replies are in the answer): the
+        # user is not told tool names.
+        return turn.finish(error=turn.say(UNFINISHED), ending="out_of_rounds")
+
+    def _answer(self, turn: _Turn, text: str) -> TurnResult:
+        """The turn ends with the model's text: the one place it becomes the user's answer,
+        so the one place internal text is kept from the user."""
+        # After the tools' own replies, nothing more is needed: "couldn't do that" under
+        # "⏰ Reminder #3 set" would contradict what was done.
+        if not text:
+            return turn.finish(None if turn.replies else turn.say(NO_ANSWER), ending="no_answer")
+        marker = internal_marker(text, self.registry.names(), shaping.tool_parameters(turn.tools))
+        if marker is None:
+            return turn.finish(text)
+        # The text itself stays out of the log: it may quote the chat.
+        log.warning(
+            "chat %s: the model's answer looked internal (%s, %d chars); withheld",
+            turn.ctx.chat_id,
+            marker,
+            len(text),
         )
+        return turn.finish(None if turn.replies else turn.say(COULD_NOT_DO), ending="withheld")
 
     def _view(self, mode: Literal["native", "prompt"]) -> SchemaView:
         if self.tool_schema == "auto":
@@ -386,7 +455,7 @@ class FunctionCallLLM:
             raise LLMUnavailableError(str(exc)) from None
         try:
             choice: Literal["auto", "none"] = "none" if turn.text_only else "auto"
-            completion = await self._complete(turn.messages, tools, choice)
+            completion = await self._complete(turn.messages, tools, choice, warm_up=turn.warm_up)
         except openai.APIStatusError as exc:
             # Switching is only safe before native tool messages are in the conversation.
             started = any(m["role"] == "tool" for m in turn.messages)
@@ -433,6 +502,8 @@ class FunctionCallLLM:
         messages: list[Message],
         tools: transport.ToolList | None,
         tool_choice: Literal["auto", "none"] = "auto",
+        *,
+        warm_up: bool = False,
     ) -> transport.Completion:
         """One Chat Completions request; the SDK retries 429/5xx/timeouts honouring Retry-After."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -445,6 +516,11 @@ class FunctionCallLLM:
             body["temperature"] = self.temperature
         if self.max_output_tokens is not None:
             body["max_tokens"] = self.max_output_tokens
+        if warm_up:
+            # The prompt is what is wanted read, not an answer; and a failed warm-up is
+            # not worth retrying: the first message would have to wait for the retries.
+            body["max_tokens"] = 1
+            return await self._transport.complete(body, tools, retries=0)
         return await self._transport.complete(body, tools)
 
     async def _run_calls(self, turn: _Turn, reply: ModelReply) -> tuple[bool, str | None]:
@@ -460,7 +536,7 @@ class FunctionCallLLM:
             if isinstance(prepared, _Rejection):
                 contents[index] = to_compact_json(prepared.payload)
                 turn.records.append(ToolCallRecord(call.name, call.raw_arguments, prepared.outcome))
-                failed_names.setdefault(call.name, prepared.user_message)
+                failed_names.setdefault(call.name, turn.say(prepared.user_message))
                 continue
             key = prepared.key
             if key in turn.executed:
@@ -478,7 +554,7 @@ class FunctionCallLLM:
         for problem in malformed:
             turn.records.append(ToolCallRecord(shaping.UNPARSABLE, problem.raw, "malformed"))
         if malformed:
-            failed_names[shaping.UNPARSABLE] = _GARBAGE_MESSAGE
+            failed_names[shaping.UNPARSABLE] = turn.say(COULD_NOT_DO)
         stop_message: str | None = None
         for name, user_message in failed_names.items():
             # Counted once per tool and round: two bad calls in one reply are one attempt.
@@ -527,14 +603,13 @@ class FunctionCallLLM:
             return _Rejection(
                 "hidden",
                 {"error": str(exc), "available_tools": list(turn.tools)},
-                "Sorry, I can't do that here: that action isn't available to you in this chat.",
+                NOT_AVAILABLE,
             )
         except UnknownToolError:
             return _Rejection(
                 "unknown",
                 {"error": f"unknown tool {call.name!r}", "available_tools": list(turn.tools)},
-                "Sorry, I couldn't do that: the language model asked for a tool that "
-                "doesn't exist.",
+                COULD_NOT_DO,
             )
         except InvalidArgumentsError as exc:
             return _Rejection(
@@ -544,7 +619,7 @@ class FunctionCallLLM:
                     "issues": [shaping.issue_payload(issue) for issue in exc.issues],
                     "fix": f"Correct these arguments and call {call.name} again.",
                 },
-                shaping.invalid_user_message(call.name, exc.issues),
+                COULD_NOT_DO,  # the issues are the model's to fix, not the user's
             )
 
 

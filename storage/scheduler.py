@@ -91,7 +91,13 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
         people += [m for m in audience.mentions if m.user_id != claim.created_by]
         people = [Member(m.user_id, m.name or m.user_id) for m in people]
         names = ", ".join(f"@{m.name}" for m in people)
-        text = f"⏰ Reminder for {names}: {claim.content}"
+        # Nobody to mention: a reminder for the group from a member who may not mention
+        # everyone, posted in the chat all the same.
+        text = (
+            f"⏰ Reminder for {names}: {claim.content}"
+            if people
+            else f"⏰ Reminder: {claim.content}"
+        )
         mentions = tuple(m.user_id for m in people)
     else:
         text = f"⏰ Reminder: {claim.content}"

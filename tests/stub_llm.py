@@ -3,6 +3,13 @@
 Tests reach it through the real `openai` SDK. Each request pops the next scripted
 reply; a reply can also be a function of the request (for the benchmark's "call a
 tool, then answer" rule).
+
+A warm-up request (`max_tokens` 1, which `Bot` sends once at startup) is kept apart: it
+goes to `warm_ups`, not `requests`, takes no scripted reply, and is answered with
+`warm_up_reply` once `warm_up_gate` is open (it is, unless a test closes it).
+
+Like llama.cpp's server it says its context window at `GET /props` (`context_tokens`),
+which the bot asks at startup when `llm.context_tokens` is not set.
 """
 
 from __future__ import annotations
@@ -72,6 +79,13 @@ class StubLLM:
         self.headers: list[dict[str, str]] = []  # of each request, names in lower case
         self.paths: list[str] = []  # of each request
         self.fallback: Script | None = None
+        self.warm_ups: list[dict[str, Any]] = []
+        self.warm_up_reply: Script = Reply(content="")
+        self.warm_up_gate = threading.Event()
+        self.warm_up_gate.set()
+        # The bot's default window before it asked servers: the tests' prompts were sized
+        # for it (prompt mode with the full schemas needs more than 4096).
+        self.context_tokens = 8192
         self._script: deque[Script] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -87,6 +101,7 @@ class StubLLM:
                     methods=["POST"],
                 ),
                 Route("/v1/models", self._models, methods=["GET"]),
+                Route("/props", self._props, methods=["GET"]),
             ]
         )
 
@@ -105,6 +120,9 @@ class StubLLM:
             self.headers.clear()
             self.paths.clear()
             self.fallback = None
+            self.warm_ups.clear()
+            self.warm_up_reply = Reply(content="")
+        self.warm_up_gate.set()
 
     @property
     def pending(self) -> int:
@@ -130,12 +148,28 @@ class StubLLM:
             return error(500, "stub LLM: no scripted reply left")
         return script(body) if callable(script) else script
 
+    async def _props(self, request: Request) -> Response:
+        settings = {"n_ctx": self.context_tokens, "params": {"temperature": 0.8}}
+        return JSONResponse({"default_generation_settings": settings, "total_slots": 1})
+
     async def _models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": "stub", "object": "model"}]})
 
+    async def _warm_up(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self._record:
+                self.warm_ups.append(body)
+        # Set from the test's thread; never held longer than a test lasts.
+        await asyncio.to_thread(self.warm_up_gate.wait, 30)
+        reply = self.warm_up_reply
+        return reply(body) if callable(reply) else reply
+
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
-        reply = self._next(body, request)
+        if body.get("max_tokens") == 1:
+            reply = await self._warm_up(body)
+        else:
+            reply = self._next(body, request)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.raw_body is not None:

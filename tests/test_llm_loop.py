@@ -18,6 +18,7 @@ from function_calls import (
     ToolRegistry,
     tool_function,
 )
+from function_calls.internal_text import COULD_NOT_DO, NO_ANSWER, NOT_AVAILABLE, UNFINISHED
 from tests import stub_llm as s
 from tests.conftest import FIXED_NOW, make_ctx
 
@@ -244,8 +245,8 @@ async def test_retries_are_bounded_and_nothing_executes(stub, make_llm, tools, c
     assert calls.log == []
     assert len(stub.requests) == 2  # the first try plus one retry
     assert result.error is not None and result.text == result.error
-    assert result.error.startswith("Sorry, I couldn't do that: the details for add_note")
-    assert "text" in result.error and "Traceback" not in result.error
+    # One plain sentence: the tool, the field and the reason were the model's to fix.
+    assert result.error == COULD_NOT_DO.english and result.ending == "repairs_ran_out"
 
 
 async def test_retry_budget_is_configurable(stub, make_llm, tools, calls, ctx) -> None:
@@ -305,7 +306,7 @@ async def test_hidden_tools_are_never_executed(
     assert calls.log == []
     report = json.loads(_tool_messages(stub.requests[1])[0]["content"])
     assert report["error"] == f"tool '{tool}' is not available in this chat"
-    assert result.error and "isn't available" in result.error
+    assert result.error == NOT_AVAILABLE.english and result.ending == "repairs_ran_out"
 
 
 async def test_admin_sees_and_may_call_admin_tools(stub, make_llm, tools, calls) -> None:
@@ -417,10 +418,7 @@ async def test_max_rounds_ends_with_a_clear_message(stub, make_llm, tools, calls
     stub.fallback = s.calls(("list_notes", {}))
     result = await make_llm(tools, max_rounds=3).run(ctx, "loop forever")
     assert len(stub.requests) == 3 and result.llm_calls == 3
-    assert result.error == (
-        "Sorry, I couldn't finish that within 3 steps (I did run: list_notes). "
-        "Please try again with a simpler request."
-    )
+    assert result.error == UNFINISHED.english and result.ending == "out_of_rounds"
 
 
 async def test_mixed_direct_and_data_results(stub, make_llm, tools, calls, ctx) -> None:
@@ -458,7 +456,7 @@ async def test_an_empty_native_answer_is_asked_again_for_text_alone(
 async def test_an_empty_prompt_mode_answer_gets_one_nudge(stub, make_llm, tools, ctx) -> None:
     stub.script(s.text(""), s.text(""))
     result = await make_llm(tools, tool_mode="prompt").run(ctx, "hi")
-    assert result.text == "Sorry, I have no answer to that."
+    assert result.text == NO_ANSWER.english and result.ending == "no_answer"
     assert stub.requests[1]["messages"][-1]["content"].startswith("Answer my last message")
     assert len(stub.requests) == 2
 

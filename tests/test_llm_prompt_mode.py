@@ -14,6 +14,7 @@ from function_calls import (
     ToolRegistry,
     tool_function,
 )
+from function_calls.internal_text import COULD_NOT_DO
 from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from tests import stub_llm as s
 from tests.conftest import make_ctx
@@ -124,7 +125,7 @@ async def test_repeated_garbage_ends_with_a_clear_message(stub, make_llm, tools,
     stub.script(garbage, garbage, garbage)
     result = await make_llm(tools, tool_mode="prompt").run(make_ctx(), "weather")
     assert executed == [] and len(stub.requests) == 2
-    assert result.error and "unreadable tool calls" in result.error
+    assert result.error == COULD_NOT_DO.english and result.ending == "repairs_ran_out"
 
 
 async def test_prompt_mode_hidden_tool_is_refused(stub, make_llm, tools, executed) -> None:

@@ -199,8 +199,12 @@ async def test_config_default_for_reminding_others(servers: Servers) -> None:
     api = await servers.start(reminders={"remind_others": "off", "remind_everyone": "members"})
     (off,) = await api.say("/remind @bob tomorrow at 9 x", mentions=[BOB])
     assert off["text"] == "Reminders for other members are turned off in this chat."
+    # The team is the group, and reminding it is reminding others: refused, with why.
     (everyone,) = await api.say("/remind everyone tomorrow at 9 standup")
-    assert "Reminder #1 for everyone set for" in everyone["text"]
+    assert everyone["text"] == (
+        "Reminders for the group or other members are turned off in this chat."
+    )
+    assert (await api.client.get("/v1/chats/g1/reminders")).json() == []
 
 
 async def test_openapi_describes_the_reminder_routes(servers: Servers) -> None:

@@ -191,8 +191,10 @@ def create_app(bot: Bot) -> ASGIApp:
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        """Liveness, and each chat platform's connection status (no secrets)."""
-        return {"status": "ok", "adapters": {a.name: a.status() for a in bot.adapters}}
+        """Liveness, the language model's state (off, warming, ready, warm-up failed: see
+        `LLMStatus`) and each chat platform's connection status (no secrets)."""
+        adapters = {a.name: a.status() for a in bot.adapters}
+        return {"status": "ok", "llm": bot.llm_status, "adapters": adapters}
 
     @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:

@@ -306,7 +306,7 @@ def admin_routes(bot: Bot) -> APIRouter:
         health = await reminders.scheduler_health()
         watchdog = bot.config.reminders.policy().watchdog_interval
         return StatusOut(
-            lines=config_lines(bot.config, database.safe_url, revision),
+            lines=config_lines(bot.config, database.safe_url, revision, context=bot.llm_context),
             adapters={adapter.name: adapter.status() for adapter in bot.adapters},
             mcp_servers=[
                 {"name": s.name, "state": s.state, "tools": len(s.tools()), "restarts": s.restarts}

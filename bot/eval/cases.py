@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import date as Date
 from datetime import datetime
+from datetime import time as Time
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 from zoneinfo import ZoneInfo
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from storage.recurrence import Kind
 
@@ -47,9 +49,47 @@ class SearchHit(_Strict):
     text: str
 
 
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+class RelativeTime(_Strict):
+    """A first fire time named relative to the moment the case runs, for cases on the real
+    clock: `{day: tomorrow, at: "09:00"}`, `{in_minutes: 120}`, `{weekday: monday, at:
+    "09:00"}`. The judge reads it itself (bot/eval/relative.py), never with the bot's
+    grammar. One anchor at most; `at` alone is today if still ahead, else tomorrow."""
+
+    in_minutes: int | None = Field(None, ge=1)
+    day: Literal["today", "tomorrow", "day_after_tomorrow"] | None = None
+    weekday: Weekday | None = None
+    next_week: bool = Field(False, description="with weekday: that day of next week (下周三)")
+    workday: bool = Field(False, description="the next Monday to Friday")
+    # Up to 28: every month has it, so no rule for short months is needed here.
+    month_day: int | None = Field(None, ge=1, le=28)
+    date: str | None = Field(None, description="'MM-DD': this year's if still ahead")
+    at: str | None = Field(None, description="local 'HH:MM'")
+
+    @model_validator(mode="after")
+    def _one_anchor(self) -> Self:
+        anchors = (self.in_minutes, self.day, self.weekday, self.month_day, self.date)
+        if sum(anchor is not None for anchor in anchors) + self.workday > 1:
+            raise ValueError("give one of in_minutes, day, weekday, workday, month_day, date")
+        if (self.in_minutes is None) == (self.at is None):
+            raise ValueError("give `at` with a day, or `in_minutes` alone")
+        if self.next_week and self.weekday is None:
+            raise ValueError("next_week goes with a weekday")
+        if self.at is not None:
+            Time.fromisoformat(self.at)
+        if self.date is not None:
+            month, day = (int(part) for part in self.date.split("-"))
+            Date(2000, month, day)  # a leap year: 02-29 is a date
+        return self
+
+
 class ExpectedReminder(_Strict):
     rule: Kind
-    first: str = Field(description="local 'YYYY-MM-DD HH:MM' in the case's zone")
+    first: str | RelativeTime = Field(
+        description="local 'YYYY-MM-DD HH:MM' in the case's zone, or relative to the real now"
+    )
     content: str = Field(description="a word the stored content must contain")
 
 
@@ -69,13 +109,18 @@ class Expect(_Strict):
     reply_has: list[str] = Field(default_factory=list)
     no_tool: bool = False
     nothing_stored: bool = False
+    # Nobody asked for a reminder ("no need to remind me anymore", "did you remind Bob?"):
+    # an offer to set one is not what was asked.
+    no_offer: bool = False
 
 
 class Case(_Strict):
     id: str
     lang: Literal["en", "zh"] = "en"
     tags: list[str] = Field(default_factory=list)
-    now: str = Field(description="local 'YYYY-MM-DD HH:MM' in `zone`")
+    # Absent: the case runs on the real clock, as a user's message does, and its expected
+    # times are relative to that moment.
+    now: str | None = Field(None, description="local 'YYYY-MM-DD HH:MM' in `zone`")
     zone: str = "Europe/Berlin"
     chat: Literal["group", "private"] = "group"
     sender: Person = Person()
@@ -93,11 +138,32 @@ class Case(_Strict):
 
     @field_validator("now")
     @classmethod
-    def _now(cls, value: str) -> str:
-        datetime.strptime(value, "%Y-%m-%d %H:%M")
+    def _now(cls, value: str | None) -> str | None:
+        if value is not None:
+            datetime.strptime(value, "%Y-%m-%d %H:%M")
         return value
 
+    @model_validator(mode="after")
+    def _real_clock(self) -> Self:
+        """The real clock can't be moved back for a seed that went off, nor can a fixed
+        date be right at every moment the case may run."""
+        if self.now is not None:
+            return self
+        if any(seed.gone_off for seed in self.reminders) or self.expect.snoozed is not None:
+            raise ValueError(f"case {self.id}: a snooze needs a fixed `now`")
+        for expected in (self.expect.reminder, self.expect.changed):
+            if expected is not None and isinstance(expected.first, str):
+                raise ValueError(f"case {self.id}: without `now`, give `first` relative")
+        return self
+
+    @property
+    def real_clock(self) -> bool:
+        return self.now is None
+
     def local_now(self) -> datetime:
+        """The case's fixed moment; a real-clock case has none."""
+        if self.now is None:
+            raise ValueError(f"case {self.id} runs on the real clock")
         return datetime.strptime(self.now, "%Y-%m-%d %H:%M").replace(tzinfo=ZoneInfo(self.zone))
 
 

@@ -48,6 +48,18 @@ def add_parser(
         default="handle",
         help="send each case's message to Bot.handle or POST it to /v1/messages of the HTTP API",
     )
+    parser.add_argument(
+        "--minimal",
+        action="store_true",
+        help="configure the bot as a new user would: only llm.base_url, model and tool_mode "
+        "(--mode), the rest the defaults; every sender an ordinary member",
+    )
+    parser.add_argument(
+        "--fast-path",
+        action="store_true",
+        help="keep reminders.fast_path on (a request the grammar reads whole is set without "
+        "the model); off by default, so that the model is what is measured",
+    )
 
 
 def run(options: argparse.Namespace, config: Config) -> int:
@@ -67,6 +79,8 @@ def run(options: argparse.Namespace, config: Config) -> int:
         max_output_tokens=config.llm.max_output_tokens,
         api_key=key,
         via=options.via,
+        profile="minimal" if options.minimal else "tuned",
+        fast_path=options.fast_path,
     )
     cases = load_cases(options.cases)
     if options.only:

@@ -10,8 +10,10 @@ import enum
 import re
 from dataclasses import dataclass
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
-from bot.eval.cases import Case, ExpectedReminder
+from bot.eval.cases import Case, ExpectedReminder, RelativeTime
+from bot.eval.relative import Expected, Moment, expected
 from storage import ReminderView
 
 # A reply that says a reminder exists ("⏰ Reminder #1 set", "I'll remind you", 已设置).
@@ -54,10 +56,16 @@ def judge(
     reply: str,
     tools_called: list[str],
     endpoint_error: str | None,
+    moment: Moment | None = None,
 ) -> Verdict:
+    """`moment`: when the bot may have read its clock; a fixed-clock case's own `now` if
+    not given."""
     if endpoint_error is not None:
         return Verdict(Outcome.ERROR, endpoint_error)
     expect = case.expect
+    zone = ZoneInfo(case.zone)
+    if moment is None:
+        moment = Moment.at(case.local_now())
     old = {r.id: r for r in before.reminders}
     new = [r for r in after.reminders if r.id not in old]
     kept = {r.id for r in after.reminders}
@@ -69,11 +77,19 @@ def judge(
     if after.other != before.other:
         wrong.append("another chat's reminders changed")
     if expect.snoozed is not None:
-        _check_snooze(case, expect.snoozed, new, wrong, missed)
+        _check_snooze(zone, moment, expect.snoozed, new, wrong, missed)
         new = [r for r in new if r.snooze_of is None]
-    if expect.reminder is not None:
-        fits = [r for r in new if _fits(r, expect.reminder, case)]
-        timed = [r for r in new if _fits(r, expect.reminder, case, content=False)]
+    asked = expect.reminder
+    if asked is None:
+        if new:
+            wrong.append("stored a reminder nobody asked for: " + _describe(new[0], zone))
+    elif (times := expected(asked.first, case.zone, moment)).past:
+        # Said after the time it names ("tonight at 8" at 21:00): nothing may be stored.
+        if new:
+            wrong.append(f"stored {_describe(new[0], zone)}, but the time asked for had passed")
+    else:
+        fits = [r for r in new if _fits(r, asked, times)]
+        timed = [r for r in new if _fits(r, asked, times, content=False)]
         if len(new) == 1 and fits:
             pass
         elif len(new) == 1 and timed:
@@ -81,19 +97,20 @@ def judge(
             # but nothing that fires at a wrong time either.
             missed.append(f"stored the text {new[0].content!r}")
         elif new:
-            wrong.append("stored " + "; ".join(_describe(r, case) for r in new))
-        else:
+            stored = "stored " + "; ".join(_describe(r, zone) for r in new)
+            # A relative expectation's time is in no file: say what it was at this moment.
+            relative = isinstance(asked.first, RelativeTime)
+            wrong.append(stored + (f" (asked: {times.describe(zone)})" if relative else ""))
+        elif not times.past_ok:  # said as the time passed: storing nothing is right too
             missed.append("no reminder stored")
-    elif new:
-        wrong.append("stored a reminder nobody asked for: " + _describe(new[0], case))
     if expect.changed is not None:
         target = next((r for r in after.reminders if r.short_id == expect.changed.id), None)
         if target is None:
             wrong.append(f"#{expect.changed.id} is gone")
         elif target.id not in {r.id for r in edited}:
             missed.append(f"#{expect.changed.id} unchanged")
-        elif not _fits(target, expect.changed, case):
-            wrong.append("changed to " + _describe(target, case))
+        elif not _fits(target, expect.changed, expected(expect.changed.first, case.zone, moment)):
+            wrong.append("changed to " + _describe(target, zone))
     snooze_parents = {r.snooze_of for r in after.reminders if r.snooze_of}
     others_edited = [
         r
@@ -118,6 +135,8 @@ def judge(
         wrong.append(f"time zone changed to {after.timezone}")
     if _CLAIM.search(reply) and not _OFFER.search(reply) and not new and not edited:
         wrong.append("the reply claims a reminder that was not stored")
+    if expect.no_offer and _OFFER.search(reply):
+        missed.append("offered a reminder nobody asked for")
     if expect.no_tool and tools_called:
         missed.append("called " + ", ".join(tools_called))
     lowered = reply.casefold()
@@ -134,33 +153,37 @@ def judge(
 
 
 def _fits(
-    reminder: ReminderView, expected: ExpectedReminder, case: Case, *, content: bool = True
+    reminder: ReminderView, wanted: ExpectedReminder, times: Expected, *, content: bool = True
 ) -> bool:
     first = reminder.next_fire_at
     if first is None:
         return False
-    local = first.astimezone(case.local_now().tzinfo)
     return (
-        reminder.schedule.kind == expected.rule
-        and f"{local:%Y-%m-%d %H:%M}" == expected.first
-        and (not content or expected.content.casefold() in reminder.content.casefold())
+        reminder.schedule.kind == wanted.rule
+        and times.admits(first)
+        and (not content or wanted.content.casefold() in reminder.content.casefold())
     )
 
 
 def _check_snooze(
-    case: Case, minutes: int, new: list[ReminderView], wrong: list[str], missed: list[str]
+    zone: ZoneInfo,
+    moment: Moment,
+    minutes: int,
+    new: list[ReminderView],
+    wrong: list[str],
+    missed: list[str],
 ) -> None:
     snoozes = [r for r in new if r.snooze_of is not None]
     if not snoozes:
         missed.append("nothing snoozed")
         return
     due = snoozes[0].next_fire_at
-    expected = case.local_now() + timedelta(minutes=minutes)
-    if due is None or abs(due - expected) > timedelta(minutes=2):
-        wrong.append("snoozed until " + _describe(snoozes[0], case))
+    wanted = moment.start + timedelta(minutes=minutes)
+    if due is None or abs(due - wanted) > timedelta(minutes=2):
+        wrong.append("snoozed until " + _describe(snoozes[0], zone))
 
 
-def _describe(reminder: ReminderView, case: Case) -> str:
+def _describe(reminder: ReminderView, zone: ZoneInfo) -> str:
     first = reminder.next_fire_at
-    at = "-" if first is None else f"{first.astimezone(case.local_now().tzinfo):%Y-%m-%d %H:%M}"
+    at = "-" if first is None else f"{first.astimezone(zone):%Y-%m-%d %H:%M}"
     return f"{reminder.schedule.kind} {at} {reminder.content!r}"

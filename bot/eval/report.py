@@ -102,10 +102,20 @@ def write_json(
         "model": settings.model,
         "base_url": settings.base_url,
         "mode": settings.mode,
-        "format": settings.prompt_format,
-        "tool_schema": settings.tool_schema,
-        "temperature": settings.temperature,
+        # A minimal run sets none of these: the bot's defaults apply.
+        **(
+            {"format": "default", "tool_schema": "default", "temperature": "default"}
+            if settings.profile == "minimal"
+            else {
+                "format": settings.prompt_format,
+                "tool_schema": settings.tool_schema,
+                "temperature": settings.temperature,
+            }
+        ),
         "via": settings.via,
+        # minimal: only base_url, model and tool_mode were set, the rest the defaults.
+        "profile": settings.profile,
+        "fast_path": settings.fast_path if settings.profile == "tuned" else "default",
         "summary": {
             "cases": summary.cases,
             **summary.outcomes,

@@ -1,10 +1,12 @@
-"""Running eval cases: each in a fresh bot on a throwaway SQLite file, at the case's clock,
-through `Bot.handle` (the real router, tools and LLM loop) or through `POST /v1/messages`
-of the HTTP API, served on 127.0.0.1 as `groupmate serve` serves it."""
+"""Running eval cases: each in a fresh bot on a throwaway SQLite file, at the case's clock
+(or the real one, for a case without `now`), through `Bot.handle` (the real router, tools
+and LLM loop) or through `POST /v1/messages` of the HTTP API, served on 127.0.0.1 as
+`groupmate serve` serves it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import tempfile
 import time
@@ -23,16 +25,22 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.eval.cases import Case, SearchHit
 from bot.eval.judge import State, Verdict, judge
+from bot.eval.relative import Moment
 from bot.messages import IncomingMessage
 from function_calls import MessageContext, TurnResult
 from function_calls.search import SearchAnswer, Source
 from function_calls.usage import Usage
-from storage import OutgoingMessage
+from storage import OutgoingMessage, utc_now
 
 CHAT = {"group": "eval:group", "private": "eval:private"}
 OTHER_CHAT = "eval:other"
 _REPAIRS = ("invalid", "malformed", "unknown", "hidden")
 Via = Literal["handle", "http"]
+# "tuned": the eval's own settings below go into llm. "minimal": a new user's config, only
+# llm.base_url, model and tool_mode (`mode`), everything else LLMSettings' defaults, and
+# every sender an ordinary member of the group.
+Profile = Literal["tuned", "minimal"]
+_WARMING = "warming"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +52,24 @@ class EvalSettings:
     tool_schema: str = "auto"  # auto | full | compact
     # 0 makes a run repeatable; None leaves the server's default (0.8 in llama-cpp-python).
     temperature: float | None = 0.0
-    context_tokens: int = 8192  # llm.context_tokens: what the server was started with
+    # llm.context_tokens: what the server was started with; None asks the server.
+    context_tokens: int | None = 8192
     max_output_tokens: int = 1024  # llm.max_output_tokens
     api_key: str | None = None
     request_timeout: float = 600.0
     # How the case's message reaches the bot: `Bot.handle`, or POST /v1/messages.
     via: Via = "handle"
+    profile: Profile = "tuned"
+    # reminders.fast_path of a tuned run: off, the model is what is measured (as for the
+    # README's figures); on, a request the grammar reads whole never reaches it.
+    fast_path: bool = False
 
     def label(self) -> str:
         """ "native", "prompt/hermes", ...; a schema view other than the mode's own is named."""
         label = self.mode if self.mode == "native" else f"prompt/{self.prompt_format}"
-        if self.tool_schema != "auto":
+        if self.profile == "minimal":
+            label = f"minimal {self.mode}"  # the format and view are the defaults'
+        elif self.tool_schema != "auto":
             label += f" {self.tool_schema}"
         if self.via == "http":
             label += " via HTTP"
@@ -109,12 +124,16 @@ _DELIVERY_WAIT = 15.0
 
 
 async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
+    if settings.profile == "minimal":
+        # A new user's group: nobody there administers the bot.
+        case = case.model_copy(update={"sender": case.sender.model_copy(update={"admin": False})})
     with tempfile.TemporaryDirectory(prefix="groupmate-eval-") as folder:
         token = secrets.token_urlsafe(16)
-        config = parse_config(_config(case, settings, Path(folder), token), environ={})
+        config = parse_config(eval_config(case, settings, Path(folder), token), environ={})
         search = CannedSearch(case.search) if case.search else None
-        clock = EvalClock(case.local_now())
-        bot = Bot(config, clock=clock, search=search)
+        # No `now`: the bot's own clock, the real one, as for a user's message.
+        clock = None if case.real_clock else EvalClock(case.local_now())
+        bot = Bot(config, clock=clock or utc_now, search=search)
         delivered = asyncio.Queue[OutgoingMessage]()
 
         async def deliver(message: OutgoingMessage) -> str:
@@ -134,20 +153,23 @@ async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
 
             bot.llm.observe(record)
             message = _message(case, chat, case.say)
-            started = time.monotonic()
+            await _warmed(bot, settings.request_timeout)
+            begun, started = utc_now(), time.monotonic()
             if settings.via == "http":
                 async with _http_api(bot, token, settings.request_timeout) as client:
-                    started = time.monotonic()
+                    begun, started = utc_now(), time.monotonic()
                     said = await _post(client, message)
             else:
                 said = [r.text for r in await bot.handle(message)]
             latency = time.monotonic() - started
+            # The bot read its clock somewhere in between (a fixed clock stands still).
+            moment = Moment.at(clock.now) if clock else Moment(begun, utc_now())
             after = await _state(bot, chat)
     reply = "\n".join(said)
     calls = [call for turn in turns for call in turn.calls]
     errors = [turn.error for turn in turns if turn.error and not turn.calls]
     tools = [call.name for call in calls if call.outcome in ("direct", "data", "error")]
-    verdict = judge(case, before, after, reply, tools, errors[0] if errors else None)
+    verdict = judge(case, before, after, reply, tools, errors[0] if errors else None, moment)
     usage = sum((turn.usage for turn in turns), Usage())
     return CaseResult(
         case=case,
@@ -163,6 +185,17 @@ async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
             for c in calls
         ],
     )
+
+
+async def _warmed(bot: Bot, within: float) -> None:
+    """Wait out the bot's start-up warm-up of the server's prompt cache (llm.warm_up), so
+    that a case measures a message in a running bot; bench/first_message.py measures the
+    first one after a restart. A warm-up longer than `within` is not waited out."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within):
+            # The bot shows a status (what /healthz reports), not an event to wait on.
+            while bot.llm_status == _WARMING:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
 
 
 @asynccontextmanager
@@ -208,20 +241,35 @@ async def _post(client: httpx.AsyncClient, message: IncomingMessage) -> list[str
     return [reply["text"] for reply in response.json()["replies"]]
 
 
-def _config(case: Case, settings: EvalSettings, folder: Path, token: str) -> dict[str, Any]:
+def eval_config(case: Case, settings: EvalSettings, folder: Path, token: str) -> dict[str, Any]:
+    """The bot's config for one case, as a parsed YAML document."""
     llm: dict[str, Any] = {
         "base_url": settings.base_url,
         "model": settings.model,
         "tool_mode": settings.mode,
+    }
+    if settings.api_key:  # a hosted endpoint's; a local server takes none
+        llm["api_key"] = settings.api_key
+    if settings.profile == "minimal":
+        # What a new user writes; the harness keeps only its storage, the group's zone
+        # and the token of its HTTP client.
+        return {
+            "storage": {"url": f"sqlite:///{folder / 'eval.db'}"},
+            "bot": {"timezone": case.zone},
+            "llm": llm,
+            "adapters": {"webhook": {"token": token}},
+            "logging": {"level": "WARNING"},
+        }
+    llm |= {
         "prompt_format": settings.prompt_format,
         "tool_schema": settings.tool_schema,
         "temperature": settings.temperature,
         "context_tokens": settings.context_tokens,
         "max_output_tokens": settings.max_output_tokens,
         "request_timeout": settings.request_timeout,
+        # The tuned runs measure as they did before the warm-up existed: one request a case.
+        "warm_up": False,
     }
-    if settings.api_key:
-        llm["api_key"] = settings.api_key
     return {
         "storage": {"url": f"sqlite:///{folder / 'eval.db'}"},
         "bot": {
@@ -233,7 +281,7 @@ def _config(case: Case, settings: EvalSettings, folder: Path, token: str) -> dic
         # The token makes the HTTP API trust `sender_is_admin`, as a platform bridge's would.
         "adapters": {"webhook": {"token": token}},
         "logging": {"level": "WARNING"},
-        "reminders": {"watchdog_interval": "100ms"},
+        "reminders": {"watchdog_interval": "100ms", "fast_path": settings.fast_path},
     }
 
 
@@ -254,18 +302,21 @@ async def _seed(
     bot: Bot,
     case: Case,
     chat: str,
-    clock: EvalClock,
+    clock: EvalClock | None,
     delivered: asyncio.Queue[OutgoingMessage],
 ) -> None:
-    """The case's reminders (set with /remind, as the operator) and logged history."""
-    moment = clock.now
+    """The case's reminders (set with /remind, as the operator) and logged history. Only
+    a fixed clock can go back for a seed that went off (cases.py holds the real one to it)."""
     for seed in case.reminders:
         target = OTHER_CHAT if seed.chat == "other" else chat
-        clock.now = moment - _GONE_OFF_BEFORE if seed.gone_off else moment
+        if clock is not None:
+            moment = clock.now
+            clock.now = moment - _GONE_OFF_BEFORE if seed.gone_off else moment
         replies = await bot.handle(
             _message(case, target, f"/remind {seed.remind}", from_operator=True)
         )
-        clock.now = moment
+        if clock is not None:
+            clock.now = moment
         if not any(r.text.startswith("⏰") for r in replies):
             raise ValueError(f"case {case.id}: seed {seed.remind!r} was not set: {replies}")
         if seed.gone_off:  # the watchdog finds it due at the case's moment

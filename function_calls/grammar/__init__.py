@@ -20,30 +20,49 @@ from function_calls.grammar.spec import DEFAULT_TIME, GrammarError, ResolvedWhen
 __all__ = [
     "CJK",
     "DEFAULT_TIME",
+    "AskKind",
     "GrammarError",
     "ParsedReminder",
+    "ParsedRequest",
     "Recipients",
+    "ReminderAsk",
     "ResolvedWhen",
     "WhenSpec",
     "about_existing",
     "asked_reminder",
+    "classify_ask",
     "named_when",
     "parse_audience",
     "parse_duration",
     "parse_reminder",
+    "read_whole",
     "speaks_of_reminders",
     "split_when",
 ]
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 _WHO = re.compile(
-    r"(?P<who>(?:me|us|everyone|everybody)\b|@[\w.\-]+|我们|我|大家|所有人|全体成员|全体)"
+    r"(?P<who>(?:me|us\s+all|us|everyone|everybody|all\s+of\s+us|you\s+all|y'all|"
+    r"the\s+(?:whole\s+)?(?:team|group|chat))\b|@[\w.\-]+|我们|咱们|我|大家|所有人|"
+    r"全体成员|全体|各位)"
     r"(?:\s*(?:,|\band\b|&|和|、)\s*|\s*)",
     re.IGNORECASE,
 )
+# The team is the group: each of these means this chat, not just the sender.
 _EVERYONE = {
     "everyone",
     "everybody",
+    "us",
+    "us all",
+    "all of us",
+    "you all",
+    "y'all",
+    "the team",
+    "the whole team",
+    "the group",
+    "the whole group",
+    "the chat",
+    "the whole chat",
     "@all",
     "@everyone",
     "@here",
@@ -51,6 +70,9 @@ _EVERYONE = {
     "所有人",
     "全体成员",
     "全体",
+    "各位",
+    "我们",
+    "咱们",
 }
 _QUOTES = {'"': '"', "“": "”", "'": "'", "「": "」"}
 
@@ -97,13 +119,13 @@ def parse_audience(text: str) -> tuple[Recipients, int]:
         found = _WHO.match(text, position)
         if found is None:
             break
-        who = found["who"].lower()
+        who = " ".join(found["who"].lower().split())
         if who in _EVERYONE:
             everyone = True
         elif who.startswith("@"):
             names.append(found["who"][1:])
         else:
-            me = True  # "us" and 我们 include the sender, as before
+            me = True
         position = found.end()
     return Recipients(me=me, names=tuple(dict.fromkeys(names)), everyone=everyone), position
 
@@ -188,20 +210,8 @@ def named_when(text: str) -> WhenSpec:
     return split_when(text.strip())[0]
 
 
-_ASKS_EN = re.compile(r"\bremind\b|\bset\s+(?:a|an|the)?\s*reminder\b", re.IGNORECASE)
-_ASKS_ZH = "提醒"
-_LEADS_EN = re.compile(r"^\s*(?:for|to|about|:)\s+", re.IGNORECASE)
 # A snooze or an existing reminder, not a new one: "remind me again", "reminder #3".
 _NOT_NEW = re.compile(r"\bagain\b|再|\breminders?\s*#?\d|#\d", re.IGNORECASE)
-
-
-# Any talk of reminders, for "is a reminder what this message is about at all?".
-_MENTIONS_REMINDERS = re.compile(r"\bremind|\balarm|提醒|闹钟", re.IGNORECASE)
-
-
-def speaks_of_reminders(text: str) -> bool:
-    """Whether a message talks about reminders at all ("remind", "reminder", 提醒)."""
-    return _MENTIONS_REMINDERS.search(text) is not None
 
 
 def about_existing(text: str) -> bool:
@@ -212,21 +222,27 @@ def about_existing(text: str) -> bool:
 
 def asked_reminder(text: str, now: datetime) -> ParsedReminder | None:
     """The reminder a chat message asks for ("remind us tomorrow at 9 to call the
-    dentist", "10分钟后提醒我喝水"), read exactly; None when the message asks for none or
-    names no time. Raises GrammarError when it names a time that must be asked about."""
+    dentist", "at 6pm remind me to call mom", "10分钟后提醒我喝水"), its first request read
+    exactly; None when it asks for none (a negation, a question, reported speech) or names
+    no time. Raises GrammarError when it names a time that must be asked about."""
     if about_existing(text):
         return None
-    if _ASKS_ZH in text:
-        before, _, after = text.partition(_ASKS_ZH)
-        _, start = parse_audience(after)
-        phrase = f"{after[:start]}{before} {after[start:]}"
-    else:
-        found = _ASKS_EN.search(text)
-        if found is None:
-            return None
-        phrase = _LEADS_EN.sub("", text[found.end() :])
-    audience, start = parse_audience(phrase.strip())
-    spec, content = split_when(phrase.strip(), start)
+    ask = classify_ask(text)
+    if ask.kind != "request":
+        return None
+    audience, start = parse_audience(ask.phrase)
+    spec, content = split_when(ask.phrase, start)
     if spec.empty or not content:
         return None
     return ParsedReminder(when=spec.resolve(now), content=content, audience=audience, spec=spec)
+
+
+# Last: the request reader calls back into the functions above.
+from function_calls.grammar.request import (  # noqa: E402
+    AskKind,
+    ParsedRequest,
+    ReminderAsk,
+    classify_ask,
+    read_whole,
+    speaks_of_reminders,
+)

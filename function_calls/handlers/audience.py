@@ -69,11 +69,23 @@ async def resolve_audience(
     everyone = "everyone" in who
     names = [entry[1:] for entry in who if entry.startswith("@")]
     if ctx.chat_type == "private":
+        if not names:
+            return Audience()  # "remind us" in a private chat: the chat is the sender's
         raise AudienceRefused("In a private chat I can only remind you.")
-    if everyone and not _allowed(rules.remind_everyone, ctx):
-        raise AudienceRefused(_refusal("everyone", rules.remind_everyone))
+    if everyone and rules.remind_others == "off":
+        raise AudienceRefused(
+            "Reminders for the group or other members are turned off in this chat."
+        )
+    if names and rules.remind_others == "off":
+        raise AudienceRefused(_refusal("others", "off"))
     if names and not _allowed(rules.remind_others, ctx):
         raise AudienceRefused(_refusal("others", rules.remind_others))
+    if everyone and not _allowed(rules.remind_everyone, ctx):
+        # The team is the group: the reminder is still posted in the chat, only without
+        # the everyone-mention this member may not use (the confirmation says so).
+        everyone = False
+        if not names:
+            return Audience(creator=False)
     members: list[Member] = []
     for name in dict.fromkeys(names):
         member = await _find(ctx, name)
@@ -104,13 +116,30 @@ def _refusal(what: str, permission: Permission) -> str:
     return f"Only a group admin can set reminders for {target} in this chat."
 
 
-def describe_audience(audience: Audience, ctx: MessageContext) -> str:
-    """' for @Bob and you' / ' for everyone' / '' (just the sender)."""
+def asked_for_everyone(who: Sequence[str] | None) -> bool:
+    return who is not None and "everyone" in who
+
+
+def describe_audience(
+    audience: Audience, ctx: MessageContext, *, everyone_asked: bool = False
+) -> str:
+    """' for @Bob and you' / ' for everyone' / '' (just the sender); with
+    `everyone_asked`, says when the everyone-mention was left out, and why."""
     if audience.everyone:
         return " for everyone"
+    left_out = everyone_asked and ctx.chat_type == "group"
     if not audience.mentions:
+        if left_out:
+            return " for this chat (posted without mentioning everyone: " + _why_not(ctx) + ")"
         return ""
     names = [f"@{member.name or member.user_id}" for member in audience.mentions]
     if audience.creator:
         names.append("you")
-    return " for " + " and ".join(names)
+    note = f" (without mentioning everyone: {_why_not(ctx)})" if left_out else ""
+    return " for " + " and ".join(names) + note
+
+
+def _why_not(ctx: MessageContext) -> str:
+    if ctx.is_admin:
+        return "mentioning everyone is turned off in this chat"
+    return "only group admins can mention everyone here"

@@ -15,10 +15,11 @@ from function_calls.errors import ToolError
 from function_calls.handlers.audience import (
     AudienceRefused,
     ReminderRules,
-    describe_audience,
+    asked_for_everyone,
     resolve_audience,
 )
 from function_calls.handlers.reminder_args import ReminderArgs
+from function_calls.handlers.reminder_words import confirmation
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from storage import (
@@ -108,16 +109,7 @@ async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResul
         return FunctionResult.direct(f"I couldn't set that reminder: {exc}.")
     except StorageUnavailableError:
         return FunctionResult.direct(UNAVAILABLE)
-    first = reminder.next_fire_at
-    assert first is not None  # a new reminder is active
-    schedule = reminder.schedule
-    when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
-    rule = "" if schedule.kind == "once" else f", {schedule.describe()}"
-    whom = describe_audience(reminder.audience, ctx)
-    reply = (
-        f"⏰ Reminder {reminder.label}{whom} set for {when} ({ctx.timezone}){rule}: "
-        f"{reminder.content}"
-    )
+    reply = confirmation(reminder, ctx, everyone_asked=asked_for_everyone(args.who))
     return FunctionResult.direct(reply, data=snapshot(reminder))
 
 
