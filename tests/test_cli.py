@@ -106,7 +106,12 @@ def test_console_group_chat_in_a_terminal(stub, tmp_path: Path) -> None:
         s.calls(("reminder_set", {"type": "daily", "time": "9:30", "content": "water plants"})),
         s.text("Hi Bob, in private."),
     )
-    config = _config(tmp_path, llm={"base_url": stub.base_url, "api_key": "sk-test"})
+    # The model's own turns in a terminal: the grammar's fast path would skip the model.
+    config = _config(
+        tmp_path,
+        llm={"base_url": stub.base_url, "api_key": "sk-test"},
+        reminders={"fast_path": False},
+    )
     with Terminal(config) as terminal:
         terminal.expect("[group] tester> ")
         terminal.type("@groupmate hello")

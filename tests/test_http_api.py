@@ -28,6 +28,7 @@ async def test_member_sets_lists_sees_it_fire_and_deletes_another(
         clock=clock,
         llm=llm_section(stub),
         adapters={"webhook": {"outbound_url": receiver.url}},
+        reminders={"fast_path": False},  # the model's calls, end to end
     )
     fire = datetime(2026, 11, 21, 13, 10, tzinfo=UTC)
     local = fire.astimezone(ZoneInfo("Europe/Berlin"))

@@ -143,7 +143,9 @@ def test_group_room_reminders_survive_kill_9(synapse: Synapse, stub, tmp_path: P
     room = person.create_room(invite=[bob.user_id, bot.user_id])
     other.join(room)
     person.say(room, "/remind in 5 minutes old history")  # before the bot ever ran
-    process = BotProcess(tmp_path, synapse, bot, llm=llm_section(stub))
+    # The model's call, through a kill -9: the grammar's fast path would skip the model.
+    reminders = {"watchdog_interval": "200ms", "retry_base": "50ms", "fast_path": False}
+    process = BotProcess(tmp_path, synapse, bot, llm=llm_section(stub), reminders=reminders)
     process.start()
     try:
         wait_for(lambda: bot.user_id in person.members(room), "the bot to join on invite")

@@ -9,6 +9,7 @@ import itertools
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from function_calls.grammar import CJK
 from tests.conftest import FakeClock
 from tests.http_harness import Api, Servers
 
@@ -122,7 +123,11 @@ async def test_every_phrasing_is_exact_or_refused(servers: Servers) -> None:
             (r["rule"] if r["type"] != "once" else "", local(r["next_fire_at"]), r["content"])
             for r in listed
         ]
-        if not answer.startswith("⏰ Reminder #1") or got != [(rule, first, content)]:
+        # Confirmed in the language the user wrote in.
+        confirmed = (
+            ("⏰ 已设置提醒 #1：", "⏰ Reminder #1") if CJK.search(text) else ("⏰ Reminder #1",)
+        )
+        if not answer.startswith(confirmed) or got != [(rule, first, content)]:
             wrong.append(f"{text!r}: stored {got}, answered {answer!r}")
     for text, why in REFUSED:
         chat = f"g{next(_chats)}"
@@ -141,4 +146,4 @@ async def test_private_chat_takes_plain_words(servers: Servers) -> None:
     )
     assert reply["text"].startswith("⏰ Reminder #1 set for Tue 24 Nov 07:30")
     (zh,) = await api.say("提醒我每天晚上10点睡觉", chat_id="dm-1", chat_type="private")
-    assert "every day at 22:00: 睡觉" in zh["text"]
+    assert zh["text"].endswith("，每天 22:00：睡觉")
