@@ -56,6 +56,10 @@ RUNS = [
     Run("minimal", "prompt", corpus=PLAIN, via="http", profile="minimal"),
     # With the grammar's fast path on, as in "minimal": the two differ in llm settings only.
     Run("plain prompt/hermes", "prompt", corpus=PLAIN, via="http", fast_path=True),
+    # The README's best figure, with the defaults and ordinary members (the case's clock).
+    Run(
+        "hidden minimal", "prompt", corpus=ROOT / "evals" / "hidden", via="http", profile="minimal"
+    ),
     Run("prompt/hermes", "prompt"),
     Run("prompt/json", "prompt", "json"),
     Run("hidden prompt/hermes", "prompt", corpus=ROOT / "evals" / "hidden", via="http"),

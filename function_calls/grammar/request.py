@@ -54,6 +54,11 @@ _POLITE_EN = re.compile(
     re.IGNORECASE,
 )
 _POLITE_WORDS_EN = re.compile(r"\b(?:please|pls|plz|kindly)\b", re.IGNORECASE)
+# "… , thanks!": a courtesy at the end is not part of what to remind of.
+_COURTESY_EN = re.compile(
+    r"(?:[\s,]*\b(?:thanks|thank\s+you|thx|ty|please|pls|plz)\b[\s!.]*|[\s!.]+)+$",
+    re.IGNORECASE,
+)
 _ASKS_BACK_EN = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\b", re.IGNORECASE)
 _NEGATION_EN = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t|didn'?t|never|no|not|nothing|stop|stopped|quit|"
@@ -104,6 +109,7 @@ _TIME_LEFT_EN = re.compile(
 # --- Chinese -------------------------------------------------------------------------
 _POLITE_ZH = re.compile(r"(?:请你?|麻烦你?|劳驾|你|记得|帮我|帮忙|给我)*")
 _AFTER_VERB_ZH = re.compile(r"(?:一下|一声)")
+_COURTESY_ZH = re.compile(r"(?:[，,\s]*(?:谢谢你?|多谢|谢了|辛苦了?)|[吧哦啊呀哈。！!～~\s])+$")  # noqa: RUF001
 _NEGATION_ZH = re.compile(r"不|别|没|无需|勿|甭|停止|取消|免了|算了")
 _QUESTION_ZH = re.compile(r"[?？吗呢]|什么|怎么|为什么|为何|谁|哪|几点|多久|是否|有没有|是不是")
 _REPORTED_ZH = re.compile(r"提醒(?:了|过|的|着)|被提醒|有提醒|提醒是")
@@ -170,7 +176,7 @@ def _classify_english(text: str) -> ReminderAsk:
     if not _has_who_en(verb.group(), rest):
         return ReminderAsk("unclear")
     first, second = _cut(rest, _SECOND_EN)
-    first = first.rstrip(" ?!.")
+    first = _COURTESY_EN.sub("", first).rstrip(" ?!.")
     phrase = f"{_who_en(verb.group(), rest)} {lead} {_strip_who_en(first)}".strip()
     whole = (
         not second
@@ -209,7 +215,7 @@ def _classify_chinese(text: str) -> ReminderAsk:
     if who_end == 0:
         return ReminderAsk("unclear")  # "提醒张三…": a name the grammar can't vouch for
     first, second = _cut(rest, _SECOND_ZH)
-    first = re.sub(r"[吧哦啊呀哈。！!～~]+$", "", first)  # noqa: RUF001
+    first = _COURTESY_ZH.sub("", first)
     phrase = f"{first[:who_end]}{lead} {first[who_end:]}".strip()
     whole = (
         not second
@@ -327,7 +333,7 @@ def read_whole(text: str, now: datetime) -> ParsedRequest | None:
         at = datetime.strptime(parsed.when.time, "%Y-%m-%d %H:%M").replace(tzinfo=now.tzinfo)
         if at <= now:
             return None
-    return ParsedRequest(parsed.arguments(), parsed.when.default_time, parsed.content)
+    return ParsedRequest(parsed.arguments(), parsed.when.default_time)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,4 +342,3 @@ class ParsedRequest:
 
     arguments: dict[str, object]
     default_time: bool  # no time of day was said: 09:00, and the reply says so
-    content: str
