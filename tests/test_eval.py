@@ -410,3 +410,12 @@ async def test_a_minimal_run_over_http_never_makes_the_sender_an_admin(stub: Stu
     result = await run_case(CASES["tz-admin-tokyo"], minimal)
     assert result.case.sender.admin is False and result.tools == ["set_timezone"]
     assert result.verdict == Verdict(Outcome.MISSED, "time zone unchanged")
+
+
+def test_a_reply_with_internal_text_is_counted_against_the_run() -> None:
+    from bot.eval.report import shows_internal_text
+
+    assert shows_internal_text("Sorry: the details for reminder_set were invalid ((arguments) x)")
+    assert shows_internal_text('{"name": "reminder_set", "arguments": {"when": "9"}}')
+    assert not shows_internal_text("⏰ Reminder #1 set for Wed 25 Nov 09:00 (Europe/Berlin): x")
+    assert not shows_internal_text("Nothing was set: I couldn't read that as a reminder.")

@@ -20,7 +20,7 @@ from bot.messages import IncomingMessage
 from function_calls.grammar import classify_ask, read_whole
 from storage.repository import Audience, Claim
 from storage.scheduler import reminder_message
-from tests.stub_llm import StubLLM, text
+from tests.stub_llm import StubLLM, calls, text
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "fast_path_corpus.yaml").read_text("utf-8"))
 CORPUS_NOW = datetime.strptime(CORPUS["now"], "%Y-%m-%d %H:%M").replace(
@@ -79,10 +79,10 @@ class Clock:
         return self.now
 
 
-def make_bot(tmp_path: Path, stub: StubLLM, **reminders: Any) -> Bot:
+def make_bot(tmp_path: Path, stub: StubLLM, mode: str = "prompt", **reminders: Any) -> Bot:
     data: dict[str, Any] = {
         "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "prompt"},
+        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": mode},
         "bot": {
             "timezone": "Europe/Berlin",
             "admins": ["u-admin"],
@@ -222,3 +222,18 @@ async def test_a_request_nothing_set_never_ends_in_a_bare_ok(
         if not reply.startswith("Nothing is set yet"):  # no offer: "yes" sets nothing
             assert await bot.handle(said("yes")) == []
     assert len(stub.requests) == 1
+
+
+async def test_a_model_that_names_the_team_as_a_member_reminds_the_group(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    arguments = {"when": "every monday at 9am", "content": "send the report", "who": ["@team"]}
+    stub.script(calls(("reminder_set", arguments)), calls(("reminder_set", arguments)))
+    async with make_bot(tmp_path, stub, "native", fast_path=False) as bot:
+        member = await answer(bot, said("@groupmate every monday at 9 remind the team to report"))
+        assert member.startswith("⏰ Reminder #1 for this chat (posted without mentioning")
+        admin = await answer(
+            bot, said("@groupmate every monday at 9 remind the team to report", "u-admin", "Ad")
+        )
+        assert admin.startswith("⏰ Reminder #2 for everyone set for Mon 30 Nov 09:00")
+        assert sorted(audience.everyone for _, _, audience in await stored(bot)) == [False, True]

@@ -12,6 +12,8 @@ from typing import Any
 
 from bot.eval.judge import Outcome
 from bot.eval.runner import CaseResult, EvalSettings
+from function_calls import default_registry
+from function_calls.internal_text import internal_marker
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,8 @@ class Summary:
     prompt_tokens: float  # per case
     completion_tokens: float
     cached_share: float | None  # of prompt tokens, where the server reports it
+    # Replies that showed a user internal text: tool names, argument paths, JSON, reprs.
+    internal_text: int = 0
 
     @property
     def right_share(self) -> float:
@@ -50,7 +54,14 @@ def summarize(label: str, results: Sequence[CaseResult]) -> Summary:
         prompt_tokens=prompt / max(len(results), 1),
         completion_tokens=sum(r.usage.completion_tokens for r in results) / max(len(results), 1),
         cached_share=cached / prompt if cached and prompt else None,
+        internal_text=sum(1 for r in results if shows_internal_text(r.reply)),
     )
+
+
+def shows_internal_text(reply: str) -> bool:
+    """The same check the LLM loop makes before a model's text becomes an answer, over
+    the whole reply the user got (tools' own words too)."""
+    return internal_marker(reply, default_registry.names()) is not None
 
 
 def table(summaries: Sequence[Summary]) -> str:
@@ -62,6 +73,7 @@ def table(summaries: Sequence[Summary]) -> str:
         ),
         ("right share", [f"{s.right_share:.0%}" for s in summaries]),
         ("silently wrong share", [f"{s.wrong_share:.1%}" for s in summaries]),
+        ("internal text shown", [str(s.internal_text) for s in summaries]),
         ("repair rounds", [str(s.repairs) for s in summaries]),
         ("latency p50 (s)", [f"{s.latency_p50_s:.1f}" for s in summaries]),
         ("latency p95 (s)", [f"{s.latency_p95_s:.1f}" for s in summaries]),

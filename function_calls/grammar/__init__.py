@@ -31,6 +31,7 @@ __all__ = [
     "about_existing",
     "asked_reminder",
     "classify_ask",
+    "means_everyone",
     "named_when",
     "parse_audience",
     "parse_duration",
@@ -74,6 +75,18 @@ _EVERYONE = {
     "我们",
     "咱们",
 }
+# "@team", "@all": what a model (or a user) writes for the group as if it were a name.
+_GROUP_HANDLES = {"team", "group", "all", "everyone", "everybody", "here", "channel", "chat",
+                  "us", "大家", "所有人", "全体成员", "全体"}  # fmt: skip
+
+
+def means_everyone(entry: str) -> bool:
+    """Whether a `who` entry names the whole chat: "everyone", "the team", "@team",
+    "@all", "大家"."""
+    word = " ".join(entry.casefold().split())
+    return word in _EVERYONE or (word.startswith("@") and word[1:] in _GROUP_HANDLES)
+
+
 _QUOTES = {'"': '"', "“": "”", "'": "'", "「": "」"}
 
 

@@ -99,10 +99,12 @@ _TIME_LEFT_EN = re.compile(
     r"\b(?:today|tonight|tomorrow|tmrw|tmr|yesterday|noon|midnight|morning|afternoon|"
     r"evening|night|weekend|later|soon|asap|(?:next|this|last|every|each|per|a|an|one|\d+)\s+"
     r"(?:weeks?|months?|years?|hours?|minutes?|mins?|days?)|"
-    r"o'?clock|am|pm|everyday|every|each|daily|weekly|monthly|monday|tuesday|"
+    r"o'?clock|am|pm|everyday|every|each|monday|tuesday|"
     r"wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|"
     r"sat|sun)\b|\d\s*(?:h|m|d|w|hrs?|mins?|am|pm|a\.m|p\.m)\b|\d[:.]\d{2}|"
-    r"\b(?:at|by|before|after|until|till|around|from|or)\s+\d",
+    r"\b(?:at|by|before|after|until|till|around|from|or)\s+\d|"
+    # "the weekly report" is a thing; "… pills daily" at the end is a rule.
+    r"\b(?:daily|weekly|monthly)\b(?!\s+[^\W\d_])",
     re.IGNORECASE,
 )
 

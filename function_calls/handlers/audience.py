@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from function_calls.context import MessageContext
+from function_calls.grammar import means_everyone
 from storage import Member
 from storage.repository import Audience
 
@@ -66,6 +67,7 @@ async def resolve_audience(
     who = ["me" if e.startswith("@") and e[1:].casefold() in own else e for e in who or ()]
     if not who or set(who) == {"me"}:
         return Audience()
+    who = [await _as_group(ctx, entry) for entry in who]
     everyone = "everyone" in who
     names = [entry[1:] for entry in who if entry.startswith("@")]
     if ctx.chat_type == "private":
@@ -98,6 +100,16 @@ async def resolve_audience(
     return Audience(mentions=tuple(members), creator="me" in who, everyone=everyone)
 
 
+async def _as_group(ctx: MessageContext, entry: str) -> str:
+    """ "everyone" for a handle that names the group ("@team", "@all"), unless a member
+    the platform vouches for goes by it."""
+    if entry == "everyone" or not means_everyone(entry):
+        return entry
+    if entry.startswith("@") and await _find(ctx, entry[1:]) is not None:
+        return entry
+    return "everyone"
+
+
 async def _find(ctx: MessageContext, name: str) -> Member | None:
     wanted = name.casefold()
     for member in ctx.mentioned:
@@ -117,7 +129,7 @@ def _refusal(what: str, permission: Permission) -> str:
 
 
 def asked_for_everyone(who: Sequence[str] | None) -> bool:
-    return who is not None and "everyone" in who
+    return who is not None and any(means_everyone(entry) for entry in who)
 
 
 def describe_audience(
