@@ -157,7 +157,8 @@ class Commands:
         except ToolHiddenError:
             raise CommandError("That command is not available in this chat.") from None
         except InvalidArgumentsError as exc:
-            problems = "; ".join(f"{i.path}: {i.problem}" for i in exc.issues)
+            # The problems in words; argument paths stay between groupmate and the model.
+            problems = "; ".join(dict.fromkeys(i.problem for i in exc.issues))
             raise CommandError(f"That didn't work: {problems}.") from None
         except ToolTimeoutError:
             raise CommandError("That took too long; please try again later.") from None

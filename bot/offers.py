@@ -42,6 +42,14 @@ _ACK = re.compile(
     r"完成了?)\s*[.!,，。！~～]*\s*)+$",  # noqa: RUF001
     re.IGNORECASE,
 )
+# Said to a message about reminders, these read as "it is done" (see _sounds_done).
+_SOUNDS_DONE = re.compile(
+    r"^\s*(?:ok(?:ay)?|sure|done|got it|alright|all right|will do|noted|of course|yes|yep)\b|"
+    r"\ball set\b|\bit'?s set\b|\bset for\b|\bwill remind\b|\bi'?ll remind\b|"
+    r"\bwon'?t remind\b|\bremind you\b|\byou'?ll be reminded\b|\bit is\b.*!$|"
+    r"[👍👌✅✔]|^\s*(?:好的?|没问题|收到|可以|行|嗯|明白)|到时候|叫你|会提醒|不会再提醒|已经?(?:设|定|取消|删)",
+    re.IGNORECASE,
+)
 _WRITES = frozenset({"reminder_set", "reminder_update", "reminder_snooze"})
 # A reply that says a reminder was set, changed, snoozed or cancelled.
 _CLAIM = re.compile(
@@ -93,9 +101,10 @@ class Offers:
             try:
                 offer = self._offer(ctx, text)
             except GrammarError as exc:
-                # The time must be asked about ("at 5": 05:00 or 17:00?): the model's
-                # words stand unless they are a bare "OK" or a claim; else the grammar's.
-                if result.error is not None or _says_something(result.text):
+                # The time must be asked about ("at 5": 05:00 or 17:00?): the model's own
+                # question back stands; anything else ("Okay, tomorrow at 09:00.") would
+                # read as done, so the grammar's question is asked instead.
+                if result.error is not None or _asks_back(result.text):
                     return result.text
                 return _nothing_set(text, str(exc))
             if offer is not None:
@@ -108,8 +117,8 @@ class Offers:
         ran = any(call.outcome in ("direct", "data") for call in result.calls)
         if ran:
             return result.text  # a tool's own words are true
-        if ask.kind != "none" and _ACK.match(result.text):
-            # "OK." to "don't remind me anymore" reads as done: nothing was.
+        if ask.kind != "none" and _sounds_done(result.text):
+            # "OK." or "All set!" to "don't remind me anymore" reads as done: nothing was.
             return _nothing_changed(text)
         return _unclaimed(result.text, text)
 
@@ -148,12 +157,19 @@ class Offers:
 
 
 def _refusal(error: ValidationError, asked: str) -> str:
+    """Why the user's own words can't be set. Our validators' sentences are written for
+    users; pydantic's own wording ("Input should be less than or equal to 527040") is
+    not, and stays out."""
     reasons = "; ".join(
-        detail["msg"].removeprefix("Value error, ") for detail in error.errors(include_url=False)
+        dict.fromkeys(
+            detail["msg"].removeprefix("Value error, ")
+            for detail in error.errors(include_url=False)
+            if detail["type"] == "value_error"
+        )
     )
     if CJK.search(asked):
-        return f"没有设置提醒：{reasons}。"
-    return f"Nothing is set: {reasons}."
+        return f"没有设置提醒：{reasons or '这个时间没法设成提醒'}。"
+    return f"Nothing is set: {reasons or 'that time is out of the range a reminder can have'}."
 
 
 def _asks_back(answer: str) -> bool:
@@ -163,9 +179,12 @@ def _asks_back(answer: str) -> bool:
     )
 
 
-def _says_something(answer: str) -> bool:
-    """Words of the model's own, not a bare "OK" nor a claim of a deed no tool did."""
-    return bool(answer.strip()) and not _ACK.match(answer) and not _CLAIM.search(answer)
+def _sounds_done(answer: str) -> bool:
+    """To a message about reminders, an answer that a user reads as "done": a bare "OK",
+    "All set!", "Will remind you at 5.", "好的，明天9点。" (unless it asks back)."""
+    if _asks_back(answer):
+        return False
+    return bool(_ACK.match(answer) or _CLAIM.search(answer) or _SOUNDS_DONE.search(answer))
 
 
 def _nothing_set(asked: str, why: str = "") -> str:

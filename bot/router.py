@@ -33,7 +33,8 @@ from function_calls import (
     ToolInvoker,
     TurnResult,
 )
-from function_calls.grammar import read_whole
+from function_calls.grammar import classify_ask, read_whole
+from function_calls.handlers.reminder_args import settable
 from storage import OutgoingMessage, ReminderService, Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
@@ -295,8 +296,8 @@ class Router:
         if not self.config.reminders.fast_path:
             return None
         request = read_whole(text, ctx.now())
-        if request is None:
-            return None
+        if request is None or not settable(request.arguments, ctx):
+            return None  # the model's path: an offer, or a refusal with its reason
         try:
             return await self._commands.set_reminder(ctx, request.arguments, request.default_time)
         except CommandError as exc:
@@ -345,7 +346,9 @@ class Router:
         if snooze and replying:
             return "snooze", snooze["rest"].strip()
         remind = _REMIND.match(text)
-        if remind and self._llm is None:
+        # Only a request read whole: "remind me … and also search …" or "remind me how …"
+        # must not become a reminder of all that follows.
+        if remind and self._llm is None and classify_ask(text).whole:
             return "remind", remind["rest"].strip()
         return None
 

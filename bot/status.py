@@ -4,6 +4,7 @@ dashboard's status page shows it."""
 from __future__ import annotations
 
 import time
+from urllib.parse import urlsplit, urlunsplit
 
 from bot.adapters import PLATFORMS
 from bot.config import Config
@@ -50,11 +51,20 @@ def _llm_line(config: Config, context: ContextWindow | None) -> str:
         window = f"{llm.context_tokens} tokens (llm.context_tokens)"
     else:
         window = "asked of the server at startup"
+    where = _without_userinfo(llm.base_url) if llm.base_url else "the OpenAI API"
     return (
-        f"llm: {llm.model} at {llm.base_url or 'the OpenAI API'}, tools {llm.tool_mode}; "
+        f"llm: {llm.model} at {where}, tools {llm.tool_mode}; "
         f"temperature {temperature}, up to {llm.max_output_tokens} output tokens, "
         f"context {window}, warm-up {'on' if llm.warm_up else 'off'}"
     )
+
+
+def _without_userinfo(url: str) -> str:
+    """`http://user:secret@host/v1` as `http://***@host/v1`: shown on the dashboard."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
 def _search_line(config: Config) -> str:

@@ -308,3 +308,15 @@ def test_the_template_is_a_valid_config_as_make_run_uses_it() -> None:
     config = load_config(ROOT / "config.yaml.template", environ={})
     assert config.llm.budget.tokens_per_day is None
     assert config.adapters.webhook.host == "127.0.0.1"
+
+
+def test_check_never_shows_a_password_in_the_llm_url() -> None:
+    from bot.config import parse_config
+    from bot.status import config_lines
+
+    config = parse_config(
+        {"llm": {"base_url": "http://bot:s3cret@127.0.0.1:8080/v1", "context_tokens": 4096}},
+        environ={},
+    )
+    lines = "\n".join(config_lines(config, "sqlite:///x.db", None))
+    assert "s3cret" not in lines and "http://***@127.0.0.1:8080/v1" in lines

@@ -210,7 +210,9 @@ def test_a_group_reminder_without_the_mention_is_posted_to_the_chat() -> None:
         ("不要提醒我明天开会", "什么都没有改动"),
     ],
 )
-@pytest.mark.parametrize("bare", ["OK.", "Done!", "好的"])
+@pytest.mark.parametrize(
+    "bare", ["OK.", "Done!", "好的", "All set!", "Will remind you at 5.", "好的，明天9点。"]
+)
 async def test_a_request_nothing_set_never_ends_in_a_bare_ok(
     tmp_path: Path, stub: StubLLM, words: str, reply: str, bare: str
 ) -> None:
@@ -237,3 +239,22 @@ async def test_a_model_that_names_the_team_as_a_member_reminds_the_group(
         )
         assert admin.startswith("⏰ Reminder #2 for everyone set for Mon 30 Nov 09:00")
         assert sorted(audience.everyone for _, _, audience in await stored(bot)) == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("words", "reason"),
+    [
+        ("on dec 24 2040 remind me to open the time capsule", "more than ten years ahead"),
+        ("in 9000 hours remind me to check the logs", "out of the range a reminder can have"),
+    ],
+)
+async def test_a_reading_the_rules_refuse_goes_to_the_model_and_is_refused_in_words(
+    tmp_path: Path, stub: StubLLM, words: str, reason: str
+) -> None:
+    stub.script(text("OK."))
+    async with make_bot(tmp_path, stub) as bot:
+        reply = await answer(bot, said(f"@groupmate {words}"))
+        assert reply.startswith("Nothing is set:") and reason in reply
+        assert "in_minutes" not in reply and "Input should" not in reply  # no internals
+        assert await stored(bot) == []
+    assert len(stub.requests) == 1

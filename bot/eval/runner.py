@@ -259,6 +259,9 @@ def eval_config(case: Case, settings: EvalSettings, folder: Path, token: str) ->
             "llm": llm,
             "adapters": {"webhook": {"token": token}},
             "logging": {"level": "WARNING"},
+            # Harness, not a setting a user meets: at a case's standing clock only the
+            # watchdog finds a seed due that "went off" before the message.
+            "reminders": {"watchdog_interval": "100ms"},
         }
     llm |= {
         "prompt_format": settings.prompt_format,

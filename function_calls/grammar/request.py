@@ -18,6 +18,7 @@ from typing import Literal
 
 import function_calls.grammar as grammar  # the package imports this module last
 from function_calls.grammar.chinese import ChineseWhenParser
+from function_calls.grammar.english import WhenParser, tokenize
 from function_calls.grammar.spec import GrammarError
 
 AskKind = Literal["request", "not_a_request", "unclear", "none"]
@@ -35,7 +36,6 @@ class ReminderAsk:
     whole: bool = False
 
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _SPEAKS = re.compile(r"\bremind|\breminders?\b|\balarm|提醒|闹钟", re.IGNORECASE)
 
 # --- English -------------------------------------------------------------------------
@@ -83,7 +83,7 @@ _CONDITION_EN = re.compile(
 )
 # The start of a second request: "… and also search for …", "…; what's the weather".
 _SECOND_EN = re.compile(
-    r"\s*(?:[;]|(?<![ap]\.m)(?<!\b[ap]m)[.!?](?=\s+[^\W\d_])|\band\s+(?:also|then)\b|\balso\b|\bthen\b|"
+    r"\s*(?:[;&]|\s[-–—]+\s|(?<![ap]\.m)(?<!\b[ap]m)[.!?](?=\s+[^\W\d_])|\band\s+(?:also|then)\b|\balso\b|\bthen\b|"
     r"(?:,|\band\b)\s*(?:please\s+)?(?:search|look\s+up|find|google|tell|show|list|cancel|"
     r"delete|remove|summari[sz]e|translate|check|read|send\s+me|give\s+me|what|how|who|"
     r"where|why|when|can\s+you|could\s+you|would\s+you|will\s+you)\b)",
@@ -104,7 +104,22 @@ _TIME_LEFT_EN = re.compile(
     r"sat|sun)\b|\d\s*(?:h|m|d|w|hrs?|mins?|am|pm|a\.m|p\.m)\b|\d[:.]\d{2}|"
     r"\b(?:at|by|before|after|until|till|around|from|or)\s+\d|"
     # "the weekly report" is a thing; "… pills daily" at the end is a rule.
-    r"\b(?:daily|weekly|monthly)\b(?!\s+[^\W\d_])",
+    r"\b(?:daily|weekly|monthly)\b(?!\s+[^\W\d_])|"
+    # Times the grammar does not read, and ends of a rule: "the day before the exam",
+    # "after lunch", "at the end of the day", "for two weeks", "until the 15th".
+    r"\b(?:before|after|ahead|until|till|through|thru|during|since|end\s+of|fortnight|"
+    r"days|weeks|months|years|hours|minutes|seconds)\b|"
+    r"\b(?:at|by|around)\s+(?:lunch|lunchtime|dinner|breakfast|noon)\b|"
+    r"\b(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple|next|this|"
+    r"last|every|each|per|\d+)\s+(?:day|week|month|year|hour|minute)\b|"
+    r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\s+week\b",
+    re.IGNORECASE,
+)
+# Content that starts or ends where a time phrase was cut: "or two to …", "… on".
+_DANGLING_EN = re.compile(
+    r"^(?:or|and|at|on|in|by|for|from|after|before|until|till|with|around|then|week|"
+    r"except|but|lead|leads)\b|"
+    r"\b(?:on|at|in|by|for|from|around|the)$",
     re.IGNORECASE,
 )
 
@@ -117,7 +132,7 @@ _QUESTION_ZH = re.compile(r"[?？吗呢]|什么|怎么|为什么|为何|谁|哪|
 _REPORTED_ZH = re.compile(r"提醒(?:了|过|的|着)|被提醒|有提醒|提醒是")
 _CONDITION_ZH = re.compile(r"如果|要是|假如|假设|的话|万一|也许|可能|或许|大概|等到|之前|以前")
 _SECOND_ZH = re.compile(
-    r"[；;。！!?？]\s*\S|另外|还有|顺便|然后|并且|同时|以及|再帮|也帮|帮我|搜索|搜一下|"  # noqa: RUF001
+    r"[；;。！!?？]\s*\S|[，,、]\s*(?:查|搜|帮|告诉|总结|翻译|列|删)|另外|还有|顺便|然后|并且|同时|以及|再帮|也帮|帮我|搜索|搜一下|"  # noqa: RUF001
     r"查一下|查查|总结|翻译|告诉我|列出|删除"
 )
 _TELL_ME_ZH = re.compile(r"^(?:怎么|怎样|如何|什么|谁|哪|为什么|是否|有没有)")
@@ -125,7 +140,9 @@ _DEICTIC_ZH = re.compile(r"^(?:这个|那个|这件事|那件事|它|这|那|一
 _TIME_LEFT_ZH = re.compile(
     r"\d+\s*(?:点|时|分|号|日|月)|[零一二两三四五六七八九十]+(?:点|时|分钟|号)|"
     r"今天|明天|后天|大后天|昨天|今晚|明早|明晚|早上|上午|中午|下午|晚上|凌晨|傍晚|"
-    r"周[一二三四五六日天末]|星期|礼拜|每天|每周|每月|每年|小时|分钟|半天|以后|之后"
+    r"周[一二三四五六日天末]|星期|礼拜|每天|每周|每月|每年|小时|分钟|半天|以后|之后|前|后|"
+    r"下班|上班|放学|连续|一直|直到|截止|为止|月底|月初|年底|"
+    r"^[号日]"
 )
 
 # --- both ----------------------------------------------------------------------------
@@ -136,6 +153,12 @@ _QUOTED = re.compile(
     re.IGNORECASE,
 )
 _MAX_CONTENT = 150
+# "on 20.12" is a date to a German and 20:12 to the grammar: never read on the fast path.
+_DOTTED_CLOCK = re.compile(r"(?<![\d.])\d{1,2}\.\d{2}(?![\d.])")
+# "3点2楼", "9点10个人": the minutes or the content? Only "9点10分" says.
+_CLOCK_THEN_NUMBER_ZH = re.compile(
+    r"[点时][:：]?(?:\d+|[零〇一二两三四五六七八九十]+)(?![\d零〇一二两三四五六七八九十]*分)"
+)
 
 
 def speaks_of_reminders(text: str) -> bool:
@@ -148,7 +171,7 @@ def classify_ask(text: str) -> ReminderAsk:
     text = text.strip()
     if not speaks_of_reminders(text):
         return ReminderAsk("none")
-    if _CJK.search(text) and "提醒" in text:
+    if grammar.CJK.search(text) and "提醒" in text:
         return _classify_chinese(text)
     return _classify_english(text)
 
@@ -170,16 +193,17 @@ def _classify_english(text: str) -> ReminderAsk:
     if lead and not _is_when_en(lead):
         # "she will remind me …", "guys, remind …": not an order to the bot alone.
         return ReminderAsk("not_a_request")
-    if _NEGATION_EN.search(after) and re.search(r"\b(?:anymore|any\s+more|no\s+longer)\b", after):
-        return ReminderAsk("not_a_request")  # "remind me every day … no more"
+    if re.search(r"\b(?:anymore|any\s+more|no\s+longer)\b", after, re.IGNORECASE):
+        return ReminderAsk("not_a_request")  # "remind me every day … anymore"
     rest = _after_verb_en(verb.group(), after)
-    if _TELL_ME_EN.match(_strip_who_en(rest)):
+    if _TELL_ME_EN.match(rest[_who_end(rest) :].lstrip()):
         return ReminderAsk("not_a_request")
     if not _has_who_en(verb.group(), rest):
         return ReminderAsk("unclear")
     first, second = _cut(rest, _SECOND_EN)
     first = _COURTESY_EN.sub("", first).rstrip(" ?!.")
-    phrase = f"{_who_en(verb.group(), rest)} {lead} {_strip_who_en(first)}".strip()
+    who = first[: _who_end(first)].strip() or "me"
+    phrase = f"{who} {lead} {first[_who_end(first) :]}".strip()
     whole = (
         not second
         and len(verbs) == 1
@@ -188,6 +212,8 @@ def _classify_english(text: str) -> ReminderAsk:
         and not _NEGATION_EN.search(text)
         and not _CONDITION_EN.search(after)
         and _REPORTED_EN.search(text) is None
+        and _who_is_whole(rest, chinese=False)
+        and not _DOTTED_CLOCK.search(text)
     )
     return ReminderAsk("request", phrase, whole)
 
@@ -226,6 +252,9 @@ def _classify_chinese(text: str) -> ReminderAsk:
         and not _QUESTION_ZH.search(text)
         and not _NEGATION_ZH.search(text)
         and not _CONDITION_ZH.search(text)
+        and _who_is_whole(rest, chinese=True)
+        and not _DOTTED_CLOCK.search(text)
+        and not _CLOCK_THEN_NUMBER_ZH.search(text)
     )
     return ReminderAsk("request", phrase, whole)
 
@@ -239,37 +268,56 @@ def _cut(text: str, second: re.Pattern[str]) -> tuple[str, str]:
 
 
 def _after_verb_en(verb: str, after: str) -> str:
-    """What follows "remind"; after "set a reminder", its "for me"/"for 5pm" lead-in."""
+    """What follows "remind"; after "set a reminder", its "for me"/"for 5pm" lead-in
+    (not "for bob": a name the grammar can't vouch for stays, and declines)."""
     rest = after.strip()
-    if verb.lower().startswith("remind"):
+    if verb.lower().startswith("remind") or not rest.lower().startswith("for "):
         return rest
-    return re.sub(r"^(?:for\s+(?=(?:me|us|everyone|everybody|the\s+team)\b)|for\s+)", "", rest)
+    start = grammar.parse_audience(rest[4:])[1]
+    if start or _is_when_en(rest[4:].split(" to ")[0]):
+        return rest[4:]
+    return rest
 
 
-_WHO_EN = re.compile(
-    r"^(?:(?:me|us|everyone|everybody|all\s+of\s+us|us\s+all|y'all|you\s+all|"
-    r"the\s+(?:whole\s+)?(?:team|group|chat)|@[\w.\-]+)"
-    r"(?:\s*(?:,|\band\b|&)\s*|\s+|$))+",
-    re.IGNORECASE,
-)
-
-
-def _strip_who_en(rest: str) -> str:
-    found = _WHO_EN.match(rest)
-    return rest[found.end() :] if found else rest
-
-
-def _who_en(verb: str, rest: str) -> str:
-    found = _WHO_EN.match(rest)
-    if found is not None:
-        return found.group().strip()
-    return "me" if not verb.lower().startswith("remind") else ""
+def _who_end(rest: str) -> int:
+    """Where the who of "remind me/us/@bob/the team …" ends (0: none named)."""
+    return grammar.parse_audience(rest)[1]
 
 
 def _has_who_en(verb: str, rest: str) -> bool:
     """ "remind me/us/@bob/the team …"; "set a reminder …" is the sender's own. "remind
     bob …" names nobody the grammar knows, and would turn bob into the content."""
-    return _WHO_EN.match(rest) is not None or not verb.lower().startswith("remind")
+    return _who_end(rest) > 0 or not verb.lower().startswith("remind")
+
+
+def _who_is_whole(rest: str, chinese: bool) -> bool:
+    """The who ends where the when or the content starts: not "me and bob", "the team
+    lead", "everyone except bob", "我和张三", "我妈"."""
+    end = _who_end(rest)
+    if end == 0:
+        return True
+    if _JOINER_END.search(rest[:end]):
+        return False  # "me and bob …": bob is no one the grammar knows
+    after = rest[end:].lstrip()
+    if chinese:
+        return not _PERSON_ZH.match(after)
+    if _CONTENT_START_EN.match(after):
+        return True
+    leading = WhenParser(after, tokenize(after), 0)  # a when right after the who
+    try:
+        leading.parse()
+    except GrammarError:
+        return True  # the grammar's question comes later, on the model's path
+    return not leading.spec.empty
+
+
+_JOINER_END = re.compile(r"(?:,|\band|&|和|、)\s*$", re.IGNORECASE)
+_CONTENT_START_EN = re.compile(r"^(?:to|about|that)\b", re.IGNORECASE)
+# Content that starts with a person: "提醒我妈吃药" (my mom), "提醒我们老板签字".
+_PERSON_ZH = re.compile(
+    r"^(?:妈|爸|老板|老婆|老公|女朋友|男朋友|对象|儿子|女儿|孩子|同事|领导|经理|哥|姐|弟|妹|爷|奶|"
+    r"外公|外婆|家人|朋友|老师|同学|室友|邻居|客户|张|王|李|刘|陈|杨|赵|黄|吴)"
+)
 
 
 def _questions_ok_en(text: str, before: str) -> bool:
@@ -308,12 +356,13 @@ def content_is_whole(content: str, chinese: bool) -> bool:
             _DEICTIC_ZH.match(content)
             or _TIME_LEFT_ZH.search(content)
             or _TELL_ME_ZH.match(content)
-            or (not _CJK.search(content) and len(content) < 2)
+            or (not grammar.CJK.search(content) and len(content) < 2)
         )
     return (
         len(content) >= 2
         and not _DEICTIC_EN.match(content)
         and not _TIME_LEFT_EN.search(content)
+        and not _DANGLING_EN.search(content)
         and not _TELL_ME_EN.match(content)
         and not content.endswith("?")
     )
@@ -328,7 +377,7 @@ def read_whole(text: str, now: datetime) -> ParsedRequest | None:
         parsed = grammar.parse_reminder(ask.phrase, now)
     except GrammarError:
         return None  # asked back by the model, or offered: never set without a word
-    if not content_is_whole(parsed.content, bool(_CJK.search(text))):
+    if not content_is_whole(parsed.content, bool(grammar.CJK.search(text))):
         return None
     if parsed.when.time is not None and parsed.when.type == "once":
         # "today at 7am" at 10:20: refused with its reason on the model's path.
