@@ -31,6 +31,9 @@ log = logging.getLogger("groupmate.llm")
 # Without word from the server or the config: small enough for any server a self-hoster
 # starts (llama.cpp's and Ollama's usual 4k), so that no request overflows the window.
 DEFAULT_CONTEXT_TOKENS = 4096
+# OpenAI's own API (no base_url) says nothing, and its models hold far more than this;
+# it is the cap groupmate used before it asked servers.
+OPENAI_CONTEXT_TOKENS = 8192
 OLLAMA_DEFAULT_CONTEXT = 4096
 PROBE_TIMEOUT = 3.0  # seconds for all the questions together: startup never waits longer
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
@@ -59,7 +62,15 @@ async def context_window(
     else:
         found = await discover_context(base_url, model, api_key=api_key, within=within)
     if found is None:
-        found = ContextWindow(DEFAULT_CONTEXT_TOKENS, "default; the server did not say")
+        if base_url:
+            found = ContextWindow(DEFAULT_CONTEXT_TOKENS, "default; the server did not say")
+            log.warning(
+                "LLM context window: the server did not say; assuming %d tokens (set "
+                "llm.context_tokens to what it was started with)",
+                DEFAULT_CONTEXT_TOKENS,
+            )
+            return found
+        found = ContextWindow(OPENAI_CONTEXT_TOKENS, "default for the OpenAI API")
     log.info("LLM context window: %d tokens (%s)", found.tokens, found.source)
     return found
 

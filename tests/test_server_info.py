@@ -238,3 +238,8 @@ def test_check_asks_the_server_as_serve_would(
         "context 3072 tokens (llama.cpp server, /props), warm-up on"
     ) in done.stdout
     assert KEY not in done.stdout + done.stderr
+
+
+async def test_the_openai_api_says_nothing_and_keeps_the_earlier_cap() -> None:
+    window = await context_window(None, base_url=None, model="gpt-4o-mini")
+    assert window == ContextWindow(8192, "default for the OpenAI API")
