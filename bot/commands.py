@@ -157,8 +157,14 @@ class Commands:
         except ToolHiddenError:
             raise CommandError("That command is not available in this chat.") from None
         except InvalidArgumentsError as exc:
-            # The problems in words; argument paths stay between groupmate and the model.
-            problems = "; ".join(dict.fromkeys(i.problem for i in exc.issues))
+            # The problems in words; an argument's name only where the user typed it
+            # ("/settings remind_others nobody"), never a path of the model's schema.
+            problems = "; ".join(
+                dict.fromkeys(
+                    f"{i.path}: {i.problem}" if i.path and i.path in ctx.text else i.problem
+                    for i in exc.issues
+                )
+            )
             raise CommandError(f"That didn't work: {problems}.") from None
         except ToolTimeoutError:
             raise CommandError("That took too long; please try again later.") from None

@@ -133,6 +133,7 @@ def write_json(
             **summary.outcomes,
             "right_share": summary.right_share,
             "silently_wrong_share": summary.wrong_share,
+            "internal_text_shown": summary.internal_text,
             "repair_rounds": summary.repairs,
             "latency_p50_s": summary.latency_p50_s,
             "latency_p95_s": summary.latency_p95_s,

@@ -273,10 +273,20 @@ def _after_verb_en(verb: str, after: str) -> str:
     rest = after.strip()
     if verb.lower().startswith("remind") or not rest.lower().startswith("for "):
         return rest
-    start = grammar.parse_audience(rest[4:])[1]
-    if start or _is_when_en(rest[4:].split(" to ")[0]):
+    if grammar.parse_audience(rest[4:])[1] or _starts_with_when(rest[4:]):
         return rest[4:]
     return rest
+
+
+def _starts_with_when(text: str) -> bool:
+    """Whether `text` opens with a when ("7am tomorrow: gym"); a time the grammar must
+    ask about counts (its question comes on the model's path)."""
+    leading = WhenParser(text, tokenize(text), 0)
+    try:
+        leading.parse()
+    except GrammarError:
+        return True
+    return not leading.spec.empty
 
 
 def _who_end(rest: str) -> int:
@@ -301,14 +311,7 @@ def _who_is_whole(rest: str, chinese: bool) -> bool:
     after = rest[end:].lstrip()
     if chinese:
         return not _PERSON_ZH.match(after)
-    if _CONTENT_START_EN.match(after):
-        return True
-    leading = WhenParser(after, tokenize(after), 0)  # a when right after the who
-    try:
-        leading.parse()
-    except GrammarError:
-        return True  # the grammar's question comes later, on the model's path
-    return not leading.spec.empty
+    return bool(_CONTENT_START_EN.match(after)) or _starts_with_when(after)
 
 
 _JOINER_END = re.compile(r"(?:,|\band|&|和|、)\s*$", re.IGNORECASE)
