@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic import ValidationError
+
 from function_calls import (
     FunctionResult,
     InvalidArgumentsError,
@@ -21,6 +23,7 @@ from function_calls import (
     UnknownToolError,
     required,
 )
+from function_calls.context import MESSAGE_CONTEXT_KEY
 from function_calls.grammar import (
     CJK,
     DEFAULT_TIME,
@@ -30,8 +33,9 @@ from function_calls.grammar import (
     parse_reminder,
     split_when,
 )
-from function_calls.handlers.reminder_args import bare_clock, phrase_rule
+from function_calls.handlers.reminder_args import ReminderArgs, bare_clock, phrase_rule
 from function_calls.handlers.reminder_changes import requester
+from function_calls.handlers.reminder_words import refusal
 from function_calls.links import find_links
 from storage import StorageError, StorageUnavailableError
 
@@ -188,7 +192,15 @@ class Commands:
     async def set_reminder(
         self, ctx: MessageContext, raw: dict[str, Any], default_time: bool = False
     ) -> str:
-        """reminder_set with the grammar's arguments; the reply notes a default time."""
+        """reminder_set with the grammar's arguments; the reply notes a default time. A
+        reading the rules refuse ("in 9000 hours") is refused in words, not in the
+        validation's."""
+        try:
+            ReminderArgs.model_validate(raw, context={MESSAGE_CONTEXT_KEY: ctx}).resolve(ctx)
+        except ValidationError as exc:
+            raise CommandError(refusal(exc, ctx.text)) from None
+        except ValueError:
+            pass  # the moment passed: the tool itself says so
         result = await self.run_tool(ctx, "reminder_set", raw)
         created = isinstance(result.data, dict) and "full_id" in result.data
         return _text(result) + (_default_time_note(ctx) if created and default_time else "")

@@ -25,7 +25,11 @@ from function_calls.grammar import (
     classify_ask,
 )
 from function_calls.handlers.reminder_args import ReminderArgs
-from function_calls.handlers.reminder_words import describe_schedule_zh, format_local_zh
+from function_calls.handlers.reminder_words import (
+    describe_schedule_zh,
+    format_local_zh,
+    refusal,
+)
 from storage.recurrence import format_local
 
 OFFER_TTL = timedelta(minutes=10)
@@ -136,7 +140,7 @@ class Offers:
         except ValidationError as exc:
             # The user's own words can't be set ("today at 9" at 10:20): a small model
             # answered "I can't assist with that", which says nothing of why.
-            return _refusal(exc, text)
+            return refusal(exc, text)
         except ValueError:
             return None  # the grammar's reading is not settable
         if len(self._pending) >= _MAX_PENDING:
@@ -154,22 +158,6 @@ class Offers:
         when = format_local(first, ctx.zone, with_year=with_year)
         rule = f", {schedule.describe()}" if schedule.recurring else ""
         return f"Nothing is set yet. Set '{content}' for {when} ({ctx.timezone}){rule}? Reply yes."
-
-
-def _refusal(error: ValidationError, asked: str) -> str:
-    """Why the user's own words can't be set. Our validators' sentences are written for
-    users; pydantic's own wording ("Input should be less than or equal to 527040") is
-    not, and stays out."""
-    reasons = "; ".join(
-        dict.fromkeys(
-            detail["msg"].removeprefix("Value error, ")
-            for detail in error.errors(include_url=False)
-            if detail["type"] == "value_error"
-        )
-    )
-    if CJK.search(asked):
-        return f"没有设置提醒：{reasons or '这个时间没法设成提醒'}。"
-    return f"Nothing is set: {reasons or 'that time is out of the range a reminder can have'}."
 
 
 def _asks_back(answer: str) -> bool:

@@ -34,7 +34,6 @@ from function_calls import (
     TurnResult,
 )
 from function_calls.grammar import classify_ask, read_whole
-from function_calls.handlers.reminder_args import settable
 from storage import OutgoingMessage, ReminderService, Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
@@ -296,8 +295,8 @@ class Router:
         if not self.config.reminders.fast_path:
             return None
         request = read_whole(text, ctx.now())
-        if request is None or not settable(request.arguments, ctx):
-            return None  # the model's path: an offer, or a refusal with its reason
+        if request is None:
+            return None
         try:
             return await self._commands.set_reminder(ctx, request.arguments, request.default_time)
         except CommandError as exc:

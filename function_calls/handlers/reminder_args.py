@@ -514,13 +514,3 @@ def _check_future(instant: datetime, ctx: MessageContext) -> datetime:
     if instant - now > MAX_AHEAD:
         raise ValueError("that is more than ten years ahead; pick a nearer date")
     return instant
-
-
-def settable(raw: dict[str, Any], ctx: MessageContext) -> bool:
-    """Whether reminder_set's raw arguments pass its validation and resolve to a first
-    time now ("on dec 24 2040" and "in 9000 hours" do not)."""
-    try:
-        ReminderArgs.model_validate(raw, context={MESSAGE_CONTEXT_KEY: ctx}).resolve(ctx)
-    except ValueError:  # pydantic's ValidationError is one
-        return False
-    return True
