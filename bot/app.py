@@ -15,9 +15,10 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from bot.adapters.base import Adapter, WithMembers
+from bot.adapters.base import Adapter
 from bot.budget import TokenBudget
 from bot.config import Config, LLMSettings, load_config
+from bot.contexts import Caller, ContextFactory
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.router import Deliver, Router
@@ -31,14 +32,16 @@ from function_calls import (
     default_registry,
 )
 from function_calls.errors import LLMUnavailableError
-from function_calls.handlers.audience import MemberDirectory
 from function_calls.handlers.budget import BudgetLimits
 from function_calls.links import PageFetcher
+from function_calls.policy import ToolPolicy
 from function_calls.registry import ToolSource
 from function_calls.remote import McpTools, OpenApiToolSet
 from function_calls.search import SearchProvider, WebSearch
 from function_calls.server_info import ContextWindow, context_window
+from function_calls.services import MemberDirectory
 from storage import ReminderService, Sender, utc_now
+from storage.audit import AuditLog
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog
 from storage.overview import TurnLog
@@ -107,9 +110,13 @@ class Bot:
         # OpenAPI servers of the config are then not started at all.
         self._remote_tools = remote_tools
         self.registry = registry if registry is not None else default_registry
-        # The one path from a tool call to its result, for the model, the commands and the
-        # HTTP routes alike.
-        self.invoker = ToolInvoker(self.registry, call_timeout=config.llm.call_timeout)
+        # The one path from a tool call to its result, for the model, the commands, the
+        # offers, the REST routes, the dashboard and MCP clients alike; its policy and
+        # audit log are the same for all of them.
+        self.policy = ToolPolicy(config.tools.policy, monotonic=time.monotonic)
+        self.invoker = ToolInvoker(
+            self.registry, call_timeout=config.llm.call_timeout, policy=self.policy
+        )
         self.outbound = OutboundRouter()
         self.members = MemberDirectories()
         self.adapters: list[Adapter] = []
@@ -129,6 +136,8 @@ class Bot:
         self.turns: TurnLog | None = None
         self.llm_status: LLMStatus = "off"
         self.llm_context: ContextWindow | None = None  # the window requests are fitted to
+        self.audit: AuditLog | None = None
+        self.contexts: ContextFactory | None = None
 
     def _web_search(self) -> WebSearch | None:
         settings = self.config.search
@@ -158,7 +167,7 @@ class Bot:
             raise RuntimeError("add adapters before entering `async with bot`")
         self.adapters.append(adapter)
         self.on_outgoing(adapter.send, chat_prefix=adapter.chat_prefix)
-        if isinstance(adapter, WithMembers):
+        if isinstance(adapter, MemberDirectory):
             self.on_members(adapter, chat_prefix=adapter.chat_prefix)
 
     def on_members(self, directory: MemberDirectory, *, chat_prefix: str = "") -> None:
@@ -207,9 +216,12 @@ class Bot:
         self.live = LiveEvents(chatlog, bot_name=config.bot.name, clock=self._clock)
         self._stack.callback(self.live.close)
         self.on_outgoing(self.live.send, chat_prefix=WEB_PREFIX)
-        pruner = asyncio.create_task(self._prune_periodically(chatlog))
+        self.audit = AuditLog(self.reminders.database, max_age=timedelta(days=retention.audit_days))
+        pruner = asyncio.create_task(self._prune_periodically(chatlog, self.audit))
         self._stack.callback(pruner.cancel)
         await self._attach_remote_tools(config)
+        self.invoker = self.invoker.with_registry(self.registry)
+        self.invoker.audit = self.audit
         usage = UsageLog(self.reminders.database)
         self.turns = TurnLog(self.reminders.database)
         limits = BudgetLimits(
@@ -222,6 +234,9 @@ class Bot:
             budget_limits=limits,
             reminder_rules=self.config.reminders.rules(),
             members=self.members,
+            registry=self.registry,
+            tool_policy=self.policy,
+            audit=self.audit,
         )
         if config.llm.enabled:
             settings = config.llm
@@ -244,13 +259,15 @@ class Bot:
             self._stack.push_async_callback(self.llm.aclose)
             services = services.with_(llm=self.llm)
         services = services.with_(search=self._web_search(), pages=self._page_fetcher())
+        self.contexts = ContextFactory(
+            config, reminders=self.reminders, services=services, clock=self._clock
+        )
         self._router = Router(
             config,
             invoker=self.invoker,
-            reminders=self.reminders,
+            contexts=self.contexts,
             chatlog=chatlog,
             llm=self.llm,
-            services=services,
             outbound=self.outbound,
             clock=self._clock,
             budget=TokenBudget(limits, usage, self.reminders, self._clock),
@@ -329,17 +346,20 @@ class Bot:
         for source in sources:
             registry.attach(source)
         self.registry = registry
-        self.invoker = ToolInvoker(registry, call_timeout=config.llm.call_timeout)
 
-    async def _prune_periodically(self, chatlog: ChatLog) -> None:
-        """Age-based retention for every chat, quiet ones included: at start, then hourly."""
+    async def _prune_periodically(self, chatlog: ChatLog, audit: AuditLog) -> None:
+        """Age-based retention for every chat, quiet ones included, and for the audit
+        log: at start, then hourly."""
         while True:
             try:
                 removed = await chatlog.prune_expired(self._clock())
                 if removed:
                     log.info("removed %d chat messages past retention", removed)
+                removed = await audit.prune_expired(self._clock())
+                if removed:
+                    log.info("removed %d audit entries past retention", removed)
             except Exception as exc:
-                log.error("chat log retention failed: %s", type(exc).__name__)
+                log.error("retention failed: %s", type(exc).__name__)
             await asyncio.sleep(_PRUNE_INTERVAL)
 
     async def __aexit__(
@@ -352,10 +372,17 @@ class Bot:
 
     async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
         """The context a tool call on behalf of `message`'s sender runs in, as the router
-        builds it (for callers that run tools without a chat message: the MCP server)."""
+        builds it."""
         if self._router is None:
             raise RuntimeError("use the bot inside `async with`")
         return await self._router.context(message, progress=progress)
+
+    async def caller_context(self, caller: Caller) -> MessageContext:
+        """The context of a call from outside any chat message (REST, MCP, dashboard),
+        from the same factory as the router's."""
+        if self.contexts is None:
+            raise RuntimeError("use the bot inside `async with`")
+        return await self.contexts.for_caller(caller)
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message. A platform adapter passes `deliver`, which

@@ -54,7 +54,7 @@ async def _mcp(config: Config) -> None:
     """The bot's tools over stdio, for an MCP client that launched this process. Reminders
     set here are delivered by the bot process that runs the chats (`serve` or `chat`)."""
     async with Bot(config, deliver=False, remote_tools=False) as bot:
-        await McpEndpoint(bot).serve_stdio()
+        await McpEndpoint(bot, auth="operator").serve_stdio()
 
 
 async def _chat(config: Config) -> None:

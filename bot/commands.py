@@ -10,41 +10,39 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pydantic import ValidationError
-
 from function_calls import (
     FunctionResult,
     InvalidArgumentsError,
     MessageContext,
+    ToolCall,
     ToolFailedError,
-    ToolHiddenError,
+    ToolInvocationError,
     ToolInvoker,
     ToolTimeoutError,
     UnknownToolError,
-    required,
+    ValidatedToolCall,
 )
-from function_calls.context import MESSAGE_CONTEXT_KEY
 from function_calls.grammar import (
     CJK,
     DEFAULT_TIME,
     GrammarError,
-    WhenSpec,
     parse_duration,
     parse_reminder,
     split_when,
 )
-from function_calls.handlers.reminder_args import ReminderArgs, bare_clock, phrase_rule
-from function_calls.handlers.reminder_changes import requester
 from function_calls.handlers.reminder_words import refusal
+from function_calls.internal_text import refusal_of
 from function_calls.links import find_links
 from storage import StorageError, StorageUnavailableError
+from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS
 
 COMMAND_HELP = (
     "Commands: /remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, "
     "/remind every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
     "friday at 5pm send the slides; /提醒 明天上午9点 开会), /reminders, /cancel <id>, "
-    "/edit <id> <when/text>, /snooze [id] [10m], /pause <id>, /resume <id>, /history, "
-    "/summary [N], /search <query>, /read <link>, /tz <zone>, /settings, /budget, /help"
+    "/edit <id> <when/text>, /snooze [id] [10m], /pause <id>, /resume <id>, /history [#id], "
+    "/summary [N], /search <query>, /read <link>, /tz <zone>, /settings, /budget, "
+    "/tools [off|on <tool>], /help"
 )
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
@@ -82,7 +80,7 @@ CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
 
 
 _PAID = frozenset({"summary", "search", "read"})
-_RULE_SETTINGS = ("remind_others", "remind_everyone")
+_RULE_SETTINGS = (SETTING_OTHERS, SETTING_EVERYONE)
 
 
 class Commands:
@@ -108,6 +106,7 @@ class Commands:
             "help": self._help,
             "start": self._help,
             "budget": self._budget,
+            "tools": self._tools,
         }
 
     @staticmethod
@@ -155,11 +154,9 @@ class Commands:
     ) -> FunctionResult:
         """`call`, returning the tool's whole result."""
         try:
-            return await self._invoker.run(ctx, tool_name, raw)
+            validated = self._invoker.validate_tool_call(ctx, ToolCall(tool_name, raw))
         except UnknownToolError:
             raise CommandError(f"/{tool_name} is not available on this bot.") from None
-        except ToolHiddenError:
-            raise CommandError("That command is not available in this chat.") from None
         except InvalidArgumentsError as exc:
             # The problems in words; an argument's name only where the user typed it
             # ("/settings remind_others nobody"), never a path of the model's schema.
@@ -170,6 +167,14 @@ class Commands:
                 )
             )
             raise CommandError(f"That didn't work: {problems}.") from None
+        except ToolInvocationError as exc:  # hidden, switched off
+            raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
+        return await self.execute(ctx, validated)
+
+    async def execute(self, ctx: MessageContext, validated: ValidatedToolCall) -> FunctionResult:
+        """Run a validated call through the invoker; its failures as a CommandError."""
+        try:
+            return await self._invoker.execute_tool_call(ctx, validated)
         except ToolTimeoutError:
             raise CommandError("That took too long; please try again later.") from None
         except ToolFailedError as exc:
@@ -178,6 +183,8 @@ class Commands:
             if exc.internal:
                 raise CommandError("Sorry, that failed on my side; please try again.") from None
             raise CommandError(f"That didn't work: {exc}.") from None
+        except ToolInvocationError as exc:  # over the policy's rate limit
+            raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
 
     def _simple(self, tool_name: str) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
@@ -196,12 +203,12 @@ class Commands:
         reading the rules refuse ("in 9000 hours") is refused in words, not in the
         validation's."""
         try:
-            ReminderArgs.model_validate(raw, context={MESSAGE_CONTEXT_KEY: ctx}).resolve(ctx)
-        except ValidationError as exc:
+            validated = self._invoker.validate_tool_call(ctx, ToolCall("reminder_set", raw))
+        except InvalidArgumentsError as exc:
             raise CommandError(refusal(exc, ctx.text)) from None
-        except ValueError:
-            pass  # the moment passed: the tool itself says so
-        result = await self.run_tool(ctx, "reminder_set", raw)
+        except ToolInvocationError as exc:
+            raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
+        result = await self.execute(ctx, validated)
         created = isinstance(result.data, dict) and "full_id" in result.data
         return _text(result) + (_default_time_note(ctx) if created and default_time else "")
 
@@ -219,9 +226,13 @@ class Commands:
         return run
 
     async def _history(self, ctx: MessageContext, rest: str) -> str:
-        if rest and not (rest.isascii() and rest.isdigit()):
-            raise CommandError("Usage: /history [N], e.g. /history 20")
-        return await self.call(ctx, "reminder_history", {"limit": int(rest)} if rest else {})
+        """`/history [N]`, or `/history #4`: one reminder, with who set and changed it."""
+        word = rest.strip()
+        if word.startswith("#") and word[1:].isascii() and word[1:].isdigit():
+            return await self.call(ctx, "reminder_history", {"reminder_id": word})
+        if word and not (word.isascii() and word.isdigit()):
+            raise CommandError("Usage: /history [N] or /history #id, e.g. /history 20")
+        return await self.call(ctx, "reminder_history", {"limit": int(word)} if word else {})
 
     async def _snooze(self, ctx: MessageContext, rest: str) -> str:
         """`/snooze [#id] [duration]`: the replied-to or just-delivered reminder by default."""
@@ -242,35 +253,25 @@ class Commands:
         return await self.call(ctx, "reminder_snooze", raw)
 
     async def _edit(self, ctx: MessageContext, rest: str) -> str:
-        """`/edit #id <new when and/or content>`."""
+        """`/edit #id <new when and/or content>`: the new when goes to reminder_update in
+        the user's words, which it reads against the reminder (a bare "at 10" keeps its
+        day or rule)."""
         reference, _, change = rest.partition(" ")
-        if not reference or not change.strip():
+        change = change.strip()
+        if not reference or not change:
             raise CommandError(
                 "Usage: /edit <id> <new when and/or text>, e.g. /edit #3 tomorrow at 10"
             )
         raw: dict[str, Any] = {"reminder_id": reference}
         try:
-            spec, content = split_when(change.strip())
-            if not spec.empty:
-                raw.update(await self._new_rule(ctx, reference, spec))
+            spec, content = split_when(change)
         except GrammarError as exc:
             raise CommandError(f"I couldn't change that reminder: {exc}") from None
+        if not spec.empty:
+            raw["when"] = _when_words(change, content)
         if content:
             raw["content"] = content
         return await self.call(ctx, "reminder_update", raw)
-
-    async def _new_rule(
-        self, ctx: MessageContext, reference: str, spec: WhenSpec
-    ) -> dict[str, Any]:
-        """A bare new time ("at 10") keeps the reminder's day or rule; the rest is new."""
-        current = None
-        if bare_clock(spec):
-            service = required(ctx.services.reminders, "reminders")
-            current = await service.find(ctx.chat_id, reference, requester(ctx))
-        try:
-            return phrase_rule(spec, ctx, current)
-        except ValueError as exc:
-            raise CommandError(f"I couldn't change that reminder: {exc}") from None
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
         if rest and not (rest.isascii() and rest.isdigit()):
@@ -316,16 +317,36 @@ class Commands:
         words = rest.split()
         if len(words) % 2 or any(key not in _RULE_SETTINGS for key in words[::2]):
             raise CommandError(
-                "Usage: /settings [remind_others members|admins|off] "
-                "[remind_everyone members|admins|off]"
+                f"Usage: /settings [{SETTING_OTHERS} {'|'.join(PERMISSIONS)}] "
+                f"[{SETTING_EVERYONE} {'|'.join(PERMISSIONS)}]"
             )
         return await self.call(
             ctx, "reminder_rules", dict(zip(words[::2], words[1::2], strict=True))
         )
 
+    async def _tools(self, ctx: MessageContext, rest: str) -> str:
+        """`/tools` lists this chat's tools; `/tools off web_search [read_url]` and
+        `/tools on web_search` switch them (chat admins)."""
+        words = rest.split()
+        if not words:
+            return await self.call(ctx, "chat_tools", {})
+        if words[0].lower() not in ("off", "on") or len(words) < 2:
+            raise CommandError("Usage: /tools, /tools off <tool> or /tools on <tool>")
+        return await self.call(ctx, "chat_tools", {words[0].lower(): words[1:]})
+
     async def _help(self, ctx: MessageContext, rest: str) -> str:
         tools = await self.call(ctx, "help", {}) if "help" in self._invoker.registry else ""
         return f"{tools}\n\n{COMMAND_HELP}".strip()
+
+
+def _when_words(change: str, content: str) -> str:
+    """The words of `change` that name the time: all of it but the content, which the
+    grammar found before or after them."""
+    if content and change.endswith(content):
+        return change[: -len(content)].strip()
+    if content and change.startswith(content):
+        return change[len(content) :].strip()
+    return change
 
 
 def _text(result: FunctionResult) -> str:

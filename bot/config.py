@@ -22,11 +22,15 @@ from pydantic import (
     model_validator,
 )
 
-from function_calls.handlers.audience import Permission, ReminderRules
+from function_calls.handlers.audience import ReminderRules
+from function_calls.llm import ToolMode, ToolSchema
+from function_calls.policy import PolicyConfig
 from function_calls.prompt_formats import PromptFormat
 from function_calls.remote import McpSettings, OpenApiSettings
 from function_calls.search.config import SearchSettings
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
+from storage.recurrence import Kind
+from storage.vocabulary import ChatType, Permission
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -97,6 +101,8 @@ class HistoryConfig(_Section):
 class RetentionConfig(_Section):
     max_messages_per_chat: int = Field(5000, ge=100)
     max_days: int = Field(30, ge=1)
+    # Days the audit log keeps who made the bot do what.
+    audit_days: int = Field(90, ge=1)
 
 
 class RateLimitConfig(_Section):
@@ -139,9 +145,9 @@ class LLMSettings(_Section):
     base_url: OptionalText = None
     api_key: Secret = None
     model: str = "gpt-4o-mini"
-    tool_mode: Literal["native", "prompt", "auto"] = "auto"
+    tool_mode: ToolMode = "auto"
     prompt_format: PromptFormat = "hermes"
-    tool_schema: Literal["auto", "full", "compact"] = "auto"
+    tool_schema: ToolSchema = "auto"
     max_rounds: int = Field(5, ge=1, le=20)
     max_invalid_retries: int = Field(1, ge=0, le=5)
     call_timeout: float = Field(30, gt=0)
@@ -229,9 +235,7 @@ class AdaptersSettings(_Section):
 
 
 class ReminderSettings(_Section):
-    grace: dict[Literal["once", "daily", "weekdays", "weekly", "monthly"], Duration] = Field(
-        default_factory=dict
-    )
+    grace: dict[Kind, Duration] = Field(default_factory=dict)
     late_after: Duration = timedelta(minutes=1)
     send_attempts: int = Field(5, ge=1, le=20)
     retry_base: Duration = timedelta(seconds=2)
@@ -271,7 +275,7 @@ class McpServeSettings(_Section):
     """
 
     chat_id: OptionalText = None
-    chat_type: Literal["group", "private"] = "group"
+    chat_type: ChatType = "group"
     user_id: str = "mcp"
     user_name: str = "MCP client"
     is_admin: bool = False
@@ -292,6 +296,7 @@ class Config(_Section):
     search: SearchSettings = Field(default_factory=SearchSettings)
     adapters: AdaptersSettings = Field(default_factory=AdaptersSettings)
     reminders: ReminderSettings = Field(default_factory=ReminderSettings)
+    tools: PolicyConfig = Field(default_factory=PolicyConfig)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
 
 

@@ -13,10 +13,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import ValidationError
-
-from function_calls import MessageContext, TurnResult
-from function_calls.context import MESSAGE_CONTEXT_KEY
+from function_calls import (
+    InvalidArgumentsError,
+    MessageContext,
+    ToolCall,
+    ToolInvocationError,
+    ToolInvoker,
+    TurnResult,
+)
 from function_calls.grammar import (
     CJK,
     GrammarError,
@@ -54,7 +58,8 @@ _SOUNDS_DONE = re.compile(
     r"[👍👌✅✔]|^\s*(?:好的?|没问题|收到|可以|行|嗯|明白)|到时候|叫你|会提醒|不会再提醒|已经?(?:设|定|取消|删)",
     re.IGNORECASE,
 )
-_WRITES = frozenset({"reminder_set", "reminder_update", "reminder_snooze"})
+SET = "reminder_set"
+_WRITES = frozenset({SET, "reminder_update", "reminder_snooze"})
 # A reply that says a reminder was set, changed, snoozed or cancelled.
 _CLAIM = re.compile(
     r"⏰|💤|\breminders?\b[^.!?\n]{0,40}\b(?:is |has been |was )?(?:set|created|scheduled|"
@@ -76,7 +81,8 @@ class Offer:
 class Offers:
     """Pending offers per (chat, sender)."""
 
-    def __init__(self) -> None:
+    def __init__(self, invoker: ToolInvoker) -> None:
+        self._invoker = invoker
         self._pending: dict[tuple[str, str], Offer] = {}
 
     @staticmethod
@@ -118,7 +124,7 @@ class Offers:
             return _nothing_set(text)
         if result.error is not None:
             return result.text
-        ran = any(call.outcome in ("direct", "data") for call in result.calls)
+        ran = any(call.outcome in ("ok", "refused") for call in result.calls)
         if ran:
             return result.text  # a tool's own words are true
         if ask.kind != "none" and _sounds_done(result.text):
@@ -135,12 +141,18 @@ class Offers:
             return None
         arguments = asked.arguments()
         try:
-            args = ReminderArgs.model_validate(arguments, context={MESSAGE_CONTEXT_KEY: ctx})
-            schedule, first = args.resolve(ctx)
-        except ValidationError as exc:
+            # As the call a "yes" makes: offered only what the invoker would let run.
+            validated = self._invoker.validate_tool_call(ctx, ToolCall(SET, arguments))
+        except InvalidArgumentsError as exc:
             # The user's own words can't be set ("today at 9" at 10:20): a small model
             # answered "I can't assist with that", which says nothing of why.
             return refusal(exc, text)
+        except ToolInvocationError:
+            return None  # not this sender's to set here: nothing to offer
+        args = validated.arguments
+        assert isinstance(args, ReminderArgs)
+        try:
+            schedule, first = args.resolve(ctx)
         except ValueError:
             return None  # the grammar's reading is not settable
         if len(self._pending) >= _MAX_PENDING:
@@ -211,7 +223,7 @@ def _nothing_changed(asked: str) -> str:
 
 def _a_tool_answered(result: TurnResult) -> bool:
     """A tool ran and answered the user in its own words, not through the model."""
-    return any(call.outcome == "direct" for call in result.calls)
+    return any(call.direct for call in result.calls)
 
 
 def _wrote_a_reminder(result: TurnResult) -> bool:

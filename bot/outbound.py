@@ -7,7 +7,7 @@ import uuid
 
 import httpx
 
-from function_calls.handlers.audience import MemberDirectory
+from function_calls.services import MemberDirectory
 from storage import Member, OutgoingMessage, Sender, SendError
 
 log = logging.getLogger(__name__)

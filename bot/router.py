@@ -21,6 +21,7 @@ from pydantic_core import to_jsonable_python
 from bot.budget import TokenBudget
 from bot.commands import COMMAND_HELP, CommandError, Commands
 from bot.config import Config
+from bot.contexts import ContextFactory
 from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
 from bot.offers import Offers
@@ -29,12 +30,11 @@ from function_calls import (
     ChatTurn,
     FunctionCallLLM,
     MessageContext,
-    Services,
     ToolInvoker,
     TurnResult,
 )
 from function_calls.grammar import classify_ask, read_whole
-from storage import OutgoingMessage, ReminderService, Sender, StorageError, utc_now
+from storage import OutgoingMessage, Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
 from storage.overview import TurnLog
@@ -80,10 +80,9 @@ class Router:
         config: Config,
         *,
         invoker: ToolInvoker,
-        reminders: ReminderService,
+        contexts: ContextFactory,
         chatlog: ChatLog,
         llm: FunctionCallLLM | None,
-        services: Services,
         outbound: Sender | None = None,
         clock: Callable[[], datetime] = utc_now,
         budget: TokenBudget | None = None,
@@ -94,10 +93,9 @@ class Router:
         # Several processes on one PostgreSQL database: one message of a chat at a time.
         self._chat_locks = chat_locks
         self._turns = turns
-        self._reminders = reminders
+        self._contexts = contexts
         self._chatlog = chatlog
         self._llm = llm
-        self._services = services.with_(registry=invoker.registry)
         self._outbound = outbound
         self._clock = clock
         self._commands = Commands(invoker)
@@ -108,7 +106,7 @@ class Router:
         # racing the first delivery in this process must not be answered twice.
         self._in_flight: set[tuple[str, str]] = set()
         self._budgets = Budgets(config.bot.rate_limits)
-        self._offers = Offers()
+        self._offers = Offers(invoker)
         self._budget = budget
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
@@ -262,16 +260,16 @@ class Router:
             await self.context(message), text=text, reply_text=await self._replied_to(message)
         )
         if command is not None:
-            return await self._commands.run(ctx, *command)
+            return await self._commands.run(dataclasses.replace(ctx, source="command"), *command)
         if Offers.is_yes(text):
             offer = self._offers.take(message.chat_id, message.sender_id, self._clock())
             if offer is not None:
                 try:
-                    asked = dataclasses.replace(ctx, text=offer.text)
+                    asked = dataclasses.replace(ctx, text=offer.text, source="offer")
                     return await self._commands.call(asked, "reminder_set", offer.arguments)
                 except CommandError as exc:  # e.g. the moment passed meanwhile
                     return str(exc)
-        fast = await self._fast_reminder(ctx, text)
+        fast = await self._fast_reminder(dataclasses.replace(ctx, source="command"), text)
         if fast is not None:
             return fast
         if self._llm is None:
@@ -393,29 +391,15 @@ class Router:
     async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
         """The tools' context for a message: its chat, sender, rights, zone and services.
         With `progress`, a slow tool's "searching…" line goes to the chat."""
-        is_admin = message.sender_is_admin or message.sender_id in self.config.bot.admins
-        if message.chat_type == "private" or message.from_operator:
-            is_admin = True  # owner of their own chat; the operator owns the simulated ones
-        services = self._services
+        notice = None
         if self._outbound is not None and progress:
-            services = services.with_(progress=functools.partial(self._progress, message.chat_id))
-        return MessageContext(
-            chat_id=message.chat_id,
-            chat_type=message.chat_type,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            is_admin=is_admin,
-            timezone=await self._reminders.timezone_of(message.chat_id),
-            services=services,
-            clock=self._clock,
-            mentioned=message.mentions,
-            reply_to=message.reply_to_message_id,
-        )
+            notice = functools.partial(self._progress, message.chat_id)
+        return await self._contexts.for_message(message, progress=notice)
 
     async def _replied_to(self, message: IncomingMessage) -> str:
         """The logged words of the message this one replies to ("" if none or unknown)."""
-        chatlog = self._services.chatlog
-        if message.reply_to_message_id is None or chatlog is None:
+        chatlog = self._chatlog
+        if message.reply_to_message_id is None:
             return ""
         try:
             return await chatlog.text_of(message.chat_id, message.reply_to_message_id) or ""

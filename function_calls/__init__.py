@@ -5,44 +5,52 @@ from function_calls.context import ChatType, MessageContext, validation_context
 from function_calls.errors import (
     DuplicateToolError,
     FunctionCallError,
+    InvocationOutcome,
     LLMUnavailableError,
     ToolDefinitionError,
     ToolError,
     ToolFailedError,
     ToolHiddenError,
     ToolInvocationError,
+    ToolRateLimitedError,
+    ToolSwitchedOffError,
     ToolTimeoutError,
     UnknownToolError,
 )
 from function_calls.invoker import (
-    InvocationOutcome,
     ToolCall,
     ToolInvocation,
     ToolInvoker,
     ValidatedToolCall,
 )
-from function_calls.llm import FunctionCallLLM, ToolCallRecord, ToolMode, TurnEnding, TurnResult
+from function_calls.llm import FunctionCallLLM, ToolMode
+from function_calls.policy import ToolPolicy, ToolRule
 from function_calls.prompt_formats import PromptFormat
 from function_calls.registry import (
     Example,
     NoArguments,
-    Scope,
     Tool,
     ToolRegistry,
     build_tool,
     default_registry,
     tool_function,
 )
-from function_calls.result import FunctionResult
+from function_calls.result import Failure, FunctionResult, Touched
 from function_calls.services import ServiceName, Services, TextCompleter, required
+from function_calls.turn import ToolCallRecord, TurnEnding, TurnResult
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
+from function_calls.vocabulary import AuthMethod, CallSource, Effect, Scope, Who
 
 __all__ = [
     "ArgumentIssue",
+    "AuthMethod",
+    "CallSource",
     "ChatTurn",
     "ChatType",
     "DuplicateToolError",
+    "Effect",
     "Example",
+    "Failure",
     "FunctionCallError",
     "FunctionCallLLM",
     "FunctionResult",
@@ -67,12 +75,18 @@ __all__ = [
     "ToolInvocationError",
     "ToolInvoker",
     "ToolMode",
+    "ToolPolicy",
+    "ToolRateLimitedError",
     "ToolRegistry",
+    "ToolRule",
+    "ToolSwitchedOffError",
     "ToolTimeoutError",
+    "Touched",
     "TurnEnding",
     "TurnResult",
     "UnknownToolError",
     "ValidatedToolCall",
+    "Who",
     "build_tool",
     "default_registry",
     "required",

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from function_calls.prompt_formats import PromptFormat, render_tool_results
-from function_calls.prompt_parser import MalformedCall, parse_tool_calls
+from function_calls.prompt_parser import parse_tool_calls
 from function_calls.registry import Tool
+from function_calls.tolerant_json import MalformedCall
 from function_calls.validation import ArgumentIssue
 
 Message = dict[str, Any]

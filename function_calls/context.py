@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationInfo
 
 from function_calls.services import Services
+from function_calls.vocabulary import AuthMethod, CallSource
 from storage.models import utc_now
 from storage.outgoing import Member
+from storage.vocabulary import ChatType as ChatType  # re-exported: function_calls.ChatType
 
-ChatType = Literal["group", "private"]
 MESSAGE_CONTEXT_KEY = "message_context"
 
 
@@ -43,6 +43,14 @@ class MessageContext:
     # The words of the message this one replies to, when the chat log has it: "summarize
     # this" in reply to a link.
     reply_text: str = ""
+    # Where the call comes from and how the caller was authenticated: the audit log's.
+    source: CallSource = "model"
+    auth: AuthMethod = "platform"
+    # Tools a chat admin switched off for this chat (`/tools off NAME`).
+    tools_off: frozenset[str] = frozenset()
+    # Set by the invoker for one call: the tools policy says the sender may act only on
+    # what they created (`who: creator_or_admin`).
+    owner_only: bool = False
 
     def __post_init__(self) -> None:
         try:

@@ -6,14 +6,40 @@ FunctionCallError
 ├── ToolInvocationError          a call could not be run or did not succeed
 │   ├── UnknownToolError         no tool of that name
 │   ├── ToolHiddenError          the tool is not offered to this sender in this chat
+│   │   └── ToolSwitchedOffError a chat admin switched it off for the chat
 │   ├── InvalidArgumentsError    either validation stage refused the arguments
+│   ├── ToolRateLimitedError     the tool's policy allows no more calls for now
 │   ├── ToolTimeoutError         the handler overran its time
 │   └── ToolFailedError          the handler raised (ToolError: a message safe to show)
 ├── ToolError                    raised by handlers, reported as ToolFailedError
 └── LLMUnavailableError          the endpoint could not be used
+
+Each `ToolInvocationError` names its `outcome`: the one vocabulary of what became of a
+call, used by the LLM loop, the router, the REST layer, the dashboard and the audit log.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+# What became of one call. "ok": it ran. "refused": it ran and declined (no such
+# reminder, not yours to change): `FunctionResult.failure` says why. "malformed": the
+# model wrote a call that could not be read at all. The rest are the errors below.
+InvocationOutcome = Literal[
+    "ok",
+    "refused",
+    "invalid",
+    "unknown",
+    "hidden",
+    "limited",
+    "timeout",
+    "failed",
+    "malformed",
+]
+# Why a tool is not offered to a sender in a chat.
+HiddenReason = Literal[
+    "scope", "admin_only", "service", "policy", "switched_off", "remote", "not_for_model"
+]
 
 
 class FunctionCallError(Exception):
@@ -38,9 +64,13 @@ class DuplicateToolError(ToolDefinitionError):
 class ToolInvocationError(FunctionCallError):
     """A call could not be run, or did not succeed; the subclass says which."""
 
+    outcome: ClassVar[InvocationOutcome] = "failed"
+
 
 class UnknownToolError(ToolInvocationError, LookupError):
     """A tool name that the registry does not know."""
+
+    outcome: ClassVar[InvocationOutcome] = "unknown"
 
     def __init__(self, name: str, available: list[str]) -> None:
         listing = ", ".join(available) or "none"
@@ -50,18 +80,43 @@ class UnknownToolError(ToolInvocationError, LookupError):
 
 
 class ToolHiddenError(ToolInvocationError):
-    """The tool exists but is not offered to this sender in this chat (scope, admin only,
-    or a service it needs is not configured)."""
+    """The tool exists but is not offered to this sender in this chat: `reason` says
+    why (its scope, admin only, a service it needs is not configured, the tools policy,
+    or the chat switched it off)."""
 
-    def __init__(self, name: str, available: list[str]) -> None:
-        super().__init__(f"tool {name!r} is not available in this chat")
+    outcome: ClassVar[InvocationOutcome] = "hidden"
+
+    def __init__(self, name: str, available: list[str], reason: HiddenReason = "scope") -> None:
+        super().__init__(f"tool {name!r} is not available in this chat ({reason})")
         self.name = name
         self.available = available
+        self.reason: HiddenReason = reason
+
+
+class ToolSwitchedOffError(ToolHiddenError):
+    """A chat admin switched the tool off for this chat (`/tools off NAME`)."""
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        super().__init__(name, available, "switched_off")
+
+
+class ToolRateLimitedError(ToolInvocationError):
+    """The tools policy allows this sender (or chat) no more calls of the tool for now;
+    `retry_after` is the seconds until one more is allowed."""
+
+    outcome: ClassVar[InvocationOutcome] = "limited"
+
+    def __init__(self, name: str, retry_after: float) -> None:
+        super().__init__(f"{name} was used too often; try again in {retry_after:.0f} s")
+        self.name = name
+        self.retry_after = retry_after
 
 
 class ToolTimeoutError(ToolInvocationError, TimeoutError):
     """The handler did not finish in time. A plain-def handler's thread cannot be stopped;
     only its result is dropped."""
+
+    outcome: ClassVar[InvocationOutcome] = "timeout"
 
     def __init__(self, name: str, seconds: float) -> None:
         super().__init__(f"{name} timed out after {seconds:g} s")

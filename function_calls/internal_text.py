@@ -17,10 +17,17 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from function_calls.errors import (
+    ToolHiddenError,
+    ToolInvocationError,
+    ToolRateLimitedError,
+    ToolSwitchedOffError,
+)
 from function_calls.grammar import CJK
 
 __all__ = [
@@ -28,10 +35,13 @@ __all__ = [
     "INTERNAL_MARKERS",
     "NOT_AVAILABLE",
     "NO_ANSWER",
+    "SWITCHED_OFF",
     "UNFINISHED",
     "Marker",
     "PlainSentence",
     "internal_marker",
+    "rate_limited",
+    "refusal_of",
 ]
 
 
@@ -47,6 +57,27 @@ class PlainSentence:
         return self.chinese if CJK.search(message) else self.english
 
 
+def rate_limited(retry_after: float) -> PlainSentence:
+    """A tool's policy allows no more calls for now."""
+    minutes = max(1, math.ceil(retry_after / 60))
+    return PlainSentence(
+        f"That has been used too often for now; please try again in {minutes} min.",
+        f"这个功能现在用得太频繁了，请 {minutes} 分钟后再试。",
+    )
+
+
+def refusal_of(error: ToolInvocationError) -> PlainSentence:
+    """What the user reads about a call that did not run: never the tool's name, a
+    field's path or the validation's words (those are the model's and the log's)."""
+    if isinstance(error, ToolSwitchedOffError):
+        return SWITCHED_OFF
+    if isinstance(error, ToolHiddenError):
+        return NOT_AVAILABLE
+    if isinstance(error, ToolRateLimitedError):
+        return rate_limited(error.retry_after)
+    return COULD_NOT_DO
+
+
 # What the user gets when the model's calls were refused until the repairs ran out, or
 # its answer was internal text: one sentence, no tool, field or reason named (the
 # reasons went to the model, and are in the log and the dashboard's turn log).
@@ -59,6 +90,10 @@ COULD_NOT_DO = PlainSentence(
 NOT_AVAILABLE = PlainSentence(
     "Sorry, that isn't available to you in this chat.",
     "抱歉，你在这个聊天里用不了这个功能。",
+)
+SWITCHED_OFF = PlainSentence(
+    "That is switched off in this chat; a chat admin can turn it back on with /tools.",
+    "这个功能在本聊天中已关闭；群管理员可以用 /tools 重新打开。",  # noqa: RUF001
 )
 UNFINISHED = PlainSentence(
     "Sorry, I couldn't finish that; please try a simpler request.",

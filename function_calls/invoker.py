@@ -1,43 +1,49 @@
 """One path from a tool call to its result, for every caller: the LLM loop, the slash
-commands and the HTTP routes.
+commands, accepted offers, the REST routes, the dashboard and MCP clients.
 
-`validate_tool_call` checks visibility and runs both validation stages; it returns a
-`ValidatedToolCall` or raises a `ToolInvocationError`. `execute_tool_call` runs one
-validated call under its timeout. `invoke` does both for a batch: the same call twice
-runs once, and the rest run in parallel, at most `max_concurrency` at a time, each
-answered by a typed `ToolInvocation`.
+`validate_tool_call` checks that the tool is offered to the sender (its own scope and
+rights, the tools policy, the chat's switches), then runs both validation stages; it
+returns a `ValidatedToolCall` or raises a `ToolInvocationError`. `execute_tool_call`
+counts the call against the policy's rate limits, runs it under its timeout and writes
+the audit entry of a write or external call. `plan` validates a batch and marks the
+repeats; `run_planned` runs what `plan` passed, each distinct call once, in parallel (at
+most `max_concurrency` at a time); `invoke` is both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
+from function_calls.audit import AuditSink, redacted
 from function_calls.context import MessageContext
 from function_calls.errors import (
+    InvocationOutcome,
     ToolError,
     ToolFailedError,
     ToolHiddenError,
     ToolInvocationError,
+    ToolSwitchedOffError,
     ToolTimeoutError,
     UnknownToolError,
 )
+from function_calls.policy import ToolPolicy, hidden_because
 from function_calls.registry import Tool, ToolRegistry
 from function_calls.result import FunctionResult
 from function_calls.schema import SchemaView
-from function_calls.validation import InvalidArgumentsError
+from storage.audit import AuditEntry
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 30.0
 DEFAULT_MAX_CONCURRENCY = 8
-
-InvocationOutcome = Literal["ok", "invalid", "unknown", "hidden", "timeout", "failed"]
+_DETAIL = 500  # characters of an error kept in the audit log
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,34 +76,26 @@ class ToolInvocation:
     validated: ValidatedToolCall | None = None
     result: FunctionResult | None = None
     error: ToolInvocationError | None = None
-    # The same call came earlier in the batch; this one shares its result.
+    # The same call came earlier (in the batch, or in `earlier`); this one shares its
+    # result and did not run again.
     duplicate: bool = False
 
     @property
     def outcome(self) -> InvocationOutcome:
-        return _outcome(self.error)
+        if self.error is not None:
+            return self.error.outcome
+        if self.result is not None and self.result.failure is not None:
+            return "refused"
+        return "ok"
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
-def _outcome(error: ToolInvocationError | None) -> InvocationOutcome:
-    if error is None:
-        return "ok"
-    if isinstance(error, InvalidArgumentsError):
-        return "invalid"
-    if isinstance(error, UnknownToolError):
-        return "unknown"
-    if isinstance(error, ToolHiddenError):
-        return "hidden"
-    if isinstance(error, ToolTimeoutError):
-        return "timeout"
-    return "failed"
-
-
 class ToolInvoker:
-    """Validates and runs tool calls from one registry."""
+    """Validates and runs tool calls from one registry, under one tools policy, writing
+    one audit log."""
 
     def __init__(
         self,
@@ -105,29 +103,56 @@ class ToolInvoker:
         *,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        policy: ToolPolicy | None = None,
+        audit: AuditSink | None = None,
     ) -> None:
         if call_timeout <= 0 or max_concurrency < 1:
             raise ValueError("call_timeout must be > 0 and max_concurrency >= 1")
         self.registry = registry
         self.call_timeout = call_timeout
         self.max_concurrency = max_concurrency
+        self.policy = policy
+        self.audit = audit
+
+    def with_registry(self, registry: ToolRegistry) -> ToolInvoker:
+        """The same invoker (policy, audit, limits) over another registry."""
+        return ToolInvoker(
+            registry,
+            call_timeout=self.call_timeout,
+            max_concurrency=self.max_concurrency,
+            policy=self.policy,
+            audit=self.audit,
+        )
+
+    def hidden_because(self, tool: Tool, ctx: MessageContext) -> ToolHiddenError | None:
+        """Why `tool` is not offered to the sender of `ctx`, as the error a call of it
+        raises; None when it is offered."""
+        reason = hidden_because(tool, ctx, self.policy)
+        if reason is None:
+            return None
+        if reason == "switched_off":
+            return ToolSwitchedOffError(tool.name, [])
+        return ToolHiddenError(tool.name, [], reason)
 
     def offered(self, ctx: MessageContext) -> list[Tool]:
-        """The tools this sender may use in this chat."""
-        return self.registry.visible(ctx)
+        """The tools this sender may use in this chat, in registration order."""
+        return [tool for tool in self.registry if self.hidden_because(tool, ctx) is None]
 
     def validate_tool_call(
         self, ctx: MessageContext, call: ToolCall, view: SchemaView = "full"
     ) -> ValidatedToolCall:
         """Visibility, then both validation stages against the view the caller was shown.
 
-        Raises UnknownToolError, ToolHiddenError or InvalidArgumentsError.
+        Raises UnknownToolError, ToolHiddenError (ToolSwitchedOffError) or
+        InvalidArgumentsError.
         """
         if call.name not in self.registry:
             raise UnknownToolError(call.name, [t.name for t in self.offered(ctx)])
         tool = self.registry.get(call.name)
-        if not tool.visible_to(ctx):
-            raise ToolHiddenError(call.name, [t.name for t in self.offered(ctx)])
+        hidden = self.hidden_because(tool, ctx)
+        if hidden is not None:
+            hidden.available = [t.name for t in self.offered(ctx)]
+            raise hidden
         return ValidatedToolCall(tool, tool.validate(call.arguments, ctx, view))
 
     def timeout_of(self, tool: Tool) -> float:
@@ -137,7 +162,22 @@ class ToolInvoker:
     async def execute_tool_call(
         self, ctx: MessageContext, validated: ValidatedToolCall
     ) -> FunctionResult:
-        """Run the handler under its timeout. Raises ToolTimeoutError or ToolFailedError."""
+        """Run the handler under its timeout and audit the call. Raises
+        ToolRateLimitedError (nothing ran), ToolTimeoutError or ToolFailedError."""
+        tool = validated.tool
+        if self.policy is not None:
+            self.policy.take(tool.name, tool.effect, ctx)
+            if self.policy.owner_only(tool.name, tool.effect, ctx):
+                ctx = dataclasses.replace(ctx, owner_only=True)
+        try:
+            result = await self._run(ctx, validated)
+        except ToolInvocationError as exc:
+            await self._audit(ctx, validated, None, exc)
+            raise
+        await self._audit(ctx, validated, result, None)
+        return result
+
+    async def _run(self, ctx: MessageContext, validated: ValidatedToolCall) -> FunctionResult:
         tool = validated.tool
         seconds = self.timeout_of(tool)
         deadline = asyncio.timeout(seconds)
@@ -157,52 +197,115 @@ class ToolInvoker:
             log.exception("tool %s failed", tool.name)
             raise _internal(tool.name) from exc
 
-    async def execute_all(
-        self, ctx: MessageContext, calls: Sequence[ValidatedToolCall]
-    ) -> list[FunctionResult | ToolInvocationError]:
-        """Run validated calls in parallel, at most `max_concurrency` at a time; each
-        answer is the result or the error, in the order given."""
+    async def _audit(
+        self,
+        ctx: MessageContext,
+        validated: ValidatedToolCall,
+        result: FunctionResult | None,
+        error: ToolInvocationError | None,
+    ) -> None:
+        tool = validated.tool
+        if self.audit is None or tool.effect == "read":
+            return
+        touched = result.touched if result is not None else None
+        if error is not None:
+            outcome: InvocationOutcome = error.outcome
+            detail: str | None = str(error)[:_DETAIL]
+        elif result is not None and result.failure is not None:
+            outcome, detail = "refused", result.failure
+        else:
+            outcome, detail = "ok", None
+        entry = AuditEntry(
+            at=ctx.clock(),
+            chat_id=ctx.chat_id,
+            sender_id=ctx.sender_id,
+            sender_name=ctx.sender_name,
+            auth=ctx.auth,
+            source=ctx.source,
+            tool=tool.name,
+            effect=tool.effect,
+            outcome=outcome,
+            arguments=redacted(validated.arguments.model_dump(mode="json")),
+            target=touched.id if touched is not None else None,
+            target_label=touched.label if touched is not None else None,
+            detail=detail,
+        )
+        try:
+            await self.audit.record(entry)
+        except Exception:
+            # The call is done; a lost audit row must not turn it into a failure.
+            log.exception("audit entry for %s not queued", tool.name)
+
+    def plan(
+        self, ctx: MessageContext, calls: Sequence[ToolCall], view: SchemaView = "full"
+    ) -> list[ToolInvocation]:
+        """Validate each call: a validated one is ready to run (`run_planned`); one that
+        repeats an earlier call of the batch is marked `duplicate`; a refused one carries
+        its error. Nothing runs."""
+        planned: list[ToolInvocation] = []
+        seen: set[tuple[str, str]] = set()
+        for call in calls:
+            try:
+                validated = self.validate_tool_call(ctx, call, view)
+            except ToolInvocationError as exc:
+                planned.append(ToolInvocation(call, error=exc))
+                continue
+            planned.append(ToolInvocation(call, validated, duplicate=validated.key in seen))
+            seen.add(validated.key)
+        return planned
+
+    async def run_planned(
+        self,
+        ctx: MessageContext,
+        planned: Sequence[ToolInvocation],
+        *,
+        earlier: Mapping[tuple[str, str], ToolInvocation] | None = None,
+    ) -> list[ToolInvocation]:
+        """Run each distinct validated call once (in parallel, at most `max_concurrency`
+        at a time; cancelling this cancels them). A call that repeats one in `earlier`
+        (an earlier round of the same turn) shares that one's result instead of running.
+        Returns the invocations in the order given."""
+        earlier = earlier or {}
+        jobs: dict[tuple[str, str], ValidatedToolCall] = {}
+        for item in planned:
+            if item.validated is not None and item.validated.key not in earlier:
+                jobs.setdefault(item.validated.key, item.validated)
         gate = asyncio.Semaphore(self.max_concurrency)
 
-        async def run(item: ValidatedToolCall) -> FunctionResult | ToolInvocationError:
+        async def run(job: ValidatedToolCall) -> FunctionResult | ToolInvocationError:
             async with gate:
                 try:
-                    return await self.execute_tool_call(ctx, item)
+                    return await self.execute_tool_call(ctx, job)
                 except ToolInvocationError as exc:
                     return exc
 
-        # gather, so that cancelling the batch cancels the calls in flight.
-        return list(await asyncio.gather(*(run(item) for item in calls)))
+        done = dict(zip(jobs, await asyncio.gather(*(run(j) for j in jobs.values())), strict=True))
+        answers: list[ToolInvocation] = []
+        for item in planned:
+            if item.validated is None:
+                answers.append(item)
+                continue
+            key = item.validated.key
+            if key in earlier:
+                before = earlier[key]
+                answers.append(
+                    dataclasses.replace(
+                        item, result=before.result, error=before.error, duplicate=True
+                    )
+                )
+                continue
+            outcome = done[key]
+            if isinstance(outcome, ToolInvocationError):
+                answers.append(dataclasses.replace(item, error=outcome))
+            else:
+                answers.append(dataclasses.replace(item, result=outcome))
+        return answers
 
     async def invoke(
         self, ctx: MessageContext, calls: Sequence[ToolCall], view: SchemaView = "full"
     ) -> list[ToolInvocation]:
-        """Each call's invocation, in the order given."""
-        validated: list[ValidatedToolCall | ToolInvocationError] = []
-        for call in calls:
-            try:
-                validated.append(self.validate_tool_call(ctx, call, view))
-            except ToolInvocationError as exc:
-                validated.append(exc)
-        unique: dict[tuple[str, str], ValidatedToolCall] = {}
-        for item in validated:
-            if isinstance(item, ValidatedToolCall):
-                unique.setdefault(item.key, item)
-        done = await self.execute_all(ctx, list(unique.values()))
-        runs = dict(zip(unique, done, strict=True))
-        answers: list[ToolInvocation] = []
-        seen: set[tuple[str, str]] = set()
-        for call, item in zip(calls, validated, strict=True):
-            if isinstance(item, ToolInvocationError):
-                answers.append(ToolInvocation(call, error=item))
-                continue
-            outcome, duplicate = runs[item.key], item.key in seen
-            seen.add(item.key)
-            if isinstance(outcome, ToolInvocationError):
-                answers.append(ToolInvocation(call, item, error=outcome, duplicate=duplicate))
-            else:
-                answers.append(ToolInvocation(call, item, result=outcome, duplicate=duplicate))
-        return answers
+        """Each call's invocation, in the order given: `plan`, then `run_planned`."""
+        return await self.run_planned(ctx, self.plan(ctx, calls, view))
 
     async def run(self, ctx: MessageContext, name: str, arguments: Any) -> FunctionResult:
         """One call, validated and run; raises the ToolInvocationError that stopped it."""

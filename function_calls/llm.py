@@ -1,8 +1,8 @@
 """FunctionCallLLM: the multi-round tool-calling loop over any OpenAI-compatible endpoint.
 
 The loop is here; the request and its error mapping are in `_transport`, the shaping of
-messages in native and prompt mode in `_shaping`, and each tool call goes through the
-`ToolInvoker`.
+messages in native and prompt mode in `_shaping`, the turn's state and the running of
+each round's calls in `turn`, and each tool call goes through the `ToolInvoker`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -24,22 +23,9 @@ from function_calls import _transport as transport
 from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls.context import MessageContext
 from function_calls.context_window import ContextOverflowError, fit
-from function_calls.errors import (
-    LLMUnavailableError,
-    ToolHiddenError,
-    ToolInvocationError,
-    ToolTimeoutError,
-    UnknownToolError,
-)
-from function_calls.internal_text import (
-    COULD_NOT_DO,
-    NO_ANSWER,
-    NOT_AVAILABLE,
-    UNFINISHED,
-    PlainSentence,
-    internal_marker,
-)
-from function_calls.invoker import ToolCall, ToolInvoker, ValidatedToolCall
+from function_calls.errors import LLMUnavailableError
+from function_calls.internal_text import COULD_NOT_DO, NO_ANSWER, UNFINISHED, internal_marker
+from function_calls.invoker import ToolInvoker
 from function_calls.prompt_formats import (
     PROMPT_FORMATS,
     PromptFormat,
@@ -47,11 +33,10 @@ from function_calls.prompt_formats import (
     render_tool_instructions,
 )
 from function_calls.registry import Tool, ToolRegistry, default_registry
-from function_calls.result import FunctionResult, to_compact_json
 from function_calls.schema import SchemaView
 from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
+from function_calls.turn import Turn, TurnObserver, TurnResult, run_calls
 from function_calls.usage import Usage
-from function_calls.validation import InvalidArgumentsError
 
 log = logging.getLogger("groupmate.llm")
 
@@ -59,115 +44,13 @@ ToolMode = Literal["native", "prompt", "auto"]
 # Which argument schemas the model is shown: "auto" is compact in prompt mode (small
 # local models) and full with native tool calling.
 ToolSchema = Literal["auto", "full", "compact"]
-CallOutcome = Literal[
-    "direct", "data", "error", "timeout", "invalid", "unknown", "hidden", "malformed", "duplicate"
-]
-# How a turn ended. "answered": the model's answer and/or the tools' own replies.
-# "no_answer": the model said nothing, even when nudged. "withheld": its answer was
-# internal text (a call it could not write, a repair report) and the plain sentence took
-# its place. "repairs_ran_out": its calls were refused (invalid, unknown, hidden,
-# unreadable) once more than the retries allow; nothing of that round ran and `error`
-# is the plain sentence. "out_of_rounds": max_rounds was reached. "unavailable": the
-# endpoint failed, or the message does not fit the context window.
-TurnEnding = Literal[
-    "answered", "no_answer", "withheld", "repairs_ran_out", "out_of_rounds", "unavailable"
-]
 _NUDGE = "Answer my last message directly in plain text."
-_CURRENT_TURN: contextvars.ContextVar[_Turn | None] = contextvars.ContextVar(
+_CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
 )
 _PARSE_IN_THREAD_CHARS = 8_000
 # Tool lists kept built (one per set of tools visible to a chat, and schema view).
 _TOOL_LISTS = 64
-_MAX_MALFORMED = 3
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallRecord:
-    """What happened to one tool call the model made."""
-
-    name: str
-    arguments: Any
-    outcome: CallOutcome
-    detail: str = ""
-    data: Any = None  # what the tool reported (FunctionResult.data), when it ran
-
-
-@dataclass(slots=True)
-class TurnResult:
-    """The outcome of one user message: the texts to send, and what ran."""
-
-    replies: list[str]
-    calls: list[ToolCallRecord]
-    llm_calls: int
-    tool_mode: Literal["native", "prompt"]
-    error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    ending: TurnEnding = "answered"
-
-    @property
-    def text(self) -> str:
-        return "\n\n".join(self.replies)
-
-
-TurnObserver = Callable[[MessageContext, TurnResult], None]
-
-
-@dataclass(slots=True)
-class _Turn:
-    ctx: MessageContext
-    tools: dict[str, Tool]
-    mode: Literal["native", "prompt"]
-    view: SchemaView
-    messages: list[Message]
-    replies: list[str] = field(default_factory=list)
-    records: list[ToolCallRecord] = field(default_factory=list)
-    invalid_counts: Counter[str] = field(default_factory=Counter)
-    # (tool, canonical arguments) -> what the model was told: a call repeated in a
-    # later round replays that instead of running twice.
-    executed: dict[tuple[str, str], str] = field(default_factory=dict)
-    llm_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    # The earlier chat as transcript lines, and the latest message: the user message
-    # after the system prompt is render(history); trimming drops the oldest lines.
-    history: list[str] = field(default_factory=list)
-    latest: str = ""
-    asked: str = ""  # the message as the user wrote it: its language is the answer's
-    text_only: bool = False  # the next request asks for an answer without tool calls
-    warm_up: bool = False  # one request for the prefix cache: max_tokens 1, no retries
-
-    def render(self, history: Sequence[str]) -> str:
-        return shaping.render_user_message(history, self.latest)
-
-    def say(self, sentence: PlainSentence) -> str:
-        return sentence.for_message(self.asked)
-
-    def finish(
-        self,
-        final: str | None = None,
-        *,
-        error: str | None = None,
-        ending: TurnEnding = "answered",
-    ) -> TurnResult:
-        replies = list(self.replies)
-        if final:
-            replies.append(final)
-        if error:
-            replies.append(error)
-        return TurnResult(
-            replies, list(self.records), self.llm_calls, self.mode, error, self.usage, ending
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Rejection:
-    """A call that will not run; `payload` tells the model why, `user_message` is what
-    the user is told if the model never gets it right (never the reasons: those are
-    the model's)."""
-
-    outcome: CallOutcome
-    payload: dict[str, Any]
-    user_message: PlainSentence
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,14 +186,14 @@ class FunctionCallLLM:
         finally:
             _CURRENT_TURN.reset(token)
 
-    def _new_turn(self, ctx: MessageContext) -> _Turn:
+    def _new_turn(self, ctx: MessageContext) -> Turn:
         if ctx.services.registry is None:
             ctx = replace(ctx, services=ctx.services.with_(registry=self.registry))
-        visible = {tool.name: tool for tool in self.registry.visible(ctx)}
+        visible = {tool.name: tool for tool in self.invoker.offered(ctx)}
         mode = self.effective_mode()
-        return _Turn(ctx, visible, mode, self._view(mode), [])
+        return Turn(ctx, visible, mode, self._view(mode), [])
 
-    def _begin(self, turn: _Turn, text: str, history: Sequence[ChatTurn]) -> None:
+    def _begin(self, turn: Turn, text: str, history: Sequence[ChatTurn]) -> None:
         """The turn's first messages: the system prompt, and the chat with `text` last."""
         system, context = self._system_prompt(turn), build_context(turn.ctx)
         # The volatile context goes last in the system prompt, after everything stable,
@@ -344,7 +227,7 @@ class FunctionCallLLM:
         await self._ask(turn)
         return turn.usage
 
-    async def _converse(self, turn: _Turn, text: str, history: Sequence[ChatTurn]) -> TurnResult:
+    async def _converse(self, turn: Turn, text: str, history: Sequence[ChatTurn]) -> TurnResult:
         self._begin(turn, text, history)
         nudged = False
         for round_number in range(1, self.max_rounds + 1):
@@ -366,7 +249,13 @@ class FunctionCallLLM:
                 turn.messages.append({"role": "user", "content": _NUDGE})
                 continue
             turn.messages.append(reply.assistant_message)
-            done, stop_message = await self._run_calls(turn, reply)
+            done, stop_message = await run_calls(
+                turn,
+                reply,
+                self.invoker,
+                max_invalid_retries=self.max_invalid_retries,
+                prompt_format=self.prompt_format,
+            )
             if stop_message is not None:
                 return turn.finish(error=stop_message, ending="repairs_ran_out")
             if done:
@@ -375,7 +264,7 @@ class FunctionCallLLM:
         # user is not told tool names.
         return turn.finish(error=turn.say(UNFINISHED), ending="out_of_rounds")
 
-    def _answer(self, turn: _Turn, text: str) -> TurnResult:
+    def _answer(self, turn: Turn, text: str) -> TurnResult:
         """The turn ends with the model's text: the one place it becomes the user's answer,
         so the one place internal text is kept from the user."""
         # After the tools' own replies, nothing more is needed: "couldn't do that" under
@@ -399,7 +288,7 @@ class FunctionCallLLM:
             return "compact" if mode == "prompt" else "full"
         return self.tool_schema
 
-    def _system_prompt(self, turn: _Turn) -> str:
+    def _system_prompt(self, turn: Turn) -> str:
         instructions = ""
         if turn.mode == "prompt" and turn.tools:
             tools = turn.tools.values()
@@ -435,7 +324,7 @@ class FunctionCallLLM:
         except Exception as exc:
             raise transport.unreadable(exc) from exc
 
-    async def _ask(self, turn: _Turn) -> ModelReply:
+    async def _ask(self, turn: Turn) -> ModelReply:
         turn.llm_calls += 1
         tools = None
         if turn.mode == "native" and turn.tools:
@@ -522,111 +411,3 @@ class FunctionCallLLM:
             body["max_tokens"] = 1
             return await self._transport.complete(body, tools, retries=0)
         return await self._transport.complete(body, tools)
-
-    async def _run_calls(self, turn: _Turn, reply: ModelReply) -> tuple[bool, str | None]:
-        """Validate and run one reply's calls; returns (turn complete, stop message)."""
-        contents: list[str] = [""] * len(reply.calls)
-        runs: dict[tuple[str, str], list[int]] = {}
-        jobs: list[ValidatedToolCall] = []
-        replayed: list[ToolCallRecord] = []
-        failed_names: dict[str, str] = {}  # tool name -> the user message if it gives up
-        repeated_earlier = False
-        for index, call in enumerate(reply.calls):
-            prepared = self._prepare(turn, call)
-            if isinstance(prepared, _Rejection):
-                contents[index] = to_compact_json(prepared.payload)
-                turn.records.append(ToolCallRecord(call.name, call.raw_arguments, prepared.outcome))
-                failed_names.setdefault(call.name, turn.say(prepared.user_message))
-                continue
-            key = prepared.key
-            if key in turn.executed:
-                # Repeated from an earlier round: the model gets the old result again.
-                repeated_earlier = True
-                contents[index] = turn.executed[key]
-                replayed.append(ToolCallRecord(call.name, call.raw_arguments, "duplicate"))
-            elif key in runs:
-                runs[key].append(index)
-                replayed.append(ToolCallRecord(call.name, call.raw_arguments, "duplicate"))
-            else:
-                runs[key] = [index]
-                jobs.append(prepared)
-        malformed = reply.malformed[:_MAX_MALFORMED]
-        for problem in malformed:
-            turn.records.append(ToolCallRecord(shaping.UNPARSABLE, problem.raw, "malformed"))
-        if malformed:
-            failed_names[shaping.UNPARSABLE] = turn.say(COULD_NOT_DO)
-        stop_message: str | None = None
-        for name, user_message in failed_names.items():
-            # Counted once per tool and round: two bad calls in one reply are one attempt.
-            turn.invalid_counts[name] += 1
-            if turn.invalid_counts[name] > self.max_invalid_retries:
-                stop_message = stop_message or user_message
-        if stop_message is not None:
-            # Nothing of a round with a hopeless call runs: no half-done requests.
-            return True, stop_message
-        needs_model = bool(failed_names) or repeated_earlier
-        ran = await self.invoker.execute_all(turn.ctx, jobs)
-        for job, (key, indices), done in zip(jobs, runs.items(), ran, strict=True):
-            outcome, detail = _ran(done)
-            result = done if isinstance(done, FunctionResult) else None
-            data = result.data if result is not None else None
-            arguments = job.arguments.model_dump(mode="json")
-            turn.records.append(ToolCallRecord(job.tool.name, arguments, outcome, detail, data))
-            if result is not None and result.reply is not None:
-                turn.replies.append(result.reply)
-                payload: Any = {"shown_to_user": result.reply}
-                if result.data is not None:
-                    payload["data"] = result.data
-            else:
-                needs_model = True
-                payload = result.data if result is not None else {"error": detail}
-            # Text (an MCP server's answer, say) reaches the model as text, not as a JSON
-            # string full of escaped quotes and newlines.
-            turn.executed[key] = payload if isinstance(payload, str) else to_compact_json(payload)
-            for index in indices:
-                contents[index] = turn.executed[key]
-        turn.records.extend(replayed)
-        if not needs_model:
-            return True, None
-        malformed_contents = [to_compact_json(shaping.malformed_payload(p)) for p in malformed]
-        turn.messages.extend(
-            shaping.result_messages(reply, contents, malformed_contents, self.prompt_format)
-        )
-        return False, None
-
-    def _prepare(self, turn: _Turn, call: shaping.Call) -> ValidatedToolCall | _Rejection:
-        try:
-            return self.invoker.validate_tool_call(
-                turn.ctx, ToolCall(call.name, call.raw_arguments), turn.view
-            )
-        except ToolHiddenError as exc:
-            return _Rejection(
-                "hidden",
-                {"error": str(exc), "available_tools": list(turn.tools)},
-                NOT_AVAILABLE,
-            )
-        except UnknownToolError:
-            return _Rejection(
-                "unknown",
-                {"error": f"unknown tool {call.name!r}", "available_tools": list(turn.tools)},
-                COULD_NOT_DO,
-            )
-        except InvalidArgumentsError as exc:
-            return _Rejection(
-                "invalid",
-                {
-                    "error": f"invalid arguments for {call.name}",
-                    "issues": [shaping.issue_payload(issue) for issue in exc.issues],
-                    "fix": f"Correct these arguments and call {call.name} again.",
-                },
-                COULD_NOT_DO,  # the issues are the model's to fix, not the user's
-            )
-
-
-def _ran(outcome: FunctionResult | ToolInvocationError) -> tuple[CallOutcome, str]:
-    """A run's outcome as the turn records it, and the detail for the model."""
-    if isinstance(outcome, ToolTimeoutError):
-        return "timeout", str(outcome)
-    if isinstance(outcome, ToolInvocationError):
-        return "error", str(outcome)
-    return ("direct" if outcome.is_direct else "data"), ""

@@ -9,13 +9,18 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, get_args, get_type_hints
+from typing import Any, Protocol, TypeVar, get_type_hints
 
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
-from function_calls.errors import DuplicateToolError, ToolDefinitionError, UnknownToolError
+from function_calls.errors import (
+    DuplicateToolError,
+    HiddenReason,
+    ToolDefinitionError,
+    UnknownToolError,
+)
 from function_calls.result import FunctionResult
 from function_calls.schema import (
     JsonSchema,
@@ -25,14 +30,13 @@ from function_calls.schema import (
 )
 from function_calls.services import SERVICE_NAMES, ServiceName
 from function_calls.validation import ArgumentValidator, InvalidArgumentsError
+from function_calls.vocabulary import EFFECTS, SCOPES, Effect, Scope
 
-Scope = Literal["group", "private", "both"]
 Handler = Callable[..., Any]
 HandlerT = TypeVar("HandlerT", bound=Handler)
 
 log = logging.getLogger(__name__)
 
-_SCOPES: tuple[str, ...] = get_args(Scope)
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -80,14 +84,30 @@ class Tool:
     requires: tuple[ServiceName, ...] = ()
     # Runs on another server (MCP, OpenAPI); groupmate's own MCP server does not re-offer it.
     external: bool = False
+    # What a call does (see `Effect`); writes and external calls are audited.
+    effect: Effect = "write"
+    # False: for commands, the API and MCP clients only; never in the model's prompt
+    # (every tool shown costs each request its tokens).
+    for_model: bool = True
 
     def visible_to(self, ctx: MessageContext) -> bool:
-        """Whether this tool may be offered and run for the sender of `ctx`."""
+        """Whether this tool may be offered and run for the sender of `ctx` (before the
+        tools policy and the chat's switches, which the invoker adds)."""
+        return self.hidden_because(ctx) is None
+
+    def hidden_because(self, ctx: MessageContext) -> HiddenReason | None:
+        """Why this tool is not offered to the sender of `ctx`; None when it is."""
         if self.admin_only and not ctx.is_admin:
-            return False
+            return "admin_only"
         if not all(ctx.services.has(name) for name in self.requires):
-            return False  # e.g. web_search without a configured provider
-        return self.scope == "both" or self.scope == ctx.chat_type
+            return "service"  # e.g. web_search without a configured provider
+        if self.scope != "both" and self.scope != ctx.chat_type:
+            return "scope"
+        if self.external and ctx.source == "mcp":
+            return "remote"  # groupmate's MCP server is not a proxy for other servers
+        if not self.for_model and ctx.source == "model":
+            return "not_for_model"
+        return None
 
     def definition(self, *, strict: bool = True, view: SchemaView = "full") -> dict[str, Any]:
         """The OpenAI `tools=[...]` entry for this tool, in the given schema view."""
@@ -171,6 +191,8 @@ def build_tool(
     examples: Sequence[str | Example] = (),
     timeout: float | None = None,
     requires: Sequence[ServiceName] = (),
+    effect: Effect = "write",
+    for_model: bool = True,
     localns: Mapping[str, Any] | None = None,
 ) -> Tool:
     """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
@@ -183,10 +205,12 @@ def build_tool(
             f"invalid tool name {tool_name!r}: use 1 to 64 ASCII letters, digits, '_' or '-' "
             "(the OpenAI API's rule)"
         )
-    if scope not in _SCOPES:
-        raise ToolDefinitionError(f"tool {tool_name!r}: scope must be one of {_SCOPES}")
+    if scope not in SCOPES:
+        raise ToolDefinitionError(f"tool {tool_name!r}: scope must be one of {SCOPES}")
     if timeout is not None and timeout <= 0:
         raise ToolDefinitionError(f"tool {tool_name!r}: timeout must be positive")
+    if effect not in EFFECTS:
+        raise ToolDefinitionError(f"tool {tool_name!r}: effect must be one of {EFFECTS}")
     unknown = sorted(set(requires) - SERVICE_NAMES)
     if unknown:  # for callers without mypy
         raise ToolDefinitionError(
@@ -222,6 +246,8 @@ def build_tool(
         args_param=args_param,
         is_async=inspect.iscoroutinefunction(handler),
         requires=tuple(requires),
+        effect=effect,
+        for_model=for_model,
     )
 
 
@@ -317,6 +343,8 @@ class ToolRegistry:
         examples: Sequence[str | Example] = (),
         timeout: float | None = None,
         requires: Sequence[ServiceName] = (),
+        effect: Effect = "write",
+        for_model: bool = True,
         _localns: Mapping[str, Any] | None = None,
     ) -> Callable[[HandlerT], HandlerT]:
         """Decorator form of `register`; returns the handler unchanged."""
@@ -335,6 +363,8 @@ class ToolRegistry:
                     examples=examples,
                     timeout=timeout,
                     requires=requires,
+                    effect=effect,
+                    for_model=for_model,
                     localns=localns,
                 )
             )
@@ -389,6 +419,8 @@ def tool_function(
     examples: Sequence[str | Example] = (),
     timeout: float | None = None,
     requires: Sequence[ServiceName] = (),
+    effect: Effect = "write",
+    for_model: bool = True,
     registry: ToolRegistry | None = None,
 ) -> Callable[[HandlerT], HandlerT]:
     """Register a handler as a tool the model can call.
@@ -397,7 +429,11 @@ def tool_function(
     schema; `ctx` receives the MessageContext. Name and description default to the
     function's name and docstring. `examples` are phrases, or `Example`s with the
     arguments they become (shown to prompt-mode models). `requires` names services (in
-    ctx.services) without which the tool is not offered.
+    ctx.services) without which the tool is not offered. `effect` says what a call
+    does: "read" (changes nothing), "write" (the default: changes the bot's state) or
+    "external" (reaches another server); the tools policy can key on it, and writes and
+    external calls are audited. `for_model=False` keeps a tool out of the model's
+    prompt: only commands, the API and MCP clients call it.
     """
     target = registry if registry is not None else default_registry
     return target.tool(
@@ -408,5 +444,7 @@ def tool_function(
         examples=examples,
         timeout=timeout,
         requires=requires,
+        effect=effect,
+        for_model=for_model,
         _localns=sys._getframe(1).f_locals,
     )

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_core import to_json
+
+# Why a handler that ran declined to do what it was asked; the REST layer answers each
+# with its status code (404, 403, 409, 422, 503), the chat with the handler's sentence.
+Failure = Literal["not_found", "forbidden", "conflict", "refused", "unavailable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Touched:
+    """The object a call made or changed: its id, and the label users know it by."""
+
+    id: str
+    label: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,15 +26,31 @@ class FunctionResult:
 
     With `reply` set, the text goes to the user as is and the turn can end without
     another LLM round. Otherwise `data` is serialized for the model to phrase.
+    `failure` marks a call that ran but declined (its reply says why, in the chat's
+    words). `value` is the typed object the call made or changed, for in-process callers
+    (the REST routes answer with it); it never reaches the model. `touched` names that
+    object (a reminder) for the audit log.
     """
 
     data: Any = None
     reply: str | None = None
+    failure: Failure | None = None
+    value: Any = None
+    touched: Touched | None = None
 
     @classmethod
-    def direct(cls, reply: str, data: Any = None) -> FunctionResult:
+    def direct(
+        cls, reply: str, data: Any = None, *, value: Any = None, touched: Touched | None = None
+    ) -> FunctionResult:
         """Answer the user directly; `data` optionally tells the model what happened."""
-        return cls(data=data, reply=reply)
+        return cls(data=data, reply=reply, value=value, touched=touched)
+
+    @classmethod
+    def refused(
+        cls, reply: str, failure: Failure, data: Any = None, *, touched: Touched | None = None
+    ) -> FunctionResult:
+        """The call ran but did not do what was asked; `reply` tells the user why."""
+        return cls(data=data, reply=reply, failure=failure, touched=touched)
 
     @classmethod
     def for_model(cls, data: Any) -> FunctionResult:

@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
@@ -14,7 +14,7 @@ from jsonschema.exceptions import best_match
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from function_calls.errors import ToolInvocationError
+from function_calls.errors import InvocationOutcome, ToolInvocationError
 from function_calls.result import to_compact_json
 from function_calls.schema import JsonSchema
 
@@ -31,6 +31,9 @@ class ArgumentIssue:
     path: str
     problem: str
     received: str
+    # The problem is a sentence of the argument model's own validators (written for
+    # users), not the wording of JSON Schema or of pydantic's built-in checks.
+    own_words: bool = False
 
     def describe(self) -> str:
         return f"{self.path}: {self.problem} (received {self.received})"
@@ -38,6 +41,8 @@ class ArgumentIssue:
 
 class InvalidArgumentsError(ToolInvocationError, ValueError):
     """The arguments failed validation; `issues` is the merged report of both stages."""
+
+    outcome: ClassVar[InvocationOutcome] = "invalid"
 
     def __init__(self, issues: Sequence[ArgumentIssue]) -> None:
         self.issues = tuple(issues)
@@ -160,7 +165,14 @@ def _pydantic_issues(error: PydanticError) -> list[ArgumentIssue]:
     issues = []
     for detail in error.errors(include_url=False):
         message = detail["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        issues.append(ArgumentIssue(_join_path(detail["loc"]), message, _truncate(detail["input"])))
+        issues.append(
+            ArgumentIssue(
+                _join_path(detail["loc"]),
+                message,
+                _truncate(detail["input"]),
+                own_words=detail["type"] == "value_error",
+            )
+        )
     return issues
 
 

@@ -16,8 +16,9 @@ from storage.models import utc_now
 from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DEFAULT_GRACE, DeliveryPolicy
 from storage.recurrence import KINDS, Kind, Schedule
+from storage.reminder_text import reminder_message
 from storage.repository import NewReminder, ReminderView
-from storage.scheduler import ReminderScheduler, reminder_message
+from storage.scheduler import ReminderScheduler
 from storage.service import ReminderService, check_timezone
 
 __all__ = [

@@ -36,6 +36,7 @@ from storage.repository import (
     get_reminder,
     parse_reference,
 )
+from storage.vocabulary import HistoryOutcome
 
 _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)
@@ -51,6 +52,9 @@ class Requester:
     user_id: str
     is_admin: bool = False
     private: bool = False
+    # Only what they created, even a reminder meant for them (the tools policy's
+    # `who: creator_or_admin`).
+    owner_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,7 @@ class HistoryEntry:
     at: datetime
     short_id: int
     content: str
-    outcome: str  # a delivery outcome, or "snoozed"
+    outcome: HistoryOutcome  # a finished delivery's, or "snoozed"
     late: bool = False
     detail: str | None = None  # the error of a failed send; the new time of a snooze
 
@@ -106,7 +110,7 @@ def locate(
     allowed = (
         found.created_by == requester.user_id
         or requester.is_admin
-        or (may == "snooze" and _is_for(found, requester.user_id))
+        or (may == "snooze" and not requester.owner_only and _is_for(found, requester.user_id))
     )
     if not allowed:
         setter = found.created_by_name or "someone else"

@@ -22,14 +22,11 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
 from storage.errors import StorageError, StorageUnavailableError
-
-if TYPE_CHECKING:
-    from storage.database import Database
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -71,11 +68,22 @@ def _run_all(session: Session, units: list[_Unit]) -> list[Any]:
     return [unit.work(session) for unit in units]
 
 
+class Writes(Protocol):
+    """What the queue writes its batches through (`storage.database.Database` is one)."""
+
+    async def write(self, work: Callable[[Session], T]) -> T:
+        """Run `work` in one write transaction."""
+        ...
+
+    def checkpoint_soon(self) -> None:
+        """Start copying SQLite's log into the database file, beside the writes."""
+
+
 class GroupCommit:
     """The write queue of one `Database`; see the module's docstring."""
 
     def __init__(
-        self, database: Database, *, max_batch: int = MAX_BATCH, max_queued: int = MAX_QUEUED
+        self, database: Writes, *, max_batch: int = MAX_BATCH, max_queued: int = MAX_QUEUED
     ) -> None:
         self._database = database
         self._max_batch = max_batch

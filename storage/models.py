@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import (
     JSON,
@@ -22,6 +22,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from storage.vocabulary import DeliveryOutcome, ReminderStatus
+
 # Stable constraint names so migrations can refer to them on every backend.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -31,18 +33,20 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-REMINDER_ACTIVE = "active"
-REMINDER_PAUSED = "paused"
-REMINDER_DONE = "done"
-REMINDER_CANCELLED = "cancelled"
+# Reminders.status and deliveries.outcome: the values of storage.vocabulary's Literals.
+REMINDER_ACTIVE: Final[ReminderStatus] = "active"
+REMINDER_PAUSED: Final[ReminderStatus] = "paused"
+REMINDER_DONE: Final[ReminderStatus] = "done"
+REMINDER_CANCELLED: Final[ReminderStatus] = "cancelled"
 
-OUTCOME_PENDING = "pending"
-OUTCOME_SENT = "sent"
-OUTCOME_SENT_LATE = "sent_late"
-OUTCOME_SKIPPED_MISSED = "skipped_missed"
-OUTCOME_FAILED = "failed"
-OUTCOME_CANCELLED = "cancelled"  # deleted after its occurrence was claimed, before delivery
-DELIVERED = (OUTCOME_SENT, OUTCOME_SENT_LATE)
+OUTCOME_PENDING: Final[DeliveryOutcome] = "pending"
+OUTCOME_SENT: Final[DeliveryOutcome] = "sent"
+OUTCOME_SENT_LATE: Final[DeliveryOutcome] = "sent_late"
+OUTCOME_SKIPPED_MISSED: Final[DeliveryOutcome] = "skipped_missed"
+OUTCOME_FAILED: Final[DeliveryOutcome] = "failed"
+# Deleted after its occurrence was claimed, before delivery.
+OUTCOME_CANCELLED: Final[DeliveryOutcome] = "cancelled"
+DELIVERED: Final[tuple[DeliveryOutcome, ...]] = (OUTCOME_SENT, OUTCOME_SENT_LATE)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -227,3 +231,32 @@ class LLMTurn(Base):
     question: Mapped[str] = mapped_column(Text)
     reply: Mapped[str] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
+
+
+class AuditRow(Base):
+    """One executed tool call that changed state or reached outside the bot: who made
+    the bot do what, from where, and what became of it. Pruned by age."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (
+        Index("ix_audit_log_chat", "chat_id", "id"),
+        Index("ix_audit_log_at", "at"),
+        Index("ix_audit_log_target", "chat_id", "target_label"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    chat_id: Mapped[str] = mapped_column(String(255))
+    sender_id: Mapped[str] = mapped_column(String(255))
+    sender_name: Mapped[str] = mapped_column(String(255), default="")
+    auth: Mapped[str] = mapped_column(String(16))
+    source: Mapped[str] = mapped_column(String(16))
+    tool: Mapped[str] = mapped_column(String(64))
+    effect: Mapped[str] = mapped_column(String(16))
+    # The arguments, redacted: secrets masked, long text cut.
+    arguments: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    outcome: Mapped[str] = mapped_column(String(16))
+    # The object the call touched (a reminder's full id) and how users name it ("#4").
+    target: Mapped[str | None] = mapped_column(String(255))
+    target_label: Mapped[str | None] = mapped_column(String(64))
+    detail: Mapped[str | None] = mapped_column(Text)

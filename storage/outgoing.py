@@ -22,6 +22,15 @@ class SendError(Exception):
     """A send failed. The message must be safe to log: no tokens, no secret URLs."""
 
 
+def safe_error(exc: BaseException) -> str:
+    """Adapters' SendError messages are safe to log; other errors may quote secret URLs."""
+    if isinstance(exc, SendError):
+        return str(exc)[:500].replace("\x00", "")
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return type(exc).__name__
+
+
 @dataclass(frozen=True, slots=True)
 class OutgoingMessage:
     """One message to post into a chat, with who to mention (platform user ids)."""

@@ -13,6 +13,7 @@ from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from storage.database import Database
+from storage.deliveries import Claim, _claim
 from storage.models import (
     OUTCOME_FAILED,
     OUTCOME_PENDING,
@@ -25,7 +26,7 @@ from storage.models import (
     LLMUsage,
     Reminder,
 )
-from storage.repository import Claim, _claim
+from storage.vocabulary import DeliveryOutcome
 
 _chats = cast(Table, Chat.__table__)
 _messages = cast(Table, ChatMessage.__table__)
@@ -87,7 +88,7 @@ class DeliveryRecord:
     short_id: int
     content: str
     occurrence: datetime
-    outcome: str
+    outcome: DeliveryOutcome
     attempts: int
     late: bool
     last_error: str | None
@@ -95,7 +96,7 @@ class DeliveryRecord:
 
 
 def delivery_records(
-    session: Session, *, chat_id: str | None, outcome: str | None, limit: int
+    session: Session, *, chat_id: str | None, outcome: DeliveryOutcome | None, limit: int
 ) -> list[DeliveryRecord]:
     """The newest deliveries first, optionally of one chat or one outcome."""
     query = select(

@@ -4,6 +4,8 @@ The reminders table is the source of truth. APScheduler only wakes the dispatche
 right moment; the dispatcher claims whatever is due in the database (compare-and-set plus
 a deliveries row), sends, then records the outcome. A watchdog sweeps overdue rows in case
 the timer stalls, and takes over deliveries whose dispatcher died mid-send.
+
+The message's wording is in `reminder_text`; the `OutcomeWriter` writes the outcomes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from apscheduler.executors.debug import DebugExecutor
 from apscheduler.jobstores.base import JobLookupError
@@ -26,7 +27,14 @@ from apscheduler.schedulers.base import STATE_PAUSED, STATE_STOPPED
 from apscheduler.util import datetime_to_utc_timestamp
 
 from storage.database import Database
-from storage.errors import StorageUnavailableError
+from storage.deliveries import (
+    Claim,
+    Outcome,
+    claim_due,
+    extend_leases,
+    reclaim_stale,
+    reminder_cancelled,
+)
 from storage.models import (
     OUTCOME_CANCELLED,
     OUTCOME_FAILED,
@@ -35,19 +43,12 @@ from storage.models import (
     OUTCOME_SENT_LATE,
     utc_now,
 )
-from storage.outgoing import Member, OutgoingMessage, Sender, SendError
+from storage.outcome_writer import OutcomeWriter
+from storage.outgoing import Sender, safe_error
 from storage.policy import DeliveryPolicy
-from storage.recurrence import format_local
-from storage.repository import (
-    Claim,
-    Outcome,
-    claim_due,
-    due_before,
-    extend_leases,
-    reclaim_stale,
-    record_outcomes,
-    reminder_cancelled,
-)
+from storage.reminder_text import reminder_message
+from storage.repository import due_before
+from storage.vocabulary import DeliveryOutcome
 
 log = logging.getLogger(__name__)
 
@@ -77,57 +78,6 @@ class _SlicedMemoryJobStore(MemoryJobStore):  # type: ignore[misc]
                 break
             pending.append(job)
         return pending
-
-
-def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
-    """The chat message for one occurrence; in a group it mentions who it is for."""
-    audience = claim.audience
-    mentions: tuple[str, ...] = ()
-    people: list[Member] = []
-    if claim.chat_type == "group" and audience.everyone:
-        text = f"⏰ Reminder for everyone: {claim.content}"
-    elif claim.chat_type == "group":
-        people = [Member(claim.created_by, claim.created_by_name)] if audience.creator else []
-        people += [m for m in audience.mentions if m.user_id != claim.created_by]
-        people = [Member(m.user_id, m.name or m.user_id) for m in people]
-        names = ", ".join(f"@{m.name}" for m in people)
-        # Nobody to mention: a reminder for the group from a member who may not mention
-        # everyone, posted in the chat all the same.
-        text = (
-            f"⏰ Reminder for {names}: {claim.content}"
-            if people
-            else f"⏰ Reminder: {claim.content}"
-        )
-        mentions = tuple(m.user_id for m in people)
-    else:
-        text = f"⏰ Reminder: {claim.content}"
-    if claim.late:
-        zone = ZoneInfo(claim.timezone)
-        scheduled, delivered = claim.occurrence.astimezone(zone), now.astimezone(zone)
-        due = (
-            scheduled.strftime("%H:%M")
-            if scheduled.date() == delivered.date()
-            else format_local(claim.occurrence, zone)
-        )
-        text += f"\n(scheduled {due}, delivered {delivered:%H:%M} after downtime)"
-    return OutgoingMessage(
-        chat_id=claim.chat_id,
-        text=text,
-        mentions=mentions,
-        kind="reminder",
-        reminder_id=claim.reminder_id,
-        occurrence=claim.occurrence,
-        people=tuple(people),
-    )
-
-
-def _safe_error(exc: BaseException) -> str:
-    """Adapters' SendError messages are safe to log; other errors may quote secret URLs."""
-    if isinstance(exc, SendError):
-        return str(exc)[:500].replace("\x00", "")
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    return type(exc).__name__
 
 
 @dataclass(slots=True)
@@ -160,8 +110,7 @@ class ReminderScheduler:
         )
         self._planned: dict[str, datetime] = {}
         self._wake = asyncio.Event()
-        self._outcomes_ready = asyncio.Event()
-        self._outcomes: list[Outcome] = []
+        self._outcomes = OutcomeWriter(database)
         self._send_slots = asyncio.Semaphore(self.policy.max_concurrent_sends)
         self._sends: set[asyncio.Task[str]] = set()
         self._background: list[asyncio.Task[None]] = []
@@ -169,7 +118,6 @@ class ReminderScheduler:
         # Deliveries this process owns and has not finished: their leases are renewed.
         self._in_flight: set[int] = set()
         self._pass_lock = asyncio.Lock()
-        self._flush_lock = asyncio.Lock()
         self._started = False
 
     # --- lifecycle -----------------------------------------------------------------
@@ -180,7 +128,7 @@ class ReminderScheduler:
             return
         self._started = True
         self.timer.start()
-        self._recorder = asyncio.create_task(self._record_loop(), name="reminders-record")
+        self._recorder = asyncio.create_task(self._outcomes.run(), name="reminders-record")
         self._background = [
             asyncio.create_task(self._dispatch_loop(), name="reminders-dispatch"),
         ]
@@ -213,8 +161,8 @@ class ReminderScheduler:
             send.cancel()
         await asyncio.gather(*waiting, return_exceptions=True)
         for _ in range(3):
-            await self._flush_outcomes()
-            if not self._outcomes:
+            await self._outcomes.flush()
+            if not self._outcomes.pending:
                 break
         if self._recorder is not None:
             self._recorder.cancel()
@@ -286,7 +234,7 @@ class ReminderScheduler:
                 await self._dispatch_pass()
             except Exception as exc:
                 # The watchdog retries; the rows are still due in the database.
-                log.error("reminder dispatch failed: %s", _safe_error(exc))
+                log.error("reminder dispatch failed: %s", safe_error(exc))
                 await asyncio.sleep(1)
 
     async def _dispatch_pass(self, *, reclaim: bool = False) -> DispatchStats:
@@ -330,21 +278,21 @@ class ReminderScheduler:
                 # iteration would stall every other chat for a tenth of a second.
                 await asyncio.sleep(0)
 
-    async def _deliver(self, claim: Claim) -> str:
+    async def _deliver(self, claim: Claim) -> DeliveryOutcome:
         try:
             return await self._attempts(claim)
         finally:
             self._in_flight.discard(claim.delivery_id)
 
-    async def deliver_now(self, claim: Claim) -> str:
+    async def deliver_now(self, claim: Claim) -> DeliveryOutcome:
         """Send one claimed delivery at once (an operator's retry, with the usual
         attempts and backoff) and return its recorded outcome."""
         self._in_flight.add(claim.delivery_id)  # the heartbeat keeps its lease meanwhile
         outcome = await self._deliver(claim)
-        await self._flush_outcomes()
+        await self._outcomes.flush()
         return outcome
 
-    async def _attempts(self, claim: Claim) -> str:
+    async def _attempts(self, claim: Claim) -> DeliveryOutcome:
         attempt = claim.attempts
         last_error: str | None = None
         while True:
@@ -353,7 +301,7 @@ class ReminderScheduler:
                 functools.partial(reminder_cancelled, reminder_id=claim.reminder_id)
             ):
                 # Deleted while a retry was pending: the user no longer wants it.
-                self._record(
+                self._outcomes.record(
                     Outcome(claim.delivery_id, OUTCOME_CANCELLED, attempt - 1, self._clock())
                 )
                 return OUTCOME_CANCELLED
@@ -364,14 +312,14 @@ class ReminderScheduler:
                     async with asyncio.timeout(self.policy.send_timeout.total_seconds()):
                         sent_as = await self._sender(message)
                 except Exception as exc:
-                    error: str | None = _safe_error(exc)
+                    error: str | None = safe_error(exc)
                 else:
                     error = None
             now = self._clock()
             if error is None:
                 outcome = OUTCOME_SENT_LATE if claim.late else OUTCOME_SENT
                 message_id = sent_as[:255] if isinstance(sent_as, str) else None
-                self._record(
+                self._outcomes.record(
                     Outcome(claim.delivery_id, outcome, attempt, now, last_error, None, message_id)
                 )
                 return outcome
@@ -384,7 +332,9 @@ class ReminderScheduler:
                     attempt,
                     error,
                 )
-                self._record(Outcome(claim.delivery_id, OUTCOME_FAILED, attempt, now, error))
+                self._outcomes.record(
+                    Outcome(claim.delivery_id, OUTCOME_FAILED, attempt, now, error)
+                )
                 return OUTCOME_FAILED
             delay = self.policy.retry_delay(attempt)
             log.warning(
@@ -396,53 +346,18 @@ class ReminderScheduler:
                 delay.total_seconds(),
             )
             lease = now + delay + self.policy.lease
-            self._record(Outcome(claim.delivery_id, OUTCOME_PENDING, attempt, None, error, lease))
+            self._outcomes.record(
+                Outcome(claim.delivery_id, OUTCOME_PENDING, attempt, None, error, lease)
+            )
             await asyncio.sleep(delay.total_seconds())
 
     # --- outcomes ------------------------------------------------------------------
-
-    def _record(self, outcome: Outcome) -> None:
-        self._outcomes.append(outcome)
-        self._outcomes_ready.set()
-
-    async def _record_loop(self) -> None:
-        while True:
-            await self._outcomes_ready.wait()
-            self._outcomes_ready.clear()
-            await self._flush_outcomes()
-
-    async def _flush_outcomes(self) -> None:
-        # One writer at a time keeps outcomes in order; whatever piled up during the
-        # previous write goes in one transaction.
-        async with self._flush_lock:
-            batch, self._outcomes = self._outcomes, []
-            if not batch:
-                return
-            try:
-                await self._database.write(lambda s: record_outcomes(s, batch))
-            except StorageUnavailableError as exc:
-                log.error("could not record %d delivery outcomes: %s", len(batch), exc)
-                self._outcomes[:0] = batch
-                await asyncio.sleep(1)
-                self._outcomes_ready.set()
-            except Exception:
-                # One unstorable outcome must not hold back the others.
-                await self._record_one_by_one(batch)
-
-    async def _record_one_by_one(self, batch: list[Outcome]) -> None:
-        for item in batch:
-            try:
-                await self._database.write(functools.partial(record_outcomes, outcomes=[item]))
-            except Exception as exc:
-                log.error(
-                    "dropped the outcome of delivery %d: %s", item.delivery_id, _safe_error(exc)
-                )
 
     async def settle(self) -> None:
         """Wait for in-flight sends (including retries) and write their outcomes."""
         while self._sends:
             await asyncio.gather(*list(self._sends), return_exceptions=True)
-        await self._flush_outcomes()
+        await self._outcomes.flush()
 
     async def run_due(self) -> DispatchStats:
         """Claim and deliver everything due by the clock now, and wait until recorded."""
@@ -466,7 +381,7 @@ class ReminderScheduler:
                     functools.partial(extend_leases, delivery_ids=owned, until=until)
                 )
             except Exception as exc:
-                log.error("could not renew delivery leases: %s", _safe_error(exc))
+                log.error("could not renew delivery leases: %s", safe_error(exc))
 
     async def _watchdog(self) -> None:
         interval = self.policy.watchdog_interval.total_seconds()
@@ -493,4 +408,4 @@ class ReminderScheduler:
         try:
             await step()
         except Exception as exc:
-            log.error("reminder watchdog sweep failed: %s", _safe_error(exc))
+            log.error("reminder watchdog sweep failed: %s", safe_error(exc))

@@ -27,6 +27,7 @@ from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
 from storage.scheduler import Clock, ReminderScheduler
+from storage.vocabulary import ChatType, DeliveryOutcome
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
 # Cached this long, a change made by another process (or straight in the database) shows
@@ -104,6 +105,11 @@ class ReminderService:
         """The chat's IANA zone, or the bot's default when the chat never set one."""
         return (await self._chat_row(chat_id)).timezone or self.default_timezone
 
+    async def chat_type_of(self, chat_id: str) -> ChatType:
+        """The type the chat was stored with; a chat never stored is taken for a group."""
+        stored = (await self._chat_row(chat_id)).chat_type
+        return "private" if stored == "private" else "group"
+
     async def settings_of(self, chat_id: str, *, cached: bool = False) -> dict[str, Any]:
         """The chat's own settings (not the bot's defaults). `cached` allows an answer
         up to the zone cache's age (a per-message check); else they are read now."""
@@ -134,7 +140,7 @@ class ReminderService:
         self._zone_changes += 1
 
     async def update_settings(
-        self, chat_id: str, chat_type: str, values: dict[str, Any]
+        self, chat_id: str, chat_type: ChatType, values: dict[str, Any]
     ) -> dict[str, Any]:
         """Merge into the chat's settings; a None value removes a key."""
         self._forget(chat_id)
@@ -148,7 +154,9 @@ class ReminderService:
             )
         )
 
-    async def set_timezone(self, chat_id: str, chat_type: str, timezone: str) -> list[ReminderView]:
+    async def set_timezone(
+        self, chat_id: str, chat_type: ChatType, timezone: str
+    ) -> list[ReminderView]:
         """Change the chat's zone; returns the recurring reminders that moved with it."""
         check_timezone(timezone)
         now = self._clock()
@@ -193,10 +201,7 @@ class ReminderService:
         self,
         chat_id: str,
         reference: str,
-        *,
-        requester_id: str,
-        requester_is_admin: bool,
-        private: bool,
+        requester: Requester,
     ) -> ReminderView:
         """Cancel one reminder of this chat by short or full id.
 
@@ -205,7 +210,6 @@ class ReminderService:
         now = self._clock()
 
         def cancel(session: Session) -> ReminderView:
-            requester = Requester(requester_id, requester_is_admin, private)
             reminder = changes.locate(session, chat_id, reference, requester, may="delete")
             if not repository.cancel_reminder(session, reminder, now):
                 raise ReminderNotFoundError(f"Reminder #{reminder.short_id} has just finished.")
@@ -369,7 +373,11 @@ class ReminderService:
         return await self.database.read(overview.chat_summaries)
 
     async def deliveries(
-        self, *, chat_id: str | None = None, outcome: str | None = None, limit: int = 100
+        self,
+        *,
+        chat_id: str | None = None,
+        outcome: DeliveryOutcome | None = None,
+        limit: int = 100,
     ) -> list[overview.DeliveryRecord]:
         return await self.database.read(
             functools.partial(
@@ -381,7 +389,7 @@ class ReminderService:
         now = self._clock()
         return await self.database.read(functools.partial(overview.scheduler_counts, now=now))
 
-    async def retry_delivery(self, delivery_id: int) -> str:
+    async def retry_delivery(self, delivery_id: int) -> DeliveryOutcome:
         """Send a failed delivery again, now; its new outcome. Raises NotRetryableError
         (not failed, or its reminder was deleted) and RuntimeError without a sender."""
         if self.scheduler is None:

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from starlette.routing import BaseRoute
 
-from bot.adapters.base import Adapter, WithMembers, split_text
+from bot.adapters.base import Adapter, BotHost, split_text
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from function_calls.services import MemberDirectory
 from storage import Member, OutgoingMessage
 from tests.http_harness import Servers
 
@@ -27,9 +28,9 @@ class Recorder:
     def __init__(self) -> None:
         self.sent: list[OutgoingMessage] = []
         self.events: list[str] = []
-        self.bot: Bot | None = None
+        self.bot: BotHost | None = None
 
-    async def start(self, bot: Bot) -> None:
+    async def start(self, bot: BotHost) -> None:
         self.events.append("start")
         self.bot = bot
 
@@ -51,7 +52,7 @@ class Recorder:
 
 
 def test_the_recorder_keeps_the_contract() -> None:
-    assert isinstance(Recorder(), Adapter) and isinstance(Recorder(), WithMembers)
+    assert isinstance(Recorder(), Adapter) and isinstance(Recorder(), MemberDirectory)
 
 
 async def test_outgoing_goes_to_the_owning_adapter_and_members_come_from_it(

@@ -19,9 +19,10 @@ from storage import (
     ReminderView,
     Schedule,
 )
+from storage.changes import Requester
+from storage.deliveries import deliveries_of
 from storage.models import Reminder
 from storage.outgoing import SendError
-from storage.repository import deliveries_of
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, chat_ctx
 from tests.test_reminder_tools import call
 
@@ -202,9 +203,7 @@ async def test_wake_for_a_deleted_reminder_does_nothing(
     reminders: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:
     reminder = await make(reminders, clock, "daily", time(9, 0))
-    await reminders.delete(
-        "chat-1", "1", requester_id="u-alice", requester_is_admin=False, private=False
-    )
+    await reminders.delete("chat-1", "1", Requester("u-alice"))
     clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
     await scheduler(reminders).run_due()
     assert outbox.messages == []
@@ -329,9 +328,7 @@ async def test_deleting_during_a_retry_cancels_the_delivery(
             nonlocal failures
             if failures == 0:
                 failures += 1
-                await service.delete(
-                    "chat-1", "1", requester_id="u-alice", requester_is_admin=False, private=False
-                )
+                await service.delete("chat-1", "1", Requester("u-alice"))
                 raise SendError("502")
             sent.append(message)
 

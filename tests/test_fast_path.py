@@ -18,8 +18,9 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
 from function_calls.grammar import classify_ask, read_whole
-from storage.repository import Audience, Claim
-from storage.scheduler import reminder_message
+from storage.deliveries import Claim
+from storage.reminder_text import reminder_message
+from storage.repository import Audience
 from tests.stub_llm import StubLLM, calls, text
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "fast_path_corpus.yaml").read_text("utf-8"))

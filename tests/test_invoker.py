@@ -192,7 +192,7 @@ def test_bad_limits_are_refused(registry: ToolRegistry) -> None:
     ("name", "raw", "said"),
     [
         ("nope", {}, "/nope is not available on this bot."),
-        ("wipe", {}, "That command is not available in this chat."),
+        ("wipe", {}, "Sorry, that isn't available to you in this chat."),
         ("note", {"text": "MILK"}, "That didn't work: text must not be all caps."),
         ("nap", {"seconds": 3}, "That took too long; please try again later."),
         ("refuse", {}, "That didn't work: the printer is out of paper."),

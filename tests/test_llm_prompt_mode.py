@@ -255,7 +255,7 @@ async def test_prompt_mode_shows_and_checks_the_compact_view_with_worked_example
         s.text(_hermes("book", {"when": "noon", "note": None})),
     )
     result = await make_llm(booking, tool_mode="prompt").run(make_ctx(), "book it for noon")
-    assert [call.outcome for call in result.calls] == ["invalid", "direct"]
+    assert [(c.outcome, c.direct) for c in result.calls] == [("invalid", False), ("ok", True)]
     assert executed == ["noon/None/None"]
     system = stub.requests[0]["messages"][0]["content"]
     tools_line = next(line for line in system.splitlines() if '"name":"book"' in line)
@@ -274,7 +274,7 @@ async def test_native_mode_shows_the_full_view_and_no_examples(
 ) -> None:
     stub.script(s.calls(("book", {"hour": 12})), s.text("Booked."))
     result = await make_llm(booking, tool_mode="native").run(make_ctx(), "book it at 12")
-    assert [call.outcome for call in result.calls] == ["direct"]
+    assert [(c.outcome, c.direct) for c in result.calls] == [("ok", True)]
     assert executed == ["None/12/None"]
     (tool,) = stub.requests[0]["tools"]
     assert "hour" in tool["function"]["parameters"]["properties"]
@@ -285,7 +285,7 @@ async def test_the_schema_view_can_be_chosen(stub, make_llm, booking, executed) 
     stub.script(s.text(_hermes("book", {"hour": 9})))
     llm = make_llm(booking, tool_mode="prompt", tool_schema="full")
     result = await llm.run(make_ctx(), "book it at 9")
-    assert [call.outcome for call in result.calls] == ["direct"]
+    assert [(c.outcome, c.direct) for c in result.calls] == [("ok", True)]
     assert executed == ["None/9/None"]
     with pytest.raises(ValueError, match="tool_schema must be"):
         make_llm(booking, tool_schema="tiny")

@@ -15,7 +15,8 @@ from function_calls.prompt_formats import (
     render_tool_instructions,
     render_tool_results,
 )
-from function_calls.prompt_parser import ParsedCall, parse_tool_calls
+from function_calls.prompt_parser import parse_tool_calls
+from function_calls.tolerant_json import ParsedCall
 
 TOOLS: list[dict[str, Any]] = [
     {

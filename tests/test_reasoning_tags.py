@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from function_calls import default_registry
-from function_calls.prompt_parser import ParsedCall, parse_tool_calls
+from function_calls.prompt_parser import parse_tool_calls
+from function_calls.tolerant_json import ParsedCall
 from storage import ReminderService
 from tests.conftest import FakeClock, chat_ctx
 from tests.stub_llm import StubLLM, calls, text
@@ -93,7 +94,7 @@ async def test_a_reminder_about_think_tags_is_stored_verbatim(
         stub.script(text(render(arguments)), text("Done."))
     llm = make_llm(default_registry, tool_mode=tool_mode, prompt_format=prompt_format)
     result = await llm.run(chat_ctx(reminders, clock), "remind us daily at 9: <think> about it")
-    assert [call.outcome for call in result.calls] == ["direct"]
+    assert [(c.outcome, c.direct) for c in result.calls] == [("ok", True)]
     assert result.text.startswith("⏰ Reminder #1 set for Sun 22 Nov 09:00")
     assert result.text.endswith(f": {LITERAL}")
     assert await active(reminders, "chat-1") == [LITERAL]

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
 
 from function_calls import (
+    ChatType,
     DuplicateToolError,
     FunctionResult,
     MessageContext,
@@ -134,9 +135,6 @@ def test_invalid_scope_is_rejected(registry: ToolRegistry) -> None:
             return FunctionResult.direct("")
 
 
-Where = Literal["group", "private"]
-
-
 @pytest.mark.parametrize(
     ("chat_type", "is_admin", "expected"),
     [
@@ -147,7 +145,7 @@ Where = Literal["group", "private"]
     ],
 )
 def test_visibility_follows_scope_and_admin_flag(
-    registry: ToolRegistry, chat_type: Where, is_admin: bool, expected: set[str]
+    registry: ToolRegistry, chat_type: ChatType, is_admin: bool, expected: set[str]
 ) -> None:
     for name, scope, admin in [
         ("anywhere", "both", False),

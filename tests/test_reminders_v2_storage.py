@@ -33,7 +33,8 @@ from storage import (
     Schedule,
 )
 from storage.changes import ReminderChange, Requester
-from storage.repository import Audience, create_reminder, deliveries_of, get_reminder
+from storage.deliveries import deliveries_of
+from storage.repository import Audience, create_reminder, get_reminder
 from storage.scheduler import DispatchStats
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, Worker
 from tests.test_delivery import deliveries, make, outcomes, scheduler
@@ -535,12 +536,8 @@ async def test_delete_cancels_pending_snoozes(
     await scheduler(reminders).run_due()
     _, snooze = await reminders.snooze("chat-1", ALICE, DUE + timedelta(minutes=5))
     with pytest.raises(ReminderPermissionError):
-        await reminders.delete(
-            "chat-1", "1", requester_id="u-bob", requester_is_admin=False, private=False
-        )
-    await reminders.delete(
-        "chat-1", "1", requester_id="u-alice", requester_is_admin=False, private=False
-    )
+        await reminders.delete("chat-1", "1", Requester("u-bob"))
+    await reminders.delete("chat-1", "1", Requester("u-alice"))
     assert (await reminders.get(snooze.id)).status == "cancelled"
     assert (await reminders.get(root.id)).status == "cancelled"
     assert await reminders.list_for_chat("chat-1") == ([], 0)

@@ -106,9 +106,16 @@ async def test_patch_changes_time_rule_and_content_with_create_validation(
         "every Friday at 10:15",
     )
 
+    # A merge: only what is sent changes. A new time and day keep the weekly rule.
+    merged = await api.client.patch(url, json={"time": "10:30", "weekday": 2})
+    assert merged.status_code == 200, merged.text
+    assert (merged.json()["type"], merged.json()["rule"]) == ("weekly", "every Wednesday at 10:30")
+    merged = await api.client.patch(url, json={"weekday": 4, "time": "10:15"})
+    assert merged.json()["rule"] == "every Friday at 10:15"
     bad = await api.client.patch(url, json={"type": "weekly", "time": "25:00"})
-    assert bad.status_code == 422
-    assert "weekday" in bad.text and "25:00" in bad.text
+    assert bad.status_code == 422 and "25:00" in bad.text
+    monthly = await api.client.patch(url, json={"type": "monthly", "time": "10:00"})
+    assert monthly.status_code == 422 and "day" in monthly.text  # a new type starts afresh
     past = await api.client.patch(url, json={"type": "once", "time": "2020-01-01 10:00"})
     assert past.status_code == 422 and "past" in past.text
     empty = await api.client.patch(url, json={})

@@ -13,8 +13,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from storage import Database, NewReminder, Schedule
+from storage.deliveries import deliveries_of
 from storage.models import Delivery
-from storage.repository import create_reminder, deliveries_of
+from storage.repository import create_reminder
 from tests.conftest import Worker
 
 

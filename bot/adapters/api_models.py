@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from storage import ReminderView
 from storage.recurrence import Kind
+from storage.vocabulary import HistoryOutcome, Permission
 
 
 class MemberIO(BaseModel):
@@ -49,9 +49,7 @@ class HistoryOut(BaseModel):
     at: datetime
     short_id: int
     content: str
-    outcome: str = Field(
-        description="sent, sent_late, skipped_missed, failed, cancelled or snoozed"
-    )
+    outcome: HistoryOutcome = Field(description="a finished delivery's outcome, or snoozed")
     late: bool
     detail: str | None = Field(description="a failed send's error; a snooze's new time")
 
@@ -59,15 +57,15 @@ class HistoryOut(BaseModel):
 class SettingsIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     timezone: str | None = Field(None, min_length=1, max_length=64)
-    remind_others: Annotated[str | None, Field(pattern="^(members|admins|off)$")] = None
-    remind_everyone: Annotated[str | None, Field(pattern="^(members|admins|off)$")] = None
+    remind_others: Permission | None = None
+    remind_everyone: Permission | None = None
 
 
 class SettingsOut(BaseModel):
     chat_id: str
     timezone: str
-    remind_others: str
-    remind_everyone: str
+    remind_others: Permission
+    remind_everyone: Permission
     reminders_moved: int = Field(0, description="repeating reminders the zone change moved")
 
 

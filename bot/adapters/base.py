@@ -14,12 +14,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from storage import Member, OutgoingMessage
+from bot.messages import IncomingMessage, Reply
+from bot.router import Deliver
+from storage import OutgoingMessage, ReminderService
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from bot.app import Bot
+
+class BotHost(Protocol):
+    """What an adapter sees of the bot that starts it (`bot.app.Bot` is one)."""
+
+    @property
+    def reminders(self) -> ReminderService | None:
+        """The bot's reminder service (and through it, its database); None before start."""
+
+    async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
+        """The replies to one incoming message; `deliver` sends them."""
 
 
 @runtime_checkable
@@ -29,7 +40,7 @@ class Adapter(Protocol):
     name: str  # "telegram", shown by `groupmate check` and /healthz
     chat_prefix: str  # every chat id of this platform starts with it: "tg:"
 
-    async def start(self, bot: Bot) -> None:
+    async def start(self, bot: BotHost) -> None:
         """Connect and begin receiving; return once running (receiving goes on in tasks)."""
 
     async def stop(self) -> None:
@@ -48,13 +59,6 @@ class Adapter(Protocol):
     def routes(self) -> Sequence[BaseRoute]:
         """Routes this adapter serves on the HTTP server (webhooks, WebSockets); may be
         empty."""
-
-
-@runtime_checkable
-class WithMembers(Protocol):
-    """An adapter that can say who is in a chat, so "remind @bob" can name Bob."""
-
-    async def find(self, chat_id: str, name: str) -> Member | None: ...
 
 
 def split_text(text: str, limit: int) -> list[str]:

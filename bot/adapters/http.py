@@ -7,7 +7,7 @@ import hmac
 import logging
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bot.adapters.api_models import MemberIO
 from bot.adapters.http_admin import admin_routes
 from bot.adapters.http_reminders import reminder_routes
+from bot.adapters.http_tools import tool_routes
 from bot.adapters.http_web import page_routes, web_routes
 from bot.adapters.mcp_server import McpEndpoint
 from bot.app import Bot
@@ -28,6 +29,7 @@ from storage import (
     Member,
     StorageUnavailableError,
 )
+from storage.vocabulary import ChatType
 
 log = logging.getLogger(__name__)
 # Paths that need the bearer token when one is set: the API, and the MCP endpoint.
@@ -38,7 +40,7 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     chat_id: str = Field(min_length=1, max_length=255)
-    chat_type: Literal["group", "private"]
+    chat_type: ChatType
     sender_id: str = Field(min_length=1, max_length=255)
     sender_name: str = Field("", max_length=255)
     text: str = Field(max_length=16_000)
@@ -210,6 +212,7 @@ def create_app(bot: Bot) -> ASGIApp:
     app.include_router(reminder_routes(bot))
     app.include_router(web_routes(bot))
     app.include_router(admin_routes(bot))
+    app.include_router(tool_routes(bot))
     app.router.routes.extend(page_routes())
     app.router.routes.append(Route("/mcp", endpoint=mcp, include_in_schema=False))
     for adapter in bot.adapters:

@@ -15,19 +15,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from bot.adapters.api_models import ReminderOut, reminder_out
+from bot.adapters.http_calls import api_context
 from bot.app import Bot
-from bot.messages import IncomingMessage
 from bot.status import config_lines
 from function_calls import (
+    Effect,
     InvalidArgumentsError,
-    ToolCall,
-    ToolInvocation,
+    InvocationOutcome,
+    Scope,
     ToolInvocationError,
+    Who,
 )
 from storage import ReminderService, current_revision
 from storage.overview import DeliveryRecord, NotRetryableError
-
-Outcome = Literal["sent", "sent_late", "skipped_missed", "failed", "cancelled", "pending"]
+from storage.vocabulary import ChatType, DeliveryOutcome, LiveStatus
 
 
 class ChatOut(BaseModel):
@@ -45,28 +46,30 @@ class ChatReminderOut(ReminderOut):
 
 
 class RetryOut(BaseModel):
-    outcome: str
+    outcome: DeliveryOutcome
 
 
 class ToolOut(BaseModel):
     name: str
     description: str
     parameters: dict[str, Any]
-    scope: str
+    scope: Scope
     admin_only: bool
     source: Literal["groupmate", "remote"]
+    effect: Effect = Field(description="read, write (audited) or external (audited)")
+    who: Who = Field(description="who may call it, by the tools policy")
 
 
 class RunIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     chat_id: str = Field(min_length=1, max_length=255)
-    chat_type: Literal["group", "private"] = "group"
+    chat_type: ChatType = "group"
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class RunOut(BaseModel):
-    outcome: str = Field(description="ok, invalid, unknown, hidden, timeout or failed")
+    outcome: InvocationOutcome
     reply: str | None = None
     data: Any = None
     error: str | None = None
@@ -157,7 +160,7 @@ def admin_routes(bot: Bot) -> APIRouter:
 
     @routes.get("/reminders")
     async def reminders(
-        chat_id: str | None = None, status: Literal["active", "paused"] | None = None
+        chat_id: str | None = None, status: LiveStatus | None = None
     ) -> list[ChatReminderOut]:
         """Reminders across chats (or of one), soonest first."""
         ids = [chat_id] if chat_id else [s.chat_id for s in await service().chat_summaries()]
@@ -174,7 +177,7 @@ def admin_routes(bot: Bot) -> APIRouter:
     @routes.get("/deliveries")
     async def deliveries(
         chat_id: str | None = None,
-        outcome: Outcome | None = None,
+        outcome: DeliveryOutcome | None = None,
         limit: Annotated[int, Query(ge=1, le=500)] = 100,
     ) -> list[DeliveryRecord]:
         """Delivery history, newest first: sent, late, skipped and failed, with errors."""
@@ -202,6 +205,8 @@ def admin_routes(bot: Bot) -> APIRouter:
                 scope=tool.scope,
                 admin_only=tool.admin_only,
                 source="remote" if tool.external else "groupmate",
+                effect=tool.effect,
+                who=bot.policy.who(tool.name, tool.effect),
             )
             for tool in bot.registry
         ]
@@ -209,26 +214,25 @@ def admin_routes(bot: Bot) -> APIRouter:
     @routes.post("/tools/{name}/run")
     async def run_tool(name: str, body: RunIn) -> RunOut:
         """Run a tool in a chat, as an admin of it, through the bot's invoker: the same
-        visibility, validation and time limit as for the model."""
-        as_admin = IncomingMessage(
-            chat_id=body.chat_id,
-            chat_type=body.chat_type,
+        visibility, policy, validation, time limit and audit as for the model."""
+        ctx = await api_context(
+            bot,
+            body.chat_id,
             sender_id="dashboard",
             sender_name="Dashboard",
-            text="",
-            sender_is_admin=True,
+            chat_type=body.chat_type,
+            source="dashboard",
         )
-        ctx = await bot.context(as_admin, progress=False)
         try:
             result = await bot.invoker.run(ctx, name, body.arguments)
         except InvalidArgumentsError as exc:
             issues = [{"path": i.path, "problem": i.problem} for i in exc.issues]
-            return RunOut(outcome="invalid", error=str(exc), issues=issues)
+            return RunOut(outcome=exc.outcome, error=str(exc), issues=issues)
         except ToolInvocationError as exc:
-            refused = ToolInvocation(ToolCall(name, body.arguments), error=exc)
-            return RunOut(outcome=refused.outcome, error=str(exc))
+            return RunOut(outcome=exc.outcome, error=str(exc))
         data = to_jsonable_python(result.data, fallback=str)
-        return RunOut(outcome="ok", reply=result.reply, data=data)
+        outcome: InvocationOutcome = "refused" if result.failure is not None else "ok"
+        return RunOut(outcome=outcome, reply=result.reply, data=data)
 
     @routes.get("/activity")
     async def activity(

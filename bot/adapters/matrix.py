@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from nio import SyncResponse
 
+from bot.adapters.base import BotHost
 from bot.adapters.matrix_client import (
     MatrixClient,
     MatrixError,
@@ -52,7 +53,6 @@ from storage.adapter_state import load_state, save_state
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from bot.app import Bot
     from bot.config import MatrixSettings
     from storage import Database
 
@@ -83,7 +83,7 @@ class MatrixAdapter:
         self.bot_name = bot_name
         self.user_id = settings.user_id
         self._client = MatrixClient(settings.homeserver, settings.user_id)
-        self._bot: Bot | None = None
+        self._bot: BotHost | None = None
         self._database: Database | None = None
         self._task: asyncio.Task[None] | None = None
         self._rooms: dict[str, RoomInfo] = {}
@@ -98,7 +98,7 @@ class MatrixAdapter:
 
     # -- the adapter contract -------------------------------------------------------
 
-    async def start(self, bot: Bot) -> None:
+    async def start(self, bot: BotHost) -> None:
         if bot.reminders is None:
             raise RuntimeError("the Matrix adapter needs the bot's database")
         self._bot = bot

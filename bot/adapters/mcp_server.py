@@ -4,8 +4,9 @@
 (streamable HTTP) behind `adapters.webhook.token`. The chat and the acting user come
 from `mcp.serve` in the config, never from the caller: a client can set and list the
 reminders of that one chat, as that one user, and nothing else. Calls go through the
-bot's `ToolInvoker`, so visibility, both validation stages and the time limit are
-the same as for the model and the slash commands.
+bot's `ToolInvoker`, so visibility, the tools policy, both validation stages, the time
+limit and the audit log are the same as for the model and the slash commands; the
+invoker also keeps the tools of other MCP and OpenAPI servers from being offered here.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 
 from bot.app import Bot
 from bot.config import Config, ConfigError
-from bot.messages import IncomingMessage
+from bot.contexts import Caller
 from function_calls import (
+    AuthMethod,
     FunctionResult,
     InvalidArgumentsError,
     MessageContext,
+    ToolHiddenError,
     ToolInvocationError,
+    UnknownToolError,
 )
 from function_calls.result import to_compact_json
 
@@ -37,18 +41,21 @@ log = logging.getLogger(__name__)
 class McpEndpoint:
     """The bot's tools as an MCP `Server`, acting in the configured chat as its user."""
 
-    def __init__(self, bot: Bot) -> None:
+    def __init__(self, bot: Bot, *, auth: AuthMethod = "token") -> None:
+        """`auth`: "token" behind the webhook's token (`/mcp`), "operator" on stdio (the
+        operator started the process)."""
         self.check(bot.config)
         serve = bot.config.mcp.serve
         assert serve.chat_id is not None
         self.bot = bot
-        self._as = IncomingMessage(
+        self._as = Caller(
             chat_id=serve.chat_id,
-            chat_type=serve.chat_type,
             sender_id=serve.user_id,
+            source="mcp",
+            auth=auth,
+            chat_type=serve.chat_type,
             sender_name=serve.user_name,
-            text="",
-            sender_is_admin=serve.is_admin,
+            is_admin=serve.is_admin or serve.user_id in bot.config.bot.admins,
         )
         self.server: Server[Any] = Server(
             "groupmate",
@@ -66,7 +73,7 @@ class McpEndpoint:
 
     async def _context(self) -> MessageContext:
         # No "searching…" lines in the chat for a caller that is not in it.
-        return await self.bot.context(self._as, progress=False)
+        return await self.bot.caller_context(self._as)
 
     async def _list_tools(self, _: Any, __: Any) -> types.ListToolsResult:
         ctx = await self._context()
@@ -77,21 +84,22 @@ class McpEndpoint:
                 input_schema=tool.parameters,
             )
             for tool in self.bot.invoker.offered(ctx)
-            if not tool.external
         ]
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(self, _: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         ctx = await self._context()
-        tool = self.bot.registry.get(params.name) if params.name in self.bot.registry else None
-        if tool is None or tool.external:
-            return _error(f"no tool named {params.name!r}")
         try:
             result = await self.bot.invoker.run(ctx, params.name, params.arguments or {})
         except InvalidArgumentsError as exc:
             return _error(f"invalid arguments: {exc}")
+        except (UnknownToolError, ToolHiddenError):
+            # The same answer for both: a client learns nothing of tools it can't use.
+            return _error(f"no tool named {params.name!r}")
         except ToolInvocationError as exc:  # internal failures carry a generic message
             return _error(str(exc))
+        if result.failure is not None:
+            return _error(_as_text(result))
         return types.CallToolResult(content=[_text(_as_text(result))])
 
     async def serve_stdio(self) -> None:

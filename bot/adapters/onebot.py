@@ -19,20 +19,20 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bot.adapters import onebot_segments as seg
-from bot.adapters.base import split_text
+from bot.adapters.base import BotHost, split_text
 from bot.adapters.onebot_account import Account, close_quietly
 from bot.config import is_loopback
 from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
+from storage.vocabulary import ChatType, is_chat_type
 
 if TYPE_CHECKING:
-    from bot.app import Bot
     from bot.config import OneBotSettings
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class OneBotAdapter:
         self.bot_name = bot_name
         token = settings.access_token
         self._token = token.get_secret_value().encode() if token else b""
-        self._bot: Bot | None = None
+        self._bot: BotHost | None = None
         self._accounts: dict[str, Account] = {}
         self._gone: dict[str, datetime] = {}  # accounts that were connected: when they left
         self._last_event: dict[str, datetime] = {}
@@ -72,7 +72,7 @@ class OneBotAdapter:
 
     # --- the adapter contract ---------------------------------------------------------
 
-    async def start(self, bot: Bot) -> None:
+    async def start(self, bot: BotHost) -> None:
         self._bot = bot
         if not self._token:
             log.warning(
@@ -263,7 +263,7 @@ class OneBotAdapter:
         user_id = str(event.get("user_id", ""))
         if user_id in self._accounts or user_id == account.self_id:
             return None  # our own accounts' messages, echoed back by some implementations
-        chat_type: Literal["group", "private"]
+        chat_type: ChatType
         if kind == "group" and str(event.get("group_id", "")).isdigit():
             chat_id, chat_type = f"{PREFIX}group:{event.get('group_id')}", "group"
         elif kind == "private" and user_id.isdigit():
@@ -348,7 +348,7 @@ class OneBotAdapter:
     ) -> str | None:
         """Send each piece as one message; returns the first one's message id."""
         kind, _, number = chat_id.removeprefix(PREFIX).partition(":")
-        if kind not in ("group", "private") or not number.isdigit():
+        if not is_chat_type(kind) or not number.isdigit():
             raise SendError(f"not a QQ chat id: {chat_id}")
         action = "send_group_msg" if kind == "group" else "send_private_msg"
         key = "group_id" if kind == "group" else "user_id"

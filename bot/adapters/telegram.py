@@ -16,7 +16,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -33,7 +33,7 @@ from telegram import (
     User,
 )
 
-from bot.adapters.base import split_text
+from bot.adapters.base import BotHost, split_text
 from bot.adapters.ordered import OrderedWork
 from bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
@@ -48,9 +48,6 @@ from bot.commands import Commands
 from bot.config import ConfigError, TelegramSettings
 from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
-
-if TYPE_CHECKING:
-    from bot.app import Bot
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +93,7 @@ class TelegramAdapter:
         self._client, self._requests = new_client(
             settings.token.get_secret_value(), settings.api_base
         )
-        self._bot: Bot | None = None
+        self._bot: BotHost | None = None
         self._me_id: int | None = None
         self._username = ""
         self._offset: int | None = None
@@ -112,7 +109,7 @@ class TelegramAdapter:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    async def start(self, bot: Bot) -> None:
+    async def start(self, bot: BotHost) -> None:
         self._bot = bot
         self._poller = asyncio.create_task(self._run(), name="telegram")
 

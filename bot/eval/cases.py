@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from storage.recurrence import Kind
+from storage.vocabulary import ChatType
 
 
 class _Strict(BaseModel):
@@ -122,7 +123,7 @@ class Case(_Strict):
     # times are relative to that moment.
     now: str | None = Field(None, description="local 'YYYY-MM-DD HH:MM' in `zone`")
     zone: str = "Europe/Berlin"
-    chat: Literal["group", "private"] = "group"
+    chat: ChatType = "group"
     sender: Person = Person()
     history: list[Said] = Field(default_factory=list)
     reminders: list[Seed] = Field(default_factory=list)

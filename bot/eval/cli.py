@@ -6,11 +6,13 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import get_args
 
 from bot.config import Config
 from bot.eval.cases import load_cases
 from bot.eval.report import failures, summarize, table, write_json
-from bot.eval.runner import CaseResult, EvalSettings, run_eval
+from bot.eval.runner import CaseResult, EvalSettings, Via, run_eval
+from function_calls.llm import ToolSchema
 from function_calls.prompt_formats import PROMPT_FORMATS
 
 DEFAULT_CASES = Path("evals")
@@ -31,7 +33,7 @@ def add_parser(
     )
     parser.add_argument(
         "--schema",
-        choices=["auto", "full", "compact"],
+        choices=get_args(ToolSchema),
         default="auto",
         dest="tool_schema",
         help="llm.tool_schema: auto is compact in prompt mode, full in native mode",
@@ -44,7 +46,7 @@ def add_parser(
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="JSON goes here")
     parser.add_argument(
         "--via",
-        choices=["handle", "http"],
+        choices=get_args(Via),
         default="handle",
         help="send each case's message to Bot.handle or POST it to /v1/messages of the HTTP API",
     )

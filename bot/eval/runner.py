@@ -168,7 +168,11 @@ async def run_case(case: Case, settings: EvalSettings) -> CaseResult:
     reply = "\n".join(said)
     calls = [call for turn in turns for call in turn.calls]
     errors = [turn.error for turn in turns if turn.error and not turn.calls]
-    tools = [call.name for call in calls if call.outcome in ("direct", "data", "error")]
+    tools = [
+        call.name
+        for call in calls
+        if not call.duplicate and call.outcome in ("ok", "refused", "failed", "timeout")
+    ]
     verdict = judge(case, before, after, reply, tools, errors[0] if errors else None, moment)
     usage = sum((turn.usage for turn in turns), Usage())
     return CaseResult(

@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from function_calls.grammar.chinese import ChineseWhenParser
-from function_calls.grammar.english import _CONTENT_LEADS, _TIES, WhenParser, tokenize
+from function_calls.grammar.english import WhenParser
+from function_calls.grammar.english_words import _CONTENT_LEADS, _TIES, tokenize
 from function_calls.grammar.spec import DEFAULT_TIME, GrammarError, ResolvedWhen, WhenSpec
 
 __all__ = [

@@ -18,7 +18,8 @@ from typing import Literal
 
 import function_calls.grammar as grammar  # the package imports this module last
 from function_calls.grammar.chinese import ChineseWhenParser
-from function_calls.grammar.english import WhenParser, tokenize
+from function_calls.grammar.english import WhenParser
+from function_calls.grammar.english_words import tokenize
 from function_calls.grammar.spec import GrammarError
 
 AskKind = Literal["request", "not_a_request", "unclear", "none"]

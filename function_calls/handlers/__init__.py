@@ -1,10 +1,25 @@
-"""Built-in tools; importing this package registers them in the default registry."""
+"""Built-in tools; importing this package registers them in the default registry.
+
+Tools are shown to the model in the order they register, which is the order of the
+imports below (a module's own imports come first): after reminder_update the tools that
+put a reminder off, then the chat's reminder history and rules.
+"""
 
 from function_calls.handlers import (
     budget,
+    chat_tools,
     help,
     read_url,
     reminder_changes,
+)
+
+# isort: split
+from function_calls.handlers import reminder_snooze
+
+# isort: split
+from function_calls.handlers import (
+    reminder_history,
+    reminder_rules,
     reminders,
     summary,
     timezone,
@@ -21,9 +36,13 @@ __all__ = [
     "ReminderUpdateArgs",
     "TimezoneArgs",
     "budget",
+    "chat_tools",
     "help",
     "read_url",
     "reminder_changes",
+    "reminder_history",
+    "reminder_rules",
+    "reminder_snooze",
     "reminders",
     "summary",
     "timezone",

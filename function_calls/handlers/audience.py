@@ -7,25 +7,15 @@ directory (`ctx.services.members`). A name neither knows is refused, never guess
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
 
 from function_calls.context import MessageContext
 from function_calls.grammar import means_everyone
+from function_calls.services import AudienceRules
 from storage import Member
 from storage.repository import Audience
-
-Permission = Literal["members", "admins", "off"]
-SETTING_OTHERS = "remind_others"
-SETTING_EVERYONE = "remind_everyone"
-PERMISSIONS: tuple[Permission, ...] = ("members", "admins", "off")
-
-
-class MemberDirectory(Protocol):
-    """An adapter's view of who is in a chat."""
-
-    async def find(self, chat_id: str, name: str) -> Member | None: ...
+from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS, Permission
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +25,7 @@ class ReminderRules:
     remind_others: Permission = "members"
     remind_everyone: Permission = "admins"
 
-    def for_chat(self, settings: dict[str, object]) -> ReminderRules:
+    def for_chat(self, settings: Mapping[str, object]) -> ReminderRules:
         others = settings.get(SETTING_OTHERS, self.remind_others)
         everyone = settings.get(SETTING_EVERYONE, self.remind_everyone)
         return ReminderRules(
@@ -44,7 +34,9 @@ class ReminderRules:
         )
 
 
-def rule_changes(remind_others: str | None, remind_everyone: str | None) -> dict[str, str]:
+def rule_changes(
+    remind_others: Permission | None, remind_everyone: Permission | None
+) -> dict[str, str]:
     """The chat settings to write for the rules given (None: left as they are)."""
     given = {SETTING_OTHERS: remind_others, SETTING_EVERYONE: remind_everyone}
     return {key: value for key, value in given.items() if value is not None}
@@ -59,7 +51,7 @@ def _allowed(permission: Permission, ctx: MessageContext) -> bool:
 
 
 async def resolve_audience(
-    ctx: MessageContext, who: Sequence[str] | None, rules: ReminderRules
+    ctx: MessageContext, who: Sequence[str] | None, rules: AudienceRules
 ) -> Audience:
     """The mentions for `who` ("me", "@name", "everyone"); raises AudienceRefused."""
     # "@Alice" from Alice is "me" (models often name the sender so).

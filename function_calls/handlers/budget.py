@@ -11,11 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from function_calls.context import MessageContext
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
-from function_calls.services import required
+from function_calls.services import DailyLimits, required
 from storage import ReminderService
 from storage.recurrence import format_local
+from storage.vocabulary import SETTING_TOKEN_BUDGET
 
-CHAT_LIMIT_SETTING = "token_budget"  # a chat's own daily limit, in its settings
 MAX_LIMIT = 100_000_000
 
 
@@ -35,10 +35,10 @@ class BudgetArgs(BaseModel):
     )
 
 
-async def chat_limit(service: ReminderService, limits: BudgetLimits, chat_id: str) -> int | None:
+async def chat_limit(service: ReminderService, limits: DailyLimits, chat_id: str) -> int | None:
     # Checked before every model turn: the cached row (a change in another process
     # shows within the zone cache's seconds; one made here, at once).
-    own = (await service.settings_of(chat_id, cached=True)).get(CHAT_LIMIT_SETTING)
+    own = (await service.settings_of(chat_id, cached=True)).get(SETTING_TOKEN_BUDGET)
     return own if isinstance(own, int) else limits.per_chat
 
 
@@ -62,7 +62,7 @@ async def token_budget(ctx: MessageContext, args: BudgetArgs) -> FunctionResult:
         if ctx.chat_type == "group" and not ctx.is_admin:
             return FunctionResult.direct("Only a group admin can change this chat's budget.")
         await service.update_settings(
-            ctx.chat_id, ctx.chat_type, {CHAT_LIMIT_SETTING: args.tokens_per_day}
+            ctx.chat_id, ctx.chat_type, {SETTING_TOKEN_BUDGET: args.tokens_per_day}
         )
     now = ctx.clock()
     spent = await usage.spent(ctx.chat_id, now.astimezone(UTC).date())

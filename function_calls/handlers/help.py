@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from function_calls.context import MessageContext
+from function_calls.policy import hidden_because
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import required
@@ -10,13 +11,16 @@ from function_calls.services import required
 
 @tool_function(
     name="help",
+    effect="read",
     description="List what the bot can do in this chat.",
     examples=["what can you do?", "help"],
 )
 async def show_help(ctx: MessageContext) -> FunctionResult:
     registry = required(ctx.services.registry, "registry")
     lines = ["Here is what I can do here:"]
-    for tool in registry.visible(ctx):
+    for tool in registry:
+        if hidden_because(tool, ctx, ctx.services.tool_policy) is not None:
+            continue
         if tool.name == "help":
             continue
         example = f' (e.g. "{tool.examples[0].said}")' if tool.examples else ""

@@ -62,6 +62,7 @@ def _cut_note(article: Article) -> str:
 
 @tool_function(
     name="read_url",
+    effect="external",
     description="Read a web page the user linked (or replied to) and summarize what it says.",
     examples=[
         Example(

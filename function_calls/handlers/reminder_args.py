@@ -2,43 +2,34 @@
 
 Stage 1 (the JSON Schema the model sees) checks shapes and ranges. Stage 2 (the
 validators below) checks what needs the other fields or the chat's clock: the right
-fields for the type, a real date, a time not in the past.
+fields for the type, a real date, a time not in the past. The check against the time the
+user's own message names is :mod:`function_calls.handlers.reminder_words_check`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Annotated, Any, Self
+from typing import Annotated, Any, Self
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StringConstraints,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import (
-    CJK,
-    GrammarError,
-    ParsedReminder,
-    WhenSpec,
-    about_existing,
-    asked_reminder,
-    named_when,
-    speaks_of_reminders,
-    split_when,
+from function_calls.context import MessageContext, validation_context
+from function_calls.handlers.reminder_words_check import (
+    _check_the_words,
+    check_agreement,
+    phrase_rule,
+    read_phrase,
 )
 from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
-
-if TYPE_CHECKING:
-    from storage import ReminderView
-
 from storage.recurrence import (
     INTERVAL_KINDS,
     MAX_INTERVAL,
@@ -51,10 +42,15 @@ from storage.recurrence import (
 MAX_CONTENT = 1000
 MAX_AHEAD = timedelta(days=3660)
 MAX_IN_MINUTES = 60 * 24 * 366
-_TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
+TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
 _WHO_PATTERN = r"^(me|everyone|@[^ \t\r\n@]{1,64})$"  # no \s: llama.cpp grammars lack it
 MAX_WHO = 10
 MAX_WHEN = 200
+# Each field's rule, once: ReminderArgs and ReminderUpdateArgs (an edit) share them.
+WhoItem = Annotated[str, StringConstraints(pattern=_WHO_PATTERN)]
+ContentText = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_CONTENT)
+]
 
 
 def _wall_time(text: str) -> time:
@@ -95,7 +91,7 @@ class ReminderArgs(BaseModel):
     )
     time: str | None = Field(
         default=None,
-        pattern=_TIME_PATTERN,
+        pattern=TIME_PATTERN,
         validate_default=True,
         description='once: local "YYYY-MM-DD HH:MM"; other types: "HH:MM" (24-hour)',
         json_schema_extra=COMPACT_HIDDEN,
@@ -108,9 +104,7 @@ class ReminderArgs(BaseModel):
         description="once only, instead of time: fire this many minutes from now",
         json_schema_extra=COMPACT_HIDDEN,
     )
-    content: Annotated[
-        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_CONTENT)
-    ] = Field(description="what to remind about, in the user's words")
+    content: ContentText = Field(description="what to remind about, in the user's words")
     weekday: int | None = Field(
         default=None,
         ge=0,
@@ -135,7 +129,7 @@ class ReminderArgs(BaseModel):
         description="daily, weekly, monthly: repeat every N days/weeks/months (default 1)",
         json_schema_extra=COMPACT_HIDDEN,
     )
-    who: list[Annotated[str, StringConstraints(pattern=_WHO_PATTERN)]] | None = Field(
+    who: list[WhoItem] | None = Field(
         default=None,
         min_length=1,
         max_length=MAX_WHO,
@@ -286,217 +280,6 @@ class ReminderArgs(BaseModel):
 
 
 SCHEDULE_FIELDS = ("type", "time", "in_minutes", "weekday", "day", "interval")
-WHEN_EXAMPLES = (
-    "'tomorrow at 9', 'in 30 minutes', 'every monday at 9am', 'every day at 18:30', "
-    "'on dec 24 at 18:00', 'friday at 5pm', '明天下午3点', '每周一上午9点', '10分钟后'"
-)
-
-
-def read_phrase(phrase: str, content: str | None = None) -> WhenSpec:
-    """What a `when` phrase says, by the same deterministic grammar as `/remind`; a
-    ValueError with accepted examples for one it can't read exactly (never a guess).
-    Words beyond the time are refused, unless they are the reminder's `content`."""
-    phrase = phrase.replace("_", " ")  # "every_monday_at_9", as small models write it
-    try:
-        spec, rest = split_when(phrase.strip())
-        if spec.empty:
-            raise GrammarError(f"I couldn't find a time in {phrase!r}.")
-        if rest and (content is None or rest.casefold() != content.strip().casefold()):
-            raise GrammarError(
-                f"when should hold only the time, not {rest!r}; put that in content."
-            )
-    except GrammarError as exc:
-        raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
-    return spec
-
-
-def bare_clock(spec: WhenSpec) -> bool:
-    """Only a time of day ("at 10"): for an edit, the reminder keeps its day or rule."""
-    return spec.clock is not None and not (spec.day or spec.repeat or spec.delay)
-
-
-def phrase_rule(
-    spec: WhenSpec, ctx: MessageContext, current: ReminderView | None
-) -> dict[str, Any]:
-    """The structured fields for `spec` at the chat's clock. With `current` (an edit), a
-    bare time keeps that reminder's day or rule."""
-    if current is not None and bare_clock(spec):
-        wall, _ = spec.wall_time()
-        schedule = current.schedule
-        if schedule.kind == "once":
-            assert schedule.on_date is not None
-            return {"type": "once", "time": f"{schedule.on_date.isoformat()} {wall:%H:%M}"}
-        keep = {"weekday": schedule.weekday, "day": schedule.day}
-        if schedule.interval > 1:
-            keep["interval"] = schedule.interval
-        rule = {"type": schedule.kind, "time": f"{wall:%H:%M}"}
-        return rule | {key: value for key, value in keep.items() if value is not None}
-    try:
-        return spec.resolve(ctx.now()).arguments()
-    except GrammarError as exc:
-        raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
-
-
-def _check_the_words(ctx: MessageContext, timed: tuple[Schedule, datetime], content: str) -> None:
-    """When the user's own message names the time exactly (the `/remind` grammar reads
-    it), the reminder must be that time: a small model's date arithmetic is checked, not
-    trusted. A time the grammar would ask about is asked about, not set."""
-    if not ctx.text or ctx.text.startswith("/"):
-        return  # no message, or a command: its arguments come from this very grammar
-    if about_existing(ctx.text):
-        raise ValueError(
-            "the message is about a reminder that exists (it says 'again' or names one): "
-            "snooze or update that one; set no new reminder"
-        )
-    try:
-        asked = asked_reminder(ctx.text, ctx.now())
-        # Without "remind", a time named is still the user's: "ok, do it at 5".
-        said = asked.spec if asked is not None else named_when(ctx.text)
-    except GrammarError as exc:
-        raise ValueError(
-            f"the user's words need a question first: {exc} Ask the user; set nothing yet"
-        ) from None
-    if not said.empty:
-        _require_the_said_time(ctx, said, timed, "these arguments mean")
-    elif not speaks_of_reminders(ctx.text):
-        # "translate 'good morning' to French" became a reminder for tomorrow at 10.
-        raise ValueError(
-            "the message neither asks for a reminder nor names a time: set nothing, "
-            "answer the message itself"
-        )
-    # Else "remind us about that": the time may be in the earlier chat.
-    _check_the_language(ctx, content, asked)
-
-
-def check_edit_words(ctx: MessageContext, phrase: str) -> None:
-    """An edit's `when` must be the time the message names: "把提醒1改到早上8点" passed as
-    'every weekday at 08:00' changes a rule nobody asked to change."""
-    if not ctx.text or ctx.text.startswith("/"):
-        return  # no message, or a command: its arguments come from this very grammar
-    try:
-        said = named_when(ctx.text)
-    except GrammarError:
-        return  # the message's time is unclear: the model's own phrase is read exactly
-    if said.empty:
-        return
-    given = read_phrase(phrase)
-    if bare_clock(said):
-        if not bare_clock(given):
-            raise ValueError(
-                "the message names only a time of day, which keeps the reminder's day and "
-                f"rule, but when {phrase!r} changes them; pass just the user's time words in "
-                "when"
-            )
-        # Day and rule stay the reminder's own: only the time of day is compared. (Resolved
-        # as a new reminder, "7:30" said at 10:20 would be asked about: tonight or tomorrow?)
-        try:
-            said_wall = said.wall_time()[0]
-        except GrammarError:
-            return
-        try:
-            given_wall = given.wall_time()[0]
-        except GrammarError as exc:
-            raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
-        if given_wall != said_wall:
-            assert said.clock is not None  # a bare clock reading
-            raise ValueError(
-                f"the message asks for {said_wall:%H:%M}, but when {phrase!r} means "
-                f"{given_wall:%H:%M}; pass the user's time words in when, e.g. "
-                f"when={said.clock.text!r}"
-            )
-        return
-    meant = _timed(given, replace(ctx, text=""))
-    _require_the_said_time(ctx, said, meant, f"when {phrase!r} means")
-
-
-def _require_the_said_time(
-    ctx: MessageContext, said: WhenSpec, meant: tuple[Schedule, datetime], what: str
-) -> None:
-    """`meant` must be the time the message's words `said`; else a repair that quotes
-    those words for the model to copy."""
-    plain = replace(ctx, text="")
-    wanted = _timed(said, plain)
-    if _same_time(meant, wanted):
-        return
-    raise ValueError(
-        f"the message asks for {_spoken(wanted, ctx)} ({ctx.timezone}), but {what} "
-        f"{_spoken(meant, ctx)}; pass the user's time words in when"
-        + _suggestion(said, wanted, plain)
-    )
-
-
-def _suggestion(spec: WhenSpec, wanted: tuple[Schedule, datetime], ctx: MessageContext) -> str:
-    """The message's own time words to copy (", e.g. when='周五下午4点'"), where a small
-    model did not manage to translate them; only words that read back as exactly the
-    wanted time are offered."""
-    texts = [
-        spec.delay.text if spec.delay else "",
-        spec.repeat.text if spec.repeat else "",
-        spec.day.text if spec.day else "",
-        spec.clock.text if spec.clock else "",
-    ]
-    chinese = any(CJK.search(text) for text in texts)
-    if spec.clock is not None and not chinese:
-        texts[-1] = f"at {texts[-1]}"
-    phrase = ("" if chinese else " ").join(text for text in texts if text)
-    try:
-        if _same_time(_timed(read_phrase(phrase), ctx), wanted):
-            return f", e.g. when={phrase!r}"
-    except (ValueError, GrammarError):
-        pass
-    return ""
-
-
-def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
-    fields = phrase_rule(spec, ctx, None)
-    args = ReminderArgs.model_validate(
-        {**fields, "content": "-"}, context={MESSAGE_CONTEXT_KEY: ctx}
-    )
-    return args.resolve(ctx)
-
-
-def _check_the_language(ctx: MessageContext, content: str, asked: ParsedReminder | None) -> None:
-    """A Chinese message's reminder keeps the user's words: a small model translated
-    "休息" into "rest", and rewrote "开会" as "会议". `asked` is the grammar's reading."""
-    if not CJK.search(ctx.text) or content.casefold() in ctx.text.casefold():
-        return  # not Chinese, or the message's own words ("明天9点提醒我 standup")
-    if asked is None and CJK.search(content):
-        return  # nothing to compare with: Chinese, at least
-    problem = "is not the user's words" if CJK.search(content) else "is not in their language"
-    example = f" ({asked.content!r})" if asked is not None else ""
-    raise ValueError(f"content {content!r} {problem}: use the user's own words{example}")
-
-
-def _same_time(one: tuple[Schedule, datetime], other: tuple[Schedule, datetime]) -> bool:
-    """The same rule, first firing within the same minute."""
-    (rule, first), (other_rule, other_first) = one, other
-    same_rule = (rule.kind, rule.interval) == (other_rule.kind, other_rule.interval)
-    return same_rule and abs(first - other_first) < timedelta(minutes=1)
-
-
-def _spoken(timed: tuple[Schedule, datetime], ctx: MessageContext) -> str:
-    schedule, first = timed
-    text = format_local(first, ctx.zone, with_year=True)
-    return f"{text}, {schedule.describe()}" if schedule.recurring else text
-
-
-def check_agreement(
-    phrase: str, fields: dict[str, Any], given: dict[str, Any], ctx: MessageContext
-) -> None:
-    """Both `when` and structured fields: they must name the same time and rule."""
-    context = {MESSAGE_CONTEXT_KEY: ctx}
-    by_phrase = ReminderArgs.model_validate({**fields, "content": "-"}, context=context)
-    try:
-        by_fields = ReminderArgs.model_validate({**given, "content": "-"}, context=context)
-    except ValidationError:
-        by_fields = None
-    wanted = by_phrase.resolve(ctx)
-    if by_fields is not None and _same_time(by_fields.resolve(ctx), wanted):
-        return
-    raise ValueError(
-        f"when {phrase!r} means {_spoken(wanted, ctx)} ({ctx.timezone}), but type/time say "
-        "something else; send only when"
-    )
 
 
 def _once_instant(text: str, ctx: MessageContext) -> datetime:

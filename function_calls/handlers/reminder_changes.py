@@ -1,13 +1,12 @@
-"""Reminder tools after creation: edit, snooze, pause, resume and the delivery history.
+"""Editing a reminder: its time or repeat rule, its text, or who it is for.
 
-Like the other reminder tools they act only in the chat the message came from, as the
+Like the other reminder tools it acts only in the chat the message came from, as the
 sender of that message; the model names a reminder, never a chat or a user.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
 from typing import Any, Self
 
 from pydantic import (
@@ -21,18 +20,19 @@ from pydantic import (
 )
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import GrammarError, parse_duration, split_when
-from function_calls.handlers.audience import (
-    AudienceRefused,
-    Permission,
-    ReminderRules,
-    rule_changes,
-)
+from function_calls.grammar import GrammarError, split_when
+from function_calls.handlers.audience import AudienceRefused
 from function_calls.handlers.reminder_args import (
-    MAX_CONTENT,
+    MAX_IN_MINUTES,
     MAX_WHEN,
+    MAX_WHO,
     SCHEDULE_FIELDS,
+    TIME_PATTERN,
+    ContentText,
     ReminderArgs,
+    WhoItem,
+)
+from function_calls.handlers.reminder_words_check import (
     bare_clock,
     check_agreement,
     check_edit_words,
@@ -40,27 +40,21 @@ from function_calls.handlers.reminder_args import (
     read_phrase,
 )
 from function_calls.handlers.reminders import (
-    UNAVAILABLE,
-    ReminderRefArgs,
     audience_for,
     check_reference,
     describe_reminder,
+    refused,
     reminder_service,
+    requester,
     snapshot,
+    touched,
 )
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.schema import COMPACT_HIDDEN
-from storage import ReminderView, StorageError, StorageUnavailableError
-from storage.changes import ReminderChange, Requester
-from storage.recurrence import Kind, format_local
-
-MAX_SNOOZE_MINUTES = 7 * 24 * 60
-DEFAULT_SNOOZE_MINUTES = 10
-
-
-def requester(ctx: MessageContext) -> Requester:
-    return Requester(ctx.sender_id, ctx.is_admin, ctx.chat_type == "private")
+from storage import ReminderView, StorageError
+from storage.changes import ReminderChange
+from storage.recurrence import MAX_INTERVAL, Kind
 
 
 class ReminderUpdateArgs(BaseModel):
@@ -80,14 +74,24 @@ class ReminderUpdateArgs(BaseModel):
     )
     type: Kind | None = Field(
         None,
-        description="without when, with a new time: as for reminder_set",
+        description=(
+            "without when, with a new time: as for reminder_set; left out, the reminder's "
+            "own (a weekly one sent only a new time stays weekly, on its day)"
+        ),
         json_schema_extra=COMPACT_HIDDEN,
     )
     time: str | None = Field(
-        None, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+        None,
+        pattern=TIME_PATTERN,
+        description="as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
     )
     in_minutes: int | None = Field(
-        None, ge=1, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+        None,
+        ge=1,
+        le=MAX_IN_MINUTES,
+        description="as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
     )
     weekday: int | None = Field(
         None, ge=0, le=6, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
@@ -96,12 +100,16 @@ class ReminderUpdateArgs(BaseModel):
         None, ge=1, le=31, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
     )
     interval: int | None = Field(
-        None, ge=1, le=52, description="as for reminder_set", json_schema_extra=COMPACT_HIDDEN
+        None,
+        ge=1,
+        le=MAX_INTERVAL,
+        description="as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
     )
-    content: str | None = Field(
-        None, min_length=1, max_length=MAX_CONTENT, description="the new text, if it changes"
+    content: ContentText | None = Field(None, description="the new text, if it changes")
+    who: list[WhoItem] | None = Field(
+        None, min_length=1, max_length=MAX_WHO, description="as for reminder_set"
     )
-    who: list[str] | None = Field(None, min_length=1, max_length=10)
 
     _reference = field_validator("reminder_id")(check_reference)
 
@@ -110,8 +118,6 @@ class ReminderUpdateArgs(BaseModel):
         given = [name for name in SCHEDULE_FIELDS if getattr(self, name) is not None]
         if not given and self.when is None and self.content is None and self.who is None:
             raise ValueError("nothing to change: give a new time (when) or content")
-        if given and self.type is None:
-            raise ValueError("a new time needs its type too (once, daily, weekly, ...)")
         ctx = validation_context(info)
         if ctx is not None and not given and self.when is None and _names_a_time(ctx.text):
             # "change #1 to friday at 5pm" stored as the text "friday at 5pm" is wrong.
@@ -127,8 +133,8 @@ class ReminderUpdateArgs(BaseModel):
                 raise ValueError(
                     f"when {self.when!r} keeps the reminder's day or rule: leave type and time out"
                 )
-        elif given:
-            self.new_rule(ctx, self.structured())
+        # Structured fields alone are a merge into the reminder's own rule (see
+        # `merged_rule`): checked as a whole once the reminder is read, at execution.
         return self
 
     def structured(self) -> dict[str, Any]:
@@ -139,7 +145,7 @@ class ReminderUpdateArgs(BaseModel):
         """The new rule's structured fields: from `when` (a bare time keeps `current`'s
         day or rule), checked against any structured fields given too; else those."""
         if self.when is None:
-            return self.structured()
+            return merged_rule(self.structured(), current)
         fields = phrase_rule(read_phrase(self.when), ctx, current)
         if self.type is not None:
             check_agreement(self.when, fields, self.structured(), ctx)
@@ -183,14 +189,43 @@ class ReminderUpdateArgs(BaseModel):
 async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> FunctionResult:
     try:
         updated = await change_reminder(ctx, args)
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE, data={"updated": False})
     except (StorageError, AudienceRefused, ValueError) as exc:
-        return FunctionResult.direct(str(exc).rstrip(".") + ".", data={"updated": False})
+        return refused(exc, {"updated": False})
     text = describe_reminder(updated, ctx.zone)
     return FunctionResult.direct(
-        f"✏️ Updated reminder {text}", data={"updated": True, **snapshot(updated)}
+        f"✏️ Updated reminder {text}",
+        data={"updated": True, **snapshot(updated)},
+        value=updated,
+        touched=touched(updated),
     )
+
+
+def merged_rule(given: dict[str, Any], current: ReminderView | None) -> dict[str, Any]:
+    """Structured fields sent for an edit, merged into the reminder's own rule: only what
+    was sent changes. A new type starts afresh; a one-time moment ("YYYY-MM-DD HH:MM",
+    in_minutes) is a one-time reminder; a bare "HH:MM" for a one-time reminder keeps its
+    date."""
+    if current is None or not given:
+        return given
+    schedule = current.schedule
+    kind = given.get("type")
+    time_text = str(given.get("time") or "").strip()
+    if kind is None and (given.get("in_minutes") is not None or " " in time_text):
+        return given
+    if kind is not None and kind != schedule.kind:
+        return given
+    own: dict[str, Any] = {"type": schedule.kind, "time": f"{schedule.wall_time:%H:%M}"}
+    if schedule.kind == "once":
+        own["time"] = f"{schedule.on_date} {own['time']}"
+        if time_text and " " not in time_text:
+            given = {**given, "time": f"{schedule.on_date} {time_text}"}
+    if schedule.weekday is not None:
+        own["weekday"] = schedule.weekday
+    if schedule.day is not None:
+        own["day"] = schedule.day
+    if schedule.interval > 1:
+        own["interval"] = schedule.interval
+    return {**own, **given}
 
 
 def _names_a_time(text: str) -> bool:
@@ -221,237 +256,3 @@ async def change_reminder(ctx: MessageContext, args: ReminderUpdateArgs) -> Remi
         change,
         expected_version=current.version,
     )
-
-
-class ReminderSnoozeArgs(BaseModel):
-    """Which delivered reminder to fire again, and when."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    reminder_id: str | None = Field(
-        None,
-        max_length=64,
-        description="the ID; leave out for the reminder just delivered (or replied to)",
-    )
-    when: str | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_WHEN,
-        description="when to fire again, as the user said it: 'in 10 minutes', '1h', 'at 5pm'",
-    )
-    minutes: int | None = Field(
-        None,
-        ge=1,
-        le=MAX_SNOOZE_MINUTES,
-        description=f"without when: minutes to wait (default {DEFAULT_SNOOZE_MINUTES})",
-        json_schema_extra=COMPACT_HIDDEN,
-    )
-
-    _reference = field_validator("reminder_id")(check_reference)
-
-    @model_validator(mode="after")
-    def _check_when(self, info: ValidationInfo) -> Self:
-        ctx = validation_context(info)
-        if ctx is not None:
-            self.until(ctx)
-        return self
-
-    def until(self, ctx: MessageContext) -> datetime:
-        """When the snooze fires; ValueError for a phrase that is not one future moment,
-        or that disagrees with `minutes`."""
-        now = ctx.clock()
-        by_minutes = now + timedelta(minutes=self.minutes or DEFAULT_SNOOZE_MINUTES)
-        if self.when is None:
-            return by_minutes
-        minutes = parse_duration(self.when)
-        if minutes is not None:
-            until = now + timedelta(minutes=minutes)
-        else:
-            fields = phrase_rule(read_phrase(self.when), ctx, None)
-            if fields["type"] != "once":
-                raise ValueError("a snooze fires once; give one time, e.g. 'in 10 minutes'")
-            until = ReminderArgs.model_validate(
-                {**fields, "content": "-"}, context={MESSAGE_CONTEXT_KEY: ctx}
-            ).resolve(ctx)[1]
-        if until - now > timedelta(minutes=MAX_SNOOZE_MINUTES):
-            raise ValueError("a snooze can be at most a week")
-        if self.minutes is not None and abs(until - by_minutes) >= timedelta(minutes=1):
-            raise ValueError(
-                f"when {self.when!r} means {format_local(until, ctx.zone)}, but minutes "
-                f"says {self.minutes}; send only when"
-            )
-        return until
-
-
-@tool_function(
-    name="reminder_snooze",
-    requires=["reminders"],
-    description="Snooze a reminder that just went off: it fires again after some minutes.",
-    examples=[
-        Example("snooze it for 20 minutes", {"when": "in 20 minutes"}),
-        Example("ping me again in 2 hours", {"when": "in 2 hours"}),
-        Example("15分钟后再提醒一次", {"when": "15分钟后"}),
-    ],
-)
-async def reminder_snooze(ctx: MessageContext, args: ReminderSnoozeArgs) -> FunctionResult:
-    try:
-        until = args.until(ctx)
-    except ValueError as exc:  # the moment passed between validation and now
-        return FunctionResult.direct(f"I couldn't snooze that: {exc}.", data={"snoozed": False})
-    return await snooze_until(ctx, until, args.reminder_id)
-
-
-async def snooze_until(
-    ctx: MessageContext, until: datetime, reference: str | None
-) -> FunctionResult:
-    """Snooze by reference, else the replied-to reminder, else the only recent one."""
-    service = reminder_service(ctx)
-    try:
-        root, snoozed = await service.snooze(
-            ctx.chat_id,
-            requester(ctx),
-            until,
-            reference=reference,
-            message_id=None if reference else ctx.reply_to,
-        )
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE, data={"snoozed": False})
-    except StorageError as exc:
-        return FunctionResult.direct(str(exc), data={"snoozed": False})
-    when = format_local(until, ctx.zone)
-    return FunctionResult.direct(
-        f"💤 Snoozed {root.label} until {when}: {root.content}",
-        data={"snoozed": True, "of": root.short_id, **snapshot(snoozed)},
-    )
-
-
-async def _pause(ctx: MessageContext, reference: str, paused: bool) -> FunctionResult:
-    service = reminder_service(ctx)
-    try:
-        reminder = await service.set_paused(ctx.chat_id, reference, requester(ctx), paused=paused)
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE)
-    except StorageError as exc:
-        return FunctionResult.direct(str(exc))
-    verb = "⏸️ Paused" if paused else "▶️ Resumed"
-    return FunctionResult.direct(
-        f"{verb} reminder {describe_reminder(reminder, ctx.zone)}", data=snapshot(reminder)
-    )
-
-
-@tool_function(
-    name="reminder_pause",
-    requires=["reminders"],
-    description="Pause a repeating reminder of this chat until it is resumed.",
-    examples=["pause the standup reminder"],
-)
-async def reminder_pause(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
-    return await _pause(ctx, args.reminder_id, True)
-
-
-@tool_function(
-    name="reminder_resume",
-    requires=["reminders"],
-    description="Resume a paused reminder of this chat.",
-    examples=["resume reminder 3"],
-)
-async def reminder_resume(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
-    return await _pause(ctx, args.reminder_id, False)
-
-
-class ReminderHistoryArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    limit: int = Field(10, ge=1, le=50, description="how many entries, newest first")
-
-
-_OUTCOMES = {
-    "sent": "sent",
-    "sent_late": "sent late",
-    "skipped_missed": "skipped (the bot was down)",
-    "failed": "failed",
-    "cancelled": "cancelled before sending",
-    "snoozed": "snoozed",
-}
-
-
-@tool_function(
-    name="reminder_history",
-    requires=["reminders"],
-    description="What this chat's reminders did recently: sent, late, skipped, failed, snoozed.",
-    examples=["did the standup reminder go out this morning?"],
-)
-async def reminder_history(ctx: MessageContext, args: ReminderHistoryArgs) -> FunctionResult:
-    service = reminder_service(ctx)
-    own = ctx.sender_id if ctx.chat_type == "private" else None
-    try:
-        entries = await service.history(ctx.chat_id, limit=args.limit, created_by=own)
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE)
-    if not entries:
-        return FunctionResult.direct("No reminder has gone off in this chat yet.", data=[])
-    lines = [f"Recent reminders ({ctx.timezone}):"]
-    data = []
-    for entry in entries:
-        outcome = _OUTCOMES.get(entry.outcome, entry.outcome)
-        if entry.outcome == "snoozed":
-            outcome = f"snoozed until {entry.detail}"
-        elif entry.outcome == "failed" and entry.detail:
-            outcome = f"failed ({entry.detail})"
-        when = format_local(entry.at, ctx.zone)
-        lines.append(f"{when} · #{entry.short_id} {entry.content} · {outcome}")
-        data.append({"at": entry.at.isoformat(), "id": entry.short_id, "outcome": entry.outcome})
-    return FunctionResult.direct("\n".join(lines), data=data)
-
-
-class ReminderRulesArgs(BaseModel):
-    """New rules for who may set reminders for others; what is left out stays."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    remind_others: Permission | None = Field(
-        None, description="who may set reminders that mention other members"
-    )
-    remind_everyone: Permission | None = Field(
-        None, description="who may set reminders for everyone"
-    )
-
-
-def _describe_rules(rules: ReminderRules) -> str:
-    return (
-        f"Reminders for other members: {rules.remind_others}. "
-        f"Reminders for everyone: {rules.remind_everyone}. "
-        "(members = anyone here, admins = group admins only, off = nobody)"
-    )
-
-
-@tool_function(
-    name="reminder_rules",
-    requires=["reminders"],
-    scope="group",
-    description=(
-        "Show or change who in this group may set reminders for other members or for "
-        "everyone: members, admins or off. Changing them is for group admins."
-    ),
-    examples=["only admins may remind others here", "who can set reminders for everyone?"],
-)
-async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> FunctionResult:
-    service = reminder_service(ctx)
-    defaults = ctx.services.reminder_rules or ReminderRules()
-    changes = rule_changes(args.remind_others, args.remind_everyone)
-    try:
-        if changes and not ctx.is_admin:
-            return FunctionResult.direct(
-                "Only a group admin can change who may set reminders for others.",
-                data={"changed": False},
-            )
-        if changes:
-            settings = await service.update_settings(ctx.chat_id, ctx.chat_type, changes)
-        else:
-            settings = await service.settings_of(ctx.chat_id)
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE, data={"changed": False})
-    rules = defaults.for_chat(settings)
-    data = {"remind_others": rules.remind_others, "remind_everyone": rules.remind_everyone}
-    prefix = "⚙️ Updated. " if changes else ""
-    return FunctionResult.direct(prefix + _describe_rules(rules), data=data)

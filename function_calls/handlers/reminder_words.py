@@ -10,11 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from pydantic import ValidationError
-
 from function_calls.context import MessageContext
 from function_calls.grammar import CJK
 from function_calls.handlers.audience import describe_audience
+from function_calls.validation import InvalidArgumentsError
 from storage import ReminderView
 from storage.recurrence import Schedule, format_local
 from storage.repository import Audience
@@ -91,17 +90,11 @@ def describe_audience_zh(
     return f"（提醒 {'和'.join(names)}{note}）"
 
 
-def refusal(error: ValidationError, asked: str) -> str:
+def refusal(error: InvalidArgumentsError, asked: str) -> str:
     """Why the user's own words can't be set. Our validators' sentences are written for
-    users; pydantic's own wording ("Input should be less than or equal to 527040") is
-    not, and stays out."""
-    reasons = "; ".join(
-        dict.fromkeys(
-            detail["msg"].removeprefix("Value error, ")
-            for detail in error.errors(include_url=False)
-            if detail["type"] == "value_error"
-        )
-    )
+    users; the wording of the schema and of pydantic's own checks ("Input should be less
+    than or equal to 527040") is not, and stays out."""
+    reasons = "; ".join(dict.fromkeys(i.problem for i in error.issues if i.own_words))
     if CJK.search(asked):
         return f"没有设置提醒：{reasons or '这个时间没法设成提醒'}。"
     return f"Nothing is set: {reasons or 'that time is out of the range a reminder can have'}."

@@ -21,15 +21,19 @@ from function_calls.handlers.audience import (
 from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.handlers.reminder_words import confirmation
 from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
+from function_calls.result import Failure, FunctionResult, Touched
 from storage import (
     NewReminder,
+    ReminderChangedError,
     ReminderNotFoundError,
     ReminderPermissionError,
     ReminderService,
+    ReminderStateError,
     ReminderView,
+    StorageError,
     StorageUnavailableError,
 )
+from storage.changes import Requester
 from storage.recurrence import format_local
 from storage.repository import Audience, parse_reference
 
@@ -38,6 +42,41 @@ UNAVAILABLE = (
     "I can't reach the reminder database right now, so nothing was changed. "
     "Please try again in a moment."
 )
+
+
+def requester(ctx: MessageContext) -> Requester:
+    """Who asks for a change: the message's sender, with the rights of the context."""
+    return Requester(
+        ctx.sender_id, ctx.is_admin, ctx.chat_type == "private", owner_only=ctx.owner_only
+    )
+
+
+def touched(reminder: ReminderView) -> Touched:
+    return Touched(reminder.id, reminder.label)
+
+
+def failure_of(exc: Exception) -> Failure:
+    """What kind of refusal a domain error is (the REST layer's status code)."""
+    if isinstance(exc, StorageUnavailableError):
+        return "unavailable"
+    if isinstance(exc, ReminderNotFoundError):
+        return "not_found"
+    if isinstance(exc, ReminderPermissionError):
+        return "forbidden"
+    if isinstance(exc, ReminderChangedError | ReminderStateError):
+        return "conflict"
+    return "refused"
+
+
+def refused(exc: Exception, data: object = None, *, prefix: str = "") -> FunctionResult:
+    """A domain refusal (StorageError, AudienceRefused, or a ValueError: the time passed
+    since validation) as the handler's answer: the sentence, and its kind."""
+    if isinstance(exc, StorageUnavailableError):
+        return FunctionResult.refused(UNAVAILABLE, "unavailable", data)
+    sentence = f"{prefix}{exc}".strip()
+    if not sentence.endswith((".", "!", "?", "。", "！", "？")):  # noqa: RUF001
+        sentence += "."
+    return FunctionResult.refused(sentence, failure_of(exc), data)
 
 
 def reminder_service(ctx: MessageContext) -> ReminderService:
@@ -104,13 +143,15 @@ async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResul
     try:
         reminder = await add_reminder(ctx, args)
     except AudienceRefused as exc:
-        return FunctionResult.direct(str(exc), data={"set": False})
+        return refused(exc, {"set": False})
     except ValueError as exc:  # the moment passed between validation and now
-        return FunctionResult.direct(f"I couldn't set that reminder: {exc}.")
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE)
+        return refused(exc, {"set": False}, prefix="I couldn't set that reminder: ")
+    except StorageError as exc:
+        return refused(exc, {"set": False})
     reply = confirmation(reminder, ctx, everyone_asked=asked_for_everyone(args.who))
-    return FunctionResult.direct(reply, data=snapshot(reminder))
+    return FunctionResult.direct(
+        reply, data=snapshot(reminder), value=reminder, touched=touched(reminder)
+    )
 
 
 async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
@@ -148,6 +189,7 @@ async def audience_for(
 @tool_function(
     name="reminder_list",
     requires=["reminders"],
+    effect="read",
     description="List this chat's active reminders with their IDs and next times.",
     examples=[Example("which reminders are set?", {})],
 )
@@ -158,8 +200,8 @@ async def reminder_list(ctx: MessageContext) -> FunctionResult:
         reminders, total = await service.list_for_chat(
             ctx.chat_id, created_by=own, limit=LIST_LIMIT
         )
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE)
+    except StorageError as exc:
+        return refused(exc)
     if not reminders:
         return FunctionResult.direct("There are no active reminders in this chat.", data=[])
     lines = [f"Reminders in this chat ({total}, times in {ctx.timezone}):"]
@@ -198,17 +240,14 @@ class ReminderRefArgs(BaseModel):
 async def reminder_delete(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
     service = reminder_service(ctx)
     try:
-        reminder = await service.delete(
-            ctx.chat_id,
-            args.reminder_id,
-            requester_id=ctx.sender_id,
-            requester_is_admin=ctx.is_admin,
-            private=ctx.chat_type == "private",
-        )
-    except (ReminderNotFoundError, ReminderPermissionError) as exc:
-        return FunctionResult.direct(str(exc), data={"deleted": False})
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE, data={"deleted": False})
+        reminder = await service.delete(ctx.chat_id, args.reminder_id, requester(ctx))
+    except StorageError as exc:
+        return refused(exc, {"deleted": False})
     rule = reminder.schedule.describe()
     reply = f"🗑️ Deleted reminder {reminder.label} ({rule}): {reminder.content}"
-    return FunctionResult.direct(reply, data={"deleted": True, **snapshot(reminder)})
+    return FunctionResult.direct(
+        reply,
+        data={"deleted": True, **snapshot(reminder)},
+        value=reminder,
+        touched=touched(reminder),
+    )

@@ -164,6 +164,7 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
 
 @tool_function(
     name="summary",
+    effect="read",
     description="Summarize what was said in this group: topics, decisions, who asked what.",
     examples=[
         Example("what did I miss?", {}),

@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, Field, field_validator
 
 from function_calls.context import MessageContext
-from function_calls.handlers.reminders import UNAVAILABLE, describe_reminder, reminder_service
+from function_calls.handlers.reminders import describe_reminder, refused, reminder_service
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from storage import InvalidTimezoneError, StorageUnavailableError, check_timezone
+from storage import InvalidTimezoneError, StorageError, check_timezone
 
 
 @functools.cache
@@ -59,16 +59,20 @@ class TimezoneArgs(BaseModel):
 async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResult:
     new_zone = ZoneInfo(args.timezone)
     if ctx.chat_type == "group" and not ctx.is_admin:
-        return FunctionResult.direct(
-            "Only a group admin can change this chat's time zone.", data={"changed": False}
+        return FunctionResult.refused(
+            "Only a group admin can change this chat's time zone.",
+            "forbidden",
+            {"changed": False},
         )
     service = reminder_service(ctx)
     try:
         moved = await service.set_timezone(ctx.chat_id, ctx.chat_type, args.timezone)
-    except StorageUnavailableError:
-        return FunctionResult.direct(UNAVAILABLE, data={"changed": False})
+    except StorageError as exc:
+        return refused(exc, {"changed": False})
     lines = [f"🌍 This chat's time zone is now {args.timezone}."]
     if moved:
         lines.append("Repeating reminders keep their local time; one-time ones their moment:")
         lines.extend(describe_reminder(reminder, new_zone) for reminder in moved)
-    return FunctionResult.direct("\n".join(lines), data={"changed": True, "moved": len(moved)})
+    return FunctionResult.direct(
+        "\n".join(lines), data={"changed": True, "moved": len(moved)}, value=moved
+    )

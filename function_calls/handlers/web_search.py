@@ -68,6 +68,7 @@ async def written_answer(llm: TextCompleter, query: str, sources: list[Source]) 
 
 @tool_function(
     name="web_search",
+    effect="external",
     description="Search the web for current information and answer with numbered sources.",
     examples=[Example("search for the latest Python release", {"query": "latest Python release"})],
     requires=["search"],

@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError
-from function_calls.registry import TOOL_NAME, Scope, Tool, tool_validators
+from function_calls.registry import TOOL_NAME, Tool, tool_validators
 from function_calls.result import FunctionResult
 from function_calls.schema import external_parameters_schema, is_strict_compatible
+from function_calls.vocabulary import Effect, Scope
 
 # Runs a tool defined elsewhere with its checked arguments.
 ExternalCall = Callable[[MessageContext, dict[str, Any]], Awaitable[FunctionResult]]
@@ -33,9 +34,11 @@ def external_tool(
     scope: Scope = "both",
     admin_only: bool = False,
     timeout: float | None = None,
+    effect: Effect = "write",
 ) -> Tool:
     """A Tool for a schema defined elsewhere; raises ToolDefinitionError when the schema
-    cannot be used (the caller skips that tool and keeps the others)."""
+    cannot be used (the caller skips that tool and keeps the others). A remote tool that
+    does not say what it does counts as a "write"."""
     if not TOOL_NAME.fullmatch(name):
         raise ToolDefinitionError(f"invalid tool name {name!r}")
     try:
@@ -65,4 +68,5 @@ def external_tool(
         args_param="args",
         is_async=True,
         external=True,
+        effect=effect,
     )

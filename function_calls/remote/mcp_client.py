@@ -40,6 +40,7 @@ from function_calls.remote.mcp_config import McpServerConfig, McpSettings
 from function_calls.remote.naming import exposed_name
 from function_calls.remote.results import content_text, limited
 from function_calls.result import FunctionResult
+from function_calls.vocabulary import Effect
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +241,7 @@ class McpServerTools:
                     scope=config.scope,
                     admin_only=config.admin_only,
                     timeout=config.timeout,
+                    effect=_effect(listing.annotations),
                 )
             except ToolDefinitionError as exc:
                 log.warning("%s: tool %s is skipped: %s", self.name, listing.name, exc)
@@ -347,3 +349,15 @@ class McpTools:
 
     async def aclose(self) -> None:
         await asyncio.gather(*(server.aclose() for server in self.servers))
+
+
+def _effect(annotations: types.ToolAnnotations | None) -> Effect:
+    """What the server says its tool does: its hints are the server's word, so a tool
+    without them counts as a write (the strictest the policy and the audit know)."""
+    if annotations is None:
+        return "write"
+    if annotations.read_only_hint:
+        return "read"
+    if annotations.open_world_hint:
+        return "external"
+    return "write"

@@ -27,12 +27,13 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, SecretStr, fie
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError, ToolError
-from function_calls.registry import Scope, Tool
+from function_calls.registry import Tool
 from function_calls.remote.external import external_tool
 from function_calls.remote.filters import ToolFilter
 from function_calls.remote.naming import exposed_name
 from function_calls.remote.results import MAX_RESULT_CHARS, limited
 from function_calls.result import FunctionResult, to_compact_json
+from function_calls.vocabulary import Scope
 
 log = logging.getLogger(__name__)
 
@@ -319,6 +320,8 @@ class OpenApiTools:
                 scope=self.config.scope,
                 admin_only=self.config.admin_only,
                 timeout=self.config.timeout,
+                # A GET reads (HTTP's own promise); any other method may change things.
+                effect="read" if operation.method.upper() in ("GET", "HEAD") else "write",
             )
         except ToolDefinitionError as exc:
             log.warning("%s: %s is skipped: %s", self.name, operation.operation_id, exc)

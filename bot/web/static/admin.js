@@ -8,6 +8,7 @@ const SECTIONS = {
   deliveries: ["Deliveries", showDeliveries],
   tools: ["Tools", showTools],
   activity: ["Model activity", showActivity],
+  audit: ["Audit", showAudit],
   usage: ["Usage", showUsage],
   status: ["Status", showStatus],
 };
@@ -121,7 +122,7 @@ async function showTools(view) {
   const tools = await api("GET", "/v1/tools");
   const result = element("pre", { id: "run-result", "aria-live": "polite" });
   const list = tools.map((t) => element("details", {},
-    element("summary", { text: `${t.name} — ${t.scope}${t.admin_only ? ", admins only" : ""}${t.source === "remote" ? ", remote" : ""}` }),
+    element("summary", { text: `${t.name} — ${t.effect}, ${t.scope}${t.who !== "members" ? `, ${t.who}` : ""}${t.admin_only ? ", admins only" : ""}${t.source === "remote" ? ", remote" : ""}` }),
     element("p", { text: t.description }),
     element("pre", { text: JSON.stringify(t.parameters, null, 2) })));
   const name = element("select", { id: "run-tool" }, ...tools.map((t) => element("option", { value: t.name, text: t.name })));
@@ -138,7 +139,42 @@ async function showTools(view) {
     result.textContent = answer.outcome === "ok"
       ? `ok: ${answer.reply ?? JSON.stringify(answer.data)}` : `${answer.outcome}: ${answer.error}`;
   });
-  view.append(element("h2", { text: "Tools" }), form, ...list);
+  const switchChat = element("input", { type: "text", id: "switch-chat", required: "", value: "web:group" });
+  const switchTool = element("select", { id: "switch-tool" }, ...tools.map((t) => element("option", { value: t.name, text: t.name })));
+  const switchState = element("select", { id: "switch-state" },
+    element("option", { value: "off", text: "off" }), element("option", { value: "on", text: "on" }));
+  const switched = element("p", { id: "switch-result", "aria-live": "polite" });
+  const switchForm = element("form", { id: "switch-form", "aria-label": "Switch a tool in a chat" },
+    element("h3", { text: "Switch a tool in a chat" }), field("Chat", switchChat), field("Tool", switchTool),
+    field("State", switchState), element("button", { type: "submit", text: "Switch" }), switched);
+  switchForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const answer = await api("PUT", `/v1/chats/${enc(switchChat.value.trim())}/tools`, { [switchState.value]: [switchTool.value] });
+    switched.textContent = answer.error ? answer.error : `Switched off there: ${answer.off.join(", ") || "none"}`;
+  });
+  view.append(element("h2", { text: "Tools" }), form, switchForm, ...list);
+}
+
+async function showAudit(view, params) {
+  const chat = element("input", { type: "text", id: "audit-chat", value: params.get("chat_id") || "" });
+  const tool = element("input", { type: "text", id: "audit-tool", value: params.get("tool") || "" });
+  const filter = element("form", { id: "audit-filter", "aria-label": "Filter the audit log" },
+    field("Chat", chat), field("Tool", tool), element("button", { type: "submit", text: "Filter" }));
+  filter.addEventListener("submit", (event) => {
+    event.preventDefault();
+    go("audit", { chat_id: chat.value.trim(), tool: tool.value.trim() });
+  });
+  const query = new URLSearchParams({ limit: "50" });
+  for (const key of ["chat_id", "tool", "before"]) if (params.get(key)) query.set(key, params.get(key));
+  const page = await api("GET", `/v1/audit?${query}`);
+  const older = page.next_before
+    ? element("button", { type: "button", text: "Older", onclick: () => go("audit", { chat_id: chat.value.trim(), tool: tool.value.trim(), before: String(page.next_before) }) })
+    : "";
+  view.append(element("h2", { text: "Audit" }), filter, table(
+    ["When", "Chat", "Who", "How", "From", "Tool", "Arguments", "Outcome", "Touched"],
+    page.entries.map((e) => [when(e.at), e.chat_id, e.sender_name ? `${e.sender_name} (${e.sender_id})` : e.sender_id,
+      e.auth, e.source, e.tool, JSON.stringify(e.arguments), e.outcome + (e.detail ? `: ${e.detail}` : ""), e.target_label || ""]),
+    "Audit log"), older);
 }
 
 async function showActivity(view) {

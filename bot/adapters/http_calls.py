@@ -1,0 +1,150 @@
+"""A REST call of a tool: one `ValidatedToolCall` executed by the bot's invoker, as every
+other caller's, with the outcome as a status code.
+
+| outcome                                     | status |
+| ------------------------------------------- | ------ |
+| ok                                          | the route's own (200, 201, 204) |
+| invalid (either validation stage)           | 422, with the issues by path |
+| unknown, hidden (scope, policy, switched off) | 403, with the reason |
+| refused: not_found / forbidden / conflict / refused | 404 / 403 / 409 / 422 |
+| refused: unavailable, or the database down  | 503 |
+| limited (the tools policy's rate limit)     | 429, with Retry-After |
+| timeout                                     | 504 |
+| failed                                      | 500, never the handler's exception |
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from fastapi import HTTPException, Request
+from fastapi.responses import JSONResponse
+
+from bot.contexts import Caller
+from function_calls import (
+    CallSource,
+    ChatType,
+    FunctionResult,
+    InvalidArgumentsError,
+    MessageContext,
+    ToolCall,
+    ToolFailedError,
+    ToolHiddenError,
+    ToolInvocationError,
+    ToolRateLimitedError,
+    ToolTimeoutError,
+    UnknownToolError,
+)
+from function_calls.result import Failure
+from storage import Member, StorageUnavailableError
+
+if TYPE_CHECKING:
+    from bot.app import Bot
+
+API_USER = "api"  # who a REST caller is, in permission checks and the audit log
+
+FAILURE_STATUS: dict[Failure, int] = {
+    "not_found": 404,
+    "forbidden": 403,
+    "conflict": 409,
+    "refused": 422,
+    "unavailable": 503,
+}
+
+
+class Refused(Exception):
+    """The call did not do what was asked; `response` says why, as a status code."""
+
+    def __init__(self, response: JSONResponse) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def invalid(exc: InvalidArgumentsError) -> JSONResponse:
+    issues = [_issue(i.path, i.problem, i.received) for i in exc.issues]
+    return JSONResponse({"error": "invalid request", "issues": issues}, status_code=422)
+
+
+def _issue(path: str, problem: str, received: str) -> dict[str, str]:
+    # Lone surrogates cannot be encoded as JSON; show them as replacement characters.
+    safe = received.encode("utf-8", "replace").decode("utf-8")
+    return {"path": path, "problem": problem, "received": safe}
+
+
+def not_run(exc: ToolInvocationError) -> JSONResponse:
+    """The response to a call that did not run, or failed."""
+    if isinstance(exc, InvalidArgumentsError):
+        return invalid(exc)
+    if isinstance(exc, ToolHiddenError):
+        return JSONResponse(
+            {"error": f"not available in this chat ({exc.reason})", "reason": exc.reason},
+            status_code=403,
+        )
+    if isinstance(exc, UnknownToolError):
+        return JSONResponse({"error": "no such tool"}, status_code=403)
+    if isinstance(exc, ToolRateLimitedError):
+        wait = str(max(1, math.ceil(exc.retry_after)))
+        return JSONResponse(
+            {"error": "rate limited by the tools policy", "retry_after": int(wait)},
+            status_code=429,
+            headers={"Retry-After": wait},
+        )
+    if isinstance(exc, ToolTimeoutError):
+        return JSONResponse({"error": "timed out; nothing may have changed"}, status_code=504)
+    if isinstance(exc, ToolFailedError) and isinstance(exc.__cause__, StorageUnavailableError):
+        raise exc.__cause__  # the app answers 503, nothing changed
+    if isinstance(exc, ToolFailedError) and not exc.internal:
+        return JSONResponse({"error": str(exc)}, status_code=422)
+    return JSONResponse({"error": "the call failed on the bot's side"}, status_code=500)
+
+
+async def call_tool(bot: Bot, ctx: MessageContext, tool_name: str, raw: Any) -> FunctionResult:
+    """Validate and execute through the bot's invoker; the result of a call that did
+    what was asked, else Refused with the response to send."""
+    try:
+        validated = bot.invoker.validate_tool_call(ctx, ToolCall(tool_name, raw))
+        result = await bot.invoker.execute_tool_call(ctx, validated)
+    except ToolInvocationError as exc:
+        raise Refused(not_run(exc)) from None
+    if result.failure is not None:
+        if result.failure == "unavailable":
+            raise StorageUnavailableError("storage unavailable")
+        status = FAILURE_STATUS[result.failure]
+        raise Refused(JSONResponse({"error": result.reply or result.failure}, status_code=status))
+    return result
+
+
+async def api_context(
+    bot: Bot,
+    chat_id: str,
+    *,
+    sender_id: str = API_USER,
+    sender_name: str = "",
+    chat_type: ChatType = "group",
+    mentioned: tuple[Member, ...] = (),
+    source: CallSource = "rest",
+) -> MessageContext:
+    """The context of a call by a holder of the API token: an admin of the chat."""
+    return await bot.caller_context(
+        Caller(
+            chat_id=chat_id,
+            sender_id=sender_id,
+            source=source,
+            auth="token",
+            chat_type=chat_type,
+            sender_name=sender_name,
+            is_admin=True,
+            mentioned=mentioned,
+        )
+    )
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    try:
+        raw = await request.json()
+    except ValueError:
+        raise HTTPException(400, "the body is not JSON") from None
+    if not isinstance(raw, dict):
+        raise HTTPException(422, "the body must be a JSON object")
+    return raw

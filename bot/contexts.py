@@ -1,0 +1,101 @@
+"""The one place a `MessageContext` is made, for every entry point: a chat message (the
+router), a REST call, an MCP client, the dashboard. Each gets the same services (the
+member directory included), the chat's zone and switched-off tools, and the bot's clock;
+who calls, and how they proved it, is the caller's part."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.config import Config
+from bot.messages import IncomingMessage
+from function_calls import AuthMethod, CallSource, ChatType, MessageContext, Services
+from function_calls.policy import tools_off
+from storage import Member, ReminderService
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who calls a tool from outside a chat message (REST, MCP, the dashboard)."""
+
+    chat_id: str
+    sender_id: str
+    source: CallSource
+    auth: AuthMethod
+    chat_type: ChatType = "group"
+    sender_name: str = ""
+    is_admin: bool = False
+    mentioned: tuple[Member, ...] = ()
+
+
+class ContextFactory:
+    """Builds the tools' context of a call; see the module's docstring."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        reminders: ReminderService,
+        services: Services,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._config = config
+        self._reminders = reminders
+        self.services = services
+        self._clock = clock
+
+    async def for_message(
+        self,
+        message: IncomingMessage,
+        *,
+        progress: Callable[[str], Awaitable[None]] | None = None,
+        source: CallSource = "model",
+    ) -> MessageContext:
+        """The context for tools run on behalf of `message`'s sender. With `progress`,
+        a slow tool's "searching…" line goes to the chat."""
+        is_admin = message.sender_is_admin or message.sender_id in self._config.bot.admins
+        if message.chat_type == "private" or message.from_operator:
+            is_admin = True  # owner of their own chat; the operator owns the simulated ones
+        services = self.services if progress is None else self.services.with_(progress=progress)
+        return await self._build(
+            Caller(
+                chat_id=message.chat_id,
+                sender_id=message.sender_id,
+                source=source,
+                auth="operator" if message.from_operator else "platform",
+                chat_type=message.chat_type,
+                sender_name=message.sender_name,
+                is_admin=is_admin,
+                mentioned=message.mentions,
+            ),
+            services,
+            reply_to=message.reply_to_message_id,
+        )
+
+    async def for_caller(self, caller: Caller) -> MessageContext:
+        """The context for a caller outside any chat message."""
+        return await self._build(caller, self.services)
+
+    async def _build(
+        self, caller: Caller, services: Services, *, reply_to: str | None = None
+    ) -> MessageContext:
+        # Both read the chat's row through the service's short-lived cache: one read.
+        timezone = await self._reminders.timezone_of(caller.chat_id)
+        settings = await self._reminders.settings_of(caller.chat_id, cached=True)
+        return MessageContext(
+            chat_id=caller.chat_id,
+            chat_type=caller.chat_type,
+            sender_id=caller.sender_id,
+            sender_name=caller.sender_name,
+            is_admin=caller.is_admin,
+            timezone=timezone,
+            services=services,
+            clock=self._clock,
+            mentioned=caller.mentioned,
+            reply_to=reply_to,
+            source=caller.source,
+            auth=caller.auth,
+            tools_off=tools_off(settings),
+        )

@@ -1,0 +1,46 @@
+"""What the invoker writes to the audit log about a call: who, from where, what, and a
+summary of the arguments that keeps secrets and long text out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from storage.audit import AuditEntry
+
+# An argument whose name says it holds a secret is never written down.
+_SECRET_NAME = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key|auth|cookie|credential", re.I)
+_MAX_TEXT = 120
+_MAX_ITEMS = 20
+_MAX_DEPTH = 3
+MASK = "***"
+
+
+class AuditSink(Protocol):
+    """Where audit entries go (storage.audit.AuditLog)."""
+
+    async def record(self, entry: AuditEntry) -> None: ...
+
+
+def redacted(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary of a call's arguments fit for the audit log: values of secret-named
+    keys masked, strings cut at 120 characters, lists and objects at 20 items."""
+    return {str(key): _value(str(key), value, 0) for key, value in arguments.items()}
+
+
+def _value(key: str, value: Any, depth: int) -> Any:
+    if _SECRET_NAME.search(key):
+        return MASK
+    if isinstance(value, str):
+        return value if len(value) <= _MAX_TEXT else value[: _MAX_TEXT - 1] + "…"
+    if depth >= _MAX_DEPTH and isinstance(value, Mapping | list | tuple):
+        return "…"
+    if isinstance(value, Mapping):
+        items = list(value.items())[:_MAX_ITEMS]
+        return {str(k): _value(str(k), v, depth + 1) for k, v in items}
+    if isinstance(value, list | tuple):
+        return [_value(key, item, depth + 1) for item in value[:_MAX_ITEMS]]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return _value(key, str(value), depth)

@@ -1,0 +1,98 @@
+"""`chat_tools`: which tools this chat has, and a chat admin's switch to turn one off or
+on again. A switched-off tool is not offered to the model, and a call of it is refused
+on every path (the invoker checks `ctx.tools_off`)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from function_calls.context import MessageContext
+from function_calls.handlers.reminders import refused, reminder_service
+from function_calls.policy import TOOLS_OFF, hidden_because, tools_off
+from function_calls.registry import Tool, tool_function
+from function_calls.result import FunctionResult
+from function_calls.services import required
+from storage import StorageError
+
+NAME = "chat_tools"
+_NAMES = Field(
+    None,
+    min_length=1,
+    max_length=20,
+    description="tool names, as /tools lists them",
+)
+
+
+class ChatToolsArgs(BaseModel):
+    """Tools to switch off or on in this chat; with neither, the list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    off: list[str] | None = _NAMES
+    on: list[str] | None = _NAMES
+
+
+def _line(tool: Tool, ctx: MessageContext, switched_off: bool) -> str:
+    who = ctx.services.tool_policy.who(tool.name, tool.effect) if ctx.services.tool_policy else None
+    state = "off" if switched_off else "on"
+    rights = f" · {who}" if who not in (None, "members") else ""
+    return f"• {tool.name} · {state} · {tool.effect}{rights}"
+
+
+@tool_function(
+    name=NAME,
+    requires=["reminders"],
+    # `/tools`, the API and the dashboard switch tools; the model's prompt is spared it.
+    for_model=False,
+    description="List this chat's tools, or switch some off or on (chat admins only).",
+)
+async def chat_tools(ctx: MessageContext, args: ChatToolsArgs) -> FunctionResult:
+    registry = required(ctx.services.registry, "registry")
+    off, on = set(args.off or ()), set(args.on or ())
+    changes = off | on
+    known = {tool.name for tool in registry}
+    if changes and not ctx.is_admin:
+        return FunctionResult.refused(
+            "Only a chat admin can switch tools on or off.", "forbidden", {"changed": False}
+        )
+    unknown = sorted(changes - known)
+    if unknown:
+        return FunctionResult.refused(
+            f"There is no tool called {', '.join(unknown)} here; /tools lists them.",
+            "refused",
+            {"changed": False},
+        )
+    if NAME in off:
+        return FunctionResult.refused(
+            "This switch can't switch itself off.", "refused", {"changed": False}
+        )
+    if off & on:
+        return FunctionResult.refused(
+            f"{', '.join(sorted(off & on))}: off or on? Name each tool once.",
+            "refused",
+            {"changed": False},
+        )
+    switched = set(ctx.tools_off)
+    if changes:
+        service = reminder_service(ctx)
+        try:
+            settings = await service.settings_of(ctx.chat_id)
+            switched = (set(tools_off(settings)) | off) - on
+            await service.update_settings(
+                ctx.chat_id, ctx.chat_type, {TOOLS_OFF: sorted(switched) or None}
+            )
+        except StorageError as exc:
+            return refused(exc, {"changed": False})
+    policy = ctx.services.tool_policy
+    lines = []
+    for tool in registry:
+        reason = hidden_because(tool, ctx, policy)
+        if reason is None or reason == "switched_off" or tool.name in switched:
+            lines.append(_line(tool, ctx, tool.name in switched))
+    head = "⚙️ Updated. " if changes else ""
+    text = f"{head}Tools in this chat (name · on/off · effect):\n" + "\n".join(lines)
+    if not changes:
+        text += "\nA chat admin can write /tools off <name> or /tools on <name>."
+    return FunctionResult.direct(
+        text, data={"off": sorted(switched), "changed": bool(changes)}, value=sorted(switched)
+    )

@@ -1,0 +1,68 @@
+"""Who in a group may set reminders for other members or for everyone, and changing it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from function_calls.context import MessageContext
+from function_calls.handlers.audience import ReminderRules, rule_changes
+from function_calls.handlers.reminders import refused, reminder_service
+from function_calls.registry import tool_function
+from function_calls.result import FunctionResult
+from function_calls.services import AudienceRules
+from storage import StorageError
+from storage.vocabulary import Permission
+
+
+class ReminderRulesArgs(BaseModel):
+    """New rules for who may set reminders for others; what is left out stays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    remind_others: Permission | None = Field(
+        None, description="who may set reminders that mention other members"
+    )
+    remind_everyone: Permission | None = Field(
+        None, description="who may set reminders for everyone"
+    )
+
+
+def _describe_rules(rules: AudienceRules) -> str:
+    return (
+        f"Reminders for other members: {rules.remind_others}. "
+        f"Reminders for everyone: {rules.remind_everyone}. "
+        "(members = anyone here, admins = group admins only, off = nobody)"
+    )
+
+
+@tool_function(
+    name="reminder_rules",
+    requires=["reminders"],
+    scope="group",
+    description=(
+        "Show or change who in this group may set reminders for other members or for "
+        "everyone: members, admins or off. Changing them is for group admins."
+    ),
+    examples=["only admins may remind others here", "who can set reminders for everyone?"],
+)
+async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> FunctionResult:
+    service = reminder_service(ctx)
+    defaults = ctx.services.reminder_rules or ReminderRules()
+    changes = rule_changes(args.remind_others, args.remind_everyone)
+    try:
+        if changes and not ctx.is_admin:
+            return FunctionResult.refused(
+                "Only a group admin can change who may set reminders for others.",
+                "forbidden",
+                {"changed": False},
+            )
+        if changes:
+            settings = await service.update_settings(ctx.chat_id, ctx.chat_type, changes)
+        else:
+            settings = await service.settings_of(ctx.chat_id)
+    except StorageError as exc:
+        return refused(exc, {"changed": False})
+    rules = defaults.for_chat(settings)
+    data = {"remind_others": rules.remind_others, "remind_everyone": rules.remind_everyone}
+    prefix = "⚙️ Updated. " if changes else ""
+    return FunctionResult.direct(prefix + _describe_rules(rules), data=data, value=rules)

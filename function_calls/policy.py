@@ -1,0 +1,209 @@
+"""Per-tool policy: who may call a tool, in which chats, and how often.
+
+The `tools.policy` section of the config maps keys to rules. A key is a tool name, a
+glob over tool names (`"time__*"` for an MCP server's tools) or `"effect:NAME"` for
+every tool of that effect. Every rule whose key matches a tool applies, so the
+strictest wins: a tool is offered only where all of them allow it, and each of their
+rate limits counts on its own.
+
+A tool a rule denies is not shown to the model, and a call of it is refused as hidden on
+every path (the REST layer answers 403). The invoker is the one place this is checked.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from function_calls.context import MessageContext
+from function_calls.errors import HiddenReason, ToolRateLimitedError
+from function_calls.vocabulary import EFFECTS, Effect, Scope, Who
+from storage.vocabulary import SETTING_TOOLS_OFF
+
+if TYPE_CHECKING:
+    from function_calls.registry import Tool
+
+# The chat setting that lists the tools a chat admin switched off.
+TOOLS_OFF = SETTING_TOOLS_OFF
+
+_EFFECT_KEY = "effect:"
+_HOUR = 3600.0
+# Counters kept per rule; past this many (user, chat) keys the oldest are dropped.
+_MAX_COUNTERS = 50_000
+
+
+class ChatFilter(BaseModel):
+    """Chat ids or globs (`"tg:-100*"`): `deny` always wins; a non-empty `allow` admits
+    only the chats it names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+    def admits(self, chat_id: str) -> bool:
+        if any(fnmatch.fnmatchcase(chat_id, pattern) for pattern in self.deny):
+            return False
+        return not self.allow or any(fnmatch.fnmatchcase(chat_id, p) for p in self.allow)
+
+
+class ToolRule(BaseModel):
+    """One entry of `tools.policy`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    who: Who = "members"
+    chats: ChatFilter = Field(default_factory=ChatFilter)
+    scope: Scope = "both"
+    per_user_per_hour: int | None = Field(None, ge=1)
+    per_chat_per_hour: int | None = Field(None, ge=1)
+
+
+def check_key(key: str) -> str:
+    """A policy key: a tool name, a glob, or effect:read|write|external."""
+    if key.startswith(_EFFECT_KEY) and key.removeprefix(_EFFECT_KEY) not in EFFECTS:
+        raise ValueError(f"{key!r}: the effect must be one of {', '.join(EFFECTS)}")
+    if not key.strip():
+        raise ValueError("a policy key must not be empty")
+    return key
+
+
+class PolicyConfig(BaseModel):
+    """The `tools:` section of the config."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: dict[str, ToolRule] = Field(default_factory=dict)
+
+    @field_validator("policy")
+    @classmethod
+    def _keys(cls, value: dict[str, ToolRule]) -> dict[str, ToolRule]:
+        for key in value:
+            check_key(key)
+        return value
+
+
+def _matches(key: str, name: str, effect: Effect) -> bool:
+    if key.startswith(_EFFECT_KEY):
+        return key.removeprefix(_EFFECT_KEY) == effect
+    return fnmatch.fnmatchcase(name, key)
+
+
+@dataclass(slots=True)
+class _Window:
+    """Call times within the last hour, oldest first."""
+
+    times: deque[float] = field(default_factory=deque)
+
+    def wait(self, now: float, limit: int) -> float:
+        """Seconds until one more call is allowed (0: now)."""
+        while self.times and self.times[0] <= now - _HOUR:
+            self.times.popleft()
+        if len(self.times) < limit:
+            return 0.0
+        return self.times[0] + _HOUR - now
+
+
+class ToolPolicy:
+    """The rules of `tools.policy`, and the rate counters they keep (in this process:
+    with several processes on one database, each counts its own calls)."""
+
+    def __init__(
+        self, rules: Mapping[str, ToolRule] | None = None, *, monotonic: Callable[[], float]
+    ) -> None:
+        self._rules = dict(rules or {})
+        self._monotonic = monotonic
+        self._matching: dict[tuple[str, Effect], tuple[tuple[str, ToolRule], ...]] = {}
+        self._windows: dict[tuple[str, str, str], _Window] = {}
+        # Handlers in worker threads never call in here, but calls from several event
+        # loops (tests, the MCP stdio server) may: the counters stay consistent.
+        self._lock = threading.Lock()
+
+    @property
+    def rules(self) -> Mapping[str, ToolRule]:
+        return self._rules
+
+    def rules_for(self, name: str, effect: Effect) -> tuple[tuple[str, ToolRule], ...]:
+        """The (key, rule) pairs that apply to a tool, in the config's order."""
+        cached = self._matching.get((name, effect))
+        if cached is None:
+            cached = tuple((k, r) for k, r in self._rules.items() if _matches(k, name, effect))
+            self._matching[(name, effect)] = cached
+        return cached
+
+    def allows(self, name: str, effect: Effect, ctx: MessageContext) -> bool:
+        """Whether the sender of `ctx` may see and call the tool in its chat."""
+        for _, rule in self.rules_for(name, effect):
+            if rule.who == "nobody" or (rule.who == "admins" and not ctx.is_admin):
+                return False
+            if rule.scope != "both" and rule.scope != ctx.chat_type:
+                return False
+            if not rule.chats.admits(ctx.chat_id):
+                return False
+        return True
+
+    def owner_only(self, name: str, effect: Effect, ctx: MessageContext) -> bool:
+        """Whether the call may act only on objects the sender created."""
+        return not ctx.is_admin and any(
+            rule.who == "creator_or_admin" for _, rule in self.rules_for(name, effect)
+        )
+
+    def who(self, name: str, effect: Effect) -> Who:
+        """The strictest `who` of the rules that apply, for /tools and the dashboard."""
+        order: tuple[Who, ...] = ("members", "creator_or_admin", "admins", "nobody")
+        found = [rule.who for _, rule in self.rules_for(name, effect)]
+        return max(found, key=order.index) if found else "members"
+
+    def take(self, name: str, effect: Effect, ctx: MessageContext) -> None:
+        """Count one call; raises ToolRateLimitedError (counting nothing) when a rule's
+        limit for this sender or chat is reached."""
+        limits: list[tuple[tuple[str, str, str], int]] = []
+        for key, rule in self.rules_for(name, effect):
+            if rule.per_user_per_hour is not None:
+                limits.append(((f"{key}|{name}", "user", ctx.sender_id), rule.per_user_per_hour))
+            if rule.per_chat_per_hour is not None:
+                limits.append(((f"{key}|{name}", "chat", ctx.chat_id), rule.per_chat_per_hour))
+        if not limits:
+            return
+        now = self._monotonic()
+        with self._lock:
+            windows = [self._window(counter) for counter, _ in limits]
+            wait = max(w.wait(now, limit) for w, (_, limit) in zip(windows, limits, strict=True))
+            if wait > 0:
+                raise ToolRateLimitedError(name, math.ceil(wait))
+            for window in windows:
+                window.times.append(now)
+
+    def _window(self, counter: tuple[str, str, str]) -> _Window:
+        window = self._windows.get(counter)
+        if window is None:
+            if len(self._windows) >= _MAX_COUNTERS:
+                del self._windows[next(iter(self._windows))]
+            window = self._windows[counter] = _Window()
+        return window
+
+
+def tools_off(settings: Mapping[str, Any]) -> frozenset[str]:
+    """The tools a chat switched off, from its settings."""
+    names = settings.get(TOOLS_OFF) or ()
+    return frozenset(str(name) for name in names) if isinstance(names, list) else frozenset()
+
+
+def hidden_because(
+    tool: Tool, ctx: MessageContext, policy: ToolPolicy | None
+) -> HiddenReason | None:
+    """Why `tool` is not offered to the sender of `ctx` (None: it is): its own scope,
+    rights and services, then the tools policy, then the chat's switches."""
+    reason = tool.hidden_because(ctx)
+    if reason is None and policy is not None and not policy.allows(tool.name, tool.effect, ctx):
+        reason = "policy"
+    if reason is None and tool.name in ctx.tools_off:
+        reason = "switched_off"
+    return reason

@@ -1,0 +1,44 @@
+"""The words storage shares with the layers above it, each defined once: what its rows
+hold (a chat's type, a reminder's status, a delivery's outcome) and the keys and values
+of a chat's settings. Every other module imports them from here; a schedule's kinds are
+`storage.recurrence.Kind`."""
+
+from __future__ import annotations
+
+from typing import Final, Literal, TypeGuard, get_args
+
+# A chat: a group, or a private chat with one person.
+ChatType = Literal["group", "private"]
+CHAT_TYPES: tuple[ChatType, ...] = get_args(ChatType)
+
+
+def is_chat_type(value: object) -> TypeGuard[ChatType]:
+    """`value` is "group" or "private" (an untrusted string from a request or a platform)."""
+    return value in CHAT_TYPES
+
+
+# A reminder's status: active and paused ones are live (listed, editable); a one-time
+# reminder that fired is done; a deleted one is cancelled (kept for its history).
+LiveStatus = Literal["active", "paused"]
+ReminderStatus = Literal[LiveStatus, "done", "cancelled"]
+
+# What became of one occurrence of a reminder (a row of the deliveries table), once
+# finished: sent (late: after `late_after`), skipped (missed past its grace), failed
+# (every attempt), or cancelled (the reminder was deleted while a retry was pending).
+FinishedOutcome = Literal["sent", "sent_late", "skipped_missed", "failed", "cancelled"]
+# A deliveries row's outcome: "pending" while it is claimed and being sent or retried.
+DeliveryOutcome = Literal["pending", FinishedOutcome]
+DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
+# A line of a chat's reminder history: a finished delivery, or a snooze that was set.
+HistoryOutcome = Literal[FinishedOutcome, "snoozed"]
+
+# Who may set reminders for others (a chat setting, and the config's defaults).
+Permission = Literal["members", "admins", "off"]
+PERMISSIONS: tuple[Permission, ...] = get_args(Permission)
+
+# The keys of a chat's settings (the chats table's JSON column).
+SettingKey = Literal["remind_others", "remind_everyone", "token_budget", "tools_off"]
+SETTING_OTHERS: Final[SettingKey] = "remind_others"  # a Permission
+SETTING_EVERYONE: Final[SettingKey] = "remind_everyone"  # a Permission
+SETTING_TOKEN_BUDGET: Final[SettingKey] = "token_budget"  # the chat's daily token limit
+SETTING_TOOLS_OFF: Final[SettingKey] = "tools_off"  # tools a chat admin switched off
