@@ -30,6 +30,7 @@ from typing import Any
 
 from sqlalchemy import insert
 
+from function_calls.handlers.reminder_words import reminder_message
 from storage import Database, NewReminder, OutgoingMessage, ReminderService, Schedule, upgrade
 from storage.models import Chat, Reminder
 
@@ -157,7 +158,7 @@ async def measure(url: str, spawned_at: float) -> dict[str, Any]:
                 await arrived.wait()
 
     started = time.perf_counter()
-    async with ReminderService.open(url, sender=sender) as service:
+    async with ReminderService.open(url, sender=sender, compose=reminder_message) as service:
         figures: dict[str, Any] = {
             "ready_in_process_s": time.perf_counter() - started,
             "ready_from_spawn_s": time.time() - spawned_at,

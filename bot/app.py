@@ -33,6 +33,7 @@ from function_calls import (
 )
 from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import BudgetLimits
+from function_calls.handlers.reminder_words import reminder_message
 from function_calls.links import PageFetcher
 from function_calls.policy import ToolPolicy
 from function_calls.registry import ToolSource
@@ -202,6 +203,7 @@ class Bot:
             ReminderService.open(
                 config.storage.url,
                 sender=self.outbound if self._deliver else None,
+                compose=reminder_message,
                 default_timezone=config.bot.timezone,
                 policy=config.reminders.policy(),
                 clock=self._clock,

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from function_calls import MessageContext, TurnResult
 from function_calls.handlers.budget import BudgetLimits, chat_limit, next_reset
+from function_calls.handlers.reminder_words import format_local
 from storage import ReminderService
-from storage.recurrence import format_local
 from storage.usage import UsageLog
 
 _MAX_NOTIFIED = 100_000

@@ -30,6 +30,7 @@ from function_calls.grammar import (
     parse_reminder,
     split_when,
 )
+from function_calls.handlers.reminder_refusals import refusal_text
 from function_calls.handlers.reminder_words import refusal
 from function_calls.internal_text import refusal_of
 from function_calls.links import find_links
@@ -143,7 +144,7 @@ class Commands:
         except StorageUnavailableError:
             raise  # the router answers that the database is down
         except StorageError as exc:
-            return str(exc)
+            return refusal_text(exc, ctx.text)
 
     async def call(self, ctx: MessageContext, tool_name: str, raw: dict[str, Any]) -> str:
         """The registry path: visibility, both validation stages, the handler."""

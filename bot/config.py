@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from function_calls.handlers.audience import ReminderRules
+from function_calls.handlers.reminder_refusals import unknown_zone
 from function_calls.llm import ToolMode, ToolSchema
 from function_calls.policy import PolicyConfig
 from function_calls.prompt_formats import PromptFormat
@@ -131,7 +132,7 @@ class BotSettings(_Section):
         try:
             return check_timezone(value)
         except InvalidTimezoneError as exc:
-            raise ValueError(str(exc)) from None
+            raise ValueError(unknown_zone(exc.name)) from None
 
 
 class BudgetConfig(_Section):

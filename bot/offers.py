@@ -30,11 +30,12 @@ from function_calls.grammar import (
 )
 from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.handlers.reminder_words import (
+    describe_schedule,
     describe_schedule_zh,
+    format_local,
     format_local_zh,
     refusal,
 )
-from storage.recurrence import format_local
 
 OFFER_TTL = timedelta(minutes=10)
 _MAX_PENDING = 10_000
@@ -168,7 +169,7 @@ class Offers:
                 "回复“是”确认。"
             )
         when = format_local(first, ctx.zone, with_year=with_year)
-        rule = f", {schedule.describe()}" if schedule.recurring else ""
+        rule = f", {describe_schedule(schedule)}" if schedule.recurring else ""
         return f"Nothing is set yet. Set '{content}' for {when} ({ctx.timezone}){rule}? Reply yes."
 
 

@@ -34,6 +34,7 @@ from function_calls import (
     TurnResult,
 )
 from function_calls.grammar import classify_ask, read_whole
+from function_calls.internal_text import STORAGE_DOWN
 from storage import OutgoingMessage, Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
@@ -60,7 +61,6 @@ def rate_limited(retry_after: float) -> str:
     return f"⏳ Easy there: too many requests. Try again in {wait}."
 
 
-STORAGE_DOWN = "I can't reach my database right now. Please try again in a moment."
 INTERNAL_ERROR = "Sorry, something went wrong on my side. The error was logged."
 
 
@@ -141,7 +141,7 @@ class Router:
             # chats run concurrently.
             async with lock, contextlib.AsyncExitStack() as held:
                 if not await self._hold_across_processes(held, chat):
-                    answer = _Answer([Reply(chat, STORAGE_DOWN)], None)
+                    answer = _Answer([Reply(chat, STORAGE_DOWN.for_message(text))], None)
                 else:
                     answer = await self._decide(message, text, delivering=deliver is not None)
                 if deliver is not None and answer.replies:
@@ -196,7 +196,7 @@ class Router:
             return await self._handle(message, text, delivering=delivering)
         except StorageError as exc:
             log.error("chat %s: storage failed: %s", message.chat_id, exc)
-            error = STORAGE_DOWN
+            error = STORAGE_DOWN.for_message(text)
         except Exception:
             # A bug must cost one answer, never a stack trace in the chat.
             log.exception("chat %s: handling a message failed", message.chat_id)

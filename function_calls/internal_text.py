@@ -1,5 +1,5 @@
-"""What a user is told when a model's turn goes wrong, and the one guard that keeps
-groupmate's internal text from them.
+"""What a user is told when a model's turn goes wrong (or the database is down), and
+the one guard that keeps groupmate's internal text from them.
 
 Tool names, argument paths, `(arguments)`, tool-call syntax, repair reports, validation
 wording and Python reprs are for the model and the logs. A small model echoes them: it
@@ -35,6 +35,7 @@ __all__ = [
     "INTERNAL_MARKERS",
     "NOT_AVAILABLE",
     "NO_ANSWER",
+    "STORAGE_DOWN",
     "SWITCHED_OFF",
     "UNFINISHED",
     "Marker",
@@ -102,6 +103,13 @@ UNFINISHED = PlainSentence(
 NO_ANSWER = PlainSentence(
     "Sorry, I have no answer to that.",
     "抱歉，这个问题我回答不了。",
+)
+# The database could not be reached (or stayed locked): what the router answers, and
+# every tool's refusal. Nothing was written, so trying again is safe.
+STORAGE_DOWN = PlainSentence(
+    "I can't reach the reminder database right now, so nothing was changed. "
+    "Please try again in a moment.",
+    "我现在连不上提醒数据库，所以什么都没有改动。请稍后再试。",
 )
 
 

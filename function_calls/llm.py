@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 import openai
 from openai import AsyncOpenAI
@@ -35,15 +35,15 @@ from function_calls.prompt_formats import (
 from function_calls.registry import Tool, ToolRegistry, default_registry
 from function_calls.schema import SchemaView
 from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
-from function_calls.turn import Turn, TurnObserver, TurnResult, run_calls
+from function_calls.turn import CallMode, Turn, TurnObserver, TurnResult, run_calls
 from function_calls.usage import Usage
 
 log = logging.getLogger("groupmate.llm")
 
-ToolMode = Literal["native", "prompt", "auto"]
+ToolMode = Literal[CallMode, "auto"]
 # Which argument schemas the model is shown: "auto" is compact in prompt mode (small
 # local models) and full with native tool calling.
-ToolSchema = Literal["auto", "full", "compact"]
+ToolSchema = Literal["auto", SchemaView]
 _NUDGE = "Answer my last message directly in plain text."
 _CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
@@ -88,20 +88,20 @@ class FunctionCallLLM:
         temperature: float | None = 0.0,
         max_output_tokens: int | None = 512,
         context_tokens: int = 8192,
-        http_backend: Literal["aiohttp", "httpx"] = "aiohttp",
+        http_backend: transport.HttpBackend = "aiohttp",
         client: AsyncOpenAI | None = None,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
         if max_invalid_retries < 0:
             raise ValueError("max_invalid_retries must not be negative")
-        if tool_mode not in ("native", "prompt", "auto"):
+        if tool_mode not in get_args(ToolMode):
             raise ValueError(f"tool_mode must be native, prompt or auto, not {tool_mode!r}")
         if prompt_format not in PROMPT_FORMATS:
             raise ValueError(
                 f"prompt_format must be one of {', '.join(PROMPT_FORMATS)}, not {prompt_format!r}"
             )
-        if tool_schema not in ("auto", "full", "compact"):
+        if tool_schema not in get_args(ToolSchema):
             raise ValueError(f"tool_schema must be auto, full or compact, not {tool_schema!r}")
         self.model = model
         self.tool_schema: ToolSchema = tool_schema
@@ -155,7 +155,7 @@ class FunctionCallLLM:
     async def aclose(self) -> None:
         await self._transport.aclose()
 
-    def effective_mode(self) -> Literal["native", "prompt"]:
+    def effective_mode(self) -> CallMode:
         """The mode the next request uses for this model."""
         if self.tool_mode == "prompt" or self._fell_back_to_prompt:
             return "prompt"
@@ -283,7 +283,7 @@ class FunctionCallLLM:
         )
         return turn.finish(None if turn.replies else turn.say(COULD_NOT_DO), ending="withheld")
 
-    def _view(self, mode: Literal["native", "prompt"]) -> SchemaView:
+    def _view(self, mode: CallMode) -> SchemaView:
         if self.tool_schema == "auto":
             return "compact" if mode == "prompt" else "full"
         return self.tool_schema

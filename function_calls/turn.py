@@ -28,6 +28,9 @@ from function_calls.validation import InvalidArgumentsError
 # unreadable) once more than the retries allow; nothing of that round ran and `error`
 # is the plain sentence. "out_of_rounds": max_rounds was reached. "unavailable": the
 # endpoint failed, or the message does not fit the context window.
+# How tools reach the model in a request: the API's `tools` ("native"), or described in
+# the system prompt and read back from its text ("prompt").
+CallMode = Literal["native", "prompt"]
 TurnEnding = Literal[
     "answered", "no_answer", "withheld", "repairs_ran_out", "out_of_rounds", "unavailable"
 ]
@@ -54,7 +57,7 @@ class TurnResult:
     replies: list[str]
     calls: list[ToolCallRecord]
     llm_calls: int
-    tool_mode: Literal["native", "prompt"]
+    tool_mode: CallMode
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     ending: TurnEnding = "answered"
@@ -73,7 +76,7 @@ class Turn:
 
     ctx: MessageContext
     tools: dict[str, Tool]
-    mode: Literal["native", "prompt"]
+    mode: CallMode
     view: SchemaView
     messages: list[Message]
     replies: list[str] = field(default_factory=list)

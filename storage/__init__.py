@@ -7,6 +7,7 @@ from storage.errors import (
     ReminderNotFoundError,
     ReminderPermissionError,
     ReminderStateError,
+    SnoozeTargetError,
     StorageConfigError,
     StorageError,
     StorageUnavailableError,
@@ -16,15 +17,15 @@ from storage.models import utc_now
 from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DEFAULT_GRACE, DeliveryPolicy
 from storage.recurrence import KINDS, Kind, Schedule
-from storage.reminder_text import reminder_message
 from storage.repository import NewReminder, ReminderView
-from storage.scheduler import ReminderScheduler
+from storage.scheduler import Compose, ReminderScheduler
 from storage.service import ReminderService, check_timezone
 
 __all__ = [
     "DEFAULT_GRACE",
     "DEFAULT_URL",
     "KINDS",
+    "Compose",
     "Database",
     "DeliveryPolicy",
     "InvalidTimezoneError",
@@ -42,6 +43,7 @@ __all__ = [
     "Schedule",
     "SendError",
     "Sender",
+    "SnoozeTargetError",
     "StorageConfigError",
     "StorageError",
     "StorageUnavailableError",
@@ -49,7 +51,6 @@ __all__ = [
     "current_revision",
     "head_revision",
     "normalize_url",
-    "reminder_message",
     "upgrade",
     "utc_now",
 ]

@@ -36,7 +36,7 @@ from storage.repository import (
     get_reminder,
     parse_reference,
 )
-from storage.vocabulary import HistoryOutcome
+from storage.vocabulary import HistoryOutcome, ReminderAction
 
 _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)
@@ -76,7 +76,9 @@ class HistoryEntry:
     content: str
     outcome: HistoryOutcome  # a finished delivery's, or "snoozed"
     late: bool = False
-    detail: str | None = None  # the error of a failed send; the new time of a snooze
+    detail: str | None = None  # the error of a failed send
+    # A snooze's new time, on the chat's wall clock (naive: the reminder's own zone).
+    until: datetime | None = None
 
 
 def locate(
@@ -86,7 +88,7 @@ def locate(
     requester: Requester,
     *,
     for_update: bool = True,
-    may: str = "change",
+    may: ReminderAction = "change",
 ) -> ReminderView:
     """A live (active or paused) reminder of this chat the requester may `may`; to snooze,
     also one that is done (a one-time reminder or a snooze that went off)."""
@@ -102,22 +104,18 @@ def locate(
         found = None if row is None else _view(row)
     if found is None or (requester.private and found.created_by != requester.user_id):
         # A full id is internal (a reply to a reminder's message resolves to one): don't
-        # show it; the number a user typed is shown back.
-        if isinstance(key, str):
-            raise ReminderNotFoundError("There is no such active reminder in this chat.")
-        named = f"#{key}" if key is not None else repr(reference.strip())
-        raise ReminderNotFoundError(f"There is no active reminder {named} in this chat.")
+        # give it back; the number a user typed is.
+        if isinstance(key, int):
+            raise ReminderNotFoundError(key)
+        shown = None if isinstance(key, str) else reference.strip()
+        raise ReminderNotFoundError(None, reference=shown)
     allowed = (
         found.created_by == requester.user_id
         or requester.is_admin
         or (may == "snooze" and not requester.owner_only and _is_for(found, requester.user_id))
     )
     if not allowed:
-        setter = found.created_by_name or "someone else"
-        raise ReminderPermissionError(
-            f"Reminder #{found.short_id} was set by {setter}; "
-            f"only they or a group admin can {may} it."
-        )
+        raise ReminderPermissionError(found.short_id, found.created_by_name, may)
     return found
 
 
@@ -186,10 +184,7 @@ def set_paused(
     else:
         next_fire = reminder.schedule.first_after(now)
         if next_fire is None:
-            raise ReminderNotFoundError(
-                f"Reminder #{reminder.short_id} was due at a time that has passed; "
-                "edit it to give it a new time."
-            )
+            raise ReminderNotFoundError(reminder.short_id, "past_due")
         values = {"status": REMINDER_ACTIVE, "next_fire_at": next_fire}
     session.execute(
         update(_reminders)
@@ -362,7 +357,7 @@ def history(
             row.short_id,
             row.content,
             "snoozed",
-            detail=f"{row.local_date:%a %d %b} {row.local_time:%H:%M}",
+            until=datetime.combine(row.local_date, row.local_time),
         )
         for row in snoozes
     ]

@@ -1,6 +1,16 @@
-"""Storage errors; each message is fit to show a user as is."""
+"""Storage errors: a type and the fields a caller needs to say what went wrong.
+
+`str(exc)` is a short message for the logs, not for users: the sentences a user reads
+are written above storage, from these fields, in the user's language
+(`function_calls.handlers.reminder_refusals.refusal_text`). The reasons are defined
+once, in `storage.vocabulary`.
+"""
 
 from __future__ import annotations
+
+from datetime import timedelta
+
+from storage.vocabulary import NotFoundReason, ReminderAction, SnoozeTargetProblem, StateProblem
 
 
 class StorageError(Exception):
@@ -15,21 +25,88 @@ class StorageUnavailableError(StorageError):
     """The database could not be reached or was locked for too long; nothing was changed."""
 
 
+def _ref(short_id: int | None) -> str:
+    return "?" if short_id is None else f"#{short_id}"
+
+
 class ReminderNotFoundError(StorageError):
-    """No such reminder in this chat."""
+    """No such reminder in this chat (`reason`: see `NotFoundReason`).
+
+    `short_id` is the number the user typed or the reminder's own; None when the
+    reference was a full id (internal: not shown back) or no reference at all.
+    `reference` is what was given when it was neither a number nor an id.
+    """
+
+    def __init__(
+        self,
+        short_id: int | None,
+        reason: NotFoundReason = "absent",
+        *,
+        reference: str | None = None,
+    ) -> None:
+        self.short_id = short_id
+        self.reason: NotFoundReason = reason
+        self.reference = reference
+        named = repr(reference) if reference is not None else _ref(short_id)
+        super().__init__(f"reminder {named}: {reason}")
+
+
+class SnoozeTargetError(ReminderNotFoundError):
+    """A snooze named no reminder and none can be told: none went off within `window`,
+    several did (`labels`, newest first), or the replied-to message is not a reminder."""
+
+    def __init__(
+        self,
+        problem: SnoozeTargetProblem,
+        *,
+        labels: tuple[str, ...] = (),
+        window: timedelta = timedelta(hours=1),
+    ) -> None:
+        super().__init__(None, problem)
+        self.problem: SnoozeTargetProblem = problem
+        self.labels = labels
+        self.window = window
+
+    def __str__(self) -> str:
+        labels = f" ({', '.join(self.labels)})" if self.labels else ""
+        return f"no reminder to snooze: {self.problem}{labels}"
 
 
 class ReminderPermissionError(StorageError):
-    """The sender may not change this reminder."""
+    """The sender may not `action` this reminder: only its setter or an admin may."""
+
+    def __init__(self, short_id: int, setter_name: str | None, action: ReminderAction) -> None:
+        self.short_id = short_id
+        self.setter_name = setter_name or None
+        self.action: ReminderAction = action
+        super().__init__(f"reminder #{short_id}: may not {action} (set by {setter_name!r})")
 
 
 class ReminderStateError(StorageError):
-    """The reminder can't do that as it is (pause a one-time one, snooze one not yet sent)."""
+    """The reminder can't do that as it is (`problem`: see `StateProblem`); for a snooze's
+    rule, `root_short_id` is the reminder it snoozes."""
+
+    def __init__(
+        self, short_id: int, problem: StateProblem, root_short_id: int | None = None
+    ) -> None:
+        self.short_id = short_id
+        self.problem: StateProblem = problem
+        self.root_short_id = root_short_id
+        root = "" if root_short_id is None else f" (of #{root_short_id})"
+        super().__init__(f"reminder #{short_id}: {problem}{root}")
 
 
 class ReminderChangedError(StorageError):
     """The reminder changed (or fired) between reading it and writing the change."""
 
+    def __init__(self, short_id: int) -> None:
+        self.short_id = short_id
+        super().__init__(f"reminder #{short_id}: version changed since it was read")
+
 
 class InvalidTimezoneError(StorageError, ValueError):
     """Not an IANA time zone name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"{name!r} is not a known time zone")

@@ -18,7 +18,6 @@ Kind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 INTERVAL_KINDS: tuple[Kind, ...] = ("daily", "weekly", "monthly")
 MAX_INTERVAL = 52
-WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 # No rule skips more than a month, so a month and a day bound every search.
 _SEARCH_DAYS = 32
@@ -27,18 +26,6 @@ _SEARCH_DAYS = 32
 def local_instant(day: date, wall: time, zone: ZoneInfo) -> datetime:
     """The UTC instant of `wall` on `day` in `zone` (gap: shifted later; overlap: first)."""
     return datetime.combine(day, wall, tzinfo=zone).astimezone(UTC)
-
-
-def ordinal(number: int) -> str:
-    if 10 <= number % 100 <= 20:
-        return f"{number}th"
-    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
-
-
-def format_local(instant: datetime, zone: ZoneInfo, *, with_year: bool = False) -> str:
-    """'Mon 24 Nov 09:00' in the given zone."""
-    local = instant.astimezone(zone)
-    return local.strftime("%a %d %b %Y %H:%M" if with_year else "%a %d %b %H:%M")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,23 +120,3 @@ class Schedule:
         while current is not None and current <= until:
             yield current
             current = self.first_after(current) if self.recurring else None
-
-    def describe(self) -> str:
-        """The rule in words: 'every Monday at 09:00'."""
-        at = self.wall_time.strftime("%H:%M")
-        step = self.interval
-        if self.kind == "once":
-            assert self.on_date is not None
-            return f"once, on {self.on_date.strftime('%a %d %b %Y')} at {at}"
-        if self.kind == "daily":
-            return f"every {step} days at {at}" if step > 1 else f"every day at {at}"
-        if self.kind == "weekdays":
-            return f"every weekday (Mon-Fri) at {at}"
-        if self.kind == "weekly":
-            assert self.weekday is not None
-            name = WEEKDAY_NAMES[self.weekday]
-            return f"every {step} weeks on {name} at {at}" if step > 1 else f"every {name} at {at}"
-        assert self.day is not None
-        shorter = " (or the month's last day)" if self.day > 28 else ""
-        months = f"{step} months" if step > 1 else "month"
-        return f"every {months} on the {ordinal(self.day)}{shorter} at {at}"

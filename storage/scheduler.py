@@ -5,7 +5,8 @@ right moment; the dispatcher claims whatever is due in the database (compare-and
 a deliveries row), sends, then records the outcome. A watchdog sweeps overdue rows in case
 the timer stalls, and takes over deliveries whose dispatcher died mid-send.
 
-The message's wording is in `reminder_text`; the `OutcomeWriter` writes the outcomes.
+The message's wording is the caller's (a `Compose` given to the scheduler); the
+`OutcomeWriter` writes the outcomes.
 """
 
 from __future__ import annotations
@@ -44,15 +45,17 @@ from storage.models import (
     utc_now,
 )
 from storage.outcome_writer import OutcomeWriter
-from storage.outgoing import Sender, safe_error
+from storage.outgoing import OutgoingMessage, Sender, safe_error
 from storage.policy import DeliveryPolicy
-from storage.reminder_text import reminder_message
 from storage.repository import due_before
 from storage.vocabulary import DeliveryOutcome
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+Compose = Callable[[Claim, datetime], OutgoingMessage]
+"""The chat message for one occurrence of a reminder, sent at the given moment: its
+wording and mentions, written above storage."""
 # APScheduler processes every due timer in one synchronous call; slices keep the loop free.
 _TIMER_SLICE = 200
 _LAUNCH_SLICE = 20
@@ -94,11 +97,13 @@ class ReminderScheduler:
         database: Database,
         sender: Sender,
         *,
+        compose: Compose,
         policy: DeliveryPolicy | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self._database = database
         self._sender = sender
+        self._compose = compose
         self.policy = policy or DeliveryPolicy()
         self._clock = clock
         self.timer = AsyncIOScheduler(
@@ -306,7 +311,7 @@ class ReminderScheduler:
                 )
                 return OUTCOME_CANCELLED
             async with self._send_slots:
-                message = reminder_message(claim, self._clock())
+                message = self._compose(claim, self._clock())
                 sent_as: str | None = None
                 try:
                     async with asyncio.timeout(self.policy.send_timeout.total_seconds()):

@@ -20,14 +20,15 @@ from storage.errors import (
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderStateError,
+    SnoozeTargetError,
 )
 from storage.migrate import upgrade
 from storage.models import utc_now
 from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
-from storage.scheduler import Clock, ReminderScheduler
-from storage.vocabulary import ChatType, DeliveryOutcome
+from storage.scheduler import Clock, Compose, ReminderScheduler
+from storage.vocabulary import ChatType, DeliveryOutcome, ReminderAction
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
 # Cached this long, a change made by another process (or straight in the database) shows
@@ -43,11 +44,9 @@ def _known_zones() -> frozenset[str]:
 
 
 def check_timezone(name: str) -> str:
-    """Return the IANA zone name, or raise InvalidTimezoneError with a helpful message."""
+    """Return the IANA zone name, or raise InvalidTimezoneError."""
     if name not in _known_zones():
-        raise InvalidTimezoneError(
-            f"{name!r} is not a known time zone; use an IANA name such as Europe/Berlin"
-        )
+        raise InvalidTimezoneError(name)
     return name
 
 
@@ -81,19 +80,25 @@ class ReminderService:
         url: str = DEFAULT_URL,
         *,
         sender: Sender | None = None,
+        compose: Compose | None = None,
         default_timezone: str = "UTC",
         policy: DeliveryPolicy | None = None,
         clock: Clock = utc_now,
         migrate: bool = True,
     ) -> AsyncIterator[ReminderService]:
-        """Open the store, apply migrations, and with a sender start delivering."""
+        """Open the store, apply migrations, and with a sender start delivering: each
+        occurrence as the message `compose` writes (the wording is the caller's)."""
+        if sender is not None and compose is None:
+            raise TypeError("a sender needs compose: the message a reminder is sent as")
         database = Database(url)
         scheduler = None
         try:
             if migrate:
                 await asyncio.to_thread(upgrade, database)
-            if sender is not None:
-                scheduler = ReminderScheduler(database, sender, policy=policy, clock=clock)
+            if sender is not None and compose is not None:
+                scheduler = ReminderScheduler(
+                    database, sender, compose=compose, policy=policy, clock=clock
+                )
                 await scheduler.start()
             yield cls(database, scheduler=scheduler, default_timezone=default_timezone, clock=clock)
         finally:
@@ -212,7 +217,7 @@ class ReminderService:
         def cancel(session: Session) -> ReminderView:
             reminder = changes.locate(session, chat_id, reference, requester, may="delete")
             if not repository.cancel_reminder(session, reminder, now):
-                raise ReminderNotFoundError(f"Reminder #{reminder.short_id} has just finished.")
+                raise ReminderNotFoundError(reminder.short_id, "finished")
             changes.cancel_snoozes(session, reminder.id, now)
             return reminder
 
@@ -222,7 +227,12 @@ class ReminderService:
         return reminder
 
     async def find(
-        self, chat_id: str, reference: str, requester: Requester, *, may: str = "change"
+        self,
+        chat_id: str,
+        reference: str,
+        requester: Requester,
+        *,
+        may: ReminderAction = "change",
     ) -> ReminderView:
         """A live reminder of this chat that the requester may `may` (read only)."""
         return await self.database.read(
@@ -251,18 +261,12 @@ class ReminderService:
         def edit(session: Session) -> ReminderView:
             reminder = changes.locate(session, chat_id, reference, requester)
             if expected_version is not None and reminder.version != expected_version:
-                raise ReminderChangedError(
-                    f"Reminder #{reminder.short_id} changed (or fired) just now; "
-                    "nothing was edited. Please try again."
-                )
+                raise ReminderChangedError(reminder.short_id)
             schedule = change.schedule
             if reminder.snooze_of and schedule is not None and schedule.kind != "once":
                 # A snooze fires once; its rule is the one of the reminder it snoozes.
                 root = repository.get_reminder(session, reminder.snooze_of)
-                raise ReminderStateError(
-                    f"Reminder #{reminder.short_id} is a snooze of #{root.short_id} and fires "
-                    f"once; edit #{root.short_id} to change the rule."
-                )
+                raise ReminderStateError(reminder.short_id, "snooze_rule", root.short_id)
             return changes.apply_change(session, reminder, change, now)
 
         reminder = await self.database.write(edit)
@@ -279,9 +283,7 @@ class ReminderService:
                 session, chat_id, reference, requester, may="pause" if paused else "resume"
             )
             if reminder.schedule.kind == "once" and paused:
-                raise ReminderStateError(
-                    f"Reminder #{reminder.short_id} fires only once; cancel or edit it instead."
-                )
+                raise ReminderStateError(reminder.short_id, "once_pause")
             return changes.set_paused(session, reminder, paused, now)
 
         reminder = await self.database.write(run)
@@ -308,7 +310,7 @@ class ReminderService:
         def run(session: Session) -> tuple[ReminderView, ReminderView]:
             target = self._snooze_target(session, chat_id, requester, reference, message_id)
             if target is None:
-                target = self._only_recent(session, chat_id, requester, now - recent)
+                target = self._only_recent(session, chat_id, requester, now, recent)
             reminder = changes.locate(session, chat_id, target.id, requester, may="snooze")
             # A snooze that went off snoozes its reminder again, unless that was deleted.
             root = (
@@ -317,9 +319,7 @@ class ReminderService:
                 else reminder
             )
             if changes.delivered_in(session, root) is None:
-                raise ReminderStateError(
-                    f"Reminder #{root.short_id} hasn't gone off yet; edit it to move it."
-                )
+                raise ReminderStateError(root.short_id, "not_delivered")
             return root, changes.snooze(session, root, until, now)
 
         root, snoozed = await self.database.write(run)
@@ -340,26 +340,21 @@ class ReminderService:
             return None
         found = changes.by_message(session, chat_id, message_id)
         if found is None:
-            raise ReminderNotFoundError("That message isn't a reminder I can snooze.")
+            raise SnoozeTargetError("not_a_reminder")
         return found
 
     @staticmethod
     def _only_recent(
-        session: Session, chat_id: str, requester: Requester, since: datetime
+        session: Session, chat_id: str, requester: Requester, now: datetime, recent: timedelta
     ) -> ReminderView:
-        delivered = changes.recently_delivered(session, chat_id, since)
+        delivered = changes.recently_delivered(session, chat_id, now - recent)
         if requester.private:
             delivered = [r for r in delivered if r.created_by == requester.user_id]
         if not delivered:
-            raise ReminderNotFoundError(
-                "No reminder went off here in the last hour; say which one, e.g. /snooze #3 10m."
-            )
+            raise SnoozeTargetError("none_recent", window=recent)
         if len(delivered) > 1:
-            labels = ", ".join(r.label for r in delivered[:5])
-            raise ReminderNotFoundError(
-                f"Several reminders went off recently ({labels}); say which one, "
-                f"e.g. /snooze {delivered[0].label} 10m."
-            )
+            labels = tuple(r.label for r in delivered)
+            raise SnoozeTargetError("several_recent", labels=labels, window=recent)
         return delivered[0]
 
     async def history(

@@ -1,7 +1,7 @@
 """The words storage shares with the layers above it, each defined once: what its rows
-hold (a chat's type, a reminder's status, a delivery's outcome) and the keys and values
-of a chat's settings. Every other module imports them from here; a schedule's kinds are
-`storage.recurrence.Kind`."""
+hold (a chat's type, a reminder's status, a delivery's outcome), the keys and values of a
+chat's settings, and the reasons its errors carry (`storage.errors`). Every other module
+imports them from here; a schedule's kinds are `storage.recurrence.Kind`."""
 
 from __future__ import annotations
 
@@ -42,3 +42,18 @@ SETTING_OTHERS: Final[SettingKey] = "remind_others"  # a Permission
 SETTING_EVERYONE: Final[SettingKey] = "remind_everyone"  # a Permission
 SETTING_TOKEN_BUDGET: Final[SettingKey] = "token_budget"  # the chat's daily token limit
 SETTING_TOOLS_OFF: Final[SettingKey] = "tools_off"  # tools a chat admin switched off
+
+# What a requester asks to do to a reminder (`changes.locate`'s `may`); a refusal names it.
+ReminderAction = Literal["change", "delete", "pause", "resume", "snooze"]
+
+# Why there is no reminder to act on (ReminderNotFoundError.reason): none live by that
+# reference in this chat; it fired its last time as it was being deleted; a one-time
+# reminder resumed after its time. And, for a snooze that names no reminder
+# (SnoozeTargetError.problem): none went off lately, several did, or the message it
+# replies to is not a reminder's.
+SnoozeTargetProblem = Literal["none_recent", "several_recent", "not_a_reminder"]
+NotFoundReason = Literal["absent", "finished", "past_due", SnoozeTargetProblem]
+
+# Why a reminder can't do that as it is (ReminderStateError.problem): a snooze's rule is
+# its reminder's; a one-time reminder does not pause; one not yet sent does not snooze.
+StateProblem = Literal["snooze_rule", "once_pause", "not_delivered"]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from function_calls import FunctionCallLLM, MessageContext, Services, ToolRegistry
+from function_calls.handlers.reminder_words import reminder_message
 from storage import Database, DeliveryPolicy, OutgoingMessage, ReminderService, SendError, upgrade
 from tests.http_harness import Servers
 from tests.postgres import create_database, drop_database, postgres_server
@@ -204,6 +205,7 @@ async def reminders(
     async with ReminderService.open(
         database_url,
         sender=outbox,
+        compose=reminder_message,
         default_timezone="Europe/Berlin",
         policy=FAST_POLICY,
         clock=clock,

@@ -25,6 +25,7 @@ import signal
 import time
 from datetime import UTC, datetime, timedelta
 
+from function_calls.handlers.reminder_words import reminder_message
 from storage import DEFAULT_GRACE, DeliveryPolicy, OutgoingMessage, ReminderService, Sender
 
 
@@ -77,7 +78,9 @@ async def _main(options: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     sender = _sink(options.sink, options.name, options.hang_after, options.meet_rival)
-    async with ReminderService.open(options.url, sender=sender, policy=policy):
+    async with ReminderService.open(
+        options.url, sender=sender, compose=reminder_message, policy=policy
+    ):
         print("ready", flush=True)
         await stop.wait()
 

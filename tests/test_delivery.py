@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Row, update
 from sqlalchemy.orm import Session
 
+from function_calls.handlers.reminder_words import reminder_message
 from storage import (
     DeliveryPolicy,
     NewReminder,
@@ -228,7 +229,9 @@ async def test_two_dispatchers_on_one_database_never_double_send(
 ) -> None:
     for n in range(60):
         await make(reminders, clock, "daily", time(9, 0), content=f"r{n}")
-    rival = ReminderScheduler(reminders.database, outbox, policy=FAST_POLICY, clock=clock)
+    rival = ReminderScheduler(
+        reminders.database, outbox, compose=reminder_message, policy=FAST_POLICY, clock=clock
+    )
     clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
     await asyncio.gather(scheduler(reminders).run_due(), rival.run_due(), rival.run_due())
     keys = [message.idempotency_key for message in outbox.messages]
@@ -275,7 +278,9 @@ async def test_stale_pending_delivery_is_resumed_after_its_lease(
 
     async with ReminderService.open(database_url, policy=policy, clock=clock) as service:
         reminder = await make(service, clock, "daily", time(9, 0))
-        dead = ReminderScheduler(service.database, dies_mid_send, policy=policy, clock=clock)
+        dead = ReminderScheduler(
+            service.database, dies_mid_send, compose=reminder_message, policy=policy, clock=clock
+        )
         clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
         claiming = asyncio.create_task(dead.run_due())
         await hanging.wait()
@@ -283,7 +288,9 @@ async def test_stale_pending_delivery_is_resumed_after_its_lease(
         (row,) = await deliveries(service, reminder)
         assert row.outcome == "pending"
 
-        survivor = ReminderScheduler(service.database, outbox, policy=policy, clock=clock)
+        survivor = ReminderScheduler(
+            service.database, outbox, compose=reminder_message, policy=policy, clock=clock
+        )
         clock.advance(timedelta(minutes=1))
         await survivor.run_due()
         assert outbox.messages == []  # the lease still holds
@@ -305,7 +312,9 @@ async def test_send_errors_never_put_secrets_in_logs(
 
     async with ReminderService.open(database_url, policy=FAST_POLICY, clock=clock) as service:
         reminder = await make(service, clock, "daily", time(9, 0))
-        dispatcher = ReminderScheduler(service.database, leaky, policy=FAST_POLICY, clock=clock)
+        dispatcher = ReminderScheduler(
+            service.database, leaky, compose=reminder_message, policy=FAST_POLICY, clock=clock
+        )
         clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
         await dispatcher.run_due()
         (row,) = await deliveries(service, reminder)
@@ -333,7 +342,9 @@ async def test_deleting_during_a_retry_cancels_the_delivery(
             sent.append(message)
 
         reminder = await make(service, clock, "daily", time(9, 0))
-        dispatcher = ReminderScheduler(service.database, flaky, policy=policy, clock=clock)
+        dispatcher = ReminderScheduler(
+            service.database, flaky, compose=reminder_message, policy=policy, clock=clock
+        )
         clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
         await dispatcher.run_due()
         (row,) = await deliveries(service, reminder)

@@ -18,8 +18,8 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
 from function_calls.grammar import classify_ask, read_whole
+from function_calls.handlers.reminder_words import describe_schedule, reminder_message
 from storage.deliveries import Claim
-from storage.reminder_text import reminder_message
 from storage.repository import Audience
 from tests.stub_llm import StubLLM, calls, text
 
@@ -108,7 +108,7 @@ async def answer(bot: Bot, message: IncomingMessage) -> str:
 async def stored(bot: Bot) -> list[tuple[str, str, Audience]]:
     assert bot.reminders is not None
     reminders, _ = await bot.reminders.list_for_chat("g1")
-    return [(r.schedule.describe(), r.content, r.audience) for r in reminders]
+    return [(describe_schedule(r.schedule), r.content, r.audience) for r in reminders]
 
 
 async def test_a_request_the_grammar_reads_is_set_without_the_model(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -36,10 +36,11 @@ from function_calls.internal_text import (
     UNFINISHED,
     internal_marker,
 )
+from function_calls.turn import CallMode
 from tests import stub_llm as s
 from tests.conftest import make_ctx
 
-Mode = Literal["native", "prompt"]
+Mode = CallMode
 
 
 class ReminderArgs(BaseModel):

@@ -10,6 +10,7 @@ from typing import Any
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from function_calls.handlers.reminder_words import describe_schedule
 from tests.stub_llm import StubLLM, calls, text
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
@@ -50,7 +51,7 @@ async def texts(bot: Bot, message: IncomingMessage) -> list[str]:
 async def stored(bot: Bot) -> list[tuple[str, str]]:
     assert bot.reminders is not None
     reminders, _ = await bot.reminders.list_for_chat("g1")
-    return [(r.schedule.describe(), r.content) for r in reminders]
+    return [(describe_schedule(r.schedule), r.content) for r in reminders]
 
 
 async def test_a_claimed_reminder_becomes_an_offer_and_yes_sets_exactly_it(

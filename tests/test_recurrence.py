@@ -14,7 +14,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from storage.recurrence import Kind, Schedule, format_local, local_instant, ordinal
+from function_calls.handlers.reminder_words import format_local
+from storage.recurrence import Kind, Schedule, local_instant
 
 NEW_YORK = "America/New_York"
 BERLIN = "Europe/Berlin"
@@ -452,60 +453,6 @@ def test_with_timezone_keeps_the_rule() -> None:
     moved = schedule.with_timezone(NEW_YORK)
     assert moved == Schedule("monthly", time(9, 0), NEW_YORK, day=31)
     assert moved.zone == ZoneInfo(NEW_YORK)
-
-
-DESCRIBE: list[tuple[Schedule, str]] = [
-    (Schedule("weekly", time(9, 0), BERLIN, weekday=0), "every Monday at 09:00"),
-    (Schedule("weekly", time(18, 15), BERLIN, weekday=6), "every Sunday at 18:15"),
-    (Schedule("daily", time(9, 0), BERLIN), "every day at 09:00"),
-    (Schedule("weekdays", time(8, 30), BERLIN), "every weekday (Mon-Fri) at 08:30"),
-    (
-        Schedule("monthly", time(10, 0), BERLIN, day=31),
-        "every month on the 31st (or the month's last day) at 10:00",
-    ),
-    (
-        Schedule("monthly", time(10, 0), BERLIN, day=29),
-        "every month on the 29th (or the month's last day) at 10:00",
-    ),
-    (Schedule("monthly", time(7, 5), BERLIN, day=1), "every month on the 1st at 07:05"),
-    (Schedule("monthly", time(7, 5), BERLIN, day=28), "every month on the 28th at 07:05"),
-    (
-        Schedule("once", time(9, 0), BERLIN, on_date=date(2026, 11, 22)),
-        "once, on Sun 22 Nov 2026 at 09:00",
-    ),
-]
-
-
-@pytest.mark.parametrize(("schedule", "words"), DESCRIBE, ids=[words for _, words in DESCRIBE])
-def test_describe(schedule: Schedule, words: str) -> None:
-    assert schedule.describe() == words
-
-
-def test_describe_monthly_mentions_the_last_day_only_when_it_can_clip() -> None:
-    assert "last day" in Schedule("monthly", time(9, 0), BERLIN, day=31).describe()
-    assert "31st" in Schedule("monthly", time(9, 0), BERLIN, day=31).describe()
-    assert "last day" not in Schedule("monthly", time(9, 0), BERLIN, day=15).describe()
-
-
-@pytest.mark.parametrize(
-    ("number", "expected"),
-    [
-        (1, "1st"),
-        (2, "2nd"),
-        (3, "3rd"),
-        (4, "4th"),
-        (11, "11th"),
-        (12, "12th"),
-        (13, "13th"),
-        (21, "21st"),
-        (22, "22nd"),
-        (23, "23rd"),
-        (31, "31st"),
-        (111, "111th"),
-    ],
-)
-def test_ordinal(number: int, expected: str) -> None:
-    assert ordinal(number) == expected
 
 
 def test_format_local() -> None:

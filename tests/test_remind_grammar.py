@@ -12,6 +12,7 @@ import pytest
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from function_calls import InvalidArgumentsError, default_registry
 from function_calls.grammar import GrammarError, parse_reminder
+from function_calls.handlers.reminder_words import describe_schedule
 from tests.conftest import make_ctx
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -32,7 +33,7 @@ def stored(phrase: str, now: datetime) -> tuple[str, str, str]:
     raw.pop("who", None)
     args = default_registry.get("reminder_set").validate(raw, ctx)
     schedule, first = args.resolve(ctx)  # type: ignore[attr-defined]
-    return schedule.describe(), f"{first.astimezone(BERLIN):%Y-%m-%d %H:%M}", parsed.content
+    return describe_schedule(schedule), f"{first.astimezone(BERLIN):%Y-%m-%d %H:%M}", parsed.content
 
 
 def once(moment: str) -> str:

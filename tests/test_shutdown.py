@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Row
 
+from function_calls.handlers.reminder_words import reminder_message
 from storage import DeliveryPolicy, OutgoingMessage, ReminderService, SendError
 from tests.conftest import FakeClock, Outbox
 from tests.test_delivery import deliveries, make, outcomes, scheduler
@@ -39,14 +40,18 @@ async def test_a_send_finishing_within_the_close_grace_is_recorded_sent(
         finished.append(message.idempotency_key)
 
     calm = policy(close_grace=timedelta(seconds=10))
-    async with ReminderService.open(database_url, sender=slow, policy=calm, clock=clock) as bot:
+    async with ReminderService.open(
+        database_url, sender=slow, compose=reminder_message, policy=calm, clock=clock
+    ) as bot:
         reminder = await make(bot, clock, "daily", time(9, 0))
         clock.set(DUE)
         scheduler(bot).wake()
         await started.wait()
     assert len(finished) == 1  # closing waited for it
 
-    async with ReminderService.open(database_url, sender=outbox, policy=calm, clock=clock) as bot:
+    async with ReminderService.open(
+        database_url, sender=outbox, compose=reminder_message, policy=calm, clock=clock
+    ) as bot:
         clock.advance(timedelta(minutes=10))  # every lease long over
         stats = await scheduler(bot).run_due()
         rows = await deliveries(bot, reminder)
@@ -68,7 +73,7 @@ async def test_a_send_running_past_the_grace_is_resumed_once_by_the_next_process
     brief = policy(close_grace=timedelta(milliseconds=200), lease=timedelta(minutes=2))
     loop = asyncio.get_running_loop()
     async with ReminderService.open(
-        database_url, sender=never_answers, policy=brief, clock=clock
+        database_url, sender=never_answers, compose=reminder_message, policy=brief, clock=clock
     ) as bot:
         reminder = await make(bot, clock, "daily", time(9, 0))
         clock.set(DUE)
@@ -79,7 +84,9 @@ async def test_a_send_running_past_the_grace_is_resumed_once_by_the_next_process
     (row,) = await _rows(database_url, clock, reminder.id)
     assert row.outcome == "pending"
 
-    async with ReminderService.open(database_url, sender=outbox, policy=brief, clock=clock) as bot:
+    async with ReminderService.open(
+        database_url, sender=outbox, compose=reminder_message, policy=brief, clock=clock
+    ) as bot:
         clock.advance(timedelta(minutes=1))
         await scheduler(bot).run_due()
         assert outbox.messages == []  # its lease still holds
@@ -108,7 +115,7 @@ async def test_a_retry_waiting_at_shutdown_is_resumed_with_its_attempts(
         close_grace=timedelta(milliseconds=100),
     )
     async with ReminderService.open(
-        database_url, sender=refuses, policy=patient, clock=clock
+        database_url, sender=refuses, compose=reminder_message, policy=patient, clock=clock
     ) as bot:
         reminder = await make(bot, clock, "daily", time(9, 0))
         clock.set(DUE)
@@ -123,7 +130,7 @@ async def test_a_retry_waiting_at_shutdown_is_resumed_with_its_attempts(
     )
 
     async with ReminderService.open(
-        database_url, sender=outbox, policy=patient, clock=clock
+        database_url, sender=outbox, compose=reminder_message, policy=patient, clock=clock
     ) as bot:
         clock.advance(timedelta(minutes=5))  # still inside retry delay plus lease
         await scheduler(bot).run_due()

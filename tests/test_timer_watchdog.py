@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from apscheduler.schedulers.base import STATE_RUNNING
 
+from function_calls.handlers.reminder_words import reminder_message
 from storage import (
     DeliveryPolicy,
     NewReminder,
@@ -34,7 +35,9 @@ async def test_timer_fires_on_time_without_polling(database_url: str, outbox: Ou
     # The watchdog sweeps at startup, when this reminder is not due, and then not for an
     # hour: only the timer can deliver it.
     policy = DeliveryPolicy(watchdog_interval=timedelta(hours=1))
-    async with ReminderService.open(database_url, sender=outbox, policy=policy) as service:
+    async with ReminderService.open(
+        database_url, sender=outbox, compose=reminder_message, policy=policy
+    ) as service:
         due = datetime.now(UTC) + timedelta(seconds=1)
         await once(service, due, "now!")
         assert scheduler(service).planned == 1
@@ -48,7 +51,9 @@ async def test_watchdog_delivers_when_no_timer_fires(database_url: str, outbox: 
     # A zero horizon gives no reminder a timer; the reminder is due after the startup
     # sweep, so only a later, periodic sweep can deliver it.
     policy = DeliveryPolicy(watchdog_interval=timedelta(milliseconds=300), horizon=timedelta(0))
-    async with ReminderService.open(database_url, sender=outbox, policy=policy) as service:
+    async with ReminderService.open(
+        database_url, sender=outbox, compose=reminder_message, policy=policy
+    ) as service:
         due = datetime.now(UTC) + timedelta(seconds=1)
         await once(service, due, "still!")
         assert scheduler(service).planned == 0
@@ -62,7 +67,9 @@ async def test_watchdog_resumes_a_paused_timer(
     database_url: str, outbox: Outbox, caplog: pytest.LogCaptureFixture
 ) -> None:
     policy = DeliveryPolicy(watchdog_interval=timedelta(milliseconds=200))
-    async with ReminderService.open(database_url, sender=outbox, policy=policy) as service:
+    async with ReminderService.open(
+        database_url, sender=outbox, compose=reminder_message, policy=policy
+    ) as service:
         timer = scheduler(service).timer
         timer.pause()  # what a stalled AsyncIOScheduler looks like
         await eventually(lambda: timer.state == STATE_RUNNING, within=3)
@@ -84,13 +91,15 @@ async def test_watchdog_resumes_deliveries_of_a_dead_dispatcher(
 
     async with ReminderService.open(database_url, policy=policy) as store:  # no timers
         reminder = await once(store, datetime.now(UTC), "resume me")
-        dead = ReminderScheduler(store.database, dies_mid_send, policy=policy)
+        dead = ReminderScheduler(
+            store.database, dies_mid_send, compose=reminder_message, policy=policy
+        )
         claiming = asyncio.create_task(dead.run_due())
         await hanging.wait()
         # The running bot starts while the lease still holds: its startup sweep leaves
         # the delivery alone, a periodic one resumes it.
         async with ReminderService.open(
-            database_url, sender=outbox, policy=policy, migrate=False
+            database_url, sender=outbox, compose=reminder_message, policy=policy, migrate=False
         ) as live:
             await outbox.wait_for(1, within=6)
             await scheduler(live).settle()
@@ -107,7 +116,9 @@ async def test_timers_are_rebuilt_from_the_table_at_startup(
     due = datetime.now(UTC) + timedelta(seconds=1)
     async with ReminderService.open(database_url) as service:  # no sender: store only
         await once(service, due, "boot")
-    async with ReminderService.open(database_url, sender=outbox) as service:
+    async with ReminderService.open(
+        database_url, sender=outbox, compose=reminder_message
+    ) as service:
         assert scheduler(service).planned == 1
         await outbox.wait_for(1)
 
@@ -127,11 +138,13 @@ async def test_leases_of_queued_sends_are_renewed_so_no_one_takes_them_over(
         max_concurrent_sends=1,
         watchdog_interval=timedelta(hours=1),
     )
-    async with ReminderService.open(database_url, sender=slow, policy=policy) as service:
+    async with ReminderService.open(
+        database_url, sender=slow, compose=reminder_message, policy=policy
+    ) as service:
         due = datetime.now(UTC) + timedelta(milliseconds=100)
         for n in range(3):
             await once(service, due, f"r{n}")
-        rival = ReminderScheduler(service.database, slow, policy=policy)
+        rival = ReminderScheduler(service.database, slow, compose=reminder_message, policy=policy)
 
         async def rival_finds_nothing_until_all_are_sent() -> bool:
             await rival.run_due()  # takes over any delivery whose lease ran out

@@ -55,6 +55,25 @@ async def test_dashboard_with_the_stub_llm(servers: Servers, page: Page, stub: S
     await page.get_by_role("button", name="Run").click()
     await expect(page.locator("#run-result")).to_contain_text("water the ferns")
 
+    # Switch a tool off in the chat, then read who did what in the audit log.
+    await page.locator("#switch-chat").fill("web:group")
+    await page.locator("#switch-tool").select_option("reminder_history")
+    await page.locator("#switch-state").select_option("off")
+    await page.get_by_role("button", name="Switch").click()
+    await expect(page.locator("#switch-result")).to_contain_text("reminder_history")
+    (refused,) = await api.say("/history", chat_id="web:group")
+    assert refused["text"].startswith("That is switched off in this chat")
+    await api.say("/remind in 5 minutes <b>tea</b>", chat_id="web:group")
+    await page.get_by_role("button", name="Audit").click()
+    await expect(rows.filter(has_text="chat_tools")).to_contain_text("rest")
+    await expect(rows.filter(has_text="reminder_update")).to_contain_text("rest")
+    typed = rows.filter(has_text="<b>tea</b>")  # the user's text, shown as text
+    await expect(typed).to_contain_text("command")
+    await expect(page.locator("main b")).to_have_count(0)
+    await page.locator("#audit-tool").fill("chat_tools")
+    await page.get_by_role("button", name="Filter").click()
+    await expect(rows).to_have_count(1)
+
     # A model turn with its tool call.
     await page.get_by_role("button", name="Model activity").click()
     turn = rows.filter(has_text="which reminders are set?")
@@ -62,7 +81,7 @@ async def test_dashboard_with_the_stub_llm(servers: Servers, page: Page, stub: S
     await expect(turn).to_contain_text("There are no active reminders in this chat.")
     await page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
 
-    for section in ("Chats", "Usage", "Status"):
+    for section in ("Chats", "Usage", "Audit", "Status"):
         await page.get_by_role("button", name=section).click()
         await expect(page.locator("main h2")).to_have_text(section)
     await expect(page.locator("main pre")).to_contain_text("llm: ")

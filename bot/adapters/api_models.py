@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from function_calls.handlers.reminder_words import describe_schedule
 from storage import ReminderView
 from storage.recurrence import Kind
 from storage.vocabulary import HistoryOutcome, Permission
@@ -51,7 +52,9 @@ class HistoryOut(BaseModel):
     content: str
     outcome: HistoryOutcome = Field(description="a finished delivery's outcome, or snoozed")
     late: bool
-    detail: str | None = Field(description="a failed send's error; a snooze's new time")
+    detail: str | None = Field(
+        description="a failed send's error; a snooze's new local time, YYYY-MM-DD HH:MM"
+    )
 
 
 class SettingsIn(BaseModel):
@@ -88,7 +91,7 @@ def reminder_out(reminder: ReminderView) -> ReminderOut:
         content=reminder.content,
         who=who,
         mentions=[MemberIO(user_id=m.user_id, name=m.name) for m in audience.mentions],
-        rule=schedule.describe(),
+        rule=describe_schedule(schedule),
         timezone=schedule.timezone,
         next_fire_at=None if next_fire is None else next_fire.astimezone(schedule.zone),
         created_by=reminder.created_by,

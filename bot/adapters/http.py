@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.adapters.api_models import MemberIO
 from bot.adapters.http_admin import admin_routes
+from bot.adapters.http_calls import STORAGE_DOWN_ERROR
 from bot.adapters.http_reminders import reminder_routes
 from bot.adapters.http_tools import tool_routes
 from bot.adapters.http_web import page_routes, web_routes
@@ -189,7 +190,7 @@ def create_app(bot: Bot) -> ASGIApp:
 
     @app.exception_handler(StorageUnavailableError)
     async def _storage_down(request: Request, exc: StorageUnavailableError) -> JSONResponse:
-        return JSONResponse({"error": "storage unavailable, nothing changed"}, status_code=503)
+        return JSONResponse({"error": STORAGE_DOWN_ERROR}, status_code=503)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:

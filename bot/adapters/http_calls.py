@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from bot.app import Bot
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
+# The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).
+STORAGE_DOWN_ERROR = "storage unavailable, nothing changed"
 
 FAILURE_STATUS: dict[Failure, int] = {
     "not_found": 404,

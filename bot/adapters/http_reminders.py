@@ -81,8 +81,9 @@ def _body(schema: dict[str, Any], extra: dict[str, Any], required: list[str]) ->
 
 
 def _read_refused(exc: StorageError) -> JSONResponse:
-    """A refused read, answered like the tools' refusals."""
-    result = refused(exc)
+    """A refused read, answered like the tools' refusals (in English: no message to
+    take a language from)."""
+    result = refused(exc, "")
     if result.failure == "unavailable":
         raise exc  # the app answers 503
     status = {"not_found": 404, "forbidden": 403}.get(result.failure or "", 409)
@@ -219,7 +220,7 @@ def reminder_routes(bot: Bot) -> APIRouter:
                 content=e.content,
                 outcome=e.outcome,
                 late=e.late,
-                detail=e.detail,
+                detail=e.detail if e.until is None else f"{e.until:%Y-%m-%d %H:%M}",
             )
             for e in entries
         ]

@@ -1,4 +1,6 @@
-"""Built-in tools; importing this package registers them in the default registry.
+"""Built-in tools; importing this package registers them in the default registry. Also
+the reminder wording the bot uses: `reminder_message` (the scheduler's `Compose`),
+`describe_schedule` and `refusal_text`.
 
 Tools are shown to the model in the order they register, which is the order of the
 imports below (a module's own imports come first): after reminder_update the tools that
@@ -27,6 +29,8 @@ from function_calls.handlers import (
 )
 from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.handlers.reminder_changes import ReminderUpdateArgs
+from function_calls.handlers.reminder_refusals import refusal_text
+from function_calls.handlers.reminder_words import describe_schedule, reminder_message
 from function_calls.handlers.reminders import ReminderRefArgs
 from function_calls.handlers.timezone import TimezoneArgs
 
@@ -37,10 +41,13 @@ __all__ = [
     "TimezoneArgs",
     "budget",
     "chat_tools",
+    "describe_schedule",
     "help",
     "read_url",
+    "refusal_text",
     "reminder_changes",
     "reminder_history",
+    "reminder_message",
     "reminder_rules",
     "reminder_snooze",
     "reminders",

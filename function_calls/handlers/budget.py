@@ -9,11 +9,11 @@ from datetime import UTC, datetime, time, timedelta
 from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
+from function_calls.handlers.reminder_words import format_local
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import DailyLimits, required
 from storage import ReminderService
-from storage.recurrence import format_local
 from storage.vocabulary import SETTING_TOKEN_BUDGET
 
 MAX_LIMIT = 100_000_000

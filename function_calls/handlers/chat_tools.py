@@ -82,7 +82,7 @@ async def chat_tools(ctx: MessageContext, args: ChatToolsArgs) -> FunctionResult
                 ctx.chat_id, ctx.chat_type, {TOOLS_OFF: sorted(switched) or None}
             )
         except StorageError as exc:
-            return refused(exc, {"changed": False})
+            return refused(exc, ctx.text, {"changed": False})
     policy = ctx.services.tool_policy
     lines = []
     for tool in registry:

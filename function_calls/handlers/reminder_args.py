@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from function_calls.context import MessageContext, validation_context
+from function_calls.handlers.reminder_words import format_local
 from function_calls.handlers.reminder_words_check import (
     _check_the_words,
     check_agreement,
@@ -35,7 +36,6 @@ from storage.recurrence import (
     MAX_INTERVAL,
     Kind,
     Schedule,
-    format_local,
     local_instant,
 )
 

@@ -190,7 +190,7 @@ async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> Func
     try:
         updated = await change_reminder(ctx, args)
     except (StorageError, AudienceRefused, ValueError) as exc:
-        return refused(exc, {"updated": False})
+        return refused(exc, ctx.text, {"updated": False})
     text = describe_reminder(updated, ctx.zone)
     return FunctionResult.direct(
         f"✏️ Updated reminder {text}",

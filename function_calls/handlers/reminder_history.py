@@ -6,13 +6,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from function_calls.context import MessageContext
+from function_calls.handlers.reminder_words import format_local
 from function_calls.handlers.reminders import check_reference, refused, reminder_service
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from storage import StorageError
 from storage.audit import AuditEntry, AuditQuery
 from storage.changes import HistoryEntry
-from storage.recurrence import format_local
 from storage.repository import parse_reference
 from storage.vocabulary import HistoryOutcome
 
@@ -58,7 +58,7 @@ _SCAN = 200
 def _delivery_line(entry: HistoryEntry, ctx: MessageContext) -> str:
     outcome = _OUTCOMES.get(entry.outcome, entry.outcome)
     if entry.outcome == "snoozed":
-        outcome = f"snoozed until {entry.detail}"
+        outcome = f"snoozed until {entry.until:%a %d %b %H:%M}"
     elif entry.outcome == "failed" and entry.detail:
         outcome = f"failed ({entry.detail})"
     return f"{format_local(entry.at, ctx.zone)} · #{entry.short_id} {entry.content} · {outcome}"
@@ -91,7 +91,7 @@ async def reminder_history(ctx: MessageContext, args: ReminderHistoryArgs) -> Fu
     try:
         entries = await service.history(ctx.chat_id, limit=args.limit, created_by=own)
     except StorageError as exc:
-        return refused(exc)
+        return refused(exc, ctx.text)
     if not entries:
         return FunctionResult.direct("No reminder has gone off in this chat yet.", data=[])
     lines = [f"Recent reminders ({ctx.timezone}):"]
@@ -115,7 +115,7 @@ async def _one(ctx: MessageContext, reference: str, limit: int) -> FunctionResul
             changes = await ctx.services.audit.page(query)
         entries = await service.history(ctx.chat_id, limit=_SCAN, created_by=own)
     except StorageError as exc:
-        return refused(exc)
+        return refused(exc, ctx.text)
     done = [e for e in reversed(changes) if e.outcome == "ok" and e.tool in _DONE]
     if own is not None:
         done = [e for e in done if e.sender_id == own]

@@ -61,7 +61,7 @@ async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> Functi
         else:
             settings = await service.settings_of(ctx.chat_id)
     except StorageError as exc:
-        return refused(exc, {"changed": False})
+        return refused(exc, ctx.text, {"changed": False})
     rules = defaults.for_chat(settings)
     data = {"remind_others": rules.remind_others, "remind_everyone": rules.remind_everyone}
     prefix = "⚙️ Updated. " if changes else ""

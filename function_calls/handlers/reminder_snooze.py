@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
 from function_calls.grammar import parse_duration
 from function_calls.handlers.reminder_args import MAX_WHEN, ReminderArgs
+from function_calls.handlers.reminder_words import format_local
 from function_calls.handlers.reminder_words_check import phrase_rule, read_phrase
 from function_calls.handlers.reminders import (
     ReminderRefArgs,
@@ -30,7 +31,6 @@ from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.schema import COMPACT_HIDDEN
 from storage import ReminderView, StorageError
-from storage.recurrence import format_local
 
 MAX_SNOOZE_MINUTES = 7 * 24 * 60
 DEFAULT_SNOOZE_MINUTES = 10
@@ -119,7 +119,7 @@ async def reminder_snooze(ctx: MessageContext, args: ReminderSnoozeArgs) -> Func
     try:
         until = args.until(ctx)
     except ValueError as exc:  # the moment passed between validation and now
-        return refused(exc, {"snoozed": False}, prefix="I couldn't snooze that: ")
+        return refused(exc, ctx.text, {"snoozed": False}, prefix="I couldn't snooze that: ")
     return await snooze_until(ctx, until, args.reminder_id)
 
 
@@ -137,7 +137,7 @@ async def snooze_until(
             message_id=None if reference else ctx.reply_to,
         )
     except StorageError as exc:
-        return refused(exc, {"snoozed": False})
+        return refused(exc, ctx.text, {"snoozed": False})
     when = format_local(until, ctx.zone)
     return FunctionResult.direct(
         f"💤 Snoozed {root.label} until {when}: {root.content}",
@@ -152,7 +152,7 @@ async def _pause(ctx: MessageContext, reference: str, paused: bool) -> FunctionR
     try:
         reminder = await service.set_paused(ctx.chat_id, reference, requester(ctx), paused=paused)
     except StorageError as exc:
-        return refused(exc)
+        return refused(exc, ctx.text)
     verb = "⏸️ Paused" if paused else "▶️ Resumed"
     return FunctionResult.direct(
         f"{verb} reminder {describe_reminder(reminder, ctx.zone)}",

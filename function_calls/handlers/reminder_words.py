@@ -1,8 +1,10 @@
-"""The confirmation a user reads when a reminder is set, in the language they wrote in.
+"""The words a chat reads about its reminders: the confirmation when one is set, in the
+language the user wrote in; a rule in words (`describe_schedule`); and the message a
+reminder is delivered as (`reminder_message`, which the scheduler is given).
 
 A message with Chinese in it is answered in Chinese; any other in English. The facts are
 the same in both: the short id, who it is for, the first time with the chat's zone, the
-rule, and the content.
+rule, and the content. Why storage refused a change is said in `reminder_refusals`.
 """
 
 from __future__ import annotations
@@ -14,11 +16,19 @@ from function_calls.context import MessageContext
 from function_calls.grammar import CJK
 from function_calls.handlers.audience import describe_audience
 from function_calls.validation import InvalidArgumentsError
-from storage import ReminderView
-from storage.recurrence import Schedule, format_local
+from storage import Member, OutgoingMessage, ReminderView
+from storage.deliveries import Claim
+from storage.recurrence import Schedule
 from storage.repository import Audience
 
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _WEEKDAYS_ZH = "一二三四五六日"
+
+
+def format_local(instant: datetime, zone: ZoneInfo, *, with_year: bool = False) -> str:
+    """'Mon 24 Nov 09:00' in the given zone."""
+    local = instant.astimezone(zone)
+    return local.strftime("%a %d %b %Y %H:%M" if with_year else "%a %d %b %H:%M")
 
 
 def confirmation(reminder: ReminderView, ctx: MessageContext, *, everyone_asked: bool) -> str:
@@ -36,11 +46,39 @@ def confirmation(reminder: ReminderView, ctx: MessageContext, *, everyone_asked:
         )
     whom = describe_audience(reminder.audience, ctx, everyone_asked=everyone_asked)
     when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
-    rule = "" if schedule.kind == "once" else f", {schedule.describe()}"
+    rule = "" if schedule.kind == "once" else f", {describe_schedule(schedule)}"
     return (
         f"⏰ Reminder {reminder.label}{whom} set for {when} ({ctx.timezone}){rule}: "
         f"{reminder.content}"
     )
+
+
+def ordinal(number: int) -> str:
+    """'1st', '22nd', '111th'."""
+    if 10 <= number % 100 <= 20:
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
+
+
+def describe_schedule(schedule: Schedule) -> str:
+    """The rule in words: 'every Monday at 09:00'."""
+    at = schedule.wall_time.strftime("%H:%M")
+    step = schedule.interval
+    if schedule.kind == "once":
+        assert schedule.on_date is not None
+        return f"once, on {schedule.on_date.strftime('%a %d %b %Y')} at {at}"
+    if schedule.kind == "daily":
+        return f"every {step} days at {at}" if step > 1 else f"every day at {at}"
+    if schedule.kind == "weekdays":
+        return f"every weekday (Mon-Fri) at {at}"
+    if schedule.kind == "weekly":
+        assert schedule.weekday is not None
+        name = WEEKDAY_NAMES[schedule.weekday]
+        return f"every {step} weeks on {name} at {at}" if step > 1 else f"every {name} at {at}"
+    assert schedule.day is not None
+    shorter = " (or the month's last day)" if schedule.day > 28 else ""
+    months = f"{step} months" if step > 1 else "month"
+    return f"every {months} on the {ordinal(schedule.day)}{shorter} at {at}"
 
 
 def format_local_zh(instant: datetime, zone: ZoneInfo, *, with_year: bool = False) -> str:
@@ -98,3 +136,46 @@ def refusal(error: InvalidArgumentsError, asked: str) -> str:
     if CJK.search(asked):
         return f"没有设置提醒：{reasons or '这个时间没法设成提醒'}。"
     return f"Nothing is set: {reasons or 'that time is out of the range a reminder can have'}."
+
+
+def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
+    """The chat message for one occurrence, sent at `now`; in a group it mentions who it
+    is for. The scheduler's `Compose`."""
+    audience = claim.audience
+    mentions: tuple[str, ...] = ()
+    people: list[Member] = []
+    if claim.chat_type == "group" and audience.everyone:
+        text = f"⏰ Reminder for everyone: {claim.content}"
+    elif claim.chat_type == "group":
+        people = [Member(claim.created_by, claim.created_by_name)] if audience.creator else []
+        people += [m for m in audience.mentions if m.user_id != claim.created_by]
+        people = [Member(m.user_id, m.name or m.user_id) for m in people]
+        names = ", ".join(f"@{m.name}" for m in people)
+        # Nobody to mention: a reminder for the group from a member who may not mention
+        # everyone, posted in the chat all the same.
+        text = (
+            f"⏰ Reminder for {names}: {claim.content}"
+            if people
+            else f"⏰ Reminder: {claim.content}"
+        )
+        mentions = tuple(m.user_id for m in people)
+    else:
+        text = f"⏰ Reminder: {claim.content}"
+    if claim.late:
+        zone = ZoneInfo(claim.timezone)
+        scheduled, delivered = claim.occurrence.astimezone(zone), now.astimezone(zone)
+        due = (
+            scheduled.strftime("%H:%M")
+            if scheduled.date() == delivered.date()
+            else format_local(claim.occurrence, zone)
+        )
+        text += f"\n(scheduled {due}, delivered {delivered:%H:%M} after downtime)"
+    return OutgoingMessage(
+        chat_id=claim.chat_id,
+        text=text,
+        mentions=mentions,
+        kind="reminder",
+        reminder_id=claim.reminder_id,
+        occurrence=claim.occurrence,
+        people=tuple(people),
+    )

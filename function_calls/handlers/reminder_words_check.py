@@ -26,7 +26,8 @@ from function_calls.grammar import (
     speaks_of_reminders,
     split_when,
 )
-from storage.recurrence import Schedule, format_local
+from function_calls.handlers.reminder_words import describe_schedule, format_local
+from storage.recurrence import Schedule
 
 if TYPE_CHECKING:
     from storage import ReminderView
@@ -227,7 +228,7 @@ def _same_time(one: tuple[Schedule, datetime], other: tuple[Schedule, datetime])
 def _spoken(timed: tuple[Schedule, datetime], ctx: MessageContext) -> str:
     schedule, first = timed
     text = format_local(first, ctx.zone, with_year=True)
-    return f"{text}, {schedule.describe()}" if schedule.recurring else text
+    return f"{text}, {describe_schedule(schedule)}" if schedule.recurring else text
 
 
 def check_agreement(

@@ -19,7 +19,8 @@ from function_calls.handlers.audience import (
     resolve_audience,
 )
 from function_calls.handlers.reminder_args import ReminderArgs
-from function_calls.handlers.reminder_words import confirmation
+from function_calls.handlers.reminder_refusals import refusal_text
+from function_calls.handlers.reminder_words import confirmation, describe_schedule, format_local
 from function_calls.registry import Example, tool_function
 from function_calls.result import Failure, FunctionResult, Touched
 from storage import (
@@ -34,14 +35,9 @@ from storage import (
     StorageUnavailableError,
 )
 from storage.changes import Requester
-from storage.recurrence import format_local
 from storage.repository import Audience, parse_reference
 
 LIST_LIMIT = 50
-UNAVAILABLE = (
-    "I can't reach the reminder database right now, so nothing was changed. "
-    "Please try again in a moment."
-)
 
 
 def requester(ctx: MessageContext) -> Requester:
@@ -68,11 +64,13 @@ def failure_of(exc: Exception) -> Failure:
     return "refused"
 
 
-def refused(exc: Exception, data: object = None, *, prefix: str = "") -> FunctionResult:
+def refused(exc: Exception, asked: str, data: object = None, *, prefix: str = "") -> FunctionResult:
     """A domain refusal (StorageError, AudienceRefused, or a ValueError: the time passed
-    since validation) as the handler's answer: the sentence, and its kind."""
-    if isinstance(exc, StorageUnavailableError):
-        return FunctionResult.refused(UNAVAILABLE, "unavailable", data)
+    since validation) as the handler's answer: the sentence, and its kind. A storage
+    error is said in the language of the user's message `asked` (`refusal_text`); the
+    others' messages are already written for users, with `prefix` before them."""
+    if isinstance(exc, StorageError):
+        return FunctionResult.refused(refusal_text(exc, asked), failure_of(exc), data)
     sentence = f"{prefix}{exc}".strip()
     if not sentence.endswith((".", "!", "?", "。", "！", "？")):  # noqa: RUF001
         sentence += "."
@@ -93,7 +91,7 @@ def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
     elif reminder.next_fire_at is not None:
         parts.append(f"next {format_local(reminder.next_fire_at, zone)}")
     if reminder.schedule.recurring:
-        parts.append(reminder.schedule.describe())
+        parts.append(describe_schedule(reminder.schedule))
     if reminder.snooze_of is not None:
         parts.append("snoozed")
     parts.append(reminder.content)
@@ -105,7 +103,7 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
         "id": reminder.short_id,
         "full_id": reminder.id,
         "content": reminder.content,
-        "rule": reminder.schedule.describe(),
+        "rule": describe_schedule(reminder.schedule),
         "next": None
         if reminder.next_fire_at is None
         else reminder.next_fire_at.astimezone(reminder.schedule.zone).isoformat(),
@@ -143,11 +141,11 @@ async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResul
     try:
         reminder = await add_reminder(ctx, args)
     except AudienceRefused as exc:
-        return refused(exc, {"set": False})
+        return refused(exc, ctx.text, {"set": False})
     except ValueError as exc:  # the moment passed between validation and now
-        return refused(exc, {"set": False}, prefix="I couldn't set that reminder: ")
+        return refused(exc, ctx.text, {"set": False}, prefix="I couldn't set that reminder: ")
     except StorageError as exc:
-        return refused(exc, {"set": False})
+        return refused(exc, ctx.text, {"set": False})
     reply = confirmation(reminder, ctx, everyone_asked=asked_for_everyone(args.who))
     return FunctionResult.direct(
         reply, data=snapshot(reminder), value=reminder, touched=touched(reminder)
@@ -201,7 +199,7 @@ async def reminder_list(ctx: MessageContext) -> FunctionResult:
             ctx.chat_id, created_by=own, limit=LIST_LIMIT
         )
     except StorageError as exc:
-        return refused(exc)
+        return refused(exc, ctx.text)
     if not reminders:
         return FunctionResult.direct("There are no active reminders in this chat.", data=[])
     lines = [f"Reminders in this chat ({total}, times in {ctx.timezone}):"]
@@ -242,8 +240,8 @@ async def reminder_delete(ctx: MessageContext, args: ReminderRefArgs) -> Functio
     try:
         reminder = await service.delete(ctx.chat_id, args.reminder_id, requester(ctx))
     except StorageError as exc:
-        return refused(exc, {"deleted": False})
-    rule = reminder.schedule.describe()
+        return refused(exc, ctx.text, {"deleted": False})
+    rule = describe_schedule(reminder.schedule)
     reply = f"🗑️ Deleted reminder {reminder.label} ({rule}): {reminder.content}"
     return FunctionResult.direct(
         reply,

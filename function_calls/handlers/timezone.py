@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, Field, field_validator
 
 from function_calls.context import MessageContext
+from function_calls.handlers.reminder_refusals import unknown_zone
 from function_calls.handlers.reminders import describe_reminder, refused, reminder_service
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
@@ -44,7 +45,7 @@ class TimezoneArgs(BaseModel):
         try:
             return check_timezone(value.strip())
         except InvalidTimezoneError as exc:
-            raise ValueError(f"{exc}{_suggest(value)}") from None
+            raise ValueError(f"{unknown_zone(exc.name)}{_suggest(value)}") from None
 
 
 @tool_function(
@@ -68,7 +69,7 @@ async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResul
     try:
         moved = await service.set_timezone(ctx.chat_id, ctx.chat_type, args.timezone)
     except StorageError as exc:
-        return refused(exc, {"changed": False})
+        return refused(exc, ctx.text, {"changed": False})
     lines = [f"🌍 This chat's time zone is now {args.timezone}."]
     if moved:
         lines.append("Repeating reminders keep their local time; one-time ones their moment:")

@@ -1,0 +1,157 @@
+"""Why storage refused: the sentence a user reads for each storage error.
+
+Storage raises typed errors whose fields say what went wrong (`storage.errors`); this is
+the one place they become sentences, in the language of the user's message: Chinese
+when it has Chinese in it, else English (`PlainSentence.for_message`). Every caller that
+answers a user with a storage error goes through `refusal_text`: the tools' `refused`,
+the slash commands, the REST routes' error bodies.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from function_calls.internal_text import STORAGE_DOWN, PlainSentence
+from storage import (
+    InvalidTimezoneError,
+    ReminderChangedError,
+    ReminderNotFoundError,
+    ReminderPermissionError,
+    ReminderStateError,
+    SnoozeTargetError,
+    StorageError,
+)
+from storage.vocabulary import ReminderAction
+
+__all__ = ["refusal_sentence", "refusal_text", "unknown_zone"]
+
+_ACTIONS_ZH: dict[ReminderAction, str] = {
+    "change": "修改",
+    "delete": "删除",
+    "pause": "暂停",
+    "resume": "恢复",
+    "snooze": "推迟",
+}
+_SHOWN_LABELS = 5  # several reminders went off: the newest this many are named
+
+
+def refusal_text(exc: StorageError, asked: str) -> str:
+    """What the user is told about `exc`, in the language they wrote `asked` in."""
+    return refusal_sentence(exc).for_message(asked)
+
+
+def refusal_sentence(exc: StorageError) -> PlainSentence:
+    """`exc` in words, in English and in Chinese. A storage error without a sentence of
+    its own (unreachable, misconfigured) is the database being down."""
+    if isinstance(exc, SnoozeTargetError):
+        return _snooze_target(exc)
+    if isinstance(exc, ReminderNotFoundError):
+        return _not_found(exc)
+    if isinstance(exc, ReminderPermissionError):
+        return _not_allowed(exc)
+    if isinstance(exc, ReminderStateError):
+        return _state(exc)
+    if isinstance(exc, ReminderChangedError):
+        return PlainSentence(
+            f"Reminder #{exc.short_id} changed (or fired) just now; nothing was edited. "
+            "Please try again.",
+            f"提醒 #{exc.short_id} 刚刚被改动（或刚刚响过），这次什么都没有修改。请再试一次。",
+        )
+    if isinstance(exc, InvalidTimezoneError):
+        return PlainSentence(
+            f"{unknown_zone(exc.name)}.",
+            f"{exc.name!r} 不是已知的时区；请使用 IANA 时区名，例如 Asia/Shanghai。",  # noqa: RUF001
+        )
+    return STORAGE_DOWN
+
+
+def unknown_zone(name: str) -> str:
+    """Why `name` is no time zone, as an argument's problem (a hint may follow it)."""
+    return f"{name!r} is not a known time zone; use an IANA name such as Europe/Berlin"
+
+
+def _not_found(exc: ReminderNotFoundError) -> PlainSentence:
+    if exc.short_id is not None:
+        label: str | None = f"#{exc.short_id}"
+    else:
+        label = None if exc.reference is None else repr(exc.reference)
+    which, which_zh = (
+        (f"Reminder {label}", f"提醒 {label} ") if label else ("That reminder", "这个提醒")
+    )
+    if exc.reason == "finished":
+        return PlainSentence(f"{which} has just finished.", f"{which_zh}刚刚已经结束了。")
+    if exc.reason == "past_due":
+        return PlainSentence(
+            f"{which} was due at a time that has passed; edit it to give it a new time.",
+            f"{which_zh}的时间已经过了；请修改它，给它一个新的时间。",  # noqa: RUF001
+        )
+    if label is None:  # a full id: internal, not shown back
+        return PlainSentence(
+            "There is no such active reminder in this chat.",
+            "这个聊天里没有这个进行中的提醒。",
+        )
+    return PlainSentence(
+        f"There is no active reminder {label} in this chat.",
+        f"这个聊天里没有进行中的提醒 {label}。",
+    )
+
+
+def _not_allowed(exc: ReminderPermissionError) -> PlainSentence:
+    setter = exc.setter_name
+    return PlainSentence(
+        f"Reminder #{exc.short_id} was set by {setter or 'someone else'}; "
+        f"only they or a group admin can {exc.action} it.",
+        f"提醒 #{exc.short_id} 是{f' {setter} ' if setter else '别人'}设置的；"  # noqa: RUF001
+        f"只有设置者或群管理员可以{_ACTIONS_ZH[exc.action]}它。",
+    )
+
+
+def _state(exc: ReminderStateError) -> PlainSentence:
+    which = f"#{exc.short_id}"
+    if exc.problem == "snooze_rule":
+        root = "?" if exc.root_short_id is None else f"#{exc.root_short_id}"
+        return PlainSentence(
+            f"Reminder {which} is a snooze of {root} and fires once; "
+            f"edit {root} to change the rule.",
+            f"提醒 {which} 是 {root} 的推迟提醒，只响一次；要改规则，请修改 {root}。",  # noqa: RUF001
+        )
+    if exc.problem == "once_pause":
+        return PlainSentence(
+            f"Reminder {which} fires only once; cancel or edit it instead.",
+            f"提醒 {which} 只响一次，不能暂停；请取消或修改它。",  # noqa: RUF001
+        )
+    return PlainSentence(
+        f"Reminder {which} hasn't gone off yet; edit it to move it.",
+        f"提醒 {which} 还没有响过；要改时间，请修改它。",  # noqa: RUF001
+    )
+
+
+def _snooze_target(exc: SnoozeTargetError) -> PlainSentence:
+    if exc.problem == "not_a_reminder":
+        return PlainSentence(
+            "That message isn't a reminder I can snooze.",
+            "那条消息不是我能推迟的提醒。",
+        )
+    if exc.problem == "several_recent" and exc.labels:
+        shown = exc.labels[:_SHOWN_LABELS]
+        example = exc.labels[0]
+        return PlainSentence(
+            f"Several reminders went off recently ({', '.join(shown)}); say which one, "
+            f"e.g. /snooze {example} 10m.",
+            f"最近响过好几个提醒（{'、'.join(shown)}）；请说明是哪一个，"  # noqa: RUF001
+            f"例如 /snooze {example} 10m。",
+        )
+    window, window_zh = _window(exc.window)
+    return PlainSentence(
+        f"No reminder went off here in the last {window}; say which one, e.g. /snooze #3 10m.",
+        f"最近{window_zh}里这里没有响过提醒；请说明是哪一个，例如 /snooze #3 10m。",  # noqa: RUF001
+    )
+
+
+def _window(window: timedelta) -> tuple[str, str]:
+    """'hour' / '一小时', '3 hours' / '3 小时', '20 minutes' / '20 分钟'."""
+    minutes = max(1, round(window.total_seconds() / 60))
+    if minutes % 60:
+        return f"{minutes} minutes", f" {minutes} 分钟"
+    hours = minutes // 60
+    return ("hour", "一小时") if hours == 1 else (f"{hours} hours", f" {hours} 小时")
