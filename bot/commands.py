@@ -159,15 +159,7 @@ class Commands:
         except UnknownToolError:
             raise CommandError(f"/{tool_name} is not available on this bot.") from None
         except InvalidArgumentsError as exc:
-            # The problems in words; an argument's name only where the user typed it
-            # ("/settings remind_others nobody"), never a path of the model's schema.
-            problems = "; ".join(
-                dict.fromkeys(
-                    f"{i.path}: {i.problem}" if i.path and i.path in ctx.text else i.problem
-                    for i in exc.issues
-                )
-            )
-            raise CommandError(f"That didn't work: {problems}.") from None
+            raise CommandError(_invalid(exc, ctx.text)) from None
         except ToolInvocationError as exc:  # hidden, switched off
             raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
         return await self.execute(ctx, validated)
@@ -338,6 +330,22 @@ class Commands:
     async def _help(self, ctx: MessageContext, rest: str) -> str:
         tools = await self.call(ctx, "help", {}) if "help" in self._invoker.registry else ""
         return f"{tools}\n\n{COMMAND_HELP}".strip()
+
+
+def _invalid(exc: InvalidArgumentsError, typed: str) -> str:
+    """Why a command's arguments were refused, in words a user can act on: the argument
+    models' own sentences, and a schema's only about an argument the user named
+    ("/settings remind_others nobody"); never a path or a limit of the schema alone."""
+    problems = "; ".join(
+        dict.fromkeys(
+            f"{i.path}: {i.problem}" if i.path and i.path in typed else i.problem
+            for i in exc.issues
+            if i.own_words or (i.path and i.path in typed)
+        )
+    )
+    if not problems:
+        return "That didn't work: I couldn't use those words for it. See /help for examples."
+    return f"That didn't work: {problems}."
 
 
 def _when_words(change: str, content: str) -> str:

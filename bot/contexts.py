@@ -28,6 +28,8 @@ class Caller:
     sender_name: str = ""
     is_admin: bool = False
     mentioned: tuple[Member, ...] = ()
+    # One of the bot's own admins (see MessageContext.bot_admin).
+    bot_admin: bool = False
 
 
 class ContextFactory:
@@ -55,9 +57,10 @@ class ContextFactory:
     ) -> MessageContext:
         """The context for tools run on behalf of `message`'s sender. With `progress`,
         a slow tool's "searching…" line goes to the chat."""
-        is_admin = message.sender_is_admin or message.sender_id in self._config.bot.admins
-        if message.chat_type == "private" or message.from_operator:
-            is_admin = True  # owner of their own chat; the operator owns the simulated ones
+        bot_admin = message.from_operator or message.sender_id in self._config.bot.admins
+        is_admin = message.sender_is_admin or bot_admin
+        if message.chat_type == "private":
+            is_admin = True  # the owner of their own chat
         services = self.services if progress is None else self.services.with_(progress=progress)
         return await self._build(
             Caller(
@@ -69,6 +72,7 @@ class ContextFactory:
                 sender_name=message.sender_name,
                 is_admin=is_admin,
                 mentioned=message.mentions,
+                bot_admin=bot_admin,
             ),
             services,
             reply_to=message.reply_to_message_id,
@@ -97,5 +101,6 @@ class ContextFactory:
             reply_to=reply_to,
             source=caller.source,
             auth=caller.auth,
+            bot_admin=caller.bot_admin,
             tools_off=tools_off(settings),
         )

@@ -36,6 +36,7 @@ from function_calls.handlers.reminder_words import (
     format_local_zh,
     refusal,
 )
+from function_calls.internal_text import refusal_of
 
 OFFER_TTL = timedelta(minutes=10)
 _MAX_PENDING = 10_000
@@ -148,8 +149,8 @@ class Offers:
             # The user's own words can't be set ("today at 9" at 10:20): a small model
             # answered "I can't assist with that", which says nothing of why.
             return refusal(exc, text)
-        except ToolInvocationError:
-            return None  # not this sender's to set here: nothing to offer
+        except ToolInvocationError as exc:
+            return refusal_of(exc).for_message(text)  # not this sender's to set here
         args = validated.arguments
         assert isinstance(args, ReminderArgs)
         try:

@@ -234,15 +234,22 @@ class Router:
             log.info("chat %s: message %s never answered, handling it again", chat, message_id)
         answer = await self._respond(message, text, received.recent)
         texts = [] if answer is None else [answer]
-        await self._chatlog.record_answer(
-            chat,
-            message_id,
-            texts,
-            bot_id="bot",
-            bot_name=self.config.bot.name,
-            at=self._clock(),
-            delivered=not delivering,
-        )
+        try:
+            await self._chatlog.record_answer(
+                chat,
+                message_id,
+                texts,
+                bot_id="bot",
+                bot_name=self.config.bot.name,
+                at=self._clock(),
+                delivered=not delivering,
+            )
+        except StorageError as exc:
+            # The answer is decided and its tools ran (a reminder may be set): it says
+            # what was done, where "nothing was changed" would be false. Unrecorded, a
+            # redelivery of this message is answered again.
+            log.error("chat %s: answer to %s not logged: %s", chat, message_id, exc)
+            return _Answer([self._reply(message, t) for t in texts], None)
         return _Answer([self._reply(message, t) for t in texts], message_id)
 
     async def _respond(
@@ -266,7 +273,7 @@ class Router:
             if offer is not None:
                 try:
                     asked = dataclasses.replace(ctx, text=offer.text, source="offer")
-                    return await self._commands.call(asked, "reminder_set", offer.arguments)
+                    return await self._commands.set_reminder(asked, offer.arguments)
                 except CommandError as exc:  # e.g. the moment passed meanwhile
                     return str(exc)
         fast = await self._fast_reminder(dataclasses.replace(ctx, source="command"), text)
@@ -283,7 +290,10 @@ class Router:
         result = await self._llm.run(ctx, text or "hello", history)
         latency = time.perf_counter() - began
         if self._budget is not None:
-            await self._budget.record(ctx, result)
+            try:
+                await self._budget.record(ctx, result)
+            except StorageError as exc:  # the turn is done: its answer stands
+                log.error("chat %s: token use not recorded: %s", ctx.chat_id, exc)
         await self._log_turn(ctx, text, result, latency)
         return self._offers.review(ctx, text, result)
 

@@ -9,8 +9,20 @@ from typing import Any, Protocol
 
 from storage.audit import AuditEntry
 
-# An argument whose name says it holds a secret is never written down.
-_SECRET_NAME = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key|auth|cookie|credential", re.I)
+# An argument whose name says it holds a secret is never written down: whole words of
+# the name ("api_key", "X-Auth-Token"), not any name that contains them ("tokens_per_day",
+# "author").
+_SECRET_NAME = re.compile(
+    r"(?:^|[_\-.])(?:pass(?:word|wd)?|secret|token|api[_\-]?key|key|auth|authorization|"
+    r"cookie|credentials?|session)(?:$|[_\-.])",
+    re.I,
+)
+# In a value: a URL's user:password@, and the values of secret-named query parameters.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/@\s]+@")
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&;](?:[a-z0-9]*[_\-])?(?:pass(?:word|wd)?|secret|token|api[_\-]?key|key|auth|"
+    r"sig|signature|access[_\-]?token|session)=)[^&#\s]*"
+)
 _MAX_TEXT = 120
 _MAX_ITEMS = 20
 _MAX_DEPTH = 3
@@ -33,6 +45,7 @@ def _value(key: str, value: Any, depth: int) -> Any:
     if _SECRET_NAME.search(key):
         return MASK
     if isinstance(value, str):
+        value = _QUERY_SECRET.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", value))
         return value if len(value) <= _MAX_TEXT else value[: _MAX_TEXT - 1] + "…"
     if depth >= _MAX_DEPTH and isinstance(value, Mapping | list | tuple):
         return "…"

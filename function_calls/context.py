@@ -46,6 +46,10 @@ class MessageContext:
     # Where the call comes from and how the caller was authenticated: the audit log's.
     source: CallSource = "model"
     auth: AuthMethod = "platform"
+    # One of the bot's own admins (`bot.admins`, the operator, an API token holder
+    # acting as admin): the tools policy's `admins` in a private chat, where every
+    # sender administers their own chat (`is_admin`).
+    bot_admin: bool = False
     # Tools a chat admin switched off for this chat (`/tools off NAME`).
     tools_off: frozenset[str] = frozenset()
     # Set by the invoker for one call: the tools policy says the sender may act only on

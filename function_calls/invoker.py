@@ -174,7 +174,13 @@ class ToolInvoker:
         except ToolInvocationError as exc:
             await self._audit(ctx, validated, None, exc)
             raise
-        await self._audit(ctx, validated, result, None)
+        except asyncio.CancelledError:
+            # Stopped (the turn or the process is ending): what it did may be written;
+            # the row says so rather than leaving no trace.
+            await self._audit(ctx, validated, None, None, cancelled=True)
+            raise
+        if result.changed or result.failure is not None:
+            await self._audit(ctx, validated, result, None)
         return result
 
     async def _run(self, ctx: MessageContext, validated: ValidatedToolCall) -> FunctionResult:
@@ -203,37 +209,17 @@ class ToolInvoker:
         validated: ValidatedToolCall,
         result: FunctionResult | None,
         error: ToolInvocationError | None,
+        *,
+        cancelled: bool = False,
     ) -> None:
+        """Queue the audit entry of a write or external call; never raises: the call is
+        over, and a lost row must not turn it into a failure."""
         tool = validated.tool
         if self.audit is None or tool.effect == "read":
             return
-        touched = result.touched if result is not None else None
-        if error is not None:
-            outcome: InvocationOutcome = error.outcome
-            detail: str | None = str(error)[:_DETAIL]
-        elif result is not None and result.failure is not None:
-            outcome, detail = "refused", result.failure
-        else:
-            outcome, detail = "ok", None
-        entry = AuditEntry(
-            at=ctx.clock(),
-            chat_id=ctx.chat_id,
-            sender_id=ctx.sender_id,
-            sender_name=ctx.sender_name,
-            auth=ctx.auth,
-            source=ctx.source,
-            tool=tool.name,
-            effect=tool.effect,
-            outcome=outcome,
-            arguments=redacted(validated.arguments.model_dump(mode="json")),
-            target=touched.id if touched is not None else None,
-            target_label=touched.label if touched is not None else None,
-            detail=detail,
-        )
         try:
-            await self.audit.record(entry)
+            await self.audit.record(_entry(ctx, validated, result, error, cancelled))
         except Exception:
-            # The call is done; a lost audit row must not turn it into a failure.
             log.exception("audit entry for %s not queued", tool.name)
 
     def plan(
@@ -311,6 +297,41 @@ class ToolInvoker:
         """One call, validated and run; raises the ToolInvocationError that stopped it."""
         validated = self.validate_tool_call(ctx, ToolCall(name, arguments))
         return await self.execute_tool_call(ctx, validated)
+
+
+def _entry(
+    ctx: MessageContext,
+    validated: ValidatedToolCall,
+    result: FunctionResult | None,
+    error: ToolInvocationError | None,
+    cancelled: bool,
+) -> AuditEntry:
+    outcome: InvocationOutcome
+    detail: str | None = None
+    if error is not None:
+        outcome, detail = error.outcome, str(error)[:_DETAIL]
+    elif cancelled:
+        outcome, detail = "failed", "cancelled while running"
+    elif result is not None and result.failure is not None:
+        outcome, detail = "refused", result.failure
+    else:
+        outcome = "ok"
+    touched = result.touched if result is not None else None
+    return AuditEntry(
+        at=ctx.clock(),
+        chat_id=ctx.chat_id,
+        sender_id=ctx.sender_id,
+        sender_name=ctx.sender_name,
+        auth=ctx.auth,
+        source=ctx.source,
+        tool=validated.tool.name,
+        effect=validated.tool.effect,
+        outcome=outcome,
+        arguments=redacted(validated.arguments.model_dump(mode="json")),
+        target=touched.id if touched is not None else None,
+        target_label=touched.label if touched is not None else None,
+        detail=detail,
+    )
 
 
 def _internal(name: str) -> ToolFailedError:

@@ -30,8 +30,6 @@ from storage.vocabulary import SETTING_TOOLS_OFF
 if TYPE_CHECKING:
     from function_calls.registry import Tool
 
-# The chat setting that lists the tools a chat admin switched off.
-TOOLS_OFF = SETTING_TOOLS_OFF
 
 _EFFECT_KEY = "effect:"
 _HOUR = 3600.0
@@ -141,7 +139,7 @@ class ToolPolicy:
     def allows(self, name: str, effect: Effect, ctx: MessageContext) -> bool:
         """Whether the sender of `ctx` may see and call the tool in its chat."""
         for _, rule in self.rules_for(name, effect):
-            if rule.who == "nobody" or (rule.who == "admins" and not ctx.is_admin):
+            if rule.who == "nobody" or (rule.who == "admins" and not _admin(ctx)):
                 return False
             if rule.scope != "both" and rule.scope != ctx.chat_type:
                 return False
@@ -166,10 +164,12 @@ class ToolPolicy:
         limit for this sender or chat is reached."""
         limits: list[tuple[tuple[str, str, str], int]] = []
         for key, rule in self.rules_for(name, effect):
+            # Counted per rule: the tools one rule covers ("effect:external", "time__*")
+            # share its limit.
             if rule.per_user_per_hour is not None:
-                limits.append(((f"{key}|{name}", "user", ctx.sender_id), rule.per_user_per_hour))
+                limits.append(((key, "user", ctx.sender_id), rule.per_user_per_hour))
             if rule.per_chat_per_hour is not None:
-                limits.append(((f"{key}|{name}", "chat", ctx.chat_id), rule.per_chat_per_hour))
+                limits.append(((key, "chat", ctx.chat_id), rule.per_chat_per_hour))
         if not limits:
             return
         now = self._monotonic()
@@ -185,14 +185,30 @@ class ToolPolicy:
         window = self._windows.get(counter)
         if window is None:
             if len(self._windows) >= _MAX_COUNTERS:
-                del self._windows[next(iter(self._windows))]
+                self._forget_idle()
             window = self._windows[counter] = _Window()
         return window
+
+    def _forget_idle(self) -> None:
+        """Make room: drop the counters with no call in the last hour (they limit
+        nothing); only if every one is live, the oldest."""
+        now = self._monotonic()
+        idle = [k for k, w in self._windows.items() if not w.times or w.times[-1] <= now - _HOUR]
+        for counter in idle:
+            del self._windows[counter]
+        if len(self._windows) >= _MAX_COUNTERS:
+            del self._windows[next(iter(self._windows))]
+
+
+def _admin(ctx: MessageContext) -> bool:
+    """The policy's `admins`: a group's admins; in a private chat, whose owner is its
+    admin, only the bot's own admins."""
+    return ctx.bot_admin or (ctx.is_admin and ctx.chat_type == "group")
 
 
 def tools_off(settings: Mapping[str, Any]) -> frozenset[str]:
     """The tools a chat switched off, from its settings."""
-    names = settings.get(TOOLS_OFF) or ()
+    names = settings.get(SETTING_TOOLS_OFF) or ()
     return frozenset(str(name) for name in names) if isinstance(names, list) else frozenset()
 
 

@@ -37,13 +37,22 @@ class FunctionResult:
     failure: Failure | None = None
     value: Any = None
     touched: Touched | None = None
+    # False: a write tool was asked only to show something (`/tools`, `/budget`): the
+    # call changed nothing, and the audit log leaves it out.
+    changed: bool = True
 
     @classmethod
     def direct(
-        cls, reply: str, data: Any = None, *, value: Any = None, touched: Touched | None = None
+        cls,
+        reply: str,
+        data: Any = None,
+        *,
+        value: Any = None,
+        touched: Touched | None = None,
+        changed: bool = True,
     ) -> FunctionResult:
         """Answer the user directly; `data` optionally tells the model what happened."""
-        return cls(data=data, reply=reply, value=value, touched=touched)
+        return cls(data=data, reply=reply, value=value, touched=touched, changed=changed)
 
     @classmethod
     def refused(

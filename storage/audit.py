@@ -63,6 +63,8 @@ class AuditQuery:
 
     chat_id: str | None = None
     tool: str | None = None
+    tools: tuple[str, ...] | None = None  # any of these
+    outcome: str | None = None
     target_label: str | None = None  # "#4": one reminder of the chat
     since: datetime | None = None
     before: int | None = None
@@ -79,6 +81,10 @@ def _page(session: Session, query: AuditQuery) -> list[AuditEntry]:
         statement = statement.where(_audit.c.chat_id == query.chat_id)
     if query.tool is not None:
         statement = statement.where(_audit.c.tool == query.tool)
+    if query.tools is not None:
+        statement = statement.where(_audit.c.tool.in_(query.tools))
+    if query.outcome is not None:
+        statement = statement.where(_audit.c.outcome == query.outcome)
     if query.target_label is not None:
         statement = statement.where(_audit.c.target_label == query.target_label)
     if query.since is not None:

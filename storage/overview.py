@@ -132,10 +132,25 @@ class NotRetryableError(LookupError):
     """No such delivery, or it did not fail (only a failed one is sent again)."""
 
 
+def delivery_chat(session: Session, delivery_id: int) -> str | None:
+    """The chat a delivery belongs to (None: no such delivery)."""
+    return session.scalar(
+        select(_reminders.c.chat_id)
+        .join(_deliveries, _deliveries.c.reminder_id == _reminders.c.id)
+        .where(_deliveries.c.id == delivery_id)
+    )
+
+
 def claim_failed_delivery(
-    session: Session, delivery_id: int, now: datetime, lease_until: datetime, late_after: timedelta
+    session: Session,
+    delivery_id: int,
+    chat_id: str,
+    now: datetime,
+    lease_until: datetime,
+    late_after: timedelta,
 ) -> Claim:
-    """Take a failed delivery back as pending, leased to the caller, to send it again."""
+    """Take a failed delivery of the chat's back as pending, leased to the caller, to
+    send it again."""
     row = session.execute(
         select(
             _deliveries.c.id.label("delivery_id"),
@@ -145,7 +160,7 @@ def claim_failed_delivery(
             _reminders,
         )
         .join(_reminders, _reminders.c.id == _deliveries.c.reminder_id)
-        .where(_deliveries.c.id == delivery_id)
+        .where(_deliveries.c.id == delivery_id, _reminders.c.chat_id == chat_id)
         .with_for_update(of=_deliveries)
     ).first()
     if row is None or row.outcome != OUTCOME_FAILED or row.status == REMINDER_CANCELLED:

@@ -4,7 +4,7 @@ runs inside the caller's transaction."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
@@ -152,19 +152,31 @@ def chat_settings(session: Session, chat_id: str) -> dict[str, Any]:
 
 
 def update_chat_settings(
-    session: Session, chat_id: str, chat_type: str, values: dict[str, Any], now: datetime
+    session: Session,
+    chat_id: str,
+    chat_type: str,
+    values: SettingsChange,
+    now: datetime,
 ) -> dict[str, Any]:
-    """Merge `values` into the chat's settings (a None value removes the key)."""
+    """Merge `values` into the chat's settings (a None value removes the key). Given as
+    a function, they are worked out from the current settings under the row's lock: two
+    writers never lose each other's change."""
     ensure_chat(session, chat_id, chat_type, now)
     current = session.scalar(
         select(_chats.c.settings).where(_chats.c.chat_id == chat_id).with_for_update()
     )
+    if callable(values):
+        values = values(dict(current or {}))
     merged = {**(current or {}), **values}
     merged = {key: value for key, value in merged.items() if value is not None}
     session.execute(
         update(_chats).where(_chats.c.chat_id == chat_id).values(settings=merged, updated_at=now)
     )
     return merged
+
+
+# New values for a chat's settings, or how to work them out from the current ones.
+SettingsChange = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def chat_timezone(session: Session, chat_id: str) -> str | None:

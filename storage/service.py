@@ -145,19 +145,25 @@ class ReminderService:
         self._zone_changes += 1
 
     async def update_settings(
-        self, chat_id: str, chat_type: ChatType, values: dict[str, Any]
+        self, chat_id: str, chat_type: ChatType, values: repository.SettingsChange
     ) -> dict[str, Any]:
-        """Merge into the chat's settings; a None value removes a key."""
+        """Merge into the chat's settings; a None value removes a key. `values` may be a
+        function of the current settings, run under the row's lock."""
         self._forget(chat_id)
-        return await self.database.write(
-            functools.partial(
-                repository.update_chat_settings,
-                chat_id=chat_id,
-                chat_type=chat_type,
-                values=values,
-                now=self._clock(),
+        try:
+            return await self.database.write(
+                functools.partial(
+                    repository.update_chat_settings,
+                    chat_id=chat_id,
+                    chat_type=chat_type,
+                    values=values,
+                    now=self._clock(),
+                )
             )
-        )
+        finally:
+            # Again after the write: a read meanwhile (another chat's message, a REST
+            # call) may have cached the old settings.
+            self._forget(chat_id)
 
     async def set_timezone(
         self, chat_id: str, chat_type: ChatType, timezone: str
@@ -384,7 +390,13 @@ class ReminderService:
         now = self._clock()
         return await self.database.read(functools.partial(overview.scheduler_counts, now=now))
 
-    async def retry_delivery(self, delivery_id: int) -> DeliveryOutcome:
+    async def delivery_chat(self, delivery_id: int) -> str | None:
+        """The chat a delivery belongs to; None when there is no such delivery."""
+        return await self.database.read(
+            functools.partial(overview.delivery_chat, delivery_id=delivery_id)
+        )
+
+    async def retry_delivery(self, delivery_id: int, chat_id: str) -> DeliveryOutcome:
         """Send a failed delivery again, now; its new outcome. Raises NotRetryableError
         (not failed, or its reminder was deleted) and RuntimeError without a sender."""
         if self.scheduler is None:
@@ -395,6 +407,7 @@ class ReminderService:
             functools.partial(
                 overview.claim_failed_delivery,
                 delivery_id=delivery_id,
+                chat_id=chat_id,
                 now=now,
                 lease_until=now + policy.lease,
                 late_after=policy.late_after,

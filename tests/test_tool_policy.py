@@ -180,9 +180,11 @@ def test_rate_windows_slide_and_a_refused_call_is_not_counted() -> None:
     with pytest.raises(ToolRateLimitedError) as limited:
         policy.take("tea", "write", ctx)
     assert limited.value.retry_after == 2600
-    policy.take("toast", "write", ctx)  # each tool counts on its own
+    with pytest.raises(ToolRateLimitedError):
+        policy.take("toast", "write", ctx)  # the tools one rule covers share its limit
+    policy.take("tea", "write", make_ctx(sender_id="u-bob"))  # per user
     now[0] = 3600.0
-    policy.take("tea", "write", ctx)  # the first call has left the hour
+    policy.take("toast", "write", ctx)  # the first call has left the hour
     with pytest.raises(ToolRateLimitedError):
         policy.take("tea", "write", ctx)
 

@@ -112,5 +112,12 @@ async def test_dashboard_without_an_llm_and_a_failed_delivery(servers: Servers, 
     await row.get_by_role("button", name="Retry delivery").click()
     await expect(page.locator("main tbody tr", has_text="call home")).to_have_count(0)
     assert sent and "call home" in sent[0]
+    audited = (await api.client.get("/v1/audit", params={"tool": "delivery_retry"})).json()
+    (retried,) = audited["entries"]
+    assert (retried["chat_id"], retried["source"], retried["outcome"]) == (
+        "tg:42",
+        "dashboard",
+        "ok",
+    )
     await page.get_by_role("button", name="Model activity").click()
     await expect(page.locator("main h2")).to_have_text("Model activity")

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from bot.adapters.api_models import ReminderOut, reminder_out
-from bot.adapters.http_calls import api_context
+from bot.adapters.http_calls import Refused, api_context, call_tool
 from bot.app import Bot
 from bot.status import config_lines
 from function_calls import (
@@ -27,7 +27,7 @@ from function_calls import (
     Who,
 )
 from storage import ReminderService, current_revision
-from storage.overview import DeliveryRecord, NotRetryableError
+from storage.overview import DeliveryRecord
 from storage.vocabulary import ChatType, DeliveryOutcome, LiveStatus
 
 
@@ -185,14 +185,22 @@ def admin_routes(bot: Bot) -> APIRouter:
 
     @routes.post("/deliveries/{delivery_id}/retry", responses={409: {}, 503: {}})
     async def retry(delivery_id: int) -> Any:
-        """Send a failed delivery again now; answers its new outcome."""
-        try:
-            return RetryOut(outcome=await service().retry_delivery(delivery_id))
-        except NotRetryableError:
+        """Send a failed delivery again now, as the `delivery_retry` tool in its chat
+        (through the invoker: audited); answers its new outcome."""
+        reminders = service()
+        if reminders.scheduler is None:
+            error = "this process does not deliver reminders"
+            return JSONResponse({"error": error}, status_code=503)
+        chat_id = await reminders.delivery_chat(delivery_id)
+        if chat_id is None:
             error = "only a failed delivery of a reminder that still exists can be retried"
             return JSONResponse({"error": error}, status_code=409)
-        except RuntimeError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503)
+        ctx = await api_context(bot, chat_id, source="dashboard")
+        try:
+            result = await call_tool(bot, ctx, "delivery_retry", {"delivery_id": delivery_id})
+        except Refused as exc:
+            return exc.response
+        return RetryOut(outcome=result.value)
 
     @routes.get("/tools")
     async def tools() -> list[ToolOut]:
@@ -231,8 +239,9 @@ def admin_routes(bot: Bot) -> APIRouter:
         except ToolInvocationError as exc:
             return RunOut(outcome=exc.outcome, error=str(exc))
         data = to_jsonable_python(result.data, fallback=str)
-        outcome: InvocationOutcome = "refused" if result.failure is not None else "ok"
-        return RunOut(outcome=outcome, reply=result.reply, data=data)
+        if result.failure is not None:
+            return RunOut(outcome="refused", reply=result.reply, data=data, error=result.reply)
+        return RunOut(outcome="ok", reply=result.reply, data=data)
 
     @routes.get("/activity")
     async def activity(

@@ -123,11 +123,14 @@ async def api_context(
     *,
     sender_id: str = API_USER,
     sender_name: str = "",
-    chat_type: ChatType = "group",
+    chat_type: ChatType | None = None,
     mentioned: tuple[Member, ...] = (),
     source: CallSource = "rest",
 ) -> MessageContext:
-    """The context of a call by a holder of the API token: an admin of the chat."""
+    """The context of a call by a holder of the API token: an admin of the chat, whose
+    type is the one stored for it (a group, for a chat never seen) unless given."""
+    if chat_type is None:
+        chat_type = "group" if bot.reminders is None else await bot.reminders.chat_type_of(chat_id)
     return await bot.caller_context(
         Caller(
             chat_id=chat_id,
@@ -138,6 +141,7 @@ async def api_context(
             sender_name=sender_name,
             is_admin=True,
             mentioned=mentioned,
+            bot_admin=True,  # the token is the bot operator's
         )
     )
 

@@ -26,7 +26,14 @@ from bot.adapters.api_models import (
     SnoozeOut,
     reminder_out,
 )
-from bot.adapters.http_calls import Refused, api_context, call_tool, json_object, not_run
+from bot.adapters.http_calls import (
+    FAILURE_STATUS,
+    Refused,
+    api_context,
+    call_tool,
+    json_object,
+    not_run,
+)
 from function_calls import MessageContext, ToolCall, ToolInvocationError
 from function_calls.handlers.reminder_snooze import DEFAULT_SNOOZE_MINUTES, Snoozed
 from function_calls.handlers.reminders import refused, requester
@@ -86,7 +93,7 @@ def _read_refused(exc: StorageError) -> JSONResponse:
     result = refused(exc, "")
     if result.failure == "unavailable":
         raise exc  # the app answers 503
-    status = {"not_found": 404, "forbidden": 403}.get(result.failure or "", 409)
+    status = FAILURE_STATUS[result.failure or "refused"]
     return JSONResponse({"error": result.reply}, status_code=status)
 
 
@@ -243,8 +250,7 @@ def reminder_routes(bot: Bot) -> APIRouter:
     async def put_settings(chat_id: str, body: SettingsIn, service: Reminders) -> Any:
         """The same tools as /tz and /settings: `set_timezone`, then `reminder_rules`.
         The zone is checked first, so a bad zone changes nothing."""
-        chat_type = await service.chat_type_of(chat_id)
-        ctx = await api_context(bot, chat_id, chat_type=chat_type)
+        ctx = await api_context(bot, chat_id)
         moved = 0
         rules = {
             key: value

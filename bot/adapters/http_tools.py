@@ -71,7 +71,8 @@ def tool_routes(bot: Bot) -> APIRouter:
     async def chat_tools(chat_id: str) -> list[ChatToolOut]:
         """As a member of the chat sees them (the policy's `admins` tools are hidden)."""
         ctx = await api_context(bot, chat_id)
-        member = dataclasses.replace(ctx, is_admin=False)
+        # In a private chat its one member owns it; never one of the bot's admins.
+        member = dataclasses.replace(ctx, is_admin=ctx.chat_type == "private", bot_admin=False)
         tools = []
         for tool in bot.registry:
             reason = hidden_because(tool, member, bot.policy)

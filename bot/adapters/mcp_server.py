@@ -55,7 +55,10 @@ class McpEndpoint:
             auth=auth,
             chat_type=serve.chat_type,
             sender_name=serve.user_name,
-            is_admin=serve.is_admin or serve.user_id in bot.config.bot.admins,
+            is_admin=serve.is_admin
+            or serve.chat_type == "private"  # the owner of their own chat, as in the router
+            or serve.user_id in bot.config.bot.admins,
+            bot_admin=serve.user_id in bot.config.bot.admins or auth == "operator",
         )
         self.server: Server[Any] = Server(
             "groupmate",

@@ -27,6 +27,9 @@ from function_calls.handlers import (
     timezone,
     web_search,
 )
+
+# isort: split
+from function_calls.handlers import delivery_retry  # not the model's: last
 from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.handlers.reminder_changes import ReminderUpdateArgs
 from function_calls.handlers.reminder_refusals import refusal_text
@@ -41,6 +44,7 @@ __all__ = [
     "TimezoneArgs",
     "budget",
     "chat_tools",
+    "delivery_retry",
     "describe_schedule",
     "help",
     "read_url",

@@ -10,10 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
 from function_calls.handlers.reminder_words import format_local
+from function_calls.handlers.reminders import refused
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import DailyLimits, required
-from storage import ReminderService
+from storage import ReminderService, StorageError
 from storage.vocabulary import SETTING_TOKEN_BUDGET
 
 MAX_LIMIT = 100_000_000
@@ -60,10 +61,15 @@ async def token_budget(ctx: MessageContext, args: BudgetArgs) -> FunctionResult:
     limits = required(ctx.services.budget_limits, "budget_limits")
     if args.tokens_per_day is not None:
         if ctx.chat_type == "group" and not ctx.is_admin:
-            return FunctionResult.direct("Only a group admin can change this chat's budget.")
-        await service.update_settings(
-            ctx.chat_id, ctx.chat_type, {SETTING_TOKEN_BUDGET: args.tokens_per_day}
-        )
+            return FunctionResult.refused(
+                "Only a group admin can change this chat's budget.", "forbidden"
+            )
+        try:
+            await service.update_settings(
+                ctx.chat_id, ctx.chat_type, {SETTING_TOKEN_BUDGET: args.tokens_per_day}
+            )
+        except StorageError as exc:
+            return refused(exc, ctx.text)
     now = ctx.clock()
     spent = await usage.spent(ctx.chat_id, now.astimezone(UTC).date())
     limit = await chat_limit(service, limits, ctx.chat_id)
@@ -75,5 +81,7 @@ async def token_budget(ctx: MessageContext, args: BudgetArgs) -> FunctionResult:
     if limits.total is not None:
         lines.append(f"The whole bot: {spent.total:,} of {limits.total:,} tokens today.")
     return FunctionResult.direct(
-        "\n".join(lines), data={"chat": spent.chat, "limit": limit, "total": spent.total}
+        "\n".join(lines),
+        data={"chat": spent.chat, "limit": limit, "total": spent.total},
+        changed=args.tokens_per_day is not None,
     )

@@ -4,15 +4,18 @@ on every path (the invoker checks `ctx.tools_off`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
 from function_calls.handlers.reminders import refused, reminder_service
-from function_calls.policy import TOOLS_OFF, hidden_because, tools_off
+from function_calls.policy import hidden_because, tools_off
 from function_calls.registry import Tool, tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import required
 from storage import StorageError
+from storage.vocabulary import SETTING_TOOLS_OFF
 
 NAME = "chat_tools"
 _NAMES = Field(
@@ -75,12 +78,15 @@ async def chat_tools(ctx: MessageContext, args: ChatToolsArgs) -> FunctionResult
     switched = set(ctx.tools_off)
     if changes:
         service = reminder_service(ctx)
+
+        def switch(settings: dict[str, Any]) -> dict[str, Any]:
+            # Under the chat row's lock: a concurrent switch is not lost.
+            now_off = sorted((tools_off(settings) | off) - on)
+            return {SETTING_TOOLS_OFF: now_off or None}
+
         try:
-            settings = await service.settings_of(ctx.chat_id)
-            switched = (set(tools_off(settings)) | off) - on
-            await service.update_settings(
-                ctx.chat_id, ctx.chat_type, {TOOLS_OFF: sorted(switched) or None}
-            )
+            stored = await service.update_settings(ctx.chat_id, ctx.chat_type, switch)
+            switched = set(tools_off(stored))
         except StorageError as exc:
             return refused(exc, ctx.text, {"changed": False})
     policy = ctx.services.tool_policy
@@ -94,5 +100,8 @@ async def chat_tools(ctx: MessageContext, args: ChatToolsArgs) -> FunctionResult
     if not changes:
         text += "\nA chat admin can write /tools off <name> or /tools on <name>."
     return FunctionResult.direct(
-        text, data={"off": sorted(switched), "changed": bool(changes)}, value=sorted(switched)
+        text,
+        data={"off": sorted(switched), "changed": bool(changes)},
+        value=sorted(switched),
+        changed=bool(changes),
     )

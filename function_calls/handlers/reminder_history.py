@@ -11,7 +11,7 @@ from function_calls.handlers.reminders import check_reference, refused, reminder
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from storage import StorageError
-from storage.audit import AuditEntry, AuditQuery
+from storage.audit import MAX_PAGE, AuditEntry, AuditQuery
 from storage.changes import HistoryEntry
 from storage.repository import parse_reference
 from storage.vocabulary import HistoryOutcome
@@ -111,12 +111,20 @@ async def _one(ctx: MessageContext, reference: str, limit: int) -> FunctionResul
     try:
         changes: list[AuditEntry] = []
         if ctx.services.audit is not None:
-            query = AuditQuery(chat_id=ctx.chat_id, target_label=label, limit=limit)
+            query = AuditQuery(
+                chat_id=ctx.chat_id,
+                target_label=label,
+                tools=tuple(_DONE),
+                outcome="ok",
+                limit=MAX_PAGE,
+            )
             changes = await ctx.services.audit.page(query)
         entries = await service.history(ctx.chat_id, limit=_SCAN, created_by=own)
     except StorageError as exc:
         return refused(exc, ctx.text)
-    done = [e for e in reversed(changes) if e.outcome == "ok" and e.tool in _DONE]
+    done = list(reversed(changes))
+    if len(done) > limit:  # who set it, and the latest changes
+        done = [done[0], *done[len(done) - limit + 1 :]]
     if own is not None:
         done = [e for e in done if e.sender_id == own]
     fired = [e for e in entries if e.short_id == key][:limit]

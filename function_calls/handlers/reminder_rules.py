@@ -65,4 +65,6 @@ async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> Functi
     rules = defaults.for_chat(settings)
     data = {"remind_others": rules.remind_others, "remind_everyone": rules.remind_everyone}
     prefix = "⚙️ Updated. " if changes else ""
-    return FunctionResult.direct(prefix + _describe_rules(rules), data=data, value=rules)
+    return FunctionResult.direct(
+        prefix + _describe_rules(rules), data=data, value=rules, changed=bool(changes)
+    )

@@ -352,12 +352,10 @@ class McpTools:
 
 
 def _effect(annotations: types.ToolAnnotations | None) -> Effect:
-    """What the server says its tool does: its hints are the server's word, so a tool
-    without them counts as a write (the strictest the policy and the audit know)."""
-    if annotations is None:
+    """What the server says its tool does. A tool that says nothing counts as a write;
+    one that only reads is "read" when it says it stays in its own closed world
+    (`openWorldHint: false`), else "external" (MCP's default world is open: a read-only
+    search still sends its arguments out, which the audit records)."""
+    if annotations is None or not annotations.read_only_hint:
         return "write"
-    if annotations.read_only_hint:
-        return "read"
-    if annotations.open_world_hint:
-        return "external"
-    return "write"
+    return "read" if annotations.open_world_hint is False else "external"

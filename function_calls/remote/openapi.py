@@ -320,8 +320,9 @@ class OpenApiTools:
                 scope=self.config.scope,
                 admin_only=self.config.admin_only,
                 timeout=self.config.timeout,
-                # A GET reads (HTTP's own promise); any other method may change things.
-                effect="read" if operation.method.upper() in ("GET", "HEAD") else "write",
+                # A GET changes nothing (HTTP's own promise) but sends its arguments to
+                # another server; any other method may change things there.
+                effect="external" if operation.method.upper() in ("GET", "HEAD") else "write",
             )
         except ToolDefinitionError as exc:
             log.warning("%s: %s is skipped: %s", self.name, operation.operation_id, exc)

@@ -149,8 +149,12 @@ async function showTools(view) {
     field("State", switchState), element("button", { type: "submit", text: "Switch" }), switched);
   switchForm.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const answer = await api("PUT", `/v1/chats/${enc(switchChat.value.trim())}/tools`, { [switchState.value]: [switchTool.value] });
-    switched.textContent = answer.error ? answer.error : `Switched off there: ${answer.off.join(", ") || "none"}`;
+    try {
+      const answer = await api("PUT", `/v1/chats/${enc(switchChat.value.trim())}/tools`, { [switchState.value]: [switchTool.value] });
+      switched.textContent = `Switched off there: ${answer.off.join(", ") || "none"}`;
+    } catch (error) {
+      switched.textContent = `Not switched: ${error.message || error}`;
+    }
   });
   view.append(element("h2", { text: "Tools" }), form, switchForm, ...list);
 }

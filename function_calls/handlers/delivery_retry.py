@@ -1,0 +1,42 @@
+"""`delivery_retry`: send a failed delivery of this chat's again, now (the dashboard's
+"Retry"). For admins, the API and the dashboard; never offered to the model."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from function_calls.context import MessageContext
+from function_calls.handlers.reminders import refused, reminder_service
+from function_calls.registry import tool_function
+from function_calls.result import FunctionResult
+from storage import StorageError
+from storage.overview import NotRetryableError
+
+
+class DeliveryRetryArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    delivery_id: int = Field(ge=1, description="the failed delivery's id")
+
+
+@tool_function(
+    name="delivery_retry",
+    requires=["reminders"],
+    admin_only=True,
+    for_model=False,
+    description="Send a failed reminder delivery of this chat again, now.",
+)
+async def delivery_retry(ctx: MessageContext, args: DeliveryRetryArgs) -> FunctionResult:
+    service = reminder_service(ctx)
+    try:
+        outcome = await service.retry_delivery(args.delivery_id, ctx.chat_id)
+    except NotRetryableError:
+        return FunctionResult.refused(
+            "Only a failed delivery of a reminder that still exists can be sent again.",
+            "conflict",
+        )
+    except StorageError as exc:
+        return refused(exc, ctx.text)
+    return FunctionResult.direct(
+        f"Delivery {args.delivery_id}: {outcome}.", data={"outcome": outcome}, value=outcome
+    )
