@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.reminders
 	$(BIN)/python -m bench.per_message
 	$(BIN)/python -m bench.commands
+	$(BIN)/python -m bench.gate
 	$(BIN)/python -m bench.mcp_startup
 	$(BIN)/python -m bench.links
 	$(BIN)/python -m bench.fast_path

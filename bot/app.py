@@ -222,8 +222,9 @@ class Bot:
         pruner = asyncio.create_task(self._prune_periodically(chatlog, self.audit))
         self._stack.callback(pruner.cancel)
         await self._attach_remote_tools(config)
-        self.invoker = self.invoker.with_registry(self.registry)
-        self.invoker.audit = self.audit
+        self.invoker = self.invoker.with_registry(self.registry, audit=self.audit)
+        for key in self.policy.unmatched(self.registry.names()):
+            log.warning("tools.policy: %r names no tool this bot offers now", key)
         usage = UsageLog(self.reminders.database)
         self.turns = TurnLog(self.reminders.database)
         limits = BudgetLimits(

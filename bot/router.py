@@ -1,72 +1,35 @@
-"""The message path: log, trigger, limit, then commands or the LLM, in order per chat."""
+"""The message path: log, trigger, then answer (`bot.answering`), in order per chat and,
+with several processes on one PostgreSQL database, across them; each message once."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import functools
 import logging
-import math
 import re
-import time
 import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pydantic_core import to_jsonable_python
-
+from bot.answering import Answerer
 from bot.budget import TokenBudget
-from bot.commands import COMMAND_HELP, CommandError, Commands
+from bot.commands import Commands
 from bot.config import Config
 from bot.contexts import ContextFactory
 from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
-from bot.offers import Offers
-from bot.ratelimit import Budgets
-from function_calls import (
-    ChatTurn,
-    FunctionCallLLM,
-    MessageContext,
-    ToolInvoker,
-    TurnResult,
-)
-from function_calls.grammar import classify_ask, read_whole
+from function_calls import FunctionCallLLM, MessageContext, ToolInvoker
 from function_calls.internal_text import STORAGE_DOWN
-from storage import OutgoingMessage, Sender, StorageError, utc_now
+from storage import Sender, StorageError, utc_now
 from storage.chat_locks import ChatLocks
-from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
+from storage.chatlog import ChatLog, LogEntry, Seen
 from storage.overview import TurnLog
 
 log = logging.getLogger(__name__)
-# Call outcomes that sent the model back to correct itself: the turn's repair rounds.
-_REPAIRABLE = frozenset({"invalid", "unknown", "hidden", "malformed"})
-
-NO_LLM_REPLY = (
-    "I can't understand plain language here: no language model is configured. " + COMMAND_HELP
-)
-
-
-def rate_limited(retry_after: float) -> str:
-    """The notice for a message over its budget, saying when to try again."""
-    seconds = max(1, math.ceil(retry_after))
-    if seconds == 1:
-        wait = "1 second"
-    elif seconds < 120:
-        wait = f"{seconds} seconds"
-    else:
-        wait = f"{math.ceil(seconds / 60)} minutes"
-    return f"⏳ Easy there: too many requests. Try again in {wait}."
-
 
 INTERNAL_ERROR = "Sorry, something went wrong on my side. The error was logged."
-
-
-_SNOOZE = re.compile(r"^(?:snooze|稍后提醒|稍后再提醒|再提醒我?|稍后)(?P<rest>.*)$", re.IGNORECASE)
-_REMIND = re.compile(r"^(?:please\s+)?(?:remind\b|提醒)(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
-
 
 Deliver = Callable[[list[Reply]], Awaitable[None]]
 """Sends replies to the platform; raises if it could not."""
@@ -92,22 +55,25 @@ class Router:
         self.config = config
         # Several processes on one PostgreSQL database: one message of a chat at a time.
         self._chat_locks = chat_locks
-        self._turns = turns
-        self._contexts = contexts
         self._chatlog = chatlog
-        self._llm = llm
-        self._outbound = outbound
         self._clock = clock
-        self._commands = Commands(invoker)
+        self._answerer = Answerer(
+            config,
+            invoker=invoker,
+            contexts=contexts,
+            chatlog=chatlog,
+            llm=llm,
+            outbound=outbound,
+            clock=clock,
+            budget=budget,
+            turns=turns,
+        )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._waiting: defaultdict[str, int] = defaultdict(int)
         # (chat, platform message id) being handled now. A message logged but unanswered
         # is handled again when redelivered (a crash lost its answer), but a webhook retry
         # racing the first delivery in this process must not be answered twice.
         self._in_flight: set[tuple[str, str]] = set()
-        self._budgets = Budgets(config.bot.rate_limits)
-        self._offers = Offers(invoker)
-        self._budget = budget
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
 
@@ -216,7 +182,9 @@ class Router:
         entry = self._entry(message, message_id)
         history = self.config.bot.history
         # The history the model will need is read with the message's own write.
-        wanted = history.max_messages + 1 if self._llm is not None and history.max_messages else 0
+        wanted = (
+            history.max_messages + 1 if self._answerer.has_model and history.max_messages else 0
+        )
         received = await self._chatlog.receive(chat, entry, recent=wanted)
         seen = received.seen
         if seen is Seen.ANSWERED:
@@ -232,7 +200,7 @@ class Router:
             return _Answer([self._reply(message, t) for t in texts], message_id)
         if seen is Seen.UNANSWERED:
             log.info("chat %s: message %s never answered, handling it again", chat, message_id)
-        answer = await self._respond(message, text, received.recent)
+        answer = await self._answerer.answer(message, text, received.recent)
         texts = [] if answer is None else [answer]
         try:
             await self._chatlog.record_answer(
@@ -252,121 +220,12 @@ class Router:
             return _Answer([self._reply(message, t) for t in texts], None)
         return _Answer([self._reply(message, t) for t in texts], message_id)
 
-    async def _respond(
-        self, message: IncomingMessage, text: str, recent: list[LoggedMessage]
-    ) -> str | None:
-        """The answer's text; None to stay quiet (a group over its rate limit). `recent`
-        is the chat's newest messages, this one last."""
-        command = Commands.split(text) or self._spoken_command(message, text)
-        if command is not None and not self._commands.knows(command[0]):
-            command = None
-        refusal = self._refusal(message, command)
-        if refusal is not None:
-            return refusal or None
-        ctx = dataclasses.replace(
-            await self.context(message), text=text, reply_text=await self._replied_to(message)
-        )
-        if command is not None:
-            return await self._commands.run(dataclasses.replace(ctx, source="command"), *command)
-        if Offers.is_yes(text):
-            offer = self._offers.take(message.chat_id, message.sender_id, self._clock())
-            if offer is not None:
-                try:
-                    asked = dataclasses.replace(ctx, text=offer.text, source="offer")
-                    return await self._commands.set_reminder(asked, offer.arguments)
-                except CommandError as exc:  # e.g. the moment passed meanwhile
-                    return str(exc)
-        fast = await self._fast_reminder(dataclasses.replace(ctx, source="command"), text)
-        if fast is not None:
-            return fast
-        if self._llm is None:
-            return NO_LLM_REPLY
-        if self._budget is not None:
-            spent = await self._budget.refusal(ctx)
-            if spent is not None:
-                return spent or None
-        history = self._history(recent)
-        began = time.perf_counter()
-        result = await self._llm.run(ctx, text or "hello", history)
-        latency = time.perf_counter() - began
-        if self._budget is not None:
-            try:
-                await self._budget.record(ctx, result)
-            except StorageError as exc:  # the turn is done: its answer stands
-                log.error("chat %s: token use not recorded: %s", ctx.chat_id, exc)
-        await self._log_turn(ctx, text, result, latency)
-        return self._offers.review(ctx, text, result)
-
-    async def _fast_reminder(self, ctx: MessageContext, text: str) -> str | None:
-        """The grammar first: a reminder request it reads whole is set here, with the
-        usual confirmation, and the model is not called; None for every other message."""
-        if not self.config.reminders.fast_path:
-            return None
-        request = read_whole(text, ctx.now())
-        if request is None:
-            return None
-        try:
-            return await self._commands.set_reminder(ctx, request.arguments, request.default_time)
-        except CommandError as exc:
-            return str(exc)
-
-    async def _log_turn(
-        self, ctx: MessageContext, text: str, result: TurnResult, latency: float
-    ) -> None:
-        """The turn, for the dashboard; a failure to log it never costs the reply."""
-        if self._turns is None:
-            return
-        usage = result.usage
-        try:
-            await self._turns.record(
-                chat_id=ctx.chat_id,
-                sender_id=ctx.sender_id,
-                at=self._clock(),
-                tool_mode=result.tool_mode,
-                latency_ms=round(latency * 1000),
-                llm_calls=result.llm_calls,
-                repairs=sum(1 for call in result.calls if call.outcome in _REPAIRABLE),
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens,
-                estimated=usage.estimated_requests > 0,
-                calls=[
-                    {
-                        "name": call.name,
-                        "arguments": to_jsonable_python(call.arguments, fallback=str),
-                        "outcome": call.outcome,
-                        "detail": call.detail[:500],
-                    }
-                    for call in result.calls
-                ],
-                question=text[:500],
-                reply=result.text[:2000],
-                error=result.error,
-            )
-        except Exception as exc:
-            log.warning("chat %s: model turn not logged (%s)", ctx.chat_id, type(exc).__name__)
-
-    def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:
-        """Plain words that need no model: "snooze 10m" in reply to a reminder, and, with
-        no model configured, "remind me ..." / "提醒我 ..."."""
-        replying = message.reply_to_message_id is not None or message.reply_to_bot
-        snooze = _SNOOZE.match(text)
-        if snooze and replying:
-            return "snooze", snooze["rest"].strip()
-        remind = _REMIND.match(text)
-        # Only a request read whole: "remind me … and also search …" or "remind me how …"
-        # must not become a reminder of all that follows.
-        if remind and self._llm is None and classify_ask(text).whole:
-            return "remind", remind["rest"].strip()
-        return None
-
     def _triggered_text(self, message: IncomingMessage) -> str | None:
         """The text meant for the bot, without mention or prefix; None if not for it."""
         text = message.text.strip()
         if message.chat_type == "private":
             return text
-        if Offers.is_yes(text) and self._offers.pending(
-            message.chat_id, message.sender_id, self._clock()
-        ):
+        if self._answerer.awaits_yes(message, text):
             return text  # "yes" to the bot's offer, no mention needed
         stripped, mentioned = self._mention.subn("", text, count=1)
         if mentioned:
@@ -377,57 +236,16 @@ class Router:
         if message.mentions_bot or message.reply_to_bot:
             return text
         command = Commands.split(text)
-        if command is not None and self._commands.knows(command[0]):
+        if command is not None and self._answerer.commands.knows(command[0]):
             # "/help@otherbot" is for another bot in the group.
             target = Commands.target(text)
             if target is None or target.lower() == self.config.bot.name.lower():
                 return text
         return None
 
-    def _refusal(self, message: IncomingMessage, command: tuple[str, str] | None) -> str | None:
-        """None when allowed; else the notice to send, or "" to stay quiet."""
-        if message.from_operator:
-            return None  # the operator at the terminal is testing the bot, not flooding it
-        refusal = self._budgets.check(
-            message.chat_id,
-            message.sender_id,
-            command=command is not None and not Commands.needs_model(command[0]),
-            private=message.chat_type == "private",
-        )
-        if refusal is None:
-            return None
-        return rate_limited(refusal.retry_after) if refusal.notify else ""
-
     async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
-        """The tools' context for a message: its chat, sender, rights, zone and services.
-        With `progress`, a slow tool's "searching…" line goes to the chat."""
-        notice = None
-        if self._outbound is not None and progress:
-            notice = functools.partial(self._progress, message.chat_id)
-        return await self._contexts.for_message(message, progress=notice)
-
-    async def _replied_to(self, message: IncomingMessage) -> str:
-        """The logged words of the message this one replies to ("" if none or unknown)."""
-        chatlog = self._chatlog
-        if message.reply_to_message_id is None:
-            return ""
-        try:
-            return await chatlog.text_of(message.chat_id, message.reply_to_message_id) or ""
-        except StorageError as exc:  # the message itself can still be answered
-            log.warning("chat %s: replied-to message not read (%s)", message.chat_id, exc)
-            return ""
-
-    async def _progress(self, chat_id: str, text: str) -> None:
-        """A line such as "searching…" sent before a slow tool's result; best effort."""
-        assert self._outbound is not None
-        try:
-            await self._outbound(OutgoingMessage(chat_id=chat_id, text=text, kind="notice"))
-        except Exception as exc:
-            log.info("chat %s: progress line not delivered (%s)", chat_id, type(exc).__name__)
-
-    def _history(self, recent: list[LoggedMessage]) -> list[ChatTurn]:
-        # The triggering message is the newest entry; the LLM gets it once, as the question.
-        return _turns_within(recent[:-1], self.config.bot.history.max_chars)
+        """The tools' context for a message (see `Answerer.context`)."""
+        return await self._answerer.context(message, progress=progress)
 
     def _reply(self, message: IncomingMessage, text: str) -> Reply:
         mentions = (message.sender_id,) if message.chat_type == "group" else ()
@@ -441,19 +259,3 @@ class _Answer:
 
     replies: list[Reply]
     message_id: str | None
-
-
-def _turns_within(messages: list[LoggedMessage], budget: int) -> list[ChatTurn]:
-    """The newest messages that fit the character budget, oldest first."""
-    turns: list[ChatTurn] = []
-    used = 0
-    for logged in reversed(messages):
-        used += len(logged.text) + len(logged.sender_name) + 2
-        if used > budget:
-            break
-        if logged.from_bot:
-            turns.append(ChatTurn("assistant", logged.text))
-        else:
-            turns.append(ChatTurn("user", logged.text, logged.sender_name))
-    turns.reverse()
-    return turns

@@ -41,11 +41,20 @@ def redacted(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {str(key): _value(str(key), value, 0) for key, value in arguments.items()}
 
 
+def _masked(match: re.Match[str]) -> str:
+    return match.group(1) + MASK
+
+
+def _masked_user(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{MASK}@"
+
+
 def _value(key: str, value: Any, depth: int) -> Any:
     if _SECRET_NAME.search(key):
         return MASK
     if isinstance(value, str):
-        value = _QUERY_SECRET.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", value))
+        if "=" in value or "@" in value:  # the cheap test first: most text has neither
+            value = _QUERY_SECRET.sub(_masked, _USERINFO.sub(_masked_user, value))
         return value if len(value) <= _MAX_TEXT else value[: _MAX_TEXT - 1] + "…"
     if depth >= _MAX_DEPTH and isinstance(value, Mapping | list | tuple):
         return "…"

@@ -22,20 +22,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-# What became of one call. "ok": it ran. "refused": it ran and declined (no such
-# reminder, not yours to change): `FunctionResult.failure` says why. "malformed": the
-# model wrote a call that could not be read at all. The rest are the errors below.
-InvocationOutcome = Literal[
-    "ok",
-    "refused",
-    "invalid",
-    "unknown",
-    "hidden",
-    "limited",
-    "timeout",
-    "failed",
-    "malformed",
-]
+from storage.vocabulary import InvocationOutcome as InvocationOutcome  # re-exported
+
 # Why a tool is not offered to a sender in a chat.
 HiddenReason = Literal[
     "scope", "admin_only", "service", "policy", "switched_off", "remote", "not_for_model"

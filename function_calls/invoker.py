@@ -16,7 +16,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -61,11 +61,12 @@ class ValidatedToolCall:
 
     tool: Tool
     arguments: BaseModel
+    # Two calls with the same key do the same thing (worked out once: batches and
+    # rounds compare keys several times).
+    key: tuple[str, str] = field(init=False)
 
-    @property
-    def key(self) -> tuple[str, str]:
-        """Two calls with the same key do the same thing."""
-        return self.tool.name, self.arguments.model_dump_json()
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.tool.name, self.arguments.model_dump_json()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +115,17 @@ class ToolInvoker:
         self.policy = policy
         self.audit = audit
 
-    def with_registry(self, registry: ToolRegistry) -> ToolInvoker:
-        """The same invoker (policy, audit, limits) over another registry."""
+    def with_registry(
+        self, registry: ToolRegistry, *, audit: AuditSink | None = None
+    ) -> ToolInvoker:
+        """The same invoker (policy, limits, and its audit log unless another is given)
+        over another registry."""
         return ToolInvoker(
             registry,
             call_timeout=self.call_timeout,
             max_concurrency=self.max_concurrency,
             policy=self.policy,
-            audit=self.audit,
+            audit=audit if audit is not None else self.audit,
         )
 
     def hidden_because(self, tool: Tool, ctx: MessageContext) -> ToolHiddenError | None:
@@ -136,7 +140,8 @@ class ToolInvoker:
 
     def offered(self, ctx: MessageContext) -> list[Tool]:
         """The tools this sender may use in this chat, in registration order."""
-        return [tool for tool in self.registry if self.hidden_because(tool, ctx) is None]
+        policy = self.policy
+        return [tool for tool in self.registry if hidden_because(tool, ctx, policy) is None]
 
     def validate_tool_call(
         self, ctx: MessageContext, call: ToolCall, view: SchemaView = "full"
@@ -272,19 +277,20 @@ class ToolInvoker:
                 answers.append(item)
                 continue
             key = item.validated.key
+            call, validated = item.call, item.validated
             if key in earlier:
                 before = earlier[key]
                 answers.append(
-                    dataclasses.replace(
-                        item, result=before.result, error=before.error, duplicate=True
-                    )
+                    ToolInvocation(call, validated, before.result, before.error, duplicate=True)
                 )
                 continue
             outcome = done[key]
             if isinstance(outcome, ToolInvocationError):
-                answers.append(dataclasses.replace(item, error=outcome))
+                answers.append(
+                    ToolInvocation(call, validated, error=outcome, duplicate=item.duplicate)
+                )
             else:
-                answers.append(dataclasses.replace(item, result=outcome))
+                answers.append(ToolInvocation(call, validated, outcome, duplicate=item.duplicate))
         return answers
 
     async def invoke(

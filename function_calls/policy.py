@@ -16,7 +16,7 @@ import fnmatch
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 
 _EFFECT_KEY = "effect:"
+_NONE: frozenset[str] = frozenset()
 _HOUR = 3600.0
 # Counters kept per rule; past this many (user, chat) keys the oldest are dropped.
 _MAX_COUNTERS = 50_000
@@ -138,6 +139,8 @@ class ToolPolicy:
 
     def allows(self, name: str, effect: Effect, ctx: MessageContext) -> bool:
         """Whether the sender of `ctx` may see and call the tool in its chat."""
+        if not self._rules:
+            return True  # every message asks this of every tool: no rules, no work
         for _, rule in self.rules_for(name, effect):
             if rule.who == "nobody" or (rule.who == "admins" and not _admin(ctx)):
                 return False
@@ -149,9 +152,21 @@ class ToolPolicy:
 
     def owner_only(self, name: str, effect: Effect, ctx: MessageContext) -> bool:
         """Whether the call may act only on objects the sender created."""
-        return not ctx.is_admin and any(
-            rule.who == "creator_or_admin" for _, rule in self.rules_for(name, effect)
+        return (
+            bool(self._rules)
+            and not ctx.is_admin
+            and any(rule.who == "creator_or_admin" for _, rule in self.rules_for(name, effect))
         )
+
+    def unmatched(self, names: Iterable[str]) -> list[str]:
+        """The keys that name none of `names` (a typo leaves the tool it meant open)."""
+        known = list(names)
+        return [
+            key
+            for key in self._rules
+            if not key.startswith(_EFFECT_KEY)
+            and not any(fnmatch.fnmatchcase(name, key) for name in known)
+        ]
 
     def who(self, name: str, effect: Effect) -> Who:
         """The strictest `who` of the rules that apply, for /tools and the dashboard."""
@@ -162,6 +177,8 @@ class ToolPolicy:
     def take(self, name: str, effect: Effect, ctx: MessageContext) -> None:
         """Count one call; raises ToolRateLimitedError (counting nothing) when a rule's
         limit for this sender or chat is reached."""
+        if not self._rules:
+            return
         limits: list[tuple[tuple[str, str, str], int]] = []
         for key, rule in self.rules_for(name, effect):
             # Counted per rule: the tools one rule covers ("effect:external", "time__*")
@@ -208,8 +225,10 @@ def _admin(ctx: MessageContext) -> bool:
 
 def tools_off(settings: Mapping[str, Any]) -> frozenset[str]:
     """The tools a chat switched off, from its settings."""
-    names = settings.get(SETTING_TOOLS_OFF) or ()
-    return frozenset(str(name) for name in names) if isinstance(names, list) else frozenset()
+    names = settings.get(SETTING_TOOLS_OFF)
+    if not names or not isinstance(names, list):
+        return _NONE  # every message asks: most chats switch nothing off
+    return frozenset(str(name) for name in names)
 
 
 def hidden_because(
@@ -220,6 +239,6 @@ def hidden_because(
     reason = tool.hidden_because(ctx)
     if reason is None and policy is not None and not policy.allows(tool.name, tool.effect, ctx):
         reason = "policy"
-    if reason is None and tool.name in ctx.tools_off:
+    if reason is None and ctx.tools_off and tool.name in ctx.tools_off:
         reason = "switched_off"
     return reason

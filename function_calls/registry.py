@@ -90,17 +90,16 @@ class Tool:
     # (every tool shown costs each request its tokens).
     for_model: bool = True
 
-    def visible_to(self, ctx: MessageContext) -> bool:
-        """Whether this tool may be offered and run for the sender of `ctx` (before the
-        tools policy and the chat's switches, which the invoker adds)."""
-        return self.hidden_because(ctx) is None
-
     def hidden_because(self, ctx: MessageContext) -> HiddenReason | None:
-        """Why this tool is not offered to the sender of `ctx`; None when it is."""
+        """Why this tool itself is not offered to the sender of `ctx` (its scope, rights,
+        services); None when it is. The tools policy and the chat's switches come on
+        top: `ToolInvoker.offered` is what a sender may use."""
         if self.admin_only and not ctx.is_admin:
             return "admin_only"
-        if not all(ctx.services.has(name) for name in self.requires):
-            return "service"  # e.g. web_search without a configured provider
+        services = ctx.services
+        for name in self.requires:
+            if getattr(services, name) is None:
+                return "service"  # e.g. web_search without a configured provider
         if self.scope != "both" and self.scope != ctx.chat_type:
             return "scope"
         if self.external and ctx.source == "mcp":
@@ -381,10 +380,6 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._current())
-
-    def visible(self, ctx: MessageContext) -> list[Tool]:
-        """The tools the sender of `ctx` may see and call, in registration order."""
-        return [tool for tool in self._current().values() if tool.visible_to(ctx)]
 
     def merged(self, *others: ToolRegistry) -> ToolRegistry:
         """A new registry with this registry's tools followed by the others' (and the

@@ -1,6 +1,6 @@
 """The audit log: every executed tool call that changed state or reached outside the
-bot, newest first when read. Rows are queued on the database's group commit, so a call
-costs no transaction of its own; reads flush first, so they see this process's rows."""
+bot, newest first when read. Rows ride the database's group commit, so a call costs no
+transaction of its own; reads flush first, so they see this process's rows."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from storage.database import Database
 from storage.models import AuditRow
+from storage.vocabulary import AuthMethod, CallSource, Effect, InvocationOutcome
 
 _audit = cast(Table, AuditRow.__table__)
 MAX_PAGE = 200
@@ -28,11 +29,11 @@ class AuditEntry:
     chat_id: str
     sender_id: str
     sender_name: str
-    auth: str
-    source: str
+    auth: AuthMethod
+    source: CallSource
     tool: str
-    effect: str
-    outcome: str
+    effect: Effect
+    outcome: InvocationOutcome
     arguments: Mapping[str, Any] = field(default_factory=dict)
     target: str | None = None
     target_label: str | None = None
@@ -64,7 +65,7 @@ class AuditQuery:
     chat_id: str | None = None
     tool: str | None = None
     tools: tuple[str, ...] | None = None  # any of these
-    outcome: str | None = None
+    outcome: InvocationOutcome | None = None
     target_label: str | None = None  # "#4": one reminder of the chat
     since: datetime | None = None
     before: int | None = None
@@ -125,11 +126,12 @@ class AuditLog:
         self.max_age = max_age
 
     async def record(self, entry: AuditEntry) -> None:
-        """Queue the entry for the next group commit (see storage.group_commit: a crash
-        before it commits loses it, like a logged chat message). Ahead of the chat log's
-        backlog: its order against logged messages does not matter."""
-        await self._database.batches.write_soon(
-            functools.partial(_insert, rows=[entry.values()]), what="audit entry", urgent=True
+        """Queue the entry to ride the next group commit (the one of the message's own
+        answer, as a rule), written within 50 ms at the latest (see
+        storage.group_commit: a crash before it commits loses it, like a logged chat
+        message)."""
+        self._database.batches.ride(
+            functools.partial(_insert, rows=[entry.values()]), what="audit entry"
         )
 
     async def page(self, query: AuditQuery) -> list[AuditEntry]:

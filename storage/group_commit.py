@@ -39,6 +39,8 @@ MAX_BATCH = 200
 MAX_QUEUED = 2_000
 # Weight written between two checkpoints of SQLite's log (see Database.checkpoint_soon).
 _CHECKPOINT_EVERY = 2_000
+# A rider (see `GroupCommit.ride`) waits at most this long for a batch to join.
+RIDE_WAIT = 0.05
 
 
 @dataclass(slots=True)
@@ -100,6 +102,10 @@ class GroupCommit:
         self._waiters: deque[_Waiter] = deque()
         self._drain: asyncio.Task[None] | None = None
         self._since_checkpoint = 0  # weight written since the last checkpoint began
+        # Small units that start no batch of their own: they join the next one (see
+        # `ride`); a timer starts one if none comes within RIDE_WAIT.
+        self._riders: deque[_Unit] = deque()
+        self._ride_timer: asyncio.TimerHandle | None = None
 
     async def write(self, work: Callable[[Session], T], *, urgent: bool = False) -> T:
         """Run `work` in a batch's transaction; returns once that committed. It takes its
@@ -132,10 +138,27 @@ class GroupCommit:
         else:
             await self._take_turn(unit)
 
+    def ride(self, work: Callable[[Session], Any], *, what: str) -> None:
+        """Queue `work` to join the next batch, without starting one for it: a record of
+        what a message did (an audit row) then shares the commit of that message's own
+        answer instead of costing a commit of its own. Written within RIDE_WAIT even if
+        nothing else is; the crash window is that of `write_soon`; a failure is logged."""
+        self._riders.append(_Unit(work, None, what))
+        if self._drain is not None and not self._drain.done():
+            return  # the drain in progress takes it into its next batch
+        if self._ride_timer is None:
+            loop = asyncio.get_running_loop()
+            self._ride_timer = loop.call_later(RIDE_WAIT, self._start_riders)
+
+    def _start_riders(self) -> None:
+        self._ride_timer = None
+        if self._riders and (self._drain is None or self._drain.done()):
+            self._drain = asyncio.get_running_loop().create_task(self._drain_queue())
+
     async def flush(self) -> None:
         """Wait until every unit queued so far is written (or failed): a read after
         this sees them. Units queued meanwhile are not waited for."""
-        if self._drain is None or self._drain.done():
+        if (self._drain is None or self._drain.done()) and not self._riders:
             return
         # The queue is written in order: once a unit queued now is done, so is all before.
         with contextlib.suppress(Exception):
@@ -181,8 +204,13 @@ class GroupCommit:
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue())
 
     async def _drain_queue(self) -> None:
-        while self._urgent or self._queue:
+        while self._urgent or self._queue or self._riders:
             batch: list[_Unit] = []
+            while self._riders:  # they weigh nothing against the batch's bound
+                batch.append(self._riders.popleft())
+            if self._ride_timer is not None:
+                self._ride_timer.cancel()
+                self._ride_timer = None
             weight = 0
             while (self._urgent or self._queue) and weight < self._max_batch:
                 unit = (self._urgent or self._queue).popleft()

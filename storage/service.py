@@ -110,6 +110,11 @@ class ReminderService:
         """The chat's IANA zone, or the bot's default when the chat never set one."""
         return (await self._chat_row(chat_id)).timezone or self.default_timezone
 
+    async def chat_row(self, chat_id: str) -> repository.ChatRow:
+        """The chat's own zone (None: the bot's default), settings and type, as every
+        message reads them: up to the zone cache's age old (see `settings_of`)."""
+        return await self._chat_row(chat_id)
+
     async def chat_type_of(self, chat_id: str) -> ChatType:
         """The type the chat was stored with; a chat never stored is taken for a group."""
         stored = (await self._chat_row(chat_id)).chat_type

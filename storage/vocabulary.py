@@ -57,3 +57,32 @@ NotFoundReason = Literal["absent", "finished", "past_due", SnoozeTargetProblem]
 # Why a reminder can't do that as it is (ReminderStateError.problem): a snooze's rule is
 # its reminder's; a one-time reminder does not pause; one not yet sent does not snooze.
 StateProblem = Literal["snooze_rule", "once_pause", "not_delivered"]
+
+# What a tool does: "read" changes nothing; "write" changes the bot's state (a
+# reminder); "external" reaches a server outside the bot (a search, a page, an MCP or
+# OpenAPI tool). Writes and external calls are audited.
+Effect = Literal["read", "write", "external"]
+EFFECTS: tuple[Effect, ...] = get_args(Effect)
+
+# Where a call came from: the model's turn, a slash command (or the grammar's fast
+# path), the REST API, an MCP client, the dashboard's admin API, an accepted offer, or a
+# scheduled action.
+CallSource = Literal["model", "command", "rest", "mcp", "dashboard", "offer", "schedule"]
+# How the caller proved who they are: the chat platform said so, they presented the
+# API token, or they are the operator at the bot's own terminal or MCP stdio.
+AuthMethod = Literal["platform", "token", "operator"]
+
+# What became of one call. "ok": it ran. "refused": it ran and declined (no such
+# reminder, not yours to change). "malformed": the model wrote a call that could not be
+# read at all. The rest are the invoker's errors (function_calls.errors).
+InvocationOutcome = Literal[
+    "ok",
+    "refused",
+    "invalid",
+    "unknown",
+    "hidden",
+    "limited",
+    "timeout",
+    "failed",
+    "malformed",
+]

@@ -111,3 +111,54 @@ async def test_who_set_a_reminder_and_who_changed_it(tmp_path: Path) -> None:
         assert bot.audit is not None
         tools = {row.tool for row in await bot.audit.page(AuditQuery(chat_id="g1"))}
         assert tools == {"reminder_set", "reminder_update", "reminder_pause"}
+
+
+def test_secrets_in_urls_are_masked_and_names_match_whole_words() -> None:
+    summary = redacted(
+        {
+            "url": "https://user:pw@example.com/a?api_key=SECRET&q=cats&access_token=t",
+            "tokens_per_day": 200_000,
+            "author": "Alice",
+            "X-Auth-Token": "abc",
+        }
+    )
+    assert summary["url"] == "https://***@example.com/a?api_key=***&q=cats&access_token=***"
+    assert summary["tokens_per_day"] == 200_000 and summary["author"] == "Alice"
+    assert summary["X-Auth-Token"] == MASK
+
+
+async def test_showing_is_not_audited_and_a_refused_change_is(tmp_path: Path) -> None:
+    config = parse_config(
+        {"storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"}, "bot": {"admins": ["u-admin"]}},
+        environ={},
+    )
+
+    def said(text: str, sender: str = "u-alice") -> IncomingMessage:
+        return IncomingMessage(
+            chat_id="g1", chat_type="group", sender_id=sender, sender_name=sender, text=text
+        )
+
+    async with Bot(config) as bot:
+        for shown in ("/tools", "/budget", "/settings", "/reminders", "/history"):
+            await bot.handle(said(shown))
+        (refused,) = await bot.handle(said("/budget 1000"))
+        assert refused.text == "Only a group admin can change this chat's budget."
+        await bot.handle(said("/budget 1000", "u-admin"))
+        assert bot.audit is not None
+        rows = await bot.audit.page(AuditQuery(chat_id="g1"))
+        assert [(r.tool, r.sender_id, r.outcome, r.detail) for r in rows] == [
+            ("token_budget", "u-admin", "ok", None),
+            ("token_budget", "u-alice", "refused", "forbidden"),
+        ]
+        assert rows[0].arguments == {"tokens_per_day": 1000}
+
+
+def test_remote_tools_say_what_they_do() -> None:
+    from mcp_types import ToolAnnotations
+
+    from function_calls.remote.mcp_client import _effect
+
+    assert _effect(None) == "write"
+    assert _effect(ToolAnnotations(read_only_hint=True)) == "external"  # MCP's open world
+    assert _effect(ToolAnnotations(read_only_hint=True, open_world_hint=False)) == "read"
+    assert _effect(ToolAnnotations(destructive_hint=True)) == "write"

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import update
 
-from bot.router import NO_LLM_REPLY
+from bot.answering import NO_LLM_REPLY
 from storage.models import Reminder
 from tests.conftest import FakeClock
 from tests.http_harness import Servers, llm_section

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from function_calls import (
     FunctionResult,
     MessageContext,
+    ToolInvoker,
     ToolRegistry,
     TurnEnding,
     TurnResult,
@@ -352,7 +353,7 @@ PLAIN = {
 def assert_plain(result: TurnResult, said: str, registry: ToolRegistry) -> None:
     """What the user gets: something, in their language, and nothing internal."""
     assert result.replies and all(part.strip() for part in result.replies)
-    visible = registry.visible(make_ctx())
+    visible = ToolInvoker(registry).offered(make_ctx())
     parameters = tool_parameters({tool.name: tool for tool in visible})
     for part in result.replies:
         marker = internal_marker(part, registry.names(), parameters)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from bot.answering import rate_limited
 from bot.config import RateLimitConfig
 from bot.ratelimit import Budgets
-from bot.router import rate_limited
 from tests.test_router import make_bot, message
 
 

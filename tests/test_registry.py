@@ -13,6 +13,7 @@ from function_calls import (
     MessageContext,
     NoArguments,
     ToolDefinitionError,
+    ToolInvoker,
     ToolRegistry,
     UnknownToolError,
     default_registry,
@@ -157,7 +158,7 @@ def test_visibility_follows_scope_and_admin_flag(
             lambda ctx: None
         )
     ctx = make_ctx(chat_type=chat_type, is_admin=is_admin)
-    assert {tool.name for tool in registry.visible(ctx)} == expected
+    assert {tool.name for tool in ToolInvoker(registry).offered(ctx)} == expected
 
 
 def test_unknown_tool_lookup_lists_available(registry: ToolRegistry) -> None:

@@ -214,3 +214,29 @@ def test_the_readme_policy_example_is_a_valid_config() -> None:
     policy = ToolPolicy(rules, monotonic=lambda: 0.0)
     assert policy.who("time__now", "read") == "admins"
     assert [key for key, _ in policy.rules_for("read_url", "external")] == ["effect:external"]
+
+
+async def test_admins_in_a_private_chat_are_the_bots_own(servers: Servers) -> None:
+    api = await servers.start(tools={"policy": {"reminder_list": {"who": "admins"}}})
+    dm = {"chat_id": "dm-alice", "chat_type": "private"}
+    # Alice owns her private chat, but that does not make her one of the bot's admins.
+    assert await said(api, "/reminders", **dm) == NOT_AVAILABLE
+    assert "no active reminders" in await said(
+        api, "/reminders", chat_id="dm-admin", chat_type="private", sender_id="u-admin"
+    )
+    assert await said(api, "/reminders") == NOT_AVAILABLE  # a member of a group
+    admin = await said(api, "/reminders", sender_id="u-admin")
+    assert "no active reminders" in admin
+
+
+def test_a_policy_key_that_names_no_tool_is_found() -> None:
+    policy = ToolPolicy(
+        {
+            "web_serch": ToolRule(who="admins"),
+            "time__*": ToolRule(),
+            "effect:external": ToolRule(),
+            "reminder_*": ToolRule(),
+        },
+        monotonic=lambda: 0.0,
+    )
+    assert policy.unmatched(["web_search", "reminder_set"]) == ["web_serch", "time__*"]
