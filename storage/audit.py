@@ -72,8 +72,12 @@ class AuditQuery:
     limit: int = 50
 
 
+# Built once: a statement made per call is compiled (or looked up) per call.
+_INSERT = insert(_audit)
+
+
 def _insert(session: Session, rows: list[dict[str, Any]]) -> None:
-    session.execute(insert(_audit), rows)
+    session.execute(_INSERT, rows)
 
 
 def _page(session: Session, query: AuditQuery) -> list[AuditEntry]:
