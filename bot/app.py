@@ -16,6 +16,7 @@ from typing import Any, Literal, Self
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from bot.adapters.base import Adapter
+from bot.answering import Answerer
 from bot.budget import TokenBudget
 from bot.config import Config, LLMSettings, load_config
 from bot.contexts import Caller, ContextFactory
@@ -265,7 +266,7 @@ class Bot:
         self.contexts = ContextFactory(
             config, reminders=self.reminders, services=services, clock=self._clock
         )
-        self._router = Router(
+        answerer = Answerer(
             config,
             invoker=self.invoker,
             contexts=self.contexts,
@@ -275,6 +276,12 @@ class Bot:
             clock=self._clock,
             budget=TokenBudget(limits, usage, self.reminders, self._clock),
             turns=self.turns,
+        )
+        self._router = Router(
+            config,
+            answerer=answerer,
+            chatlog=chatlog,
+            clock=self._clock,
             chat_locks=await self._chat_locks(),
         )
         for adapter in self.adapters:

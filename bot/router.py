@@ -14,18 +14,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.answering import Answerer
-from bot.budget import TokenBudget
 from bot.commands import Commands
 from bot.config import Config
-from bot.contexts import ContextFactory
 from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
-from function_calls import FunctionCallLLM, MessageContext, ToolInvoker
+from function_calls import MessageContext
 from function_calls.internal_text import STORAGE_DOWN
-from storage import Sender, StorageError, utc_now
+from storage import StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, Seen
-from storage.overview import TurnLog
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +39,9 @@ class Router:
         self,
         config: Config,
         *,
-        invoker: ToolInvoker,
-        contexts: ContextFactory,
+        answerer: Answerer,
         chatlog: ChatLog,
-        llm: FunctionCallLLM | None,
-        outbound: Sender | None = None,
         clock: Callable[[], datetime] = utc_now,
-        budget: TokenBudget | None = None,
-        turns: TurnLog | None = None,
         chat_locks: ChatLocks | None = None,
     ) -> None:
         self.config = config
@@ -57,17 +49,7 @@ class Router:
         self._chat_locks = chat_locks
         self._chatlog = chatlog
         self._clock = clock
-        self._answerer = Answerer(
-            config,
-            invoker=invoker,
-            contexts=contexts,
-            chatlog=chatlog,
-            llm=llm,
-            outbound=outbound,
-            clock=clock,
-            budget=budget,
-            turns=turns,
-        )
+        self._answerer = answerer
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._waiting: defaultdict[str, int] = defaultdict(int)
         # (chat, platform message id) being handled now. A message logged but unanswered
