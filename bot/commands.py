@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
 from function_calls import (
     FunctionResult,
     InvalidArgumentsError,
@@ -109,6 +110,10 @@ class Commands:
             "budget": self._budget,
             "tools": self._tools,
         }
+        # Commands the tools declare (`@tool_function(command=...)`), after the built-ins.
+        self._declared = tool_commands(invoker.registry, self._table)
+        for name, declared in self._declared.items():
+            self._table[name] = self._declared_command(declared)
 
     @staticmethod
     def split(text: str) -> tuple[str, str] | None:
@@ -327,9 +332,22 @@ class Commands:
             raise CommandError("Usage: /tools, /tools off <tool> or /tools on <tool>")
         return await self.call(ctx, "chat_tools", {words[0].lower(): words[1:]})
 
+    def _declared_command(self, declared: ToolCommand) -> CommandRunner:
+        async def run(ctx: MessageContext, rest: str) -> str:
+            try:
+                raw = declared.arguments(rest)
+            except CommandWordsError as exc:
+                raise CommandError(str(exc)) from None
+            return await self.call(ctx, declared.tool.name, raw)
+
+        return run
+
     async def _help(self, ctx: MessageContext, rest: str) -> str:
         tools = await self.call(ctx, "help", {}) if "help" in self._invoker.registry else ""
-        return f"{tools}\n\n{COMMAND_HELP}".strip()
+        offered = {tool.name for tool in self._invoker.offered(ctx)}
+        more = [c.usage for c in self._declared.values() if c.tool.name in offered]
+        extra = f"\nMore commands: {', '.join(more)}" if more else ""
+        return f"{tools}\n\n{COMMAND_HELP}{extra}".strip()
 
 
 def _invalid(exc: InvalidArgumentsError, typed: str) -> str:

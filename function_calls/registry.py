@@ -38,6 +38,7 @@ HandlerT = TypeVar("HandlerT", bound=Handler)
 log = logging.getLogger(__name__)
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+COMMAND_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -89,6 +90,8 @@ class Tool:
     # False: for commands, the API and MCP clients only; never in the model's prompt
     # (every tool shown costs each request its tokens).
     for_model: bool = True
+    # A slash command that runs the tool without the model: "/weather Berlin".
+    command: str | None = None
 
     def hidden_because(self, ctx: MessageContext) -> HiddenReason | None:
         """Why this tool itself is not offered to the sender of `ctx` (its scope, rights,
@@ -192,6 +195,7 @@ def build_tool(
     requires: Sequence[ServiceName] = (),
     effect: Effect = "write",
     for_model: bool = True,
+    command: str | None = None,
     localns: Mapping[str, Any] | None = None,
 ) -> Tool:
     """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
@@ -210,6 +214,11 @@ def build_tool(
         raise ToolDefinitionError(f"tool {tool_name!r}: timeout must be positive")
     if effect not in EFFECTS:
         raise ToolDefinitionError(f"tool {tool_name!r}: effect must be one of {EFFECTS}")
+    if command is not None and not COMMAND_NAME.fullmatch(command):
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: command must be 1 to 32 lowercase letters, digits or '_', "
+            "starting with a letter (it is typed as /command)"
+        )
     unknown = sorted(set(requires) - SERVICE_NAMES)
     if unknown:  # for callers without mypy
         raise ToolDefinitionError(
@@ -247,6 +256,7 @@ def build_tool(
         requires=tuple(requires),
         effect=effect,
         for_model=for_model,
+        command=command,
     )
 
 
@@ -344,6 +354,7 @@ class ToolRegistry:
         requires: Sequence[ServiceName] = (),
         effect: Effect = "write",
         for_model: bool = True,
+        command: str | None = None,
         _localns: Mapping[str, Any] | None = None,
     ) -> Callable[[HandlerT], HandlerT]:
         """Decorator form of `register`; returns the handler unchanged."""
@@ -364,6 +375,7 @@ class ToolRegistry:
                     requires=requires,
                     effect=effect,
                     for_model=for_model,
+                    command=command,
                     localns=localns,
                 )
             )
@@ -416,6 +428,7 @@ def tool_function(
     requires: Sequence[ServiceName] = (),
     effect: Effect = "write",
     for_model: bool = True,
+    command: str | None = None,
     registry: ToolRegistry | None = None,
 ) -> Callable[[HandlerT], HandlerT]:
     """Register a handler as a tool the model can call.
@@ -428,7 +441,9 @@ def tool_function(
     does: "read" (changes nothing), "write" (the default: changes the bot's state) or
     "external" (reaches another server); the tools policy can key on it, and writes and
     external calls are audited. `for_model=False` keeps a tool out of the model's
-    prompt: only commands, the API and MCP clients call it.
+    prompt: only commands, the API and MCP clients call it. `command="weather"` also
+    makes `/weather Berlin` run it without the model (see bot/tool_commands.py for how
+    the words become arguments).
     """
     target = registry if registry is not None else default_registry
     return target.tool(
@@ -441,5 +456,6 @@ def tool_function(
         requires=requires,
         effect=effect,
         for_model=for_model,
+        command=command,
         _localns=sys._getframe(1).f_locals,
     )

@@ -1,0 +1,120 @@
+"""Slash commands that tools declare: `@tool_function(command="weather")` makes
+`/weather Berlin` work without a model, through the same invoker (validation, policy,
+audit), with free text or key=value pairs, listed in /help."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from bot.app import Bot
+from bot.config import parse_config
+from bot.messages import IncomingMessage
+from bot.tool_commands import CommandWordsError, ToolCommand
+from function_calls import (
+    FunctionResult,
+    MessageContext,
+    ToolDefinitionError,
+    ToolRegistry,
+    build_tool,
+    default_registry,
+)
+from storage.audit import AuditQuery
+
+
+class WeatherArgs(BaseModel):
+    city: str = Field(min_length=1, max_length=80, description="the city")
+    days: int = Field(1, ge=1, le=7, description="how many days")
+
+
+class DiceArgs(BaseModel):
+    sides: int = Field(6, ge=2, le=100)
+    count: int = Field(1, ge=1, le=10)
+    loud: bool = False
+
+
+def registry() -> ToolRegistry:
+    tools = ToolRegistry()
+
+    @tools.tool(description="The weather in a city.", command="weather", effect="external")
+    async def weather(ctx: MessageContext, args: WeatherArgs) -> FunctionResult:
+        return FunctionResult.direct(f"{args.city}: sunny for {args.days} day(s).")
+
+    @tools.tool(description="Roll dice.", command="dice")
+    async def dice(ctx: MessageContext, args: DiceArgs) -> FunctionResult:
+        total = args.sides * args.count  # a loaded die: the test knows the answer
+        return FunctionResult.direct(
+            f"{args.count}d{args.sides}: {total}{'!' if args.loud else ''}"
+        )
+
+    @tools.tool(description="Clashes with a built-in command.", command="remind")
+    async def shadow(ctx: MessageContext) -> FunctionResult:
+        return FunctionResult.direct("shadowed")
+
+    return default_registry.merged(tools)
+
+
+def message(text: str, sender: str = "u-alice") -> IncomingMessage:
+    return IncomingMessage(
+        chat_id="g1", chat_type="group", sender_id=sender, sender_name="Alice", text=text
+    )
+
+
+async def said(bot: Bot, text: str) -> str:
+    return "\n".join(reply.text for reply in await bot.handle(message(text)))
+
+
+def make_bot(tmp_path: Path, **sections: Any) -> Bot:
+    data = {"storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"}, **sections}
+    return Bot(parse_config(data, environ={}), registry=registry())
+
+
+async def test_a_tools_command_runs_it_without_a_model(tmp_path: Path) -> None:
+    async with make_bot(tmp_path) as bot:
+        assert await said(bot, "/weather Berlin") == "Berlin: sunny for 1 day(s)."
+        assert await said(bot, "/weather city=Oslo days=3") == "Oslo: sunny for 3 day(s)."
+        assert await said(bot, "/weather New York") == "New York: sunny for 1 day(s)."
+        assert await said(bot, "/dice") == "1d6: 6"
+        assert await said(bot, "/dice sides=20 count=2 loud=yes") == "2d20: 40!"
+        assert await said(bot, "/dice sides=1") == "That didn't work: sides: must be at least 2."
+        assert await said(bot, "/dice lots") == "Usage: /dice [sides=…] [count=…] [loud=…]"
+        # The built-in command keeps its name; the clashing tool's command is left out.
+        assert (await said(bot, "/remind in 10 minutes tea")).startswith("⏰")
+        help_text = await said(bot, "/help")
+        assert "More commands: /weather <city>, /dice [sides=…] [count=…] [loud=…]" in help_text
+        assert bot.audit is not None
+        rows = await bot.audit.page(AuditQuery(chat_id="g1", tool="weather"))
+        assert [(r.source, r.arguments["city"]) for r in rows] == [
+            ("command", "New York"),
+            ("command", "Oslo"),
+            ("command", "Berlin"),
+        ]
+
+
+async def test_the_policy_and_switches_apply_to_tool_commands(tmp_path: Path) -> None:
+    async with make_bot(tmp_path, tools={"policy": {"dice": {"who": "admins"}}}) as bot:
+        assert await said(bot, "/dice") == "Sorry, that isn't available to you in this chat."
+        assert "/dice" not in await said(bot, "/help")
+
+
+def test_command_words_and_names() -> None:
+    tools = {tool.name: tool for tool in registry()}
+    weather = ToolCommand("weather", tools["weather"])
+    assert weather.usage == "/weather <city>"
+    assert weather.arguments("") == {}
+    assert weather.arguments('city="Rio de Janeiro"') == {"city": "Rio de Janeiro"}
+    assert weather.arguments("it's raining=yes") == {"city": "it's raining=yes"}
+    dice = ToolCommand("dice", tools["dice"])
+    assert dice.arguments("sides=x") == {"sides": "x"}  # stage 1 then says: an integer
+    with pytest.raises(CommandWordsError):
+        dice.arguments("twenty")
+
+    async def handler(ctx: MessageContext) -> str:
+        return ""
+
+    for bad in ("Weather", "1dice", "we ather", "x" * 33):
+        with pytest.raises(ToolDefinitionError, match="command"):
+            build_tool(handler, name="bad", description="Bad.", command=bad)
