@@ -31,7 +31,9 @@ from function_calls.grammar import (
     parse_reminder,
     split_when,
 )
+from function_calls.handlers.budget import MAX_LIMIT
 from function_calls.handlers.reminder_refusals import refusal_text
+from function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
 from function_calls.handlers.reminder_words import refusal
 from function_calls.internal_text import refusal_of
 from function_calls.links import find_links
@@ -230,6 +232,8 @@ class Commands:
             return await self.call(ctx, "reminder_history", {"reminder_id": word})
         if word and not (word.isascii() and word.isdigit()):
             raise CommandError("Usage: /history [N] or /history #id, e.g. /history 20")
+        if word:
+            _within(int(word), 1, 50, "/history shows 1 to 50 entries, e.g. /history 20")
         return await self.call(ctx, "reminder_history", {"limit": int(word)} if word else {})
 
     async def _snooze(self, ctx: MessageContext, rest: str) -> str:
@@ -247,6 +251,7 @@ class Commands:
                         f"Write /snooze #{words[0]} or /snooze {words[0]}m."
                     )
                 raise CommandError("Usage: /snooze [#id] [duration], e.g. /snooze #3 10m")
+            _within(minutes, 1, MAX_SNOOZE_MINUTES, "A snooze can be 1 minute to a week.")
             raw["minutes"] = minutes
         return await self.call(ctx, "reminder_snooze", raw)
 
@@ -274,6 +279,8 @@ class Commands:
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
         if rest and not (rest.isascii() and rest.isdigit()):
             raise CommandError("Usage: /summary [N], e.g. /summary 200")
+        if rest:
+            _within(int(rest), 1, 2000, "/summary reads the last 1 to 2,000 messages.")
         return await self.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
 
     async def _search(self, ctx: MessageContext, rest: str) -> str:
@@ -303,6 +310,9 @@ class Commands:
         amount = rest.replace(",", "").replace("_", "").strip()
         if not amount.isdigit():
             raise CommandError("Usage: /budget [tokens per day], e.g. /budget 200000")
+        _within(
+            int(amount), 1000, MAX_LIMIT, f"A chat's budget is 1,000 to {MAX_LIMIT:,} tokens a day."
+        )
         return await self.call(ctx, "token_budget", {"tokens_per_day": int(amount)})
 
     async def _tz(self, ctx: MessageContext, rest: str) -> str:
@@ -348,6 +358,13 @@ class Commands:
         more = [c.usage for c in self._declared.values() if c.tool.name in offered]
         extra = f"\nMore commands: {', '.join(more)}" if more else ""
         return f"{tools}\n\n{COMMAND_HELP}{extra}".strip()
+
+
+def _within(number: int, low: int, high: int, sentence: str) -> None:
+    """A command's number in its range, or the sentence that says the range (in words:
+    the schema's limit of the argument the user never named would not)."""
+    if not low <= number <= high:
+        raise CommandError(sentence)
 
 
 def _invalid(exc: InvalidArgumentsError, typed: str) -> str:

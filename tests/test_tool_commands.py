@@ -118,3 +118,15 @@ def test_command_words_and_names() -> None:
     for bad in ("Weather", "1dice", "we ather", "x" * 33):
         with pytest.raises(ToolDefinitionError, match="command"):
             build_tool(handler, name="bad", description="Bad.", command=bad)
+
+
+async def test_a_commands_number_out_of_range_is_said_in_words(tmp_path: Path) -> None:
+    async with make_bot(tmp_path) as bot:
+        assert await said(bot, "/budget 5") == (
+            "A chat's budget is 1,000 to 100,000,000 tokens a day."
+        )
+        assert await said(bot, "/snooze 8d") == "A snooze can be 1 minute to a week."
+        assert await said(bot, "/history 99") == (
+            "/history shows 1 to 50 entries, e.g. /history 20"
+        )
+        assert await said(bot, "/summary 0") == "/summary reads the last 1 to 2,000 messages."
