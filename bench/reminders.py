@@ -30,6 +30,7 @@ from typing import Any
 
 from sqlalchemy import insert
 
+from function_calls.handlers import builtin_tools
 from function_calls.handlers.reminder_words import reminder_message
 from storage import Database, NewReminder, OutgoingMessage, ReminderService, Schedule, upgrade
 from storage.models import Chat, Reminder
@@ -139,8 +140,7 @@ class _StallMonitor:
 
 
 async def measure(url: str, spawned_at: float) -> dict[str, Any]:
-    import function_calls.handlers  # noqa: F401
-    from function_calls import MessageContext, Services, default_registry
+    from function_calls import Deps, MessageContext
 
     received: dict[str, float] = {}
     arrived = asyncio.Event()
@@ -167,8 +167,8 @@ async def measure(url: str, spawned_at: float) -> dict[str, Any]:
         scheduler = service.scheduler
         assert scheduler is not None
 
-        tool = default_registry.get("reminder_list")
-        ctx = MessageContext("chat-7", "group", "u-1", services=Services(reminders=service))
+        tool = builtin_tools().get("reminder_list")
+        ctx = MessageContext("chat-7", "group", "u-1", deps=Deps({ReminderService: service}))
         latencies = []
         for _ in range(200):
             begin = time.perf_counter()

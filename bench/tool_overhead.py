@@ -55,7 +55,8 @@ def _free_port() -> int:
 @contextmanager
 def _stub_process(delay: float) -> Iterator[str]:
     port = _free_port()
-    command = [sys.executable, "-m", "tests.stub_llm", "--port", str(port), "--delay", str(delay)]
+    command = [sys.executable, "-m", "groupmate.testing.stub_llm", "--port", str(port)]
+    command += ["--delay", str(delay)]
     process = subprocess.Popen(command)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:

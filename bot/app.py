@@ -14,7 +14,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from bot.adapters.base import Adapter
 from bot.answering import Answerer
 from bot.budget import TokenBudget
@@ -22,31 +21,33 @@ from bot.config import Config, LLMSettings, load_config
 from bot.contexts import Caller, ContextFactory
 from bot.messages import IncomingMessage, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
+from bot.plugin_runtime import PluginRuntime, configured_plugins
 from bot.router import Deliver, Router
 from bot.web_events import WEB_PREFIX, LiveEvents
-from function_calls import (
-    FunctionCallLLM,
-    MessageContext,
-    Services,
-    ToolInvoker,
-    ToolRegistry,
-    default_registry,
-)
+from function_calls import FunctionCallLLM, MessageContext, ToolInvoker, ToolRegistry
+from function_calls.deps import Deps, StoreOpener
 from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import BudgetLimits
 from function_calls.handlers.reminder_words import reminder_message
 from function_calls.links import PageFetcher
+from function_calls.plugins import PluginStatus, PluginStore, PluginStores
 from function_calls.policy import ToolPolicy
 from function_calls.registry import ToolSource
 from function_calls.remote import McpTools, OpenApiToolSet
 from function_calls.search import SearchProvider, WebSearch
 from function_calls.server_info import ContextWindow, context_window
-from function_calls.services import MemberDirectory
+from function_calls.services import (
+    AudienceRules,
+    DailyLimits,
+    MemberDirectory,
+    TextCompleter,
+)
 from storage import ReminderService, Sender, utc_now
 from storage.audit import AuditLog
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog
 from storage.overview import TurnLog
+from storage.plugin_data import PluginData
 from storage.usage import UsageLog
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,14 @@ class Bot:
         # False where only the bot's own tools are used (`groupmate mcp`): the MCP and
         # OpenAPI servers of the config are then not started at all.
         self._remote_tools = remote_tools
-        self.registry = registry if registry is not None else default_registry
+        # The built-in families and the config's plugins (a bot given its own `registry`
+        # has those tools instead of the built-ins), each loaded on its own: one that
+        # fails leaves the bot serving without it (see `plugins`).
+        own = None if registry is None else set(registry.names())
+        self._plugins = PluginRuntime(configured_plugins(config, builtins=own is None, taken=own))
+        self._own_tools = registry
+        self.registry = self._plugins.registry(registry)
+        self._stores: PluginStores | None = None
         # The one path from a tool call to its result, for the model, the commands, the
         # offers, the REST routes, the dashboard and MCP clients alike; its policy and
         # audit log are the same for all of them.
@@ -181,6 +189,19 @@ class Bot:
         self.outbound.register(sender, chat_prefix=chat_prefix)
 
     @property
+    def plugins(self) -> list[PluginStatus]:
+        """Each configured plugin (the built-in families first): loaded, failed (and
+        why) or disabled. Never its settings."""
+        return self._plugins.statuses
+
+    def plugin_store(self, plugin: str, chat_id: str | None) -> PluginStore:
+        """A plugin's values in one chat (None: its global ones), as its handlers see
+        them; for tests and tools that read what a plugin stored."""
+        if self._stores is None:
+            raise RuntimeError("use the bot inside `async with`")
+        return self._stores.open(plugin, chat_id)
+
+    @property
     def clock(self) -> Callable[[], datetime]:
         """The bot's UTC clock (a test may move it); every part of the bot reads this one."""
         return self._clock
@@ -222,26 +243,36 @@ class Bot:
         self.audit = AuditLog(self.reminders.database, max_age=timedelta(days=retention.audit_days))
         pruner = asyncio.create_task(self._prune_periodically(chatlog, self.audit))
         self._stack.callback(pruner.cancel)
-        await self._attach_remote_tools(config)
-        self.invoker = self.invoker.with_registry(self.registry, audit=self.audit)
-        for key in self.policy.unmatched(self.registry.names()):
-            log.warning("tools.policy: %r names no tool this bot offers now", key)
         usage = UsageLog(self.reminders.database)
         self.turns = TurnLog(self.reminders.database)
         limits = BudgetLimits(
             config.llm.budget.tokens_per_chat_per_day, config.llm.budget.tokens_per_day
         )
-        services = Services(
-            reminders=self.reminders,
-            chatlog=chatlog,
-            usage=usage,
-            budget_limits=limits,
-            reminder_rules=self.config.reminders.rules(),
-            members=self.members,
-            registry=self.registry,
-            tool_policy=self.policy,
-            audit=self.audit,
+        self._stores = PluginStores(PluginData(self.reminders.database, self._clock))
+        deps = Deps(
+            {
+                ReminderService: self.reminders,
+                ChatLog: chatlog,
+                UsageLog: usage,
+                DailyLimits: limits,
+                AudienceRules: config.reminders.rules(),
+                MemberDirectory: self.members,
+                ToolPolicy: self.policy,
+                AuditLog: self.audit,
+                StoreOpener: self._stores,
+                WebSearch: self._web_search(),
+                PageFetcher: self._page_fetcher(),
+            }
         )
+        # Plugins' services start before the tools are settled: a plugin whose service
+        # fails is failed, and its tools are not offered.
+        deps = await self._plugins.start(self._stack, deps)
+        self._plugins.log_failures()
+        self.registry = self._plugins.registry(self._own_tools)
+        await self._attach_remote_tools(config)
+        self.invoker = self.invoker.with_registry(self.registry, audit=self.audit)
+        for key in self.policy.unmatched(self.registry.names()):
+            log.warning("tools.policy: %r names no tool this bot offers now", key)
         if config.llm.enabled:
             settings = config.llm
             self.llm_context = await llm_context_window(settings)
@@ -261,10 +292,9 @@ class Bot:
                 context_tokens=self.llm_context.tokens,
             )
             self._stack.push_async_callback(self.llm.aclose)
-            services = services.with_(llm=self.llm)
-        services = services.with_(search=self._web_search(), pages=self._page_fetcher())
+        deps = deps.with_(TextCompleter, self.llm).with_(ToolRegistry, self.registry)
         self.contexts = ContextFactory(
-            config, reminders=self.reminders, services=services, clock=self._clock
+            config, reminders=self.reminders, deps=deps, clock=self._clock
         )
         answerer = Answerer(
             config,

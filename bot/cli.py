@@ -1,4 +1,4 @@
-"""The `groupmate` command line: chat, serve, mcp, check, db, eval."""
+"""The `groupmate` command line: chat, serve, mcp, check, db, eval, plugins, plugin."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ from bot.app import Bot, llm_context_window, settle_heap
 from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
-from bot.status import config_lines, probe_search
+from bot.plugin_runtime import configured_plugins, listing
+from bot.scaffold import ScaffoldError, new_plugin
+from bot.status import config_lines, plugin_lines, probe_search
 from storage import (
     Database,
     StorageError,
@@ -136,7 +138,8 @@ async def _serve(config: Config) -> None:
 
 
 def _check(config: Config) -> int:
-    """What is enabled, without secrets."""
+    """What is enabled, without secrets; 1 when a configured plugin does not load (the
+    bot would serve without it)."""
     database = Database(config.storage.url)
     try:
         revision = current_revision(database)
@@ -149,7 +152,20 @@ def _check(config: Config) -> int:
     print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
     if config.search.enabled:
         print("\n".join(asyncio.run(probe_search(config))))
-    return 0
+    plugins = [s for s in configured_plugins(config).statuses if not s.builtin]
+    print("\n".join(plugin_lines(plugins) or ["plugins: none configured"]))
+    failed = [s for s in plugins if s.state == "failed"]
+    for status in failed:
+        print(f"groupmate: plugin {status.name} does not load: {status.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _plugins(config: Config) -> int:
+    """Configured plugins (loaded, or why not) and installed ones the config leaves
+    off; 1 when a configured one does not load."""
+    statuses = listing(config)
+    print("\n".join(plugin_lines(statuses) or ["no plugins configured or installed"]))
+    return 1 if any(s.state == "failed" for s in statuses) else 0
 
 
 def _db(config: Config, action: str) -> int:
@@ -162,6 +178,21 @@ def _db(config: Config, action: str) -> int:
         database.close()
     state = "up to date" if revision == head_revision() else f"behind {head_revision()}"
     print(f"{database.safe_url}: schema revision {revision or 'none'} ({state})")
+    return 0
+
+
+def _plugin_new(options: argparse.Namespace) -> int:
+    """`groupmate plugin new NAME [--dir PATH]`: a plugin project to start from."""
+    directory = Path(options.dir) if options.dir is not None else None
+    try:
+        target, written = new_plugin(options.name, directory)
+    except (ScaffoldError, OSError) as exc:
+        print(f"groupmate: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {target}/")
+    for path in written:
+        print(f"  {path.relative_to(target)}")
+    print(f"next: cd {target} && pip install -e '.[test]' && pytest")
     return 0
 
 
@@ -195,16 +226,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         "mcp", parents=[common], help="serve the bot's tools over MCP stdio (mcp.serve.*)"
     )
     commands.add_parser("check", parents=[common], help="validate the config, print what is on")
+    commands.add_parser(
+        "plugins", parents=[common], help="installed and configured plugins, and their state"
+    )
     db = commands.add_parser("db", parents=[common], help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
     db.add_argument("--url", help="database URL (default: storage.url)")
     eval_cli.add_parser(commands, common)
+    plugin = commands.add_parser("plugin", help="plugin projects: `plugin new NAME`")
+    plugin_actions = plugin.add_subparsers(dest="action", required=True)
+    plugin_new = plugin_actions.add_parser("new", help="write a plugin project to start from")
+    plugin_new.add_argument("name", help="the plugin's name: lowercase letters, digits, _ or -")
+    plugin_new.add_argument("--dir", help="where to write it (default: ./groupmate-NAME)")
     options = parser.parse_args(argv)
+    if options.command == "plugin":  # needs no config
+        return _plugin_new(options)
     try:
         config = _config(options)
         setup_logging(os.environ.get("GROUPMATE_LOG_LEVEL") or config.logging.level)
         if options.command == "check":
             return _check(config)
+        if options.command == "plugins":
+            return _plugins(config)
         if options.command == "db":
             return _db(config, options.action)
         if options.command == "eval":

@@ -36,7 +36,8 @@ from function_calls.handlers.reminder_refusals import refusal_text
 from function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
 from function_calls.handlers.reminder_words import refusal
 from function_calls.internal_text import refusal_of
-from function_calls.links import find_links
+from function_calls.links import PageFetcher, find_links
+from function_calls.search import WebSearch
 from storage import StorageError, StorageUnavailableError
 from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS
 
@@ -284,7 +285,7 @@ class Commands:
         return await self.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
 
     async def _search(self, ctx: MessageContext, rest: str) -> str:
-        if ctx.services.search is None:
+        if not ctx.deps.has(WebSearch):
             raise CommandError("Web search is not configured on this bot.")
         if not rest:
             raise CommandError("Usage: /search <query>")
@@ -292,7 +293,7 @@ class Commands:
 
     async def _read(self, ctx: MessageContext, rest: str) -> str:
         """`/read <link>`, or `/read` in reply to a message that holds one."""
-        if ctx.services.pages is None:
+        if not ctx.deps.has(PageFetcher):
             raise CommandError("Reading links is turned off on this bot (search.fetch).")
         links = find_links(rest) if rest else find_links(ctx.reply_text)
         if rest and not links:

@@ -25,6 +25,7 @@ from pydantic import (
 from function_calls.handlers.audience import ReminderRules
 from function_calls.handlers.reminder_refusals import unknown_zone
 from function_calls.llm import ToolMode, ToolSchema
+from function_calls.plugins import BuiltinsConfig, PluginSpec
 from function_calls.policy import PolicyConfig
 from function_calls.prompt_formats import PromptFormat
 from function_calls.remote import McpSettings, OpenApiSettings
@@ -298,7 +299,16 @@ class Config(_Section):
     adapters: AdaptersSettings = Field(default_factory=AdaptersSettings)
     reminders: ReminderSettings = Field(default_factory=ReminderSettings)
     tools: PolicyConfig = Field(default_factory=PolicyConfig)
+    # Packages of tools, loaded in this order after the built-in families (see README,
+    # "Write a plugin"); each one's settings are checked when it loads.
+    plugins: list[PluginSpec] = Field(default_factory=list)
+    builtins: BuiltinsConfig = Field(default_factory=BuiltinsConfig)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+
+    @field_validator("plugins", mode="before")
+    @classmethod
+    def _no_plugins(cls, value: Any) -> Any:
+        return [] if value is None else value  # `plugins:` with every entry commented out
 
 
 def _interpolate(value: Any, environ: dict[str, str]) -> Any:

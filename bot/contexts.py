@@ -11,7 +11,8 @@ from datetime import datetime
 
 from bot.config import Config
 from bot.messages import IncomingMessage
-from function_calls import AuthMethod, CallSource, ChatType, MessageContext, Services
+from function_calls import AuthMethod, CallSource, ChatType, MessageContext
+from function_calls.deps import Deps, Progress
 from function_calls.policy import tools_off
 from storage import Member, ReminderService
 
@@ -40,12 +41,12 @@ class ContextFactory:
         config: Config,
         *,
         reminders: ReminderService,
-        services: Services,
+        deps: Deps,
         clock: Callable[[], datetime],
     ) -> None:
         self._config = config
         self._reminders = reminders
-        self.services = services
+        self.deps = deps
         self._clock = clock
 
     async def for_message(
@@ -61,7 +62,7 @@ class ContextFactory:
         is_admin = message.sender_is_admin or bot_admin
         if message.chat_type == "private":
             is_admin = True  # the owner of their own chat
-        services = self.services if progress is None else self.services.with_(progress=progress)
+        deps = self.deps if progress is None else self.deps.with_(Progress, progress)
         return await self._build(
             Caller(
                 chat_id=message.chat_id,
@@ -74,16 +75,16 @@ class ContextFactory:
                 mentioned=message.mentions,
                 bot_admin=bot_admin,
             ),
-            services,
+            deps,
             reply_to=message.reply_to_message_id,
         )
 
     async def for_caller(self, caller: Caller) -> MessageContext:
         """The context for a caller outside any chat message."""
-        return await self._build(caller, self.services)
+        return await self._build(caller, self.deps)
 
     async def _build(
-        self, caller: Caller, services: Services, *, reply_to: str | None = None
+        self, caller: Caller, deps: Deps, *, reply_to: str | None = None
     ) -> MessageContext:
         # Through the service's short-lived cache: a chat's row is read once per 10 s.
         chat = await self._reminders.chat_row(caller.chat_id)
@@ -94,7 +95,7 @@ class ContextFactory:
             sender_name=caller.sender_name,
             is_admin=caller.is_admin,
             timezone=chat.timezone or self._reminders.default_timezone,
-            services=services,
+            deps=deps,
             clock=self._clock,
             mentioned=caller.mentioned,
             reply_to=reply_to,

@@ -4,10 +4,12 @@ dashboard's status page shows it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.adapters import PLATFORMS
 from bot.config import Config
+from function_calls.plugins import PluginStatus
 from function_calls.search import SearchError
 from function_calls.server_info import ContextWindow
 from storage import head_revision
@@ -118,4 +120,19 @@ def _tool_servers(config: Config) -> list[str]:
     if config.openapi.servers:
         urls = ", ".join(server.url for server in config.openapi.servers)
         lines.append(f"openapi servers: {urls}")
+    return lines
+
+
+def plugin_lines(statuses: Sequence[PluginStatus]) -> list[str]:
+    """One line per plugin: its state, version and tools, or why it did not load."""
+    lines = []
+    for status in statuses:
+        version = f" {status.version}" if status.version else ""
+        head = f"plugin {status.name}{version} ({status.module}): {status.state}"
+        if status.error:
+            lines.append(f"{head}: {status.error}")
+        elif status.tools:
+            lines.append(f"{head}, tools {', '.join(status.tools)}")
+        else:
+            lines.append(head)
     return lines

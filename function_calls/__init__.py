@@ -2,6 +2,7 @@
 
 from function_calls._shaping import ChatTurn
 from function_calls.context import ChatType, MessageContext, validation_context
+from function_calls.deps import Deps, Progress
 from function_calls.errors import (
     DuplicateToolError,
     FunctionCallError,
@@ -32,11 +33,10 @@ from function_calls.registry import (
     Tool,
     ToolRegistry,
     build_tool,
-    default_registry,
     tool_function,
 )
 from function_calls.result import Failure, FunctionResult, Touched
-from function_calls.services import ServiceName, Services, TextCompleter, required
+from function_calls.services import TextCompleter
 from function_calls.turn import ToolCallRecord, TurnEnding, TurnResult
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
 from function_calls.vocabulary import AuthMethod, CallSource, Effect, Scope, Who
@@ -47,6 +47,7 @@ __all__ = [
     "CallSource",
     "ChatTurn",
     "ChatType",
+    "Deps",
     "DuplicateToolError",
     "Effect",
     "Example",
@@ -59,10 +60,9 @@ __all__ = [
     "LLMUnavailableError",
     "MessageContext",
     "NoArguments",
+    "Progress",
     "PromptFormat",
     "Scope",
-    "ServiceName",
-    "Services",
     "TextCompleter",
     "Tool",
     "ToolCall",
@@ -88,8 +88,6 @@ __all__ = [
     "ValidatedToolCall",
     "Who",
     "build_tool",
-    "default_registry",
-    "required",
     "tool_function",
     "validation_context",
 ]

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationInfo
 
-from function_calls.services import Services
+from function_calls.deps import Deps
 from function_calls.vocabulary import AuthMethod, CallSource
 from storage.models import utc_now
 from storage.outgoing import Member
@@ -20,7 +20,8 @@ MESSAGE_CONTEXT_KEY = "message_context"
 
 @dataclass(frozen=True, slots=True)
 class MessageContext:
-    """Who wrote, where, and with which services; always set by the router, never by the model.
+    """Who wrote, where, and with which services (`deps`, by type); always set by the
+    router, never by the model.
 
     `clock` returns an aware datetime and is injectable so that tests control time.
     """
@@ -31,7 +32,7 @@ class MessageContext:
     sender_name: str = ""
     is_admin: bool = False
     timezone: str = "UTC"
-    services: Services = field(default_factory=Services)
+    deps: Deps = field(default_factory=Deps)
     clock: Callable[[], datetime] = utc_now
     # Users the platform says this message mentions (members of the chat).
     mentioned: tuple[Member, ...] = ()

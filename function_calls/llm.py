@@ -32,7 +32,7 @@ from function_calls.prompt_formats import (
     WorkedExample,
     render_tool_instructions,
 )
-from function_calls.registry import Tool, ToolRegistry, default_registry
+from function_calls.registry import Tool, ToolRegistry
 from function_calls.schema import SchemaView
 from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
 from function_calls.turn import CallMode, Turn, TurnObserver, TurnResult, run_calls
@@ -106,7 +106,7 @@ class FunctionCallLLM:
         self.model = model
         self.tool_schema: ToolSchema = tool_schema
         if invoker is None:
-            registry = registry if registry is not None else default_registry
+            registry = registry if registry is not None else ToolRegistry()
             invoker = ToolInvoker(registry, call_timeout=call_timeout)
         elif registry is not None and registry is not invoker.registry:
             raise ValueError("give a registry or an invoker, not both")
@@ -187,8 +187,8 @@ class FunctionCallLLM:
             _CURRENT_TURN.reset(token)
 
     def _new_turn(self, ctx: MessageContext) -> Turn:
-        if ctx.services.registry is None:
-            ctx = replace(ctx, services=ctx.services.with_(registry=self.registry))
+        if not ctx.deps.has(ToolRegistry):  # for help and /tools
+            ctx = replace(ctx, deps=ctx.deps.with_(ToolRegistry, self.registry))
         visible = {tool.name: tool for tool in self.invoker.offered(ctx)}
         mode = self.effective_mode()
         return Turn(ctx, visible, mode, self._view(mode), [])

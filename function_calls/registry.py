@@ -15,6 +15,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict
 
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
+from function_calls.deps import Dependency, optional_of
 from function_calls.errors import (
     DuplicateToolError,
     HiddenReason,
@@ -28,7 +29,6 @@ from function_calls.schema import (
     is_strict_compatible,
     model_parameters_schema,
 )
-from function_calls.services import SERVICE_NAMES, ServiceName
 from function_calls.validation import ArgumentValidator, InvalidArgumentsError
 from function_calls.vocabulary import EFFECTS, SCOPES, Effect, Scope
 
@@ -81,8 +81,11 @@ class Tool:
     ctx_param: str | None = field(repr=False)
     args_param: str | None = field(repr=False)
     is_async: bool = field(repr=False)
-    # Services the tool needs in ctx.services; without them it is not offered at all.
-    requires: tuple[ServiceName, ...] = ()
+    # What the handler asks for besides ctx and args, by type (see function_calls.deps);
+    # a tool whose required dependency this bot lacks is not offered at all.
+    deps: tuple[Dependency, ...] = field(default=(), repr=False)
+    # The plugin the tool came with ("" for a tool built by hand): its store and status.
+    plugin: str = ""
     # Runs on another server (MCP, OpenAPI); groupmate's own MCP server does not re-offer it.
     external: bool = False
     # What a call does (see `Effect`); writes and external calls are audited.
@@ -99,9 +102,8 @@ class Tool:
         top: `ToolInvoker.offered` is what a sender may use."""
         if self.admin_only and not ctx.is_admin:
             return "admin_only"
-        services = ctx.services
-        for name in self.requires:
-            if getattr(services, name) is None:
+        for dependency in self.deps:
+            if not dependency.optional and not _provided(ctx, dependency):
                 return "service"  # e.g. web_search without a configured provider
         if self.scope != "both" and self.scope != ctx.chat_type:
             return "scope"
@@ -147,6 +149,8 @@ class Tool:
             kwargs[self.ctx_param] = ctx
         if self.args_param:
             kwargs[self.args_param] = arguments
+        for dependency in self.deps:
+            kwargs[dependency.param] = ctx.deps.resolve(dependency, self.plugin, ctx.chat_id)
         if self.is_async:
             outcome = await self.handler(**kwargs)
         else:
@@ -156,10 +160,28 @@ class Tool:
         return FunctionResult.for_model(outcome)
 
 
+def _provided(ctx: MessageContext, dependency: Dependency) -> bool:
+    return ctx.deps.resolve(dependency, "", ctx.chat_id) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Binding:
+    """Which parameter of a handler takes what (read once, when the tool is built)."""
+
+    ctx_param: str | None
+    args_param: str | None
+    args_model: type[BaseModel]
+    deps: tuple[Dependency, ...]
+
+
 def _bind_parameters(
-    handler: Handler, name: str, localns: Mapping[str, Any] | None
-) -> tuple[str | None, str | None, type[BaseModel]]:
-    """Find which parameter takes the context and which the arguments model."""
+    handler: Handler,
+    name: str,
+    localns: Mapping[str, Any] | None,
+    provides: Callable[[type[Any]], bool],
+) -> _Binding:
+    """Find which parameter takes the context, which the arguments model, and which
+    the dependencies (types `provides` admits)."""
     try:
         hints = get_type_hints(handler, localns=dict(localns) if localns else None)
     except Exception as exc:
@@ -167,96 +189,149 @@ def _bind_parameters(
     ctx_param: str | None = None
     args_param: str | None = None
     args_model: type[BaseModel] = NoArguments
+    deps: list[Dependency] = []
     for param in inspect.signature(handler).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {name!r}: *args/**kwargs are not supported")
         annotation = hints.get(param.name)
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel) and not args_param:
-            args_param, args_model = param.name, annotation
-        elif annotation is MessageContext or (param.name == "ctx" and not ctx_param):
+        kind, optional = optional_of(annotation)
+        if annotation is MessageContext or (param.name == "ctx" and annotation is None):
             ctx_param = param.name
+        elif isinstance(kind, type) and provides(kind):
+            deps.append(Dependency(param.name, kind, optional))
+        elif (
+            isinstance(kind, type)
+            and issubclass(kind, BaseModel)
+            and not optional
+            and args_param is None
+        ):
+            args_param, args_model = param.name, kind
         else:
+            what = getattr(kind, "__name__", None) or repr(annotation)
             raise ToolDefinitionError(
-                f"tool {name!r}: parameter {param.name!r} must be the context (`ctx`) or "
-                "annotated with a pydantic BaseModel subclass for the arguments"
+                f"tool {name!r}: parameter {param.name!r} ({what}): nothing provides it. A "
+                "handler takes the context (MessageContext), its arguments (one pydantic "
+                "model), and types the bot or its plugin provides (settings, services, "
+                "PluginStore)"
             )
-    return ctx_param, args_param, args_model
+    return _Binding(ctx_param, args_param, args_model, tuple(deps))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """What `@tool_function` says of a handler; the tool is built from them when its
+    plugin (or a registry) takes the handler, not when the module is imported."""
+
+    name: str | None = None
+    description: str | None = None
+    scope: Scope = "both"
+    admin_only: bool = False
+    examples: tuple[str | Example, ...] = ()
+    timeout: float | None = None
+    effect: Effect = "write"
+    for_model: bool = True
+    command: str | None = None
+    localns: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+
+
+TOOL_MARK = "__groupmate_tool__"
+
+
+def tool_options(handler: object) -> ToolOptions | None:
+    """The options `@tool_function` marked `handler` with, if it did."""
+    found = getattr(handler, TOOL_MARK, None)
+    return found if isinstance(found, ToolOptions) else None
+
+
+def builtin_provides(kind: type[Any]) -> bool:
+    """Whether the bot itself may provide `kind` (see `function_calls.provided`)."""
+    from function_calls.provided import BUILTIN_TYPES  # they import this module
+
+    return kind in BUILTIN_TYPES
+
+
+def tool_from(
+    handler: Handler,
+    *,
+    provides: Callable[[type[Any]], bool] = builtin_provides,
+    plugin: str = "",
+) -> Tool:
+    """The tool of a handler `@tool_function` marked; ToolDefinitionError otherwise."""
+    options = tool_options(handler)
+    if options is None:
+        what = getattr(handler, "__qualname__", repr(handler))
+        raise ToolDefinitionError(f"{what} is not marked with @tool_function")
+    return build_tool(handler, options=options, provides=provides, plugin=plugin)
 
 
 def build_tool(
     handler: Handler,
     *,
-    name: str | None = None,
-    description: str | None = None,
-    scope: Scope = "both",
-    admin_only: bool = False,
-    examples: Sequence[str | Example] = (),
-    timeout: float | None = None,
-    requires: Sequence[ServiceName] = (),
-    effect: Effect = "write",
-    for_model: bool = True,
-    command: str | None = None,
-    localns: Mapping[str, Any] | None = None,
+    options: ToolOptions | None = None,
+    provides: Callable[[type[Any]], bool] = builtin_provides,
+    plugin: str = "",
+    **option_values: Any,
 ) -> Tool:
     """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
 
-    `localns` resolves string annotations that name classes local to a function.
+    The options are a `ToolOptions` or its fields as keywords (`localns` resolves string
+    annotations that name classes local to a function); `provides` says which types
+    parameters may ask for besides the context and the arguments.
     """
-    tool_name = str(name or getattr(handler, "__name__", ""))
+    opts = options if options is not None else ToolOptions(**option_values)
+    tool_name = str(opts.name or getattr(handler, "__name__", ""))
     if not TOOL_NAME.fullmatch(tool_name):
         raise ToolDefinitionError(
             f"invalid tool name {tool_name!r}: use 1 to 64 ASCII letters, digits, '_' or '-' "
             "(the OpenAI API's rule)"
         )
-    if scope not in SCOPES:
+    if opts.scope not in SCOPES:
         raise ToolDefinitionError(f"tool {tool_name!r}: scope must be one of {SCOPES}")
-    if timeout is not None and timeout <= 0:
+    if opts.timeout is not None and opts.timeout <= 0:
         raise ToolDefinitionError(f"tool {tool_name!r}: timeout must be positive")
-    if effect not in EFFECTS:
+    if opts.effect not in EFFECTS:
         raise ToolDefinitionError(f"tool {tool_name!r}: effect must be one of {EFFECTS}")
-    if command is not None and not COMMAND_NAME.fullmatch(command):
+    if opts.command is not None and not COMMAND_NAME.fullmatch(opts.command):
         raise ToolDefinitionError(
             f"tool {tool_name!r}: command must be 1 to 32 lowercase letters, digits or '_', "
             "starting with a letter (it is typed as /command)"
         )
-    unknown = sorted(set(requires) - SERVICE_NAMES)
-    if unknown:  # for callers without mypy
-        raise ToolDefinitionError(
-            f"tool {tool_name!r}: no such services {unknown}; known: {sorted(SERVICE_NAMES)}"
-        )
-    text = description or inspect.getdoc(handler) or ""
+    text = opts.description or inspect.getdoc(handler) or ""
     if not text.strip():
         raise ToolDefinitionError(
             f"tool {tool_name!r} needs a description= or a docstring: the model chooses by it"
         )
-    ctx_param, args_param, args_model = _bind_parameters(handler, tool_name, localns)
-    parameters = model_parameters_schema(args_model)
-    compact = model_parameters_schema(args_model, "compact")
-    validator, compact_validator = tool_validators(tool_name, parameters, compact, args_model)
-    worked = tuple(item if isinstance(item, Example) else Example(item) for item in examples)
+    binding = _bind_parameters(handler, tool_name, opts.localns, provides)
+    parameters = model_parameters_schema(binding.args_model)
+    compact = model_parameters_schema(binding.args_model, "compact")
+    validator, compact_validator = tool_validators(
+        tool_name, parameters, compact, binding.args_model
+    )
+    worked = tuple(item if isinstance(item, Example) else Example(item) for item in opts.examples)
     for example in worked:
         _check_example(tool_name, example, (validator, compact_validator))
     return Tool(
         name=tool_name,
         description=" ".join(text.split()),
         handler=handler,
-        args_model=args_model,
+        args_model=binding.args_model,
         parameters=parameters,
         compact_parameters=compact,
-        scope=scope,
-        admin_only=admin_only,
+        scope=opts.scope,
+        admin_only=opts.admin_only,
         examples=worked,
-        timeout=timeout,
+        timeout=opts.timeout,
         strict_compatible=is_strict_compatible(parameters),
         validator=validator,
         compact_validator=compact_validator,
-        ctx_param=ctx_param,
-        args_param=args_param,
+        ctx_param=binding.ctx_param,
+        args_param=binding.args_param,
         is_async=inspect.iscoroutinefunction(handler),
-        requires=tuple(requires),
-        effect=effect,
-        for_model=for_model,
-        command=command,
+        deps=binding.deps,
+        plugin=plugin,
+        effect=opts.effect,
+        for_model=opts.for_model,
+        command=opts.command,
     )
 
 
@@ -304,18 +379,22 @@ class ToolSource(Protocol):
 
 
 class ToolRegistry:
-    """A named set of tools. The module-level `default_registry` backs `@tool_function`.
+    """A named set of tools, in the order they were added (the order the model is shown
+    them). Built from `Tool`s or from handlers `@tool_function` marked; a plugin's
+    tools, the built-in families and a test's own tools are each one.
 
     Attached `ToolSource`s add their current tools after the registered ones; a source's
     tool whose name is already taken is left out (and logged once).
     """
 
-    def __init__(self, tools: Sequence[Tool] = (), sources: Sequence[ToolSource] = ()) -> None:
+    def __init__(
+        self, tools: Sequence[Tool | Handler] = (), sources: Sequence[ToolSource] = ()
+    ) -> None:
         self._tools: dict[str, Tool] = {}
         self._sources: list[ToolSource] = list(sources)
         self._clashes: set[tuple[str, str]] = set()
         for tool in tools:
-            self.register(tool)
+            self.register(tool if isinstance(tool, Tool) else tool_from(tool))
 
     def attach(self, source: ToolSource) -> None:
         """Offer the tools of `source` too, for as long as it offers them."""
@@ -351,34 +430,23 @@ class ToolRegistry:
         admin_only: bool = False,
         examples: Sequence[str | Example] = (),
         timeout: float | None = None,
-        requires: Sequence[ServiceName] = (),
         effect: Effect = "write",
         for_model: bool = True,
         command: str | None = None,
         _localns: Mapping[str, Any] | None = None,
     ) -> Callable[[HandlerT], HandlerT]:
-        """Decorator form of `register`; returns the handler unchanged."""
+        """Decorator: build the tool and add it to this registry (like `APIRouter.get`,
+        it touches only this object); returns the handler unchanged."""
         # Like pydantic, resolve annotations against the caller's scope too, so that
         # argument models defined inside a function work with postponed annotations.
         localns = _localns if _localns is not None else sys._getframe(1).f_locals
+        options = ToolOptions(
+            name, description, scope, admin_only, tuple(examples), timeout, effect,
+            for_model, command, localns,
+        )  # fmt: skip
 
         def decorate(handler: HandlerT) -> HandlerT:
-            self.register(
-                build_tool(
-                    handler,
-                    name=name,
-                    description=description,
-                    scope=scope,
-                    admin_only=admin_only,
-                    examples=examples,
-                    timeout=timeout,
-                    requires=requires,
-                    effect=effect,
-                    for_model=for_model,
-                    command=command,
-                    localns=localns,
-                )
-            )
+            self.register(build_tool(handler, options=options))
             return handler
 
         return decorate
@@ -414,9 +482,6 @@ class ToolRegistry:
         return len(self._current())
 
 
-default_registry = ToolRegistry()
-
-
 def tool_function(
     name: str | None = None,
     description: str | None = None,
@@ -425,37 +490,40 @@ def tool_function(
     admin_only: bool = False,
     examples: Sequence[str | Example] = (),
     timeout: float | None = None,
-    requires: Sequence[ServiceName] = (),
     effect: Effect = "write",
     for_model: bool = True,
     command: str | None = None,
     registry: ToolRegistry | None = None,
 ) -> Callable[[HandlerT], HandlerT]:
-    """Register a handler as a tool the model can call.
+    """Mark a handler as a tool the model can call; the handler is returned unchanged.
 
-    The handler's `args` parameter annotation (a pydantic model) is the argument
-    schema; `ctx` receives the MessageContext. Name and description default to the
-    function's name and docstring. `examples` are phrases, or `Example`s with the
-    arguments they become (shown to prompt-mode models). `requires` names services (in
-    ctx.services) without which the tool is not offered. `effect` says what a call
-    does: "read" (changes nothing), "write" (the default: changes the bot's state) or
-    "external" (reaches another server); the tools policy can key on it, and writes and
-    external calls are audited. `for_model=False` keeps a tool out of the model's
-    prompt: only commands, the API and MCP clients call it. `command="weather"` also
-    makes `/weather Berlin` run it without the model (see bot/tool_commands.py for how
-    the words become arguments).
+    Marking registers nothing: importing a module has no effect on any bot. The tool is
+    built (its signature read, its schemas made and checked) when a plugin that holds
+    the handler loads, or a `ToolRegistry([handler])` takes it.
+
+    The handler's pydantic-model parameter is the argument schema; a `MessageContext`
+    parameter (or one named `ctx`) receives the context; any other parameter is a
+    dependency asked for by its type (see function_calls.deps): the plugin's settings,
+    a service it provides, its `PluginStore`, or one of the bot's own services. Name
+    and description default to the function's name and docstring. `examples` are
+    phrases, or `Example`s with the arguments they become (shown to prompt-mode models).
+    `effect` says what a call does: "read" (changes nothing), "write" (the default:
+    changes the bot's state) or "external" (reaches another server); the tools policy
+    can key on it, and writes and external calls are audited. `for_model=False` keeps a
+    tool out of the model's prompt: only commands, the API and MCP clients call it.
+    `command="weather"` also makes `/weather Berlin` run it without the model (see
+    bot/tool_commands.py for how the words become arguments). With `registry`, the tool
+    is also built and added to that registry at once (a test's own, say).
     """
-    target = registry if registry is not None else default_registry
-    return target.tool(
-        name,
-        description,
-        scope=scope,
-        admin_only=admin_only,
-        examples=examples,
-        timeout=timeout,
-        requires=requires,
-        effect=effect,
-        for_model=for_model,
-        command=command,
-        _localns=sys._getframe(1).f_locals,
-    )
+    options = ToolOptions(
+        name, description, scope, admin_only, tuple(examples), timeout, effect, for_model,
+        command, sys._getframe(1).f_locals,
+    )  # fmt: skip
+
+    def mark(handler: HandlerT) -> HandlerT:
+        setattr(handler, TOOL_MARK, options)
+        if registry is not None:
+            registry.register(build_tool(handler, options=options))
+        return handler
+
+    return mark

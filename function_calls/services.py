@@ -1,37 +1,13 @@
-"""What handlers may use besides their arguments, typed (like pydantic-ai's `RunContext`
-deps): mypy catches a missing or misspelt service, where a string look-up could not.
-
-The router builds one `Services` per bot; a field left None is not configured here, and
-a tool that `requires` it is not offered (see `Tool.visible_to`).
-"""
+"""The bot's own services that are protocols rather than classes: a handler asks for
+one by type, like any dependency (see function_calls.deps and function_calls.provided)."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
 
-from function_calls.errors import ToolError
 from storage.outgoing import Member
 from storage.vocabulary import Permission
-
-if TYPE_CHECKING:
-    from function_calls.links import PageFetcher
-    from function_calls.policy import ToolPolicy
-    from function_calls.registry import ToolRegistry
-    from function_calls.search import WebSearch
-    from storage import ReminderService
-    from storage.audit import AuditLog
-    from storage.chatlog import ChatLog
-    from storage.usage import UsageLog
-
-ServiceName = Literal[
-    "reminders", "reminder_rules", "chatlog", "usage", "budget_limits", "search", "pages",
-    "llm", "members", "registry", "tool_policy", "audit", "progress",
-]  # fmt: skip
-SERVICE_NAMES: frozenset[str] = frozenset(get_args(ServiceName))
-T = TypeVar("T")
 
 
 class TextCompleter(Protocol):
@@ -67,41 +43,3 @@ class DailyLimits(Protocol):
     def per_chat(self) -> int | None: ...
     @property
     def total(self) -> int | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Services:
-    reminders: ReminderService | None = None
-    # Who may remind others; without it, the defaults of ReminderRules.
-    reminder_rules: AudienceRules | None = None
-    chatlog: ChatLog | None = None
-    usage: UsageLog | None = None
-    budget_limits: DailyLimits | None = None
-    search: WebSearch | None = None
-    # Fetches pages users link to (never inside the network); None when reading is off.
-    pages: PageFetcher | None = None
-    llm: TextCompleter | None = None
-    # The platform's view of who is in a chat, to resolve "@bob" in reminders.
-    members: MemberDirectory | None = None
-    # The tools of this bot, for /help and /tools.
-    registry: ToolRegistry | None = None
-    # The tools policy, for /tools to say who may use what.
-    tool_policy: ToolPolicy | None = None
-    # The audit log, for "who set reminder #4?".
-    audit: AuditLog | None = None
-    # Sends a short "working on it" line to the chat while a slow tool runs.
-    progress: Callable[[str], Awaitable[None]] | None = None
-
-    def has(self, name: ServiceName) -> bool:
-        return getattr(self, name) is not None
-
-    def with_(self, **changes: Any) -> Services:
-        """A copy with these services set."""
-        return dataclasses.replace(self, **changes)
-
-
-def required(service: T | None, name: ServiceName) -> T:
-    """The service, which the tool's `requires` made sure of; a clear error otherwise."""
-    if service is None:
-        raise ToolError(f"{name} is not configured on this bot")
-    return service

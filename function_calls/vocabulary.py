@@ -7,7 +7,19 @@ from typing import Literal, get_args
 # Effect, CallSource and AuthMethod describe the audit log's rows too: storage's words.
 from storage.vocabulary import EFFECTS, AuthMethod, CallSource, ChatType, Effect
 
-__all__ = ["EFFECTS", "SCOPES", "WHO", "AuthMethod", "CallSource", "Effect", "Scope", "Who"]
+__all__ = [
+    "BUILTIN_FAMILIES",
+    "EFFECTS",
+    "SCOPES",
+    "WHO",
+    "AuthMethod",
+    "BuiltinFamily",
+    "CallSource",
+    "Effect",
+    "PluginState",
+    "Scope",
+    "Who",
+]
 
 # Where a tool is offered: group chats, private chats, or both.
 Scope = Literal[ChatType, "both"]
@@ -18,3 +30,14 @@ SCOPES: tuple[Scope, ...] = get_args(Scope)
 # one reminder acts only on one its caller created (or any, for an admin).
 Who = Literal["members", "admins", "creator_or_admin", "nobody"]
 WHO: tuple[Who, ...] = get_args(Who)
+
+
+# What became of a plugin: "loaded" (its tools are offered), "failed" (import, settings,
+# a name clash or a service that did not start: the bot runs without it), "disabled"
+# (the config names it with `disabled: true`), "available" (installed with an entry
+# point, not named in the config: installed is not enabled).
+PluginState = Literal["loaded", "failed", "disabled", "available"]
+
+# The built-in tool families the config can switch off (`builtins: {search: false}`).
+BuiltinFamily = Literal["reminders", "search", "links", "summary", "timezone", "budget"]
+BUILTIN_FAMILIES: tuple[BuiltinFamily, ...] = get_args(BuiltinFamily)

@@ -260,3 +260,16 @@ class AuditRow(Base):
     target: Mapped[str | None] = mapped_column(String(255))
     target_label: Mapped[str | None] = mapped_column(String(64))
     detail: Mapped[str | None] = mapped_column(Text)
+
+
+class PluginData(Base):
+    """A plugin's stored values: one JSON value per (plugin, chat, key). `chat_id` is ""
+    for the plugin's global values; a chat's rows go with the chat's data."""
+
+    __tablename__ = "plugin_data"
+
+    plugin: Mapped[str] = mapped_column(String(64), primary_key=True)
+    chat_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

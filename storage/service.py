@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from storage import changes, overview, repository
 from storage.changes import HistoryEntry, ReminderChange, Requester
+from storage.chat_data import ChatDataDeleted, delete_chat
 from storage.database import DEFAULT_URL, Database
 from storage.errors import (
     InvalidTimezoneError,
@@ -419,6 +420,18 @@ class ReminderService:
             )
         )
         return await self.scheduler.deliver_now(claim)
+
+    async def delete_chat_data(self, chat_id: str) -> ChatDataDeleted:
+        """Everything stored for one chat, plugins' values included (storage.chat_data);
+        its reminders' timers are cleared. Rows of the chat still queued for writing
+        are written first, so none comes back after."""
+        await self.database.batches.flush()
+        deleted = await self.database.write(functools.partial(delete_chat, chat_id=chat_id))
+        self._forget(chat_id)
+        if self.scheduler is not None:
+            for reminder_id in deleted.reminder_ids:
+                self.scheduler.unplan(reminder_id)
+        return deleted
 
     def _plan(self, reminder: ReminderView) -> None:
         if self.scheduler is not None:

@@ -6,22 +6,24 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from function_calls import FunctionCallLLM, MessageContext, Services, ToolRegistry
+from function_calls import Deps, FunctionCallLLM, MessageContext, ToolRegistry
 from function_calls.handlers.reminder_words import reminder_message
+from groupmate.testing.clock import DEFAULT_START
+from groupmate.testing.clock import FakeClock as FakeClock  # tests import it from here
+from groupmate.testing.stub_llm import StubLLM
 from storage import Database, DeliveryPolicy, OutgoingMessage, ReminderService, SendError, upgrade
 from tests.http_harness import Servers
 from tests.postgres import create_database, drop_database, postgres_server
 from tests.receiver import Receiver
-from tests.stub_llm import StubLLM
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXED_NOW = datetime(2026, 11, 21, 13, 5, tzinfo=UTC)
+FIXED_NOW = DEFAULT_START  # what a FakeClock (the kit's) shows until moved
 
 
 # The browser tests' `page` fixture.
@@ -103,24 +105,6 @@ async def eventually(
 
 
 # --- reminders: databases, a controllable clock, a recording sender -------------------
-
-
-class FakeClock:
-    """A clock tests move by hand; callable like `datetime.now(UTC)`."""
-
-    def __init__(self, start: datetime = FIXED_NOW) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, delta: timedelta) -> datetime:
-        self.now += delta
-        return self.now
-
-    def set(self, moment: datetime) -> datetime:
-        self.now = moment
-        return self.now
 
 
 class Outbox:
@@ -215,7 +199,7 @@ async def reminders(
 
 def chat_ctx(service: ReminderService, clock: FakeClock, **overrides: Any) -> MessageContext:
     """A message context wired to the reminder service, on the fake clock."""
-    values: dict[str, Any] = {"services": Services(reminders=service), "clock": clock}
+    values: dict[str, Any] = {"deps": Deps({ReminderService: service}), "clock": clock}
     values.update(overrides)
     return make_ctx(**values)
 

@@ -17,7 +17,7 @@ from bot.adapters import configured
 from bot.adapters.http import create_app
 from bot.app import Bot
 from bot.config import parse_config
-from tests.stub_llm import StubLLM
+from groupmate.testing.stub_llm import StubLLM
 
 TOKEN = "t0k-secret"
 _ids = itertools.count(1)

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.threaded_server import ThreadedServer
+from groupmate.testing.threaded_server import ThreadedServer
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 BIG_BYTES = 5 * 1024 * 1024

@@ -55,7 +55,7 @@ def stub_llm(
     """The scripted Chat Completions server in its own process; yields its base URL.
     Every conversation calls `tool`, then (once the tool's result is in) says "done"."""
     port = free_port()
-    command = [sys.executable, "-m", "tests.stub_llm", "--port", str(port)]
+    command = [sys.executable, "-m", "groupmate.testing.stub_llm", "--port", str(port)]
     command += ["--delay", str(delay), "--tool", tool, "--arguments", arguments]
     process = subprocess.Popen(command)
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -67,15 +67,19 @@ def stub_llm(
 
 
 @contextmanager
-def serve(config: dict[str, Any], *extra: str) -> Iterator[str]:
-    """`groupmate serve` with this config (its webhook port is chosen here); yields the
-    base URL of its HTTP API."""
+def serve(config: dict[str, Any], *extra: str, python: str = sys.executable) -> Iterator[str]:
+    """`groupmate serve` with this config (its webhook port is chosen here) under the
+    interpreter `python` (another venv's, say); yields the base URL of its HTTP API."""
     port = free_port()
-    config = {**config, "adapters": {"webhook": {"port": port}}}
+    adapters = config.get("adapters", {})
+    config = {
+        **config,
+        "adapters": {**adapters, "webhook": {**adapters.get("webhook", {}), "port": port}},
+    }
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "config.yaml"
         path.write_text(yaml.safe_dump(config))
-        command = [sys.executable, "-m", "bot.cli", "--config", str(path), "serve", *extra]
+        command = [python, "-m", "bot.cli", "--config", str(path), "serve", *extra]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         base_url = f"http://127.0.0.1:{port}"
         try:

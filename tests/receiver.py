@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.threaded_server import ThreadedServer
+from groupmate.testing.threaded_server import ThreadedServer
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from tests.threaded_server import ThreadedServer
+from groupmate.testing.threaded_server import ThreadedServer
 
 GOOD_KEY = "tvly-good-key"
 BRAVE_KEY = "brave-good-key"

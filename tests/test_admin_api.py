@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from groupmate.testing.stub_llm import StubLLM, tool_then_answer
 from storage import OutgoingMessage
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import Servers, llm_section
-from tests.stub_llm import StubLLM, tool_then_answer
 
 
 @pytest.fixture

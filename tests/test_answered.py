@@ -14,10 +14,10 @@ from sqlalchemy import text as text_sql
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage, Reply
+from groupmate.testing.stub_llm import StubLLM, text
 from storage import Database, SendError, upgrade
 from storage.chatlog import ChatLog, LogEntry, Seen
 from tests.conftest import eventually
-from tests.stub_llm import StubLLM, text
 
 
 def make_bot(database_url: str, stub: StubLLM) -> Bot:

@@ -10,8 +10,8 @@ from typing import Any
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
 from storage.usage import UsageLog
-from tests.stub_llm import Reply, StubLLM, calls, text
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ import yaml
 
 from bot.cli import serve_refusal
 from bot.config import Config, parse_config
-from tests import stub_llm as s
+from groupmate.testing import stub_llm as s
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -209,10 +209,10 @@ def test_db_upgrade_and_current(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     before = _run("db", "current", "--url", url)
     assert before.returncode == 0, before.stderr
-    assert "schema revision none (behind 0010)" in before.stdout
+    assert "schema revision none (behind 0011)" in before.stdout
     upgraded = _run("db", "upgrade", "--url", url)
     assert upgraded.returncode == 0, upgraded.stderr
-    assert "schema revision 0010 (up to date)" in upgraded.stdout
+    assert "schema revision 0011 (up to date)" in upgraded.stdout
 
 
 def test_db_with_a_bad_url_explains_itself() -> None:

@@ -15,7 +15,7 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
 from function_calls.context_window import ContextOverflowError, fit
-from tests.stub_llm import Reply, StubLLM, error, text
+from groupmate.testing.stub_llm import Reply, StubLLM, error, text
 
 CONTEXT = 4096
 

@@ -21,7 +21,7 @@ from bot.eval.cases import Case, RelativeTime
 from bot.eval.judge import State, judge
 from bot.eval.relative import Moment, expected, resolve
 from bot.eval.runner import CaseResult, EvalSettings, eval_config, run_case, run_eval
-from tests.stub_llm import Reply, StubLLM, calls, error, text
+from groupmate.testing.stub_llm import Reply, StubLLM, calls, error, text
 
 CORPUS = Path(__file__).resolve().parent.parent / "evals"
 CASES = {case.id: case for case in load_cases(CORPUS)}

@@ -19,9 +19,9 @@ from bot.config import parse_config
 from bot.messages import IncomingMessage
 from function_calls.grammar import classify_ask, read_whole
 from function_calls.handlers.reminder_words import describe_schedule, reminder_message
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage.deliveries import Claim
 from storage.repository import Audience
-from tests.stub_llm import StubLLM, calls, text
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "fast_path_corpus.yaml").read_text("utf-8"))
 CORPUS_NOW = datetime.strptime(CORPUS["now"], "%Y-%m-%d %H:%M").replace(

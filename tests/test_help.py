@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls import FunctionResult, MessageContext, ToolRegistry, default_registry
-from tests import stub_llm as s
+from function_calls import FunctionResult, MessageContext, ToolRegistry
+from function_calls.handlers import builtin_tools
+from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 
 
@@ -13,7 +14,7 @@ def _registry() -> ToolRegistry:
     )
     extra.tool(name="purge", description="Delete everything", admin_only=True)(lambda ctx: None)
     extra.tool(name="diary", description="Private diary", scope="private")(lambda ctx: None)
-    return ToolRegistry([default_registry.get("help")]).merged(extra)
+    return ToolRegistry([builtin_tools().get("help")]).merged(extra)
 
 
 async def test_help_lists_only_what_this_sender_may_use(stub, make_llm) -> None:

@@ -12,11 +12,11 @@ import httpx
 from sqlalchemy import update
 
 from bot.answering import NO_LLM_REPLY
+from groupmate.testing.stub_llm import StubLLM, calls, earlier_chat, raw, text
 from storage.models import Reminder
 from tests.conftest import FakeClock
 from tests.http_harness import Servers, llm_section
 from tests.receiver import Receiver
-from tests.stub_llm import StubLLM, calls, earlier_chat, raw, text
 
 
 async def test_member_sets_lists_sees_it_fire_and_deletes_another(

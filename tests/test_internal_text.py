@@ -38,7 +38,7 @@ from function_calls.internal_text import (
     internal_marker,
 )
 from function_calls.turn import CallMode
-from tests import stub_llm as s
+from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 
 Mode = CallMode

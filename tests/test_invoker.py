@@ -25,9 +25,9 @@ from function_calls import (
     ToolRegistry,
     ToolTimeoutError,
     UnknownToolError,
-    required,
     tool_function,
 )
+from storage.chatlog import ChatLog
 from tests.conftest import make_ctx
 
 
@@ -208,18 +208,23 @@ async def test_commands_answer_every_failure_in_words(
     assert str(error.value) == said
 
 
-def test_a_misspelt_service_is_refused_at_registration(registry: ToolRegistry) -> None:
-    with pytest.raises(ToolDefinitionError, match=r"no such services \['serach'\]"):
+def test_a_dependency_nothing_provides_is_refused_at_registration(
+    registry: ToolRegistry,
+) -> None:
+    class Unprovided:
+        pass
 
-        @tool_function(description="Look up", registry=registry, requires=["serach"])  # type: ignore[list-item]
-        def look_up() -> str:
+    with pytest.raises(ToolDefinitionError, match=r"parameter 'thing' \(Unprovided\): nothing"):
+
+        @tool_function(description="Look up", registry=registry)
+        def look_up(thing: Unprovided) -> str:
             return ""
 
 
 async def test_a_tool_is_offered_only_where_its_services_are(registry: ToolRegistry) -> None:
-    @tool_function(description="Recent chat", registry=registry, requires=["chatlog"])
-    async def recent(ctx: MessageContext) -> int:
-        return len(await required(ctx.services.chatlog, "chatlog").recent(ctx.chat_id, 5))
+    @tool_function(description="Recent chat", registry=registry)
+    async def recent(ctx: MessageContext, chatlog: ChatLog) -> int:
+        return len(await chatlog.recent(ctx.chat_id, 5))
 
     invoker = ToolInvoker(registry)
     with pytest.raises(ToolHiddenError):

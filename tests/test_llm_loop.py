@@ -19,7 +19,7 @@ from function_calls import (
     tool_function,
 )
 from function_calls.internal_text import COULD_NOT_DO, NO_ANSWER, NOT_AVAILABLE, UNFINISHED
-from tests import stub_llm as s
+from groupmate.testing import stub_llm as s
 from tests.conftest import FIXED_NOW, make_ctx
 
 ONE_DAY = timedelta(days=1)

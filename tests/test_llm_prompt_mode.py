@@ -16,7 +16,7 @@ from function_calls import (
 )
 from function_calls.internal_text import COULD_NOT_DO
 from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
-from tests import stub_llm as s
+from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 
 

@@ -24,9 +24,9 @@ from bot.adapters import configured
 from bot.adapters.matrix import ENCRYPTED_NOTICE, MatrixAdapter
 from bot.app import Bot
 from bot.config import parse_config
+from groupmate.testing import stub_llm as s
 from storage import Database, Member, OutgoingMessage
 from storage.models import Reminder
-from tests import stub_llm as s
 from tests.http_harness import llm_section, make_config
 from tests.synapse import Client, Synapse, User, ensure_synapse, membership
 from tests.tool_venv import stop_process

@@ -21,8 +21,8 @@ from bot.adapters.matrix_format import (
     strip_leading_name,
     transaction_id,
 )
+from groupmate.testing.threaded_server import ThreadedServer
 from storage import Member
-from tests.threaded_server import ThreadedServer
 
 
 def test_people_become_pills_and_user_text_is_escaped() -> None:

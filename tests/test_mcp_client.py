@@ -29,9 +29,9 @@ from function_calls import (
     UnknownToolError,
 )
 from function_calls.remote import McpSettings, McpTools
+from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
 from tests.conftest import eventually, make_ctx
 from tests.mcp_servers import fixture_server_http, fixture_server_stdio
-from tests.stub_llm import Reply, StubLLM, calls, text
 
 SECRET = "groupmate-secret-that-must-stay-home"
 

@@ -15,8 +15,8 @@ import pytest
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
 from tests.mcp_servers import sqlite_server_command, time_server_command
-from tests.stub_llm import Reply, StubLLM, calls, text
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,8 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
 from function_calls.handlers.reminder_words import describe_schedule
-from tests.stub_llm import StubLLM, calls, text
+from groupmate.testing import BotFactory, FakeClock
+from groupmate.testing.stub_llm import StubLLM, calls, text
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
 
@@ -54,38 +55,44 @@ async def stored(bot: Bot) -> list[tuple[str, str]]:
     return [(describe_schedule(r.schedule), r.content) for r in reminders]
 
 
+# The kit's settings for the same bot: Alice in chat g1; "yes" needs no mention.
+KIT_CONFIG: dict[str, Any] = {
+    "reminders": {"fast_path": False},
+    "bot": {"timezone": "Europe/Berlin"},
+}
+ALICE: dict[str, Any] = {"sender": "u-alice", "sender_name": "Alice", "chat": "g1"}
+
+
 async def test_a_claimed_reminder_becomes_an_offer_and_yes_sets_exactly_it(
-    tmp_path: Path, stub: StubLLM
+    groupmate_bot: BotFactory,
 ) -> None:
-    clock = Clock()
-    stub.script(text("Okay, tomorrow at 09:00 (UTC+01:00) in Europe/Berlin."))
-    async with make_bot(tmp_path, stub, clock) as bot:
-        (offer,) = await texts(bot, said("@groupmate remind me tomorrow at 9 to call the dentist"))
-        assert offer == (
-            "Nothing is set yet. Set 'call the dentist' for Wed 25 Nov 09:00 (Europe/Berlin)?"
-            " Reply yes."
-        )
-        assert await stored(bot) == []
-        assert await texts(bot, said("yes", sender="u-bob", name="Bob")) == []  # not Bob's
-        clock.now += timedelta(minutes=2)
-        (confirmation,) = await texts(bot, said("yes"))  # no mention needed
-        assert confirmation.startswith("⏰ Reminder #1 set for Wed 25 Nov 09:00 (Europe/Berlin)")
-        assert await stored(bot) == [("once, on Wed 25 Nov 2026 at 09:00", "call the dentist")]
-        assert await texts(bot, said("yes")) == []  # the offer was used up
-    assert len(stub.requests) == 1
+    bot = await groupmate_bot(config=KIT_CONFIG, clock=FakeClock(NOW))
+    bot.model.answers("Okay, tomorrow at 09:00 (UTC+01:00) in Europe/Berlin.")
+    (offer,) = await bot.say("remind me tomorrow at 9 to call the dentist", **ALICE)
+    assert offer == (
+        "Nothing is set yet. Set 'call the dentist' for Wed 25 Nov 09:00 (Europe/Berlin)?"
+        " Reply yes."
+    )
+    assert await stored(bot.app) == []
+    not_bobs = await bot.say("yes", sender="u-bob", chat="g1", mention=False)
+    assert not_bobs == []
+    await bot.advance(timedelta(minutes=2))
+    (confirmation,) = await bot.say("yes", mention=False, **ALICE)  # no mention needed
+    assert confirmation.startswith("⏰ Reminder #1 set for Wed 25 Nov 09:00 (Europe/Berlin)")
+    assert await stored(bot.app) == [("once, on Wed 25 Nov 2026 at 09:00", "call the dentist")]
+    assert await bot.say("yes", mention=False, **ALICE) == []  # the offer was used up
+    assert len(bot.model.requests) == 1
 
 
-async def test_an_offer_expires_after_ten_minutes(tmp_path: Path, stub: StubLLM) -> None:
-    clock = Clock()
-    stub.script(text("Sure!"))
-    async with make_bot(tmp_path, stub, clock) as bot:
-        (offer,) = await texts(
-            bot, said("@groupmate remind me every monday at 9 to send the report")
-        )
-        assert "every Monday at 09:00" in offer and offer.endswith("Reply yes.")
-        clock.now += timedelta(minutes=11)
-        assert await texts(bot, said("yes")) == []
-        assert await stored(bot) == []
+async def test_an_offer_expires_after_ten_minutes(groupmate_bot: BotFactory) -> None:
+    bot = await groupmate_bot(config=KIT_CONFIG, clock=FakeClock(NOW))
+    bot.model.answers("Sure!")
+    (offer,) = await bot.say("remind me every monday at 9 to send the report", **ALICE)
+    assert "every Monday at 09:00" in offer and offer.endswith("Reply yes.")
+    await bot.advance(timedelta(minutes=11))
+    assert await bot.say("yes", mention=False, **ALICE) == []
+    assert await stored(bot.app) == []
+    assert bot.sent == []
 
 
 async def test_a_reminder_the_model_set_passes_its_answer_on(tmp_path: Path, stub: StubLLM) -> None:

@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.http_harness import TOKEN, Api, Servers, llm_section
-from tests.stub_llm import StubLLM, calls, text
 
 SERVE = {"chat_id": "g1", "user_id": "u-claude", "user_name": "Claude"}
 

@@ -25,10 +25,10 @@ from function_calls import (
 )
 from function_calls.remote import OpenApiSettings, OpenApiToolSet
 from function_calls.remote.results import MAX_RESULT_CHARS
+from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
+from groupmate.testing.threaded_server import ThreadedServer
 from tests.conftest import make_ctx
 from tests.openapi_time_server import API_KEY, app
-from tests.stub_llm import Reply, StubLLM, calls, text
-from tests.threaded_server import ThreadedServer
 
 
 @pytest.fixture(scope="module")

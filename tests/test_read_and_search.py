@@ -15,9 +15,9 @@ import pytest
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.page_server import PageServer
 from tests.search_servers import BRAVE_KEY, FakeSearch, hits
-from tests.stub_llm import StubLLM, calls, text
 from tests.test_cli import _config, _run
 from tests.tool_venv import free_port
 

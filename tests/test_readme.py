@@ -7,13 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests import stub_llm as s
+from groupmate.testing import stub_llm as s
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def _embedding_block() -> str:
+    [block] = [b for b in _python_blocks() if "Bot.from_config" in b]
+    return block
 
 
 def test_handler_example_is_at_most_15_lines() -> None:
@@ -51,7 +56,7 @@ def test_readme_example_runs_end_to_end(stub) -> None:
 def test_embedding_example_runs(tmp_path: Path) -> None:
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", _python_blocks()[2]],
+        [sys.executable, "-c", _embedding_block()],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from function_calls import default_registry
+from function_calls.handlers import builtin_tools
 from function_calls.prompt_parser import parse_tool_calls
 from function_calls.tolerant_json import ParsedCall
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage import ReminderService
 from tests.conftest import FakeClock, chat_ctx
-from tests.stub_llm import StubLLM, calls, text
 from tests.test_reminder_tools import active
 
 KNOWN = {"reminder_set": frozenset({"type", "time", "content"}), "get_time": frozenset({"tz"})}
@@ -92,7 +92,7 @@ async def test_a_reminder_about_think_tags_is_stored_verbatim(
     else:
         render = _hermes if prompt_format == "hermes" else _json_format
         stub.script(text(render(arguments)), text("Done."))
-    llm = make_llm(default_registry, tool_mode=tool_mode, prompt_format=prompt_format)
+    llm = make_llm(builtin_tools(), tool_mode=tool_mode, prompt_format=prompt_format)
     result = await llm.run(chat_ctx(reminders, clock), "remind us daily at 9: <think> about it")
     assert [(c.outcome, c.direct) for c in result.calls] == [("ok", True)]
     assert result.text.startswith("⏰ Reminder #1 set for Sun 22 Nov 09:00")

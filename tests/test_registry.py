@@ -16,9 +16,9 @@ from function_calls import (
     ToolInvoker,
     ToolRegistry,
     UnknownToolError,
-    default_registry,
     tool_function,
 )
+from function_calls.handlers import builtin_tools
 from tests.conftest import make_ctx
 
 
@@ -43,7 +43,7 @@ def test_decorator_registers_and_returns_the_function_unchanged(registry: ToolRe
     assert tool.description == "Current weather for a city"
     assert tool.parameters["properties"]["city"]["description"] == "City name, e.g. Berlin"
     assert "weather in Berlin?" in tool.definition()["function"]["description"]
-    assert "weather" not in default_registry
+    assert "weather" not in builtin_tools()
 
 
 def test_name_and_description_default_to_function_name_and_docstring(

@@ -10,8 +10,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls import InvalidArgumentsError, default_registry
+from function_calls import InvalidArgumentsError
 from function_calls.grammar import GrammarError, parse_reminder
+from function_calls.handlers import builtin_tools
 from function_calls.handlers.reminder_words import describe_schedule
 from tests.conftest import make_ctx
 
@@ -31,7 +32,7 @@ def stored(phrase: str, now: datetime) -> tuple[str, str, str]:
     ctx = make_ctx(clock=lambda: now.astimezone(UTC))
     raw = parsed.arguments()
     raw.pop("who", None)
-    args = default_registry.get("reminder_set").validate(raw, ctx)
+    args = builtin_tools().get("reminder_set").validate(raw, ctx)
     schedule, first = args.resolve(ctx)  # type: ignore[attr-defined]
     return describe_schedule(schedule), f"{first.astimezone(BERLIN):%Y-%m-%d %H:%M}", parsed.content
 
@@ -363,7 +364,7 @@ def test_phrase_becomes_exactly_this_reminder(
 def test_the_autumn_overlap_fires_at_the_first_0230() -> None:
     parsed = parse_reminder("tomorrow at 02:30 check the backup", DST_AUTUMN)
     ctx = make_ctx(clock=lambda: DST_AUTUMN.astimezone(UTC))
-    args = default_registry.get("reminder_set").validate(parsed.arguments(), ctx)
+    args = builtin_tools().get("reminder_set").validate(parsed.arguments(), ctx)
     _, first = args.resolve(ctx)  # type: ignore[attr-defined]
     assert first == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # 02:30 CEST, not CET
 
@@ -439,7 +440,7 @@ def test_times_already_past_are_refused_by_validation(phrase: str) -> None:
     ctx = make_ctx(clock=lambda: SAT.astimezone(UTC))
     parsed = parse_reminder(phrase, SAT)
     with pytest.raises(InvalidArgumentsError, match="in the past"):
-        default_registry.get("reminder_set").validate(parsed.arguments(), ctx)
+        builtin_tools().get("reminder_set").validate(parsed.arguments(), ctx)
 
 
 def test_remind_others_and_everyone_are_read_from_the_front() -> None:

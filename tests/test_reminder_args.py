@@ -15,8 +15,9 @@ from jsonschema import Draft202012Validator
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from function_calls.context import MessageContext
+from function_calls.handlers import builtin_tools
 from function_calls.handlers.reminder_args import MAX_CONTENT, ReminderArgs
-from function_calls.registry import Tool, default_registry
+from function_calls.registry import Tool
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
 from storage.recurrence import Schedule
 from tests.conftest import FIXED_NOW, make_ctx
@@ -26,7 +27,7 @@ BERLIN = "Europe/Berlin"
 
 @pytest.fixture(scope="module")
 def tool() -> Tool:
-    return default_registry.get("reminder_set")
+    return builtin_tools().get("reminder_set")
 
 
 def _accept(tool: Tool, raw: Any, ctx: MessageContext | None = None) -> ReminderArgs:

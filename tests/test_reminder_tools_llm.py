@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from function_calls.internal_text import COULD_NOT_DO
+from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers, llm_section
 from tests.receiver import Receiver
-from tests.stub_llm import Reply, StubLLM, calls, text
 from tests.test_reminders_v2 import fire_now
 from tests.test_rest_reminders import BOB, create
 

@@ -17,9 +17,9 @@ from bot.config import parse_config
 from bot.logs import new_correlation_id, setup_logging
 from bot.messages import IncomingMessage
 from function_calls.handlers.summary import asks_about_the_chat, summarize
+from groupmate.testing.stub_llm import Reply, StubLLM, calls, earlier_chat, latest_message, text
 from storage import OutgoingMessage
 from tests.conftest import eventually
-from tests.stub_llm import Reply, StubLLM, calls, earlier_chat, latest_message, text
 
 
 def make_bot(tmp_path: Path, **sections: Any) -> Bot:

@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
+from groupmate.testing.stub_llm import Reply, StubLLM, earlier_chat, latest_message, text
 from tests.conftest import eventually
 from tests.postgres import create_database, drop_database
 from tests.processes import serve
-from tests.stub_llm import Reply, StubLLM, earlier_chat, latest_message, text
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
 import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls import default_registry
+from function_calls.handlers import builtin_tools
 from function_calls.schema import (
     COMPACT_HIDDEN,
     COMPACT_REQUIRED,
@@ -139,7 +139,7 @@ def test_strict_rejects_unsupported_keywords() -> None:
 
 
 def test_builtin_tool_schemas_are_smaller_than_pydantic_raw_output() -> None:
-    builtins = list(default_registry)
+    builtins = list(builtin_tools())
     assert builtins, "no built-in tools registered"
     shown = raw = 0
     for tool in builtins:
@@ -196,11 +196,11 @@ def test_the_compact_view_hides_fields_requires_marked_ones_and_drops_null() -> 
 
 
 def test_reminder_tools_show_small_models_only_words_for_the_time() -> None:
-    shown = {tool.name: tool.compact_parameters for tool in default_registry}
+    shown = {tool.name: tool.compact_parameters for tool in builtin_tools()}
     assert list(shown["reminder_set"]["properties"]) == ["when", "content", "who"]
     assert sorted(shown["reminder_set"]["required"]) == ["content", "when"]
     assert list(shown["reminder_update"]["properties"]) == ["reminder_id", "when", "content", "who"]
     assert list(shown["reminder_snooze"]["properties"]) == ["reminder_id", "when"]
     # The full view keeps the structured fields for strong models.
-    full = default_registry.get("reminder_set").parameters["properties"]
+    full = builtin_tools().get("reminder_set").parameters["properties"]
     assert {"type", "time", "in_minutes", "weekday", "day", "interval"} <= set(full)

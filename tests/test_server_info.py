@@ -26,7 +26,7 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.status import config_lines
 from function_calls.server_info import ContextWindow, context_window, discover_context
-from tests.threaded_server import ThreadedServer
+from groupmate.testing.threaded_server import ThreadedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "qwen2.5:1.5b"

@@ -24,7 +24,15 @@ from tests.conftest import FakeClock, chat_ctx
 from tests.postgres import create_database, drop_database
 from tests.test_reminder_tools import call
 
-TABLES = {"alembic_version", "chats", "reminders", "deliveries", "messages", "adapter_state"}
+TABLES = {
+    "alembic_version",
+    "chats",
+    "reminders",
+    "deliveries",
+    "messages",
+    "adapter_state",
+    "plugin_data",
+}
 
 
 def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
@@ -32,7 +40,7 @@ def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
     assert current_revision(database) is None
     upgrade(database)
     upgrade(database)  # a second run is a no-op
-    assert current_revision(database) == head_revision() == "0010"
+    assert current_revision(database) == head_revision() == "0011"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     with database.read_session() as session:
         assert session.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -60,7 +68,7 @@ def test_concurrent_upgrades_on_postgresql_serialize(pg_server: str) -> None:
         thread.join()
     assert errors == []
     database = Database(url)
-    assert current_revision(database) == "0010"
+    assert current_revision(database) == "0011"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     database.close()
     drop_database(pg_server, url)

@@ -22,12 +22,12 @@ from bot.adapters.telegram import TelegramAdapter
 from bot.adapters.telegram_api import render_html
 from bot.app import Bot
 from bot.config import parse_config
+from groupmate.testing.stub_llm import StubLLM, text
 from storage import Member, OutgoingMessage, SendError
 from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_telegram import ALICE, BOB, BOT_ID, BOT_USERNAME, GROUP, TOKEN, FakeTelegram
 from tests.http_harness import llm_section, make_config
-from tests.stub_llm import StubLLM, text
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ from function_calls import (
     ToolDefinitionError,
     ToolRegistry,
     build_tool,
-    default_registry,
 )
+from function_calls.handlers import builtin_tools
 from storage.audit import AuditQuery
 
 
@@ -54,7 +54,7 @@ def registry() -> ToolRegistry:
     async def shadow(ctx: MessageContext) -> FunctionResult:
         return FunctionResult.direct("shadowed")
 
-    return default_registry.merged(tools)
+    return builtin_tools().merged(tools)
 
 
 def message(text: str, sender: str = "u-alice") -> IncomingMessage:

@@ -26,10 +26,10 @@ from function_calls import (
     ToolRegistry,
     ToolRule,
 )
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage.changes import Requester
 from tests.conftest import make_ctx
 from tests.http_harness import TOKEN, Api, Servers, llm_section
-from tests.stub_llm import StubLLM, calls, text
 
 NOT_AVAILABLE = "Sorry, that isn't available to you in this chat."
 SERVE = {"chat_id": "g1", "user_id": "u-claude", "user_name": "Claude"}

@@ -16,7 +16,7 @@ from function_calls import (
     tool_function,
 )
 from function_calls._transport import ToolList, encode_body
-from tests import stub_llm as s
+from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests import stub_llm as s
+from groupmate.testing import stub_llm as s
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers, llm_section
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from playwright.async_api import Page, expect
 
+from groupmate.testing.stub_llm import StubLLM, tool_then_answer
 from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import TOKEN, Api, Servers, llm_section
-from tests.stub_llm import StubLLM, tool_then_answer
 
 pytestmark = pytest.mark.slow
 

@@ -195,9 +195,15 @@ def create_app(bot: Bot) -> ASGIApp:
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
         """Liveness, the language model's state (off, warming, ready, warm-up failed: see
-        `LLMStatus`) and each chat platform's connection status (no secrets)."""
+        `LLMStatus`), each chat platform's connection status and each plugin's state
+        (a failed plugin leaves the bot serving: "ok" all the same; no secrets)."""
         adapters = {a.name: a.status() for a in bot.adapters}
-        return {"status": "ok", "llm": bot.llm_status, "adapters": adapters}
+        plugins = {
+            p.name: p.state if p.error is None else f"{p.state}: {p.error}"
+            for p in bot.plugins
+            if not p.builtin
+        }
+        return {"status": "ok", "llm": bot.llm_status, "adapters": adapters, "plugins": plugins}
 
     @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:

@@ -26,6 +26,7 @@ from function_calls import (
     ToolInvocationError,
     Who,
 )
+from function_calls.vocabulary import PluginState
 from storage import ReminderService, current_revision
 from storage.overview import DeliveryRecord
 from storage.vocabulary import ChatType, DeliveryOutcome, LiveStatus
@@ -127,10 +128,23 @@ class UsageOut(BaseModel):
     top_chats: list[ChatSpend] = Field(description="the most spending chats over the period")
 
 
+class PluginOut(BaseModel):
+    """A plugin as /v1/status and the dashboard show it: never its settings."""
+
+    name: str
+    module: str
+    state: PluginState
+    version: str | None
+    tools: list[str]
+    error: str | None
+    builtin: bool
+
+
 class StatusOut(BaseModel):
     lines: list[str]
     adapters: dict[str, Any]
     mcp_servers: list[dict[str, Any]]
+    plugins: list[PluginOut]
     scheduler: dict[str, Any]
 
 
@@ -201,6 +215,18 @@ def admin_routes(bot: Bot) -> APIRouter:
         except Refused as exc:
             return exc.response
         return RetryOut(outcome=result.value)
+
+    @routes.delete("/chats/{chat_id}", responses={403: {}})
+    async def delete_chat(chat_id: str) -> Any:
+        """Delete everything stored for one chat (reminders, messages, usage, audit
+        entries, settings, plugins' values), as the `chat_data_delete` tool in that chat
+        (through the invoker: audited); answers what went."""
+        ctx = await api_context(bot, chat_id)
+        try:
+            result = await call_tool(bot, ctx, "chat_data_delete", {"confirm": True})
+        except Refused as exc:
+            return exc.response
+        return result.data
 
     @routes.get("/tools")
     async def tools() -> list[ToolOut]:
@@ -307,8 +333,8 @@ def admin_routes(bot: Bot) -> APIRouter:
 
     @routes.get("/status")
     async def status() -> StatusOut:
-        """What `groupmate check` prints, the adapters' connections, the MCP servers and
-        the scheduler's health."""
+        """What `groupmate check` prints, the adapters' connections, the MCP servers, the
+        plugins (loaded, or failed and why) and the scheduler's health."""
         reminders = service()
         database = reminders.database
         try:
@@ -324,6 +350,18 @@ def admin_routes(bot: Bot) -> APIRouter:
             mcp_servers=[
                 {"name": s.name, "state": s.state, "tools": len(s.tools()), "restarts": s.restarts}
                 for s in (bot.mcp_tools.servers if bot.mcp_tools else [])
+            ],
+            plugins=[
+                PluginOut(
+                    name=p.name,
+                    module=p.module,
+                    state=p.state,
+                    version=p.version,
+                    tools=list(p.tools),
+                    error=p.error,
+                    builtin=p.builtin,
+                )
+                for p in bot.plugins
             ],
             scheduler={
                 "running": scheduler is not None,

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.eval.judge import Outcome
 from bot.eval.runner import CaseResult, EvalSettings
-from function_calls import default_registry
+from function_calls.handlers import builtin_tools
 from function_calls.internal_text import internal_marker
 
 
@@ -61,7 +61,7 @@ def summarize(label: str, results: Sequence[CaseResult]) -> Summary:
 def shows_internal_text(reply: str) -> bool:
     """The same check the LLM loop makes before a model's text becomes an answer, over
     the whole reply the user got (tools' own words too)."""
-    return internal_marker(reply, default_registry.names()) is not None
+    return internal_marker(reply, builtin_tools().names()) is not None
 
 
 def table(summaries: Sequence[Summary]) -> str:

@@ -1,61 +1,79 @@
-"""Built-in tools; importing this package registers them in the default registry. Also
-the reminder wording the bot uses: `reminder_message` (the scheduler's `Compose`),
-`describe_schedule` and `refusal_text`.
-
-Tools are shown to the model in the order they register, which is the order of the
-imports below (a module's own imports come first): after reminder_update the tools that
-put a reminder off, then the chat's reminder history and rules.
+"""Built-in tools, in families that load as plugins do (see function_calls.plugins):
+importing this package registers nothing. Also the reminder wording the bot uses:
+`reminder_message` (the scheduler's `Compose`), `describe_schedule` and `refusal_text`.
 """
 
-from function_calls.handlers import (
-    budget,
-    chat_tools,
-    help,
-    read_url,
-    reminder_changes,
-)
+from __future__ import annotations
 
-# isort: split
-from function_calls.handlers import reminder_snooze
+from functools import cache
 
-# isort: split
-from function_calls.handlers import (
-    reminder_history,
-    reminder_rules,
-    reminders,
-    summary,
-    timezone,
-    web_search,
-)
-
-# isort: split
-from function_calls.handlers import delivery_retry  # not the model's: last
 from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.handlers.reminder_changes import ReminderUpdateArgs
 from function_calls.handlers.reminder_refusals import refusal_text
 from function_calls.handlers.reminder_words import describe_schedule, reminder_message
 from function_calls.handlers.reminders import ReminderRefArgs
 from function_calls.handlers.timezone import TimezoneArgs
+from function_calls.plugins import BuiltinsConfig, PluginSet, PluginSpec, load_plugins
+from function_calls.registry import Tool, ToolRegistry
+
+# Each family's module; "core" (/help, /tools) is always on.
+BUILTIN_MODULES: dict[str, str] = {
+    "core": "function_calls.handlers.core",
+    "reminders": "function_calls.handlers.reminder_family",
+    "timezone": "function_calls.handlers.timezone",
+    "budget": "function_calls.handlers.budget",
+    "summary": "function_calls.handlers.summary",
+    "links": "function_calls.handlers.read_url",
+    "search": "function_calls.handlers.web_search",
+}
+
+# The order the model is shown the built-in tools (the eval measured this one): setting
+# a reminder first, the tools that put one off right after reminder_update.
+BUILTIN_ORDER: tuple[str, ...] = (
+    "reminder_set", "reminder_list", "reminder_delete", "token_budget", "chat_tools",
+    "help", "summary", "read_url", "reminder_update", "reminder_snooze", "reminder_pause",
+    "reminder_resume", "reminder_history", "reminder_rules", "set_timezone", "web_search",
+    "delivery_retry", "chat_data_delete",
+)  # fmt: skip
+_POSITION = {name: index for index, name in enumerate(BUILTIN_ORDER)}
+
+
+def builtin_position(tool: Tool) -> int:
+    return _POSITION.get(tool.name, len(_POSITION))
+
+
+def builtin_plugins(switches: BuiltinsConfig | None = None) -> PluginSet:
+    """The built-in families `switches` leave on ("core" always), loaded as plugins
+    are; each family is loaded once per process (its tools are immutable)."""
+    on = switches or BuiltinsConfig()
+    families = [f for f in BUILTIN_MODULES if f == "core" or getattr(on, f)]
+    return PluginSet.combined(*(_family(family) for family in families))
+
+
+@cache
+def _family(family: str) -> PluginSet:
+    loaded = load_plugins((), builtins=[PluginSpec(module=BUILTIN_MODULES[family])])
+    if loaded.failed:  # groupmate's own code: a bug, not a configuration
+        raise RuntimeError(f"built-in tools failed to load: {loaded.failed}")
+    return loaded
+
+
+def builtin_tools() -> ToolRegistry:
+    """Every built-in tool, in the model's order, in a registry of the caller's own."""
+    return builtin_plugins().registry(builtin_position)
+
 
 __all__ = [
+    "BUILTIN_MODULES",
+    "BUILTIN_ORDER",
     "ReminderArgs",
     "ReminderRefArgs",
     "ReminderUpdateArgs",
     "TimezoneArgs",
-    "budget",
-    "chat_tools",
-    "delivery_retry",
+    "builtin_plugins",
+    "builtin_position",
+    "builtin_tools",
     "describe_schedule",
-    "help",
-    "read_url",
     "refusal_text",
-    "reminder_changes",
-    "reminder_history",
     "reminder_message",
-    "reminder_rules",
-    "reminder_snooze",
-    "reminders",
-    "summary",
-    "timezone",
-    "web_search",
 ]

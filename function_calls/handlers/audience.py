@@ -2,7 +2,7 @@
 
 Names are resolved only against members the platform vouches for: the users the message
 itself mentions (`ctx.mentioned`) and, where an adapter provides one, its member
-directory (`ctx.services.members`). A name neither knows is refused, never guessed.
+directory (a `MemberDirectory` in `ctx.deps`). A name neither knows is refused, never guessed.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from function_calls.context import MessageContext
 from function_calls.grammar import means_everyone
-from function_calls.services import AudienceRules
+from function_calls.services import AudienceRules, MemberDirectory
 from storage import Member
 from storage.repository import Audience
 from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS, Permission
@@ -107,7 +107,7 @@ async def _find(ctx: MessageContext, name: str) -> Member | None:
     for member in ctx.mentioned:
         if wanted in (member.name.casefold().lstrip("@"), member.user_id.casefold()):
             return member
-    directory = ctx.services.members
+    directory = ctx.deps.get(MemberDirectory)
     if directory is None:
         return None
     return await directory.find(ctx.chat_id, name)

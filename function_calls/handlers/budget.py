@@ -11,13 +11,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from function_calls.context import MessageContext
 from function_calls.handlers.reminder_words import format_local
 from function_calls.handlers.reminders import refused
+from function_calls.plugins.declare import Plugin
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
-from function_calls.services import DailyLimits, required
+from function_calls.services import DailyLimits
 from storage import ReminderService, StorageError
+from storage.usage import UsageLog
 from storage.vocabulary import SETTING_TOKEN_BUDGET
 
 MAX_LIMIT = 100_000_000
+
+# A built-in family, loaded as any plugin is (`builtins: {budget: false}` leaves it out).
+plugin = Plugin("budget")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +55,17 @@ def next_reset(now: datetime) -> datetime:
 
 @tool_function(
     name="token_budget",
-    requires=["reminders", "usage", "budget_limits"],
     description="Show this chat's language-model token use today and its daily limit; "
     "a chat admin can set a new limit.",
     examples=["/budget", "/budget 200000"],
 )
-async def token_budget(ctx: MessageContext, args: BudgetArgs) -> FunctionResult:
-    service = required(ctx.services.reminders, "reminders")
-    usage = required(ctx.services.usage, "usage")
-    limits = required(ctx.services.budget_limits, "budget_limits")
+async def token_budget(
+    ctx: MessageContext,
+    args: BudgetArgs,
+    service: ReminderService,
+    usage: UsageLog,
+    limits: DailyLimits,
+) -> FunctionResult:
     if args.tokens_per_day is not None:
         if ctx.chat_type == "group" and not ctx.is_admin:
             return FunctionResult.refused(

@@ -9,12 +9,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
-from function_calls.handlers.reminders import refused, reminder_service
-from function_calls.policy import hidden_because, tools_off
-from function_calls.registry import Tool, tool_function
+from function_calls.handlers.reminders import refused
+from function_calls.policy import ToolPolicy, hidden_because, tools_off
+from function_calls.registry import Tool, ToolRegistry, tool_function
 from function_calls.result import FunctionResult
-from function_calls.services import required
-from storage import StorageError
+from storage import ReminderService, StorageError
 from storage.vocabulary import SETTING_TOOLS_OFF
 
 NAME = "chat_tools"
@@ -35,8 +34,8 @@ class ChatToolsArgs(BaseModel):
     on: list[str] | None = _NAMES
 
 
-def _line(tool: Tool, ctx: MessageContext, switched_off: bool) -> str:
-    who = ctx.services.tool_policy.who(tool.name, tool.effect) if ctx.services.tool_policy else None
+def _line(tool: Tool, policy: ToolPolicy | None, switched_off: bool) -> str:
+    who = policy.who(tool.name, tool.effect) if policy else None
     state = "off" if switched_off else "on"
     rights = f" · {who}" if who not in (None, "members") else ""
     return f"• {tool.name} · {state} · {tool.effect}{rights}"
@@ -44,13 +43,17 @@ def _line(tool: Tool, ctx: MessageContext, switched_off: bool) -> str:
 
 @tool_function(
     name=NAME,
-    requires=["reminders"],
     # `/tools`, the API and the dashboard switch tools; the model's prompt is spared it.
     for_model=False,
     description="List this chat's tools, or switch some off or on (chat admins only).",
 )
-async def chat_tools(ctx: MessageContext, args: ChatToolsArgs) -> FunctionResult:
-    registry = required(ctx.services.registry, "registry")
+async def chat_tools(
+    ctx: MessageContext,
+    args: ChatToolsArgs,
+    service: ReminderService,
+    registry: ToolRegistry,
+    policy: ToolPolicy | None,
+) -> FunctionResult:
     off, on = set(args.off or ()), set(args.on or ())
     changes = off | on
     known = {tool.name for tool in registry}
@@ -77,7 +80,6 @@ async def chat_tools(ctx: MessageContext, args: ChatToolsArgs) -> FunctionResult
         )
     switched = set(ctx.tools_off)
     if changes:
-        service = reminder_service(ctx)
 
         def switch(settings: dict[str, Any]) -> dict[str, Any]:
             # Under the chat row's lock: a concurrent switch is not lost.
@@ -89,12 +91,11 @@ async def chat_tools(ctx: MessageContext, args: ChatToolsArgs) -> FunctionResult
             switched = set(tools_off(stored))
         except StorageError as exc:
             return refused(exc, ctx.text, {"changed": False})
-    policy = ctx.services.tool_policy
     lines = []
     for tool in registry:
         reason = hidden_because(tool, ctx, policy)
         if reason is None or reason == "switched_off" or tool.name in switched:
-            lines.append(_line(tool, ctx, tool.name in switched))
+            lines.append(_line(tool, policy, tool.name in switched))
     head = "⚙️ Updated. " if changes else ""
     text = f"{head}Tools in this chat (name · on/off · effect):\n" + "\n".join(lines)
     if not changes:

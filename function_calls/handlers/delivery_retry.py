@@ -6,10 +6,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
-from function_calls.handlers.reminders import refused, reminder_service
+from function_calls.handlers.reminders import refused
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
-from storage import StorageError
+from storage import ReminderService, StorageError
 from storage.overview import NotRetryableError
 
 
@@ -21,13 +21,15 @@ class DeliveryRetryArgs(BaseModel):
 
 @tool_function(
     name="delivery_retry",
-    requires=["reminders"],
     admin_only=True,
     for_model=False,
     description="Send a failed reminder delivery of this chat again, now.",
 )
-async def delivery_retry(ctx: MessageContext, args: DeliveryRetryArgs) -> FunctionResult:
-    service = reminder_service(ctx)
+async def delivery_retry(
+    ctx: MessageContext,
+    args: DeliveryRetryArgs,
+    service: ReminderService,
+) -> FunctionResult:
     try:
         outcome = await service.retry_delivery(args.delivery_id, ctx.chat_id)
     except NotRetryableError:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from function_calls.context import MessageContext
-from function_calls.policy import hidden_because
-from function_calls.registry import tool_function
+from function_calls.policy import ToolPolicy, hidden_because
+from function_calls.registry import ToolRegistry, tool_function
 from function_calls.result import FunctionResult
-from function_calls.services import required
 
 
 @tool_function(
@@ -15,11 +14,12 @@ from function_calls.services import required
     description="List what the bot can do in this chat.",
     examples=["what can you do?", "help"],
 )
-async def show_help(ctx: MessageContext) -> FunctionResult:
-    registry = required(ctx.services.registry, "registry")
+async def show_help(
+    ctx: MessageContext, registry: ToolRegistry, policy: ToolPolicy | None
+) -> FunctionResult:
     lines = ["Here is what I can do here:"]
     for tool in registry:
-        if hidden_because(tool, ctx, ctx.services.tool_policy) is not None:
+        if hidden_because(tool, ctx, policy) is not None:
             continue
         if tool.name == "help":
             continue

@@ -11,12 +11,14 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from function_calls.context import MessageContext, validation_context
+from function_calls.deps import Progress
 from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.summary import summarize
-from function_calls.links import Article, LinkError, find_links, read_article
+from function_calls.links import Article, LinkError, PageFetcher, find_links, read_article
+from function_calls.plugins.declare import Plugin
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from function_calls.services import required
+from function_calls.services import TextCompleter
 
 _MAP_PROMPT = (
     "You summarize part of a web page. Give its main points as a few short bullet points, "
@@ -26,6 +28,9 @@ _REDUCE_PROMPT = (
     "Merge these partial summaries of one web page, in order, into one concise summary: "
     "what it is about and its main points, as a few short bullet points."
 )
+
+# A built-in family, loaded as any plugin is (`builtins: {links: false}` leaves it out).
+plugin = Plugin("links")
 
 
 class ReadArgs(BaseModel):
@@ -70,12 +75,15 @@ def _cut_note(article: Article) -> str:
             {"url": "https://news.example.org/bridge-vote"},
         )
     ],
-    requires=["pages"],
     timeout=120,
 )
-async def read_url(ctx: MessageContext, args: ReadArgs) -> FunctionResult:
-    pages = required(ctx.services.pages, "pages")
-    progress = ctx.services.progress
+async def read_url(
+    ctx: MessageContext,
+    args: ReadArgs,
+    pages: PageFetcher,
+    progress: Progress | None,
+    llm: TextCompleter | None,
+) -> FunctionResult:
     if progress is not None:
         await progress(f"📄 Reading {urlsplit(args.url.strip()).hostname or 'the page'}…")
     try:
@@ -85,7 +93,6 @@ async def read_url(ctx: MessageContext, args: ReadArgs) -> FunctionResult:
     except LinkError as exc:
         return FunctionResult.direct(f"📄 I can't read that link: {exc}.")
     data = {"title": article.title, "url": article.url, "truncated": article.truncated}
-    llm = ctx.services.llm
     if llm is None:
         return FunctionResult.direct(offline_reply(article), data=data)
     try:

@@ -52,7 +52,7 @@ from function_calls.handlers.reminders import (
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.schema import COMPACT_HIDDEN
-from storage import ReminderView, StorageError
+from storage import ReminderService, ReminderView, StorageError
 from storage.changes import ReminderChange
 from storage.recurrence import MAX_INTERVAL, Kind
 
@@ -172,7 +172,6 @@ class ReminderUpdateArgs(BaseModel):
 
 @tool_function(
     name="reminder_update",
-    requires=["reminders"],
     description=(
         "Change one of this chat's reminders: its time or repeat rule, its text, or who it "
         "is for. Unchanged parts are left out."
@@ -186,7 +185,11 @@ class ReminderUpdateArgs(BaseModel):
         Example("rename #5 to buy bread", {"reminder_id": "5", "content": "buy bread"}),
     ],
 )
-async def reminder_update(ctx: MessageContext, args: ReminderUpdateArgs) -> FunctionResult:
+async def reminder_update(
+    ctx: MessageContext,
+    args: ReminderUpdateArgs,
+    service: ReminderService,
+) -> FunctionResult:
     try:
         updated = await change_reminder(ctx, args)
     except (StorageError, AudienceRefused, ValueError) as exc:

@@ -10,8 +10,8 @@ from function_calls.handlers.reminder_words import format_local
 from function_calls.handlers.reminders import check_reference, refused, reminder_service
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from storage import StorageError
-from storage.audit import MAX_PAGE, AuditEntry, AuditQuery
+from storage import ReminderService, StorageError
+from storage.audit import MAX_PAGE, AuditEntry, AuditLog, AuditQuery
 from storage.changes import HistoryEntry
 from storage.repository import parse_reference
 from storage.vocabulary import HistoryOutcome
@@ -72,7 +72,6 @@ def _change_line(entry: AuditEntry, ctx: MessageContext) -> str:
 
 @tool_function(
     name="reminder_history",
-    requires=["reminders"],
     effect="read",
     description=(
         "What this chat's reminders did recently: sent, late, skipped, failed, snoozed; "
@@ -83,10 +82,13 @@ def _change_line(entry: AuditEntry, ctx: MessageContext) -> str:
         Example("who set reminder #4?", {"reminder_id": "4"}),
     ],
 )
-async def reminder_history(ctx: MessageContext, args: ReminderHistoryArgs) -> FunctionResult:
+async def reminder_history(
+    ctx: MessageContext,
+    args: ReminderHistoryArgs,
+    service: ReminderService,
+) -> FunctionResult:
     if args.reminder_id is not None:
         return await _one(ctx, args.reminder_id, args.limit)
-    service = reminder_service(ctx)
     own = ctx.sender_id if ctx.chat_type == "private" else None
     try:
         entries = await service.history(ctx.chat_id, limit=args.limit, created_by=own)
@@ -110,7 +112,8 @@ async def _one(ctx: MessageContext, reference: str, limit: int) -> FunctionResul
     label = f"#{key}"
     try:
         changes: list[AuditEntry] = []
-        if ctx.services.audit is not None:
+        audit = ctx.deps.get(AuditLog)
+        if audit is not None:
             query = AuditQuery(
                 chat_id=ctx.chat_id,
                 target_label=label,
@@ -118,7 +121,7 @@ async def _one(ctx: MessageContext, reference: str, limit: int) -> FunctionResul
                 outcome="ok",
                 limit=MAX_PAGE,
             )
-            changes = await ctx.services.audit.page(query)
+            changes = await audit.page(query)
         entries = await service.history(ctx.chat_id, limit=_SCAN, created_by=own)
     except StorageError as exc:
         return refused(exc, ctx.text)

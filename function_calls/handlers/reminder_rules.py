@@ -6,11 +6,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
 from function_calls.handlers.audience import ReminderRules, rule_changes
-from function_calls.handlers.reminders import refused, reminder_service
+from function_calls.handlers.reminders import refused
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import AudienceRules
-from storage import StorageError
+from storage import ReminderService, StorageError
 from storage.vocabulary import Permission
 
 
@@ -37,7 +37,6 @@ def _describe_rules(rules: AudienceRules) -> str:
 
 @tool_function(
     name="reminder_rules",
-    requires=["reminders"],
     scope="group",
     description=(
         "Show or change who in this group may set reminders for other members or for "
@@ -45,9 +44,12 @@ def _describe_rules(rules: AudienceRules) -> str:
     ),
     examples=["only admins may remind others here", "who can set reminders for everyone?"],
 )
-async def reminder_rules(ctx: MessageContext, args: ReminderRulesArgs) -> FunctionResult:
-    service = reminder_service(ctx)
-    defaults = ctx.services.reminder_rules or ReminderRules()
+async def reminder_rules(
+    ctx: MessageContext,
+    args: ReminderRulesArgs,
+    service: ReminderService,
+) -> FunctionResult:
+    defaults = ctx.deps.get(AudienceRules) or ReminderRules()
     changes = rule_changes(args.remind_others, args.remind_everyone)
     try:
         if changes and not ctx.is_admin:

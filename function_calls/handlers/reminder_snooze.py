@@ -30,7 +30,7 @@ from function_calls.handlers.reminders import (
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.schema import COMPACT_HIDDEN
-from storage import ReminderView, StorageError
+from storage import ReminderService, ReminderView, StorageError
 
 MAX_SNOOZE_MINUTES = 7 * 24 * 60
 DEFAULT_SNOOZE_MINUTES = 10
@@ -107,7 +107,6 @@ class ReminderSnoozeArgs(BaseModel):
 
 @tool_function(
     name="reminder_snooze",
-    requires=["reminders"],
     description="Snooze a reminder that just went off: it fires again after some minutes.",
     examples=[
         Example("snooze it for 20 minutes", {"when": "in 20 minutes"}),
@@ -115,7 +114,11 @@ class ReminderSnoozeArgs(BaseModel):
         Example("15分钟后再提醒一次", {"when": "15分钟后"}),
     ],
 )
-async def reminder_snooze(ctx: MessageContext, args: ReminderSnoozeArgs) -> FunctionResult:
+async def reminder_snooze(
+    ctx: MessageContext,
+    args: ReminderSnoozeArgs,
+    service: ReminderService,
+) -> FunctionResult:
     try:
         until = args.until(ctx)
     except ValueError as exc:  # the moment passed between validation and now
@@ -164,19 +167,25 @@ async def _pause(ctx: MessageContext, reference: str, paused: bool) -> FunctionR
 
 @tool_function(
     name="reminder_pause",
-    requires=["reminders"],
     description="Pause a repeating reminder of this chat until it is resumed.",
     examples=["pause the standup reminder"],
 )
-async def reminder_pause(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
+async def reminder_pause(
+    ctx: MessageContext,
+    args: ReminderRefArgs,
+    service: ReminderService,
+) -> FunctionResult:
     return await _pause(ctx, args.reminder_id, True)
 
 
 @tool_function(
     name="reminder_resume",
-    requires=["reminders"],
     description="Resume a paused reminder of this chat.",
     examples=["resume reminder 3"],
 )
-async def reminder_resume(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
+async def reminder_resume(
+    ctx: MessageContext,
+    args: ReminderRefArgs,
+    service: ReminderService,
+) -> FunctionResult:
     return await _pause(ctx, args.reminder_id, False)

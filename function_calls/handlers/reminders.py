@@ -23,6 +23,7 @@ from function_calls.handlers.reminder_refusals import refusal_text
 from function_calls.handlers.reminder_words import confirmation, describe_schedule, format_local
 from function_calls.registry import Example, tool_function
 from function_calls.result import Failure, FunctionResult, Touched
+from function_calls.services import AudienceRules
 from storage import (
     NewReminder,
     ReminderChangedError,
@@ -78,9 +79,10 @@ def refused(exc: Exception, asked: str, data: object = None, *, prefix: str = ""
 
 
 def reminder_service(ctx: MessageContext) -> ReminderService:
-    if ctx.services.reminders is None:
+    service = ctx.deps.get(ReminderService)
+    if service is None:
         raise ToolError("reminders are not enabled for this bot")
-    return ctx.services.reminders
+    return service
 
 
 def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
@@ -112,7 +114,6 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
 
 @tool_function(
     name="reminder_set",
-    requires=["reminders"],
     description=(
         "Set a reminder in this chat: once (at a local date and time, or in N minutes) or "
         "repeating daily, on weekdays, weekly or monthly. Times are the chat's local time."
@@ -137,7 +138,11 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
         Example("每天早上7点提醒我跑步", {"when": "每天早上7点", "content": "跑步"}),
     ],
 )
-async def reminder_set(ctx: MessageContext, args: ReminderArgs) -> FunctionResult:
+async def reminder_set(
+    ctx: MessageContext,
+    args: ReminderArgs,
+    service: ReminderService,
+) -> FunctionResult:
     try:
         reminder = await add_reminder(ctx, args)
     except AudienceRefused as exc:
@@ -179,20 +184,18 @@ async def audience_for(
     """Resolve `who` under the chat's rules; raises AudienceRefused."""
     if not who or who == ["me"]:
         return Audience()
-    rules = ctx.services.reminder_rules or ReminderRules()
+    rules = ctx.deps.get(AudienceRules) or ReminderRules()
     settings = await service.settings_of(ctx.chat_id)
     return await resolve_audience(ctx, who, rules.for_chat(settings))
 
 
 @tool_function(
     name="reminder_list",
-    requires=["reminders"],
     effect="read",
     description="List this chat's active reminders with their IDs and next times.",
     examples=[Example("which reminders are set?", {})],
 )
-async def reminder_list(ctx: MessageContext) -> FunctionResult:
-    service = reminder_service(ctx)
+async def reminder_list(ctx: MessageContext, service: ReminderService) -> FunctionResult:
     own = ctx.sender_id if ctx.chat_type == "private" else None
     try:
         reminders, total = await service.list_for_chat(
@@ -231,12 +234,14 @@ class ReminderRefArgs(BaseModel):
 
 @tool_function(
     name="reminder_delete",
-    requires=["reminders"],
     description="Delete (cancel) one of this chat's reminders by the ID shown in the list.",
     examples=[Example("cancel #7", {"reminder_id": "7"})],
 )
-async def reminder_delete(ctx: MessageContext, args: ReminderRefArgs) -> FunctionResult:
-    service = reminder_service(ctx)
+async def reminder_delete(
+    ctx: MessageContext,
+    args: ReminderRefArgs,
+    service: ReminderService,
+) -> FunctionResult:
     try:
         reminder = await service.delete(ctx.chat_id, args.reminder_id, requester(ctx))
     except StorageError as exc:

@@ -13,9 +13,11 @@ from pydantic import BaseModel, Field, ValidationInfo, model_validator
 from function_calls.context import MessageContext, validation_context
 from function_calls.errors import LLMUnavailableError
 from function_calls.links.found import find_links
+from function_calls.plugins.declare import Plugin
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from function_calls.services import required
+from function_calls.services import TextCompleter
+from storage.chatlog import ChatLog
 
 DEFAULT_MESSAGES = 100
 CHUNK_CHARS = 12_000
@@ -43,6 +45,9 @@ _ASKS_ABOUT_THE_CHAT = re.compile(
     r"在聊|在说|聊天记录",
     re.IGNORECASE,
 )
+
+# A built-in family, loaded as any plugin is (`builtins: {summary: false}` leaves it out).
+plugin = Plugin("summary")
 
 
 # Words that point at the conversation itself, not at something linked in it.
@@ -171,11 +176,11 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
         Example("summarize the last 200 messages", {"last_n": 200}),
     ],
     scope="group",
-    requires=["chatlog"],
     timeout=120,
 )
-async def summary(ctx: MessageContext, args: SummaryArgs) -> FunctionResult:
-    chatlog = required(ctx.services.chatlog, "chatlog")
+async def summary(
+    ctx: MessageContext, args: SummaryArgs, chatlog: ChatLog, llm: TextCompleter | None
+) -> FunctionResult:
     # One more than asked: the newest entry is normally the request itself.
     if args.hours is not None:
         since = ctx.clock() - timedelta(hours=args.hours)
@@ -197,7 +202,6 @@ async def summary(ctx: MessageContext, args: SummaryArgs) -> FunctionResult:
         for m in messages
     ]
     speakers = Counter(m.sender_name or m.sender_id for m in messages if not m.from_bot)
-    llm = ctx.services.llm
     if llm is None:
         return FunctionResult.direct(f"📝 Digest of {window}:\n{plain_digest(lines, speakers)}")
     try:

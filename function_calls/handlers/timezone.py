@@ -10,10 +10,14 @@ from pydantic import BaseModel, Field, field_validator
 
 from function_calls.context import MessageContext
 from function_calls.handlers.reminder_refusals import unknown_zone
-from function_calls.handlers.reminders import describe_reminder, refused, reminder_service
+from function_calls.handlers.reminders import describe_reminder, refused
+from function_calls.plugins.declare import Plugin
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from storage import InvalidTimezoneError, StorageError, check_timezone
+from storage import InvalidTimezoneError, ReminderService, StorageError, check_timezone
+
+# A built-in family, loaded as any plugin is (`builtins: {timezone: false}` leaves it out).
+plugin = Plugin("timezone")
 
 
 @functools.cache
@@ -50,14 +54,17 @@ class TimezoneArgs(BaseModel):
 
 @tool_function(
     name="set_timezone",
-    requires=["reminders"],
     description=(
         "Change this chat's time zone (group admins only). Repeating reminders keep their "
         "local time in the new zone; one-time reminders keep their moment."
     ),
     examples=[Example("switch our time zone to London", {"timezone": "Europe/London"})],
 )
-async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResult:
+async def set_timezone(
+    ctx: MessageContext,
+    args: TimezoneArgs,
+    service: ReminderService,
+) -> FunctionResult:
     new_zone = ZoneInfo(args.timezone)
     if ctx.chat_type == "group" and not ctx.is_admin:
         return FunctionResult.refused(
@@ -65,7 +72,6 @@ async def set_timezone(ctx: MessageContext, args: TimezoneArgs) -> FunctionResul
             "forbidden",
             {"changed": False},
         )
-    service = reminder_service(ctx)
     try:
         moved = await service.set_timezone(ctx.chat_id, ctx.chat_type, args.timezone)
     except StorageError as exc:

@@ -9,11 +9,13 @@ import re
 from pydantic import BaseModel, Field
 
 from function_calls.context import MessageContext
+from function_calls.deps import Progress
 from function_calls.errors import LLMUnavailableError
+from function_calls.plugins.declare import Plugin
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
-from function_calls.search import SearchAuthError, SearchError, SearchLimitError, Source
-from function_calls.services import TextCompleter, required
+from function_calls.search import SearchAuthError, SearchError, SearchLimitError, Source, WebSearch
+from function_calls.services import TextCompleter
 
 MAX_SOURCES = 5
 _CITATION = re.compile(r"\[(\d+)\]")
@@ -23,6 +25,9 @@ _ANSWER_PROMPT = (
     "they support. If the results do not answer the question, say so. Write in the "
     "language of the question."
 )
+
+# A built-in family, loaded as any plugin is (`builtins: {search: false}` leaves it out).
+plugin = Plugin("search")
 
 
 class SearchArgs(BaseModel):
@@ -71,12 +76,15 @@ async def written_answer(llm: TextCompleter, query: str, sources: list[Source]) 
     effect="external",
     description="Search the web for current information and answer with numbered sources.",
     examples=[Example("search for the latest Python release", {"query": "latest Python release"})],
-    requires=["search"],
     timeout=60,
 )
-async def web_search(ctx: MessageContext, args: SearchArgs) -> FunctionResult:
-    search = required(ctx.services.search, "search")
-    progress = ctx.services.progress
+async def web_search(
+    ctx: MessageContext,
+    args: SearchArgs,
+    search: WebSearch,
+    progress: Progress | None,
+    llm: TextCompleter | None,
+) -> FunctionResult:
     if progress is not None:
         await progress(f"🔎 Searching for “{args.query}”…")
     try:
@@ -94,7 +102,6 @@ async def web_search(ctx: MessageContext, args: SearchArgs) -> FunctionResult:
         return FunctionResult.direct(format_answer(answer.text, sources), data=data)
     if not sources:
         return FunctionResult.direct(f"🔎 I found nothing for “{args.query}”.", data=data)
-    llm = ctx.services.llm
     if llm is None:
         return FunctionResult.direct(list_results(args.query, sources), data=data)
     try:

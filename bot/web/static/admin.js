@@ -217,7 +217,10 @@ async function showStatus(view) {
       ["Failed deliveries", String(scheduler.failed_deliveries)]], "Scheduler"),
     element("h3", { text: "Adapters" }), table(["Adapter", "State"], Object.entries(status.adapters).map(([n, s]) => [n, JSON.stringify(s)]), "Adapters"),
     element("h3", { text: "MCP servers" }), table(["Server", "State", "Tools", "Restarts"],
-      status.mcp_servers.map((s) => [s.name, s.state, String(s.tools), String(s.restarts)]), "MCP servers"));
+      status.mcp_servers.map((s) => [s.name, s.state, String(s.tools), String(s.restarts)]), "MCP servers"),
+    element("h3", { text: "Plugins" }), table(["Plugin", "State", "Version", "Tools", "Why not loaded"],
+      status.plugins.map((p) => [p.builtin ? `${p.name} (built-in)` : p.name, p.state, p.version ?? "",
+        p.tools.join(", "), p.error ?? ""]), "Plugins"));
 }
 
 function go(section, params = {}) {

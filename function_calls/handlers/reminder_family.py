@@ -1,0 +1,27 @@
+"""The reminder tools, one built-in family (`builtins: {reminders: false}` leaves them
+out): setting, listing, changing, putting off, their history and rules, and the
+dashboard's delivery retry."""
+
+from function_calls.handlers.delivery_retry import delivery_retry
+from function_calls.handlers.reminder_changes import reminder_update
+from function_calls.handlers.reminder_history import reminder_history
+from function_calls.handlers.reminder_rules import reminder_rules
+from function_calls.handlers.reminder_snooze import reminder_pause, reminder_resume, reminder_snooze
+from function_calls.handlers.reminders import reminder_delete, reminder_list, reminder_set
+from function_calls.plugins.declare import Plugin
+
+plugin = Plugin("reminders")
+
+__all__ = [
+    "delivery_retry",
+    "plugin",
+    "reminder_delete",
+    "reminder_history",
+    "reminder_list",
+    "reminder_pause",
+    "reminder_resume",
+    "reminder_rules",
+    "reminder_set",
+    "reminder_snooze",
+    "reminder_update",
+]

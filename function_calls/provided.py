@@ -1,0 +1,38 @@
+"""The types the bot itself provides to handlers (see function_calls.deps): a parameter
+of one of these types is filled from the bot's `Deps`, where the bot has one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from function_calls.deps import Progress, StoreOpener
+from function_calls.links import PageFetcher
+from function_calls.plugins.store import PluginStore
+from function_calls.policy import ToolPolicy
+from function_calls.registry import ToolRegistry
+from function_calls.search import WebSearch
+from function_calls.services import AudienceRules, DailyLimits, MemberDirectory, TextCompleter
+from storage import ReminderService
+from storage.audit import AuditLog
+from storage.chatlog import ChatLog
+from storage.usage import UsageLog
+
+BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
+    {
+        ReminderService,
+        ChatLog,
+        UsageLog,
+        AuditLog,
+        WebSearch,
+        PageFetcher,
+        ToolRegistry,
+        ToolPolicy,
+        TextCompleter,
+        MemberDirectory,
+        AudienceRules,
+        DailyLimits,
+        Progress,
+        StoreOpener,
+        PluginStore,
+    }
+)

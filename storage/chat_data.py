@@ -1,0 +1,55 @@
+"""Deleting one chat's data: its reminders (and their deliveries), logged messages, model
+usage and turns, audit entries, settings, and every plugin's values for it. One
+transaction: all of it goes, or none."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from sqlalchemy import Table, delete, select
+from sqlalchemy.orm import Session
+
+from storage import plugin_data
+from storage.models import (
+    AuditRow,
+    Chat,
+    ChatMessage,
+    Delivery,
+    LLMTurn,
+    LLMUsage,
+    Reminder,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDataDeleted:
+    """What went: row counts, and the reminders whose timers are to be cleared."""
+
+    reminder_ids: tuple[str, ...]
+    messages: int
+    plugin_values: int
+
+
+def _table(model: type[object]) -> Table:
+    return cast(Table, model.__table__)  # type: ignore[attr-defined]
+
+
+def delete_chat(session: Session, chat_id: str) -> ChatDataDeleted:
+    reminders = _table(Reminder)
+    ids = tuple(
+        row[0]
+        for row in session.execute(select(reminders.c.id).where(reminders.c.chat_id == chat_id))
+    )
+    if ids:
+        deliveries = _table(Delivery)
+        session.execute(delete(deliveries).where(deliveries.c.reminder_id.in_(ids)))
+        # Snoozes point at the reminder they put off: both are this chat's.
+        session.execute(delete(reminders).where(reminders.c.chat_id == chat_id))
+    messages = _table(ChatMessage)
+    gone = session.execute(delete(messages).where(messages.c.chat_id == chat_id))
+    for model in (LLMUsage, LLMTurn, AuditRow, Chat):
+        table = _table(model)
+        session.execute(delete(table).where(table.c.chat_id == chat_id))
+    values = plugin_data.delete_chat(session, chat_id)
+    return ChatDataDeleted(ids, int(getattr(gone, "rowcount", 0) or 0), values)

@@ -1,0 +1,5 @@
+"""A plugin whose import fails."""
+
+from __future__ import annotations
+
+import groupmate_no_such_dependency  # noqa: F401  # type: ignore[import-not-found]
