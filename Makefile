@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.per_message
 	$(BIN)/python -m bench.commands
 	$(BIN)/python -m bench.gate
+	$(BIN)/python -m bench.plugins
 	$(BIN)/python -m bench.mcp_startup
 	$(BIN)/python -m bench.links
 	$(BIN)/python -m bench.fast_path

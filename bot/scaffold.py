@@ -215,6 +215,14 @@ async def test_the_model_calls_the_tool(groupmate_bot: BotFactory) -> None:
     assert "$name" in bot.model.offered_tools()
     store = bot.store("$name", chat="group-1")
     assert await store.get("last_city") == "Berlin"
+
+
+async def test_a_bad_setting_is_named(groupmate_bot: BotFactory) -> None:
+    bot = await groupmate_bot(plugins=[{**PLUGIN, "settings": {"greeting": ""}}])
+    [status] = [p for p in bot.plugins if p.name == "$name"]
+    assert status.state == "failed"  # the bot runs on without it
+    assert status.error is not None
+    assert status.error.startswith("plugins[0].settings.greeting:")
 '''
 
 _README = """\

@@ -31,7 +31,7 @@ def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[
     return subprocess.run(
         args,
         cwd=cwd,
-        env={"PATH": os.environ.get("PATH", ""), "HOME": str(cwd), **env},
+        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", str(cwd)), **env},
         capture_output=True,
         text=True,
         timeout=600,
@@ -256,4 +256,4 @@ def test_the_generated_plugin_installs_and_its_tests_pass(tmp_path: Path) -> Non
     assert "('weather', 'groupmate_weather')" in listed.stdout, listed.stderr
     tests = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], project)
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "2 passed" in tests.stdout
+    assert "3 passed" in tests.stdout

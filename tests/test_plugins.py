@@ -52,7 +52,8 @@ async def test_a_plugin_answers_by_command_and_through_the_model(groupmate_bot: 
     assert await bot.store("dice").get("rolls") == 2  # global: every chat's rolls
     assert await bot.say("/lastroll", chat="group-2") == ["No one rolled here yet."]
     # The gate of every tool: audited as any write.
-    rows = await bot.app.audit.page(AuditQuery(chat_id="group-1", tool="roll_dice"))  # type: ignore[union-attr]
+    assert bot.app.audit is not None
+    rows = await bot.app.audit.page(AuditQuery(chat_id="group-1", tool="roll_dice"))
     assert [(r.source, r.outcome) for r in rows] == [("model", "ok"), ("command", "ok")]
 
 

@@ -90,7 +90,9 @@ async def test_dashboard_with_the_stub_llm(servers: Servers, page: Page, stub: S
 
 async def test_dashboard_without_an_llm_and_a_failed_delivery(servers: Servers, page: Page) -> None:
     clock = FakeClock()
-    api = await servers.start(clock)
+    secret = "s3cret-plugin-token"
+    broken = {"module": "tests.plugin_fixtures.dice", "settings": {"sides": 1, "token": secret}}
+    api = await servers.start(clock, plugins=[broken, "tests.plugin_fixtures.plain"])
     await api.say("/remind in 1 minute call home", chat_id="tg:42")  # no adapter for tg:
     clock.advance(timedelta(minutes=1, seconds=1))
 
@@ -121,3 +123,12 @@ async def test_dashboard_without_an_llm_and_a_failed_delivery(servers: Servers, 
     )
     await page.get_by_role("button", name="Model activity").click()
     await expect(page.locator("main h2")).to_have_text("Model activity")
+
+    # A plugin that did not load says why on the status page; one that did, its tools.
+    await page.get_by_role("button", name="Status").click()
+    plugins = page.locator("table", has=page.locator("caption", has_text="Plugins"))
+    dice = plugins.locator("tbody tr", has_text="dice")
+    await expect(dice).to_contain_text("failed")
+    await expect(dice).to_contain_text("plugins[0].settings.sides: Input should be greater than 1")
+    await expect(plugins.locator("tbody tr", has_text="plain")).to_contain_text("split_bill")
+    assert secret not in await page.content()

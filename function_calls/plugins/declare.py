@@ -1,5 +1,6 @@
 """`Plugin`: what a plugin module declares besides its handlers, all of it optional: a
-name, a settings model, services with a lifecycle, and tools listed by hand.
+name, a settings model, services with a lifecycle, and tools listed by hand (a module
+that imports handlers it does not offer, say).
 
     plugin = Plugin("weather", settings=WeatherSettings)
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
@@ -26,8 +26,7 @@ from pydantic import BaseModel
 
 from function_calls.deps import Dependency, optional_of
 from function_calls.errors import ToolDefinitionError
-from function_calls.registry import Example, Handler, ToolOptions
-from function_calls.vocabulary import Effect, Scope
+from function_calls.registry import Handler
 
 F = TypeVar("F", bound=Callable[..., Any])
 PLUGIN_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
@@ -113,37 +112,9 @@ class Plugin:
         self._services.append(factory)
         return factory
 
-    def tool(
-        self,
-        name: str | None = None,
-        description: str | None = None,
-        *,
-        scope: Scope = "both",
-        admin_only: bool = False,
-        examples: Sequence[str | Example] = (),
-        timeout: float | None = None,
-        effect: Effect = "write",
-        for_model: bool = True,
-        command: str | None = None,
-    ) -> Callable[[F], F]:
-        """`@tool_function` for a tool of this plugin alone (rather than of its module)."""
-        from function_calls.registry import TOOL_MARK
-
-        options = ToolOptions(
-            name, description, scope, admin_only, tuple(examples), timeout, effect,
-            for_model, command, sys._getframe(1).f_locals,
-        )  # fmt: skip
-
-        def mark(handler: F) -> F:
-            setattr(handler, TOOL_MARK, options)
-            self._tools.append(handler)
-            return handler
-
-        return mark
-
     @property
     def handlers(self) -> tuple[Handler, ...]:
-        """The tools listed with `tools=` or `@plugin.tool`, in that order."""
+        """The tools listed with `tools=` (the loader adds the module's marked ones)."""
         return tuple(self._tools)
 
     def services(self) -> Iterator[Service]:

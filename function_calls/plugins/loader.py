@@ -23,8 +23,8 @@ from pydantic import BaseModel, ValidationError
 from function_calls.errors import ToolDefinitionError
 from function_calls.plugins.declare import Plugin, Service
 from function_calls.plugins.spec import ENTRY_POINT_GROUP, PluginSpec
-from function_calls.provided import BUILTIN_TYPES
 from function_calls.registry import Handler, Tool, ToolRegistry, tool_from, tool_options
+from function_calls.tools import builtin_provides
 from function_calls.vocabulary import PluginState
 
 log = logging.getLogger(__name__)
@@ -317,14 +317,15 @@ def load_plugins(
         own = type(one.settings) if one.settings is not None else None
 
         def provides(kind: type[Any], own: type[Any] | None = own) -> bool:
-            return kind in BUILTIN_TYPES or kind in providers or kind is own
+            return builtin_provides(kind) or kind in providers or kind is own
 
         index = _index_of(everything, one)
         try:
             tools = _build(one, provides, f"{where}[{index - len(builtins)}]")
-            clash = next((tool.name for tool in tools if tool.name in used), None)
-            if clash is not None:
-                raise PluginError(f"tool name {clash!r} is taken by {used[clash]}", one.name)
+            taken_name = next((tool.name for tool in tools if tool.name in used), None)
+            if taken_name is not None:
+                holder = used[taken_name]
+                raise PluginError(f"tool name {taken_name!r} is taken by {holder}", one.name)
         except PluginError as exc:
             statuses[index] = _failed(one.spec, exc, one.builtin)
             continue

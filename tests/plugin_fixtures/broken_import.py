@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-import groupmate_no_such_dependency  # noqa: F401  # type: ignore[import-not-found]
+import groupmate_no_such_dependency  # type: ignore[import-not-found]  # noqa: F401

@@ -22,7 +22,7 @@ def upgrade() -> None:
         sa.Column("plugin", sa.String(length=64), nullable=False),
         sa.Column("chat_id", sa.String(length=255), nullable=False),
         sa.Column("key", sa.String(length=200), nullable=False),
-        sa.Column("value", sa.JSON(), nullable=True),
+        sa.Column("value", sa.JSON(), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("plugin", "chat_id", "key", name=op.f("pk_plugin_data")),
     )
