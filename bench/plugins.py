@@ -109,8 +109,8 @@ def main() -> None:
     for name, figures in loads.items():
         print(f"  {name:<24} imports {figures['imports_ms']:7.1f}  load {figures['load_ms']:6.1f}")
     print(f"A call through Bot.handle, p50 per round of {PER_ROUND} (ms):")
-    for name, figures in calls.items():
-        print(f"  {name:<20} " + " ".join(f"{value:6.2f}" for value in figures))
+    for name, rounds in calls.items():
+        print(f"  {name:<20} " + " ".join(f"{value:6.2f}" for value in rounds))
     report: dict[str, Any] = {"load_ms": loads, "call_p50_ms_per_round": calls}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2))

@@ -79,7 +79,6 @@ class TestBot:
         self._app: Bot | None = None
         self._stack = AsyncExitStack()
         self.outbox: list[OutgoingMessage] = []
-        self._delivered = asyncio.Event()
         # Unique across bots on one database: a restarted bot must not take a new
         # message for one it already answered (the chat log is idempotent by id).
         self._message_ids = itertools.count(1)
@@ -241,21 +240,11 @@ class TestBot:
         await scheduler.run_due()
         return [message.text for message in self.outbox[before:]]
 
-    async def wait_sent(self, count: int, *, within: float = 5.0) -> list[str]:
-        """Wait until `sent` holds at least `count` texts (for what a tool sends in the
-        background); returns them."""
-        async with asyncio.timeout(within):
-            while len(self.outbox) < count:
-                self._delivered.clear()
-                await self._delivered.wait()
-        return self.sent
-
     # --- internals -----------------------------------------------------------------------
 
     async def _send(self, message: OutgoingMessage) -> str:
         """The chat platform's side: keep the message, answer with its id."""
         self.outbox.append(message)
-        self._delivered.set()
         return f"sent-{len(self.outbox)}"
 
     def _scheduler(self) -> ReminderScheduler:
