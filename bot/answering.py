@@ -17,11 +17,11 @@ from datetime import datetime
 from pydantic_core import to_jsonable_python
 
 from bot.budget import TokenBudget
-from bot.commands import COMMAND_HELP, CommandError, Commands
+from bot.commands import CommandError, Commands
 from bot.config import Config
 from bot.contexts import ContextFactory
 from bot.messages import IncomingMessage
-from bot.offers import Offers
+from bot.offers import SET, Offers
 from bot.ratelimit import Budgets
 from function_calls import (
     ChatTurn,
@@ -39,9 +39,7 @@ log = logging.getLogger("bot.router")
 # Call outcomes that sent the model back to correct itself: the turn's repair rounds.
 _REPAIRABLE = frozenset({"invalid", "unknown", "hidden", "malformed"})
 
-NO_LLM_REPLY = (
-    "I can't understand plain language here: no language model is configured. " + COMMAND_HELP
-)
+NO_LLM = "I can't understand plain language here: no language model is configured."
 _SNOOZE = re.compile(r"^(?:snooze|稍后提醒|稍后再提醒|再提醒我?|稍后)(?P<rest>.*)$", re.IGNORECASE)
 _REMIND = re.compile(r"^(?:please\s+)?(?:remind\b|提醒)(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
 
@@ -125,7 +123,7 @@ class Answerer:
         if fast is not None:
             return fast
         if self._llm is None:
-            return NO_LLM_REPLY
+            return f"{NO_LLM} {self.commands.usage()}"
         if self._budget is not None:
             spent = await self._budget.refusal(ctx)
             if spent is not None:
@@ -140,12 +138,14 @@ class Answerer:
             except StorageError as exc:  # the turn is done: its answer stands
                 log.error("chat %s: token use not recorded: %s", ctx.chat_id, exc)
         await self._log_turn(ctx, text, result, latency)
+        if not self.commands.has_tool(SET):  # reminders are off: nothing to offer
+            return result.text
         return self._offers.review(ctx, text, result)
 
     async def _fast_reminder(self, ctx: MessageContext, text: str) -> str | None:
         """The grammar first: a reminder request it reads whole is set here, with the
         usual confirmation, and the model is not called; None for every other message."""
-        if not self.config.reminders.fast_path:
+        if not self.config.reminders.fast_path or not self.commands.has_tool(SET):
             return None
         request = read_whole(text, ctx.now())
         if request is None:

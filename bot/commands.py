@@ -41,14 +41,30 @@ from function_calls.search import WebSearch
 from storage import StorageError, StorageUnavailableError
 from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS
 
-COMMAND_HELP = (
-    "Commands: /remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, "
-    "/remind every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
-    "friday at 5pm send the slides; /提醒 明天上午9点 开会), /reminders, /cancel <id>, "
-    "/edit <id> <when/text>, /snooze [id] [10m], /pause <id>, /resume <id>, /history [#id], "
-    "/summary [N], /search <query>, /read <link>, /tz <zone>, /settings, /budget, "
-    "/tools [off|on <tool>], /help"
-)
+# Each built-in command's usage, and the tool it runs: a command whose tool this bot lacks
+# (its family switched off in `builtins:`) answers NOT_HERE, and /help leaves it out.
+COMMAND_USAGE: dict[str, tuple[str, str]] = {
+    "remind": ("/remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, /remind "
+               "every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
+               "friday at 5pm send the slides; /提醒 明天上午9点 开会)", "reminder_set"),
+    "reminders": ("/reminders", "reminder_list"),
+    "cancel": ("/cancel <id>", "reminder_delete"),
+    "edit": ("/edit <id> <when/text>", "reminder_update"),
+    "snooze": ("/snooze [id] [10m]", "reminder_snooze"),
+    "pause": ("/pause <id>", "reminder_pause"),
+    "resume": ("/resume <id>", "reminder_resume"),
+    "history": ("/history [#id]", "reminder_history"),
+    "summary": ("/summary [N]", "summary"),
+    "search": ("/search <query>", "web_search"),
+    "read": ("/read <link>", "read_url"),
+    "tz": ("/tz <zone>", "set_timezone"),
+    "settings": ("/settings", "reminder_rules"),
+    "budget": ("/budget", "token_budget"),
+    "tools": ("/tools [off|on <tool>]", "chat_tools"),
+    "help": ("/help", "help"),
+}  # fmt: skip
+_ALIASES = {"提醒": "remind", "start": "help"}
+NOT_HERE = "That isn't available on this bot."
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
     "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
@@ -139,12 +155,19 @@ class Commands:
     def knows(self, name: str) -> bool:
         return name in self._table
 
+    def has_tool(self, name: str) -> bool:
+        """Whether this bot has the tool at all (its family may be switched off)."""
+        return name in self._invoker.registry
+
     @staticmethod
     def needs_model(name: str) -> bool:
         """Commands that call the model or a paid API; they draw on the model's budget."""
         return name in _PAID
 
     async def run(self, ctx: MessageContext, name: str, rest: str) -> str:
+        builtin = COMMAND_USAGE.get(_ALIASES.get(name, name))
+        if builtin is not None and not self.has_tool(builtin[1]):
+            return NOT_HERE
         try:
             return await self._table[name](ctx, rest)
         except CommandError as exc:
@@ -164,8 +187,8 @@ class Commands:
         """`call`, returning the tool's whole result."""
         try:
             validated = self._invoker.validate_tool_call(ctx, ToolCall(tool_name, raw))
-        except UnknownToolError:
-            raise CommandError(f"/{tool_name} is not available on this bot.") from None
+        except UnknownToolError:  # its family is switched off (`builtins:`)
+            raise CommandError(NOT_HERE) from None
         except InvalidArgumentsError as exc:
             raise CommandError(_invalid(exc, ctx.text)) from None
         except ToolInvocationError as exc:  # hidden, switched off
@@ -358,7 +381,12 @@ class Commands:
         offered = {tool.name for tool in self._invoker.offered(ctx)}
         more = [c.usage for c in self._declared.values() if c.tool.name in offered]
         extra = f"\nMore commands: {', '.join(more)}" if more else ""
-        return f"{tools}\n\n{COMMAND_HELP}{extra}".strip()
+        return f"{tools}\n\n{self.usage()}{extra}".strip()
+
+    def usage(self) -> str:
+        """'Commands: /remind …, /reminders, …': those whose tool this bot has."""
+        usage = (text for text, tool in COMMAND_USAGE.values() if self.has_tool(tool))
+        return "Commands: " + ", ".join(usage)
 
 
 def _within(number: int, low: int, high: int, sentence: str) -> None:

@@ -147,6 +147,16 @@ async def test_builtin_families_can_be_switched_off(groupmate_bot: Any) -> None:
     assert {"help", "chat_tools", "summary", "read_url", "set_timezone"} <= set(names)
     built = {s.name: s.state for s in bot.plugins if s.builtin}
     assert "search" not in built and built["links"] == "loaded"
+    # Their commands say so, in words without a tool's name; /help leaves them out; the
+    # grammar's fast path and the offers step aside for the model.
+    for command in ("/remind in 5 minutes stretch", "/reminders", "/snooze 10", "/search x"):
+        assert await bot.say(command) == ["That isn't available on this bot."]
+    (help_text,) = await bot.say("/help")
+    assert "/remind" not in help_text and "/search" not in help_text
+    assert "/summary [N]" in help_text and "/tz <zone>" in help_text
+    bot.model.answers("I can't set reminders here.")
+    assert await bot.say("remind me in 5 minutes to stretch") == ["I can't set reminders here."]
+    assert "reminder_set" not in bot.model.offered_tools()
 
 
 async def test_a_plugin_survives_a_restart_with_its_data(tmp_path: Path) -> None:
