@@ -191,7 +191,7 @@ def test_bad_limits_are_refused(registry: ToolRegistry) -> None:
 @pytest.mark.parametrize(
     ("name", "raw", "said"),
     [
-        ("nope", {}, "/nope is not available on this bot."),
+        ("nope", {}, "That isn't available on this bot."),
         ("wipe", {}, "Sorry, that isn't available to you in this chat."),
         ("note", {"text": "MILK"}, "That didn't work: text must not be all caps."),
         ("nap", {"seconds": 3}, "That took too long; please try again later."),
