@@ -25,7 +25,7 @@ from bot.plugin_runtime import PluginRuntime, configured_plugins
 from bot.router import Deliver, Router
 from bot.web_events import WEB_PREFIX, LiveEvents
 from function_calls import FunctionCallLLM, MessageContext, ToolInvoker, ToolRegistry
-from function_calls.deps import Deps, StoreOpener
+from function_calls.deps import Deps
 from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import BudgetLimits
 from function_calls.handlers.reminder_words import reminder_message
@@ -259,10 +259,10 @@ class Bot:
                 MemberDirectory: self.members,
                 ToolPolicy: self.policy,
                 AuditLog: self.audit,
-                StoreOpener: self._stores,
                 WebSearch: self._web_search(),
                 PageFetcher: self._page_fetcher(),
-            }
+            },
+            stores=self._stores,
         )
         # Plugins' services start before the tools are settled: a plugin whose service
         # fails is failed, and its tools are not offered.

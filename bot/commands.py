@@ -63,7 +63,7 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "tools": ("/tools [off|on <tool>]", "chat_tools"),
     "help": ("/help", "help"),
 }  # fmt: skip
-_ALIASES = {"提醒": "remind", "start": "help"}
+COMMAND_ALIASES = {"提醒": "remind", "start": "help"}
 NOT_HERE = "That isn't available on this bot."
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
@@ -165,7 +165,7 @@ class Commands:
         return name in _PAID
 
     async def run(self, ctx: MessageContext, name: str, rest: str) -> str:
-        builtin = COMMAND_USAGE.get(_ALIASES.get(name, name))
+        builtin = COMMAND_USAGE.get(COMMAND_ALIASES.get(name, name))
         if builtin is not None and not self.has_tool(builtin[1]):
             return NOT_HERE
         try:

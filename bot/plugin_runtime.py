@@ -10,8 +10,15 @@ from typing import Any
 
 from bot.config import Config
 from function_calls.deps import Deps
-from function_calls.handlers import builtin_plugins, builtin_position
-from function_calls.plugins import PluginSet, PluginStatus, available, load_plugins
+from function_calls.handlers import BUILTIN_MODULES, builtin_plugins, builtin_position
+from function_calls.plugins import (
+    LoadedPlugin,
+    PluginSet,
+    PluginStatus,
+    available,
+    load_plugins,
+)
+from function_calls.plugins.found import described
 from function_calls.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -23,11 +30,12 @@ def configured_plugins(
     config: Config, *, builtins: bool = True, taken: set[str] | None = None
 ) -> PluginSet:
     """The built-in families the config leaves on (unless `builtins` is False: a bot
-    given its own tools), then the config's plugins, each loaded on its own."""
+    given its own tools, `taken`), then the config's plugins, each loaded on its own.
+    The families' names are never a plugin's, switched off or not."""
     base = builtin_plugins(config.builtins) if builtins else PluginSet((), ())
-    names = {name: "a built-in tool" for name in base.tool_names()}
-    names.update(dict.fromkeys(taken or (), "one of the bot's own tools"))
-    added = load_plugins(config.plugins, taken=names)
+    tools = {name: "a built-in tool" for name in base.tool_names()}
+    tools.update(dict.fromkeys(taken or (), "one of the bot's own tools"))
+    added = load_plugins(config.plugins, taken=tools, taken_names=BUILTIN_MODULES)
     return PluginSet.combined(base, added)
 
 
@@ -58,32 +66,47 @@ class PluginRuntime:
             log.error("plugin %s is not loaded: %s", status.name, status.error)
 
     async def start(self, stack: AsyncExitStack, deps: Deps) -> Deps:
-        """Start every loaded plugin's services (in the config's order, so a service may
-        use an earlier plugin's); returns `deps` with their settings and services. A
+        """Start each loaded plugin's services, in order; returns `deps` with every
+        plugin's settings and services, each seen by its own plugin's handlers only. A
         plugin whose service fails is failed, and what it had started is stopped."""
-        values: dict[type[Any], object] = {kind: deps.get(kind) for kind in deps.kinds()}
-        values.update(self.plugins.settings_values())
+        bot: dict[type[Any], object] = {kind: deps.get(kind) for kind in deps.kinds()}
         for plugin in self.plugins.loaded:
-            if not plugin.services:
-                continue
-            own = AsyncExitStack()
-            started: dict[type[Any], object] = {}
-            try:
-                for service in plugin.services:
-                    async with asyncio.timeout(SERVICE_START_TIMEOUT):
-                        made = await own.enter_async_context(service.running({**values, **started}))
-                    started[service.kind] = made
-            except Exception as exc:  # a plugin's service may raise anything
-                await _close_quietly(own, plugin.name)
-                reason = f"a service did not start: {type(exc).__name__}: {exc}"
-                if isinstance(exc, TimeoutError):
-                    reason = f"a service did not start within {SERVICE_START_TIMEOUT:g} s"
-                log.debug("plugin %s: service failed", plugin.name, exc_info=True)
-                self.plugins = self.plugins.without(plugin.name, reason)
-                continue
-            values.update(started)
-            stack.push_async_callback(_close_quietly, own, plugin.name)
-        return deps.merged(values)
+            own: dict[type[Any], object] = {}
+            if plugin.settings is not None:
+                own[type(plugin.settings)] = plugin.settings
+            if plugin.services:
+                started = await self._start_services(plugin, stack, {**bot, **own})
+                if started is None:
+                    continue
+                own.update(started)
+            if own:
+                deps = deps.scoped(plugin.name, own)
+        return deps
+
+    async def _start_services(
+        self, plugin: LoadedPlugin, stack: AsyncExitStack, values: dict[type[Any], object]
+    ) -> dict[type[Any], object] | None:
+        """The plugin's services by type, started; None (and the plugin failed) when one
+        does not start."""
+        services = AsyncExitStack()
+        started: dict[type[Any], object] = {}
+        try:
+            for service in plugin.services:
+                async with asyncio.timeout(SERVICE_START_TIMEOUT):
+                    made = await services.enter_async_context(
+                        service.running({**values, **started})
+                    )
+                started[service.kind] = made
+        except Exception as exc:  # a plugin's service may raise anything
+            await _close_quietly(services, plugin.name)
+            log.debug("plugin %s: a service failed", plugin.name, exc_info=True)
+            reason = f"a service did not start: {described(exc)}"
+            if isinstance(exc, TimeoutError):
+                reason = f"a service did not start within {SERVICE_START_TIMEOUT:g} s"
+            self.plugins = self.plugins.without(plugin, reason)
+            return None
+        stack.push_async_callback(_close_quietly, services, plugin.name)
+        return started
 
 
 async def _close_quietly(stack: AsyncExitStack, plugin: str) -> None:
@@ -97,6 +120,5 @@ async def _close_quietly(stack: AsyncExitStack, plugin: str) -> None:
 def listing(config: Config) -> list[PluginStatus]:
     """`groupmate plugins`: the configured plugins (loaded or why not), then the
     installed ones the config does not name."""
-    builtin = dict.fromkeys(builtin_plugins(config.builtins).tool_names(), "a built-in tool")
-    loaded = load_plugins(config.plugins, taken=builtin)
-    return [*loaded.statuses, *available(spec.module for spec in config.plugins)]
+    configured = [s for s in configured_plugins(config).statuses if not s.builtin]
+    return [*configured, *available(spec.module for spec in config.plugins)]

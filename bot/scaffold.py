@@ -16,9 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from bot.commands import COMMAND_ALIASES, COMMAND_USAGE
+from function_calls.handlers import BUILTIN_MODULES, BUILTIN_ORDER
+
 # As a tool's command (function_calls.registry.COMMAND_NAME): the name is the plugin's,
 # its tool's and its command's, and the module's after "groupmate_".
 PLUGIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+# Names the plugin can't have: its tool, command and plugin name would clash with the
+# bot's own (a plugin with them would not load, or lose its command), or its function
+# would replace a name the generated module defines.
+_TAKEN: dict[str, str] = {
+    **dict.fromkeys(("plugin", "tool_function"), "the generated module uses that name"),
+    **dict.fromkeys(BUILTIN_MODULES, "a built-in tool family has that name"),
+    **dict.fromkeys(BUILTIN_ORDER, "a built-in tool has that name"),
+    **dict.fromkeys((*COMMAND_USAGE, *COMMAND_ALIASES), "a built-in command has that name"),
+}
 
 
 class ScaffoldError(ValueError):
@@ -47,6 +61,10 @@ class PluginNames:
             raise ScaffoldError(
                 f"invalid plugin name {raw!r}: it is a Python keyword, which cannot name "
                 "the tool's function"
+            )
+        if name in _TAKEN:
+            raise ScaffoldError(
+                f"invalid plugin name {raw!r}: {_TAKEN[name]}; choose another (e.g. {name}_plus)"
             )
         camel = "".join(part.capitalize() for part in name.split("_"))
         return cls(name, f"groupmate-{name.replace('_', '-')}", f"groupmate_{name}", camel)

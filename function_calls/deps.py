@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, Union, get_args, get_origin
 
+from function_calls.plugin_store import PluginStore, PluginStores
+
 T = TypeVar("T")
 
 
@@ -27,13 +29,6 @@ class Progress(Protocol):
     """Sends a short "working on it" line to the chat while a slow tool runs."""
 
     def __call__(self, text: str) -> Awaitable[None]: ...
-
-
-class StoreOpener(Protocol):
-    """Opens a plugin's store for one chat (None: the plugin's global store); the bot's
-    `PluginStores` is one. A handler asks for `PluginStore` and gets its own plugin's."""
-
-    def open(self, plugin: str, chat_id: str | None) -> object: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,17 +51,27 @@ def optional_of(annotation: Any) -> tuple[Any, bool]:
 
 
 class Deps:
-    """The objects of one bot, one per type; immutable (`with_` makes a copy)."""
+    """The objects of one bot, one per type, and each plugin's own (its settings and
+    services, which only its handlers see: two plugins may each have an
+    `httpx.AsyncClient`); immutable (`with_` and `scoped` make copies)."""
 
-    __slots__ = ("_values",)
+    __slots__ = ("_scoped", "_stores", "_values")
 
-    def __init__(self, values: Mapping[type[Any], object] | None = None) -> None:
+    def __init__(
+        self,
+        values: Mapping[type[Any], object] | None = None,
+        *,
+        stores: PluginStores | None = None,
+        scoped: Mapping[str, Mapping[type[Any], object]] | None = None,
+    ) -> None:
         self._values: dict[type[Any], object] = {
             kind: value for kind, value in (values or {}).items() if value is not None
         }
+        self._stores = stores
+        self._scoped: dict[str, Mapping[type[Any], object]] = dict(scoped or {})
 
     def get(self, kind: type[T]) -> T | None:
-        """The object of type `kind`, or None where this bot has none."""
+        """The bot's object of type `kind`, or None where this bot has none."""
         found = self._values.get(kind)
         return found  # type: ignore[return-value]  # stored under its own type
 
@@ -80,23 +85,40 @@ class Deps:
             values.pop(kind, None)
         else:
             values[kind] = value
-        return Deps(values)
+        return Deps(values, stores=self._stores, scoped=self._scoped)
 
-    def merged(self, values: Mapping[type[Any], object]) -> Deps:
-        return Deps({**self._values, **values})
+    def with_stores(self, stores: PluginStores) -> Deps:
+        """A copy whose plugins' handlers get their `PluginStore` from `stores`."""
+        return Deps(self._values, stores=stores, scoped=self._scoped)
+
+    def scoped(self, plugin: str, values: Mapping[type[Any], object]) -> Deps:
+        """A copy in which `plugin`'s handlers also get `values` (its settings and
+        services), ahead of the bot's own."""
+        return Deps(self._values, stores=self._stores, scoped={**self._scoped, plugin: values})
 
     def kinds(self) -> Iterator[type[Any]]:
         return iter(self._values)
 
-    def resolve(self, dependency: Dependency, plugin: str, chat_id: str) -> object:
-        """The value of one handler parameter for a call in `chat_id`. A plugin's store
-        is its own and the chat's: the one type that depends on who asks."""
-        from function_calls.plugins.store import PluginStore  # the store wraps storage
+    def provides(self, dependency: Dependency, plugin: str) -> bool:
+        """Whether a handler of `plugin` would get a value for `dependency`."""
+        kind = dependency.kind
+        if kind is PluginStore:
+            return self._stores is not None and bool(plugin)
+        return kind in self._scoped.get(plugin, ()) or kind in self._values
 
-        if dependency.kind is PluginStore:
-            opener = self.get(StoreOpener)
-            return None if opener is None else opener.open(plugin, chat_id)
-        return self._values.get(dependency.kind)
+    def resolve(self, dependency: Dependency, plugin: str, chat_id: str) -> object:
+        """The value of one handler parameter for a call in `chat_id`: the plugin's own
+        object of that type, else the bot's. A plugin's store is its own and the chat's,
+        never another's (the plugin and the chat come from the tool and the context)."""
+        kind = dependency.kind
+        if kind is PluginStore:
+            if self._stores is None or not plugin:
+                return None
+            return self._stores.open(plugin, chat_id)
+        own = self._scoped.get(plugin)
+        if own is not None and kind in own:
+            return own[kind]
+        return self._values.get(kind)
 
     def __repr__(self) -> str:
         return f"Deps({', '.join(kind.__name__ for kind in self._values)})"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from function_calls.deps import Progress, StoreOpener
+from function_calls.deps import Progress
 from function_calls.links import PageFetcher
-from function_calls.plugins.store import PluginStore
+from function_calls.plugin_store import PluginStore
 from function_calls.policy import ToolPolicy
 from function_calls.registry import ToolRegistry
 from function_calls.search import WebSearch
@@ -32,7 +32,16 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
         AudienceRules,
         DailyLimits,
         Progress,
-        StoreOpener,
         PluginStore,
     }
 )
+
+# What a plugin's service may ask for besides its plugin's settings and earlier services:
+# the bot's services that exist before plugins start (the model's client and the tool
+# list come after them; a chat's progress line and store belong to a call).
+SERVICE_TYPES: frozenset[type[Any]] = BUILTIN_TYPES - {
+    TextCompleter,
+    ToolRegistry,
+    Progress,
+    PluginStore,
+}

@@ -21,6 +21,7 @@ from function_calls.errors import (
     HiddenReason,
     ToolDefinitionError,
 )
+from function_calls.plugin_store import PluginStore
 from function_calls.result import FunctionResult
 from function_calls.schema import (
     JsonSchema,
@@ -102,7 +103,7 @@ class Tool:
         if self.admin_only and not ctx.is_admin:
             return "admin_only"
         for dependency in self.deps:
-            if not dependency.optional and not _provided(ctx, dependency):
+            if not dependency.optional and not ctx.deps.provides(dependency, self.plugin):
                 return "service"  # e.g. web_search without a configured provider
         if self.scope != "both" and self.scope != ctx.chat_type:
             return "scope"
@@ -157,10 +158,6 @@ class Tool:
         if isinstance(outcome, FunctionResult):
             return outcome
         return FunctionResult.for_model(outcome)
-
-
-def _provided(ctx: MessageContext, dependency: Dependency) -> bool:
-    return ctx.deps.resolve(dependency, "", ctx.chat_id) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,8 +276,6 @@ def build_tool(
             f"tool {tool_name!r} needs a description= or a docstring: the model chooses by it"
         )
     binding = _bind_parameters(handler, tool_name, opts.localns, provides)
-    from function_calls.plugins.store import PluginStore  # the store package imports this
-
     if not plugin and any(dep.kind is PluginStore for dep in binding.deps):
         raise ToolDefinitionError(
             f"tool {tool_name!r}: a PluginStore is its plugin's; load the tool as a plugin "

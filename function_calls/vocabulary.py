@@ -8,12 +8,10 @@ from typing import Literal, get_args
 from storage.vocabulary import EFFECTS, AuthMethod, CallSource, ChatType, Effect
 
 __all__ = [
-    "BUILTIN_FAMILIES",
     "EFFECTS",
     "SCOPES",
     "WHO",
     "AuthMethod",
-    "BuiltinFamily",
     "CallSource",
     "Effect",
     "PluginState",
@@ -37,7 +35,3 @@ WHO: tuple[Who, ...] = get_args(Who)
 # (the config names it with `disabled: true`), "available" (installed with an entry
 # point, not named in the config: installed is not enabled).
 PluginState = Literal["loaded", "failed", "disabled", "available"]
-
-# The built-in tool families the config can switch off (`builtins: {search: false}`).
-BuiltinFamily = Literal["reminders", "search", "links", "summary", "timezone", "budget"]
-BUILTIN_FAMILIES: tuple[BuiltinFamily, ...] = get_args(BuiltinFamily)

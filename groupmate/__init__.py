@@ -8,8 +8,8 @@
 from function_calls.context import MessageContext
 from function_calls.deps import Progress
 from function_calls.errors import ToolError
+from function_calls.plugin_store import JsonValue, PluginStore
 from function_calls.plugins.declare import Plugin
-from function_calls.plugins.store import JsonValue, PluginStore
 from function_calls.registry import Example, NoArguments, tool_function
 from function_calls.result import FunctionResult
 

@@ -36,6 +36,8 @@ def _table(model: type[object]) -> Table:
 
 
 def delete_chat(session: Session, chat_id: str) -> ChatDataDeleted:
+    if not chat_id:  # "" is no chat: it holds the plugins' global values
+        raise ValueError("deleting a chat's data needs the chat's id")
     reminders = _table(Reminder)
     ids = tuple(
         row[0]

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from storage.database import Database
@@ -56,22 +57,26 @@ def read_value(session: Session, plugin: str, chat_id: str, key: str) -> tuple[b
     return (False, None) if row is None else (True, row[0])
 
 
+def _insert(session: Session, values: dict[str, Any]) -> Any:
+    """An INSERT of this backend that can say what to do when the key exists."""
+    dialect = session.get_bind().dialect.name
+    module = postgresql if dialect == "postgresql" else sqlite
+    return module.insert(_data).values(**values)
+
+
 def write_value(
     session: Session, plugin: str, chat_id: str, key: str, value: Any, now: datetime
 ) -> None:
-    exists = session.execute(
-        select(_data.c.key).where(_where(plugin, chat_id, key)).with_for_update()
-    ).first()
-    if exists is None:
-        session.execute(
-            _data.insert().values(
-                plugin=plugin, chat_id=chat_id, key=key, value=value, updated_at=now
-            )
+    """One statement (an upsert): two processes writing a new key at once never fail
+    on each other's row; the later write wins."""
+    values = {"plugin": plugin, "chat_id": chat_id, "key": key, "value": value}
+    statement = _insert(session, {**values, "updated_at": now})
+    session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["plugin", "chat_id", "key"],
+            set_={"value": statement.excluded.value, "updated_at": now},
         )
-    else:
-        session.execute(
-            _data.update().where(_where(plugin, chat_id, key)).values(value=value, updated_at=now)
-        )
+    )
 
 
 def delete_value(session: Session, plugin: str, chat_id: str, key: str) -> bool:
@@ -98,12 +103,18 @@ def update_value(
     now: datetime,
 ) -> Any:
     """Read, change and write one value under the row's lock (SQLite: the write
-    transaction's), so that two concurrent updates never lose one another."""
-    row = session.execute(
+    transaction's), so that two concurrent updates never lose one another. The row is
+    made first (with the default) when there is none: a new key is locked as well."""
+    values = {"plugin": plugin, "chat_id": chat_id, "key": key}
+    first = _insert(session, {**values, "value": check_value(default), "updated_at": now})
+    session.execute(first.on_conflict_do_nothing(index_elements=["plugin", "chat_id", "key"]))
+    current = session.execute(
         select(_data.c.value).where(_where(plugin, chat_id, key)).with_for_update()
-    ).first()
-    new = check_value(change(default if row is None else row[0]))
-    write_value(session, plugin, chat_id, key, new, now)
+    ).scalar_one()
+    new = check_value(change(current))
+    session.execute(
+        _data.update().where(_where(plugin, chat_id, key)).values(value=new, updated_at=now)
+    )
     return new
 
 

@@ -116,7 +116,12 @@ def test_a_hyphenated_name_becomes_a_module_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["", "9lives", "Weather", "two words", "a" * 33, "dots.bad", "_private", "for", "ünï"],
+    [
+        *("", "9lives", "Weather", "two words", "a" * 33, "dots.bad", "_private", "for", "ünï"),
+        # The bot's own names: a plugin with them would not load or would lose its command.
+        *("plugin", "tool_function", "summary", "core", "help", "budget", "remind", "start"),
+        *("web_search", "reminder_set", "tz", "read"),
+    ],
 )
 def test_an_invalid_name_is_refused_in_one_line(
     name: str,

@@ -196,13 +196,12 @@ def create_app(bot: Bot) -> ASGIApp:
     async def healthz() -> dict[str, Any]:
         """Liveness, the language model's state (off, warming, ready, warm-up failed: see
         `LLMStatus`), each chat platform's connection status and each plugin's state
-        (a failed plugin leaves the bot serving: "ok" all the same; no secrets)."""
+        (a failed plugin leaves the bot serving: "ok" all the same; no secrets, no
+        reasons)."""
         adapters = {a.name: a.status() for a in bot.adapters}
-        plugins = {
-            p.name: p.state if p.error is None else f"{p.state}: {p.error}"
-            for p in bot.plugins
-            if not p.builtin
-        }
+        # The state only: /healthz needs no token, and why a plugin failed is for the
+        # operator (/v1/status, the dashboard, the log).
+        plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
         return {"status": "ok", "llm": bot.llm_status, "adapters": adapters, "plugins": plugins}
 
     @app.post("/v1/messages")

@@ -52,7 +52,7 @@ def builtin_plugins(switches: BuiltinsConfig | None = None) -> PluginSet:
 
 @cache
 def _family(family: str) -> PluginSet:
-    loaded = load_plugins((), builtins=[PluginSpec(module=BUILTIN_MODULES[family])])
+    loaded = load_plugins([PluginSpec(module=BUILTIN_MODULES[family])], builtin=True)
     if loaded.failed:  # groupmate's own code: a bug, not a configuration
         raise RuntimeError(f"built-in tools failed to load: {loaded.failed}")
     return loaded

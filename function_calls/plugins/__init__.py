@@ -5,18 +5,17 @@ storage, `load_plugins` loads what the config names (each plugin on its own: one
 fails leaves the others and the bot running).
 """
 
+from function_calls.plugin_store import JsonValue, PluginStore, PluginStores
 from function_calls.plugins.declare import Plugin, Service
+from function_calls.plugins.found import PluginError, entry_points
 from function_calls.plugins.loader import (
     LoadedPlugin,
-    PluginError,
     PluginSet,
     PluginStatus,
     available,
-    entry_points,
     load_plugins,
 )
 from function_calls.plugins.spec import ENTRY_POINT_GROUP, BuiltinsConfig, PluginSpec
-from function_calls.plugins.store import JsonValue, PluginStore, PluginStores
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -1,31 +1,34 @@
-"""Loading plugins: import each configured module, validate its settings, read its
+"""Loading plugins: find each configured one (function_calls.plugins.found), check its
 services and build its tools, so that one bad plugin fails alone.
 
 A plugin fails (state "failed", with the reason) when its module does not import, its
-settings are invalid, a tool does not build, a tool or service name is taken by an
-earlier plugin (the built-ins come first), or (when the bot starts) a service does
-not start. Every other plugin loads as if it were not there.
+settings are invalid, a tool or a service does not build, its name or a tool's name is
+taken by an earlier plugin or a built-in, or (when the bot starts) a service does not
+start. Every other plugin loads as if it were not there.
+
+A plugin's settings and services are its own: its handlers (and its later services) ask
+for them by type; another plugin never sees them, so two plugins may each have an
+`httpx.AsyncClient`. A service may not stand in for one of the bot's own types.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
 import importlib.metadata as metadata
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import ModuleType
+from fnmatch import fnmatchcase
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from function_calls.errors import ToolDefinitionError
-from function_calls.plugins.declare import Plugin, Service
-from function_calls.plugins.spec import ENTRY_POINT_GROUP, PluginSpec
+from function_calls.plugins.declare import Service
+from function_calls.plugins.found import Found, PluginError, entry_points, find
+from function_calls.plugins.spec import PluginSpec
+from function_calls.provided import BUILTIN_TYPES, SERVICE_TYPES
 from function_calls.registry import Handler, Tool, ToolRegistry, tool_from, tool_options
-from function_calls.tools import builtin_provides
 from function_calls.vocabulary import PluginState
 
 log = logging.getLogger(__name__)
@@ -64,29 +67,6 @@ class LoadedPlugin:
         )
 
 
-class PluginError(Exception):
-    """Why one plugin cannot load; `str()` is the reason, for the log and the status."""
-
-    def __init__(self, reason: str, name: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.name = name
-
-
-@dataclass(frozen=True, slots=True)
-class _Imported:
-    """A plugin imported and its settings validated; its tools not yet built."""
-
-    name: str
-    spec: PluginSpec
-    version: str | None
-    plugin: Plugin
-    handlers: tuple[Handler, ...]
-    settings: BaseModel | None
-    services: tuple[Service, ...]
-    builtin: bool
-
-
 @dataclass(frozen=True, slots=True)
 class PluginSet:
     """Every configured plugin: those that loaded, and the status of each."""
@@ -96,7 +76,7 @@ class PluginSet:
 
     @classmethod
     def combined(cls, *sets: PluginSet) -> PluginSet:
-        """The plugins of all `sets`, in order (their tool names must not clash)."""
+        """The plugins of all `sets`, in order (their names must not clash)."""
         return cls(
             tuple(plugin for one in sets for plugin in one.loaded),
             tuple(status for one in sets for status in one.statuses),
@@ -104,6 +84,9 @@ class PluginSet:
 
     def tool_names(self) -> set[str]:
         return {tool.name for plugin in self.loaded for tool in plugin.tools}
+
+    def names(self) -> set[str]:
+        return {plugin.name for plugin in self.loaded}
 
     def registry(self, order: Callable[[Tool], int] | None = None) -> ToolRegistry:
         """The loaded plugins' tools: the built-ins first (in `order`, the order the model
@@ -118,128 +101,17 @@ class PluginSet:
     def failed(self) -> list[PluginStatus]:
         return [status for status in self.statuses if status.state == "failed"]
 
-    def without(self, name: str, reason: str) -> PluginSet:
-        """This set with plugin `name` failed for `reason` (a service that did not start)."""
+    def without(self, plugin: LoadedPlugin, reason: str) -> PluginSet:
+        """This set with `plugin` failed for `reason` (a service that did not start)."""
         return PluginSet(
-            tuple(plugin for plugin in self.loaded if plugin.name != name),
+            tuple(one for one in self.loaded if one is not plugin),
             tuple(
                 dataclasses.replace(status, state="failed", error=reason, tools=())
-                if status.name == name
+                if status.state == "loaded" and status.name == plugin.name  # names are unique
                 else status
                 for status in self.statuses
             ),
         )
-
-    def settings_values(self) -> dict[type[Any], object]:
-        """Each loaded plugin's settings, by the type its handlers ask for."""
-        return {type(p.settings): p.settings for p in self.loaded if p.settings is not None}
-
-
-def entry_points() -> dict[str, metadata.EntryPoint]:
-    """The installed plugins: entry points of group `groupmate.plugins`, by name."""
-    return {point.name: point for point in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def _version(module: str, point: metadata.EntryPoint | None) -> str | None:
-    if point is not None and point.dist is not None:
-        return point.dist.version
-    top = module.split(".", 1)[0]
-    if top in ("function_calls", "bot"):
-        return None  # groupmate's own
-    try:  # the usual case: the distribution is named as its package (`-` or `_`)
-        return metadata.version(top)
-    except metadata.PackageNotFoundError:
-        pass
-    for dist in _distributions().get(top, []):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
-
-
-@functools.cache
-def _distributions() -> Mapping[str, list[str]]:
-    # Reads every installed distribution's metadata (a third of a second): once.
-    return metadata.packages_distributions()
-
-
-def _import(
-    spec: PluginSpec, installed: Mapping[str, metadata.EntryPoint]
-) -> tuple[ModuleType, Plugin | None, str, str | None]:
-    """The plugin's module, the `Plugin` its entry point names (if it does), its name
-    and version."""
-    point = installed.get(spec.module)
-    target = point.value if point is not None else spec.module
-    module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name.strip())
-    except Exception as exc:  # a plugin's import may raise anything; it fails alone
-        log.debug("plugin %s: import failed", spec.module, exc_info=True)
-        raise PluginError(
-            f"cannot import {module_name.strip()}: {type(exc).__name__}: {exc}"
-        ) from None
-    declared: Plugin | None = None
-    if attribute:
-        found = getattr(module, attribute.strip(), None)
-        if not isinstance(found, Plugin):
-            raise PluginError(f"entry point {spec.module!r}: {target} is not a Plugin")
-        declared = found
-    else:
-        plugins = [value for value in vars(module).values() if isinstance(value, Plugin)]
-        if len(plugins) > 1:
-            raise PluginError(f"{module_name} declares {len(plugins)} Plugins; one at most")
-        declared = plugins[0] if plugins else None
-    name = (
-        (declared.name if declared is not None else None)
-        or (point.name if point is not None else None)
-        or module_name.rsplit(".", 1)[-1]
-    )
-    return module, declared, name.lower().replace(".", "_"), _version(module_name, point)
-
-
-def _settings(plugin: Plugin, spec: PluginSpec, where: str) -> BaseModel | None:
-    if plugin.settings is None:
-        if spec.settings:
-            raise PluginError(f"{where}.settings: this plugin takes no settings")
-        return None
-    try:
-        return plugin.settings.model_validate(spec.settings)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors(include_url=False, include_input=False, include_context=False):
-            path = ".".join(str(part) for part in error["loc"])
-            message = error["msg"].removeprefix("Value error, ")
-            problems.append(f"{where}.settings{'.' + path if path else ''}: {message}")
-        raise PluginError("; ".join(problems)) from None
-
-
-def _handlers(module: ModuleType, plugin: Plugin | None) -> tuple[Handler, ...]:
-    """The plugin's tools: those it lists, then the marked handlers in its module's
-    namespace (its own and those it imports, as a package's __init__ does), in order."""
-    found: list[Handler] = list(plugin.handlers) if plugin is not None else []
-    for value in vars(module).values():
-        if callable(value) and tool_options(value) is not None and value not in found:
-            found.append(value)
-    return tuple(found)
-
-
-def _read(
-    spec: PluginSpec, where: str, installed: Mapping[str, metadata.EntryPoint], builtin: bool
-) -> _Imported:
-    module, declared, name, version = _import(spec, installed)
-    plugin = declared if declared is not None else Plugin()
-    try:
-        settings = _settings(plugin, spec, where)
-        services = tuple(plugin.services())
-    except ToolDefinitionError as exc:
-        raise PluginError(str(exc), name) from None
-    except PluginError as exc:
-        raise PluginError(exc.reason, name) from None
-    handlers = _handlers(module, declared)
-    if not handlers:
-        raise PluginError(f"{spec.module} has no @tool_function handlers", name)
-    return _Imported(name, spec, version, plugin, handlers, settings, services, builtin)
 
 
 def _narrowed(tool: Tool, spec: PluginSpec) -> Tool:
@@ -252,115 +124,108 @@ def _narrowed(tool: Tool, spec: PluginSpec) -> Tool:
     return dataclasses.replace(tool, **changes) if changes else tool
 
 
-def _build(
-    imported: _Imported, provides: Callable[[type[Any]], bool], where: str
-) -> tuple[Tool, ...]:
-    spec = imported.spec
-    tools: list[Tool] = []
-    for handler in imported.handlers:
-        try:
-            tool = tool_from(handler, provides=provides, plugin=imported.name)
-        except ToolDefinitionError as exc:
-            raise PluginError(str(exc), imported.name) from None
-        if spec.tools.admits(tool.name):
-            tools.append(_narrowed(tool, spec))
-    for pattern in (*(spec.tools.allow or ()), *spec.tools.deny):
-        if not any(_matches(pattern, handler) for handler in imported.handlers):
-            log.warning("%s.tools: %r names none of the plugin's tools", where, pattern)
-    if not tools:
-        raise PluginError(f"{where}.tools leaves none of the plugin's tools", imported.name)
-    return tuple(tools)
-
-
 def _matches(pattern: str, handler: Handler) -> bool:
-    from fnmatch import fnmatchcase
-
     options = tool_options(handler)
     name = (options.name if options else None) or str(getattr(handler, "__name__", ""))
     return fnmatchcase(name, pattern)
 
 
+def _check_services(found: Found) -> None:
+    """Each service makes a type of its own (none of the bot's), and asks only for what
+    it can have: the plugin's settings, the bot's services, the plugin's earlier ones."""
+    own = type(found.settings) if found.settings is not None else None
+    made: set[type[Any]] = set()
+    for service in found.services:
+        what = f"service {service.factory.__qualname__!r}"
+        for dependency in service.params:
+            kind = dependency.kind
+            if not (dependency.optional or kind is own or kind in SERVICE_TYPES or kind in made):
+                raise PluginError(
+                    f"{what}: parameter {dependency.param!r} ({kind.__name__}): nothing "
+                    "provides it (a service takes the plugin's settings, the bot's services "
+                    "and the plugin's earlier services)",
+                    found.name,
+                )
+        if service.kind in BUILTIN_TYPES or service.kind is own or service.kind in made:
+            raise PluginError(
+                f"{what}: {service.kind.__name__} is already provided (by the bot, the "
+                "plugin's settings or another of its services); make a type of its own",
+                found.name,
+            )
+        made.add(service.kind)
+
+
+def _build(found: Found, where: str) -> tuple[Tool, ...]:
+    """The plugin's tools, with the config's filters and options."""
+    own = {service.kind for service in found.services}
+    if found.settings is not None:
+        own.add(type(found.settings))
+
+    def provides(kind: type[Any]) -> bool:
+        return kind in BUILTIN_TYPES or kind in own
+
+    spec = found.spec
+    tools: list[Tool] = []
+    for handler in found.handlers:
+        try:
+            tool = tool_from(handler, provides=provides, plugin=found.name)
+        except ToolDefinitionError as exc:
+            raise PluginError(str(exc), found.name) from None
+        if spec.tools.admits(tool.name):
+            tools.append(_narrowed(tool, spec))
+    for pattern in (*(spec.tools.allow or ()), *spec.tools.deny):
+        if not any(_matches(pattern, handler) for handler in found.handlers):
+            log.warning("%s.tools: %r names none of the plugin's tools", where, pattern)
+    if not tools:
+        raise PluginError(f"{where}.tools leaves none of the plugin's tools", found.name)
+    return tuple(tools)
+
+
 def load_plugins(
     specs: Sequence[PluginSpec],
     *,
-    builtins: Sequence[PluginSpec] = (),
+    builtin: bool = False,
     taken: Mapping[str, str] | None = None,
+    taken_names: Iterable[str] = (),
     where: str = "plugins",
 ) -> PluginSet:
-    """Load the built-in families (`builtins`), then the configured `specs`, each on its
-    own: see the module's docstring. `taken` are tool names already in use (a test's own
-    tools). `where` names the config key in reasons (`plugins[1].settings.sides: …`)."""
-    installed = entry_points()
-    imported: list[_Imported] = []
-    statuses: dict[int, PluginStatus] = {}
-    names: set[str] = set()
-    everything = [(spec, True) for spec in builtins] + [(spec, False) for spec in specs]
-    for index, (spec, builtin) in enumerate(everything):
-        place = f"builtins.{spec.module}" if builtin else f"{where}[{index - len(builtins)}]"
-        if spec.disabled:
-            statuses[index] = PluginStatus(spec.module, spec.module, "disabled", builtin=builtin)
-            continue
-        try:
-            one = _read(spec, place, installed, builtin)
-            if one.name in names:
-                raise PluginError(f"another plugin is named {one.name!r}", one.name)
-        except PluginError as exc:
-            statuses[index] = _failed(spec, exc, builtin)
-            continue
-        names.add(one.name)
-        imported.append(one)
-        statuses[index] = PluginStatus(one.name, spec.module, "loaded", one.version)
-    # Handlers may ask for any service a plugin provides (one plugin per type).
-    providers: dict[type[Any], str] = {}
-    for one in list(imported):
-        clash = next((s.kind for s in one.services if s.kind in providers), None)
-        if clash is not None:
-            reason = f"{clash.__name__} is already provided by plugin {providers[clash]!r}"
-            statuses[_index_of(everything, one)] = _failed(
-                one.spec, PluginError(reason, one.name), one.builtin
-            )
-            imported.remove(one)
-            continue
-        providers.update({service.kind: one.name for service in one.services})
+    """Load the plugins `specs` name, in order, each on its own (see the module's
+    docstring); `builtin` for groupmate's own families. `taken` are the tool names
+    already in use, with what holds each ("a built-in tool"); `taken_names` the plugin
+    names. `where` names the config key in reasons (`plugins[1].settings.sides: …`)."""
+    installed: dict[str, metadata.EntryPoint] = {} if builtin else entry_points()
+    used = dict(taken or {})
+    names = set(taken_names)
     loaded: list[LoadedPlugin] = []
-    used: dict[str, str] = dict(taken or {})
-    for one in imported:
-        own = type(one.settings) if one.settings is not None else None
-
-        def provides(kind: type[Any], own: type[Any] | None = own) -> bool:
-            return builtin_provides(kind) or kind in providers or kind is own
-
-        index = _index_of(everything, one)
-        try:
-            tools = _build(one, provides, f"{where}[{index - len(builtins)}]")
-            taken_name = next((tool.name for tool in tools if tool.name in used), None)
-            if taken_name is not None:
-                holder = used[taken_name]
-                raise PluginError(f"tool name {taken_name!r} is taken by {holder}", one.name)
-        except PluginError as exc:
-            statuses[index] = _failed(one.spec, exc, one.builtin)
+    statuses: list[PluginStatus] = []
+    for index, spec in enumerate(specs):
+        place = f"builtins.{spec.module}" if builtin else f"{where}[{index}]"
+        if spec.disabled:
+            statuses.append(PluginStatus(spec.module, spec.module, "disabled", builtin=builtin))
             continue
-        used.update(dict.fromkeys((tool.name for tool in tools), f"plugin {one.name!r}"))
+        try:
+            found = find(spec, place, installed, builtin)
+            if found.name in names:
+                raise PluginError(f"another plugin is named {found.name!r}", found.name)
+            _check_services(found)
+            tools = _build(found, place)
+            clash = next((tool.name for tool in tools if tool.name in used), None)
+            if clash is not None:
+                raise PluginError(f"tool name {clash!r} is taken by {used[clash]}", found.name)
+        except PluginError as exc:
+            name = exc.name or spec.module
+            statuses.append(
+                PluginStatus(name, spec.module, "failed", error=exc.reason, builtin=builtin)
+            )
+            continue
+        names.add(found.name)
+        used.update(dict.fromkeys((tool.name for tool in tools), f"plugin {found.name!r}"))
         plugin = LoadedPlugin(
-            one.name, one.spec.module, one.version, one.settings, one.services, tools, one.builtin
+            found.name, spec.module, found.version, found.settings, found.services, tools, builtin
         )
         loaded.append(plugin)
-        statuses[index] = plugin.status()
-    ordered = tuple(statuses[index] for index in sorted(statuses))
-    return PluginSet(tuple(loaded), ordered)
-
-
-def _index_of(everything: Sequence[tuple[PluginSpec, bool]], one: _Imported) -> int:
-    return next(
-        i
-        for i, (spec, builtin) in enumerate(everything)
-        if spec is one.spec and builtin == one.builtin
-    )
-
-
-def _failed(spec: PluginSpec, exc: PluginError, builtin: bool) -> PluginStatus:
-    name = exc.name or spec.module
-    return PluginStatus(name, spec.module, "failed", error=exc.reason, builtin=builtin)
+        statuses.append(plugin.status())
+    return PluginSet(tuple(loaded), tuple(statuses))
 
 
 def available(configured: Iterable[str]) -> list[PluginStatus]:
@@ -368,7 +233,7 @@ def available(configured: Iterable[str]) -> list[PluginStatus]:
     named = set(configured)
     found = []
     for name, point in sorted(entry_points().items()):
-        if name in named or point.value.partition(":")[0] in named:
+        if name in named or point.value.partition(":")[0].strip() in named:
             continue
         version = point.dist.version if point.dist is not None else None
         found.append(PluginStatus(name, point.value, "available", version))

@@ -15,7 +15,7 @@ class Client:
 
 @plugin.service
 async def client() -> AsyncIterator[Client]:
-    raise ConnectionError("the weather server is down")
+    raise ConnectionError("https://weather.example/?key=SECRET123 is down")
     yield Client()  # an async generator: what it yields is the service
 
 

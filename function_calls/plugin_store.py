@@ -69,10 +69,13 @@ class PluginStore:
 
 
 class PluginStores:
-    """Opens plugins' stores on one database (the bot's `StoreOpener`)."""
+    """Opens plugins' stores on one database; the bot's, never a handler's (a handler
+    gets its own plugin's store in the chat it runs for: see function_calls.deps)."""
 
     def __init__(self, data: PluginData) -> None:
         self._data = data
 
     def open(self, plugin: str, chat_id: str | None) -> PluginStore:
+        if not plugin or chat_id == GLOBAL:  # "" is the global values' chat id
+            raise ValueError("a plugin's store needs its plugin and a chat (None: global)")
         return PluginStore(self._data, plugin, chat_id)
