@@ -193,7 +193,8 @@ def load_plugins(
     docstring); `builtin` for groupmate's own families. `taken` are the tool names
     already in use, with what holds each ("a built-in tool"); `taken_names` the plugin
     names. `where` names the config key in reasons (`plugins[1].settings.sides: …`)."""
-    installed: dict[str, metadata.EntryPoint] = {} if builtin else entry_points()
+    # Reading the installed entry points scans every distribution: only when it counts.
+    installed: dict[str, metadata.EntryPoint] = {} if builtin or not specs else entry_points()
     used = dict(taken or {})
     names = set(taken_names)
     loaded: list[LoadedPlugin] = []
