@@ -30,19 +30,12 @@ FIXED_NOW = DEFAULT_START  # what a FakeClock (the kit's) shows until moved
 pytest_plugins = ["tests.browser", "tests.search_servers"]
 
 
-@pytest.fixture(scope="session")
-def _stub_server() -> Iterator[StubLLM]:
-    stub = StubLLM()
-    stub.start()
-    yield stub
-    stub.stop()
-
-
 @pytest.fixture
-def stub(_stub_server: StubLLM) -> Iterator[StubLLM]:
-    _stub_server.reset()
-    yield _stub_server
-    _stub_server.reset()
+def stub(groupmate_model_server: StubLLM) -> Iterator[StubLLM]:
+    """The test kit's model server (one per session), reset around each test."""
+    groupmate_model_server.reset()
+    yield groupmate_model_server
+    groupmate_model_server.reset()
 
 
 def make_ctx(**overrides: Any) -> MessageContext:
