@@ -122,7 +122,10 @@ def test_a_broken_installed_plugin_leaves_serve_serving(python: str, tmp_path: P
     )
     with serve(config, python=python) as base:
         health = httpx.get(f"{base}/healthz", timeout=10).json()
-        assert health["plugins"]["echo"].startswith("failed: plugins[0].settings.prefix")
+        assert health["plugins"]["echo"] == "failed"
+        status = httpx.get(f"{base}/v1/status", headers=_auth(), timeout=10).json()
+        echo = next(p for p in status["plugins"] if p["name"] == "echo")
+        assert echo["error"].startswith("plugins[0].settings.prefix: String should have")
         assert _say(base, "/echo hello")  # answered: an unknown command, not a crash
 
 
