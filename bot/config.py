@@ -228,12 +228,25 @@ class OneBotSettings(_Section):
     timeout: float = Field(10, gt=0)  # seconds to wait for the answer to a send action
 
 
+class SlackSettings(_Section):
+    """Present = enabled: the Events API, posted to /slack/events on `groupmate serve`."""
+
+    bot_token: Secret = None  # xoxb-…
+    signing_secret: Secret = None
+    # "events": Slack posts to /slack/events on the serve port. Socket Mode is not built
+    # yet: the config says so rather than starting without events.
+    mode: Literal["events"] = "events"
+    api_url: str = "https://slack.com/api/"  # override for tests and proxies
+    timeout: int = Field(30, gt=0, le=300)  # seconds one Web API request may take
+
+
 class AdaptersSettings(_Section):
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
     telegram: TelegramSettings | None = None
     matrix: MatrixSettings | None = None
     onebot: OneBotSettings | None = None
+    slack: SlackSettings | None = None
 
 
 class ReminderSettings(_Section):

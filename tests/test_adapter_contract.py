@@ -92,6 +92,7 @@ def test_each_present_section_builds_its_adapter() -> None:
         "telegram": {"token": "123:abc"},
         "matrix": {"homeserver": "http://127.0.0.1:1", "user_id": "@bot:local"},
         "onebot": {"access_token": "t"},
+        "slack": {"bot_token": "xoxb-1", "signing_secret": "s"},
     }
     config = parse_config({"adapters": sections}, environ={})
     adapters = configured(config)
@@ -99,6 +100,7 @@ def test_each_present_section_builds_its_adapter() -> None:
         ("telegram", "tg:"),
         ("matrix", "mx:"),
         ("onebot", "qq:"),
+        ("slack", "sl:"),
     ]
     assert all(isinstance(a, Adapter) for a in adapters)
     assert configured(parse_config({}, environ={})) == []

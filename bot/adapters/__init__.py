@@ -19,6 +19,7 @@ PLATFORMS = {
     "telegram": "bot.adapters.telegram:TelegramAdapter",
     "matrix": "bot.adapters.matrix:MatrixAdapter",
     "onebot": "bot.adapters.onebot:OneBotAdapter",
+    "slack": "bot.adapters.slack:SlackAdapter",
 }
 
 

@@ -11,7 +11,8 @@ module with a class like this and a config section, nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bot.messages import IncomingMessage, Reply
@@ -83,3 +84,19 @@ def split_text(text: str, limit: int) -> list[str]:
     if rest or not pieces:
         pieces.append(rest)
     return pieces
+
+
+def mention_pieces(text: str, names: Collection[str]) -> Iterator[tuple[str, bool]]:
+    """`text` in (piece, is a mention) pieces, cut at each of `names` ("@Bob") that
+    stands whole: the longest first ("@Al" must not cut "@Alice" short)."""
+    if not names:
+        yield text, False
+        return
+    ordered = sorted(names, key=len, reverse=True)
+    pattern = re.compile("(?:" + "|".join(map(re.escape, ordered)) + r")(?!\w)")
+    position = 0
+    for match in pattern.finditer(text):
+        yield text[position : match.start()], False
+        yield match.group(), True
+        position = match.end()
+    yield text[position:], False

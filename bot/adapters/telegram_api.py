@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import re
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
@@ -23,6 +22,7 @@ from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
+from bot.adapters.base import mention_pieces
 from storage import Member
 
 log = logging.getLogger(__name__)
@@ -158,18 +158,12 @@ def render_html(text: str, people: Sequence[Member]) -> str:
         number = user_number(person.user_id)
         if person.name and number is not None:
             links.setdefault(f"@{person.name.lstrip('@')}", number)
-    if not links:
-        return html.escape(text, quote=False)
-    names = sorted(links, key=len, reverse=True)  # "@Al" must not cut "@Alice" short
-    pattern = re.compile("(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
-    out: list[str] = []
-    position = 0
-    for match in pattern.finditer(text):
-        out.append(html.escape(text[position : match.start()], quote=False))
-        number = links[match.group()]
-        out.append(f'<a href="tg://user?id={number}">{html.escape(match.group())}</a>')
-        position = match.end()
-    out.append(html.escape(text[position:], quote=False))
+    out = []
+    for piece, mention in mention_pieces(text, links):
+        if mention:
+            out.append(f'<a href="tg://user?id={links[piece]}">{html.escape(piece)}</a>')
+        else:
+            out.append(html.escape(piece, quote=False))
     return "".join(out)
 
 

@@ -1,0 +1,381 @@
+"""Slack: slack-bolt (async) over the Events API, on `groupmate serve`'s own port.
+
+Chat ids are "sl:<channel id>", user ids "sl:<user id>". Slack signs every event it
+posts (`v0` HMAC of the body with the signing secret, a timestamp within 5 minutes):
+bolt checks it and answers 401 to anything else, before anything runs. It acknowledges
+each event at once (Slack wants an answer within 3 s) and the message is answered after.
+
+Slack re-posts an event it got no timely answer for (`X-Slack-Retry-Num`, the same
+message `ts`): the message's `ts` is its id, and the chat log acts on an id once. Slack
+has no idempotency key on chat.postMessage: a send whose answer is lost (a timeout after
+Slack took it) may be retried by the reminder engine and appear twice; that window is
+one request's timeout (README, "Slack").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from bot.adapters.base import BotHost, mention_pieces, split_text
+from bot.config import ConfigError, SlackSettings
+from bot.messages import IncomingMessage, Reply
+from storage import Member, OutgoingMessage, SendError, utc_now
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+MESSAGE_LIMIT = 3000  # characters of one message Slack shows whole (it takes 40,000)
+_ADMIN_TTL = 300.0  # seconds a users.info answer is trusted
+_BACKOFF_MAX = 30.0
+_READY_WAIT = 60.0  # seconds an early event waits for the connection
+# Subtypes that are someone's message (others: edits, joins, topic changes, bots).
+_MESSAGE_SUBTYPES = (None, "thread_broadcast", "file_share")
+# Slack's encoding of a user mention in text: <@U123> or <@U123|name>.
+_USER_TOKEN = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+class SlackAdapter:
+    """One Slack app's bot user, in the workspace it is installed in."""
+
+    name = "slack"
+    chat_prefix = "sl:"
+
+    def __init__(self, settings: SlackSettings, *, bot_name: str) -> None:
+        if settings.bot_token is None:
+            raise ConfigError("adapters.slack.bot_token is required")
+        if settings.signing_secret is None:
+            raise ConfigError("adapters.slack.signing_secret is required")
+        self._settings = settings
+        self._bot_name = bot_name
+        self._client = AsyncWebClient(
+            token=settings.bot_token.get_secret_value(),
+            base_url=settings.api_url,
+            timeout=settings.timeout,
+            # 429s wait the Retry-After Slack says; connection resets are retried.
+            retry_handlers=[
+                AsyncRateLimitErrorRetryHandler(max_retry_count=5),
+                AsyncConnectionErrorRetryHandler(max_retry_count=2),
+            ],
+        )
+        self._app = AsyncApp(
+            client=self._client,
+            signing_secret=settings.signing_secret.get_secret_value(),
+            logger=logging.getLogger("slack_bolt"),
+        )
+        self._app.event("message")(self._on_message)
+        self._app.event("app_mention")(self._ignore)  # its message event is the one answered
+        self._handler = AsyncSlackRequestHandler(self._app)
+        self._bot: BotHost | None = None
+        self._me = ""  # the bot's user id
+        self._team = ""
+        self._names: dict[str, str] = {}
+        self._admins: dict[str, tuple[float, bool]] = {}
+        self._seen: dict[str, dict[str, Member]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._connector: asyncio.Task[None] | None = None
+        self._connected_since: datetime | None = None
+        self._last_event: datetime | None = None
+        self._last_error: str | None = None
+        self._stopped = False
+        self._ready = asyncio.Event()  # auth.test answered: the bot knows its own id
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self, bot: BotHost) -> None:
+        self._bot = bot
+        self._connector = asyncio.create_task(self._connect(), name="slack")
+
+    async def _connect(self) -> None:
+        backoff = 1.0
+        while True:
+            try:
+                answer = await self._client.auth_test()
+            except SlackApiError as exc:
+                self._last_error = f"auth.test: {_code(exc)}"
+                if _code(exc) in ("invalid_auth", "not_authed", "token_revoked"):
+                    log.error("slack: %s (check adapters.slack.bot_token)", self._last_error)
+                    return  # waiting won't fix a wrong token
+            except (TimeoutError, SlackClientError, OSError) as exc:
+                self._last_error = f"auth.test: {type(exc).__name__}"
+            else:
+                self._me, self._team = str(answer["user_id"]), str(answer.get("team", ""))
+                self._connected_since = utc_now()
+                self._last_error = None
+                self._ready.set()
+                log.info("slack: connected as %s in %s", self._me, self._team or "a workspace")
+                return
+            log.warning("slack: %s; retrying in %.0fs", self._last_error, backoff)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, _BACKOFF_MAX)
+
+    async def stop(self) -> None:
+        self._stopped = True
+        if self._connector is not None:
+            self._connector.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connector
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=10)
+        for task in self._tasks:
+            task.cancel()
+        session = getattr(self._client, "session", None)
+        if session is not None:
+            await session.close()
+
+    # -- incoming ----------------------------------------------------------------------
+
+    def routes(self) -> Sequence[BaseRoute]:
+        return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
+
+    async def _events(self, request: Request) -> Response:
+        if self._bot is None:
+            return Response(status_code=503)
+        # bolt checks the signature (401 when it fails), answers url_verification, and
+        # acknowledges events at once; listeners run after the answer.
+        return await self._handler.handle(request)
+
+    async def _ignore(self) -> None:
+        return None
+
+    async def _on_message(self, event: dict[str, Any]) -> None:
+        self._last_event = utc_now()
+        if event.get("subtype") not in _MESSAGE_SUBTYPES or event.get("bot_id"):
+            return  # edits, joins, other bots (and this one: no loops)
+        if event.get("user") is None:
+            return
+        task = asyncio.create_task(self._answer(event))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, event: dict[str, Any]) -> None:
+        assert self._bot is not None
+        try:
+            # An event that came before auth.test answered waits for it: the bot must
+            # know its own id to tell a mention of itself (and its own messages).
+            await asyncio.wait_for(self._ready.wait(), _READY_WAIT)
+            if event.get("user") == self._me:
+                return
+            incoming = await self._incoming(event)
+            channel = str(event["channel"])
+            thread = event.get("thread_ts")
+
+            async def deliver(replies: list[Reply]) -> None:
+                for reply in replies:
+                    await self._post(channel, reply.text, (), thread)
+
+            await self._bot.handle(incoming, deliver)
+        except Exception as exc:
+            log.error("slack: answering a message failed: %s", _safe(exc))
+            log.debug("slack: the failure", exc_info=True)
+
+    async def _incoming(self, event: dict[str, Any]) -> IncomingMessage:
+        """The bot's view of a Slack message event."""
+        channel, user, ts = str(event["channel"]), str(event["user"]), str(event["ts"])
+        chat_id = f"sl:{channel}"
+        private = event.get("channel_type") == "im"
+        sender = Member(f"sl:{user}", await self._name(user))
+        self._seen.setdefault(chat_id, {})[sender.user_id] = sender
+        mentioned = _mentioned_ids(event)
+        mentions_bot = self._me in mentioned
+        people: list[Member] = []
+        for uid in mentioned:
+            if uid != self._me:
+                member = Member(f"sl:{uid}", await self._name(uid))
+                self._seen[chat_id][member.user_id] = member
+                people.append(member)
+        text = await self._plain(str(event.get("text", "")))
+        thread = event.get("thread_ts")
+        in_thread = thread is not None and thread != ts
+        reply_to_bot = in_thread and event.get("parent_user_id") == self._me
+        maybe_for_bot = mentions_bot or reply_to_bot or text.startswith("/") or private
+        is_admin = not private and maybe_for_bot and await self._is_admin(user)
+        return IncomingMessage(
+            chat_id=chat_id,
+            chat_type="private" if private else "group",
+            sender_id=sender.user_id,
+            sender_name=sender.name,
+            text=text,
+            mentions_bot=mentions_bot,
+            reply_to_bot=reply_to_bot,
+            sender_is_admin=is_admin,
+            message_id=ts,
+            timestamp=datetime.fromtimestamp(float(ts), UTC),
+            mentions=tuple(people),
+            reply_to_message_id=str(thread) if in_thread else None,
+        )
+
+    async def _plain(self, text: str) -> str:
+        """Slack's text as people read it: "<@U1>" as "@Name" (the bot as its config
+        name, which the router strips), and &amp; &lt; &gt; unescaped."""
+        parts: list[str] = []
+        position = 0
+        for match in _USER_TOKEN.finditer(text):
+            parts.append(text[position : match.start()])
+            uid = match.group(1)
+            name = self._bot_name if uid == self._me else await self._name(uid)
+            parts.append(f"@{name}")
+            position = match.end()
+        parts.append(text[position:])
+        plain = "".join(parts)
+        return plain.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+    async def _user(self, uid: str) -> dict[str, Any] | None:
+        try:
+            answer = await self._client.users_info(user=uid)
+        except (TimeoutError, SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("slack: users.info: %s", _safe(exc))
+            return None
+        user = answer.get("user")
+        return user if isinstance(user, dict) else None
+
+    async def _name(self, uid: str) -> str:
+        if uid not in self._names:
+            user = await self._user(uid)
+            if user is None:
+                return uid  # not remembered: asked again next time
+            profile = user.get("profile") or {}
+            self._names[uid] = str(
+                profile.get("display_name") or profile.get("real_name") or user.get("name") or uid
+            )
+        return self._names[uid]
+
+    async def _is_admin(self, uid: str) -> bool:
+        """Workspace admins and owners (Slack has no admins of a channel; the config's
+        `bot.admins` add others)."""
+        now = time.monotonic()
+        cached = self._admins.get(uid)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        user = await self._user(uid)
+        if user is None:
+            return False  # unknown is not admin; asked again next time
+        is_admin = bool(user.get("is_admin") or user.get("is_owner"))
+        self._admins[uid] = (now + _ADMIN_TTL, is_admin)
+        return is_admin
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        """A member seen in the chat by their name or id (Slack vouches for each: every
+        name came from users.info)."""
+        wanted = name.casefold().lstrip("@")
+        for member in self._seen.get(chat_id, {}).values():
+            if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix("sl:")):
+                return member
+        return None
+
+    # -- outgoing ----------------------------------------------------------------------
+
+    async def send(self, message: OutgoingMessage) -> str | None:
+        if not message.chat_id.startswith(self.chat_prefix):
+            raise SendError(f"not a Slack chat id: {message.chat_id}")
+        if self._stopped:
+            raise SendError("the slack adapter is stopped")  # retried after a restart
+        channel = message.chat_id.removeprefix(self.chat_prefix)
+        try:
+            return await self._post(channel, message.text, message.people, None)
+        except SlackApiError as exc:
+            raise SendError(f"slack chat.postMessage: {_code(exc)}") from None
+        except (TimeoutError, SlackClientError, OSError) as exc:
+            raise SendError(f"slack chat.postMessage: {type(exc).__name__}") from None
+
+    async def _post(
+        self, channel: str, text: str, people: Sequence[Member], thread: str | None
+    ) -> str | None:
+        """`text` in pieces; the first piece's `ts`, which replies in its thread name."""
+        first: str | None = None
+        for piece in split_text(text, MESSAGE_LIMIT):
+            if not piece.strip():
+                continue
+            answer = await self._client.chat_postMessage(
+                channel=channel,
+                text=render_mrkdwn(piece, people),
+                thread_ts=thread,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+            if first is None:
+                first = str(answer.get("ts"))
+        return first
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "connected": self._connected_since is not None,
+            "mode": "events",
+            "user_id": self._me or None,
+            "team": self._team or None,
+            "since": self._connected_since.isoformat() if self._connected_since else None,
+            "last_event": self._last_event.isoformat() if self._last_event else None,
+            "last_error": self._last_error,
+        }
+
+
+def _mentioned_ids(event: dict[str, Any]) -> list[str]:
+    """The user ids the message mentions, from its rich-text blocks (the platform's
+    mention entities), else from its text's `<@U…>` tokens (Slack's encoding of them)."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "user" and isinstance(node.get("user_id"), str):
+                found.append(node["user_id"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(event.get("blocks") or [])
+    if not found:
+        found = _USER_TOKEN.findall(str(event.get("text", "")))
+    return list(dict.fromkeys(found))
+
+
+def render_mrkdwn(text: str, people: Sequence[Member]) -> str:
+    """`text` for Slack: &, < and > escaped, and each "@name" of `people` a mention
+    (`<@U123>`), which notifies them."""
+    links = {
+        f"@{p.name.lstrip('@')}": p.user_id.removeprefix("sl:")
+        for p in people
+        if p.name and p.user_id.startswith("sl:")
+    }
+    return "".join(
+        f"<@{links[piece]}>" if mention else _escaped(piece)
+        for piece, mention in mention_pieces(text, links)
+    )
+
+
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _code(exc: SlackApiError) -> str:
+    """Slack's error code ("channel_not_found"), or the HTTP status of a bare answer."""
+    data = exc.response.data
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return str(data["error"])
+    return f"HTTP {exc.response.status_code}"
+
+
+def _safe(exc: Exception) -> str:
+    """An error for the log: Slack's error codes, others by type only (no tokens)."""
+    if isinstance(exc, SlackApiError):
+        return _code(exc)
+    return str(exc) if isinstance(exc, SendError) else type(exc).__name__

@@ -1,0 +1,170 @@
+"""A local Slack Web API (the methods the adapter calls, in Slack's published shapes:
+form or JSON bodies, a Bearer token, `{"ok": false, "error": ...}` refusals, 429 with
+Retry-After) and signed Events API posts to the bot, on real sockets."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import re
+import threading
+import time
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from groupmate.testing.threaded_server import ThreadedServer
+
+BOT_TOKEN = "xoxb-test-secret-token"
+SIGNING_SECRET = "signing-s3cret"
+BOT_USER = "UBOT"
+TEAM = "T0001"
+CHANNEL = "C0001"
+USERS: dict[str, dict[str, Any]] = {
+    "UALICE": {"id": "UALICE", "name": "alice", "profile": {"display_name": "Alice"}},
+    "UBOB": {"id": "UBOB", "name": "bob", "profile": {"display_name": "Bob"}},
+    "UADMIN": {
+        "id": "UADMIN",
+        "name": "ada",
+        "is_admin": True,
+        "profile": {"display_name": "Ada"},
+    },
+    BOT_USER: {"id": BOT_USER, "name": "groupmate", "is_bot": True, "profile": {}},
+}
+
+
+class FakeSlack:
+    """Records every Web API call; `posted()` are the chat.postMessage bodies."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.rate_limited = 0  # the next N chat.postMessage calls answer 429
+        self._lock = threading.Lock()
+        self._ts = itertools.count(1)
+        self.server = ThreadedServer(
+            Starlette(routes=[Route("/api/{method}", self._api, methods=["GET", "POST"])])
+        )
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}/api/"
+
+    def posted(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [body for name, body in self.calls if name == "chat.postMessage"]
+
+    async def _api(self, request: Request) -> Response:
+        method = request.path_params["method"]
+        raw = await request.body()
+        if request.headers.get("content-type", "").startswith("application/json"):
+            body: dict[str, Any] = json.loads(raw or b"{}")
+        else:  # a form body, or the query of a GET method (users.info)
+            form = parse_qs(raw.decode()) if raw else parse_qs(request.url.query)
+            body = {key: values[0] for key, values in form.items()}
+        if request.headers.get("authorization") != f"Bearer {BOT_TOKEN}":
+            return JSONResponse({"ok": False, "error": "invalid_auth"})
+        with self._lock:
+            if method == "chat.postMessage" and self.rate_limited > 0:
+                self.rate_limited -= 1
+                return JSONResponse(
+                    {"ok": False, "error": "ratelimited"},
+                    status_code=429,
+                    headers={"Retry-After": "1"},
+                )
+            if method == "chat.postMessage":
+                body["_ts"] = f"{int(time.time())}.{next(self._ts):06d}"  # the answer's ts
+            self.calls.append((method, body))
+        if method == "auth.test":
+            return JSONResponse(
+                {"ok": True, "user_id": BOT_USER, "bot_id": "B0001", "team_id": TEAM,
+                 "team": "Test team", "user": "groupmate", "url": "https://test.slack.com/"}
+            )  # fmt: skip
+        if method == "users.info":
+            user = USERS.get(str(body.get("user")))
+            if user is None:
+                return JSONResponse({"ok": False, "error": "user_not_found"})
+            return JSONResponse({"ok": True, "user": user})
+        if method == "chat.postMessage":
+            ts = body["_ts"]
+            message = {"type": "message", "user": BOT_USER, "text": body.get("text"), "ts": ts}
+            return JSONResponse({"ok": True, "channel": body.get("channel"), "ts": ts,
+                                 "message": message})  # fmt: skip
+        return JSONResponse({"ok": False, "error": "unknown_method"})
+
+
+def message_event(
+    text: str,
+    *,
+    user: str = "UALICE",
+    ts: str | None = None,
+    channel: str = CHANNEL,
+    channel_type: str = "channel",
+    thread_ts: str | None = None,
+    parent_user_id: str | None = None,
+) -> dict[str, Any]:
+    """An `event_callback` envelope of a `message` event, as Slack posts it: `text` as
+    Slack writes it (`<@U123>` for a mention), and its rich-text blocks with a user
+    element for each mention (Slack's mention entities)."""
+    ts = ts or f"{time.time():.6f}"
+    elements: list[dict[str, Any]] = []
+    for index, part in enumerate(re.split(r"<@([A-Z0-9]+)>", text)):
+        if index % 2:
+            elements.append({"type": "user", "user_id": part})
+        elif part:
+            elements.append({"type": "text", "text": part})
+    event: dict[str, Any] = {
+        "type": "message",
+        "channel": channel,
+        "channel_type": channel_type,
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "event_ts": ts,
+        "blocks": [{"type": "rich_text", "block_id": "b1",
+                    "elements": [{"type": "rich_text_section", "elements": elements}]}],
+    }  # fmt: skip
+    if thread_ts is not None:
+        event["thread_ts"] = thread_ts
+    if parent_user_id is not None:
+        event["parent_user_id"] = parent_user_id
+    return {
+        "token": "legacy-verification-token",
+        "team_id": TEAM,
+        "api_app_id": "A0001",
+        "event": event,
+        "type": "event_callback",
+        "event_id": f"Ev{ts.replace('.', '')}",
+        "event_time": int(float(ts)),
+        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+    }
+
+
+def signed(body: bytes, secret: str = SIGNING_SECRET, at: int | None = None) -> dict[str, str]:
+    """Slack's request signature headers for `body` (v0, HMAC-SHA256)."""
+    stamp = str(at if at is not None else int(time.time()))
+    base = b"v0:" + stamp.encode() + b":" + body
+    digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": f"v0={digest}",
+        "Content-Type": "application/json",
+    }
+
+
+async def post_event(
+    base_url: str, envelope: dict[str, Any], *, retry: int | None = None, **signing: Any
+) -> httpx.Response:
+    """POST one event to the bot as Slack does (signed; a retry says its number)."""
+    body = json.dumps(envelope).encode()
+    headers = signed(body, **signing)
+    if retry is not None:
+        headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+    async with httpx.AsyncClient(base_url=base_url) as client:
+        return await client.post("/slack/events", content=body, headers=headers)

@@ -1,0 +1,231 @@
+"""The Slack adapter (slack-bolt, Events API) against a local Slack Web API and signed
+event posts on real sockets, with a real Bot, SQLite file and the stub model: mentions
+by Slack's entities, replies in the thread, reminders that mention people the Slack way,
+snooze by a reply in the reminder's thread, each event acted on once (a retry, or after
+a restart), bad signatures refused before anything runs, and 429s waited out."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+
+from bot.adapters.slack import render_mrkdwn
+from groupmate.testing.stub_llm import StubLLM, calls
+from storage import Member
+from storage.models import Reminder
+from tests.conftest import eventually
+from tests.fake_slack import (
+    BOT_TOKEN,
+    BOT_USER,
+    CHANNEL,
+    SIGNING_SECRET,
+    FakeSlack,
+    message_event,
+    post_event,
+)
+from tests.http_harness import Api, Servers, llm_section
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    api = FakeSlack()
+    api.server.start()
+    yield api
+    api.server.stop()
+
+
+async def start(servers: Servers, fake: FakeSlack, **sections: Any) -> Api:
+    slack = {"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET, "api_url": fake.api_url}
+    api = await servers.start(adapters={"slack": slack}, **sections)
+    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
+    return api
+
+
+async def posted(fake: FakeSlack, count: int, within: float = 10.0) -> list[dict[str, Any]]:
+    await eventually(lambda: len(fake.posted()) >= count, within=within)
+    return fake.posted()
+
+
+async def test_a_mention_sets_a_reminder_through_the_model_that_mentions_its_person(
+    servers: Servers, fake: FakeSlack, stub: StubLLM
+) -> None:
+    stub.script(
+        calls(("reminder_set", {"when": "in 10 minutes", "content": "stretch", "who": ["@Bob"]}))
+    )
+    api = await start(servers, fake, llm=llm_section(stub), reminders={"fast_path": False})
+    envelope = message_event(f"<@{BOT_USER}> remind <@UBOB> in 10 minutes to stretch")
+    answer = await post_event(api.base_url, envelope)
+    assert answer.status_code == 200  # acknowledged before the model runs
+    (reply,) = await posted(fake, 1)
+    assert reply["channel"] == CHANNEL and "Reminder #1 for @Bob" in reply["text"]
+    assert "thread_ts" not in reply or reply["thread_ts"] is None  # not in a thread
+    [request] = stub.requests
+    assert "remind @Bob in 10 minutes to stretch" in str(request["messages"][-1]["content"])
+    assert api.bot.reminders is not None
+
+    def rewind(session: Any) -> None:
+        query = update(Reminder).where(Reminder.chat_id == f"sl:{CHANNEL}")
+        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
+
+    await api.bot.reminders.database.write(rewind)
+    fired = (await posted(fake, 2))[1]
+    assert "<@UBOB>" in fired["text"] and "stretch" in fired["text"]  # notifies Bob
+    # A reply in the reminder's thread snoozes it (its ts came back from postMessage).
+    for attempt in range(100):  # the delivery's outcome (with the ts) is written after
+        thread = message_event(
+            "snooze 10m",
+            user="UBOB",
+            thread_ts=_ts_of(fake, 1),
+            parent_user_id=BOT_USER,
+            ts=f"{time.time():.6f}",
+        )
+        await post_event(api.base_url, thread)
+        answer_text = (await posted(fake, 3 + attempt))[-1]
+        if answer_text["text"].startswith("💤"):
+            break
+        await asyncio.sleep(0.05)
+    assert answer_text["text"].startswith("💤 Snoozed #1")
+    assert answer_text["thread_ts"] == _ts_of(fake, 1)  # answered in the thread
+
+
+def _ts_of(fake: FakeSlack, index: int) -> str:
+    """The ts Slack gave the `index`th posted message."""
+    return str(fake.posted()[index]["_ts"])
+
+
+async def test_a_message_not_addressed_to_the_bot_is_only_logged(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    await post_event(api.base_url, message_event("lunch at noon?", ts="1764100000.000100"))
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /reminders"))
+    (reply,) = await posted(fake, 1)  # the addressed one only
+    assert reply["text"].startswith("There are no active reminders")
+    history = await api.client.get(f"/v1/chats/sl:{CHANNEL}/messages")
+    texts = [m["text"] for m in history.json()["messages"]]
+    assert "lunch at noon?" in texts  # in the history the model reads
+
+
+async def test_each_event_is_acted_on_once_even_retried_or_after_a_restart(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    envelope = message_event(f"<@{BOT_USER}> /remind in 2 hours stretch")
+    await post_event(api.base_url, envelope)
+    await posted(fake, 1)
+    answer = await post_event(api.base_url, envelope, retry=1)  # Slack's re-delivery
+    assert answer.status_code == 200
+    await servers.aclose()
+    api = await start(servers, fake)  # the same database
+    await post_event(api.base_url, envelope, retry=2)
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /reminders"))
+    listing = (await posted(fake, 2))[1]
+    assert "stretch" in listing["text"]
+    await asyncio.sleep(0.3)
+    assert len(fake.posted()) == 2  # one answer to the reminder request, one listing
+    assert listing["text"].count("stretch") == 1  # and one reminder
+
+
+@pytest.mark.parametrize(
+    "signing",
+    [
+        {"secret": "not-the-secret"},
+        {"at": int(time.time()) - 6 * 60},  # Slack's window is 5 minutes
+    ],
+)
+async def test_a_request_slack_did_not_sign_runs_nothing(
+    servers: Servers, fake: FakeSlack, signing: dict[str, Any]
+) -> None:
+    api = await start(servers, fake)
+    envelope = message_event(f"<@{BOT_USER}> /remind in 2 hours stretch")
+    answer = await post_event(api.base_url, envelope, **signing)
+    assert answer.status_code == 401
+    await asyncio.sleep(0.3)
+    assert fake.posted() == []
+    history = await api.client.get(f"/v1/chats/sl:{CHANNEL}/messages")
+    assert history.json()["messages"] == []
+
+
+async def test_the_url_check_a_429_and_a_private_chat(servers: Servers, fake: FakeSlack) -> None:
+    api = await start(servers, fake)
+    challenge = {"token": "t", "challenge": "c-4242", "type": "url_verification"}
+    answer = await post_event(api.base_url, challenge)
+    assert answer.status_code == 200 and "c-4242" in answer.text
+    fake.rate_limited = 1  # the first reply is answered 429, Retry-After: 1
+    began = time.monotonic()
+    dm = message_event("/reminders", channel="D0001", channel_type="im", user="UADMIN")
+    await post_event(api.base_url, dm)
+    (reply,) = await posted(fake, 1, within=15)
+    assert time.monotonic() - began >= 1.0  # waited out, then sent once
+    assert reply["channel"] == "D0001"  # a DM needs no mention: a private chat
+
+
+async def test_workspace_admins_are_admins(servers: Servers, fake: FakeSlack) -> None:
+    api = await start(servers, fake)
+    change = f"<@{BOT_USER}> /settings remind_others admins"
+    await post_event(api.base_url, message_event(change, user="UALICE"))
+    refused = (await posted(fake, 1))[0]["text"]
+    await post_event(api.base_url, message_event(change, user="UADMIN"))
+    changed = (await posted(fake, 2))[1]["text"]
+    assert "admin" in refused.casefold() and "remind_others" not in refused
+    assert changed != refused and "admins" in changed
+    assert api.bot.reminders is not None
+    settings = await api.bot.reminders.settings_of(f"sl:{CHANNEL}")
+    assert settings.get("remind_others") == "admins"
+
+
+async def test_status_and_no_token_in_the_logs(
+    servers: Servers, fake: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    api = await start(servers, fake)
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /reminders"))
+    await posted(fake, 1)
+    health = (await api.client.get("/healthz")).json()
+    slack = health["adapters"]["slack"]
+    assert (slack["connected"], slack["mode"], slack["user_id"]) == (True, "events", BOT_USER)
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert BOT_TOKEN not in logged and SIGNING_SECRET not in logged
+    assert BOT_TOKEN not in str(health)
+
+
+def test_mrkdwn_escapes_text_and_mentions_the_people() -> None:
+    people = [Member("sl:UBOB", "Bob"), Member("sl:UAL", "Al")]
+    rendered = render_mrkdwn("@Bob & @Al: <b>tea</b> @Alice", people)
+    assert rendered == "<@UBOB> &amp; <@UAL>: &lt;b&gt;tea&lt;/b&gt; @Alice"
+
+
+def test_a_section_without_its_secrets_is_refused() -> None:
+    from bot.adapters import configured
+    from bot.config import ConfigError, parse_config
+
+    config = parse_config({"adapters": {"slack": {"bot_token": "xoxb-1"}}}, environ={})
+    with pytest.raises(ConfigError, match=r"adapters\.slack\.signing_secret is required"):
+        configured(config)
+
+
+def test_the_readmes_slack_section_is_a_valid_config() -> None:
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    from bot.adapters import configured
+    from bot.adapters.slack import SlackAdapter
+    from bot.config import parse_config
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text.split("## Slack\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
+    environ = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"}
+    config = parse_config(yaml.safe_load(block.group(1)), environ=environ)
+    [adapter] = configured(config)
+    assert isinstance(adapter, SlackAdapter)
