@@ -229,13 +229,13 @@ class OneBotSettings(_Section):
 
 
 class SlackSettings(_Section):
-    """Present = enabled: the Events API, posted to /slack/events on `groupmate serve`."""
+    """Present = enabled: the Events API (Slack posts to /slack/events on `groupmate
+    serve`) or Socket Mode (the bot connects out to Slack: no public address needed)."""
 
     bot_token: Secret = None  # xoxb-…
-    signing_secret: Secret = None
-    # "events": Slack posts to /slack/events on the serve port. Socket Mode is not built
-    # yet: the config says so rather than starting without events.
-    mode: Literal["events"] = "events"
+    signing_secret: Secret = None  # events mode: Slack's signature on every post
+    mode: Literal["events", "socket"] = "events"
+    app_token: Secret = None  # xapp-…, socket mode only
     api_url: str = "https://slack.com/api/"  # override for tests and proxies
     timeout: int = Field(30, gt=0, le=300)  # seconds one Web API request may take
 

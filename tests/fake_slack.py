@@ -4,6 +4,7 @@ Retry-After) and signed Events API posts to the bot, on real sockets."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import itertools
@@ -11,6 +12,7 @@ import json
 import re
 import threading
 import time
+from collections import deque
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -18,11 +20,13 @@ import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from groupmate.testing.threaded_server import ThreadedServer
 
 BOT_TOKEN = "xoxb-test-secret-token"
+APP_TOKEN = "xapp-test-secret-app-token"
 SIGNING_SECRET = "signing-s3cret"
 BOT_USER = "UBOT"
 TEAM = "T0001"
@@ -48,8 +52,17 @@ class FakeSlack:
         self.rate_limited = 0  # the next N chat.postMessage calls answer 429
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
+        # Socket Mode: envelopes waiting to go out, and the acknowledgements that came in.
+        self.outbox: deque[dict[str, Any]] = deque()
+        self.acks: list[str] = []
+        self.sockets = 0
         self.server = ThreadedServer(
-            Starlette(routes=[Route("/api/{method}", self._api, methods=["GET", "POST"])])
+            Starlette(
+                routes=[
+                    Route("/api/{method}", self._api, methods=["GET", "POST"]),
+                    WebSocketRoute("/socket", self._socket),
+                ]
+            )
         )
 
     @property
@@ -68,7 +81,8 @@ class FakeSlack:
         else:  # a form body, or the query of a GET method (users.info)
             form = parse_qs(raw.decode()) if raw else parse_qs(request.url.query)
             body = {key: values[0] for key, values in form.items()}
-        if request.headers.get("authorization") != f"Bearer {BOT_TOKEN}":
+        token = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
+        if request.headers.get("authorization") != f"Bearer {token}":
             return JSONResponse({"ok": False, "error": "invalid_auth"})
         with self._lock:
             if method == "chat.postMessage" and self.rate_limited > 0:
@@ -86,6 +100,8 @@ class FakeSlack:
                 {"ok": True, "user_id": BOT_USER, "bot_id": "B0001", "team_id": TEAM,
                  "team": "Test team", "user": "groupmate", "url": "https://test.slack.com/"}
             )  # fmt: skip
+        if method == "apps.connections.open":
+            return JSONResponse({"ok": True, "url": f"ws://127.0.0.1:{self.server.port}/socket"})
         if method == "users.info":
             user = USERS.get(str(body.get("user")))
             if user is None:
@@ -97,6 +113,49 @@ class FakeSlack:
             return JSONResponse({"ok": True, "channel": body.get("channel"), "ts": ts,
                                  "message": message})  # fmt: skip
         return JSONResponse({"ok": False, "error": "unknown_method"})
+
+    def push(self, envelope: dict[str, Any], *, retry_attempt: int = 0) -> str:
+        """Send an Events API envelope over the socket, as Socket Mode does; its id."""
+        envelope_id = f"env-{next(self._ts)}"
+        with self._lock:
+            self.outbox.append(
+                {
+                    "envelope_id": envelope_id,
+                    "type": "events_api",
+                    "payload": envelope,
+                    "accepts_response_payload": False,
+                    "retry_attempt": retry_attempt,
+                    "retry_reason": "timeout" if retry_attempt else "",
+                }
+            )
+        return envelope_id
+
+    async def _socket(self, socket: WebSocket) -> None:
+        await socket.accept()
+        self.sockets += 1
+        await socket.send_json({"type": "hello", "num_connections": 1,
+                                "debug_info": {"host": "fake"}, "connection_info": {}})  # fmt: skip
+
+        async def receive() -> None:
+            while True:
+                message = json.loads(await socket.receive_text())
+                if "envelope_id" in message:
+                    with self._lock:
+                        self.acks.append(message["envelope_id"])
+
+        receiving = asyncio.create_task(receive())
+        try:
+            while not receiving.done():
+                with self._lock:
+                    waiting = list(self.outbox)
+                    self.outbox.clear()
+                for envelope in waiting:
+                    await socket.send_json(envelope)
+                await asyncio.sleep(0.02)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            receiving.cancel()
 
 
 def message_event(

@@ -22,6 +22,7 @@ from storage import Member
 from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_slack import (
+    APP_TOKEN,
     BOT_TOKEN,
     BOT_USER,
     CHANNEL,
@@ -207,7 +208,11 @@ def test_a_section_without_its_secrets_is_refused() -> None:
     from bot.config import ConfigError, parse_config
 
     config = parse_config({"adapters": {"slack": {"bot_token": "xoxb-1"}}}, environ={})
-    with pytest.raises(ConfigError, match=r"adapters\.slack\.signing_secret is required"):
+    with pytest.raises(ConfigError, match=r"signing_secret is required in events mode"):
+        configured(config)
+    socket = {"bot_token": "xoxb-1", "mode": "socket"}
+    config = parse_config({"adapters": {"slack": socket}}, environ={})
+    with pytest.raises(ConfigError, match=r"app_token \(xapp-…\) is required in socket mode"):
         configured(config)
 
 
@@ -229,3 +234,26 @@ def test_the_readmes_slack_section_is_a_valid_config() -> None:
     config = parse_config(yaml.safe_load(block.group(1)), environ=environ)
     [adapter] = configured(config)
     assert isinstance(adapter, SlackAdapter)
+
+
+async def test_socket_mode_answers_over_the_socket_once_and_acknowledges(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    slack = {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "mode": "socket",
+             "api_url": fake.api_url}  # fmt: skip
+    api = await servers.start(adapters={"slack": slack})
+    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
+    assert api.bot.adapters[0].status()["mode"] == "socket"
+    assert fake.sockets == 1
+    envelope = message_event(f"<@{BOT_USER}> /remind in 2 hours stretch")
+    first = fake.push(envelope)
+    (reply,) = await posted(fake, 1)
+    assert reply["text"].startswith("⏰ Reminder #1")
+    await eventually(lambda: first in fake.acks)  # acknowledged, so Slack won't re-send
+    again = fake.push(envelope, retry_attempt=1)  # Slack's re-delivery all the same
+    await eventually(lambda: again in fake.acks)
+    await asyncio.sleep(0.3)
+    assert len(fake.posted()) == 1  # acted on once
+    # No HTTP route in socket mode: a post to /slack/events reaches nothing.
+    answer = await post_event(api.base_url, message_event(f"<@{BOT_USER}> hi"))
+    assert answer.status_code in (404, 405)

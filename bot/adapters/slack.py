@@ -1,4 +1,5 @@
-"""Slack: slack-bolt (async) over the Events API, on `groupmate serve`'s own port.
+"""Slack: slack-bolt (async), over the Events API on `groupmate serve`'s own port, or over
+Socket Mode (a WebSocket the bot opens to Slack with its app-level token).
 
 Chat ids are "sl:<channel id>", user ids "sl:<user id>". Slack signs every event it
 posts (`v0` HMAC of the body with the signing secret, a timestamp within 5 minutes):
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -62,8 +64,10 @@ class SlackAdapter:
     def __init__(self, settings: SlackSettings, *, bot_name: str) -> None:
         if settings.bot_token is None:
             raise ConfigError("adapters.slack.bot_token is required")
-        if settings.signing_secret is None:
-            raise ConfigError("adapters.slack.signing_secret is required")
+        if settings.mode == "events" and settings.signing_secret is None:
+            raise ConfigError("adapters.slack.signing_secret is required in events mode")
+        if settings.mode == "socket" and settings.app_token is None:
+            raise ConfigError("adapters.slack.app_token (xapp-…) is required in socket mode")
         self._settings = settings
         self._bot_name = bot_name
         self._client = AsyncWebClient(
@@ -76,14 +80,18 @@ class SlackAdapter:
                 AsyncConnectionErrorRetryHandler(max_retry_count=2),
             ],
         )
+        secret = settings.signing_secret
         self._app = AsyncApp(
             client=self._client,
-            signing_secret=settings.signing_secret.get_secret_value(),
+            signing_secret=secret.get_secret_value() if secret is not None else None,
+            # Socket Mode has no HTTP route: the app token authenticates the socket.
+            request_verification_enabled=settings.mode == "events",
             logger=logging.getLogger("slack_bolt"),
         )
         self._app.event("message")(self._on_message)
         self._app.event("app_mention")(self._ignore)  # its message event is the one answered
         self._handler = AsyncSlackRequestHandler(self._app)
+        self._socket: AsyncSocketModeHandler | None = None
         self._bot: BotHost | None = None
         self._me = ""  # the bot's user id
         self._team = ""
@@ -118,17 +126,33 @@ class SlackAdapter:
                 self._last_error = f"auth.test: {type(exc).__name__}"
             else:
                 self._me, self._team = str(answer["user_id"]), str(answer.get("team", ""))
+                self._ready.set()
+                if self._settings.mode == "socket":
+                    await self._open_socket()
                 self._connected_since = utc_now()
                 self._last_error = None
-                self._ready.set()
                 log.info("slack: connected as %s in %s", self._me, self._team or "a workspace")
                 return
             log.warning("slack: %s; retrying in %.0fs", self._last_error, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, _BACKOFF_MAX)
 
+    async def _open_socket(self) -> None:
+        """Socket Mode: apps.connections.open with the app token, then the WebSocket;
+        slack_sdk's client reconnects by itself (a new URL each time) and acknowledges
+        each envelope as bolt answers it."""
+        app_token = self._settings.app_token
+        assert app_token is not None  # checked in __init__
+        self._socket = AsyncSocketModeHandler(
+            self._app, app_token.get_secret_value(), web_client=self._client
+        )
+        await self._socket.connect_async()  # type: ignore[no-untyped-call]  # bolt: no hints
+
     async def stop(self) -> None:
         self._stopped = True
+        if self._socket is not None:
+            with contextlib.suppress(Exception):
+                await self._socket.close_async()  # type: ignore[no-untyped-call]
         if self._connector is not None:
             self._connector.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -144,6 +168,8 @@ class SlackAdapter:
     # -- incoming ----------------------------------------------------------------------
 
     def routes(self) -> Sequence[BaseRoute]:
+        if self._settings.mode != "events":
+            return ()
         return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
 
     async def _events(self, request: Request) -> Response:
@@ -318,7 +344,7 @@ class SlackAdapter:
     def status(self) -> dict[str, Any]:
         return {
             "connected": self._connected_since is not None,
-            "mode": "events",
+            "mode": self._settings.mode,
             "user_id": self._me or None,
             "team": self._team or None,
             "since": self._connected_since.isoformat() if self._connected_since else None,
