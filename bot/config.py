@@ -239,6 +239,22 @@ class SlackSettings(_Section):
     api_url: str = "https://slack.com/api/"  # override for tests and proxies
     timeout: int = Field(30, gt=0, le=300)  # seconds one Web API request may take
 
+    @model_validator(mode="after")
+    def _what_the_mode_needs(self) -> SlackSettings:
+        # `groupmate check` (and serve) say what is missing before anything connects.
+        missing = [
+            name
+            for name, needed in (
+                ("bot_token", True),
+                ("signing_secret", self.mode == "events"),
+                ("app_token", self.mode == "socket"),
+            )
+            if needed and getattr(self, name) is None
+        ]
+        if missing:
+            raise ValueError(f"{' and '.join(missing)} required in {self.mode} mode (unset)")
+        return self
+
 
 class AdaptersSettings(_Section):
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
