@@ -41,6 +41,11 @@ USERS: dict[str, dict[str, Any]] = {
         "profile": {"display_name": "Ada"},
     },
     BOT_USER: {"id": BOT_USER, "name": "groupmate", "is_bot": True, "profile": {}},
+    # In the workspace, never seen by the bot; two people go by "Sam".
+    "UCAROL": {"id": "UCAROL", "name": "carol", "profile": {"display_name": "Carol"}},
+    "USAM1": {"id": "USAM1", "name": "sam.a", "profile": {"display_name": "Sam"}},
+    "USAM2": {"id": "USAM2", "name": "sam.b", "profile": {"display_name": "Sam"}},
+    "UGONE": {"id": "UGONE", "name": "gone", "deleted": True, "profile": {"display_name": "Gil"}},
 }
 
 
@@ -50,6 +55,7 @@ class FakeSlack:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.rate_limited = 0  # the next N chat.postMessage calls answer 429
+        self.refused = 0  # calls with a token that is not the app's
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         # Socket Mode: envelopes waiting to go out, and the acknowledgements that came in.
@@ -83,6 +89,8 @@ class FakeSlack:
             body = {key: values[0] for key, values in form.items()}
         token = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
         if request.headers.get("authorization") != f"Bearer {token}":
+            with self._lock:
+                self.refused += 1
             return JSONResponse({"ok": False, "error": "invalid_auth"})
         with self._lock:
             if method == "chat.postMessage" and self.rate_limited > 0:
@@ -102,6 +110,13 @@ class FakeSlack:
             )  # fmt: skip
         if method == "apps.connections.open":
             return JSONResponse({"ok": True, "url": f"ws://127.0.0.1:{self.server.port}/socket"})
+        if method == "users.list":  # two a page, as a cursor walks them
+            everyone = list(USERS.values())
+            start = int(body.get("cursor") or 0)
+            page = everyone[start : start + 2]
+            more = str(start + 2) if start + 2 < len(everyone) else ""
+            return JSONResponse({"ok": True, "members": page,
+                                 "response_metadata": {"next_cursor": more}})  # fmt: skip
         if method == "users.info":
             user = USERS.get(str(body.get("user")))
             if user is None:

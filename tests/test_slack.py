@@ -191,7 +191,7 @@ async def test_status_and_no_token_in_the_logs(
     await posted(fake, 1)
     health = (await api.client.get("/healthz")).json()
     slack = health["adapters"]["slack"]
-    assert (slack["connected"], slack["mode"], slack["user_id"]) == (True, "events", BOT_USER)
+    assert (slack["state"], slack["mode"], slack["user_id"]) == ("connected", "events", BOT_USER)
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert BOT_TOKEN not in logged and SIGNING_SECRET not in logged
     assert BOT_TOKEN not in str(health)
@@ -248,6 +248,7 @@ async def test_socket_mode_answers_over_the_socket_once_and_acknowledges(
              "api_url": fake.api_url}  # fmt: skip
     api = await servers.start(adapters={"slack": slack})
     await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
+    await eventually(lambda: api.bot.adapters[0].status()["state"] == "connected")
     assert api.bot.adapters[0].status()["mode"] == "socket"
     assert fake.sockets == 1
     envelope = message_event(f"<@{BOT_USER}> /remind in 2 hours stretch")
@@ -262,3 +263,33 @@ async def test_socket_mode_answers_over_the_socket_once_and_acknowledges(
     # No HTTP route in socket mode: a post to /slack/events reaches nothing.
     answer = await post_event(api.base_url, message_event(f"<@{BOT_USER}> hi"))
     assert answer.status_code in (404, 405)
+
+
+async def test_a_name_resolves_to_the_one_workspace_member_it_names(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind @Carol in 2 hours tea"))
+    created = (await posted(fake, 1))[0]["text"]
+    assert "Reminder #1 for @Carol" in created  # from users.list, all pages
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind @Sam in 2 hours tea"))
+    ambiguous = (await posted(fake, 2))[1]["text"]
+    assert "Reminder #" not in ambiguous  # two Sams: asked about, never guessed
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind @Gil in 2 hours tea"))
+    gone = (await posted(fake, 3))[2]["text"]
+    assert "Reminder #" not in gone  # a deleted account is no one
+    assert sum(1 for name, _ in fake.calls if name == "users.list") >= 3  # paged
+
+
+async def test_a_refused_token_says_auth_failed_and_is_not_retried(
+    servers: Servers, fake: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    slack = {"bot_token": "xoxb-wrong-token", "signing_secret": SIGNING_SECRET,
+             "api_url": fake.api_url}  # fmt: skip
+    api = await servers.start(adapters={"slack": slack})
+    adapter = api.bot.adapters[0]
+    await eventually(lambda: adapter.status()["state"] == "auth failed")
+    assert adapter.status()["last_error"] == "auth.test: invalid_auth"
+    await asyncio.sleep(1.2)
+    assert (fake.refused, fake.calls) == (1, [])  # asked once: waiting won't fix a token
+    assert "xoxb-wrong-token" not in " ".join(r.getMessage() for r in caplog.records)

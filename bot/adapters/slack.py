@@ -49,6 +49,8 @@ MESSAGE_LIMIT = 3000  # characters of one message Slack shows whole (it takes 40
 _ADMIN_TTL = 300.0  # seconds a users.info answer is trusted
 _BACKOFF_MAX = 30.0
 _READY_WAIT = 60.0  # seconds an early event waits for the connection
+_SOCKET_POLL = 2.0  # seconds between two looks at the Socket Mode connection
+_DIRECTORY_TTL = 600.0  # seconds the workspace's member list is trusted
 # Subtypes that are someone's message (others: edits, joins, topic changes, bots).
 _MESSAGE_SUBTYPES = (None, "thread_broadcast", "file_share")
 # Slack's encoding of a user mention in text: <@U123> or <@U123|name>.
@@ -101,6 +103,10 @@ class SlackAdapter:
         self._last_error: str | None = None
         self._stopped = False
         self._ready = asyncio.Event()  # auth.test answered: the bot knows its own id
+        self._auth_failed = False
+        self._socket_up = False  # socket mode: the WebSocket is open (polled)
+        self._monitor: asyncio.Task[None] | None = None
+        self._directory: tuple[float, list[tuple[Member, frozenset[str]]]] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -116,6 +122,7 @@ class SlackAdapter:
             except SlackApiError as exc:
                 self._last_error = f"auth.test: {_code(exc)}"
                 if _code(exc) in ("invalid_auth", "not_authed", "token_revoked"):
+                    self._auth_failed = True
                     log.error("slack: %s (check adapters.slack.bot_token)", self._last_error)
                     return  # waiting won't fix a wrong token
             except (TimeoutError, SlackClientError, OSError) as exc:
@@ -125,6 +132,7 @@ class SlackAdapter:
                 self._ready.set()
                 if self._settings.mode == "socket":
                     await self._open_socket()
+                    self._monitor = asyncio.create_task(self._watch_socket(), name="slack-socket")
                 self._connected_since = utc_now()
                 self._last_error = None
                 log.info("slack: connected as %s in %s", self._me, self._team or "a workspace")
@@ -144,8 +152,27 @@ class SlackAdapter:
         )
         await self._socket.connect_async()  # type: ignore[no-untyped-call]  # bolt: no hints
 
+    async def _watch_socket(self) -> None:
+        """Keep the status true to the socket: slack_sdk reconnects a dropped one by
+        itself, without telling; this asks it every few seconds."""
+        assert self._socket is not None
+        while True:
+            try:
+                up = await self._socket.client.is_connected()
+            except Exception as exc:
+                up, self._last_error = False, f"socket: {type(exc).__name__}"
+            if up and not self._socket_up:
+                self._last_error = None
+            elif not up and self._socket_up:
+                self._last_error = "socket: disconnected; slack_sdk is reconnecting"
+                log.warning("slack: %s", self._last_error)
+            self._socket_up = up
+            await asyncio.sleep(_SOCKET_POLL)
+
     async def stop(self) -> None:
         self._stopped = True
+        if self._monitor is not None:
+            self._monitor.cancel()
         if self._socket is not None:
             with contextlib.suppress(Exception):
                 await self._socket.close_async()  # type: ignore[no-untyped-call]
@@ -295,13 +322,45 @@ class SlackAdapter:
         return is_admin
 
     async def find(self, chat_id: str, name: str) -> Member | None:
-        """A member seen in the chat by their name or id (Slack vouches for each: every
-        name came from users.info)."""
+        """The member of the workspace by that display name, real name, handle or id:
+        those seen in the chat first, then the workspace's list (users.list, cached).
+        A name two people share is no one's: never guessed."""
         wanted = name.casefold().lstrip("@")
         for member in self._seen.get(chat_id, {}).values():
             if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix("sl:")):
                 return member
-        return None
+        found = [m for m, names in await self._workspace() if wanted in names]
+        return found[0] if len(found) == 1 else None
+
+    async def _workspace(self) -> list[tuple[Member, frozenset[str]]]:
+        """Every human member of the workspace, with the names they go by (cached)."""
+        now = time.monotonic()
+        if self._directory is not None and self._directory[0] > now:
+            return self._directory[1]
+        users: list[dict[str, Any]] = []
+        cursor: str | None = None
+        try:
+            while True:
+                answer = await self._client.users_list(cursor=cursor, limit=200)
+                users.extend(answer.get("members") or [])
+                cursor = (answer.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    break
+        except (TimeoutError, SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("slack: users.list: %s", _safe(exc))
+            return []
+        found: list[tuple[Member, frozenset[str]]] = []
+        for user in users:
+            if user.get("deleted") or user.get("is_bot") or not user.get("id"):
+                continue
+            uid, profile = str(user["id"]), user.get("profile") or {}
+            called = (profile.get("display_name"), profile.get("real_name"), user.get("name"))
+            shown = next((str(n) for n in called if n), uid)
+            self._names.setdefault(uid, shown)
+            names = frozenset(str(n).casefold() for n in (*called, uid) if n)
+            found.append((Member(f"sl:{uid}", shown), names))
+        self._directory = (now + _DIRECTORY_TTL, found)
+        return found
 
     # -- outgoing ----------------------------------------------------------------------
 
@@ -338,8 +397,18 @@ class SlackAdapter:
         return first
 
     def status(self) -> dict[str, Any]:
+        connected = self._connected_since is not None and (
+            self._settings.mode != "socket" or self._socket_up
+        )
+        if self._auth_failed:
+            state = "auth failed"
+        elif connected:
+            state = "connected"
+        else:
+            state = "reconnecting" if self._last_error else "connecting"
         return {
-            "connected": self._connected_since is not None,
+            "state": state,
+            "connected": connected,
             "mode": self._settings.mode,
             "user_id": self._me or None,
             "team": self._team or None,
