@@ -51,6 +51,8 @@ class ToolCommand:
         CommandWordsError when they fit neither form."""
         words = words.strip()
         if not words:
+            if self.tool.parameters.get("required"):  # "/weather" alone: say how
+                raise CommandWordsError(f"Usage: {self.usage}")
             return {}
         pairs = _pairs(words)
         properties = _properties(self.tool)

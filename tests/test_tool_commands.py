@@ -104,10 +104,12 @@ def test_command_words_and_names() -> None:
     tools = {tool.name: tool for tool in registry()}
     weather = ToolCommand("weather", tools["weather"])
     assert weather.usage == "/weather <city>"
-    assert weather.arguments("") == {}
+    with pytest.raises(CommandWordsError, match=r"^Usage: /weather <city>$"):
+        weather.arguments("")  # a required argument, and no words: say how
     assert weather.arguments('city="Rio de Janeiro"') == {"city": "Rio de Janeiro"}
     assert weather.arguments("it's raining=yes") == {"city": "it's raining=yes"}
     dice = ToolCommand("dice", tools["dice"])
+    assert dice.arguments("") == {}  # nothing required: the defaults
     assert dice.arguments("sides=x") == {"sides": "x"}  # stage 1 then says: an integer
     with pytest.raises(CommandWordsError):
         dice.arguments("twenty")
