@@ -256,6 +256,72 @@ class SlackSettings(_Section):
         return self
 
 
+class DiscordSettings(_Section):
+    """Present = enabled: the bot user of a Discord application, over the gateway."""
+
+    token: Secret = None  # the bot token (Developer Portal, Bot)
+    api_url: str = "https://discord.com/api/v10"  # REST base; override for tests and proxies
+    # Needed to read messages that don't mention the bot (the prefix, replies); without
+    # it (Developer Portal, Bot, Privileged Gateway Intents) mentions and DMs still work.
+    message_content: bool = True
+    timeout: int = Field(30, gt=0, le=300)  # seconds one REST request may take
+
+    @model_validator(mode="after")
+    def _needs_a_token(self) -> DiscordSettings:
+        if self.token is None:
+            raise ValueError("token required (unset)")
+        return self
+
+
+class LarkSettings(_Section):
+    """Present = enabled: a Lark/Feishu custom app's bot, with events by webhook (Lark
+    posts to /lark/events on `groupmate serve`) or by the long connection (the bot
+    connects out: no public address needed; one process only)."""
+
+    app_id: str | None = None  # cli_…
+    app_secret: Secret = None
+    mode: Literal["webhook", "websocket"] = "webhook"
+    verification_token: Secret = None  # webhook mode: in every event Lark posts
+    encrypt_key: Secret = None  # when set in the console: events AES-256-CBC and signed
+    domain: Literal["feishu", "lark"] = "feishu"  # open.feishu.cn or open.larksuite.com
+    api_url: OptionalText = None  # overrides `domain`: tests and proxies
+    timeout: int = Field(30, gt=0, le=300)  # seconds one open API request may take
+
+    @model_validator(mode="after")
+    def _what_the_mode_needs(self) -> LarkSettings:
+        missing = [
+            name
+            for name, needed in (
+                ("app_id", True),
+                ("app_secret", True),
+                ("verification_token", self.mode == "webhook"),
+            )
+            if needed and getattr(self, name) is None
+        ]
+        if missing:
+            raise ValueError(f"{' and '.join(missing)} required in {self.mode} mode (unset)")
+        return self
+
+
+class DingTalkSettings(_Section):
+    """Present = enabled: a DingTalk app's robot, in Stream mode (the bot connects out)
+    or by HTTP callbacks (DingTalk posts to /dingtalk/events, signed with the secret)."""
+
+    client_id: str | None = None  # the app's Client ID (AppKey)
+    client_secret: Secret = None  # its Client Secret (AppSecret): signs the callbacks too
+    robot_code: OptionalText = None  # the robot's code; the Client ID when unset
+    mode: Literal["stream", "http"] = "stream"
+    api_url: str = "https://api.dingtalk.com"  # override for tests and proxies
+    timeout: int = Field(30, gt=0, le=300)  # seconds one open API request may take
+
+    @model_validator(mode="after")
+    def _needs_the_app(self) -> DingTalkSettings:
+        missing = [n for n in ("client_id", "client_secret") if getattr(self, n) is None]
+        if missing:
+            raise ValueError(f"{' and '.join(missing)} required (unset)")
+        return self
+
+
 class AdaptersSettings(_Section):
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
@@ -263,6 +329,9 @@ class AdaptersSettings(_Section):
     matrix: MatrixSettings | None = None
     onebot: OneBotSettings | None = None
     slack: SlackSettings | None = None
+    discord: DiscordSettings | None = None
+    lark: LarkSettings | None = None
+    dingtalk: DingTalkSettings | None = None
 
 
 class ReminderSettings(_Section):

@@ -20,6 +20,9 @@ PLATFORMS = {
     "matrix": "bot.adapters.matrix:MatrixAdapter",
     "onebot": "bot.adapters.onebot:OneBotAdapter",
     "slack": "bot.adapters.slack:SlackAdapter",
+    "discord": "bot.adapters.discord:DiscordAdapter",
+    "lark": "bot.adapters.lark:LarkAdapter",
+    "dingtalk": "bot.adapters.dingtalk:DingTalkAdapter",
 }
 
 
