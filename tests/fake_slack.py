@@ -46,7 +46,10 @@ USERS: dict[str, dict[str, Any]] = {
     "USAM1": {"id": "USAM1", "name": "sam.a", "profile": {"display_name": "Sam"}},
     "USAM2": {"id": "USAM2", "name": "sam.b", "profile": {"display_name": "Sam"}},
     "UGONE": {"id": "UGONE", "name": "gone", "deleted": True, "profile": {"display_name": "Gil"}},
+    # In the workspace but not in the channel.
+    "UDAVE": {"id": "UDAVE", "name": "dave", "profile": {"display_name": "Dave"}},
 }
+IN_CHANNEL = ["UALICE", "UBOB", "UADMIN", BOT_USER, "UCAROL", "USAM1", "USAM2"]
 
 
 class FakeSlack:
@@ -116,6 +119,11 @@ class FakeSlack:
             page = everyone[start : start + 2]
             more = str(start + 2) if start + 2 < len(everyone) else ""
             return JSONResponse({"ok": True, "members": page,
+                                 "response_metadata": {"next_cursor": more}})  # fmt: skip
+        if method == "conversations.members":  # three a page
+            start = int(body.get("cursor") or 0)
+            more = str(start + 3) if start + 3 < len(IN_CHANNEL) else ""
+            return JSONResponse({"ok": True, "members": IN_CHANNEL[start : start + 3],
                                  "response_metadata": {"next_cursor": more}})  # fmt: skip
         if method == "users.info":
             user = USERS.get(str(body.get("user")))

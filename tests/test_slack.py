@@ -278,7 +278,11 @@ async def test_a_name_resolves_to_the_one_workspace_member_it_names(
     await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind @Gil in 2 hours tea"))
     gone = (await posted(fake, 3))[2]["text"]
     assert "Reminder #" not in gone  # a deleted account is no one
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind @Dave in 2 hours tea"))
+    elsewhere = (await posted(fake, 4))[3]["text"]
+    assert "Reminder #" not in elsewhere  # in the workspace, not in this channel
     assert sum(1 for name, _ in fake.calls if name == "users.list") >= 3  # paged
+    assert sum(1 for name, _ in fake.calls if name == "conversations.members") >= 3
 
 
 async def test_a_refused_token_says_auth_failed_and_is_not_retried(

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import logging
 import re
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +37,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bot.adapters.base import BotHost, mention_pieces, split_text
+from bot.adapters.slack_people import SlackPeople, code_of
 from bot.config import ConfigError, SlackSettings
 from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
@@ -46,11 +46,9 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 MESSAGE_LIMIT = 3000  # characters of one message Slack shows whole (it takes 40,000)
-_ADMIN_TTL = 300.0  # seconds a users.info answer is trusted
 _BACKOFF_MAX = 30.0
 _READY_WAIT = 60.0  # seconds an early event waits for the connection
 _SOCKET_POLL = 2.0  # seconds between two looks at the Socket Mode connection
-_DIRECTORY_TTL = 600.0  # seconds the workspace's member list is trusted
 # Subtypes that are someone's message (others: edits, joins, topic changes, bots).
 _MESSAGE_SUBTYPES = (None, "thread_broadcast", "file_share")
 # Slack's encoding of a user mention in text: <@U123> or <@U123|name>.
@@ -93,9 +91,7 @@ class SlackAdapter:
         self._bot: BotHost | None = None
         self._me = ""  # the bot's user id
         self._team = ""
-        self._names: dict[str, str] = {}
-        self._admins: dict[str, tuple[float, bool]] = {}
-        self._seen: dict[str, dict[str, Member]] = {}
+        self._people = SlackPeople(self._client)
         self._tasks: set[asyncio.Task[None]] = set()
         self._connector: asyncio.Task[None] | None = None
         self._connected_since: datetime | None = None
@@ -106,7 +102,6 @@ class SlackAdapter:
         self._auth_failed = False
         self._socket_up = False  # socket mode: the WebSocket is open (polled)
         self._monitor: asyncio.Task[None] | None = None
-        self._directory: tuple[float, list[tuple[Member, frozenset[str]]]] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -120,8 +115,8 @@ class SlackAdapter:
             try:
                 answer = await self._client.auth_test()
             except SlackApiError as exc:
-                self._last_error = f"auth.test: {_code(exc)}"
-                if _code(exc) in ("invalid_auth", "not_authed", "token_revoked"):
+                self._last_error = f"auth.test: {code_of(exc)}"
+                if code_of(exc) in ("invalid_auth", "not_authed", "token_revoked"):
                     self._auth_failed = True
                     log.error("slack: %s (check adapters.slack.bot_token)", self._last_error)
                     return  # waiting won't fix a wrong token
@@ -241,22 +236,22 @@ class SlackAdapter:
         channel, user, ts = str(event["channel"]), str(event["user"]), str(event["ts"])
         chat_id = f"sl:{channel}"
         private = event.get("channel_type") == "im"
-        sender = Member(f"sl:{user}", await self._name(user))
-        self._seen.setdefault(chat_id, {})[sender.user_id] = sender
+        sender = Member(f"sl:{user}", await self._people.name(user))
+        self._people.saw(chat_id, sender)
         mentioned = _mentioned_ids(event)
         mentions_bot = self._me in mentioned
         people: list[Member] = []
         for uid in mentioned:
             if uid != self._me:
-                member = Member(f"sl:{uid}", await self._name(uid))
-                self._seen[chat_id][member.user_id] = member
+                member = Member(f"sl:{uid}", await self._people.name(uid))
+                self._people.saw(chat_id, member)
                 people.append(member)
         text = await self._plain(str(event.get("text", "")))
         thread = event.get("thread_ts")
         in_thread = thread is not None and thread != ts
         reply_to_bot = in_thread and event.get("parent_user_id") == self._me
         maybe_for_bot = mentions_bot or reply_to_bot or text.startswith("/") or private
-        is_admin = not private and maybe_for_bot and await self._is_admin(user)
+        is_admin = not private and maybe_for_bot and await self._people.is_admin(user)
         return IncomingMessage(
             chat_id=chat_id,
             chat_type="private" if private else "group",
@@ -280,87 +275,16 @@ class SlackAdapter:
         for match in _USER_TOKEN.finditer(text):
             parts.append(text[position : match.start()])
             uid = match.group(1)
-            name = self._bot_name if uid == self._me else await self._name(uid)
+            name = self._bot_name if uid == self._me else await self._people.name(uid)
             parts.append(f"@{name}")
             position = match.end()
         parts.append(text[position:])
         plain = "".join(parts)
         return plain.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
-    async def _user(self, uid: str) -> dict[str, Any] | None:
-        try:
-            answer = await self._client.users_info(user=uid)
-        except (TimeoutError, SlackApiError, SlackClientError, OSError) as exc:
-            log.warning("slack: users.info: %s", _safe(exc))
-            return None
-        user = answer.get("user")
-        return user if isinstance(user, dict) else None
-
-    async def _name(self, uid: str) -> str:
-        if uid not in self._names:
-            user = await self._user(uid)
-            if user is None:
-                return uid  # not remembered: asked again next time
-            profile = user.get("profile") or {}
-            self._names[uid] = str(
-                profile.get("display_name") or profile.get("real_name") or user.get("name") or uid
-            )
-        return self._names[uid]
-
-    async def _is_admin(self, uid: str) -> bool:
-        """Workspace admins and owners (Slack has no admins of a channel; the config's
-        `bot.admins` add others)."""
-        now = time.monotonic()
-        cached = self._admins.get(uid)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        user = await self._user(uid)
-        if user is None:
-            return False  # unknown is not admin; asked again next time
-        is_admin = bool(user.get("is_admin") or user.get("is_owner"))
-        self._admins[uid] = (now + _ADMIN_TTL, is_admin)
-        return is_admin
-
     async def find(self, chat_id: str, name: str) -> Member | None:
-        """The member of the workspace by that display name, real name, handle or id:
-        those seen in the chat first, then the workspace's list (users.list, cached).
-        A name two people share is no one's: never guessed."""
-        wanted = name.casefold().lstrip("@")
-        for member in self._seen.get(chat_id, {}).values():
-            if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix("sl:")):
-                return member
-        found = [m for m, names in await self._workspace() if wanted in names]
-        return found[0] if len(found) == 1 else None
-
-    async def _workspace(self) -> list[tuple[Member, frozenset[str]]]:
-        """Every human member of the workspace, with the names they go by (cached)."""
-        now = time.monotonic()
-        if self._directory is not None and self._directory[0] > now:
-            return self._directory[1]
-        users: list[dict[str, Any]] = []
-        cursor: str | None = None
-        try:
-            while True:
-                answer = await self._client.users_list(cursor=cursor, limit=200)
-                users.extend(answer.get("members") or [])
-                cursor = (answer.get("response_metadata") or {}).get("next_cursor")
-                if not cursor:
-                    break
-        except (TimeoutError, SlackApiError, SlackClientError, OSError) as exc:
-            log.warning("slack: users.list: %s", _safe(exc))
-            return []
-        found: list[tuple[Member, frozenset[str]]] = []
-        for user in users:
-            if user.get("deleted") or user.get("is_bot") or not user.get("id"):
-                continue
-            uid, profile = str(user["id"]), user.get("profile") or {}
-            called = (profile.get("display_name"), profile.get("real_name"), user.get("name"))
-            shown = next((str(n) for n in called if n), uid)
-            self._names.setdefault(uid, shown)
-            names = frozenset(str(n).casefold() for n in (*called, uid) if n)
-            found.append((Member(f"sl:{uid}", shown), names))
-        self._directory = (now + _DIRECTORY_TTL, found)
-        return found
+        """The member directory: see `SlackPeople.find`."""
+        return await self._people.find(chat_id, name)
 
     # -- outgoing ----------------------------------------------------------------------
 
@@ -373,7 +297,7 @@ class SlackAdapter:
         try:
             return await self._post(channel, message.text, message.people, None)
         except SlackApiError as exc:
-            raise SendError(f"slack chat.postMessage: {_code(exc)}") from None
+            raise SendError(f"slack chat.postMessage: {code_of(exc)}") from None
         except (TimeoutError, SlackClientError, OSError) as exc:
             raise SendError(f"slack chat.postMessage: {type(exc).__name__}") from None
 
@@ -457,16 +381,8 @@ def _escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _code(exc: SlackApiError) -> str:
-    """Slack's error code ("channel_not_found"), or the HTTP status of a bare answer."""
-    data = exc.response.data
-    if isinstance(data, dict) and isinstance(data.get("error"), str):
-        return str(data["error"])
-    return f"HTTP {exc.response.status_code}"
-
-
 def _safe(exc: Exception) -> str:
     """An error for the log: Slack's error codes, others by type only (no tokens)."""
     if isinstance(exc, SlackApiError):
-        return _code(exc)
+        return code_of(exc)
     return str(exc) if isinstance(exc, SendError) else type(exc).__name__
