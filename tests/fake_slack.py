@@ -65,6 +65,7 @@ class FakeSlack:
         self.outbox: deque[dict[str, Any]] = deque()
         self.acks: list[str] = []
         self.sockets = 0
+        self.drops = 0  # open sockets to close (as when Slack's end goes away)
         self.server = ThreadedServer(
             Starlette(
                 routes=[
@@ -172,6 +173,10 @@ class FakeSlack:
                 with self._lock:
                     waiting = list(self.outbox)
                     self.outbox.clear()
+                    dropped, self.drops = self.drops > 0, max(self.drops - 1, 0)
+                if dropped:
+                    await socket.close(code=1011)
+                    return
                 for envelope in waiting:
                     await socket.send_json(envelope)
                 await asyncio.sleep(0.02)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import create_engine, update
 
 from bot.adapters.slack import render_mrkdwn
 from groupmate.testing.stub_llm import StubLLM, calls
@@ -109,6 +109,8 @@ async def test_a_message_not_addressed_to_the_bot_is_only_logged(
     await post_event(api.base_url, message_event(f"<@{BOT_USER}> /reminders"))
     (reply,) = await posted(fake, 1)  # the addressed one only
     assert reply["text"].startswith("There are no active reminders")
+    await post_event(api.base_url, message_event("/reminders"))  # a command needs no mention
+    assert (await posted(fake, 2))[1]["text"] == reply["text"]
     history = await api.client.get(f"/v1/chats/sl:{CHANNEL}/messages")
     texts = [m["text"] for m in history.json()["messages"]]
     assert "lunch at noon?" in texts  # in the history the model reads
@@ -297,3 +299,38 @@ async def test_a_refused_token_says_auth_failed_and_is_not_retried(
     await asyncio.sleep(1.2)
     assert (fake.refused, fake.calls) == (1, [])  # asked once: waiting won't fix a token
     assert "xoxb-wrong-token" not in " ".join(r.getMessage() for r in caplog.records)
+
+
+async def test_a_dropped_socket_reconnects_and_the_status_follows(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    slack = {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "mode": "socket",
+             "api_url": fake.api_url}  # fmt: skip
+    api = await servers.start(adapters={"slack": slack})
+    adapter = api.bot.adapters[0]
+    await eventually(lambda: adapter.status()["state"] == "connected", within=10)
+    fake.drops = 1
+    await eventually(lambda: fake.sockets == 2, within=30)  # a new socket, a new URL
+    await eventually(lambda: adapter.status()["state"] == "connected", within=10)
+    fake.push(message_event(f"<@{BOT_USER}> /reminders"))
+    (reply,) = await posted(fake, 1)
+    assert reply["text"].startswith("There are no active reminders")
+
+
+async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_note(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind in 2 hours stretch"))
+    await posted(fake, 1)
+    await servers.aclose()
+    engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
+    with engine.begin() as connection:  # it fell due 5 minutes ago, while nothing ran
+        due = datetime.now(UTC) - timedelta(minutes=5)
+        connection.execute(update(Reminder).values(next_fire_at=due))
+    engine.dispose()
+    api = await start(servers, fake)
+    fired = (await posted(fake, 2))[1]["text"]
+    assert fired.startswith("⏰ Reminder for <@UALICE>: stretch") and "after downtime" in fired
+    await asyncio.sleep(0.5)
+    assert len(fake.posted()) == 2  # once
