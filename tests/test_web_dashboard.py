@@ -11,6 +11,7 @@ from playwright.async_api import Page, expect
 from groupmate.testing.stub_llm import StubLLM, tool_then_answer
 from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock, eventually
+from tests.fake_slack import SIGNING_SECRET, FakeSlack
 from tests.http_harness import TOKEN, Api, Servers, llm_section
 
 pytestmark = pytest.mark.slow
@@ -132,3 +133,25 @@ async def test_dashboard_without_an_llm_and_a_failed_delivery(servers: Servers, 
     await expect(dice).to_contain_text("plugins[0].settings.sides: Input should be greater than 1")
     await expect(plugins.locator("tbody tr", has_text="plain")).to_contain_text("split_bill")
     assert secret not in await page.content()
+
+
+async def test_the_status_page_shows_each_adapters_state_and_no_secret(
+    servers: Servers, page: Page
+) -> None:
+    fake = FakeSlack()
+    fake.server.start()
+    try:
+        wrong = "xoxb-wrong-token-secret"
+        slack = {"bot_token": wrong, "signing_secret": SIGNING_SECRET, "api_url": fake.api_url}
+        api = await servers.start(adapters={"slack": slack})
+        await eventually(lambda: api.bot.adapters[0].status()["state"] == "auth failed")
+        await open_dashboard(page, api, "status")
+        adapters = page.locator("table", has=page.locator("caption", has_text="Adapters"))
+        row = adapters.locator("tbody tr", has_text="slack")
+        await expect(row.locator("td").nth(1)).to_have_text("auth failed")
+        await expect(row.locator("td").nth(2)).to_have_text("auth.test: invalid_auth")
+        await expect(row).to_contain_text("mode: events")
+        content = await page.content()
+        assert wrong not in content and SIGNING_SECRET not in content
+    finally:
+        fake.server.stop()

@@ -206,6 +206,17 @@ async function showUsage(view) {
     table(["Chat", "Tokens"], usage.top_chats.map((c) => [c.chat_id, String(c.tokens)]), "Top chats"));
 }
 
+// Adapters report what their platform has; newer ones say `state` (connecting, connected,
+// reconnecting, auth failed), older ones only whether they are connected.
+function adapterState(s) {
+  return s.state ?? (s.connected ? "connected" : "not connected");
+}
+
+function adapterDetails(s) {
+  return Object.entries(s).filter(([k, v]) => !["state", "connected", "last_error"].includes(k) && v !== null)
+    .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+}
+
 async function showStatus(view) {
   const status = await api("GET", "/v1/status");
   const scheduler = status.scheduler;
@@ -215,7 +226,8 @@ async function showStatus(view) {
       ["Next reminder", when(scheduler.next_fire_at)], ["Watchdog every", `${scheduler.watchdog_interval_s} s`],
       ["Pending deliveries", String(scheduler.pending_deliveries)], ["Overdue reminders", String(scheduler.overdue_reminders)],
       ["Failed deliveries", String(scheduler.failed_deliveries)]], "Scheduler"),
-    element("h3", { text: "Adapters" }), table(["Adapter", "State"], Object.entries(status.adapters).map(([n, s]) => [n, JSON.stringify(s)]), "Adapters"),
+    element("h3", { text: "Adapters" }), table(["Adapter", "State", "Last error", "Details"],
+      Object.entries(status.adapters).map(([n, s]) => [n, adapterState(s), s.last_error ?? "", adapterDetails(s)]), "Adapters"),
     element("h3", { text: "MCP servers" }), table(["Server", "State", "Tools", "Restarts"],
       status.mcp_servers.map((s) => [s.name, s.state, String(s.tools), String(s.restarts)]), "MCP servers"),
     element("h3", { text: "Plugins" }), table(["Plugin", "State", "Version", "Tools", "Why not loaded"],
