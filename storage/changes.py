@@ -222,15 +222,27 @@ def delivered_in(session: Session, reminder: ReminderView) -> datetime | None:
     return latest
 
 
-def by_message(session: Session, chat_id: str, message_id: str) -> ReminderView | None:
-    """The reminder whose delivery the platform knows as `message_id` in this chat."""
-    row = session.execute(
+def by_message(session: Session, chat_id: str, message_id: str) -> list[ReminderView]:
+    """The reminders whose deliveries the platform knows as `message_id` in this chat,
+    one per reminder (a snooze going off counts as its reminder), newest first.
+
+    Usually one. More than one only where a platform gives no id of its own to what a bot
+    sends (DingTalk: the adapter names a message by its text), so two reminders with the
+    same words share one: the caller must ask which, never pick."""
+    rows = session.execute(
         select(_reminders)
         .join(_deliveries, _deliveries.c.reminder_id == _reminders.c.id)
         .where(_reminders.c.chat_id == chat_id, _deliveries.c.message_id == message_id)
-        .limit(1)
-    ).one_or_none()
-    return None if row is None else _view(row)
+        .order_by(_deliveries.c.occurrence.desc())
+    ).all()
+    roots = list(dict.fromkeys(row.snooze_of or row.id for row in rows))
+    if len(roots) < 2:  # the one the delivery was (its root is located by the caller)
+        return [_view(row) for row in rows[:1]]
+    by_id = {
+        row.id: _view(row)
+        for row in session.execute(select(_reminders).where(_reminders.c.id.in_(roots))).all()
+    }
+    return [by_id[root] for root in roots if root in by_id]
 
 
 def recently_delivered(session: Session, chat_id: str, since: datetime) -> list[ReminderView]:

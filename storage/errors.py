@@ -53,7 +53,8 @@ class ReminderNotFoundError(StorageError):
 
 class SnoozeTargetError(ReminderNotFoundError):
     """A snooze named no reminder and none can be told: none went off within `window`,
-    several did (`labels`, newest first), or the replied-to message is not a reminder."""
+    several did (`labels`, newest first), the replied-to message could be several
+    (`labels`: a platform without message ids), or it is not a reminder."""
 
     def __init__(
         self,

@@ -351,9 +351,12 @@ class ReminderService:
         if message_id is None:
             return None
         found = changes.by_message(session, chat_id, message_id)
-        if found is None:
+        if not found:
             raise SnoozeTargetError("not_a_reminder")
-        return found
+        if len(found) > 1:
+            labels = tuple(r.label for r in found)
+            raise SnoozeTargetError("several_match", labels=labels)
+        return found[0]
 
     @staticmethod
     def _only_recent(

@@ -51,7 +51,7 @@ ReminderAction = Literal["change", "delete", "pause", "resume", "snooze"]
 # reminder resumed after its time. And, for a snooze that names no reminder
 # (SnoozeTargetError.problem): none went off lately, several did, or the message it
 # replies to is not a reminder's.
-SnoozeTargetProblem = Literal["none_recent", "several_recent", "not_a_reminder"]
+SnoozeTargetProblem = Literal["none_recent", "several_recent", "several_match", "not_a_reminder"]
 NotFoundReason = Literal["absent", "finished", "past_due", SnoozeTargetProblem]
 
 # Why a reminder can't do that as it is (ReminderStateError.problem): a snooze's rule is

@@ -108,6 +108,9 @@ class Outbox:
         self.failures_left = 0
         self.attempts = 0
         self.arrived = asyncio.Event()
+        # A platform that gives sent messages no id of their own (DingTalk): the adapter
+        # names each by its words, so two alike share one.
+        self.same_id: str | None = None
 
     async def __call__(self, message: OutgoingMessage) -> str:
         """Like a platform, answers with the sent message's id: msg-1, msg-2, ..."""
@@ -117,7 +120,7 @@ class Outbox:
             raise SendError("the platform answered 502")
         self.messages.append(message)
         self.arrived.set()
-        return f"msg-{len(self.messages)}"
+        return self.same_id or f"msg-{len(self.messages)}"
 
     async def wait_for(self, count: int, *, within: float = 5.0) -> None:
         async with asyncio.timeout(within):

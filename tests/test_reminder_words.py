@@ -217,6 +217,12 @@ REFUSALS: list[tuple[StorageError, str, str]] = [
         "那条消息不是我能推迟的提醒。",
     ),
     (
+        SnoozeTargetError("several_match", labels=("#4", "#2")),
+        "That message could be any of several reminders (#4, #2); say which one, "
+        "e.g. /snooze #4 10m.",
+        "那条消息可能是好几个提醒之一（#4、#2）；请说明是哪一个，例如 /snooze #4 10m。",  # noqa: RUF001
+    ),
+    (
         SnoozeTargetError("none_recent"),
         "No reminder went off here in the last hour; say which one, e.g. /snooze #3 10m.",
         "最近一小时里这里没有响过提醒；请说明是哪一个，例如 /snooze #3 10m。",  # noqa: RUF001

@@ -412,6 +412,25 @@ async def test_snooze_fires_again_once_and_keeps_the_rule(
     assert await reminders.history("chat-1", created_by="u-bob") == []
 
 
+async def test_a_reply_to_a_message_that_could_be_several_reminders_asks_which(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    """Where the platform gives no message ids, two reminders with the same words share
+    one; a reply to it names neither, so the snooze asks instead of picking."""
+    first = await reminders.create(_new("stand up", _DAILY_9, DUE))
+    second = await reminders.create(_new("stand up", _DAILY_9, DUE))
+    outbox.same_id = "dt-stand-up"
+    clock.set(DUE)
+    await scheduler(reminders).run_due()
+    with pytest.raises(SnoozeTargetError) as asked:
+        await reminders.snooze(
+            "chat-1", ALICE, DUE + timedelta(minutes=5), message_id="dt-stand-up"
+        )
+    assert asked.value.problem == "several_match"
+    assert sorted(asked.value.labels) == sorted((first.label, second.label))
+    assert [e.outcome for e in await reminders.history("chat-1")] == ["sent", "sent"]  # no snooze
+
+
 async def test_a_snooze_that_went_off_can_be_snoozed_again(
     reminders: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:

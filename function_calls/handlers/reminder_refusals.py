@@ -141,6 +141,14 @@ def _snooze_target(exc: SnoozeTargetError) -> PlainSentence:
             f"最近响过好几个提醒（{'、'.join(shown)}）；请说明是哪一个，"  # noqa: RUF001
             f"例如 /snooze {example} 10m。",
         )
+    if exc.problem == "several_match" and exc.labels:
+        shown = exc.labels[:_SHOWN_LABELS]
+        return PlainSentence(
+            f"That message could be any of several reminders ({', '.join(shown)}); say "
+            f"which one, e.g. /snooze {exc.labels[0]} 10m.",
+            f"那条消息可能是好几个提醒之一（{'、'.join(shown)}）；请说明是哪一个，"  # noqa: RUF001
+            f"例如 /snooze {exc.labels[0]} 10m。",
+        )
     window, window_zh = _window(exc.window)
     return PlainSentence(
         f"No reminder went off here in the last {window}; say which one, e.g. /snooze #3 10m.",
