@@ -62,18 +62,39 @@ class ChatLocks:
         return self._enabled
 
     @contextlib.asynccontextmanager
-    async def hold(self, chat_id: str) -> AsyncIterator[None]:
+    async def hold(
+        self, chat_id: str, *, longest_wait: float = _LONGEST_WAIT
+    ) -> AsyncIterator[None]:
+        """Holds the lock named `chat_id` (any name: a chat, a lease) for the block,
+        polling while another process has it, at most `longest_wait` seconds apart."""
         if not self._enabled:
             yield
             return
         key = lock_key(chat_id)
-        connection = await self._acquire(key)
+        connection = await self._acquire(key, longest_wait)
         try:
             yield
         finally:
             await self._release(connection, key)
 
-    async def _acquire(self, key: int) -> psycopg.AsyncConnection[tuple[object, ...]]:
+    async def lost(self, every: float) -> None:
+        """Returns when the connection that holds this process's locks fails (asked every
+        `every` seconds): the server has freed them, so a lease held long must end."""
+        while True:
+            await asyncio.sleep(every)
+            connection = self._connection
+            if connection is None or connection.closed:
+                return
+            try:
+                await connection.execute("SELECT 1")
+            except psycopg.Error as exc:
+                log.warning("the locks' connection failed (%s)", type(exc).__name__)
+                await self._drop(connection)
+                return
+
+    async def _acquire(
+        self, key: int, longest_wait: float
+    ) -> psycopg.AsyncConnection[tuple[object, ...]]:
         wait = _FIRST_WAIT
         while True:
             connection = await self._connect()
@@ -88,7 +109,7 @@ class ChatLocks:
             if row is not None and row[0]:
                 return connection
             await asyncio.sleep(wait)  # another process handles this chat now
-            wait = min(wait * 2, _LONGEST_WAIT)
+            wait = min(wait * 2, longest_wait)
 
     async def _release(
         self, connection: psycopg.AsyncConnection[tuple[object, ...]], key: int

@@ -93,6 +93,9 @@ def test_each_present_section_builds_its_adapter() -> None:
         "matrix": {"homeserver": "http://127.0.0.1:1", "user_id": "@bot:local"},
         "onebot": {"access_token": "t"},
         "slack": {"bot_token": "xoxb-1", "signing_secret": "s"},
+        "discord": {"token": "d"},
+        "lark": {"app_id": "cli_1", "app_secret": "s", "verification_token": "v"},
+        "dingtalk": {"client_id": "ding1", "client_secret": "s"},
     }
     config = parse_config({"adapters": sections}, environ={})
     adapters = configured(config)
@@ -101,6 +104,9 @@ def test_each_present_section_builds_its_adapter() -> None:
         ("matrix", "mx:"),
         ("onebot", "qq:"),
         ("slack", "sl:"),
+        ("discord", "dc:"),
+        ("lark", "lk:"),
+        ("dingtalk", "dt:"),
     ]
     assert all(isinstance(a, Adapter) for a in adapters)
     assert configured(parse_config({}, environ={})) == []

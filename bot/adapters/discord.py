@@ -1,0 +1,376 @@
+"""Discord: a bot user over the gateway, with discord.py 2.x.
+
+Chat ids are "dc:<channel id>" (a guild text channel, a thread of one, or a DM), user ids
+"dc:<user id>". The bot answers a mention of itself (the event's mention entities), a
+reply to one of its messages, a "/" command and every DM; the rest is only logged. Reading
+other messages' text needs the privileged Message Content intent: Discord closes the
+gateway with 4014 when the Developer Portal has not enabled it, and the adapter says so
+and connects without it (mentions and DMs still carry their text).
+
+discord.py resumes a dropped gateway session (RESUME with the last sequence number), and
+Discord replays what was missed; a new session (a restart) replays nothing. The message's
+snowflake is its id, and the chat log acts on an id once, so a replayed or repeated
+event is answered once. Sends of the bot's own messages carry a `nonce` derived from the
+message's idempotency key with `enforce_nonce`: for a few minutes Discord answers a repeat
+with the message it already made, so a retried reminder shows once; after that window a
+retry of a send whose answer was lost could show twice (README, "Discord").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import aiohttp
+import discord
+import yarl
+from discord.gateway import DiscordWebSocket
+from discord.http import Route
+from starlette.routing import BaseRoute
+
+from bot.adapters.base import BotHost, split_text
+from bot.adapters.discord_events import (
+    MESSAGE_LIMIT,
+    PREFIX,
+    incoming,
+    is_spoken,
+    member_of,
+    nonce,
+    render,
+    user_ids,
+)
+from bot.config import ConfigError, DiscordSettings
+from bot.messages import Reply
+from storage import Member, OutgoingMessage, SendError, utc_now
+
+log = logging.getLogger(__name__)
+
+_BACKOFF_MAX = 60.0
+_AUTH_FAILED = 4004  # gateway close code: the token was refused
+_CONTENT_WARNING = (
+    "the Message Content intent is not enabled in the Discord Developer Portal (Bot, "
+    "Privileged Gateway Intents): mentions and DMs work, the prefix and replies don't"
+)
+# A reply notifies the person it answers, nobody else (no @everyone from echoed text).
+_REPLY_MENTIONS = discord.AllowedMentions(
+    everyone=False, users=False, roles=False, replied_user=True
+)
+
+
+class _Gateway(discord.Client):
+    """discord.py's client, its events handed to the adapter."""
+
+    def __init__(self, adapter: DiscordAdapter, *, message_content: bool, wait: float) -> None:
+        intents = discord.Intents.none()
+        intents.guilds = True  # the guild's roles and channels: admins, threads
+        intents.guild_messages = True
+        intents.dm_messages = True
+        intents.message_content = message_content
+        super().__init__(
+            intents=intents,
+            # A 429 asking for longer than this fails at once (discord.py's floor: 30 s);
+            # the reminder engine retries the send later.
+            max_ratelimit_timeout=wait,
+            chunk_guilds_at_startup=False,  # Server Members is privileged: not needed
+        )
+        self._adapter = adapter
+
+    async def on_connect(self) -> None:  # READY: a new session
+        self._adapter._on_connected()
+
+    async def on_resumed(self) -> None:  # RESUMED: the session goes on, missed events replayed
+        self._adapter._on_connected()
+
+    async def on_disconnect(self) -> None:
+        if self.ws is None:  # discord.py names the socket it had last
+            self._adapter._on_disconnected("could not connect")
+        elif self.ws.socket.close_code is None:
+            self._adapter._on_disconnected("gateway: connection lost")
+        else:
+            self._adapter._on_disconnected(f"gateway: closed with {self.ws.socket.close_code}")
+
+    async def on_message(self, message: discord.Message) -> None:
+        self._adapter._on_message(message)
+
+
+class DiscordAdapter:
+    """One Discord application's bot user, in the guilds it was invited to."""
+
+    name = "discord"
+    chat_prefix = PREFIX
+
+    def __init__(self, settings: DiscordSettings, *, bot_name: str) -> None:
+        if settings.token is None:  # DiscordSettings refuses a section without one
+            raise ConfigError("adapters.discord.token is required")
+        self._token = settings.token.get_secret_value()
+        self._settings = settings
+        self._bot_name = bot_name
+        self._message_content = settings.message_content
+        self._bot: BotHost | None = None
+        self._client: _Gateway | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._me = 0  # the bot's user id, once logged in
+        # Per chat, the people seen in it with the names they go by.
+        self._seen: dict[str, dict[str, tuple[Member, frozenset[str]]]] = {}
+        self._guild_of: dict[str, int] = {}  # chat id -> its guild, for the directory
+        self._connected_since: datetime | None = None
+        self._last_event: datetime | None = None
+        self._last_error: str | None = None
+        self._auth_failed = False
+        self._stopped = False
+        self._backoff = 1.0
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self, bot: BotHost) -> None:
+        self._bot = bot
+        # discord.py builds every REST URL from this class attribute (its own API version
+        # switch sets it the same way): the config's api_url is the REST base.
+        Route.BASE = self._settings.api_url.rstrip("/")
+        self._runner = asyncio.create_task(self._run(), name="discord")
+
+    async def _run(self) -> None:
+        """Log in, connect, and again after a failure the library does not recover from
+        by itself (it resumes dropped sessions on its own), with a growing pause."""
+        while not self._stopped:
+            client = _Gateway(
+                self, message_content=self._message_content, wait=self._settings.timeout
+            )
+            self._client = client
+            try:
+                pause = await self._session(client)
+            finally:
+                self._connected_since = None
+                await client.close()
+            if pause is None or self._stopped:
+                return
+            if pause:
+                log.warning("discord: %s; reconnecting in %.0fs", self._last_error, pause)
+                await asyncio.sleep(pause)
+                self._backoff = min(self._backoff * 2, _BACKOFF_MAX)
+
+    async def _session(self, client: _Gateway) -> float | None:
+        """One client's life: the pause before the next (0: at once), None for never."""
+        try:
+            async with asyncio.timeout(self._settings.timeout):
+                await client.login(self._token)  # GET /users/@me: a refused token ends here
+                # A Client connects to the library's constant gateway URL (and falls back
+                # to it when a session is invalidated); Discord's way: GET /gateway/bot.
+                _, url, _ = await client.http.get_bot_gateway()
+            assert client.user is not None  # login sets it
+            self._me = client.user.id
+            DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+            await client.connect(reconnect=True)  # returns when closed
+        except discord.LoginFailure:
+            self._auth("REST: 401 Unauthorized")
+            return None
+        except discord.PrivilegedIntentsRequired:
+            if self._message_content:  # the only privileged intent asked for: drop it
+                self._message_content = False
+                log.error("discord: %s; connecting without it", _CONTENT_WARNING)
+                return 0.0
+            self._last_error = "gateway: 4014 disallowed intents"
+        except discord.ConnectionClosed as exc:
+            if exc.code == _AUTH_FAILED:
+                self._auth("gateway: 4004 authentication failed")
+                return None
+            self._last_error = f"gateway: closed with {exc.code}"
+        except discord.HTTPException as exc:
+            self._last_error = f"REST: {_safe(exc)}"
+        except Exception as exc:  # the network or the library: logged, retried
+            # Before its first connection, discord.py gives up with an AttributeError of
+            # its own; the failure worth showing is that there was no connection.
+            up = client.ws is not None
+            self._last_error = f"gateway: {_safe(exc)}" if up else "could not connect"
+        return self._backoff
+
+    def _auth(self, error: str) -> None:
+        self._auth_failed, self._last_error = True, error
+        log.error("discord: %s (check adapters.discord.token); not retried", error)
+
+    def _on_connected(self) -> None:
+        self._connected_since = utc_now()
+        self._last_event = self._connected_since
+        self._last_error = None
+        self._backoff = 1.0
+        if self._refused_content:
+            log.warning("discord: %s", _CONTENT_WARNING)
+        log.info("discord: connected as %s", self._me)
+
+    @property
+    def _refused_content(self) -> bool:
+        """Asked for the Message Content intent by the config, refused by Discord."""
+        return self._settings.message_content and not self._message_content
+
+    def _on_disconnected(self, reason: str) -> None:
+        if self._stopped:
+            return
+        self._connected_since = None
+        self._last_error = reason
+        log.warning("discord: %s; reconnecting", reason)
+
+    async def stop(self) -> None:
+        self._stopped = True  # no new messages are taken up from here
+        if self._tasks:  # answers in flight may finish while the client is open
+            await asyncio.wait(self._tasks, timeout=10)
+        for task in self._tasks:
+            task.cancel()
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.close()  # the gateway and the HTTP session
+        if self._runner is not None:
+            self._runner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._runner
+
+    def routes(self) -> Sequence[BaseRoute]:
+        return ()  # the bot connects out: nothing to serve
+
+    # -- incoming ----------------------------------------------------------------------
+
+    def _on_message(self, message: discord.Message) -> None:
+        self._last_event = utc_now()
+        if self._stopped or not is_spoken(message):
+            return  # stopping; other bots (and this one: no loops), joins, pins
+        task = asyncio.create_task(self._answer(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, message: discord.Message) -> None:
+        assert self._bot is not None
+        try:
+            seen = incoming(message, me=self._me, bot_name=self._bot_name)
+            self._remember(seen.chat_id, message)
+            if not seen.text.strip():
+                # Nothing to read: an attachment alone, or a guild message whose text
+                # Discord withholds without the Message Content intent.
+                return
+
+            async def deliver(replies: list[Reply]) -> None:
+                for reply in replies:
+                    await self._reply(message, reply.text)
+
+            await self._bot.handle(seen, deliver)
+        except Exception as exc:
+            log.error("discord: answering a message failed: %s", _safe(exc))
+            log.debug("discord: the failure", exc_info=True)
+
+    async def _reply(self, message: discord.Message, text: str) -> None:
+        """A Discord reply to `message`, in its channel or thread; if it was deleted
+        meanwhile, a plain message there."""
+        reference = message.to_reference(fail_if_not_exists=False)
+        for piece in split_text(text, MESSAGE_LIMIT):
+            if piece.strip():
+                async with asyncio.timeout(self._settings.timeout):
+                    await message.channel.send(
+                        piece, reference=reference, allowed_mentions=_REPLY_MENTIONS
+                    )
+
+    def _remember(self, chat_id: str, message: discord.Message) -> None:
+        """The author and the people mentioned, for the member directory."""
+        seen = self._seen.setdefault(chat_id, {})
+        for user in (message.author, *message.mentions):
+            if user.id != self._me and not user.bot:
+                member = member_of(user)
+                seen[member.user_id] = (member, _names(user))
+        if message.guild is not None:
+            self._guild_of[chat_id] = message.guild.id
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        """The one person by that display name, username or id: among those seen in the
+        chat, else among those seen in its guild's other channels and threads (the guild's
+        member list needs the privileged Server Members intent, which the bot does not
+        ask for). A name two people share is no one's: never guessed."""
+        wanted = name.casefold().lstrip("@")
+        found = {
+            m.user_id: m for m, names in self._seen.get(chat_id, {}).values() if wanted in names
+        }
+        if not found:
+            found = {m.user_id: m for m, names in self._guild_people(chat_id) if wanted in names}
+        return next(iter(found.values())) if len(found) == 1 else None
+
+    def _guild_people(self, chat_id: str) -> list[tuple[Member, frozenset[str]]]:
+        guild_id = self._guild_of.get(chat_id)
+        if guild_id is None:
+            return []
+        return [
+            entry
+            for chat, seen in self._seen.items()
+            if self._guild_of.get(chat) == guild_id
+            for entry in seen.values()
+        ]
+
+    # -- outgoing ----------------------------------------------------------------------
+
+    async def send(self, message: OutgoingMessage) -> str | None:
+        channel_id = message.chat_id.removeprefix(PREFIX)
+        if not message.chat_id.startswith(PREFIX) or not channel_id.isdigit():
+            raise SendError(f"not a Discord chat id: {message.chat_id}")
+        client = self._client
+        if self._stopped or client is None or client.user is None or client.is_closed():
+            raise SendError("the discord adapter is not connected")  # retried later
+        channel = client.get_partial_messageable(int(channel_id))
+        allowed = discord.AllowedMentions(
+            everyone=False, roles=False, users=user_ids(message.people), replied_user=False
+        )
+        key = message.idempotency_key
+        first: str | None = None
+        try:
+            for index, piece in enumerate(split_text(message.text, MESSAGE_LIMIT)):
+                if not piece.strip():
+                    continue
+                # discord.py sends `enforce_nonce` with each nonce. One per piece: a retry
+                # after a partial send repeats none. Without a key (a progress line): a
+                # random one, as the library would pick.
+                once = nonce(key, index) if key is not None else secrets.token_hex(12)
+                async with asyncio.timeout(self._settings.timeout):  # 429 waits included
+                    sent = await channel.send(
+                        render(piece, message.people), allowed_mentions=allowed, nonce=once
+                    )
+                first = first or str(sent.id)
+        except discord.HTTPException as exc:
+            raise SendError(f"discord send: HTTP {exc.status} (code {exc.code})") from None
+        except discord.RateLimited as exc:  # longer than discord.py waits: retried later
+            raise SendError(f"discord send: rate limited for {exc.retry_after:.0f} s") from None
+        except (discord.DiscordException, TimeoutError, OSError, aiohttp.ClientError) as exc:
+            raise SendError(f"discord send: {type(exc).__name__}") from None
+        except RuntimeError:  # aiohttp: the session closed under the send (a stop)
+            raise SendError("discord send: the connection closed") from None
+        return first
+
+    def status(self) -> dict[str, Any]:
+        connected = self._connected_since is not None
+        if self._auth_failed:
+            state = "auth failed"
+        elif connected:
+            state = "connected"
+        else:
+            state = "reconnecting" if self._last_error else "connecting"
+        warning = _CONTENT_WARNING if self._refused_content else None
+        return {
+            "state": state,
+            "connected": connected,
+            "user_id": str(self._me) if self._me else None,
+            "message_content": self._message_content,
+            "since": self._connected_since.isoformat() if self._connected_since else None,
+            "last_event": self._last_event.isoformat() if self._last_event else None,
+            "last_error": self._last_error or warning,
+        }
+
+
+def _names(user: discord.abc.User) -> frozenset[str]:
+    called = (user.display_name, user.name, user.global_name, str(user.id))
+    return frozenset(n.casefold() for n in called if n)
+
+
+def _safe(exc: BaseException) -> str:
+    """An error for the log: Discord's status and code, others by type (no tokens)."""
+    if isinstance(exc, discord.HTTPException):
+        return f"HTTP {exc.status} (code {exc.code})"
+    return type(exc).__name__

@@ -1,0 +1,108 @@
+"""Discord messages as the bot sees them, and the bot's text as Discord shows it.
+
+Everything here reads what discord.py already parsed from the gateway: the mention
+entities (`message.mentions`, from the event's `mentions` array, never from the text),
+the replied-to message (`referenced_message`), and the author as a guild Member whose
+permissions the library computes from the guild's roles (GUILD_CREATE) and the member's
+role ids (MESSAGE_CREATE's `member`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import discord
+
+from bot.adapters.base import mention_pieces
+from bot.messages import IncomingMessage
+from storage import Member
+
+PREFIX = "dc:"
+MESSAGE_LIMIT = 2000  # characters: Discord refuses longer messages
+NONCE_LENGTH = 25  # Discord's limit on a nonce string
+# Discord's encoding of a user mention in text: <@123> (or <@!123>, a nickname mention).
+_USER_TOKEN = re.compile(r"<@!?(\d+)>")
+# The message types that are someone speaking (others: joins, pins, thread starts).
+_SPOKEN = (discord.MessageType.default, discord.MessageType.reply)
+
+
+def is_spoken(message: discord.Message) -> bool:
+    """A person's message (not a bot's, not a system notice)."""
+    return message.type in _SPOKEN and not message.author.bot
+
+
+def member_of(user: discord.abc.User) -> Member:
+    return Member(f"{PREFIX}{user.id}", user.display_name)
+
+
+def incoming(message: discord.Message, *, me: int, bot_name: str) -> IncomingMessage:
+    """The bot's view of one Discord message. Guild channels and their threads are group
+    chats (the thread is its own chat: replies stay in it), DMs private chats."""
+    private = message.guild is None
+    people = [member_of(user) for user in message.mentions if user.id != me]
+    reference = message.reference
+    resolved = reference.resolved if reference is not None else None
+    author = message.author
+    # A guild message's author comes with its member (roles): the library computes its
+    # permissions; the owner and Administrator have them all.
+    is_admin = isinstance(author, discord.Member) and author.guild_permissions.manage_guild
+    return IncomingMessage(
+        chat_id=f"{PREFIX}{message.channel.id}",
+        chat_type="private" if private else "group",
+        sender_id=f"{PREFIX}{author.id}",
+        sender_name=author.display_name,
+        text=plain_text(message, me=me, bot_name=bot_name),
+        mentions_bot=any(user.id == me for user in message.mentions),
+        reply_to_bot=isinstance(resolved, discord.Message) and resolved.author.id == me,
+        sender_is_admin=is_admin and not private,
+        message_id=str(message.id),
+        timestamp=message.created_at,
+        mentions=tuple(people),
+        reply_to_message_id=(
+            str(reference.message_id)
+            if reference is not None and reference.message_id is not None
+            else None
+        ),
+    )
+
+
+def plain_text(message: discord.Message, *, me: int, bot_name: str) -> str:
+    """The text as people read it: each `<@id>` the message's entities name as "@Name"
+    (the bot as its config name, which the router strips); others (an escaped one
+    is no mention) stay as written."""
+    names = {user.id: user.display_name for user in message.mentions}
+    if me in names:
+        names[me] = bot_name
+
+    def name(match: re.Match[str]) -> str:
+        known = names.get(int(match.group(1)))
+        return f"@{known}" if known is not None else match.group()
+
+    return _USER_TOKEN.sub(name, message.content)
+
+
+def render(text: str, people: Sequence[Member]) -> str:
+    """`text` for Discord: each "@name" of `people` a `<@id>` mention (which notifies
+    them when the send's allowed_mentions lists them)."""
+    links = {
+        f"@{p.name.lstrip('@')}": p.user_id.removeprefix(PREFIX)
+        for p in people
+        if p.name and p.user_id.startswith(PREFIX) and p.user_id[len(PREFIX) :].isdigit()
+    }
+    return "".join(
+        f"<@{links[piece]}>" if mention else piece for piece, mention in mention_pieces(text, links)
+    )
+
+
+def user_ids(people: Sequence[Member]) -> list[discord.Object]:
+    """The Discord users among `people`, for allowed_mentions (only they are pinged)."""
+    found = (p.user_id.removeprefix(PREFIX) for p in people if p.user_id.startswith(PREFIX))
+    return [discord.Object(id=int(uid)) for uid in found if uid.isdigit()]
+
+
+def nonce(key: str, piece: int) -> str:
+    """A stable nonce for one piece of an idempotent send: Discord returns the message it
+    already made for a repeated nonce (with enforce_nonce) instead of posting again."""
+    return hashlib.sha256(f"{key}#{piece}".encode()).hexdigest()[:NONCE_LENGTH]

@@ -1,0 +1,370 @@
+"""Lark/Feishu: lark-oapi, with events by webhook (Lark posts to /lark/events on
+`groupmate serve`) or by the long connection (a WebSocket the bot opens to Lark).
+
+Chat ids are "lk:<chat_id>" (oc_…), user ids "lk:<open_id>" (ou_…). With an encrypt key
+set, Lark encrypts each event (AES-256-CBC) and signs the post; the verification token
+is in every event. A post that fails a check is answered 401 and nothing runs. Each
+event is acknowledged at once (Lark wants an answer within 1 s, else it pushes again)
+and the message is answered after.
+
+Lark re-pushes an event it got no timely answer for, with the same message: the message
+id (om_…) is its id, and the chat log acts on an id once. Replies go through the reply
+API (in the thread when the message was in one); reminders are new messages whose
+`uuid` is derived from the reminder's occurrence: Lark sends one message per uuid within
+an hour, so a retried send after a lost answer does not post twice within that hour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.adapters.base import BotHost, split_text
+from bot.adapters.lark_api import LarkApi, LarkError
+from bot.adapters.lark_events import (
+    Malformed,
+    Refused,
+    mentions_of,
+    open_webhook,
+    render_text,
+    text_of,
+)
+from bot.adapters.lark_ws import LongConnection
+from bot.config import LarkSettings
+from bot.messages import IncomingMessage, Reply
+from storage import Member, OutgoingMessage, SendError, utc_now
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/lark/events"
+MESSAGE_LIMIT = 4000  # characters of one text message (Lark takes 150 KB; this reads well)
+_ADMIN_TTL = 300.0  # seconds a chat's owner and managers are trusted
+_DIRECTORY_TTL = 600.0  # seconds a chat's member list is trusted
+_BACKOFF_MAX = 60.0
+_READY_WAIT = 60.0  # seconds an early event waits for the bot's open_id
+_SENT_REMEMBERED = 1000  # ids of the bot's own recent messages, for "a reply to the bot"
+
+
+class LarkAdapter:
+    """One Lark/Feishu custom app's bot, in the chats it was added to."""
+
+    name = "lark"
+    chat_prefix = "lk:"
+
+    def __init__(self, settings: LarkSettings, *, bot_name: str) -> None:
+        self._settings = settings
+        self._bot_name = bot_name
+        self._api = LarkApi(settings)
+        self._bot: BotHost | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._me = ""  # the bot's open_id
+        self._sent: deque[str] = deque(maxlen=_SENT_REMEMBERED)
+        self._seen: dict[str, dict[str, Member]] = {}
+        self._admins: dict[str, tuple[float, frozenset[str]]] = {}
+        self._directory: dict[str, tuple[float, list[Member]]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._connector: asyncio.Task[None] | None = None
+        self._long: LongConnection | None = None
+        self._ready = asyncio.Event()
+        self._connected_since: datetime | None = None
+        self._last_event: datetime | None = None
+        self._last_error: str | None = None
+        self._auth_failed = False
+        self._stopped = False
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self, bot: BotHost) -> None:
+        self._bot = bot
+        self._loop = asyncio.get_running_loop()
+        self._connector = asyncio.create_task(self._connect(), name="lark")
+
+    async def _connect(self) -> None:
+        """The tenant token and the bot's own open_id (to know a mention of itself), then
+        the long connection in websocket mode."""
+        backoff = 1.0
+        while True:
+            try:
+                info = await self._api.bot_info()
+                self._me = str(info.get("open_id") or "")
+                if not self._me:
+                    raise LarkError("bot info", "no open_id")
+            except LarkError as exc:
+                self._last_error = str(exc)
+                if exc.auth:
+                    self._auth_failed = True
+                    log.error("lark: %s (check adapters.lark.app_id/app_secret)", exc)
+                    return  # waiting won't fix a refused secret
+                log.warning("lark: %s; retrying in %.0fs", exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, _BACKOFF_MAX)
+                continue
+            break
+        self._ready.set()
+        self._last_error = None
+        if self._settings.mode == "websocket":
+            assert self._bot is not None and self._loop is not None
+            self._long = LongConnection(self._settings, self._bot, self._loop, self._accept)
+            await self._long.start()
+        self._connected_since = utc_now()
+        log.info("lark: ready as %s (%s mode)", self._me, self._settings.mode)
+
+    async def stop(self) -> None:
+        self._stopped = True
+        if self._connector is not None:
+            self._connector.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connector
+        if self._long is not None:
+            await self._long.stop()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=10)
+        for task in self._tasks:
+            task.cancel()
+
+    # -- incoming ----------------------------------------------------------------------
+
+    def routes(self) -> Sequence[BaseRoute]:
+        if self._settings.mode != "webhook":
+            return ()
+        return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
+
+    async def _events(self, request: Request) -> Response:
+        if self._bot is None:
+            return Response(status_code=503)
+        body = await request.body()
+        try:
+            event = open_webhook(body, request.headers, self._settings)
+        except Refused as exc:
+            log.warning("lark: refused a post to %s: %s", EVENTS_PATH, exc)
+            return JSONResponse({"msg": "unauthorized"}, status_code=401)
+        except Malformed as exc:
+            log.warning("lark: unreadable post to %s: %s", EVENTS_PATH, exc)
+            return JSONResponse({"msg": "bad request"}, status_code=400)
+        if event.get("type") == "url_verification":
+            return JSONResponse({"challenge": event.get("challenge")})
+        self._accept(event)  # answered in a task: Lark wants its 200 within 1 s
+        return JSONResponse({"msg": "success"})
+
+    def _accept(self, event: dict[str, Any]) -> None:
+        """One event (either mode, on the bot's loop): a message is answered in a task."""
+        self._last_event = utc_now()
+        header, body = event.get("header"), event.get("event")
+        if not isinstance(header, dict) or not isinstance(body, dict):
+            log.warning("lark: an event without a header or body; ignored")
+            return
+        if header.get("event_type") != "im.message.receive_v1":
+            return  # subscribed to more than messages: not ours to act on
+        task = asyncio.create_task(self._answer(body))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, event: dict[str, Any]) -> None:
+        assert self._bot is not None
+        try:
+            await asyncio.wait_for(self._ready.wait(), _READY_WAIT)
+            if (event.get("sender") or {}).get("sender_type") != "user":
+                return  # other apps' bots (and this one: no loops)
+            incoming = await self._incoming(event)
+            if incoming is None:
+                return
+            message = event["message"]
+            in_thread = bool(message.get("thread_id"))
+
+            async def deliver(replies: list[Reply]) -> None:
+                for reply in replies:
+                    for piece in split_text(reply.text, MESSAGE_LIMIT):
+                        if piece.strip():
+                            content = render_text(piece, {})
+                            sent = await self._api.reply(message["message_id"], content, in_thread)
+                            self._sent.append(sent)
+
+            await self._bot.handle(incoming, deliver)
+        except Exception as exc:
+            log.error("lark: answering a message failed: %s", _safe(exc))
+            log.debug("lark: the failure", exc_info=True)
+
+    async def _incoming(self, event: dict[str, Any]) -> IncomingMessage | None:
+        """The bot's view of an im.message.receive_v1 event; None for what isn't text."""
+        message = event.get("message") or {}
+        sender_id = ((event.get("sender") or {}).get("sender_id") or {}).get("open_id")
+        chat, message_id = message.get("chat_id"), message.get("message_id")
+        if not (isinstance(sender_id, str) and isinstance(chat, str) and message_id):
+            log.warning("lark: a message event without chat, sender or id; ignored")
+            return None
+        chat_id = f"lk:{chat}"
+        mentions = mentions_of(message)
+        names = {m.key: self._bot_name if m.open_id == self._me else m.name for m in mentions}
+        text = text_of(message, names)
+        if text is None:
+            log.info("lark: a %s message; only text is read", message.get("message_type"))
+            return None
+        seen = self._seen.setdefault(chat_id, {})
+        people = [Member(f"lk:{m.open_id}", m.name) for m in mentions if m.open_id != self._me]
+        for person in people:
+            seen[person.user_id] = person
+        sender = Member(f"lk:{sender_id}", await self._name(chat, sender_id))
+        seen[sender.user_id] = sender
+        private = message.get("chat_type") == "p2p"
+        mentions_bot = any(m.open_id == self._me for m in mentions)
+        parent = message.get("parent_id") or None
+        reply_to_bot = parent is not None and await self._is_ours(str(parent))
+        maybe_for_bot = mentions_bot or reply_to_bot or text.startswith("/") or private
+        is_admin = not private and maybe_for_bot and await self._is_admin(chat, sender_id)
+        created = message.get("create_time")
+        return IncomingMessage(
+            chat_id=chat_id,
+            chat_type="private" if private else "group",
+            sender_id=sender.user_id,
+            sender_name=sender.name,
+            text=text,
+            mentions_bot=mentions_bot,
+            reply_to_bot=reply_to_bot,
+            sender_is_admin=is_admin,
+            message_id=str(message_id),
+            timestamp=_at(created),
+            mentions=tuple(people),
+            reply_to_message_id=str(parent) if parent else None,
+        )
+
+    async def _is_ours(self, message_id: str) -> bool:
+        """The message is one this bot sent: remembered, else asked of Lark."""
+        if message_id in self._sent:
+            return True
+        try:
+            sender = (await self._api.message(message_id)).get("sender") or {}
+        except LarkError as exc:
+            log.warning("lark: %s", exc)
+            return False
+        return sender.get("sender_type") == "app" and sender.get("id") == self._api.app_id
+
+    async def _name(self, chat: str, open_id: str) -> str:
+        """A person's name as the chat's member list has it (events carry no names)."""
+        known = self._seen.get(f"lk:{chat}", {}).get(f"lk:{open_id}")
+        if known is not None:
+            return known.name
+        for member in await self._members(chat):
+            if member.user_id == f"lk:{open_id}":
+                return member.name
+        return open_id
+
+    async def _is_admin(self, chat: str, open_id: str) -> bool:
+        """The chat's owner and its managers (the config's `bot.admins` add others)."""
+        now = time.monotonic()
+        cached = self._admins.get(chat)
+        if cached is None or cached[0] <= now:
+            try:
+                info = await self._api.chat(chat)
+            except LarkError as exc:
+                log.warning("lark: %s", exc)
+                return False  # unknown is not admin; asked again next time
+            ids = [info.get("owner_id"), *(info.get("user_manager_id_list") or [])]
+            cached = (now + _ADMIN_TTL, frozenset(str(i) for i in ids if i))
+            self._admins[chat] = cached
+        return open_id in cached[1]
+
+    async def find(self, chat_id: str, name: str) -> Member | None:
+        """The member of the chat by that name or open_id: those seen in it first, then
+        its member list (all pages, cached). A name two people share is no one's."""
+        wanted = name.casefold().lstrip("@")
+        for member in self._seen.get(chat_id, {}).values():
+            if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix("lk:")):
+                return member
+        members = await self._members(chat_id.removeprefix(self.chat_prefix))
+        found = [m for m in members if wanted in (m.name.casefold(), m.user_id[3:].casefold())]
+        return found[0] if len(found) == 1 else None
+
+    async def _members(self, chat: str) -> list[Member]:
+        now = time.monotonic()
+        cached = self._directory.get(chat)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        try:
+            items = await self._api.members(chat)
+        except LarkError as exc:
+            log.warning("lark: %s", exc)
+            return []
+        members = [
+            Member(f"lk:{m['member_id']}", str(m.get("name") or m["member_id"]))
+            for m in items
+            if isinstance(m.get("member_id"), str)
+        ]
+        self._directory[chat] = (now + _DIRECTORY_TTL, members)
+        return members
+
+    # -- outgoing ----------------------------------------------------------------------
+
+    async def send(self, message: OutgoingMessage) -> str | None:
+        if not message.chat_id.startswith(self.chat_prefix):
+            raise SendError(f"not a Lark chat id: {message.chat_id}")
+        if self._stopped:
+            raise SendError("the lark adapter is stopped")  # retried after a restart
+        chat = message.chat_id.removeprefix(self.chat_prefix)
+        people = {
+            f"@{p.name.lstrip('@')}": p.user_id.removeprefix(self.chat_prefix)
+            for p in message.people
+            if p.name and p.user_id.startswith(self.chat_prefix)
+        }
+        key = message.idempotency_key
+        first: str | None = None
+        try:
+            for index, piece in enumerate(split_text(message.text, MESSAGE_LIMIT)):
+                if not piece.strip():
+                    continue
+                uuid = _uuid(key, index) if key is not None else None
+                sent = await self._api.send(chat, render_text(piece, people), uuid)
+                self._sent.append(sent)
+                first = first or sent
+        except LarkError as exc:
+            raise SendError(f"lark {exc}") from None
+        return first
+
+    def status(self) -> dict[str, Any]:
+        long = self._long.status() if self._long is not None else None
+        connected = self._connected_since is not None and (long is None or long["connected"])
+        last_error = self._last_error or (long["last_error"] if long else None)
+        if self._auth_failed or (long is not None and long["auth_failed"]):
+            state = "auth failed"
+        elif connected:
+            state = "connected"
+        elif long is not None and long["standby"]:
+            state = "standby"  # another process holds the long connection
+        else:
+            state = "reconnecting" if last_error else "connecting"
+        return {
+            "state": state,
+            "connected": connected,
+            "mode": self._settings.mode,
+            "open_id": self._me or None,
+            "since": self._connected_since.isoformat() if self._connected_since else None,
+            "last_event": self._last_event.isoformat() if self._last_event else None,
+            "last_error": last_error,
+        }
+
+
+def _uuid(key: str, index: int) -> str:
+    """Lark's idempotency key (at most 50 characters) for piece `index` of a message."""
+    return f"gm-{hashlib.sha256(key.encode()).hexdigest()[:40]}-{index}"
+
+
+def _at(milliseconds: Any) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(int(milliseconds) / 1000, UTC)
+    except (TypeError, ValueError):
+        return None
+
+
+def _safe(exc: Exception) -> str:
+    """An error for the log: Lark's codes, others by type only (no tokens, no URLs)."""
+    return str(exc) if isinstance(exc, LarkError | SendError) else type(exc).__name__

@@ -1,0 +1,309 @@
+"""A local DingTalk, in its published shapes: the open API (oauth2/accessToken,
+gateway/connections/open, robot groupMessages/send and oToMessages/batchSend, with
+`{"code", "message"}` refusals and 429 + Retry-After), the Stream WebSocket (CALLBACK
+frames of /v1.0/im/bot/messages/get, SYSTEM ping and disconnect; the client's acks are
+recorded), session webhooks (`{"errcode", "errmsg"}`), and signed HTTP callbacks."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from groupmate.testing.threaded_server import ThreadedServer
+
+CLIENT_ID = "dingtestappkey"
+CLIENT_SECRET = "dt-client-s3cret-value"
+ACCESS_TOKEN = "dt-access-token-value"
+ROBOT = "$:LWCP_v1:$robot000"  # the robot's chatbotUserId
+GROUP = "cidGROUP0001=="
+CORP = "ding0corp"
+# staff id -> (DingTalk id, nick)
+PEOPLE = {
+    "alice01": ("$:LWCP_v1:$alice", "Alice"),
+    "bob01": ("$:LWCP_v1:$bob", "Bob"),
+    "ada01": ("$:LWCP_v1:$ada", "Ada"),
+    "carol01": ("$:LWCP_v1:$carol", "Carol"),
+    "sam01": ("$:LWCP_v1:$sam1", "Sam"),
+    "sam02": ("$:LWCP_v1:$sam2", "Sam"),
+}
+
+
+class FakeDingTalk:
+    """Records every call; `sent()` are the messages the robot sent, by any route."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.acks: list[dict[str, Any]] = []
+        self.sessions: dict[str, int] = {}  # session webhook token -> expiry (ms)
+        self.rate_limited = 0  # the next N robot sends answer 429 (Retry-After: 1)
+        self.too_fast = 0  # the next N session-webhook posts answer errcode 130101
+        self.opened = 0  # gateway/connections/open calls that gave a ticket
+        self.token_requests = 0
+        self.token = ACCESS_TOKEN  # the token DingTalk honours now (`revoke` changes it)
+        self.outbox: deque[dict[str, Any]] = deque()
+        self.drop_sockets = False  # close every open Stream socket
+        self._tickets: set[str] = set()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self.server = ThreadedServer(
+            Starlette(
+                routes=[
+                    Route("/v1.0/oauth2/accessToken", self._token, methods=["POST"]),
+                    Route("/v1.0/gateway/connections/open", self._open, methods=["POST"]),
+                    Route("/v1.0/robot/groupMessages/send", self._robot, methods=["POST"]),
+                    Route("/v1.0/robot/oToMessages/batchSend", self._robot, methods=["POST"]),
+                    Route("/robot/sendBySession", self._session, methods=["POST"]),
+                    WebSocketRoute("/connect", self._socket),
+                ]
+            )
+        )
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+    def sent(self) -> list[dict[str, Any]]:
+        """Each message the robot sent: its route, text and the ids it @-s."""
+        out: list[dict[str, Any]] = []
+        with self._lock:
+            for name, body in self.calls:
+                if name == "session":
+                    at = body.get("at") or {}
+                    out.append(
+                        {
+                            "via": "session",
+                            "text": body["text"]["content"],
+                            "at": at.get("atUserIds", []) + at.get("atDingtalkIds", []),
+                        }
+                    )
+                elif name in ("groupMessages/send", "oToMessages/batchSend"):
+                    text = json.loads(body["msgParam"])["content"]
+                    out.append({"via": name, "text": text, "at": [], "body": body})
+        return out
+
+    @staticmethod
+    def _refused(status: int, code: str, message: str) -> JSONResponse:
+        return JSONResponse({"code": code, "requestid": "req-1", "message": message}, status)
+
+    async def _token(self, request: Request) -> Response:
+        body = await request.json()
+        with self._lock:
+            self.token_requests += 1
+        if body.get("appKey") != CLIENT_ID or body.get("appSecret") != CLIENT_SECRET:
+            return self._refused(400, "invalidClientSecret", "不合法的appSecret")
+        return JSONResponse({"accessToken": self.token, "expireIn": 7200})
+
+    def end_sessions(self) -> None:
+        """DingTalk ends every session webhook before its stated expiry."""
+        with self._lock:
+            self.sessions = dict.fromkeys(self.sessions, 0)
+
+    def revoke(self) -> None:
+        """DingTalk drops the app's token before its expiry (a new one is issued)."""
+        self.token = f"{ACCESS_TOKEN}-{next(self._ids)}"
+
+    async def _open(self, request: Request) -> Response:
+        body = await request.json()
+        if body.get("clientId") != CLIENT_ID or body.get("clientSecret") != CLIENT_SECRET:
+            return self._refused(401, "invalidClient", "clientId or clientSecret invalid")
+        topics = [(s.get("type"), s.get("topic")) for s in body.get("subscriptions", [])]
+        assert ("CALLBACK", "/v1.0/im/bot/messages/get") in topics, topics
+        ticket = f"ticket-{next(self._ids)}"
+        with self._lock:
+            self._tickets.add(ticket)
+            self.opened += 1
+        return JSONResponse(
+            {"endpoint": f"ws://127.0.0.1:{self.server.port}/connect", "ticket": ticket}
+        )
+
+    async def _robot(self, request: Request) -> Response:
+        name = request.url.path.removeprefix("/v1.0/robot/")
+        if request.headers.get("x-acs-dingtalk-access-token") != self.token:
+            return self._refused(401, "InvalidAuthentication", "不合法的access_token")
+        body = await request.json()
+        with self._lock:
+            if self.rate_limited > 0:
+                self.rate_limited -= 1
+                return JSONResponse(
+                    {"code": "Throttling", "requestid": "req-2", "message": "qps limit"},
+                    status_code=429,
+                    headers={"Retry-After": "1"},
+                )
+            if body.get("robotCode") != CLIENT_ID or body.get("msgKey") != "sampleText":
+                return self._refused(400, "invalidParameter", "robotCode or msgKey")
+            self.calls.append((name, body))
+        if name == "oToMessages/batchSend":
+            return JSONResponse(
+                {
+                    "processQueryKey": f"pqk-{next(self._ids)}",
+                    "invalidStaffIdList": [],
+                    "flowControlledStaffIdList": [],
+                }
+            )
+        return JSONResponse({"processQueryKey": f"pqk-{next(self._ids)}"})
+
+    async def _session(self, request: Request) -> Response:
+        session = request.query_params.get("session", "")
+        body = await request.json()
+        with self._lock:
+            expiry = self.sessions.get(session)
+            if expiry is None or expiry < time.time() * 1000:
+                return JSONResponse({"errcode": 300001, "errmsg": "session is invalid"})
+            if self.too_fast > 0:
+                self.too_fast -= 1
+                return JSONResponse({"errcode": 130101, "errmsg": "send too fast"})
+            self.calls.append(("session", body))
+        return JSONResponse({"errcode": 0, "errmsg": "ok"})
+
+    def message(
+        self,
+        text: str,
+        *,
+        sender: str = "alice01",
+        at: tuple[str, ...] = (),
+        robot: bool = True,
+        private: bool = False,
+        msg_id: str | None = None,
+        admin: bool = False,
+        quote: str | None = None,
+        webhook_for: float = 5400.0,
+    ) -> dict[str, Any]:
+        """A robot message payload as DingTalk sends it: the robot's @ cut from the text
+        (`robot`: it was @-ed), the others' kept as "@Nick" and in atUsers by id."""
+        dingtalk_id, nick = PEOPLE[sender]
+        session = f"sess-{next(self._ids)}"
+        expires = int((time.time() + webhook_for) * 1000)
+        with self._lock:
+            self.sessions[session] = expires
+        at_users = [{"dingtalkId": PEOPLE[s][0], "staffId": s} for s in at]
+        if robot and not private:
+            at_users.insert(0, {"dingtalkId": ROBOT})
+        data: dict[str, Any] = {
+            "conversationId": f"cidSINGLE{sender}==" if private else GROUP,
+            "atUsers": at_users,
+            "chatbotCorpId": CORP,
+            "chatbotUserId": ROBOT,
+            "msgId": msg_id or f"msg{next(self._ids):06d}",
+            "senderNick": nick,
+            "isAdmin": admin,
+            "senderStaffId": sender,
+            "sessionWebhookExpiredTime": expires,
+            "createAt": int(time.time() * 1000),
+            "senderCorpId": CORP,
+            "conversationType": "1" if private else "2",
+            "senderId": dingtalk_id,
+            "sessionWebhook": f"{self.api_url}/robot/sendBySession?session={session}",
+            "text": {"content": f" {text}"},
+            "robotCode": CLIENT_ID,
+            "msgtype": "text",
+        }
+        if not private:
+            data |= {"conversationTitle": "Team", "isInAtList": robot}
+        if quote is not None:
+            data["text"] |= {
+                "isReplyMsg": True,
+                "repliedMsg": {
+                    "msgType": "text",
+                    "msgId": "msgQUOTED",
+                    "senderId": ROBOT,
+                    "createdAt": int(time.time() * 1000),
+                    "content": {"text": quote},
+                },
+            }
+        return data
+
+    def push(self, data: dict[str, Any], *, frame_id: str | None = None) -> str:
+        """Send a robot message as a Stream CALLBACK frame; the frame's messageId."""
+        frame_id = frame_id or f"frame-{next(self._ids)}"
+        self._queue("CALLBACK", "/v1.0/im/bot/messages/get", frame_id, json.dumps(data))
+        return frame_id
+
+    def system(self, topic: str) -> str:
+        """A SYSTEM frame: "ping" (acked with its data) or "disconnect"."""
+        frame_id = f"sys-{next(self._ids)}"
+        self._queue("SYSTEM", topic, frame_id, json.dumps({"opaque": frame_id}))
+        return frame_id
+
+    def _queue(self, kind: str, topic: str, frame_id: str, data: str) -> None:
+        headers = {
+            "appId": "app-1",
+            "connectionId": "conn-1",
+            "contentType": "application/json",
+            "messageId": frame_id,
+            "time": str(int(time.time() * 1000)),
+            "topic": topic,
+        }
+        with self._lock:
+            self.outbox.append(
+                {"specVersion": "1.0", "type": kind, "headers": headers, "data": data}
+            )
+
+    def acked(self, frame_id: str) -> bool:
+        with self._lock:
+            return any(
+                a["headers"].get("messageId") == frame_id and a["code"] == 200 for a in self.acks
+            )
+
+    async def _socket(self, socket: WebSocket) -> None:
+        with self._lock:
+            valid = socket.query_params.get("ticket") in self._tickets
+            self._tickets.discard(socket.query_params.get("ticket", ""))
+        if not valid:
+            await socket.close(code=1008)
+            return
+        await socket.accept()
+
+        async def receive() -> None:
+            while True:
+                ack = json.loads(await socket.receive_text())
+                with self._lock:
+                    self.acks.append(ack)
+
+        receiving = asyncio.create_task(receive())
+        try:
+            while not receiving.done() and not self.drop_sockets:
+                with self._lock:
+                    waiting = list(self.outbox)
+                    self.outbox.clear()
+                for frame in waiting:
+                    await socket.send_text(json.dumps(frame))
+                await asyncio.sleep(0.02)
+            if self.drop_sockets:
+                await socket.close(code=1011)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            receiving.cancel()
+
+
+def signed(body: bytes, secret: str = CLIENT_SECRET, at_ms: int | None = None) -> dict[str, str]:
+    """DingTalk's HTTP-callback headers: `timestamp` (ms) and `sign`."""
+    stamp = str(at_ms if at_ms is not None else int(time.time() * 1000))
+    digest = hmac.new(secret.encode(), f"{stamp}\n{secret}".encode(), hashlib.sha256).digest()
+    return {
+        "timestamp": stamp,
+        "sign": base64.b64encode(digest).decode(),
+        "Content-Type": "application/json",
+    }
+
+
+async def post_callback(base_url: str, data: dict[str, Any], **signing: Any) -> httpx.Response:
+    """POST one robot message to the bot as DingTalk's HTTP mode does."""
+    body = json.dumps(data).encode()
+    async with httpx.AsyncClient(base_url=base_url) as client:
+        return await client.post("/dingtalk/events", content=body, headers=signed(body, **signing))

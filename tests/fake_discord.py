@@ -1,0 +1,385 @@
+"""A local Discord: the REST API the adapter uses (`Authorization: Bot <token>`, Discord's
+error bodies, 429 with `retry_after` and the X-RateLimit headers, `nonce` with
+`enforce_nonce`) and the gateway WebSocket (HELLO, IDENTIFY -> READY + GUILD_CREATE,
+heartbeats, dispatches with sequence numbers, RESUME -> replay + RESUMED, close codes 4004
+and 4014), speaking what the client asks for: JSON, and zlib-stream transport compression
+when the URL says so (one zlib context per connection, each message ending in the
+Z_SYNC_FLUSH suffix), on real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from groupmate.testing.threaded_server import ThreadedServer
+
+TOKEN = "MTAw.fake-discord-bot-token.secret"
+APP = "1000000000000000001"
+BOT = "1000000000000000002"
+GUILD = "1100000000000000001"
+CHANNEL = "1200000000000000001"
+THREAD = "1200000000000000002"
+MODS = "1300000000000000001"  # a role with Manage Server
+OWNER = "1000000000000000099"
+MESSAGE_CONTENT = 1 << 15  # the privileged intent's bit
+_EPOCH_MS = 1420070400000
+
+
+def _user(uid: str, name: str, *, bot: bool = False) -> dict[str, Any]:
+    return {"id": uid, "username": name.lower(), "discriminator": "0", "global_name": name,
+            "avatar": None, "public_flags": 0, "flags": 0, "bot": bot}  # fmt: skip
+
+
+USERS = {
+    "alice": _user("1000000000000000011", "Alice"),
+    "bob": _user("1000000000000000012", "Bob"),
+    "ada": _user("1000000000000000013", "Ada"),  # has the Mods role: Manage Server
+    "carol": _user("1000000000000000014", "Carol"),
+    "sam1": _user("1000000000000000015", "Sam"),
+    "sam2": _user("1000000000000000016", "Sam"),
+}
+BOT_USER = _user(BOT, "groupmate", bot=True)
+ROLES = {"ada": [MODS]}
+
+
+_SEQUENCE = itertools.count()
+
+
+def snowflake() -> str:
+    """A Discord id: milliseconds since Discord's epoch, then a sequence."""
+    return str(((int(time.time() * 1000) - _EPOCH_MS) << 22) | (next(_SEQUENCE) & 0xFFF))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+@dataclass
+class Session:
+    id: str
+    intents: int
+    events: list[dict[str, Any]] = field(default_factory=list)  # dispatches, seq = index + 1
+
+
+class FakeDiscord:
+    """`say()` posts a message as a user; `posted()` are the bot's created messages."""
+
+    def __init__(self) -> None:
+        self.message_content_enabled = True  # the Developer Portal's switch
+        self.gateway_token = TOKEN  # what IDENTIFY must carry (a reset token: not it)
+        self.refuse_gateway = False  # the gateway is down: handshakes answered 403
+        self.rate_limited = 0  # the next N message posts answer 429
+        self.lose_answers = 0  # the next N message posts are made, then answered 502
+        self.requests: list[tuple[str, str]] = []  # (method, path) of each REST call
+        self.bodies: list[dict[str, Any]] = []  # each message post's body, retries too
+        self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
+        self.created: list[dict[str, Any]] = []  # the bot's messages, in order
+        self.identifies: list[dict[str, Any]] = []
+        self.resumes: list[dict[str, Any]] = []
+        self.close_codes: list[int] = []
+        self.compressed: list[bool] = []  # per connection: zlib-stream asked for
+        self.sessions: dict[str, Session] = {}
+        self.current: Session | None = None
+        self._nonces: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._drop = False
+        self.server = ThreadedServer(
+            Starlette(
+                routes=[
+                    Route("/api/v10/{path:path}", self._rest, methods=["GET", "POST"]),
+                    WebSocketRoute("/gateway", self._gateway),
+                    WebSocketRoute("/resume", self._gateway),  # READY's resume_gateway_url
+                ]
+            )
+        )
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}/api/v10"
+
+    def posted(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.created)
+
+    # -- REST --------------------------------------------------------------------------
+
+    async def _rest(self, request: Request) -> Response:
+        path = "/" + request.path_params["path"]
+        with self._lock:
+            self.requests.append((request.method, path))
+        if request.headers.get("authorization") != f"Bot {TOKEN}":
+            return JSONResponse({"message": "401: Unauthorized", "code": 0}, status_code=401)
+        if path == "/users/@me":
+            return JSONResponse(BOT_USER | {"verified": True, "mfa_enabled": False})
+        if path == "/oauth2/applications/@me":
+            return JSONResponse(
+                {"id": APP, "name": "groupmate", "icon": None, "description": "",
+                 "bot_public": True, "bot_require_code_grant": False, "verify_key": "00ff",
+                 "owner": USERS["alice"], "flags": 0, "team": None, "summary": "",
+                 "bot": BOT_USER}
+            )  # fmt: skip
+        if path == "/gateway/bot":
+            return JSONResponse(
+                {"url": f"ws://127.0.0.1:{self.server.port}/gateway", "shards": 1,
+                 "session_start_limit": {"total": 1000, "remaining": 999,
+                                         "reset_after": 14400000, "max_concurrency": 1}}
+            )  # fmt: skip
+        found = re.fullmatch(r"/channels/(\d+)/messages", path)
+        if found is not None and request.method == "POST":
+            return self._post_message(found.group(1), json.loads(await request.body()))
+        return JSONResponse({"message": "404: Not Found", "code": 0}, status_code=404)
+
+    def _post_message(self, channel: str, body: dict[str, Any]) -> Response:
+        limits = {"X-RateLimit-Limit": "5", "X-RateLimit-Bucket": "f00d",
+                  "X-RateLimit-Reset": f"{time.time() + 1:.3f}"}  # fmt: skip
+        with self._lock:
+            self.bodies.append(body)
+            if self.rate_limited > 0:
+                self.rate_limited -= 1
+                return JSONResponse(
+                    {"message": "You are being rate limited.", "retry_after": 1.0,
+                     "global": False},
+                    status_code=429,
+                    headers=limits | {"Retry-After": "1", "X-RateLimit-Remaining": "0",
+                                      "X-RateLimit-Reset-After": "1.000",
+                                      "X-RateLimit-Scope": "user", "Via": "1.1 google"},
+                )  # fmt: skip
+            nonce = body.get("nonce")
+            if body.get("enforce_nonce") and nonce in self._nonces:
+                # Discord: the message this nonce already made, not a second one.
+                return JSONResponse(self.messages[self._nonces[str(nonce)]])
+            message = self._message(channel, BOT_USER, str(body.get("content", "")))
+            message["nonce"] = nonce
+            reference = body.get("message_reference")
+            if reference is not None:
+                replied = self.messages.get(str(reference["message_id"]))
+                message["type"] = 19
+                message["message_reference"] = {"message_id": str(reference["message_id"]),
+                                                "channel_id": channel, "type": 0}  # fmt: skip
+                message["referenced_message"] = replied
+            self.messages[message["id"]] = message
+            self.created.append(message | {"_body": body})
+            if nonce is not None and body.get("enforce_nonce"):
+                self._nonces[str(nonce)] = message["id"]
+            self._dispatch("MESSAGE_CREATE", message | {"guild_id": self._guild_of(channel)})
+            lost = self.lose_answers > 0
+            self.lose_answers -= int(lost)
+        if lost:  # made, but the answer does not arrive: the client retries
+            return JSONResponse({"message": "502: Bad Gateway", "code": 0}, status_code=502)
+        return JSONResponse(message, headers=limits | {"X-RateLimit-Remaining": "4"})
+
+    def _guild_of(self, channel: str) -> str | None:
+        return GUILD if channel in (CHANNEL, THREAD) else None
+
+    def _message(self, channel: str, author: dict[str, Any], content: str) -> dict[str, Any]:
+        mentioned = [u for u in (*USERS.values(), BOT_USER)
+                     if re.search(rf"(?<!\\)<@!?{u['id']}>", content)]  # fmt: skip
+        return {"id": snowflake(), "channel_id": channel, "author": author,
+                "content": content, "timestamp": _now(), "edited_timestamp": None,
+                "tts": False, "mention_everyone": False, "mentions": mentioned,
+                "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
+                "type": 0, "flags": 0, "components": []}  # fmt: skip
+
+    # -- what users do -----------------------------------------------------------------
+
+    def say(
+        self,
+        text: str,
+        *,
+        user: str = "alice",
+        channel: str = CHANNEL,
+        reply_to: str | None = None,
+    ) -> dict[str, Any]:
+        """A user's message, dispatched as MESSAGE_CREATE (as Discord sends it: the
+        mentions resolved from the `<@id>` in the text, the author's member in a guild,
+        the replied-to message in full)."""
+        with self._lock:
+            message = self._message(channel, USERS[user], text)
+            guild = self._guild_of(channel)
+            if guild is not None:
+                message["guild_id"] = guild
+                message["member"] = {"roles": ROLES.get(user, []), "joined_at": _now(),
+                                     "deaf": False, "mute": False, "flags": 0}  # fmt: skip
+            if reply_to is not None:
+                message["type"] = 19
+                message["message_reference"] = {"message_id": reply_to, "channel_id": channel,
+                                                "guild_id": guild, "type": 0}  # fmt: skip
+                message["referenced_message"] = self.messages.get(reply_to)
+            self.messages[message["id"]] = message
+            self._dispatch("MESSAGE_CREATE", message)
+            return message
+
+    def redeliver(self, message: dict[str, Any]) -> None:
+        """Dispatch a message once more (a new sequence number, the same message)."""
+        with self._lock:
+            self._dispatch("MESSAGE_CREATE", message)
+
+    def drop(self) -> None:
+        """Close the live gateway socket (4000: the client may resume)."""
+        self._drop = True
+
+    def _dispatch(self, name: str, data: dict[str, Any]) -> None:
+        """Into the current session (none: nobody is connected, Discord delivers to no one
+        later). Without the Message Content intent Discord empties the text of a guild
+        message that does not mention the bot and is not the bot's."""
+        session = self.current
+        if session is None:
+            return
+        if name == "MESSAGE_CREATE" and not session.intents & MESSAGE_CONTENT:
+            mine = data["author"]["id"] == BOT
+            if data.get("guild_id") and not mine and BOT not in [u["id"] for u in data["mentions"]]:
+                data = data | {"content": "", "embeds": [], "attachments": []}
+        seq = len(session.events) + 1
+        session.events.append({"op": 0, "t": name, "s": seq, "d": data})
+
+    # -- the gateway -------------------------------------------------------------------
+
+    async def _gateway(self, socket: WebSocket) -> None:
+        if self.refuse_gateway:
+            await socket.close()  # before accepting: the handshake is refused
+            return
+        await socket.accept()
+        query = socket.query_params
+        if query.get("encoding") != "json" or query.get("v") != "10":
+            await socket.close(code=4012)  # invalid API version / encoding
+            return
+        packer = zlib.compressobj() if query.get("compress") == "zlib-stream" else None
+        self.compressed.append(packer is not None)
+
+        async def send(payload: dict[str, Any]) -> None:
+            text = json.dumps(payload)
+            if packer is None:
+                await socket.send_text(text)
+            else:
+                await socket.send_bytes(
+                    packer.compress(text.encode()) + packer.flush(zlib.Z_SYNC_FLUSH)
+                )
+
+        await send({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
+        replies: asyncio.Queue[dict[str, Any] | int] = asyncio.Queue()
+        state: dict[str, Any] = {"session": None, "sent": 0}
+        receiving = asyncio.create_task(self._receive(socket, replies, state))
+        try:
+            while not receiving.done():
+                while not replies.empty():
+                    reply = replies.get_nowait()
+                    if isinstance(reply, int):  # a close code
+                        self.close_codes.append(reply)
+                        await socket.close(code=reply)
+                        return
+                    await send(reply)
+                session: Session | None = state["session"]
+                if session is not None:
+                    with self._lock:
+                        waiting = session.events[state["sent"] :]
+                        state["sent"] = len(session.events)
+                    for event in waiting:
+                        await send(event)
+                if self._drop:
+                    self._drop = False
+                    self.close_codes.append(4000)
+                    await socket.close(code=4000)
+                    return
+                await asyncio.sleep(0.01)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            receiving.cancel()
+
+    async def _receive(
+        self, socket: WebSocket, replies: asyncio.Queue[dict[str, Any] | int], state: dict[str, Any]
+    ) -> None:
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+            while True:
+                payload = json.loads(await socket.receive_text())
+                op, data = payload.get("op"), payload.get("d")
+                if op == 1:  # heartbeat
+                    replies.put_nowait({"op": 11, "d": None, "s": None, "t": None})
+                else:
+                    answer = {2: self._identify, 6: self._resume}.get(op, _nothing)(data, state)
+                    if answer is not None:
+                        replies.put_nowait(answer)
+
+    def _identify(self, data: dict[str, Any], state: dict[str, Any]) -> int | None:
+        with self._lock:
+            self.identifies.append(data)
+            if data.get("token") != self.gateway_token:
+                return 4004
+            intents = int(data.get("intents", 0))
+            if intents & MESSAGE_CONTENT and not self.message_content_enabled:
+                return 4014
+            session = Session(id=f"session-{len(self.sessions) + 1}", intents=intents)
+            self.sessions[session.id] = session
+            self.current = session
+            state["session"], state["sent"] = session, 0
+            resume_url = f"ws://127.0.0.1:{self.server.port}/resume"
+            ready = {"v": 10, "user": BOT_USER, "guilds": [{"id": GUILD, "unavailable": True}],
+                     "session_id": session.id, "resume_gateway_url": resume_url,
+                     "session_type": "normal", "private_channels": [],
+                     "application": {"id": APP, "flags": 0}}  # fmt: skip
+            self._dispatch("READY", ready)
+            self._dispatch("GUILD_CREATE", _guild())
+            return None
+
+    def _resume(self, data: dict[str, Any], state: dict[str, Any]) -> dict[str, Any] | int | None:
+        with self._lock:
+            self.resumes.append(data)
+            if data.get("token") != self.gateway_token:
+                return 4004
+            session = self.sessions.get(str(data.get("session_id")))
+            if session is None or session is not self.current:
+                return {"op": 9, "d": False, "s": None, "t": None}  # invalid session
+            # Replays what came after the client's last sequence, then RESUMED.
+            state["session"], state["sent"] = session, int(data.get("seq") or 0)
+            self._dispatch("RESUMED", {})
+            return None
+
+
+def _nothing(data: Any, state: dict[str, Any]) -> None:
+    return None  # other opcodes (presence updates): nothing to answer
+
+
+def _guild() -> dict[str, Any]:
+    """GUILD_CREATE: the guild with its roles (@everyone's id is the guild's), a text
+    channel and an active thread in it, and the bot's own member."""
+    everyone = {"id": GUILD, "name": "@everyone", "permissions": "68608", "position": 0}
+    mods = {"id": MODS, "name": "Mods", "permissions": str(1 << 5), "position": 1}
+    channel = {"id": CHANNEL, "type": 0, "guild_id": GUILD, "name": "general", "position": 0,
+               "permission_overwrites": [], "parent_id": None, "topic": None, "nsfw": False,
+               "last_message_id": None, "rate_limit_per_user": 0}  # fmt: skip
+    thread = {"id": THREAD, "type": 11, "guild_id": GUILD, "parent_id": CHANNEL,
+              "owner_id": USERS["alice"]["id"], "name": "plans", "last_message_id": None,
+              "message_count": 0, "member_count": 1, "rate_limit_per_user": 0, "flags": 0,
+              "total_message_sent": 0,
+              "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                                  "archive_timestamp": _now(), "locked": False}}  # fmt: skip
+    me = {"user": BOT_USER, "roles": [], "joined_at": _now(), "deaf": False, "mute": False,
+          "flags": 0}  # fmt: skip
+    return {"id": GUILD, "name": "Test guild", "icon": None, "owner_id": OWNER,
+            "roles": [everyone | _role_defaults(), mods | _role_defaults()], "emojis": [],
+            "features": [], "member_count": 8, "large": False, "unavailable": False,
+            "joined_at": _now(), "verification_level": 0, "default_message_notifications": 0,
+            "explicit_content_filter": 0, "mfa_level": 0, "system_channel_id": None,
+            "premium_tier": 0, "preferred_locale": "en-US", "nsfw_level": 0, "stickers": [],
+            "voice_states": [], "presences": [], "stage_instances": [],
+            "guild_scheduled_events": [], "soundboard_sounds": [], "members": [me],
+            "channels": [channel], "threads": [thread]}  # fmt: skip
+
+
+def _role_defaults() -> dict[str, Any]:
+    return {"color": 0, "hoist": False, "managed": False, "mentionable": False, "flags": 0}
