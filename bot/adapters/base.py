@@ -12,12 +12,12 @@ module with a class like this and a config section, nothing else.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from bot.messages import IncomingMessage, Reply
 from bot.router import Deliver
-from storage import OutgoingMessage, ReminderService
+from storage import Member, OutgoingMessage, ReminderService
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -62,6 +62,25 @@ class Adapter(Protocol):
         empty."""
 
 
+# What /healthz and the dashboard say of a connection (`status()["state"]`). "standby":
+# another process on the same database holds the platform's one connection (Lark).
+AdapterState = Literal["connecting", "connected", "reconnecting", "auth failed", "standby"]
+
+
+def connection_state(
+    *, connected: bool, auth_failed: bool, last_error: str | None, standby: bool = False
+) -> AdapterState:
+    """One word for a connection: a refused credential first (it is not retried), then
+    up, then waiting on another process, else trying: again after an error, or first."""
+    if auth_failed:
+        return "auth failed"
+    if connected:
+        return "connected"
+    if standby:
+        return "standby"
+    return "reconnecting" if last_error else "connecting"
+
+
 def split_text(text: str, limit: int) -> list[str]:
     """`text` in pieces of at most `limit` characters, cut at paragraph breaks, else at
     line breaks, else at spaces, and only as a last resort inside a word."""
@@ -84,6 +103,16 @@ def split_text(text: str, limit: int) -> list[str]:
     if rest or not pieces:
         pieces.append(rest)
     return pieces
+
+
+def mention_targets(people: Iterable[Member], prefix: str) -> dict[str, str]:
+    """ "@Name" (as the text shows each of `people`) -> their id on the platform whose
+    user ids start with `prefix`; people of other platforms are left out."""
+    return {
+        f"@{p.name.lstrip('@')}": p.user_id.removeprefix(prefix)
+        for p in people
+        if p.name and p.user_id.startswith(prefix)
+    }
 
 
 def mention_pieces(text: str, names: Collection[str]) -> Iterator[tuple[str, bool]]:

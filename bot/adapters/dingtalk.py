@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.base import BotHost, mention_pieces, split_text
+from bot.adapters.base import BotHost, connection_state, mention_pieces, mention_targets, split_text
 from bot.adapters.dingtalk_api import (
     CredentialsRefused,
     DingTalkError,
@@ -343,12 +343,9 @@ class DingTalkAdapter:
 
     def status(self) -> dict[str, Any]:
         connected = self._connected_since is not None
-        if self._auth_failed:
-            state = "auth failed"
-        elif connected:
-            state = "connected"
-        else:
-            state = "reconnecting" if self._last_error else "connecting"
+        state = connection_state(
+            connected=connected, auth_failed=self._auth_failed, last_error=self._last_error
+        )
         return {
             "state": state,
             "connected": connected,
@@ -363,11 +360,7 @@ class DingTalkAdapter:
 def render_mentions(text: str, people: Sequence[Member]) -> tuple[str, list[str]]:
     """`text` for a session webhook, each "@name" of `people` as "@<their id>" (where
     DingTalk puts the @ it notifies), and those ids for the message's `at`."""
-    ids = {
-        f"@{p.name.lstrip('@')}": p.user_id.removeprefix(PREFIX)
-        for p in people
-        if p.name and p.user_id.startswith(PREFIX)
-    }
+    ids = mention_targets(people, PREFIX)
     parts: list[str] = []
     at_ids: list[str] = []
     for piece, mention in mention_pieces(text, ids):

@@ -33,7 +33,7 @@ from discord.gateway import DiscordWebSocket
 from discord.http import Route
 from starlette.routing import BaseRoute
 
-from bot.adapters.base import BotHost, split_text
+from bot.adapters.base import BotHost, connection_state, split_text
 from bot.adapters.discord_events import (
     MESSAGE_LIMIT,
     PREFIX,
@@ -346,12 +346,9 @@ class DiscordAdapter:
 
     def status(self) -> dict[str, Any]:
         connected = self._connected_since is not None
-        if self._auth_failed:
-            state = "auth failed"
-        elif connected:
-            state = "connected"
-        else:
-            state = "reconnecting" if self._last_error else "connecting"
+        state = connection_state(
+            connected=connected, auth_failed=self._auth_failed, last_error=self._last_error
+        )
         warning = _CONTENT_WARNING if self._refused_content else None
         return {
             "state": state,

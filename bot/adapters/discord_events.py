@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import discord
 
-from bot.adapters.base import mention_pieces
+from bot.adapters.base import mention_pieces, mention_targets
 from bot.messages import IncomingMessage
 from storage import Member
 
@@ -86,11 +86,8 @@ def plain_text(message: discord.Message, *, me: int, bot_name: str) -> str:
 def render(text: str, people: Sequence[Member]) -> str:
     """`text` for Discord: each "@name" of `people` a `<@id>` mention (which notifies
     them when the send's allowed_mentions lists them)."""
-    links = {
-        f"@{p.name.lstrip('@')}": p.user_id.removeprefix(PREFIX)
-        for p in people
-        if p.name and p.user_id.startswith(PREFIX) and p.user_id[len(PREFIX) :].isdigit()
-    }
+    # Only snowflakes: anything else in `<@…>` would be shown as typed, not notify.
+    links = {name: uid for name, uid in mention_targets(people, PREFIX).items() if uid.isdigit()}
     return "".join(
         f"<@{links[piece]}>" if mention else piece for piece, mention in mention_pieces(text, links)
     )

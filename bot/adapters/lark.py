@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.base import BotHost, split_text
+from bot.adapters.base import BotHost, connection_state, mention_targets, split_text
 from bot.adapters.lark_api import LarkApi, LarkError
 from bot.adapters.lark_events import (
     Malformed,
@@ -311,11 +311,7 @@ class LarkAdapter:
         if self._stopped:
             raise SendError("the lark adapter is stopped")  # retried after a restart
         chat = message.chat_id.removeprefix(self.chat_prefix)
-        people = {
-            f"@{p.name.lstrip('@')}": p.user_id.removeprefix(self.chat_prefix)
-            for p in message.people
-            if p.name and p.user_id.startswith(self.chat_prefix)
-        }
+        people = mention_targets(message.people, self.chat_prefix)
         key = message.idempotency_key
         first: str | None = None
         try:
@@ -334,14 +330,12 @@ class LarkAdapter:
         long = self._long.status() if self._long is not None else None
         connected = self._connected_since is not None and (long is None or long["connected"])
         last_error = self._last_error or (long["last_error"] if long else None)
-        if self._auth_failed or (long is not None and long["auth_failed"]):
-            state = "auth failed"
-        elif connected:
-            state = "connected"
-        elif long is not None and long["standby"]:
-            state = "standby"  # another process holds the long connection
-        else:
-            state = "reconnecting" if last_error else "connecting"
+        state = connection_state(
+            connected=connected,
+            auth_failed=self._auth_failed or (long is not None and long["auth_failed"]),
+            last_error=last_error,
+            standby=long is not None and long["standby"],  # another process holds it
+        )
         return {
             "state": state,
             "connected": connected,

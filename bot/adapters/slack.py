@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.base import BotHost, mention_pieces, split_text
+from bot.adapters.base import BotHost, connection_state, mention_pieces, mention_targets, split_text
 from bot.adapters.slack_people import SlackPeople, code_of
 from bot.config import ConfigError, SlackSettings
 from bot.messages import IncomingMessage, Reply
@@ -324,12 +324,9 @@ class SlackAdapter:
         connected = self._connected_since is not None and (
             self._settings.mode != "socket" or self._socket_up
         )
-        if self._auth_failed:
-            state = "auth failed"
-        elif connected:
-            state = "connected"
-        else:
-            state = "reconnecting" if self._last_error else "connecting"
+        state = connection_state(
+            connected=connected, auth_failed=self._auth_failed, last_error=self._last_error
+        )
         return {
             "state": state,
             "connected": connected,
@@ -366,11 +363,7 @@ def _mentioned_ids(event: dict[str, Any]) -> list[str]:
 def render_mrkdwn(text: str, people: Sequence[Member]) -> str:
     """`text` for Slack: &, < and > escaped, and each "@name" of `people` a mention
     (`<@U123>`), which notifies them."""
-    links = {
-        f"@{p.name.lstrip('@')}": p.user_id.removeprefix("sl:")
-        for p in people
-        if p.name and p.user_id.startswith("sl:")
-    }
+    links = mention_targets(people, "sl:")
     return "".join(
         f"<@{links[piece]}>" if mention else _escaped(piece)
         for piece, mention in mention_pieces(text, links)
