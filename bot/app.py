@@ -424,6 +424,10 @@ class Bot:
             raise RuntimeError("use the bot inside `async with`")
         return await self.contexts.for_caller(caller)
 
+    def may_address(self, text: str) -> bool:
+        """See `Router.may_address`; False before the bot starts."""
+        return self._router is not None and self._router.may_address(text)
+
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message. A platform adapter passes `deliver`, which
         sends them: see `Router.handle` for why the router, not the adapter, calls it."""

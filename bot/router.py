@@ -59,6 +59,16 @@ class Router:
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
 
+    def may_address(self, text: str) -> bool:
+        """Whether `text` could be for the bot without the platform saying so (a mention
+        entity, a reply to it): a command, a configured prefix, or "@<bot name>"."""
+        text = text.strip()
+        return (
+            text.startswith("/")
+            or any(prefix and text.startswith(prefix) for prefix in self.config.bot.prefixes)
+            or self._mention.search(text) is not None
+        )
+
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """Replies for one message (often none: a group message not meant for the bot).
 

@@ -182,6 +182,12 @@ async def test_workspace_admins_are_admins(servers: Servers, fake: FakeSlack) ->
     assert api.bot.reminders is not None
     settings = await api.bot.reminders.settings_of(f"sl:{CHANNEL}")
     assert settings.get("remind_others") == "admins"
+    # The configured prefix ("!") addresses the bot too: the admin is looked up then.
+    prefixed = message_event("! /settings remind_others members", user="UADMIN")
+    await post_event(api.base_url, prefixed)
+    await posted(fake, 3)
+    settings = await api.bot.reminders.settings_of(f"sl:{CHANNEL}")
+    assert settings.get("remind_others") == "members"
 
 
 async def test_status_and_no_token_in_the_logs(

@@ -33,6 +33,11 @@ class BotHost(Protocol):
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message; `deliver` sends them."""
 
+    def may_address(self, text: str) -> bool:
+        """Whether `text` could be meant for the bot by its words alone (a command, a
+        prefix, "@<bot name>"): an adapter looks up what only a message for the bot needs
+        (is the sender an admin?) when this, a mention or a reply says so."""
+
 
 @runtime_checkable
 class Adapter(Protocol):

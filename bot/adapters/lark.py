@@ -197,6 +197,7 @@ class LarkAdapter:
 
     async def _incoming(self, event: dict[str, Any]) -> IncomingMessage | None:
         """The bot's view of an im.message.receive_v1 event; None for what isn't text."""
+        assert self._bot is not None  # events are answered once started
         message = event.get("message") or {}
         sender_id = ((event.get("sender") or {}).get("sender_id") or {}).get("open_id")
         chat, message_id = message.get("chat_id"), message.get("message_id")
@@ -220,7 +221,7 @@ class LarkAdapter:
         mentions_bot = any(m.open_id == self._me for m in mentions)
         parent = message.get("parent_id") or None
         reply_to_bot = parent is not None and await self._is_ours(str(parent))
-        maybe_for_bot = mentions_bot or reply_to_bot or text.startswith("/") or private
+        maybe_for_bot = mentions_bot or reply_to_bot or private or self._bot.may_address(text)
         is_admin = not private and maybe_for_bot and await self._is_admin(chat, sender_id)
         created = message.get("create_time")
         return IncomingMessage(

@@ -233,6 +233,7 @@ class SlackAdapter:
 
     async def _incoming(self, event: dict[str, Any]) -> IncomingMessage:
         """The bot's view of a Slack message event."""
+        assert self._bot is not None  # events are answered once started
         channel, user, ts = str(event["channel"]), str(event["user"]), str(event["ts"])
         chat_id = f"sl:{channel}"
         private = event.get("channel_type") == "im"
@@ -250,7 +251,7 @@ class SlackAdapter:
         thread = event.get("thread_ts")
         in_thread = thread is not None and thread != ts
         reply_to_bot = in_thread and event.get("parent_user_id") == self._me
-        maybe_for_bot = mentions_bot or reply_to_bot or text.startswith("/") or private
+        maybe_for_bot = mentions_bot or reply_to_bot or private or self._bot.may_address(text)
         is_admin = not private and maybe_for_bot and await self._people.is_admin(user)
         return IncomingMessage(
             chat_id=chat_id,

@@ -235,6 +235,7 @@ class TelegramAdapter:
 
     async def _incoming(self, message: Message) -> IncomingMessage | None:
         """The bot's view of a Telegram message; None for what it ignores."""
+        assert self._bot is not None  # updates are answered once started
         chat, sender, text = message.chat, message.from_user, message.text or ""
         if chat.type not in (chat.PRIVATE, chat.GROUP, chat.SUPERGROUP):
             return None  # channels
@@ -274,7 +275,8 @@ class TelegramAdapter:
         # getChatMember costs a request: only for messages the router may answer.
         addressee = Commands.target(text) if text.startswith("/") else None
         for_bot = text.startswith("/") and addressee in (None, self._bot_name)
-        maybe_for_bot = mentions_bot or reply_to_bot or for_bot
+        prefixed = not text.startswith("/") and self._bot.may_address(text)
+        maybe_for_bot = mentions_bot or reply_to_bot or for_bot or prefixed
         return IncomingMessage(
             chat_id=chat_id,
             chat_type="group" if group else "private",
