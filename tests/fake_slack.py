@@ -58,6 +58,7 @@ class FakeSlack:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.rate_limited = 0  # the next N chat.postMessage calls answer 429
+        self.failing = 0  # the next N chat.postMessage calls fail (HTTP 500), none posted
         self.refused = 0  # calls with a token that is not the app's
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -97,6 +98,9 @@ class FakeSlack:
                 self.refused += 1
             return JSONResponse({"ok": False, "error": "invalid_auth"})
         with self._lock:
+            if method == "chat.postMessage" and self.failing > 0:
+                self.failing -= 1
+                return JSONResponse({"ok": False, "error": "fatal_error"}, status_code=500)
             if method == "chat.postMessage" and self.rate_limited > 0:
                 self.rate_limited -= 1
                 return JSONResponse(

@@ -340,3 +340,15 @@ async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_no
     assert fired.startswith("⏰ Reminder for <@UALICE>: stretch") and "after downtime" in fired
     await asyncio.sleep(0.5)
     assert len(fake.posted()) == 2  # once
+
+
+async def test_an_answer_whose_send_fails_for_a_moment_is_sent_again(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    """Slack took the event (acknowledged): it won't send it again, so the adapter must."""
+    api = await start(servers, fake)
+    fake.failing = 2
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /reminders"))
+    (reply,) = await posted(fake, 1, within=15)  # after 1 s and 2 s
+    assert reply["text"].startswith("There are no active reminders")
+    assert fake.failing == 0

@@ -11,9 +11,11 @@ module with a class like this and a config section, nothing else.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from bot.messages import IncomingMessage, Reply
 from bot.router import Deliver
@@ -21,6 +23,9 @@ from storage import Member, OutgoingMessage, ReminderService
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class BotHost(Protocol):
@@ -134,3 +139,24 @@ def mention_pieces(text: str, names: Collection[str]) -> Iterator[tuple[str, boo
         yield match.group(), True
         position = match.end()
     yield text[position:], False
+
+
+async def sent_with_retries(
+    send: Callable[[], Awaitable[T]], *, what: str, attempts: int = 3, first_wait: float = 1.0
+) -> T:
+    """`send()`, tried again after 1 s, 2 s, ... when it raises, up to `attempts` times;
+    the last failure is raised. For an answer to a message the platform was told it had
+    (acknowledged): it will not come again, so a send that fails for a moment must not
+    lose the answer. Where the platform has an idempotency key, pass the same key on each
+    try; where it has none, a try whose answer was lost may show twice."""
+    wait = first_wait
+    for attempt in range(1, attempts + 1):
+        try:
+            return await send()
+        except Exception as exc:
+            if attempt == attempts:
+                raise
+            log.warning("%s failed (%s); trying again in %.0fs", what, type(exc).__name__, wait)
+        await asyncio.sleep(wait)
+        wait *= 2
+    raise AssertionError("unreachable")  # the loop returns or raises

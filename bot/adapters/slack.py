@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 from collections.abc import Sequence
@@ -36,7 +37,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.base import BotHost, connection_state, mention_pieces, mention_targets, split_text
+from bot.adapters.base import (
+    BotHost,
+    connection_state,
+    mention_pieces,
+    mention_targets,
+    sent_with_retries,
+    split_text,
+)
 from bot.adapters.slack_people import SlackPeople, code_of
 from bot.config import ConfigError, SlackSettings
 from bot.messages import IncomingMessage, Reply
@@ -224,7 +232,7 @@ class SlackAdapter:
 
             async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    await self._post(channel, reply.text, (), thread)
+                    await self._post(channel, reply.text, (), thread, attempts=3)
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
@@ -303,20 +311,30 @@ class SlackAdapter:
             raise SendError(f"slack chat.postMessage: {type(exc).__name__}") from None
 
     async def _post(
-        self, channel: str, text: str, people: Sequence[Member], thread: str | None
+        self,
+        channel: str,
+        text: str,
+        people: Sequence[Member],
+        thread: str | None,
+        *,
+        attempts: int = 1,
     ) -> str | None:
-        """`text` in pieces; the first piece's `ts`, which replies in its thread name."""
+        """`text` in pieces, each tried up to `attempts` times (an answer: its event was
+        acknowledged, Slack won't send it again); the first piece's `ts`, which replies
+        in its thread name."""
         first: str | None = None
         for piece in split_text(text, MESSAGE_LIMIT):
             if not piece.strip():
                 continue
-            answer = await self._client.chat_postMessage(
+            post = functools.partial(
+                self._client.chat_postMessage,
                 channel=channel,
                 text=render_mrkdwn(piece, people),
                 thread_ts=thread,
                 unfurl_links=False,
                 unfurl_media=False,
             )
+            answer = await sent_with_retries(post, what="slack: an answer", attempts=attempts)
             if first is None:
                 first = str(answer.get("ts"))
         return first
