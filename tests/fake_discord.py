@@ -1,10 +1,13 @@
 """A local Discord: the REST API the adapter uses (`Authorization: Bot <token>`, Discord's
-error bodies, 429 with `retry_after` and the X-RateLimit headers, `nonce` with
-`enforce_nonce`) and the gateway WebSocket (HELLO, IDENTIFY -> READY + GUILD_CREATE,
-heartbeats, dispatches with sequence numbers, RESUME -> replay + RESUMED, close codes 4004
-and 4014), speaking what the client asks for: JSON, and zlib-stream transport compression
-when the URL says so (one zlib context per connection, each message ending in the
-Z_SYNC_FLUSH suffix), on real sockets."""
+error bodies, 429 with `retry_after` and the X-RateLimit headers, global ones too, `nonce`
+with `enforce_nonce`, 50035 for content over 2000 characters) and the gateway WebSocket
+(HELLO, IDENTIFY checked -> READY + GUILD_CREATE, heartbeats ACKed, dispatches with
+sequence numbers, RECONNECT, RESUME -> replay + RESUMED, close codes 4002, 4004 and
+4014), on real sockets. The transport compression is the one the client's URL asks for
+(discord.py asks for zstd-stream when a zstd module is installed, else zlib-stream).
+
+Sessions are Discord's: a session goes on collecting its events while its client is away
+(a RESUME of it replays them); a new IDENTIFY starts a new session that gets none of them."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import re
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -36,6 +40,7 @@ CHANNEL = "1200000000000000001"
 THREAD = "1200000000000000002"
 MODS = "1300000000000000001"  # a role with Manage Server
 OWNER = "1000000000000000099"
+BOT_ROLE = "1300000000000000002"  # the role Discord made for the bot when it was added
 MESSAGE_CONTENT = 1 << 15  # the privileged intent's bit
 _EPOCH_MS = 1420070400000
 
@@ -83,21 +88,26 @@ class FakeDiscord:
         self.message_content_enabled = True  # the Developer Portal's switch
         self.gateway_token = TOKEN  # what IDENTIFY must carry (a reset token: not it)
         self.refuse_gateway = False  # the gateway is down: handshakes answered 403
+        self.heartbeat_ms = 200  # HELLO's interval (Discord's: 41250)
         self.rate_limited = 0  # the next N message posts answer 429
-        self.lose_answers = 0  # the next N message posts are made, then answered 502
+        self.global_limit = False  # ... as Discord's global limit
+        self.refused = 0  # the next N message posts answer 503, nothing made
+        self.lose_answers = 0  # the next N message posts are made, then answered `lost_status`
+        self.lost_status = 502
         self.requests: list[tuple[str, str]] = []  # (method, path) of each REST call
         self.bodies: list[dict[str, Any]] = []  # each message post's body, retries too
         self.messages: dict[str, dict[str, Any]] = {}  # every message, by id
         self.created: list[dict[str, Any]] = []  # the bot's messages, in order
         self.identifies: list[dict[str, Any]] = []
         self.resumes: list[dict[str, Any]] = []
+        self.heartbeats: list[int | None] = []  # each heartbeat's sequence number
         self.close_codes: list[int] = []
-        self.compressed: list[bool] = []  # per connection: zlib-stream asked for
+        self.compressed: list[str | None] = []  # per connection: the compression asked for
         self.sessions: dict[str, Session] = {}
         self.current: Session | None = None
         self._nonces: dict[str, str] = {}
         self._lock = threading.Lock()
-        self._drop = False
+        self._drop: int | None = None  # a close code, or 0: op 7 RECONNECT
         self.server = ThreadedServer(
             Starlette(
                 routes=[
@@ -151,13 +161,24 @@ class FakeDiscord:
             self.bodies.append(body)
             if self.rate_limited > 0:
                 self.rate_limited -= 1
+                scope = "global" if self.global_limit else "user"
                 return JSONResponse(
                     {"message": "You are being rate limited.", "retry_after": 1.0,
-                     "global": False},
+                     "global": self.global_limit},
                     status_code=429,
                     headers=limits | {"Retry-After": "1", "X-RateLimit-Remaining": "0",
                                       "X-RateLimit-Reset-After": "1.000",
-                                      "X-RateLimit-Scope": "user", "Via": "1.1 google"},
+                                      "X-RateLimit-Scope": scope, "Via": "1.1 google"},
+                )  # fmt: skip
+            if self.refused > 0:
+                self.refused -= 1
+                return JSONResponse({"message": "503: Service Unavailable", "code": 0}, 503)
+            if len(str(body.get("content", ""))) > 2000:
+                too_long = {"code": "BASE_TYPE_MAX_LENGTH",
+                            "message": "Must be 2000 or fewer in length."}  # fmt: skip
+                return JSONResponse(
+                    {"message": "Invalid Form Body", "code": 50035,
+                     "errors": {"content": {"_errors": [too_long]}}}, status_code=400
                 )  # fmt: skip
             nonce = body.get("nonce")
             if body.get("enforce_nonce") and nonce in self._nonces:
@@ -176,12 +197,15 @@ class FakeDiscord:
             self.created.append(message | {"_body": body})
             if nonce is not None and body.get("enforce_nonce"):
                 self._nonces[str(nonce)] = message["id"]
-            self._dispatch("MESSAGE_CREATE", message | {"guild_id": self._guild_of(channel)})
+            guild = self._guild_of(channel)  # a DM's echo has no guild_id at all
+            self._dispatch("MESSAGE_CREATE", message | ({"guild_id": guild} if guild else {}))
             lost = self.lose_answers > 0
             self.lose_answers -= int(lost)
-        if lost:  # made, but the answer does not arrive: the client retries
-            return JSONResponse({"message": "502: Bad Gateway", "code": 0}, status_code=502)
-        return JSONResponse(message, headers=limits | {"X-RateLimit-Remaining": "4"})
+        if lost:  # made, but the answer does not arrive: the client may try again
+            status = self.lost_status
+            return JSONResponse({"message": f"{status}: lost", "code": 0}, status_code=status)
+        left = {"X-RateLimit-Remaining": "4", "X-RateLimit-Reset-After": "1.000"}
+        return JSONResponse(message, headers=limits | left)
 
     def _guild_of(self, channel: str) -> str | None:
         return GUILD if channel in (CHANNEL, THREAD) else None
@@ -189,10 +213,11 @@ class FakeDiscord:
     def _message(self, channel: str, author: dict[str, Any], content: str) -> dict[str, Any]:
         mentioned = [u for u in (*USERS.values(), BOT_USER)
                      if re.search(rf"(?<!\\)<@!?{u['id']}>", content)]  # fmt: skip
+        roles = [r for r in (MODS, BOT_ROLE) if re.search(rf"(?<!\\)<@&{r}>", content)]
         return {"id": snowflake(), "channel_id": channel, "author": author,
                 "content": content, "timestamp": _now(), "edited_timestamp": None,
                 "tts": False, "mention_everyone": False, "mentions": mentioned,
-                "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
+                "mention_roles": roles, "attachments": [], "embeds": [], "pinned": False,
                 "type": 0, "flags": 0, "components": []}  # fmt: skip
 
     # -- what users do -----------------------------------------------------------------
@@ -204,10 +229,12 @@ class FakeDiscord:
         user: str = "alice",
         channel: str = CHANNEL,
         reply_to: str | None = None,
+        ping: bool = True,
     ) -> dict[str, Any]:
         """A user's message, dispatched as MESSAGE_CREATE (as Discord sends it: the
         mentions resolved from the `<@id>` in the text, the author's member in a guild,
-        the replied-to message in full)."""
+        the replied-to message in full, its author among the mentions when the reply
+        pings, Discord's default)."""
         with self._lock:
             message = self._message(channel, USERS[user], text)
             guild = self._guild_of(channel)
@@ -219,7 +246,10 @@ class FakeDiscord:
                 message["type"] = 19
                 message["message_reference"] = {"message_id": reply_to, "channel_id": channel,
                                                 "guild_id": guild, "type": 0}  # fmt: skip
-                message["referenced_message"] = self.messages.get(reply_to)
+                replied = self.messages.get(reply_to)
+                message["referenced_message"] = replied
+                if ping and replied is not None and replied["author"] not in message["mentions"]:
+                    message["mentions"].append(replied["author"])
             self.messages[message["id"]] = message
             self._dispatch("MESSAGE_CREATE", message)
             return message
@@ -231,7 +261,11 @@ class FakeDiscord:
 
     def drop(self) -> None:
         """Close the live gateway socket (4000: the client may resume)."""
-        self._drop = True
+        self._drop = 4000
+
+    def ask_to_reconnect(self) -> None:
+        """Send op 7 RECONNECT (Discord's way to move a client: it resumes elsewhere)."""
+        self._drop = 0
 
     def _dispatch(self, name: str, data: dict[str, Any]) -> None:
         """Into the current session (none: nobody is connected, Discord delivers to no one
@@ -258,19 +292,16 @@ class FakeDiscord:
         if query.get("encoding") != "json" or query.get("v") != "10":
             await socket.close(code=4012)  # invalid API version / encoding
             return
-        packer = zlib.compressobj() if query.get("compress") == "zlib-stream" else None
-        self.compressed.append(packer is not None)
+        compression = query.get("compress")
+        self.compressed.append(compression)
+        pack = _packer(compression)
 
         async def send(payload: dict[str, Any]) -> None:
             text = json.dumps(payload)
-            if packer is None:
-                await socket.send_text(text)
-            else:
-                await socket.send_bytes(
-                    packer.compress(text.encode()) + packer.flush(zlib.Z_SYNC_FLUSH)
-                )
+            await (socket.send_text(text) if pack is None else socket.send_bytes(pack(text)))
 
-        await send({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
+        hello = {"heartbeat_interval": self.heartbeat_ms}
+        await send({"op": 10, "d": hello, "s": None, "t": None})
         replies: asyncio.Queue[dict[str, Any] | int] = asyncio.Queue()
         state: dict[str, Any] = {"session": None, "sent": 0}
         receiving = asyncio.create_task(self._receive(socket, replies, state))
@@ -290,11 +321,14 @@ class FakeDiscord:
                         state["sent"] = len(session.events)
                     for event in waiting:
                         await send(event)
-                if self._drop:
-                    self._drop = False
-                    self.close_codes.append(4000)
-                    await socket.close(code=4000)
-                    return
+                if self._drop is not None:
+                    code, self._drop = self._drop, None
+                    if code == 0:  # RECONNECT: the client closes and resumes
+                        await send({"op": 7, "d": None, "s": None, "t": None})
+                    else:
+                        self.close_codes.append(code)
+                        await socket.close(code=code)
+                        return
                 await asyncio.sleep(0.01)
         except (WebSocketDisconnect, RuntimeError):
             pass
@@ -308,7 +342,9 @@ class FakeDiscord:
             while True:
                 payload = json.loads(await socket.receive_text())
                 op, data = payload.get("op"), payload.get("d")
-                if op == 1:  # heartbeat
+                if op == 1:  # heartbeat: d is the client's last sequence number
+                    with self._lock:
+                        self.heartbeats.append(data)
                     replies.put_nowait({"op": 11, "d": None, "s": None, "t": None})
                 else:
                     answer = {2: self._identify, 6: self._resume}.get(op, _nothing)(data, state)
@@ -318,9 +354,11 @@ class FakeDiscord:
     def _identify(self, data: dict[str, Any], state: dict[str, Any]) -> int | None:
         with self._lock:
             self.identifies.append(data)
-            if data.get("token") != self.gateway_token:
+            if not _identify_shaped(data):
+                return 4002  # decode error: not an IDENTIFY Discord reads
+            if data["token"] != self.gateway_token:
                 return 4004
-            intents = int(data.get("intents", 0))
+            intents = data["intents"]
             if intents & MESSAGE_CONTENT and not self.message_content_enabled:
                 return 4014
             session = Session(id=f"session-{len(self.sessions) + 1}", intents=intents)
@@ -350,6 +388,39 @@ class FakeDiscord:
             return None
 
 
+def _identify_shaped(data: Any) -> bool:
+    """IDENTIFY's required fields: token, intents and the connection properties."""
+    properties = data.get("properties") if isinstance(data, dict) else None
+    return (
+        isinstance(data.get("token"), str)
+        and isinstance(data.get("intents"), int)
+        and isinstance(properties, dict)
+        and all(isinstance(properties.get(k), str) for k in ("os", "browser", "device"))
+    )
+
+
+def _packer(compression: str | None) -> Callable[[str], bytes] | None:
+    """Transport compression: one stream per connection, each message flushed whole.
+    zstd-stream is written as one zstd frame of raw blocks (RFC 8878: a frame header,
+    then blocks of a 3-byte header each), which any zstd decoder reads; zlib-stream
+    ends each message with the Z_SYNC_FLUSH suffix."""
+    if compression == "zlib-stream":
+        packer = zlib.compressobj()
+        return lambda text: packer.compress(text.encode()) + packer.flush(zlib.Z_SYNC_FLUSH)
+    if compression == "zstd-stream":
+        # Magic number, no content size or checksum, a 128 KiB window (the block size).
+        header = [b"\x28\xb5\x2f\xfd\x00\x38"]
+
+        def zstd(text: str) -> bytes:
+            data, block = text.encode(), 1 << 17
+            chunks = [data[i : i + block] for i in range(0, len(data), block)]
+            raw = b"".join((len(c) << 3).to_bytes(3, "little") + c for c in chunks)
+            return (header.pop() if header else b"") + raw
+
+        return zstd
+    return None
+
+
 def _nothing(data: Any, state: dict[str, Any]) -> None:
     return None  # other opcodes (presence updates): nothing to answer
 
@@ -359,6 +430,8 @@ def _guild() -> dict[str, Any]:
     channel and an active thread in it, and the bot's own member."""
     everyone = {"id": GUILD, "name": "@everyone", "permissions": "68608", "position": 0}
     mods = {"id": MODS, "name": "Mods", "permissions": str(1 << 5), "position": 1}
+    mine = {"id": BOT_ROLE, "name": "groupmate", "permissions": "68608", "position": 1,
+            "tags": {"bot_id": BOT}}  # fmt: skip
     channel = {"id": CHANNEL, "type": 0, "guild_id": GUILD, "name": "general", "position": 0,
                "permission_overwrites": [], "parent_id": None, "topic": None, "nsfw": False,
                "last_message_id": None, "rate_limit_per_user": 0}  # fmt: skip
@@ -368,10 +441,11 @@ def _guild() -> dict[str, Any]:
               "total_message_sent": 0,
               "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
                                   "archive_timestamp": _now(), "locked": False}}  # fmt: skip
-    me = {"user": BOT_USER, "roles": [], "joined_at": _now(), "deaf": False, "mute": False,
+    me = {"user": BOT_USER, "roles": [BOT_ROLE], "joined_at": _now(), "deaf": False, "mute": False,
           "flags": 0}  # fmt: skip
     return {"id": GUILD, "name": "Test guild", "icon": None, "owner_id": OWNER,
-            "roles": [everyone | _role_defaults(), mods | _role_defaults()], "emojis": [],
+            "roles": [everyone | _role_defaults(), mods | _role_defaults(),
+                      mine | _role_defaults() | {"managed": True}], "emojis": [],
             "features": [], "member_count": 8, "large": False, "unavailable": False,
             "joined_at": _now(), "verification_level": 0, "default_message_notifications": 0,
             "explicit_content_filter": 0, "mfa_level": 0, "system_channel_id": None,

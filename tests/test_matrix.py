@@ -217,7 +217,15 @@ async def test_resend_invites_members_and_encryption(synapse: Synapse, tmp_path:
     room = person.create_room(invite=[mate.user_id])
     secret = person.create_room(invite=[mate.user_id], encrypted=True)
     elsewhere = person.create_room(invite=[mate.user_id])
-    bot, adapter = bot_as(mate, synapse, tmp_path, matrix={"allow_rooms": [room, secret]})
+    # Two members of one room go by "Sam": "remind @Sam" there names neither.
+    sam_a, sam_b = synapse.register("sama"), synapse.register("samb")
+    sams = person.create_room(invite=[mate.user_id, sam_a.user_id, sam_b.user_id])
+    for sam in (sam_a, sam_b):
+        their = synapse.client(sam)
+        their.join(sams)
+        their.call("PUT", f"/profile/{quote(sam.user_id)}/displayname", {"displayname": "Sam"})
+    rooms = [room, secret, sams]
+    bot, adapter = bot_as(mate, synapse, tmp_path, matrix={"allow_rooms": rooms})
     async with bot:
         await until(lambda: mate.user_id in person.members(room), "the join")
         notices = await until(lambda: person.messages(secret, mate.user_id), "the notice")
@@ -240,6 +248,9 @@ async def test_resend_invites_members_and_encryption(synapse: Synapse, tmp_path:
 
         assert await adapter.find(f"mx:{room}", "@Carol") == Member(f"mx:{carol.user_id}", "carol")
         assert await adapter.find(f"mx:{room}", "nobody") is None
+        await until(lambda: mate.user_id in person.members(sams), "the join of the Sams' room")
+        assert await adapter.find(f"mx:{sams}", "Sam") is None
+        assert await adapter.find(f"mx:{sams}", "@sama") == Member(f"mx:{sam_a.user_id}", "Sam")
     assert [e["content"]["body"] for e in notices] == [ENCRYPTED_NOTICE]
     assert [e["content"]["msgtype"] for e in notices] == ["m.notice"]
 

@@ -305,6 +305,13 @@ async def test_a_member_named_by_text_is_found_in_the_group_member_list(servers:
     assert "Reminder #1 for @Dave set for" in sent_text(await qq.next_action())
     await fire_now(api, f"qq:group:{GROUP}", 1)
     assert (await qq.next_action())["params"]["message"][1] == at(444)
+    # Two members go by "Sam" (one by card, one by nickname): never one of them at random.
+    qq.members += [
+        {"group_id": GROUP, "user_id": 555, "nickname": "x", "card": "Sam", "role": ""},
+        {"group_id": GROUP, "user_id": 556, "nickname": "Sam", "card": "", "role": ""},
+    ]
+    await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind @sam tomorrow at 9 x")])
+    assert "Reminder #" not in sent_text(await qq.next_action())
 
 
 async def test_a_long_message_goes_in_pieces_and_names_the_first(servers: Servers) -> None:

@@ -289,6 +289,10 @@ async def test_a_name_resolves_to_the_one_workspace_member_it_names(
     await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind @Dave in 2 hours tea"))
     elsewhere = (await posted(fake, 4))[3]["text"]
     assert "Reminder #" not in elsewhere  # in the workspace, not in this channel
+    for sam in ("USAM1", "USAM2"):  # both seen in the channel: still neither
+        await post_event(api.base_url, message_event("hi all", user=sam))
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind @Sam in 2 hours tea"))
+    assert "Reminder #" not in (await posted(fake, 5))[4]["text"]
     assert sum(1 for name, _ in fake.calls if name == "users.list") >= 3  # paged
     assert sum(1 for name, _ in fake.calls if name == "conversations.members") >= 3
 

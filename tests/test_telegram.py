@@ -26,7 +26,16 @@ from groupmate.testing.stub_llm import StubLLM, text
 from storage import Member, OutgoingMessage, SendError
 from storage.models import Reminder
 from tests.conftest import eventually
-from tests.fake_telegram import ALICE, BOB, BOT_ID, BOT_USERNAME, GROUP, TOKEN, FakeTelegram
+from tests.fake_telegram import (
+    ALICE,
+    BOB,
+    BOT_ID,
+    BOT_USERNAME,
+    GROUP,
+    TOKEN,
+    FakeTelegram,
+    user,
+)
 from tests.http_harness import llm_section, make_config
 
 
@@ -300,3 +309,18 @@ async def test_group_admins_come_from_get_chat_member(tmp_path: Path, fake: Fake
         fake.say("/tz Asia/Tokyo")
         changed = (await replies(fake, 2))[1]
         assert "Asia/Tokyo" in changed["text"] and "Only" not in changed["text"]
+
+
+async def test_a_display_name_two_people_share_is_asked_about(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    sam_a, sam_b = user(501, "Sam"), user(502, "Sam")  # no usernames: only "Sam"
+    async with running(tmp_path, fake):
+        fake.say("/reminders", sender=sam_a)
+        fake.say("/reminders", sender=sam_b)
+        await replies(fake, 2)
+        fake.say(f"/remind@{BOT_USERNAME} @Sam tomorrow at 9 tea")
+        asked = (await replies(fake, 3))[2]["text"]
+        assert "Reminder #" not in asked  # never one of them at random
+        fake.say(f"/remind@{BOT_USERNAME} @bobby tomorrow at 9 tea", sender=BOB)  # unique
+        assert "Reminder #1 for @bobby" in (await replies(fake, 4))[3]["text"]

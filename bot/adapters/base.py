@@ -125,6 +125,13 @@ def mention_targets(people: Iterable[Member], prefix: str) -> dict[str, str]:
     }
 
 
+def the_one(found: Iterable[Member]) -> Member | None:
+    """The member `found` holds, if it holds exactly one person (by id): a name two
+    people go by is no one's, and "remind @Sam" is asked about, never guessed."""
+    people = {member.user_id: member for member in found}
+    return next(iter(people.values())) if len(people) == 1 else None
+
+
 def mention_pieces(text: str, names: Collection[str]) -> Iterator[tuple[str, bool]]:
     """`text` in (piece, is a mention) pieces, cut at each of `names` ("@Bob") that
     stands whole: the longest first ("@Al" must not cut "@Alice" short)."""

@@ -2,24 +2,27 @@
 robot's sends (session webhook, group and single-chat proactive sends), rate limits, and
 the signature of HTTP callbacks.
 
-dingtalk-stream carries REST helpers too, but they are blocking `requests` calls without
-a timeout, bound to api.dingtalk.com by an environment variable read at import, and
-answer None to every failure (a 429 and a refused secret look the same). These are the
-same calls, async, to the config's `api_url`, in DingTalk's published shapes: JSON
-bodies, the `x-acs-dingtalk-access-token` header, `{"code", "message"}` refusals (the
-session webhook: `{"errcode", "errmsg"}`), and 429 with Retry-After.
+dingtalk-stream carries REST helpers too (and opens its Stream connection by one), but
+they are blocking `requests` calls without a timeout, bound to api.dingtalk.com by an
+environment variable read at import, and answer None to every failure (a 429 and a
+refused secret look the same). These are the same calls, async, to the config's
+`api_url`, in DingTalk's published shapes: JSON bodies, the `x-acs-dingtalk-access-token`
+header, `{"code", "message"}` refusals (the session webhook: `{"errcode", "errmsg"}`),
+and throttling: 429 with Retry-After, or 403 `Forbidden.AccessDenied.QpsLimit…` without.
+
+A call made with `wait=False` (a reminder's send: the reminder engine retries it with
+its own backoff, and cancels a send after 30 s) fails at once on a rate limit instead of
+sleeping, so that its one request is all the time it takes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import hmac
 import json
 import logging
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -29,14 +32,17 @@ from bot.config import DingTalkSettings
 log = logging.getLogger(__name__)
 
 _TOKEN_MARGIN = 300.0  # seconds before its expiry a token is renewed
-_RATE_RETRIES = 4  # waits on one request's rate limit before it fails (then the
-_RATE_WAIT_MAX = 60.0  # reminder engine retries later); the longest wait honoured
-_SIGN_WINDOW_MS = 3_600_000  # DingTalk's callback timestamps may be an hour off
+_RATE_RETRIES = 4  # waits on one answer's rate limit before it fails
+_RATE_WAIT_MAX = 60.0  # the longest wait honoured
 # DingTalk's throttling answers besides a 429: the open API's QPS refusals (HTTP 403),
 # and the session webhook's "send too fast" (errcode 130101) in an HTTP 200.
 _THROTTLE_CODES = ("Forbidden.AccessDenied.QpsLimit", "Throttling")
 _WEBHOOK_THROTTLED = 130101
-_MENTION = re.compile(r"@\S+")
+RATE_LIMITED = "rate limited"
+# What DingTalk answers when it refuses the app itself (waiting won't help): a bad
+# Client ID/Secret at oauth2/accessToken (400 invalidClientId/invalidClientSecret) and
+# at gateway/connections/open (401 authFailed).
+_REFUSED_CODES = ("invalidClient", "authFailed")
 _URL_SECRET = re.compile(r"((?:session|ticket)=)[^\s&'\"]+")
 # Loggers that write request lines with their URLs (httpx at INFO, the others at DEBUG).
 _URL_LOGGERS = ("httpx", "websockets.client", "urllib3.connectionpool")
@@ -77,6 +83,21 @@ class CredentialsRefused(DingTalkError):
     """DingTalk refused the app's Client ID/Secret: waiting won't fix them."""
 
 
+def _refused(exc: DingTalkError) -> bool:
+    """Whether DingTalk refused the app's credentials (not: throttled, or failed)."""
+    if exc.code == RATE_LIMITED:
+        return False
+    return exc.code.startswith(_REFUSED_CODES) or exc.status == 401
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """Where a Stream connection goes: DingTalk's endpoint and its one-time ticket."""
+
+    endpoint: str
+    ticket: str
+
+
 class OpenApi:
     """One app's calls, with its access token cached until shortly before it expires."""
 
@@ -93,49 +114,78 @@ class OpenApi:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def token(self) -> str:
+    async def token(self, *, wait: bool = True) -> str:
         """The app's access token (POST /v1.0/oauth2/accessToken), renewed before it
-        expires; raises CredentialsRefused when DingTalk refuses the app's secret."""
+        expires; raises CredentialsRefused when DingTalk refuses the app's secret (a
+        throttled or failed request is a DingTalkError: tried again later)."""
         async with self._token_lock:
             if self._token is not None and self._token[1] > time.monotonic():
                 return self._token[0]
             body = {"appKey": self._app_key, "appSecret": self._app_secret}
+            call = "oauth2/accessToken"
             try:
-                answer = await self._post("oauth2/accessToken", "/v1.0/oauth2/accessToken", body)
+                answer = await self._post(call, "/v1.0/oauth2/accessToken", body, wait=wait)
             except DingTalkError as exc:
-                if exc.status in (400, 401, 403):
-                    raise CredentialsRefused("oauth2/accessToken", exc.status, exc.code) from None
+                if _refused(exc):
+                    raise CredentialsRefused(call, exc.status, exc.code) from None
                 raise
             token = answer.get("accessToken")
             if not isinstance(token, str) or not token:
-                raise DingTalkError("oauth2/accessToken", 200, "no accessToken in the answer")
-            lifetime = float(answer.get("expireIn") or 7200)
+                raise DingTalkError(call, 200, "no accessToken in the answer")
+            try:
+                lifetime = float(answer.get("expireIn") or 7200)
+            except (TypeError, ValueError):
+                lifetime = 7200.0  # DingTalk's documented lifetime
             self._token = (token, time.monotonic() + max(lifetime - _TOKEN_MARGIN, 60.0))
             return token
 
-    async def group_send(self, open_conversation_id: str, text: str) -> str:
-        """A robot message to a group (shows "@name" as text: this API can't @ anyone);
-        DingTalk's processQueryKey."""
+    async def open_stream(self, subscriptions: list[dict[str, str]], ua: str, ip: str) -> Ticket:
+        """A Stream connection's endpoint and ticket (POST /v1.0/gateway/connections/open,
+        the body dingtalk-stream sends); CredentialsRefused when DingTalk refuses the
+        Client ID/Secret. No token: the credentials are in the body."""
+        call = "gateway/connections/open"
+        body = {
+            "clientId": self._app_key,
+            "clientSecret": self._app_secret,
+            "subscriptions": subscriptions,
+            "ua": ua,
+            "localIp": ip,
+        }
+        try:
+            answer = await self._post(call, "/v1.0/gateway/connections/open", body, wait=False)
+        except DingTalkError as exc:
+            if _refused(exc):
+                raise CredentialsRefused(call, exc.status, exc.code) from None
+            raise
+        endpoint, ticket = answer.get("endpoint"), answer.get("ticket")
+        if not isinstance(endpoint, str) or not endpoint.startswith(("wss://", "ws://")):
+            raise DingTalkError(call, 200, "no endpoint in the answer")
+        if not isinstance(ticket, str) or not ticket:
+            raise DingTalkError(call, 200, "no ticket in the answer")
+        return Ticket(endpoint, ticket)
+
+    async def group_send(self, open_conversation_id: str, text: str, *, wait: bool) -> None:
+        """A robot message to a group (shows "@name" as text: this API can't @ anyone)."""
         body = {
             "robotCode": self.robot_code,
             "openConversationId": open_conversation_id,
             **_sample_text(text),
         }
-        answer = await self._call("groupMessages/send", "/v1.0/robot/groupMessages/send", body)
-        return str(answer.get("processQueryKey") or "")
+        await self._call("groupMessages/send", "/v1.0/robot/groupMessages/send", body, wait)
 
-    async def private_send(self, user_id: str, text: str) -> str:
-        """A robot message to one person's single chat with the robot."""
-        body = {"robotCode": self.robot_code, "userIds": [user_id], **_sample_text(text)}
+    async def private_send(self, user_ids: list[str], text: str, *, wait: bool) -> list[str]:
+        """A robot message to each person's single chat with the robot (staff ids only),
+        in one request; those DingTalk did not take (an invalid or flow-controlled id)."""
+        body = {"robotCode": self.robot_code, "userIds": user_ids, **_sample_text(text)}
         call = "oToMessages/batchSend"
-        answer = await self._call(call, "/v1.0/robot/oToMessages/batchSend", body)
-        if user_id in (answer.get("invalidStaffIdList") or ()):
-            raise DingTalkError(call, 200, "invalidStaffId")
-        if user_id in (answer.get("flowControlledStaffIdList") or ()):
-            raise DingTalkError(call, 200, "flowControlled")  # the engine retries later
-        return str(answer.get("processQueryKey") or "")
+        answer = await self._call(call, "/v1.0/robot/oToMessages/batchSend", body, wait)
+        refused: list[str] = []
+        for key in ("invalidStaffIdList", "flowControlledStaffIdList"):
+            listed = answer.get(key)
+            refused += [str(i) for i in listed] if isinstance(listed, list) else []
+        return [i for i in user_ids if i in refused]
 
-    async def webhook_send(self, url: str, text: str, at_ids: list[str]) -> None:
+    async def webhook_send(self, url: str, text: str, at_ids: list[str], *, wait: bool) -> None:
         """A text message through a message's session webhook (no token: the URL's
         session is the credential). `at_ids` are notified: staff ids go in atUserIds,
         DingTalk ids ("$:LWCP…") of people outside the org in atDingtalkIds."""
@@ -144,15 +194,17 @@ class OpenApi:
         body: dict[str, Any] = {"msgtype": "text", "text": {"content": text}}
         if at_ids:
             body["at"] = {"atUserIds": staff, "atDingtalkIds": outside, "isAtAll": False}
-        await self._post("sessionWebhook", url, body, absolute=True)
+        await self._post("sessionWebhook", url, body, absolute=True, wait=wait)
 
-    async def _call(self, call: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _call(
+        self, call: str, path: str, body: dict[str, Any], wait: bool
+    ) -> dict[str, Any]:
         """An open API call with the access token; a token DingTalk calls invalid (it
         was revoked or expired early) is renewed once."""
         for attempt in (1, 2):
-            headers = {"x-acs-dingtalk-access-token": await self.token()}
+            headers = {"x-acs-dingtalk-access-token": await self.token(wait=wait)}
             try:
-                return await self._post(call, path, body, headers=headers)
+                return await self._post(call, path, body, headers=headers, wait=wait)
             except DingTalkError as exc:
                 if attempt == 2 or not (exc.status == 401 or "InvalidAuthentication" in exc.code):
                     raise
@@ -167,21 +219,22 @@ class OpenApi:
         *,
         headers: dict[str, str] | None = None,
         absolute: bool = False,
+        wait: bool,
     ) -> dict[str, Any]:
         url = path if absolute else self._base + path
         for attempt in range(_RATE_RETRIES + 1):
             try:
                 response = await self._http.post(url, json=body, headers=headers)
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise DingTalkError(call, 0, type(exc).__name__) from None
             answer = _json(response)
-            wait = _throttled(response, answer, attempt)
-            if wait is None:
+            pause = _throttled(response, answer, attempt)
+            if pause is None:
                 break
-            if attempt == _RATE_RETRIES or wait > _RATE_WAIT_MAX:
-                raise DingTalkError(call, response.status_code, "rate limited")
-            log.warning("dingtalk: %s rate limited; waiting %.1fs", call, wait)
-            await asyncio.sleep(wait)
+            if not wait or attempt == _RATE_RETRIES or pause > _RATE_WAIT_MAX:
+                raise DingTalkError(call, response.status_code, RATE_LIMITED)
+            log.warning("dingtalk: %s rate limited; waiting %.1fs", call, pause)
+            await asyncio.sleep(pause)
         if response.status_code >= 400:
             code = str(answer.get("code") or f"HTTP {response.status_code}")
             raise DingTalkError(call, response.status_code, code)
@@ -219,30 +272,3 @@ def _throttled(response: httpx.Response, answer: dict[str, Any], attempt: int) -
         return max(float(response.headers.get("Retry-After", "")), 0.0)
     except ValueError:
         return float(2**attempt)
-
-
-def callback_sign(timestamp: str, secret: str) -> str:
-    """DingTalk's `sign` header of an HTTP callback: base64(HMAC-SHA256 of
-    "<timestamp>\\n<secret>", keyed with the app secret)."""
-    digest = hmac.new(secret.encode(), f"{timestamp}\n{secret}".encode(), hashlib.sha256)
-    return base64.b64encode(digest.digest()).decode()
-
-
-def signed_by_dingtalk(timestamp: str | None, sign: str | None, secret: str) -> bool:
-    """The callback's `timestamp` (ms) is within an hour of now and its `sign` is the
-    app secret's."""
-    if not timestamp or not sign or not timestamp.isdigit():
-        return False
-    if abs(time.time() * 1000 - int(timestamp)) > _SIGN_WINDOW_MS:
-        return False
-    return hmac.compare_digest(callback_sign(timestamp, secret), sign)
-
-
-def fingerprint(conversation_id: str, text: str) -> str:
-    """A stable id for a robot message: DingTalk gives none for what a robot sends
-    (a session webhook answers `errcode 0`, the open API a processQueryKey), while a quote
-    of the message carries its text. Mentions are left out: the robot writes
-    "@<userId>", DingTalk shows "@Name"."""
-    words = " ".join(_MENTION.sub(" ", text).split()).casefold()
-    digest = hashlib.sha256(f"{conversation_id}\n{words}".encode()).hexdigest()
-    return f"dt-{digest[:24]}"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from nio import SyncResponse
 
-from bot.adapters.base import BotHost
+from bot.adapters.base import BotHost, the_one
 from bot.adapters.matrix_client import (
     MatrixClient,
     MatrixError,
@@ -153,10 +153,15 @@ class MatrixAdapter:
         except MatrixError as exc:
             log.warning("matrix: members of %s unavailable: %s", chat_id, exc)
             return None
+        # A user id or localpart is one person's; a display name may be several people's.
         for user, shown in info.members.items():
-            if wanted in (shown.casefold(), localpart(user).casefold(), user[1:].casefold()):
+            if wanted in (localpart(user).casefold(), user[1:].casefold()):
                 return Member(PREFIX + user, shown)
-        return None
+        return the_one(
+            Member(PREFIX + user, shown)
+            for user, shown in info.members.items()
+            if shown.casefold() == wanted
+        )
 
     # -- connection -----------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bot.adapters import onebot_segments as seg
-from bot.adapters.base import BotHost, split_text
+from bot.adapters.base import BotHost, split_text, the_one
 from bot.adapters.onebot_account import Account, close_quietly
 from bot.config import is_loopback
 from bot.messages import IncomingMessage, Reply
@@ -117,14 +117,22 @@ class OneBotAdapter:
         ]
 
     async def find(self, chat_id: str, name: str) -> Member | None:
-        """A member by display name: one seen speaking here, else the group's member list."""
+        """A member by display name, among those seen speaking here and the group's
+        member list; a name two people share (cards often are) is no one's."""
         wanted = name.removeprefix("@").casefold()
-        for qq, shown in self._names.get(chat_id, {}).items():
-            if shown.casefold() == wanted:
-                return Member(f"qq:{qq}", shown)
+        seen = [
+            Member(f"qq:{qq}", shown)
+            for qq, shown in self._names.get(chat_id, {}).items()
+            if shown.casefold() == wanted
+        ]
+        return the_one([*seen, *await self._listed(chat_id, wanted)])
+
+    async def _listed(self, chat_id: str, wanted: str) -> list[Member]:
+        """The group's members whose card or nickname is `wanted` (none for a DM, or
+        when the implementation won't say)."""
         kind, _, number = chat_id.removeprefix(PREFIX).partition(":")
         if kind != "group" or not number.isdigit():
-            return None
+            return []
         try:
             account = self._account_for(chat_id)
             members = await account.call(
@@ -132,12 +140,13 @@ class OneBotAdapter:
             )
         except SendError as exc:
             log.info("onebot: member list of %s unavailable (%s)", chat_id, exc)
-            return None
-        for member in members if isinstance(members, list) else []:
-            for shown in (member.get("card"), member.get("nickname")):
-                if shown and str(shown).casefold() == wanted:
-                    return Member(f"qq:{member.get('user_id')}", str(shown))
-        return None
+            return []
+        return [
+            Member(f"qq:{member.get('user_id')}", str(shown))
+            for member in (members if isinstance(members, list) else [])
+            for shown in (member.get("card"), member.get("nickname"))
+            if shown and str(shown).casefold() == wanted
+        ]
 
     # --- connections --------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapters.base import the_one
 from storage import Member
 
 log = logging.getLogger("bot.adapters.slack")
@@ -66,20 +67,22 @@ class SlackPeople:
         return is_admin
 
     async def find(self, chat_id: str, name: str) -> Member | None:
-        """The member of the chat by that display name, real name, handle or id: those
-        seen in the chat first, then the channel's members (named by the workspace's
+        """The member of the chat by that display name, real name, handle or id: among
+        those seen in the chat and the channel's members (named by the workspace's
         list). A name two people share is no one's: never guessed."""
         wanted = name.casefold().lstrip("@")
-        for member in self._seen.get(chat_id, {}).values():
-            if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix("sl:")):
-                return member
+        seen = [
+            member
+            for member in self._seen.get(chat_id, {}).values()
+            if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix("sl:"))
+        ]
         in_channel = await self._channel(chat_id.removeprefix("sl:"))
-        found = [
+        listed = [
             member
             for member, names in await self._everyone()
             if wanted in names and (in_channel is None or member.user_id[3:] in in_channel)
         ]
-        return found[0] if len(found) == 1 else None
+        return the_one([*seen, *listed])
 
     async def _user(self, uid: str) -> dict[str, Any] | None:
         try:

@@ -33,7 +33,7 @@ from telegram import (
     User,
 )
 
-from bot.adapters.base import BotHost, split_text
+from bot.adapters.base import BotHost, split_text, the_one
 from bot.adapters.ordered import OrderedWork
 from bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
@@ -303,10 +303,12 @@ class TelegramAdapter:
         for seen in self._seen.get(chat_id, {}).values():
             if wanted == seen.username.casefold():
                 return Member(seen.member.user_id, seen.username)  # shown as "@username"
-        for seen in self._seen.get(chat_id, {}).values():
-            if wanted == seen.member.name.casefold():
-                return seen.member
-        return None
+        # A username is one person's; a display name may be several people's.
+        return the_one(
+            seen.member
+            for seen in self._seen.get(chat_id, {}).values()
+            if wanted == seen.member.name.casefold()
+        )
 
     async def find(self, chat_id: str, name: str) -> Member | None:
         """A member this adapter has seen in the chat (Telegram lists no members)."""
