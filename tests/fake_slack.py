@@ -59,6 +59,7 @@ class FakeSlack:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.rate_limited = 0  # the next N chat.postMessage calls answer 429
         self.failing = 0  # the next N chat.postMessage calls fail (HTTP 500), none posted
+        self.auth_down = 0  # the next N auth.test calls fail (HTTP 503)
         self.refused = 0  # calls with a token that is not the app's
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -98,6 +99,9 @@ class FakeSlack:
                 self.refused += 1
             return JSONResponse({"ok": False, "error": "invalid_auth"})
         with self._lock:
+            if method == "auth.test" and self.auth_down > 0:
+                self.auth_down -= 1
+                return JSONResponse({"ok": False, "error": "service_unavailable"}, status_code=503)
             if method == "chat.postMessage" and self.failing > 0:
                 self.failing -= 1
                 return JSONResponse({"ok": False, "error": "fatal_error"}, status_code=500)

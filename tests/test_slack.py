@@ -356,3 +356,19 @@ async def test_an_answer_whose_send_fails_for_a_moment_is_sent_again(
     (reply,) = await posted(fake, 1, within=15)  # after 1 s and 2 s
     assert reply["text"].startswith("There are no active reminders")
     assert fake.failing == 0
+
+
+async def test_an_event_before_the_bot_knows_itself_is_refused_so_slack_sends_it_again(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    fake.auth_down = 1  # auth.test fails once: the bot is up 1 s later
+    slack = {"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET, "api_url": fake.api_url}
+    api = await servers.start(adapters={"slack": slack})
+    envelope = message_event(f"<@{BOT_USER}> /reminders")
+    early = await post_event(api.base_url, envelope)
+    assert early.status_code == 503  # not acknowledged: Slack re-sends it
+    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
+    again = await post_event(api.base_url, envelope, retry=1)
+    assert again.status_code == 200
+    (reply,) = await posted(fake, 1)
+    assert reply["text"].startswith("There are no active reminders")

@@ -199,8 +199,11 @@ class SlackAdapter:
         return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
 
     async def _events(self, request: Request) -> Response:
-        if self._bot is None:
-            return Response(status_code=503)
+        if self._bot is None or not self._ready.is_set():
+            # Not knowing its own id yet, the bot can't tell what is for it; a 503 makes
+            # Slack send the event again (at once, after 1 and 5 minutes) instead of an
+            # acknowledged event waiting on a connection that may not come.
+            return Response(status_code=503, headers={"Retry-After": "5"})
         # bolt checks the signature (401 when it fails), answers url_verification, and
         # acknowledges events at once; listeners run after the answer.
         return await self._handler.handle(request)
