@@ -167,3 +167,18 @@ async def sent_with_retries(
         await asyncio.sleep(wait)
         wait *= 2
     raise AssertionError("unreachable")  # the loop returns or raises
+
+
+async def finish(tasks: Collection[asyncio.Task[Any]], *, within: float = 10.0) -> None:
+    """Let answers in flight finish for up to `within` seconds, then cancel the rest and
+    wait for them to end: nothing of the adapter may still run once its client (and the
+    bot's database) closes."""
+    if not tasks:
+        return
+    pending = set(tasks)
+    _, late = await asyncio.wait(pending, timeout=within)
+    for task in late:
+        task.cancel()
+    if late:
+        log.warning("%d answer(s) still running at stop were cancelled", len(late))
+        await asyncio.gather(*late, return_exceptions=True)

@@ -40,6 +40,7 @@ from starlette.routing import BaseRoute, Route
 from bot.adapters.base import (
     BotHost,
     connection_state,
+    finish,
     mention_pieces,
     mention_targets,
     sent_with_retries,
@@ -183,10 +184,7 @@ class SlackAdapter:
             self._connector.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._connector
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=10)
-        for task in self._tasks:
-            task.cancel()
+        await finish(self._tasks)
         session = getattr(self._client, "session", None)
         if session is not None:
             await session.close()
@@ -199,7 +197,7 @@ class SlackAdapter:
         return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
 
     async def _events(self, request: Request) -> Response:
-        if self._bot is None or not self._ready.is_set():
+        if self._bot is None or self._stopped or not self._ready.is_set():
             # Not knowing its own id yet, the bot can't tell what is for it; a 503 makes
             # Slack send the event again (at once, after 1 and 5 minutes) instead of an
             # acknowledged event waiting on a connection that may not come.
