@@ -24,6 +24,9 @@ class IncomingMessage:
     reply_to_bot: bool = False
     # The platform says the sender administers this chat (in addition to bot.admins).
     sender_is_admin: bool = False
+    # The platform marks its mentions (entities, at segments): then `mentions_bot` alone
+    # says whether the bot was mentioned, and "@<bot name>" typed as plain text is not.
+    mention_entities: bool = False
     # Chat members the message mentions, as the platform resolved them.
     mentions: tuple[Member, ...] = ()
     # The platform id of the message this one replies to (a reminder, to snooze it).

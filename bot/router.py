@@ -220,7 +220,7 @@ class Router:
         if self._answerer.awaits_yes(message, text):
             return text  # "yes" to the bot's offer, no mention needed
         stripped, mentioned = self._mention.subn("", text, count=1)
-        if mentioned:
+        if mentioned and (message.mentions_bot or not message.mention_entities):
             return stripped.strip()
         for prefix in self.config.bot.prefixes:
             if prefix and text.startswith(prefix):

@@ -106,6 +106,8 @@ async def test_a_message_not_addressed_to_the_bot_is_only_logged(
 ) -> None:
     api = await start(servers, fake)
     await post_event(api.base_url, message_event("lunch at noon?", ts="1764100000.000100"))
+    # The bot's name typed as text is no mention: Slack's entities say who is mentioned.
+    await post_event(api.base_url, message_event("ask @groupmate about it", ts="1764100000.000200"))
     await post_event(api.base_url, message_event(f"<@{BOT_USER}> /reminders"))
     (reply,) = await posted(fake, 1)  # the addressed one only
     assert reply["text"].startswith("There are no active reminders")

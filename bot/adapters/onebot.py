@@ -299,6 +299,7 @@ class OneBotAdapter:
             sender_name=name,
             text=read.text,
             mentions_bot=read.mentions_bot,
+            mention_entities=True,
             message_id=str(event["message_id"]) if event.get("message_id") is not None else None,
             timestamp=datetime.fromtimestamp(timestamp, UTC)
             if isinstance(timestamp, int | float)

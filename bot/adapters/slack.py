@@ -269,6 +269,7 @@ class SlackAdapter:
             sender_name=sender.name,
             text=text,
             mentions_bot=mentions_bot,
+            mention_entities=True,
             reply_to_bot=reply_to_bot,
             sender_is_admin=is_admin,
             message_id=ts,

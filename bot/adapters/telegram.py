@@ -284,6 +284,7 @@ class TelegramAdapter:
             sender_name=sender_member.name,
             text=text,
             mentions_bot=mentions_bot,
+            mention_entities=True,
             reply_to_bot=reply_to_bot,
             sender_is_admin=group and maybe_for_bot and await self._is_admin(chat.id, sender.id),
             message_id=str(message.message_id),
