@@ -2,39 +2,30 @@
 gateway on real sockets, with a real Bot, SQLite file and the stub model: mentions by the
 event's mention entities, Discord replies, reminders that mention people as `<@id>` with
 allowed_mentions, snooze by a reply to the reminder, each message acted on once (a repeat,
-a RESUME's replay, after a restart), a nonce that makes a retried send show once, a
-refused token, 429s waited out, and the Message Content intent missing."""
+a RESUME's replay, after a restart), nonces that make a retried send show once, answers
+tried again, 429s waited out. The connection itself: test_discord_gateway.py."""
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import logging
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import create_engine, select, update
 
-from bot.adapters.discord_events import render
-from groupmate.testing.stub_llm import StubLLM, calls
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage import Member, OutgoingMessage
-from storage.models import Reminder
+from storage.models import Delivery, Reminder
 from tests.conftest import eventually
-from tests.fake_discord import (
-    BOT,
-    CHANNEL,
-    MESSAGE_CONTENT,
-    THREAD,
-    TOKEN,
-    USERS,
-    FakeDiscord,
-)
+from tests.fake_discord import FakeDiscord
+from tests.fake_discord_guild import BOT, BOT_ROLE, CHANNEL, THREAD, TOKEN, USERS
 from tests.http_harness import Api, Servers, llm_section
 
 BOB = USERS["bob"]["id"]
+DM = "1400000000000000001"  # a DM channel: no guild
 
 
 @pytest.fixture
@@ -55,6 +46,18 @@ async def start(servers: Servers, fake: FakeDiscord, **sections: Any) -> Api:
 async def posted(fake: FakeDiscord, count: int, within: float = 10.0) -> list[dict[str, Any]]:
     await eventually(lambda: len(fake.posted()) >= count, within=within)
     return fake.posted()
+
+
+async def delivered(api: Api, message_id: str) -> None:
+    """Until the reminder engine has recorded the message id its send returned."""
+    assert api.bot.reminders is not None
+    database = api.bot.reminders.database
+
+    async def recorded() -> bool:
+        query = select(Delivery.id).where(Delivery.message_id == message_id)
+        return await database.read(lambda session: session.scalar(query)) is not None
+
+    await eventually(recorded)
 
 
 async def test_a_mention_sets_a_reminder_that_mentions_its_person_and_a_reply_snoozes_it(
@@ -83,15 +86,11 @@ async def test_a_mention_sets_a_reminder_that_mentions_its_person_and_a_reply_sn
     assert f"<@{BOB}>" in fired["content"] and "stretch" in fired["content"]
     assert fired["_body"]["allowed_mentions"]["users"] == [int(BOB)]  # Bob is notified
     assert "message_reference" not in fired["_body"]  # a new message, not a reply
-    # A reply to the reminder snoozes it (its id came back from the send).
-    for attempt in range(100):  # the delivery's outcome (with the id) is written after
-        fake.say("snooze 10m", user="bob", reply_to=fired["id"])
-        answer = (await posted(fake, 3 + attempt))[-1]
-        if answer["content"].startswith("💤"):
-            break
-        await asyncio.sleep(0.05)
+    # A reply to the reminder snoozes it: its id came back from the send.
+    await delivered(api, fired["id"])
+    fake.say("snooze 10m", user="bob", reply_to=fired["id"])
+    answer = (await posted(fake, 3))[2]
     assert answer["content"].startswith("💤 Snoozed #1")
-    assert fake.compressed[0]  # discord.py asked for zlib-stream, and read it
 
 
 async def test_a_message_not_addressed_to_the_bot_is_only_logged_and_threads_get_replies(
@@ -101,6 +100,7 @@ async def test_a_message_not_addressed_to_the_bot_is_only_logged_and_threads_get
     fake.say("lunch at noon?")
     fake.say(f"<@{BOB}> /reminders?")  # a mention of someone else
     fake.say(rf"what does \<@{BOT}> do?")  # escaped: the bot's id, but no mention
+    fake.say("ask @groupmate about it")  # the name typed as text: no mention entity
     asked = fake.say(f"<@!{BOT}> /reminders", channel=THREAD)  # a nickname mention
     (reply,) = await posted(fake, 1)  # the addressed one only
     assert reply["content"].startswith("There are no active reminders")
@@ -119,6 +119,17 @@ async def test_a_message_not_addressed_to_the_bot_is_only_logged_and_threads_get
     assert (await posted(fake, 3))[2]["content"].startswith("There are no active reminders")
 
 
+async def test_a_mention_of_the_bots_role_is_a_mention_of_the_bot(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    fake.say(f"<@&{BOT_ROLE}> /reminders")  # what Discord's autocomplete may pick
+    (reply,) = await posted(fake, 1)
+    assert reply["content"].startswith("There are no active reminders")
+    history = (await api.client.get(f"/v1/chats/dc:{CHANNEL}/messages")).json()["messages"]
+    assert history[0]["text"] == "@groupmate /reminders"
+
+
 async def test_each_message_is_acted_on_once_repeated_resumed_or_after_a_restart(
     fake: FakeDiscord, servers: Servers, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -127,44 +138,56 @@ async def test_each_message_is_acted_on_once_repeated_resumed_or_after_a_restart
     first = fake.say(f"<@{BOT}> /remind in 2 hours stretch")
     await posted(fake, 1)
     fake.redeliver(first)  # the same message once more
-    # The gateway drops and is down a moment: discord.py resumes the session, and
+    # The gateway drops and is down a while: discord.py resumes the session, and
     # Discord replays what it missed (a message said meanwhile).
     fake.refuse_gateway = True
     fake.drop()
-    await eventually(lambda: adapter.status()["state"] == "reconnecting")
-    assert "4000" in adapter.status()["last_error"]  # the reason
+    await eventually(lambda: adapter.status()["last_error"] == "could not connect", within=10)
+    assert adapter.status()["state"] == "reconnecting"
+    said = [r.getMessage() for r in caplog.records if r.name == "bot.adapters.discord"]
+    assert said[-2:] == [  # each reason as it was: not the old close code again
+        "discord: gateway: closed with 4000; reconnecting",
+        "discord: could not connect; reconnecting",
+    ]
     missed = fake.say(f"<@{BOT}> /remind in 3 hours drink water")
     fake.refuse_gateway = False
     await eventually(lambda: adapter.status()["state"] == "connected", within=15)
-    assert [r["session_id"] for r in fake.resumes] == ["session-1"]
+    assert {r["session_id"] for r in fake.resumes} == {"session-1"}
     assert len(fake.identifies) == 1  # resumed, not a new session
     second = (await posted(fake, 2))[1]
     assert "drink water" in second["content"]
     assert str(second["_body"]["message_reference"]["message_id"]) == missed["id"]
     await servers.aclose()
-    gc.collect()  # aiohttp warns about a session it finds unclosed when collected
-    assert "Unclosed" not in caplog.text  # the client's HTTP session was closed
-    fake.say(f"<@{BOT}> /remind in 4 hours read", channel=THREAD)  # nobody connected
-    discord = {"token": TOKEN, "api_url": fake.api_url}
-    api = await servers.start(adapters={"discord": discord})  # the same database
-    assert api.bot.reminders is not None
-
-    def due_while_down(session: Any) -> None:  # "stretch" fell due 10 minutes ago
-        query = update(Reminder).where(Reminder.content == "stretch")
-        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(minutes=10)))
-
-    await api.bot.reminders.database.write(due_while_down)  # before the gateway is up
-    late = (await posted(fake, 3))[2]
-    assert "stretch" in late["content"] and "after downtime" in late["content"]
-    assert len(fake.identifies) == 2  # a new session
+    # Said while nobody is connected: session-1 keeps it, a RESUME of it would replay it.
+    fake.say(f"<@{BOT}> /remind in 4 hours read", channel=THREAD)
+    resumed = len(fake.resumes)
+    await start(servers, fake)  # the same database
+    assert len(fake.identifies) == 2 and len(fake.resumes) == resumed  # a new session
     fake.redeliver(first)  # and the first message once more, after the restart
     fake.say(f"<@{BOT}> /reminders")
-    listing = (await posted(fake, 4))[3]
-    assert "drink water" in listing["content"]
+    listing = (await posted(fake, 3))[2]
+    assert "drink water" in listing["content"] and "read" not in listing["content"]
     await asyncio.sleep(0.3)
-    # Two answers, the late reminder once and one listing: nothing replayed.
-    assert len(fake.posted()) == 4
-    assert "read" not in listing["content"]
+    assert len(fake.posted()) == 3  # two answers and one listing: nothing replayed
+
+
+async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_note(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    await start(servers, fake)
+    fake.say(f"<@{BOT}> /remind in 2 hours stretch")
+    await posted(fake, 1)
+    await servers.aclose()
+    engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
+    with engine.begin() as connection:  # it fell due 5 minutes ago, while nothing ran
+        due = datetime.now(UTC) - timedelta(minutes=5)
+        connection.execute(update(Reminder).values(next_fire_at=due))
+    engine.dispose()
+    await start(servers, fake)
+    fired = (await posted(fake, 2))[1]["content"]
+    assert "stretch" in fired and "after downtime" in fired
+    await asyncio.sleep(0.5)
+    assert len(fake.posted()) == 2  # once
 
 
 async def test_a_retried_reminder_send_shows_once_through_its_nonce(
@@ -179,7 +202,7 @@ async def test_a_retried_reminder_send_shows_once_through_its_nonce(
         occurrence=datetime(2026, 1, 1, 9, tzinfo=UTC),
         people=(Member(f"dc:{BOB}", "Bob"),),
     )
-    fake.lose_answers = 1  # made, but the answer is lost: discord.py retries the post
+    fake.lose_answers = 1  # made, but the answer is lost (502): discord.py posts again
     first = await adapter.send(reminder)
     again = await adapter.send(reminder)  # the reminder engine's retry, all the same
     assert len(fake.bodies) == 3  # three posts on the wire ...
@@ -195,17 +218,74 @@ async def test_a_retried_reminder_send_shows_once_through_its_nonce(
     assert await adapter.send(other) != first  # another occurrence: another message
 
 
-async def test_a_429_is_waited_out_and_a_dm_is_a_private_chat(
+async def test_an_answer_whose_send_fails_is_tried_again_and_shows_once(
     fake: FakeDiscord, servers: Servers
 ) -> None:
+    """Discord delivered the message once: the answer is the adapter's to get through."""
+    await start(servers, fake)
+    fake.refused = 1  # 503: nothing made (discord.py does not retry a 503 itself)
+    fake.lose_answers, fake.lost_status = 1, 503  # made, but the answer is lost
+    asked = fake.say(f"<@{BOT}> /reminders")
+    await eventually(lambda: len(fake.bodies) == 3, within=10)  # after 1 s and 2 s
+    (reply,) = fake.posted()  # one message: the third try got the one the second made
+    assert str(reply["_body"]["message_reference"]["message_id"]) == asked["id"]
+    nonces = {b["nonce"] for b in fake.bodies}
+    assert len(nonces) == 1 and all(b["enforce_nonce"] for b in fake.bodies)
+    await asyncio.sleep(0.3)
+    assert len(fake.bodies) == 3
+
+
+async def test_a_long_answer_is_split_under_discords_limit_and_pings_once(
+    fake: FakeDiscord, servers: Servers, stub: StubLLM
+) -> None:
+    long = "\n\n".join(f"Paragraph {n}: " + "word " * 150 for n in range(3))  # ~2300
+    stub.script(text(long))
+    await start(servers, fake, llm=llm_section(stub))
+    fake.say(f"<@{BOT}> tell me everything")
+    first, second = await posted(fake, 2)
+    assert len(first["content"]) <= 2000 and len(second["content"]) <= 2000
+    assert "Paragraph 1" in first["content"] and "Paragraph 2" in second["content"]
+    pings = [m["_body"]["allowed_mentions"].get("replied_user") for m in (first, second)]
+    assert pings == [True, None]  # the asker is pinged once (left out: not pinged)
+    assert first["_body"]["nonce"] != second["_body"]["nonce"]
+
+
+async def test_a_429_is_waited_out(fake: FakeDiscord, servers: Servers) -> None:
     await start(servers, fake)
     fake.rate_limited = 1  # the first reply is answered 429, retry_after 1 s
     began = time.monotonic()
-    dm = "1400000000000000001"
-    fake.say("/reminders", channel=dm, user="ada")  # a DM needs no mention
-    (reply,) = await posted(fake, 1, within=15)
+    fake.say(f"<@{BOT}> /reminders")
+    await posted(fake, 1, within=15)
     assert time.monotonic() - began >= 1.0  # waited out, then sent once
-    assert reply["channel_id"] == dm and len(fake.bodies) == 2
+    assert len(fake.bodies) == 2
+
+
+async def test_a_send_given_up_during_a_global_429_does_not_stall_later_sends(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    adapter = api.bot.adapters[0]
+    fake.rate_limited, fake.global_limit = 1, True  # every request waits 1 s
+    tea = OutgoingMessage(chat_id=f"dc:{CHANNEL}", text="⏰ tea")
+    with pytest.raises(TimeoutError):  # the reminder engine gives up on a send so
+        await asyncio.wait_for(adapter.send(tea), 0.3)
+    coffee = OutgoingMessage(chat_id=f"dc:{CHANNEL}", text="⏰ coffee")
+    await asyncio.wait_for(adapter.send(coffee), 10)  # not stuck behind the global lock
+    await posted(fake, 2)  # and the given-up one went out after all, once
+    assert sorted(m["content"] for m in fake.posted()) == ["⏰ coffee", "⏰ tea"]
+
+
+async def test_a_dm_is_a_private_chat_answered_without_a_mention(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    fake.say("hello", user="ada")  # in the guild: only logged
+    fake.say("hello", channel=DM, user="ada")  # in a DM: for the bot
+    (reply,) = await posted(fake, 1)
+    assert reply["channel_id"] == DM and "Commands:" in reply["content"]
+    await asyncio.sleep(0.3)  # the DM answer's own MESSAGE_CREATE is read back too
+    assert api.bot.adapters[0].status()["connected"] and len(fake.identifies) == 1
+    assert len(fake.posted()) == 1
 
 
 async def test_members_with_manage_server_are_admins(fake: FakeDiscord, servers: Servers) -> None:
@@ -238,120 +318,17 @@ async def test_a_name_resolves_to_the_one_member_it_names(
     assert "Reminder #" not in (await posted(fake, 3))[2]["content"]  # never seen
 
 
-async def test_without_the_message_content_intent_it_says_so_and_mentions_still_work(
-    fake: FakeDiscord, servers: Servers, caplog: pytest.LogCaptureFixture
+async def test_a_message_that_arrives_while_stopping_is_logged(
+    fake: FakeDiscord, servers: Servers, stub: StubLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
-    fake.message_content_enabled = False  # not switched on in the Developer Portal
-    api = await start(servers, fake)
-    adapter = api.bot.adapters[0]
-    assert fake.close_codes == [4014]
-    first, second = (i["intents"] for i in fake.identifies)
-    assert first & MESSAGE_CONTENT and not second & MESSAGE_CONTENT  # asked again without
-    status = (await api.client.get("/healthz")).json()["adapters"]["discord"]
-    assert status["state"] == "connected" and status["message_content"] is False
-    assert "Message Content intent is not enabled" in status["last_error"]
-    assert "Message Content intent is not enabled" in caplog.text
-    fake.say("/reminders")  # the prefix: Discord sends no text, so nothing to answer
-    fake.say(f"<@{BOT}> /remind in 2 hours stretch")  # a mention carries its text
-    (reply,) = await posted(fake, 1)
-    assert reply["content"].startswith("⏰ Reminder #1")
-    assert adapter.status()["connected"]
-    history = (await api.client.get(f"/v1/chats/dc:{CHANNEL}/messages")).json()["messages"]
-    assert [m["text"] for m in history if m["sender_id"] != "bot"] == [
-        "@groupmate /remind in 2 hours stretch"
-    ]  # the withheld text is not logged as an empty message
-
-
-async def test_status_and_no_token_in_the_logs(
-    fake: FakeDiscord, servers: Servers, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.DEBUG)
-    api = await start(servers, fake)
-    fake.say(f"<@{BOT}> /reminders")
-    await posted(fake, 1)
-    health = (await api.client.get("/healthz")).json()
-    discord = health["adapters"]["discord"]
-    assert (discord["state"], discord["user_id"]) == ("connected", BOT)
-    assert discord["message_content"] is True and discord["last_error"] is None
-    assert discord["last_event"] is not None
-    logged = " ".join(r.getMessage() for r in caplog.records)
-    assert TOKEN not in logged and TOKEN not in str(health)
-
-
-async def test_message_content_off_in_the_config_is_not_asked_for(
-    fake: FakeDiscord, servers: Servers
-) -> None:
-    discord = {"token": TOKEN, "api_url": fake.api_url, "message_content": False}
-    api = await servers.start(adapters={"discord": discord})
-    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
-    [identify] = fake.identifies
-    # Guilds, guild messages and DMs; neither privileged intent (Server Members: 1 << 1).
-    assert identify["intents"] == 1 | 1 << 9 | 1 << 12
-    status = api.bot.adapters[0].status()
-    assert status["message_content"] is False and status["last_error"] is None
-
-
-@pytest.mark.parametrize("where", ["rest", "gateway"])
-async def test_a_refused_token_says_auth_failed_and_is_not_retried(
-    fake: FakeDiscord, servers: Servers, caplog: pytest.LogCaptureFixture, where: str
-) -> None:
-    token = "MTAw.wrong-token.secret" if where == "rest" else TOKEN
-    fake.gateway_token = "reset-in-the-portal" if where == "gateway" else TOKEN
-    discord = {"token": token, "api_url": fake.api_url}
-    api = await servers.start(adapters={"discord": discord})
-    adapter = api.bot.adapters[0]
-    await eventually(lambda: adapter.status()["state"] == "auth failed")
-    await asyncio.sleep(1.2)
-    if where == "rest":  # GET /users/@me answered 401: asked once
-        assert adapter.status()["last_error"] == "REST: 401 Unauthorized"
-        assert fake.requests == [("GET", "/users/@me")] and fake.identifies == []
-    else:  # IDENTIFY answered by close code 4004
-        assert adapter.status()["last_error"] == "gateway: 4004 authentication failed"
-        assert len(fake.identifies) == 1 and fake.close_codes == [4004]
-    assert token not in caplog.text
-
-
-def test_render_mentions_its_people() -> None:
-    people = [Member(f"dc:{BOB}", "Bob"), Member("dc:7", "Al"), Member("sl:U1", "Sl")]
-    assert render("@Bob & @Al: @Alice @Sl", people) == f"<@{BOB}> & <@7>: @Alice @Sl"
-
-
-def test_a_section_without_a_token_is_refused() -> None:
-    from bot.config import ConfigError, parse_config
-
-    with pytest.raises(ConfigError) as refused:
-        parse_config({"adapters": {"discord": {"api_url": "http://x"}}}, environ={})
-    assert "adapters.discord: token required (unset)" in str(refused.value)
-
-
-def test_the_readmes_discord_section_is_a_valid_config() -> None:
-    import re
-    from pathlib import Path
-
-    import yaml
-
-    from bot.adapters import configured
-    from bot.adapters.discord import DiscordAdapter
-    from bot.config import parse_config
-
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = text.split("## Discord\n", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```yaml\n(.*?)```", section, re.S)
-    assert block is not None
-    config = parse_config(yaml.safe_load(block.group(1)), environ={"DISCORD_BOT_TOKEN": "t"})
-    [adapter] = configured(config)
-    assert isinstance(adapter, DiscordAdapter)
-
-
-async def test_a_gateway_that_is_down_at_start_is_retried_with_backoff(
-    fake: FakeDiscord, servers: Servers
-) -> None:
-    fake.refuse_gateway = True
-    api = await servers.start(adapters={"discord": {"token": TOKEN, "api_url": fake.api_url}})
-    adapter = api.bot.adapters[0]
-    await eventually(lambda: adapter.status()["state"] == "reconnecting", within=10)
-    assert adapter.status()["last_error"] == "could not connect"
-    fake.refuse_gateway = False
-    await eventually(lambda: adapter.status()["state"] == "connected", within=15)
-    assert adapter.status()["last_error"] is None
-    assert fake.requests.count(("GET", "/users/@me")) >= 2  # a new login after the pause
+    """Discord will not send it again: the log says which one went unread."""
+    stub.script(text("done", delay=1.0))
+    await start(servers, fake, llm=llm_section(stub))
+    fake.say(f"<@{BOT}> think slowly")
+    await eventually(lambda: len(stub.requests) == 1)  # its answer is in flight
+    stopping = asyncio.create_task(servers.aclose())
+    await asyncio.sleep(0.2)
+    late = fake.say(f"<@{BOT}> /reminders")
+    await stopping
+    assert f"message {late['id']} in {CHANNEL} not read" in caplog.text
+    assert [m["content"] for m in fake.posted()] == ["done"]  # the one in flight finished

@@ -1,28 +1,32 @@
 """Discord: a bot user over the gateway, with discord.py 2.x.
 
 Chat ids are "dc:<channel id>" (a guild text channel, a thread of one, or a DM), user ids
-"dc:<user id>". The bot answers a mention of itself (the event's mention entities), a
-reply to one of its messages, a "/" command and every DM; the rest is only logged. Reading
-other messages' text needs the privileged Message Content intent: Discord closes the
-gateway with 4014 when the Developer Portal has not enabled it, and the adapter says so
-and connects without it (mentions and DMs still carry their text).
+"dc:<user id>". The bot answers a mention of itself or of its role (the event's mention
+entities), a reply to one of its messages, the configured prefix and every DM; the rest is
+only logged. Reading other messages' text needs the privileged Message Content intent:
+Discord closes the gateway with 4014 when the Developer Portal has not enabled it, and the
+adapter says so and connects without it (mentions, DMs and replies that ping the bot still
+carry their text: Discord counts the ping as a mention).
 
 discord.py resumes a dropped gateway session (RESUME with the last sequence number), and
 Discord replays what was missed; a new session (a restart) replays nothing. The message's
 snowflake is its id, and the chat log acts on an id once, so a replayed or repeated
-event is answered once. Sends of the bot's own messages carry a `nonce` derived from the
-message's idempotency key with `enforce_nonce`: for a few minutes Discord answers a repeat
-with the message it already made, so a retried reminder shows once; after that window a
-retry of a send whose answer was lost could show twice (README, "Discord").
+event is answered once. Every send carries a `nonce` with `enforce_nonce`, one per piece:
+a reminder's from its idempotency key, an answer's from the message it answers. For a few
+minutes Discord answers a repeat with the message it already made, so a retried send
+shows once; after that window a retry of a send whose answer was lost could show twice
+(README, "Discord"). An answer is tried three times (1 s, 2 s apart): Discord will not
+send the message it answers again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-import secrets
-from collections.abc import Sequence
+import math
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +37,7 @@ from discord.gateway import DiscordWebSocket
 from discord.http import Route
 from starlette.routing import BaseRoute
 
-from bot.adapters.base import BotHost, connection_state, split_text
+from bot.adapters.base import BotHost, connection_state, finish, sent_with_retries, split_text
 from bot.adapters.discord_events import (
     MESSAGE_LIMIT,
     PREFIX,
@@ -44,6 +48,7 @@ from bot.adapters.discord_events import (
     render,
     user_ids,
 )
+from bot.adapters.discord_gateway import Gateway
 from bot.config import ConfigError, DiscordSettings
 from bot.messages import Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
@@ -54,48 +59,15 @@ _BACKOFF_MAX = 60.0
 _AUTH_FAILED = 4004  # gateway close code: the token was refused
 _CONTENT_WARNING = (
     "the Message Content intent is not enabled in the Discord Developer Portal (Bot, "
-    "Privileged Gateway Intents): mentions and DMs work, the prefix and replies don't"
+    "Privileged Gateway Intents): mentions, DMs and replies that ping the bot work; the "
+    "prefix and replies with the ping turned off don't"
 )
-# A reply notifies the person it answers, nobody else (no @everyone from echoed text).
-_REPLY_MENTIONS = discord.AllowedMentions(
-    everyone=False, users=False, roles=False, replied_user=True
-)
-
-
-class _Gateway(discord.Client):
-    """discord.py's client, its events handed to the adapter."""
-
-    def __init__(self, adapter: DiscordAdapter, *, message_content: bool, wait: float) -> None:
-        intents = discord.Intents.none()
-        intents.guilds = True  # the guild's roles and channels: admins, threads
-        intents.guild_messages = True
-        intents.dm_messages = True
-        intents.message_content = message_content
-        super().__init__(
-            intents=intents,
-            # A 429 asking for longer than this fails at once (discord.py's floor: 30 s);
-            # the reminder engine retries the send later.
-            max_ratelimit_timeout=wait,
-            chunk_guilds_at_startup=False,  # Server Members is privileged: not needed
-        )
-        self._adapter = adapter
-
-    async def on_connect(self) -> None:  # READY: a new session
-        self._adapter._on_connected()
-
-    async def on_resumed(self) -> None:  # RESUMED: the session goes on, missed events replayed
-        self._adapter._on_connected()
-
-    async def on_disconnect(self) -> None:
-        if self.ws is None:  # discord.py names the socket it had last
-            self._adapter._on_disconnected("could not connect")
-        elif self.ws.socket.close_code is None:
-            self._adapter._on_disconnected("gateway: connection lost")
-        else:
-            self._adapter._on_disconnected(f"gateway: closed with {self.ws.socket.close_code}")
-
-    async def on_message(self, message: discord.Message) -> None:
-        self._adapter._on_message(message)
+# An answer notifies the person it answers (with its first piece), nobody else (no
+# @everyone from echoed text).
+_REPLY_MENTIONS = [
+    discord.AllowedMentions(everyone=False, users=False, roles=False, replied_user=first)
+    for first in (True, False)
+]
 
 
 class DiscordAdapter:
@@ -112,9 +84,14 @@ class DiscordAdapter:
         self._bot_name = bot_name
         self._message_content = settings.message_content
         self._bot: BotHost | None = None
-        self._client: _Gateway | None = None
+        self._client: Gateway | None = None
         self._runner: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._posts: set[asyncio.Future[discord.Message]] = set()
+        # The longest a send is waited for: longer than discord.py's longest 429 wait
+        # (the timeout, at least 30 s), plus the timeout for the request itself.
+        self._wait = max(30.0, settings.timeout) + settings.timeout
+        self._defaults = (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
         self._me = 0  # the bot's user id, once logged in
         # Per chat, the people seen in it with the names they go by.
         self._seen: dict[str, dict[str, tuple[Member, frozenset[str]]]] = {}
@@ -139,7 +116,7 @@ class DiscordAdapter:
         """Log in, connect, and again after a failure the library does not recover from
         by itself (it resumes dropped sessions on its own), with a growing pause."""
         while not self._stopped:
-            client = _Gateway(
+            client = Gateway(
                 self, message_content=self._message_content, wait=self._settings.timeout
             )
             self._client = client
@@ -155,7 +132,7 @@ class DiscordAdapter:
                 await asyncio.sleep(pause)
                 self._backoff = min(self._backoff * 2, _BACKOFF_MAX)
 
-    async def _session(self, client: _Gateway) -> float | None:
+    async def _session(self, client: Gateway) -> float | None:
         """One client's life: the pause before the next (0: at once), None for never."""
         try:
             async with asyncio.timeout(self._settings.timeout):
@@ -194,7 +171,7 @@ class DiscordAdapter:
         self._auth_failed, self._last_error = True, error
         log.error("discord: %s (check adapters.discord.token); not retried", error)
 
-    def _on_connected(self) -> None:
+    def on_connected(self) -> None:
         self._connected_since = utc_now()
         self._last_event = self._connected_since
         self._last_error = None
@@ -208,7 +185,7 @@ class DiscordAdapter:
         """Asked for the Message Content intent by the config, refused by Discord."""
         return self._settings.message_content and not self._message_content
 
-    def _on_disconnected(self, reason: str) -> None:
+    def on_disconnected(self, reason: str) -> None:
         if self._stopped:
             return
         self._connected_since = None
@@ -217,10 +194,10 @@ class DiscordAdapter:
 
     async def stop(self) -> None:
         self._stopped = True  # no new messages are taken up from here
-        if self._tasks:  # answers in flight may finish while the client is open
-            await asyncio.wait(self._tasks, timeout=10)
-        for task in self._tasks:
-            task.cancel()
+        await finish(self._tasks)  # answers in flight may finish while the client is open
+        for post in self._posts:
+            post.cancel()
+        await asyncio.gather(*self._posts, return_exceptions=True)
         if self._client is not None:
             with contextlib.suppress(Exception):
                 await self._client.close()  # the gateway and the HTTP session
@@ -228,16 +205,24 @@ class DiscordAdapter:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
+        # The library's own constants, as they were before start (another client in
+        # this process, e.g. a test's next bot, starts from Discord's).
+        Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = self._defaults
 
     def routes(self) -> Sequence[BaseRoute]:
         return ()  # the bot connects out: nothing to serve
 
     # -- incoming ----------------------------------------------------------------------
 
-    def _on_message(self, message: discord.Message) -> None:
+    def on_message(self, message: discord.Message) -> None:
         self._last_event = utc_now()
-        if self._stopped or not is_spoken(message):
-            return  # stopping; other bots (and this one: no loops), joins, pins
+        if not is_spoken(message):
+            return  # other bots (and this one: no loops), joins, pins
+        if self._stopped:  # Discord will not send it again: say so
+            log.warning(
+                "discord: stopping; message %s in %s not read", message.id, message.channel.id
+            )
+            return
         task = asyncio.create_task(self._answer(message))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -253,24 +238,48 @@ class DiscordAdapter:
                 return
 
             async def deliver(replies: list[Reply]) -> None:
-                for reply in replies:
-                    await self._reply(message, reply.text)
+                for index, reply in enumerate(replies):
+                    await self._reply(message, reply.text, index)
 
             await self._bot.handle(seen, deliver)
         except Exception as exc:
             log.error("discord: answering a message failed: %s", _safe(exc))
             log.debug("discord: the failure", exc_info=True)
 
-    async def _reply(self, message: discord.Message, text: str) -> None:
-        """A Discord reply to `message`, in its channel or thread; if it was deleted
-        meanwhile, a plain message there."""
+    async def _reply(self, message: discord.Message, text: str, index: int) -> None:
+        """The `index`th answer to `message` as a Discord reply, in its channel or thread
+        (if it was deleted meanwhile, a plain message there); each piece tried again
+        with the same nonce, so a try whose answer was lost shows once."""
         reference = message.to_reference(fail_if_not_exists=False)
-        for piece in split_text(text, MESSAGE_LIMIT):
+        for number, piece in enumerate(split_text(text, MESSAGE_LIMIT)):
             if piece.strip():
-                async with asyncio.timeout(self._settings.timeout):
-                    await message.channel.send(
-                        piece, reference=reference, allowed_mentions=_REPLY_MENTIONS
-                    )
+                post = functools.partial(
+                    message.channel.send,
+                    piece,
+                    reference=reference,
+                    allowed_mentions=_REPLY_MENTIONS[index > 0 or number > 0],
+                    nonce=nonce(f"reply:{message.id}:{index}", number),
+                )
+                await sent_with_retries(
+                    functools.partial(self._sent, post), what="discord: an answer"
+                )
+
+    async def _sent(self, post: Callable[[], Awaitable[discord.Message]]) -> discord.Message:
+        """`post`, waited for at most the adapter's wait. It runs to its end even when the
+        wait for it is given up (here, or by the reminder engine's own timeout):
+        discord.py cancelled in its sleep out a global 429 would leave every later
+        request waiting for good. A post that lands after all is, by its nonce, the
+        message a retry gets back."""
+        task = asyncio.ensure_future(post())
+        self._posts.add(task)
+        task.add_done_callback(self._posted)
+        async with asyncio.timeout(self._wait):
+            return await asyncio.shield(task)
+
+    def _posted(self, task: asyncio.Future[discord.Message]) -> None:
+        self._posts.discard(task)
+        if not task.cancelled():
+            task.exception()  # an abandoned post's failure: its waiter reported its own
 
     def _remember(self, chat_id: str, message: discord.Message) -> None:
         """The author and the people mentioned, for the member directory."""
@@ -326,13 +335,12 @@ class DiscordAdapter:
                 if not piece.strip():
                     continue
                 # discord.py sends `enforce_nonce` with each nonce. One per piece: a retry
-                # after a partial send repeats none. Without a key (a progress line): a
-                # random one, as the library would pick.
-                once = nonce(key, index) if key is not None else secrets.token_hex(12)
-                async with asyncio.timeout(self._settings.timeout):  # 429 waits included
-                    sent = await channel.send(
-                        render(piece, message.people), allowed_mentions=allowed, nonce=once
-                    )
+                # after a partial send repeats none. Without a key (a progress line): the
+                # library's random one.
+                once = nonce(key, index) if key is not None else None
+                text = render(piece, message.people)
+                post = functools.partial(channel.send, text, allowed_mentions=allowed, nonce=once)
+                sent = await self._sent(post)
                 first = first or str(sent.id)
         except discord.HTTPException as exc:
             raise SendError(f"discord send: HTTP {exc.status} (code {exc.code})") from None
@@ -350,11 +358,14 @@ class DiscordAdapter:
             connected=connected, auth_failed=self._auth_failed, last_error=self._last_error
         )
         warning = _CONTENT_WARNING if self._refused_content else None
+        # The last heartbeat's round trip: Discord ACKs each (inf before the first ACK).
+        latency = self._client.latency if connected and self._client is not None else math.nan
         return {
             "state": state,
             "connected": connected,
             "user_id": str(self._me) if self._me else None,
             "message_content": self._message_content,
+            "latency_ms": round(latency * 1000) if math.isfinite(latency) else None,
             "since": self._connected_since.isoformat() if self._connected_since else None,
             "last_event": self._last_event.isoformat() if self._last_event else None,
             "last_error": self._last_error or warning,

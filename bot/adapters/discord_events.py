@@ -1,7 +1,8 @@
 """Discord messages as the bot sees them, and the bot's text as Discord shows it.
 
 Everything here reads what discord.py already parsed from the gateway: the mention
-entities (`message.mentions`, from the event's `mentions` array, never from the text),
+entities (`message.mentions` and `role_mentions`, from the event's `mentions` and
+`mention_roles` arrays, never from the text),
 the replied-to message (`referenced_message`), and the author as a guild Member whose
 permissions the library computes from the guild's roles (GUILD_CREATE) and the member's
 role ids (MESSAGE_CREATE's `member`).
@@ -22,8 +23,9 @@ from storage import Member
 PREFIX = "dc:"
 MESSAGE_LIMIT = 2000  # characters: Discord refuses longer messages
 NONCE_LENGTH = 25  # Discord's limit on a nonce string
-# Discord's encoding of a user mention in text: <@123> (or <@!123>, a nickname mention).
-_USER_TOKEN = re.compile(r"<@!?(\d+)>")
+# Discord's encoding of a user mention in text: <@123> (or <@!123>, a nickname mention),
+# and of a role mention: <@&123>.
+_MENTION_TOKEN = re.compile(r"<@(!|&)?(\d+)>")
 # The message types that are someone speaking (others: joins, pins, thread starts).
 _SPOKEN = (discord.MessageType.default, discord.MessageType.reply)
 
@@ -40,7 +42,8 @@ def member_of(user: discord.abc.User) -> Member:
 def incoming(message: discord.Message, *, me: int, bot_name: str) -> IncomingMessage:
     """The bot's view of one Discord message. Guild channels and their threads are group
     chats (the thread is its own chat: replies stay in it), DMs private chats."""
-    private = message.guild is None
+    # A DM by its channel: a guild message whose guild is not cached has no guild either.
+    private = isinstance(message.channel, discord.DMChannel)
     people = [member_of(user) for user in message.mentions if user.id != me]
     reference = message.reference
     resolved = reference.resolved if reference is not None else None
@@ -54,7 +57,9 @@ def incoming(message: discord.Message, *, me: int, bot_name: str) -> IncomingMes
         sender_id=f"{PREFIX}{author.id}",
         sender_name=author.display_name,
         text=plain_text(message, me=me, bot_name=bot_name),
-        mentions_bot=any(user.id == me for user in message.mentions),
+        mention_entities=True,
+        mentions_bot=any(user.id == me for user in message.mentions)
+        or _own_role(message) is not None,
         reply_to_bot=isinstance(resolved, discord.Message) and resolved.author.id == me,
         sender_is_admin=is_admin and not private,
         message_id=str(message.id),
@@ -68,19 +73,28 @@ def incoming(message: discord.Message, *, me: int, bot_name: str) -> IncomingMes
     )
 
 
+def _own_role(message: discord.Message) -> discord.Role | None:
+    """The role Discord gave the bot in the message's guild, if the message mentions it
+    (autocomplete offers it next to the bot: "@groupmate" may be either)."""
+    role = message.guild.self_role if message.guild is not None else None
+    return role if role is not None and role in message.role_mentions else None
+
+
 def plain_text(message: discord.Message, *, me: int, bot_name: str) -> str:
     """The text as people read it: each `<@id>` the message's entities name as "@Name"
-    (the bot as its config name, which the router strips); others (an escaped one
-    is no mention) stay as written."""
+    (the bot, and its role, as its config name, which the router strips); others (an
+    escaped one is no mention) stay as written."""
     names = {user.id: user.display_name for user in message.mentions}
     if me in names:
         names[me] = bot_name
+    own_role = _own_role(message)
+    roles = {own_role.id: bot_name} if own_role is not None else {}
 
     def name(match: re.Match[str]) -> str:
-        known = names.get(int(match.group(1)))
+        known = (roles if match.group(1) == "&" else names).get(int(match.group(2)))
         return f"@{known}" if known is not None else match.group()
 
-    return _USER_TOKEN.sub(name, message.content)
+    return _MENTION_TOKEN.sub(name, message.content)
 
 
 def render(text: str, people: Sequence[Member]) -> str:
