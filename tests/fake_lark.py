@@ -1,7 +1,9 @@
 """A local Lark open API (the calls the adapter makes, in Lark's published shapes: tenant
 tokens, `{"code": …, "msg": …}` answers, 429 with code 99991400 and x-ogw-ratelimit-reset,
-message `uuid`s deduplicated for an hour), the long connection's endpoint and protobuf
-WebSocket, and encrypted, signed event posts to the bot, on real sockets."""
+message `uuid`s (at most 50 characters) deduplicated for an hour, a reply to an unknown
+message refused with 230011), the long connection's endpoint and protobuf WebSocket (its
+handshake refusals in lark-oapi's headers), and encrypted, signed event posts to the
+bot, on real sockets."""
 
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ MEMBERS = [("ou_alice", "Alice"), ("ou_bob", "Bob"), ("ou_ada", "Ada"), ("ou_max
            ("ou_carol", "Carol"), ("ou_sam1", "Sam"), ("ou_sam2", "Sam")]  # fmt: skip
 OWNER, MANAGER = "ou_ada", "ou_max"
 _BAD_TOKEN = {"code": 99991663, "msg": "Invalid access token for authorization."}
+_NOT_FOUND = {"code": 230011, "msg": "The message is not found."}
+_INVALID = {"code": 99992402, "msg": "field validation failed"}
 
 
 class FakeLark:
@@ -47,12 +51,14 @@ class FakeLark:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []  # (method, path)
         self.messages: list[dict[str, Any]] = []  # each sent or replied message, as stored
+        self.requests: dict[str, dict[str, Any]] = {}  # message id -> the send's body
+        self.lose_answers = 0  # the next N sends are stored, then answered 500
         self.rate_limited = 0  # the next N message sends answer 429
         self.token_requests = 0
         self.unavailable = 0  # the next N token requests answer 503
         self.refused = 0  # token requests with a wrong secret
         self._tokens: set[str] = set()
-        self._chats: dict[str, str] = {}  # message id -> chat id, of every message
+        self._others: dict[str, dict[str, Any]] = {}  # messages people and apps sent
         self._uuids: dict[str, tuple[float, dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -60,7 +66,12 @@ class FakeLark:
         self.acks: list[tuple[str, int]] = []  # (frame message_id, code) the client sent back
         self.pings = 0
         self.sockets = 0
+        self.handshakes = 0  # WebSocket handshakes begun
         self.drop = False  # close the open long connection(s)
+        self.hold = False  # handshakes wait (unanswered) while set
+        self.busy = 0  # the next N endpoint requests: "system busy"
+        self.crowded = 0  # the next N handshakes: refused, too many connections
+        self.secret = APP_SECRET  # the app's secret as Lark knows it (a reset changes it)
         self.server = ThreadedServer(
             Starlette(
                 routes=[
@@ -94,11 +105,21 @@ class FakeLark:
         return self.sent()
 
     def know(self, event: dict[str, Any]) -> None:
-        """A message people sent (in an event), so replies to it land in its chat."""
+        """The message a person sent (in an event), as Lark keeps it."""
         message = (event.get("event") or {}).get("message")
+        sender = (event.get("event") or {}).get("sender") or {}
         if message:
-            with self._lock:
-                self._chats[message["message_id"]] = message["chat_id"]
+            open_id = (sender.get("sender_id") or {}).get("open_id")
+            self.keep(message["message_id"], message["chat_id"], str(open_id), "open_id", "user")
+
+    def keep(self, message_id: str, chat: str, sender: str, id_type: str, kind: str) -> None:
+        """A message someone else sent (a person: "user", another app: "app")."""
+        with self._lock:
+            self._others[message_id] = {
+                "message_id": message_id, "chat_id": chat, "msg_type": "text",
+                "body": {"content": json.dumps({"text": "hi"})},
+                "sender": {"id": sender, "id_type": id_type, "sender_type": kind},
+                "create_time": str(int(time.time() * 1000))}  # fmt: skip
 
     def expire_tokens(self) -> None:
         with self._lock:
@@ -130,8 +151,9 @@ class FakeLark:
         if parts[0] == "messages" and len(parts) == 2:
             with self._lock:
                 found = [m for m in self.messages if m["message_id"] == parts[1]]
+                found += [self._others[parts[1]]] if parts[1] in self._others else []
             if not found:
-                return JSONResponse({"code": 230011, "msg": "message not found"}, 400)
+                return JSONResponse(_NOT_FOUND, 400)
             return JSONResponse({"code": 0, "msg": "success", "data": {"items": found}})
         if parts[0] == "chats" and len(parts) == 2:
             return JSONResponse({"code": 0, "msg": "success", "data": {
@@ -155,7 +177,7 @@ class FakeLark:
             if self.unavailable > 0:
                 self.unavailable -= 1
                 return JSONResponse({"code": 1, "msg": "system busy"}, status_code=503)
-            if (body.get("app_id"), body.get("app_secret")) != (APP_ID, APP_SECRET):
+            if (body.get("app_id"), body.get("app_secret")) != (APP_ID, self.secret):
                 self.refused += 1
                 return JSONResponse({"code": 10014, "msg": "app secret invalid"}, 400)
             token = f"t-{next(self._ids)}-tenant"
@@ -173,10 +195,10 @@ class FakeLark:
                     headers={"x-ogw-ratelimit-limit": "5", "x-ogw-ratelimit-reset": "1"},
                 )
             uuid = body.get("uuid")
+            if uuid is not None and not (isinstance(uuid, str) and 0 < len(uuid) <= 50):
+                return JSONResponse(_INVALID, 400)
             if uuid and uuid in self._uuids and self._uuids[uuid][0] > time.time():
                 return JSONResponse({"code": 0, "msg": "success", "data": self._uuids[uuid][1]})
-            if parent is not None:
-                chat = self._chats.get(parent, CHAT)
             message_id = f"om_{next(self._ids)}"
             message: dict[str, Any] = {
                 "message_id": message_id,
@@ -187,23 +209,35 @@ class FakeLark:
                 "create_time": str(int(time.time() * 1000)),
             }
             if parent is not None:
-                message |= {"parent_id": parent, "reply_in_thread": body.get("reply_in_thread")}
+                known = {m["message_id"]: m for m in self.messages} | self._others
+                if parent not in known:
+                    return JSONResponse(_NOT_FOUND, 400)
+                message |= {"chat_id": known[parent]["chat_id"], "parent_id": parent,
+                            "root_id": known[parent].get("root_id") or parent}  # fmt: skip
+                if body.get("reply_in_thread"):  # a thread: Lark answers its id
+                    message["thread_id"] = known[parent].get("thread_id") or f"omt_{message_id}"
             if uuid:
-                message["uuid"] = uuid
                 self._uuids[uuid] = (time.time() + 3600, message)  # Lark: one hour
             self.messages.append(message)
-            self._chats[message_id] = str(chat)
+            self.requests[message_id] = body
+            if self.lose_answers > 0:  # sent, but the answer is lost on the way
+                self.lose_answers -= 1
+                return JSONResponse({"code": 1, "msg": "system busy"}, status_code=500)
         return JSONResponse({"code": 0, "msg": "success", "data": message})
 
     # -- the long connection -------------------------------------------------------------
 
     async def _endpoint(self, request: Request) -> Response:
         body = await request.json()
-        if (body.get("AppID"), body.get("AppSecret")) != (APP_ID, APP_SECRET):
-            with self._lock:
+        with self._lock:
+            if (body.get("AppID"), body.get("AppSecret")) != (APP_ID, self.secret):
                 self.refused += 1
-            return JSONResponse({"code": 10014, "msg": "app secret invalid"})
-        url = f"ws://127.0.0.1:{self.server.port}/ws?device_id=d{next(self._ids)}&service_id=7"
+                return JSONResponse({"code": 10014, "msg": "app secret invalid"})
+            if self.busy > 0:
+                self.busy -= 1
+                return JSONResponse({"code": 1, "msg": "system busy"})
+        port, device = self.server.port, f"d{next(self._ids)}"
+        url = f"ws://127.0.0.1:{port}/ws?device_id={device}&service_id={SERVICE_ID}"
         config = {"ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 0,
                   "PingInterval": 120}  # fmt: skip
         return JSONResponse({"code": 0, "msg": "ok", "data": {"URL": url, "ClientConfig": config}})
@@ -224,6 +258,16 @@ class FakeLark:
         return frame_id
 
     async def _socket(self, socket: WebSocket) -> None:
+        with self._lock:
+            self.handshakes += 1
+            crowded, self.crowded = self.crowded > 0, max(self.crowded - 1, 0)
+        if crowded:  # as Lark refuses it: the outcome in lark-oapi's handshake headers
+            await socket.send_denial_response(Response(status_code=403, headers={
+                "handshake-status": "514", "handshake-msg": "exceed connection limit",
+                "handshake-autherrcode": "1000040350"}))  # fmt: skip
+            return
+        while self.hold:  # noqa: ASYNC110  # a flag the test's thread sets
+            await asyncio.sleep(0.02)
         await socket.accept()
         with self._lock:
             self.sockets += 1

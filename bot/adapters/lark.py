@@ -7,18 +7,27 @@ is in every event. A post that fails a check is answered 401 and nothing runs. E
 event is acknowledged at once (Lark wants an answer within 1 s, else it pushes again)
 and the message is answered after.
 
-Lark re-pushes an event it got no timely answer for, with the same message: the message
-id (om_…) is its id, and the chat log acts on an id once. Replies go through the reply
-API (in the thread when the message was in one); reminders are new messages whose
-`uuid` is derived from the reminder's occurrence: Lark sends one message per uuid within
-an hour, so a retried send after a lost answer does not post twice within that hour.
+Lark re-pushes an event it got no timely answer for (a webhook post answered other than
+200, a long-connection frame not acknowledged), with the same message: the message id
+(om_…) is its id, and the chat log acts on an id once, for as long as it keeps the
+message (`retention`: 30 days or 5000 messages a chat by default). A signed post
+replayed after that (its timestamp is not checked: see lark_events.py) would be acted
+on again: a command in it, such as setting a reminder, would run again. Until the bot
+has its open_id, and after it stopped, posts are answered 503: Lark pushes them again.
+
+Replies go through the reply API (in the thread when the message was in one) and
+reminders are new messages, each with a `uuid` derived from the message it answers or
+the reminder's occurrence: Lark posts one message per uuid within an hour, so a send
+tried again after a lost answer does not post twice within that hour.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
+import itertools
 import logging
 import time
 from collections import deque
@@ -30,7 +39,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.base import BotHost, connection_state, mention_targets, split_text
+from bot.adapters.base import (
+    BotHost,
+    connection_state,
+    finish,
+    mention_targets,
+    sent_with_retries,
+    split_text,
+)
 from bot.adapters.lark_api import LarkApi, LarkError
 from bot.adapters.lark_events import (
     Malformed,
@@ -52,7 +68,6 @@ MESSAGE_LIMIT = 4000  # characters of one text message (Lark takes 150 KB; this 
 _ADMIN_TTL = 300.0  # seconds a chat's owner and managers are trusted
 _DIRECTORY_TTL = 600.0  # seconds a chat's member list is trusted
 _BACKOFF_MAX = 60.0
-_READY_WAIT = 60.0  # seconds an early event waits for the bot's open_id
 _SENT_REMEMBERED = 1000  # ids of the bot's own recent messages, for "a reply to the bot"
 
 
@@ -128,10 +143,7 @@ class LarkAdapter:
                 await self._connector
         if self._long is not None:
             await self._long.stop()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=10)
-        for task in self._tasks:
-            task.cancel()
+        await finish(self._tasks)
 
     # -- incoming ----------------------------------------------------------------------
 
@@ -141,8 +153,10 @@ class LarkAdapter:
         return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
 
     async def _events(self, request: Request) -> Response:
-        if self._bot is None:
-            return Response(status_code=503)
+        if not self._ready.is_set() or self._stopped:
+            # Without its open_id the bot can't tell a mention of itself; stopped, it
+            # can't answer. Not 200: Lark pushes the event again (to the next process).
+            return JSONResponse({"msg": "not ready"}, status_code=503)
         body = await request.body()
         try:
             event = open_webhook(body, request.headers, self._settings)
@@ -173,21 +187,31 @@ class LarkAdapter:
     async def _answer(self, event: dict[str, Any]) -> None:
         assert self._bot is not None
         try:
-            await asyncio.wait_for(self._ready.wait(), _READY_WAIT)
             if (event.get("sender") or {}).get("sender_type") != "user":
                 return  # other apps' bots (and this one: no loops)
             incoming = await self._incoming(event)
             if incoming is None:
                 return
-            message = event["message"]
-            in_thread = bool(message.get("thread_id"))
+            message_id = str(event["message"]["message_id"])
+            in_thread = bool(event["message"].get("thread_id"))
+            pieces = itertools.count()
 
             async def deliver(replies: list[Reply]) -> None:
+                # Lark took the event (acknowledged): it won't push it again, so a reply
+                # that fails for a moment is sent again, with the same uuid: Lark posts
+                # one message per uuid (also when the message is answered again after a
+                # restart, within Lark's hour).
                 for reply in replies:
                     for piece in split_text(reply.text, MESSAGE_LIMIT):
-                        if piece.strip():
-                            content = render_text(piece, {})
-                            sent = await self._api.reply(message["message_id"], content, in_thread)
+                        if not piece.strip():
+                            continue
+                        content = render_text(piece, {})
+                        uuid = _uuid(f"reply:{message_id}", next(pieces))
+                        post = functools.partial(
+                            self._api.reply, message_id, content, in_thread, uuid
+                        )
+                        sent = await sent_with_retries(post, what="lark: an answer")
+                        if sent:
                             self._sent.append(sent)
 
             await self._bot.handle(incoming, deliver)
@@ -230,6 +254,7 @@ class LarkAdapter:
             sender_id=sender.user_id,
             sender_name=sender.name,
             text=text,
+            mention_entities=True,
             mentions_bot=mentions_bot,
             reply_to_bot=reply_to_bot,
             sender_is_admin=is_admin,
@@ -276,15 +301,16 @@ class LarkAdapter:
         return open_id in cached[1]
 
     async def find(self, chat_id: str, name: str) -> Member | None:
-        """The member of the chat by that name or open_id: those seen in it first, then
-        its member list (all pages, cached). A name two people share is no one's."""
+        """The member of the chat by that name or open_id, among those seen in it and its
+        member list (all pages, cached). A name two people share is no one's."""
         wanted = name.casefold().lstrip("@")
-        for member in self._seen.get(chat_id, {}).values():
-            if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix("lk:")):
-                return member
         members = await self._members(chat_id.removeprefix(self.chat_prefix))
-        found = [m for m in members if wanted in (m.name.casefold(), m.user_id[3:].casefold())]
-        return found[0] if len(found) == 1 else None
+        found = {
+            m.user_id: m
+            for m in [*self._seen.get(chat_id, {}).values(), *members]
+            if wanted in (m.name.casefold(), m.user_id.casefold().removeprefix("lk:"))
+        }
+        return next(iter(found.values())) if len(found) == 1 else None
 
     async def _members(self, chat: str) -> list[Member]:
         now = time.monotonic()
@@ -321,8 +347,9 @@ class LarkAdapter:
                     continue
                 uuid = _uuid(key, index) if key is not None else None
                 sent = await self._api.send(chat, render_text(piece, people), uuid)
-                self._sent.append(sent)
-                first = first or sent
+                if sent:
+                    self._sent.append(sent)
+                    first = first or sent
         except LarkError as exc:
             raise SendError(f"lark {exc}") from None
         return first

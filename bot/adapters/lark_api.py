@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -85,6 +86,7 @@ class LarkApi:
             ) from None
         builder = builder.timeout(settings.timeout).enable_set_token(True)
         self.client = builder.log_level(lark.LogLevel.WARNING).build()
+        quiet_library_log()
         self._token: tuple[str, float] | None = None  # the token, and when to renew it
         self._token_lock = asyncio.Lock()
 
@@ -152,7 +154,7 @@ class LarkApi:
         bot = (await self.call("bot info", self.client.arequest, request)).get("bot")
         return bot if isinstance(bot, dict) else {}
 
-    async def send(self, chat_id: str, content: str, uuid: str | None) -> str:
+    async def send(self, chat_id: str, content: str, uuid: str | None) -> str | None:
         """A new text message in the chat; Lark drops a repeat of `uuid` within an hour."""
         body = CreateMessageRequestBody.builder().receive_id(chat_id).msg_type("text")
         body = body.content(content)
@@ -162,17 +164,18 @@ class LarkApi:
             CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body.build())
         ).build()
         answer = await self.call("im.message.create", self.client.im.v1.message.acreate, request)
-        return str((answer.get("data") or {}).get("message_id") or "")
+        return _message_id(answer)
 
-    async def reply(self, message_id: str, content: str, in_thread: bool) -> str:
+    async def reply(self, message_id: str, content: str, in_thread: bool, uuid: str) -> str | None:
+        """A reply to the message (in its thread when `in_thread`); `uuid` as in send."""
         body = ReplyMessageRequestBody.builder().msg_type("text").content(content)
-        body = body.reply_in_thread(in_thread)
+        body = body.reply_in_thread(in_thread).uuid(uuid)
         request = ReplyMessageRequest.builder().message_id(message_id)
         request = request.request_body(body.build())
         answer = await self.call(
             "im.message.reply", self.client.im.v1.message.areply, request.build()
         )
-        return str((answer.get("data") or {}).get("message_id") or "")
+        return _message_id(answer)
 
     async def message(self, message_id: str) -> dict[str, Any]:
         request = GetMessageRequest.builder().message_id(message_id).build()
@@ -201,6 +204,34 @@ class LarkApi:
             page = data.get("page_token")
             if not data.get("has_more") or not page:
                 return found
+
+
+def _message_id(answer: dict[str, Any]) -> str | None:
+    data = answer.get("data")
+    found = data.get("message_id") if isinstance(data, dict) else None
+    return str(found) if found else None
+
+
+def quiet_library_log() -> None:
+    """lark-oapi's "Lark" logger prints to stdout by a handler of its own (outside
+    groupmate's log format, and twice, as it propagates too): it only propagates now,
+    with each URL's query redacted (the long connection's carries its access ticket)."""
+    library = logging.getLogger("Lark")
+    for handler in list(library.handlers):
+        library.removeHandler(handler)
+    if not any(isinstance(f, _NoUrlQueries) for f in library.filters):
+        library.addFilter(_NoUrlQueries())
+
+
+class _NoUrlQueries(logging.Filter):
+    _QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?#]*)\?\S*", re.IGNORECASE)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        redacted = self._QUERY.sub(r"\1?…", text)
+        if redacted != text:
+            record.msg, record.args = redacted, ()
+        return True
 
 
 def _reset_seconds(headers: dict[str, str]) -> float:

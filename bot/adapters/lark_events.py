@@ -3,9 +3,16 @@ verification token) and the text of a message event with its mentions.
 
 lark-oapi's `EventDispatcherHandler.do` makes every failure a 500 with the error's text
 in the body (and a logged traceback), and checks the signature with `!=`: Lark would
-retry a refused request as if the server failed. So the checks are made here, in order,
-to answer 401: the signature (sha256 of timestamp + nonce + encrypt key + body, compared
-in constant time), then the library's `AESCipher` to decrypt, then the token.
+retry a refused request as if the server failed. So the checks are made here, to answer
+401: the library's `AESCipher` decrypts first (a body that isn't sealed with the key is
+refused; the decrypted type tells the url_verification challenge, which Lark does not
+sign), then the signature over the raw body (sha256 of timestamp + nonce + encrypt key +
+body, compared in constant time), then the verification token.
+
+The signed timestamp is not checked for freshness: Lark publishes no window for it, and
+a re-push of an event it got no answer for may come long after it was first sent. A
+replayed post can only repeat an event Lark made, and the chat log acts on a message id
+once (see lark.py for how long that holds).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +29,8 @@ from lark_oapi.core.utils import AESCipher
 
 from bot.adapters.base import mention_pieces
 from bot.config import LarkSettings
+
+_NOT_A_TAG = re.compile(r"<(?=\s*/?\s*at\b)", re.IGNORECASE)  # "<at", "</at", "< AT"
 
 
 class Refused(Exception):
@@ -57,7 +67,8 @@ def open_webhook(body: bytes, headers: Mapping[str, str], settings: LarkSettings
     # Lark signs events, not the url_verification challenge (lark-oapi skips it too).
     if key and event.get("type") != "url_verification":
         _check_signature(body, headers, key)
-    token = (event.get("header") or {}).get("token") or event.get("token")
+    header = event.get("header")
+    token = header.get("token") if isinstance(header, dict) else event.get("token")
     expected = settings.verification_token
     if expected is not None:
         wanted = expected.get_secret_value().encode()
@@ -73,7 +84,8 @@ def _check_signature(body: bytes, headers: Mapping[str, str], key: str) -> None:
     if not (stamp and nonce and signature):
         raise Refused("unsigned")
     digest = hashlib.sha256((stamp + nonce + key).encode() + body).hexdigest()
-    if not hmac.compare_digest(digest, signature):
+    # Bytes: compare_digest refuses a str with non-ASCII characters (a TypeError).
+    if not hmac.compare_digest(digest.encode(), signature.encode("utf-8", "replace")):
         raise Refused("bad signature")
 
 
@@ -138,10 +150,15 @@ def _post_text(content: Mapping[str, Any], names: Mapping[str, str]) -> str:
 
 def render_text(text: str, people: Mapping[str, str]) -> str:
     """`text` as Lark's text message content, each "@name" in `people` (name -> open_id)
-    an `<at user_id="ou_…">` tag, which notifies them."""
+    an `<at user_id="ou_…">` tag, which notifies them. Lark reads such a tag anywhere in
+    the text (`user_id="all"`: everyone): one that was in the text already (a person's
+    words, a reminder's content, the model's answer) is broken by a zero-width space, so
+    only the people the bot means to notify are notified."""
     pieces = mention_pieces(text, people)
     body = "".join(
-        f'<at user_id="{people[piece]}">{piece[1:]}</at>' if mention else piece
+        f'<at user_id="{people[piece]}">{piece[1:]}</at>'
+        if mention
+        else _NOT_A_TAG.sub("<\u200b", piece)
         for piece, mention in pieces
     )
     return json.dumps({"text": body}, ensure_ascii=False)
