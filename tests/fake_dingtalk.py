@@ -1,6 +1,8 @@
 """A local DingTalk, in its published shapes: the open API (oauth2/accessToken,
 gateway/connections/open, robot groupMessages/send and oToMessages/batchSend, with
-`{"code", "message"}` refusals and 429 + Retry-After), the Stream WebSocket (CALLBACK
+`{"code", "message"}` refusals: 400 invalidClientSecret, 401 authFailed, 401
+InvalidAuthentication, 429 + Retry-After and DingTalk's own 403
+Forbidden.AccessDenied.QpsLimit… without it), the Stream WebSocket (CALLBACK
 frames of /v1.0/im/bot/messages/get, SYSTEM ping and disconnect; the client's acks are
 recorded), session webhooks (`{"errcode", "errmsg"}`), and signed HTTP callbacks."""
 
@@ -40,6 +42,7 @@ PEOPLE = {
     "carol01": ("$:LWCP_v1:$carol", "Carol"),
     "sam01": ("$:LWCP_v1:$sam1", "Sam"),
     "sam02": ("$:LWCP_v1:$sam2", "Sam"),
+    "": ("$:LWCP_v1:$guest", "Guest"),  # outside the org: no staff id
 }
 
 
@@ -57,6 +60,11 @@ class FakeDingTalk:
         self.token = ACCESS_TOKEN  # the token DingTalk honours now (`revoke` changes it)
         self.outbox: deque[dict[str, Any]] = deque()
         self.drop_sockets = False  # close every open Stream socket
+        self.qps_limited = 0  # the next N open API calls answer 403 QpsLimit (no Retry-After)
+        self.gateway_pages: deque[str] = deque()  # answers (200, text/html) before a ticket
+        self.session_errors: deque[tuple[int, dict[str, Any]]] = deque()  # next webhook answers
+        self.open_times: list[float] = []
+        self.bad_endpoints = 0  # the next N tickets come with an endpoint no one can reach
         self._tickets: set[str] = set()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -96,6 +104,15 @@ class FakeDingTalk:
                     out.append({"via": name, "text": text, "at": [], "body": body})
         return out
 
+    def _qps_limited(self) -> JSONResponse | None:
+        """DingTalk's own throttle: 403 with a QpsLimit code and no Retry-After."""
+        with self._lock:
+            if self.qps_limited <= 0:
+                return None
+            self.qps_limited -= 1
+        code = "Forbidden.AccessDenied.QpsLimitForApi"
+        return self._refused(403, code, "调用该接口超过限流阈值")
+
     @staticmethod
     def _refused(status: int, code: str, message: str) -> JSONResponse:
         return JSONResponse({"code": code, "requestid": "req-1", "message": message}, status)
@@ -104,6 +121,8 @@ class FakeDingTalk:
         body = await request.json()
         with self._lock:
             self.token_requests += 1
+        if (limited := self._qps_limited()) is not None:
+            return limited
         if body.get("appKey") != CLIENT_ID or body.get("appSecret") != CLIENT_SECRET:
             return self._refused(400, "invalidClientSecret", "不合法的appSecret")
         return JSONResponse({"accessToken": self.token, "expireIn": 7200})
@@ -119,23 +138,33 @@ class FakeDingTalk:
 
     async def _open(self, request: Request) -> Response:
         body = await request.json()
+        with self._lock:
+            self.open_times.append(time.monotonic())
+            page = self.gateway_pages.popleft() if self.gateway_pages else None
+        if page is not None:  # a proxy's page in DingTalk's place
+            return Response(page, 200, media_type="text/html")
+        if (limited := self._qps_limited()) is not None:
+            return limited
         if body.get("clientId") != CLIENT_ID or body.get("clientSecret") != CLIENT_SECRET:
-            return self._refused(401, "invalidClient", "clientId or clientSecret invalid")
+            return self._refused(401, "authFailed", "鉴权失败")
+        assert body.get("ua", "").startswith("dingtalk-sdk-python/") and "localIp" in body
         topics = [(s.get("type"), s.get("topic")) for s in body.get("subscriptions", [])]
         assert ("CALLBACK", "/v1.0/im/bot/messages/get") in topics, topics
         ticket = f"ticket-{next(self._ids)}"
         with self._lock:
             self._tickets.add(ticket)
             self.opened += 1
-        return JSONResponse(
-            {"endpoint": f"ws://127.0.0.1:{self.server.port}/connect", "ticket": ticket}
-        )
+            port = 99999 if self.bad_endpoints > 0 else self.server.port  # 99999: no port
+            self.bad_endpoints -= 1
+        return JSONResponse({"endpoint": f"ws://127.0.0.1:{port}/connect", "ticket": ticket})
 
     async def _robot(self, request: Request) -> Response:
         name = request.url.path.removeprefix("/v1.0/robot/")
         if request.headers.get("x-acs-dingtalk-access-token") != self.token:
             return self._refused(401, "InvalidAuthentication", "不合法的access_token")
         body = await request.json()
+        if (limited := self._qps_limited()) is not None:
+            return limited
         with self._lock:
             if self.rate_limited > 0:
                 self.rate_limited -= 1
@@ -167,6 +196,9 @@ class FakeDingTalk:
             if self.too_fast > 0:
                 self.too_fast -= 1
                 return JSONResponse({"errcode": 130101, "errmsg": "send too fast"})
+            if self.session_errors:
+                status, answer = self.session_errors.popleft()
+                return JSONResponse(answer, status)
             self.calls.append(("session", body))
         return JSONResponse({"errcode": 0, "errmsg": "ok"})
 
@@ -190,7 +222,7 @@ class FakeDingTalk:
         expires = int((time.time() + webhook_for) * 1000)
         with self._lock:
             self.sessions[session] = expires
-        at_users = [{"dingtalkId": PEOPLE[s][0], "staffId": s} for s in at]
+        at_users = [{"dingtalkId": PEOPLE[s][0]} | ({"staffId": s} if s else {}) for s in at]
         if robot and not private:
             at_users.insert(0, {"dingtalkId": ROBOT})
         data: dict[str, Any] = {
@@ -201,7 +233,7 @@ class FakeDingTalk:
             "msgId": msg_id or f"msg{next(self._ids):06d}",
             "senderNick": nick,
             "isAdmin": admin,
-            "senderStaffId": sender,
+            **({"senderStaffId": sender} if sender else {}),
             "sessionWebhookExpiredTime": expires,
             "createAt": int(time.time() * 1000),
             "senderCorpId": CORP,

@@ -126,3 +126,28 @@ class Servers:
             await task
             await bot.__aexit__(None, None, None)
         self._running.clear()
+
+
+async def delivered_ids(bot: Bot, *, at_least: int = 1, within: float = 10.0) -> list[str]:
+    """The platform message ids the reminder engine recorded for its deliveries, oldest
+    first, once there are `at_least`: the outcome (with the id the adapter's send
+    returned) is written after the send, so a reply to a reminder waits for it."""
+    from sqlalchemy import select
+
+    from storage.models import Delivery
+    from tests.conftest import eventually
+
+    assert bot.reminders is not None
+    database = bot.reminders.database
+    query = select(Delivery.message_id).where(Delivery.message_id.is_not(None))
+    found: list[str] = []
+
+    async def recorded() -> bool:
+        rows = await database.read(
+            lambda session: list(session.scalars(query.order_by(Delivery.id)))
+        )
+        found[:] = [str(row) for row in rows]
+        return len(found) >= at_least
+
+    await eventually(recorded, within=within)
+    return found

@@ -1,9 +1,9 @@
 """The DingTalk adapter (dingtalk-stream) against a local DingTalk on real sockets: the
 Stream WebSocket with its CALLBACK frames and acks, signed HTTP callbacks, session
 webhooks and the robot's proactive sends, with a real Bot, SQLite file and the stub
-model: mentions by DingTalk's atUsers, reminders that @ their people, snooze by quoting
-a reminder, each msgId acted on once (a re-push, or after a restart), bad signatures
-refused before anything runs, 429s waited out, and the connection's state."""
+model. This file: what comes in (mentions by DingTalk's atUsers, each msgId acted on
+once, signatures, the member directory) and the connection (state, backoff, refused
+and throttled credentials); test_dingtalk_sends.py: what goes out."""
 
 from __future__ import annotations
 
@@ -14,13 +14,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import update
 
-from bot.adapters.dingtalk import render_mentions
-from bot.adapters.dingtalk_api import fingerprint
-from groupmate.testing.stub_llm import StubLLM, calls
-from storage import Member
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_dingtalk import (
@@ -30,8 +28,9 @@ from tests.fake_dingtalk import (
     GROUP,
     FakeDingTalk,
     post_callback,
+    signed,
 )
-from tests.http_harness import Api, Servers, llm_section
+from tests.http_harness import Api, Servers, delivered_ids, llm_section
 
 
 @pytest.fixture
@@ -58,12 +57,12 @@ async def sent(fake: FakeDingTalk, count: int, within: float = 10.0) -> list[dic
     return fake.sent()
 
 
-async def rewind(api: Api) -> None:
-    """Make the chat's reminders due now."""
+async def rewind(api: Api, by: timedelta = timedelta(seconds=1)) -> None:
+    """Make the chat's reminders due `by` ago."""
 
     def write(session: Any) -> None:
         query = update(Reminder).where(Reminder.chat_id == f"dt:{GROUP}")
-        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
+        session.execute(query.values(next_fire_at=datetime.now(UTC) - by))
 
     assert api.bot.reminders is not None
     await api.bot.reminders.database.write(write)
@@ -86,24 +85,24 @@ async def test_a_mention_sets_a_reminder_that_ats_its_person_and_a_quote_snoozes
     assert "Reminder #2" in (await sent(fake, 2))[1]["text"]
     await rewind(api)  # both go off: a snooze must say which
     [fired] = [m for m in (await sent(fake, 4))[2:] if "stretch" in m["text"]]
-    # Through the chat's session webhook: "@bob01" in the text and in atUserIds notifies.
+    # Through the chat's session webhook: "@bob01" in the text and in atUserIds notifies;
+    # nothing else is sent (no single-chat notice: the @ did it).
     assert fired["via"] == "session" and fired["at"] == ["bob01"]
-    assert "@bob01" in fired["text"]
+    assert "@bob01" in fired["text"] and len(fake.sent()) == 4
+    await delivered_ids(api.bot, at_least=2)
     # DingTalk shows the reminder as "@Bob …"; quoting it (and @-ing the robot, as
     # DingTalk delivers group messages only then) snoozes that one.
     shown = fired["text"].replace("@bob01", "@Bob")
-    for attempt in range(100):  # the delivery's outcome (with its id) is written after
-        fake.push(fake.message("snooze 10m", sender="bob01", quote=shown))
-        answer = (await sent(fake, 5 + attempt))[-1]
-        if answer["text"].startswith("💤"):
-            break
-        await asyncio.sleep(0.05)
-    assert answer["text"].startswith("💤 Snoozed #1")
+    fake.push(fake.message("snooze 10m", sender="bob01", quote=shown))
+    assert (await sent(fake, 5))[4]["text"].startswith("💤 Snoozed #1")
 
 
 async def test_a_message_not_addressed_to_the_bot_is_only_logged(
     servers: Servers, fake: FakeDingTalk
 ) -> None:
+    """DingTalk delivers a group's messages to a robot only when they @ it; one that
+    arrives without (isInAtList false: a group set to give the robot everything) must
+    still only be kept for the history."""
     api = await start(servers, fake)
     broken = fake.push({"msgtype": "text", "text": {"content": "no ids"}})
     fake.push(fake.message("lunch at noon?", robot=False))
@@ -138,6 +137,22 @@ async def test_a_re_pushed_message_is_acted_on_once_also_after_a_restart(
     assert api.bot.adapters[0].status()["state"] == "connected"
 
 
+async def test_a_message_re_pushed_while_the_first_is_still_answered_runs_once(
+    servers: Servers, fake: FakeDingTalk, stub: StubLLM
+) -> None:
+    stub.script(text("hello there", delay=1.5))
+    await start(servers, fake, llm=llm_section(stub))
+    message = fake.message("how are you?", msg_id="msgSLOW01")
+    fake.push(message)
+    await eventually(lambda: len(stub.requests) == 1)  # the model is still answering
+    again = fake.push(message)  # DingTalk re-pushes it: the ack seemed slow
+    await eventually(lambda: fake.acked(again))
+    (reply,) = await sent(fake, 1)
+    assert reply["text"] == "hello there"
+    await asyncio.sleep(0.5)
+    assert len(fake.sent()) == 1 and len(stub.requests) == 1
+
+
 @pytest.mark.parametrize(
     "signing",
     [
@@ -156,64 +171,38 @@ async def test_an_http_callback_dingtalk_did_not_sign_runs_nothing(
     assert fake.sent() == []
     history = await api.client.get(f"/v1/chats/dt:{GROUP}/messages")
     assert history.json()["messages"] == []
-    for broken in ({"msgtype": "text", "text": {"content": "hi"}}, {"msgId": 7}):
-        answer = await post_callback(api.base_url, broken)  # signed, but no message
+    now = int(time.time() * 1000)
+    payloads: list[dict[str, Any]] = [{"msgtype": "text", "text": {"content": "hi"}}, {"msgId": 7}]
+    for step, broken in enumerate(payloads):
+        answer = await post_callback(api.base_url, broken, at_ms=now - 10 - step)  # no message
         assert answer.status_code == 200  # taken (a re-push would be no better), dropped
-    answer = await post_callback(api.base_url, message)  # signed: it runs
+    answer = await post_callback(api.base_url, message, at_ms=now)  # signed: it runs
     assert answer.status_code == 200
     (reply,) = await sent(fake, 1)
     assert reply["text"].startswith("⏰ Reminder #1")
-    assert (await post_callback(api.base_url, message)).status_code == 200  # re-pushed
+    assert (await post_callback(api.base_url, message, at_ms=now + 1)).status_code == 200
     await asyncio.sleep(0.3)
-    assert len(fake.sent()) == 1  # acted on once
+    assert len(fake.sent()) == 1  # a re-push (signed anew): acted on once
 
 
-async def test_without_a_valid_webhook_messages_go_by_the_group_api_and_a_429_waits(
+async def test_signature_headers_are_taken_once_and_a_large_body_is_refused_unread(
     servers: Servers, fake: FakeDingTalk
 ) -> None:
-    api = await start(servers, fake)
-    # A message whose session webhook is about to expire: not used.
-    fake.push(fake.message("/remind in 2 hours stretch", webhook_for=30))
-    fake.rate_limited = 1  # the first robot send is answered 429, Retry-After: 1
-    began = time.monotonic()
-    (reply,) = await sent(fake, 1, within=15)
-    assert time.monotonic() - began >= 1.0  # waited out, then sent once
-    assert reply["via"] == "groupMessages/send"
-    assert reply["body"]["openConversationId"] == GROUP and reply["body"]["robotCode"] == CLIENT_ID
-    fake.too_fast = 1  # a session webhook's "send too fast" (errcode 130101) waits too
-    fake.push(fake.message("/reminders"))
-    listing = (await sent(fake, 2, within=15))[1]
-    assert listing["via"] == "session" and "stretch" in listing["text"]
-    fake.end_sessions()  # the webhook is refused before its time: the group API instead
-    await rewind(api)
-    fired = (await sent(fake, 3))[2]
-    assert fired["via"] == "groupMessages/send" and "stretch" in fired["text"]
-    assert api.bot.adapters[0].status()["last_error"] is None
-
-
-async def test_a_single_chat_is_private_and_its_reminders_reach_the_person(
-    servers: Servers, fake: FakeDingTalk
-) -> None:
-    api = await start(servers, fake)
-    # No @ in a single chat; the webhook lapses before the reminder is due.
-    fake.push(fake.message("/remind in 2 hours drink water", private=True, webhook_for=30))
-    (reply,) = await sent(fake, 1)
-    assert reply["text"].startswith("⏰ Reminder #1")
-    await servers.aclose()
-    api = await start(servers, fake)  # the single chat's person comes from the database
-
-    def write(session: Any) -> None:
-        past = datetime.now(UTC) - timedelta(seconds=1)
-        session.execute(update(Reminder).values(next_fire_at=past))
-
-    assert api.bot.reminders is not None
-    assert fake.token_requests == 2  # one per start
-    fake.revoke()  # DingTalk drops the token early: 401 InvalidAuthentication, renewed
-    await api.bot.reminders.database.write(write)
-    fired = (await sent(fake, 2))[1]
-    assert fired["via"] == "oToMessages/batchSend" and "drink water" in fired["text"]
-    assert fired["body"]["userIds"] == ["alice01"]
-    assert fake.token_requests == 3
+    """DingTalk's sign covers the timestamp, not the body: headers seen once can't carry
+    another body."""
+    api = await start(servers, fake, mode="http")
+    now = int(time.time() * 1000)
+    first = await post_callback(api.base_url, fake.message("/reminders"), at_ms=now)
+    assert first.status_code == 200
+    forged = fake.message("/remind in 2 hours give Mallory the keys")
+    assert (await post_callback(api.base_url, forged, at_ms=now)).status_code == 401
+    big = b"{" + b" " * (300 * 1024) + b"}"
+    async with httpx.AsyncClient(base_url=api.base_url) as client:
+        answer = await client.post("/dingtalk/events", content=big, headers=signed(big))
+    assert answer.status_code == 413
+    await sent(fake, 1)
+    await asyncio.sleep(0.3)
+    assert len(fake.sent()) == 1  # the listing only
 
 
 async def test_dingtalks_admin_flag_makes_an_admin(servers: Servers, fake: FakeDingTalk) -> None:
@@ -230,21 +219,26 @@ async def test_dingtalks_admin_flag_makes_an_admin(servers: Servers, fake: FakeD
     assert settings.get("remind_others") == "admins"
 
 
-async def test_a_name_resolves_to_the_one_member_seen_by_it(
+async def test_a_name_resolves_to_the_one_member_seen_by_it_also_after_a_restart(
     servers: Servers, fake: FakeDingTalk
 ) -> None:
     await start(servers, fake)
+    # What DingTalk delivers: messages that @ the robot (their senders, by their nick),
+    # and the people they @ (atUsers: ids only; one unknown id, one unknown "@Name").
     for person in ("carol01", "sam01", "sam02"):
-        fake.push(fake.message(f"hello from {person}", sender=person, robot=False))
-    await asyncio.sleep(0.3)
-    fake.push(fake.message("/remind @Carol in 2 hours tea"))
-    created = (await sent(fake, 1))[0]["text"]
-    assert "Reminder #1 for @Carol" in created  # seen in the chat: DingTalk vouched
+        fake.push(fake.message("/reminders", sender=person))
+    fake.push(fake.message("/reminders cc @Ada!", at=("ada01",)))
+    await sent(fake, 4)
+    await servers.aclose()
+    await start(servers, fake)  # the directory comes from the database
+    for name, count in (("Carol", 5), ("Ada", 6)):
+        fake.push(fake.message(f"/remind @{name} in 2 hours tea"))
+        assert f"Reminder #{count - 4} for @{name}" in (await sent(fake, count))[-1]["text"]
     fake.push(fake.message("/remind @Sam in 2 hours tea"))
-    ambiguous = (await sent(fake, 2))[1]["text"]
+    ambiguous = (await sent(fake, 7))[-1]["text"]
     assert "Reminder #" not in ambiguous  # two Sams: asked about, never guessed
     fake.push(fake.message("/remind @Dora in 2 hours tea"))
-    unknown = (await sent(fake, 3))[2]["text"]
+    unknown = (await sent(fake, 8))[-1]["text"]
     assert "Reminder #" not in unknown  # never seen: no one
 
 
@@ -259,6 +253,7 @@ async def test_status_reconnects_and_no_secret_in_logs_or_healthz(
     dingtalk = health["adapters"]["dingtalk"]
     assert (dingtalk["state"], dingtalk["mode"], dingtalk["robot_code"]) == (
         "connected", "stream", CLIENT_ID)  # fmt: skip
+    assert fake.token_requests == 0  # Stream mode needs no token to connect
     adapter = api.bot.adapters[0]
     fake.drop_sockets = True  # the connection drops
     await eventually(lambda: adapter.status()["state"] == "reconnecting")
@@ -276,53 +271,53 @@ async def test_status_reconnects_and_no_secret_in_logs_or_healthz(
         assert secret not in logged and secret not in health
 
 
-async def test_a_refused_secret_says_auth_failed_and_is_not_retried(
-    servers: Servers, fake: FakeDingTalk, caplog: pytest.LogCaptureFixture
+async def test_a_proxy_page_a_throttle_or_a_bad_endpoint_is_retried_never_fatal(
+    servers: Servers, fake: FakeDingTalk
 ) -> None:
-    dingtalk = section(fake, client_secret="wrong-secret-value")
+    fake.gateway_pages.append("<html>502 Bad Gateway</html>")  # a 200 that is no JSON
+    fake.qps_limited = 1  # then DingTalk's 403 QpsLimit: throttled, not refused
+    fake.bad_endpoints = 1  # then an endpoint the WebSocket client can't even parse
+    api = await servers.start(adapters={"dingtalk": section(fake)})
+    adapter = api.bot.adapters[0]
+    await eventually(lambda: adapter.status()["state"] == "reconnecting")
+    await eventually(lambda: adapter.status()["state"] == "connected", within=15)
+    assert (len(fake.open_times), fake.opened) == (4, 2)
+
+
+async def test_a_connection_that_drops_at_once_backs_off_longer_each_time(
+    servers: Servers, fake: FakeDingTalk
+) -> None:
+    fake.drop_sockets = True  # every connection opens, then closes at once
+    await servers.start(adapters={"dingtalk": section(fake)})
+    await eventually(lambda: len(fake.open_times) >= 3, within=10)
+    first, second, third = fake.open_times[:3]
+    assert second - first >= 0.9 and third - second >= 1.8  # 1 s, then 2 s: not 1 s again
+
+
+@pytest.mark.parametrize("mode", ["stream", "http"])
+async def test_a_refused_secret_says_auth_failed_and_is_not_retried(
+    servers: Servers, fake: FakeDingTalk, caplog: pytest.LogCaptureFixture, mode: str
+) -> None:
+    dingtalk = section(fake, client_secret="wrong-secret-value", mode=mode)
     api = await servers.start(adapters={"dingtalk": dingtalk})
     adapter = api.bot.adapters[0]
     await eventually(lambda: adapter.status()["state"] == "auth failed")
-    assert adapter.status()["last_error"] == "oauth2/accessToken: invalidClientSecret"
+    refused = {
+        "stream": "gateway/connections/open: authFailed",
+        "http": "oauth2/accessToken: invalidClientSecret",
+    }
+    assert adapter.status()["last_error"] == refused[mode]
     await asyncio.sleep(1.2)
-    assert (fake.token_requests, fake.opened) == (1, 0)  # asked once: waiting won't fix it
+    asked = {"stream": (0, 1), "http": (1, 0)}
+    assert (fake.token_requests, len(fake.open_times)) == asked[mode]  # once: waiting won't help
     assert "wrong-secret-value" not in " ".join(r.getMessage() for r in caplog.records)
 
 
-def test_mentions_render_as_dingtalk_ats_and_quotes_match_the_sent_id() -> None:
-    people = [Member("dt:bob01", "Bob"), Member("dt:al01", "Al")]
-    text, ids = render_mentions("@Bob & @Al: tea, @Alice", people)
-    assert (text, ids) == ("@bob01 & @al01: tea, @Alice", ["bob01", "al01"])
-    sent_id = fingerprint(GROUP, text)
-    assert fingerprint(GROUP, "@Bob & @Al:  tea, @Alice") == sent_id  # as DingTalk shows it
-    assert fingerprint("cidOTHER==", text) != sent_id
-
-
-def test_a_section_without_the_app_secret_is_refused() -> None:
-    from bot.config import ConfigError, parse_config
-
-    with pytest.raises(ConfigError) as refused:
-        parse_config({"adapters": {"dingtalk": {"client_id": "x"}}}, environ={})
-    assert "client_secret required" in str(refused.value)
-
-
-def test_the_readmes_dingtalk_section_is_a_valid_config() -> None:
-    import re
-    from pathlib import Path
-
-    import yaml
-
-    from bot.adapters import configured
-    from bot.adapters.base import Adapter
-    from bot.adapters.dingtalk import DingTalkAdapter
-    from bot.config import parse_config
-
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    part = text.split("## DingTalk\n", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```yaml\n(.*?)```", part, re.S)
-    assert block is not None
-    environ = {"DINGTALK_CLIENT_ID": "ding1", "DINGTALK_CLIENT_SECRET": "s"}
-    config = parse_config(yaml.safe_load(block.group(1)), environ=environ)
-    [adapter] = configured(config)
-    assert isinstance(adapter, DingTalkAdapter) and isinstance(adapter, Adapter)
-    assert (adapter.name, adapter.chat_prefix) == ("dingtalk", "dt:")
+async def test_a_throttled_token_request_is_waited_out_not_auth_failed(
+    servers: Servers, fake: FakeDingTalk
+) -> None:
+    fake.qps_limited = 1  # oauth2/accessToken answers 403 QpsLimit, no Retry-After
+    began = time.monotonic()
+    api = await start(servers, fake, mode="http")
+    assert time.monotonic() - began >= 0.9 and fake.token_requests == 2
+    assert api.bot.adapters[0].status()["state"] == "connected"

@@ -14,15 +14,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, select, update
+from sqlalchemy import create_engine, update
 
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage import Member, OutgoingMessage
-from storage.models import Delivery, Reminder
+from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import BOT, BOT_ROLE, CHANNEL, THREAD, TOKEN, USERS
-from tests.http_harness import Api, Servers, llm_section
+from tests.http_harness import Api, Servers, delivered_ids, llm_section
 
 BOB = USERS["bob"]["id"]
 DM = "1400000000000000001"  # a DM channel: no guild
@@ -46,18 +46,6 @@ async def start(servers: Servers, fake: FakeDiscord, **sections: Any) -> Api:
 async def posted(fake: FakeDiscord, count: int, within: float = 10.0) -> list[dict[str, Any]]:
     await eventually(lambda: len(fake.posted()) >= count, within=within)
     return fake.posted()
-
-
-async def delivered(api: Api, message_id: str) -> None:
-    """Until the reminder engine has recorded the message id its send returned."""
-    assert api.bot.reminders is not None
-    database = api.bot.reminders.database
-
-    async def recorded() -> bool:
-        query = select(Delivery.id).where(Delivery.message_id == message_id)
-        return await database.read(lambda session: session.scalar(query)) is not None
-
-    await eventually(recorded)
 
 
 async def test_a_mention_sets_a_reminder_that_mentions_its_person_and_a_reply_snoozes_it(
@@ -87,7 +75,7 @@ async def test_a_mention_sets_a_reminder_that_mentions_its_person_and_a_reply_sn
     assert fired["_body"]["allowed_mentions"]["users"] == [int(BOB)]  # Bob is notified
     assert "message_reference" not in fired["_body"]  # a new message, not a reply
     # A reply to the reminder snoozes it: its id came back from the send.
-    await delivered(api, fired["id"])
+    assert fired["id"] in await delivered_ids(api.bot)
     fake.say("snooze 10m", user="bob", reply_to=fired["id"])
     answer = (await posted(fake, 3))[2]
     assert answer["content"].startswith("💤 Snoozed #1")

@@ -16,12 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, select, update
+from sqlalchemy import create_engine, update
 
 from groupmate.testing.stub_llm import StubLLM, calls
 from groupmate.testing.stub_llm import text as text_reply
 from storage import Member, OutgoingMessage
-from storage.models import Delivery, Reminder
+from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_lark import (
     APP_ID,
@@ -37,7 +37,7 @@ from tests.fake_lark import (
     said,
     signed,
 )
-from tests.http_harness import Api, Servers, llm_section
+from tests.http_harness import Api, Servers, delivered_ids, llm_section
 
 BOT = (BOT_OPEN_ID, "groupmate")
 
@@ -54,21 +54,6 @@ async def start(servers: Servers, fake: FakeLark, **sections: Any) -> Api:
     api = await servers.start(adapters={"lark": fake.section()}, **sections)
     await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
     return api
-
-
-async def _delivered_message_id(api: Api) -> str:
-    """The Lark message id the reminder engine recorded for the first delivery."""
-    assert api.bot.reminders is not None
-    query = select(Delivery.message_id).where(Delivery.message_id.is_not(None))
-    found: list[str] = []
-
-    async def recorded() -> bool:
-        assert api.bot.reminders is not None
-        found[:] = await api.bot.reminders.database.read(lambda s: list(s.scalars(query)))
-        return bool(found)
-
-    await eventually(recorded)
-    return found[0]
 
 
 async def test_a_mention_sets_a_reminder_through_the_model_that_mentions_its_person(
@@ -104,7 +89,7 @@ async def test_a_mention_sets_a_reminder_through_the_model_that_mentions_its_per
     assert '<at user_id="ou_bob">Bob</at>' in said(fired) and "stretch" in said(fired)
     assert fake.requests[fired["message_id"]]["uuid"].startswith("gm-")  # idempotency key
     # A reply to the reminder snoozes it: its message id came back from the create call.
-    assert await _delivered_message_id(api) == fired["message_id"]
+    assert await delivered_ids(api.bot) == [fired["message_id"]]
     snooze = message_event("snooze 10m", sender="ou_bob", parent_id=fired["message_id"])
     await post_event(fake, api.base_url, snooze)
     answered = (await fake.wait_sent(3))[2]

@@ -31,7 +31,7 @@ from tests.fake_slack import (
     message_event,
     post_event,
 )
-from tests.http_harness import Api, Servers, llm_section
+from tests.http_harness import Api, Servers, delivered_ids, llm_section
 
 
 @pytest.fixture
@@ -79,19 +79,12 @@ async def test_a_mention_sets_a_reminder_through_the_model_that_mentions_its_per
     fired = (await posted(fake, 2))[1]
     assert "<@UBOB>" in fired["text"] and "stretch" in fired["text"]  # notifies Bob
     # A reply in the reminder's thread snoozes it (its ts came back from postMessage).
-    for attempt in range(100):  # the delivery's outcome (with the ts) is written after
-        thread = message_event(
-            "snooze 10m",
-            user="UBOB",
-            thread_ts=_ts_of(fake, 1),
-            parent_user_id=BOT_USER,
-            ts=f"{time.time():.6f}",
-        )
-        await post_event(api.base_url, thread)
-        answer_text = (await posted(fake, 3 + attempt))[-1]
-        if answer_text["text"].startswith("💤"):
-            break
-        await asyncio.sleep(0.05)
+    assert await delivered_ids(api.bot) == [_ts_of(fake, 1)]
+    thread = message_event(
+        "snooze 10m", user="UBOB", thread_ts=_ts_of(fake, 1), parent_user_id=BOT_USER
+    )
+    await post_event(api.base_url, thread)
+    answer_text = (await posted(fake, 3))[2]
     assert answer_text["text"].startswith("💤 Snoozed #1")
     assert answer_text["thread_ts"] == _ts_of(fake, 1)  # answered in the thread
 

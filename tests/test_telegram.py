@@ -36,7 +36,7 @@ from tests.fake_telegram import (
     FakeTelegram,
     user,
 )
-from tests.http_harness import llm_section, make_config
+from tests.http_harness import delivered_ids, llm_section, make_config
 
 
 @pytest.fixture
@@ -148,13 +148,9 @@ async def test_a_reminder_mentions_the_user_and_snoozes_by_reply(
         assert f'<a href="tg://user?id={BOB["id"]}">@bobby</a>' in fired["text"]
         assert "reply_parameters" not in fired
         # The reminder's message id came back from sendMessage: a reply to it snoozes.
-        reminder_message = bot_message(fake.sent_ids[2])
-        for _ in range(100):  # the outcome (with the message id) is written after the send
-            fake.say("snooze 10m", sender=BOB, reply_to=reminder_message)
-            answer = (await replies(fake, len(fake.sent()) + 1))[-1]
-            if answer["text"].startswith("💤"):
-                break
-            await asyncio.sleep(0.05)
+        assert await delivered_ids(bot) == [str(fake.sent_ids[2])]
+        fake.say("snooze 10m", sender=BOB, reply_to=bot_message(fake.sent_ids[2]))
+        answer = (await replies(fake, 4))[3]
         assert answer["text"].startswith("💤 Snoozed #1")
 
 

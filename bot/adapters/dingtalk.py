@@ -4,31 +4,38 @@ endpoint and a ticket) or by HTTP callbacks (DingTalk posts each message to
 /dingtalk/events on `groupmate serve`'s port, signed with the app secret).
 
 Chat ids are "dt:<conversationId>" (a group's openConversationId), user ids
-"dt:<staffId>" (or the DingTalk id of someone outside the org). DingTalk delivers the
-single chats with the robot and the group messages that @ it. Each message is
-acknowledged before it is answered (Stream: the library's ack frame, code 200, with the
-frame's messageId; HTTP: a 200); DingTalk re-pushes one whose ack came late, with the
-same `msgId`, which is the message's id: the chat log acts on an id once, also after a
-restart.
+"dt:<staffId>" (or the DingTalk id of someone outside the org). DingTalk delivers single
+chats with the robot and the group messages that @ it, each acknowledged before it is
+answered (Stream: the library's ack frame; HTTP: a 200); it re-pushes one whose ack came
+late with the same `msgId`, the message's id: the chat log acts on an id once, also
+after a restart.
 
 Replies go through the message's session webhook while it is valid (it notifies the
-people it @-s); reminders too when their chat has a valid one, else the robot's
-proactive send (groupMessages/send, oToMessages/batchSend), which shows "@name" but
-notifies no one. DingTalk has no idempotency key on any send: a send whose answer is lost
-(a timeout after DingTalk took it) may be retried by the reminder engine and show twice;
-that window is one request's timeout (README, "DingTalk").
+people it @-s), each piece tried three times (the message was acknowledged: DingTalk
+won't bring it back). Reminders too when their chat has a valid one; else the robot's
+proactive send: groupMessages/send in a group, which shows "@Name" but can't @ anyone,
+so each person it mentions (by staff id: someone outside the org has none, and is only
+logged) also gets it in their single chat with the robot (one oToMessages/batchSend,
+which notifies); oToMessages/batchSend for a single chat.
+
+DingTalk has no idempotency key on any send. A reminder's send is one request (a rate
+limit fails it at once; the reminder engine retries with backoff): one whose answer is
+lost (a timeout, or the engine's 30 s cancel, after DingTalk took it) is retried and
+shows twice; a reminder of several pieces whose later piece fails is sent again whole
+(README, "DingTalk").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote_plus
 
 import websockets
@@ -38,31 +45,49 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.base import BotHost, connection_state, mention_pieces, mention_targets, split_text
+from bot.adapters.base import (
+    BotHost,
+    connection_state,
+    finish,
+    mention_targets,
+    sent_with_retries,
+    split_text,
+)
 from bot.adapters.dingtalk_api import (
     CredentialsRefused,
     DingTalkError,
     OpenApi,
-    fingerprint,
     redact_urls_in_logs,
-    signed_by_dingtalk,
 )
-from bot.adapters.dingtalk_events import PREFIX, Hook, hook_of, incoming, parse, sender_of
+from bot.adapters.dingtalk_events import (
+    Hook,
+    fingerprint,
+    hook_of,
+    incoming,
+    parse,
+    render_mentions,
+    sender_of,
+    title_of,
+)
+from bot.adapters.dingtalk_http import UsedSignatures, callback_payload
+from bot.adapters.dingtalk_people import PREFIX, People
 from bot.config import DingTalkSettings
 from bot.messages import Reply
-from storage import Member, OutgoingMessage, SendError, utc_now
-from storage.adapter_state import load_state, save_state
+from storage import Member, OutgoingMessage, SendError, StorageError, utc_now
+from storage.database import Database
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/dingtalk/events"
 MESSAGE_LIMIT = 4000  # characters of one text message (DingTalk takes 20,000 bytes)
 _BACKOFF_MAX = 30.0
+_STEADY = 30.0  # seconds a connection must stay up before the backoff starts anew
 _HOOK_MARGIN_MS = 60_000  # a session webhook this close to its expiry is not used
-_MAX_BODY = 256 * 1024
-# The library's client logger announces each connection at INFO, and its own
-# `start` loop (not used: see _stream_once) logs the ticket there; it also warns about
-# every keep-alive ping as an "unknown topic". Its errors stay visible.
+# DingTalk's answer to a session webhook whose session ended before its stated expiry:
+# the robot's own send takes over. Any other refusal keeps the webhook.
+_SESSION_ENDED = ("errcode 300001",)
+# The library's client logger warns about every keep-alive ping as an "unknown topic"
+# (its `start` loop, not used: see _stream_once, logs the ticket). Its errors stay.
 logging.getLogger("dingtalk_stream.client").setLevel(logging.ERROR)
 
 
@@ -92,18 +117,17 @@ class DingTalkAdapter:
         self._secret = settings.client_secret.get_secret_value()
         redact_urls_in_logs()
         self._api = OpenApi(settings)
+        # The library parses frames, runs the handler and sends its ack; the connection
+        # is opened here (_stream_once), by the adapter's own client with a timeout.
         self._stream = StreamClient(
             Credential(settings.client_id, self._secret),
             logger=logging.getLogger("dingtalk_stream.client"),
         )
         self._stream.register_callback_handler(ChatbotMessage.TOPIC, _Callbacks(self._accept))
-        # The library's documented endpoint constant, a class attribute it reads as
-        # DingTalkStreamClient.OPEN_CONNECTION_API: the config's api_url overrides it.
-        StreamClient.OPEN_CONNECTION_API = f"{self._api_base}/v1.0/gateway/connections/open"
         self._bot: BotHost | None = None
         self._hooks: dict[str, Hook] = {}  # conversation -> its freshest session webhook
-        self._private: dict[str, str] = {}  # single-chat conversation -> the person's id
-        self._seen: dict[str, dict[str, Member]] = {}
+        self._people = People(self._database)
+        self._signatures = UsedSignatures()
         self._tasks: set[asyncio.Task[None]] = set()
         self._runner: asyncio.Task[None] | None = None
         self._connected_since: datetime | None = None
@@ -112,9 +136,9 @@ class DingTalkAdapter:
         self._auth_failed = False
         self._stopped = False
 
-    @property
-    def _api_base(self) -> str:
-        return self._settings.api_url.rstrip("/")
+    def _database(self) -> Database | None:
+        reminders = self._bot.reminders if self._bot is not None else None
+        return reminders.database if reminders is not None else None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -123,57 +147,53 @@ class DingTalkAdapter:
         self._runner = asyncio.create_task(self._run(), name="dingtalk")
 
     async def _run(self) -> None:
-        """Get a token (a refused secret is told apart here and not retried), then in
-        Stream mode hold the connection, reconnecting with backoff."""
+        """HTTP mode: check the credentials by getting a token. Stream mode: hold the
+        connection, reconnecting with backoff. A refused secret is not retried; anything
+        else (a throttle, a proxy's page, a network error) is, and never ends the loop."""
         backoff = 1.0
         while not self._stopped:
+            up_for = 0.0
             try:
-                await self._api.token()
                 if self._settings.mode == "http":
+                    await self._api.token()
                     self._up()
                     return
-                if await self._stream_once():
-                    backoff = 1.0  # it was up: the next try comes soon
+                up_for = await self._stream_once()
             except CredentialsRefused as exc:
                 self._auth_failed, self._last_error = True, str(exc)
                 log.error("dingtalk: %s (check adapters.dingtalk.client_secret)", exc)
                 return
             except DingTalkError as exc:
                 self._last_error = str(exc)
+            except Exception as exc:  # an answer no one foresaw must not end the loop
+                self._last_error = f"stream: {type(exc).__name__}"
             self._connected_since = None
+            if up_for >= _STEADY:
+                backoff = 1.0  # it was up a while: this is a new trouble
             log.warning("dingtalk: %s; reconnecting in %.0fs", self._last_error, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, _BACKOFF_MAX)
 
-    async def _stream_once(self) -> bool:
-        """One Stream connection, until it ends; whether it opened. The library opens
-        it, parses each frame, runs the handler and sends the ack; this loop replaces
-        the library's `start`, which blocks the event loop on an untimed request, retries
-        every 10 s without backoff and can't report its state."""
-        timeout = self._settings.timeout
+    async def _stream_once(self) -> float:
+        """One Stream connection, until it ends; how long it was up. This replaces the
+        library's `start`, which opens it by an untimed blocking request, retries every
+        10 s without backoff and can't report its state."""
+        topics = list(self._stream.callback_handler_map)
+        ticket = await self._api.open_stream(topics, self._stream.get_host_ip())
+        uri = f"{ticket.endpoint}?ticket={quote_plus(ticket.ticket)}"
+        began: float | None = None
         try:
-            opened = await asyncio.wait_for(
-                asyncio.to_thread(self._stream.open_connection), timeout
-            )
-        except TimeoutError:
-            opened = None
-        if not isinstance(opened, dict) or not opened.get("endpoint") or not opened.get("ticket"):
-            self._last_error = "gateway/connections/open: refused or unreachable"
-            return False
-        uri = f"{opened['endpoint']}?ticket={quote_plus(str(opened['ticket']))}"
-        was_up = False
-        try:
-            async with websockets.connect(uri, open_timeout=timeout) as socket:
+            async with websockets.connect(uri, open_timeout=self._settings.timeout) as socket:
                 self._stream.websocket = socket
                 self._up()
-                was_up = True
+                began = time.monotonic()
                 async for raw in socket:
                     if await self._frame(raw) == StreamClient.TAG_DISCONNECT:
                         break  # DingTalk moves the client: connect anew
             self._last_error = "stream: closed by DingTalk"
         except (OSError, TimeoutError, websockets.WebSocketException) as exc:
             self._last_error = f"stream: {type(exc).__name__}"
-        return was_up
+        return 0.0 if began is None else time.monotonic() - began
 
     def _up(self) -> None:
         self._connected_since = utc_now()
@@ -197,13 +217,10 @@ class DingTalkAdapter:
         self._stopped = True
         if self._runner is not None:
             self._runner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._runner
         self._connected_since = None
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=10)
-        for task in self._tasks:
-            task.cancel()
+        await finish(self._tasks)  # they end before the client they use is closed
         await self._api.aclose()
 
     # -- incoming ----------------------------------------------------------------------
@@ -214,21 +231,11 @@ class DingTalkAdapter:
         return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
 
     async def _events(self, request: Request) -> Response:
-        if self._bot is None:
-            return Response(status_code=503)
-        headers = request.headers
-        if not signed_by_dingtalk(headers.get("timestamp"), headers.get("sign"), self._secret):
-            log.warning("dingtalk: a callback without a valid signature refused (401)")
-            return Response(status_code=401)
-        body = await request.body()
-        if len(body) > _MAX_BODY:
-            log.warning("dingtalk: a callback of %d bytes refused", len(body))
-            return Response(status_code=413)
-        try:
-            data = json.loads(body)
-        except ValueError:
-            log.warning("dingtalk: a callback that is not JSON refused")
-            return Response(status_code=400)
+        if self._bot is None or self._stopped:
+            return Response(status_code=503)  # DingTalk re-pushes it later
+        data = await callback_payload(request, self._secret, self._signatures)
+        if isinstance(data, Response):
+            return data
         self._accept(data)
         # Answered at once (DingTalk re-pushes a slow one); the reply goes by webhook.
         return JSONResponse({})
@@ -240,7 +247,10 @@ class DingTalkAdapter:
         if message is None:
             log.warning("dingtalk: a robot message without msgId/conversation/sender dropped")
             return
-        task = asyncio.create_task(self._answer(message))
+        self._spawn(self._answer(message))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -254,56 +264,27 @@ class DingTalkAdapter:
                 self._hooks[conversation] = hook
             sender = sender_of(message)
             if message.conversation_type == "1":
-                await self._remember_private(conversation, sender.user_id)
-            chat_id = f"{PREFIX}{conversation}"
-            seen = self._seen.setdefault(chat_id, {})
+                await self._people.saw_single_chat(conversation, sender.user_id)
+            seen = await self._people.members(conversation)
             seen[sender.user_id] = sender
             note = incoming(message, bot_name=self._bot_name, seen=seen)
-            for member in note.mentions:
-                if member.name != member.user_id.removeprefix(PREFIX):
-                    seen.setdefault(member.user_id, member)
+            await self._people.saw(conversation, sender, note.mentions, title_of(message))
 
             async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    await self._send_text(conversation, reply.text, ())
+                    await self._send_text(conversation, reply.text, (), answer=True)
 
             await self._bot.handle(note, deliver)
         except Exception as exc:
             log.error("dingtalk: answering a message failed: %s", _safe(exc))
             log.debug("dingtalk: the failure", exc_info=True)
 
-    async def _remember_private(self, conversation: str, user_id: str) -> None:
-        """A single chat's person, kept in the database: a reminder there after a
-        restart (its webhook gone) is sent to them by oToMessages/batchSend."""
-        person = user_id.removeprefix(PREFIX)
-        if self._private.get(conversation) == person:
-            return
-        self._private[conversation] = person
-        reminders = self._bot.reminders if self._bot is not None else None
-        if reminders is not None:
-            await save_state(reminders.database, f"dingtalk:single:{conversation}", person)
-
-    async def _single_chat_person(self, conversation: str) -> str | None:
-        if conversation not in self._private:
-            reminders = self._bot.reminders if self._bot is not None else None
-            if reminders is None:
-                return None
-            person = await load_state(reminders.database, f"dingtalk:single:{conversation}")
-            if person is None:
-                return None
-            self._private[conversation] = person
-        return self._private[conversation]
-
     async def find(self, chat_id: str, name: str) -> Member | None:
         """The member seen in the chat (a sender, or someone @-ed) by that nick or id;
         DingTalk lets a robot list no group's members. Two by one name: no one."""
-        wanted = name.casefold().lstrip("@")
-        found = [
-            member
-            for member in self._seen.get(chat_id, {}).values()
-            if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix(PREFIX))
-        ]
-        return found[0] if len(found) == 1 else None
+        if not chat_id.startswith(PREFIX):
+            return None
+        return await self._people.find(chat_id.removeprefix(PREFIX), name)
 
     # -- outgoing ----------------------------------------------------------------------
 
@@ -314,32 +295,88 @@ class DingTalkAdapter:
             raise SendError("the dingtalk adapter is stopped")  # retried after a restart
         conversation = message.chat_id.removeprefix(PREFIX)
         try:
-            return await self._send_text(conversation, message.text, message.people)
+            sent_id, notified = await self._send_text(
+                conversation, message.text, message.people, answer=False
+            )
         except DingTalkError as exc:
             raise SendError(f"dingtalk {exc}") from None
+        except StorageError as exc:
+            raise SendError(f"dingtalk: the database ({type(exc).__name__})") from None
+        if not notified and message.people and message.kind == "reminder":
+            # Off the engine's clock: the group message is sent, and a retry of it
+            # would show it twice.
+            self._spawn(self._notify(conversation, message.text, message.people))
+        return sent_id
 
-    async def _send_text(self, conversation: str, text: str, people: Sequence[Member]) -> str:
-        """`text` in pieces, by the chat's session webhook while it is valid (its @s
-        notify), else by the proactive API; the id a quote of the first piece gives."""
+    async def _notify(self, conversation: str, text: str, people: Sequence[Member]) -> None:
+        """A reminder the group was sent without an @ (the robot's own send can't @),
+        to each person it mentions in their single chat with the robot, which notifies."""
+        ids = list(mention_targets(people, PREFIX).values())
+        staff = [i for i in dict.fromkeys(ids) if not i.startswith("$:")]
+        if len(staff) < len(set(ids)):
+            log.warning(
+                "dingtalk: %d mentioned people outside the org can't be sent a reminder in "
+                "their single chat (DingTalk takes staff ids only): shown by name only",
+                len(set(ids)) - len(staff),
+            )
+        if not staff:
+            return
+        place = await self._people.title(conversation) or "your group"
+        body = f"⏰ Reminder in {place}: {text.removeprefix('⏰').lstrip()}"
+        try:
+            refused = await self._api.private_send(staff, body, wait=True)
+        except DingTalkError as exc:
+            log.warning("dingtalk: a reminder's single-chat notices failed: %s", exc)
+            return
+        if refused:
+            log.warning("dingtalk: %d single-chat notices not taken by DingTalk", len(refused))
+
+    async def _send_text(
+        self, conversation: str, text: str, people: Sequence[Member], *, answer: bool
+    ) -> tuple[str, bool]:
+        """`text` in pieces (an answer's each tried three times: its message was
+        acknowledged); the id a quote of the first piece gives, and whether it notified
+        (a session webhook's @s do, a single chat's message does; the group API can't)."""
         pieces = [p for p in split_text(text, MESSAGE_LIMIT) if p.strip()] or [text]
+        notified = True
         for piece in pieces:
-            hook = self._hooks.get(conversation)
-            if hook is not None and hook.expires_ms - _HOOK_MARGIN_MS > time.time() * 1000:
-                content, at_ids = render_mentions(piece, people)
-                try:
-                    await self._api.webhook_send(hook.url, content, at_ids)
-                    continue
-                except DingTalkError as exc:
-                    if exc.status == 0 or exc.code == "rate limited":
-                        raise  # maybe taken, or still too fast: the engine retries later
-                    # DingTalk refused the session (it ended early): the robot's own send.
-                    log.warning("dingtalk: %s; sending without the session webhook", exc)
-                    self._hooks.pop(conversation, None)
-            if (person := await self._single_chat_person(conversation)) is not None:
-                await self._api.private_send(person, piece)
+            send = functools.partial(self._send_piece, conversation, piece, people, answer)
+            if answer:
+                route = await sent_with_retries(send, what="dingtalk: an answer")
             else:
-                await self._api.group_send(conversation, piece)
-        return fingerprint(conversation, pieces[0])
+                route = await send()
+            notified = notified and route != "group"  # a single chat's message notifies
+        return fingerprint(conversation, pieces[0]), notified
+
+    async def _send_piece(
+        self, conversation: str, piece: str, people: Sequence[Member], wait: bool
+    ) -> Literal["session", "group", "single"]:
+        """One piece by the chat's session webhook while it is valid, else by the
+        robot's own send; which way it went."""
+        hook = self._hooks.get(conversation)
+        if hook is not None and hook.expires_ms - _HOOK_MARGIN_MS > time.time() * 1000:
+            content, at_ids = render_mentions(piece, people)
+            try:
+                await self._api.webhook_send(hook.url, content, at_ids, wait=wait)
+                return "session"
+            except DingTalkError as exc:
+                # Unreachable, a 5xx (maybe taken), too fast, or a refused message: the
+                # caller (or the engine) tries again later. Only a session DingTalk ended
+                # early goes to the robot's own send.
+                if exc.code not in _SESSION_ENDED:
+                    raise
+                log.warning("dingtalk: %s; sending without the session webhook", exc)
+                if self._hooks.get(conversation) is hook:  # not a fresher one meanwhile
+                    del self._hooks[conversation]
+        person = await self._people.single_chat_person(conversation)
+        if person is None:
+            await self._api.group_send(conversation, piece, wait=wait)
+            return "group"
+        if person.startswith("$:"):
+            raise DingTalkError("oToMessages/batchSend", 0, "a person outside the org")
+        if await self._api.private_send([person], piece, wait=wait):
+            raise DingTalkError("oToMessages/batchSend", 200, "not taken")
+        return "single"
 
     def status(self) -> dict[str, Any]:
         connected = self._connected_since is not None
@@ -355,21 +392,6 @@ class DingTalkAdapter:
             "last_event": self._last_event.isoformat() if self._last_event else None,
             "last_error": self._last_error,
         }
-
-
-def render_mentions(text: str, people: Sequence[Member]) -> tuple[str, list[str]]:
-    """`text` for a session webhook, each "@name" of `people` as "@<their id>" (where
-    DingTalk puts the @ it notifies), and those ids for the message's `at`."""
-    ids = mention_targets(people, PREFIX)
-    parts: list[str] = []
-    at_ids: list[str] = []
-    for piece, mention in mention_pieces(text, ids):
-        if mention:
-            parts.append(f"@{ids[piece]}")
-            at_ids.append(ids[piece])
-        else:
-            parts.append(piece)
-    return "".join(parts), list(dict.fromkeys(at_ids))
 
 
 def _safe(exc: Exception) -> str:

@@ -1,6 +1,6 @@
 """DingTalk's open API as the DingTalk adapter uses it: the app's access token, the
-robot's sends (session webhook, group and single-chat proactive sends), rate limits, and
-the signature of HTTP callbacks.
+Stream connection's ticket, the robot's sends (session webhook, group and single-chat
+proactive sends), and rate limits (HTTP callbacks' signatures: dingtalk_http).
 
 dingtalk-stream carries REST helpers too (and opens its Stream connection by one), but
 they are blocking `requests` calls without a timeout, bound to api.dingtalk.com by an
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from dingtalk_stream.version import VERSION_STRING
 
 from bot.config import DingTalkSettings
 
@@ -139,17 +140,17 @@ class OpenApi:
             self._token = (token, time.monotonic() + max(lifetime - _TOKEN_MARGIN, 60.0))
             return token
 
-    async def open_stream(self, subscriptions: list[dict[str, str]], ua: str, ip: str) -> Ticket:
-        """A Stream connection's endpoint and ticket (POST /v1.0/gateway/connections/open,
-        the body dingtalk-stream sends); CredentialsRefused when DingTalk refuses the
-        Client ID/Secret. No token: the credentials are in the body."""
+    async def open_stream(self, topics: list[str], local_ip: str) -> Ticket:
+        """A Stream connection's endpoint and ticket for the CALLBACK `topics` (POST
+        /v1.0/gateway/connections/open, the body dingtalk-stream sends); CredentialsRefused
+        when DingTalk refuses the Client ID/Secret. No token: they are in the body."""
         call = "gateway/connections/open"
         body = {
             "clientId": self._app_key,
             "clientSecret": self._app_secret,
-            "subscriptions": subscriptions,
-            "ua": ua,
-            "localIp": ip,
+            "subscriptions": [{"type": "CALLBACK", "topic": topic} for topic in topics],
+            "ua": f"dingtalk-sdk-python/v{VERSION_STRING}-union",
+            "localIp": local_ip,
         }
         try:
             answer = await self._post(call, "/v1.0/gateway/connections/open", body, wait=False)
@@ -196,9 +197,7 @@ class OpenApi:
             body["at"] = {"atUserIds": staff, "atDingtalkIds": outside, "isAtAll": False}
         await self._post("sessionWebhook", url, body, absolute=True, wait=wait)
 
-    async def _call(
-        self, call: str, path: str, body: dict[str, Any], wait: bool
-    ) -> dict[str, Any]:
+    async def _call(self, call: str, path: str, body: dict[str, Any], wait: bool) -> dict[str, Any]:
         """An open API call with the access token; a token DingTalk calls invalid (it
         was revoked or expired early) is renewed once."""
         for attempt in (1, 2):

@@ -6,27 +6,35 @@ What DingTalk puts in it: `conversationType` "1" (a single chat with the robot) 
 (a group's openConversationId), the sender's `senderStaffId` (members of the org) and
 `senderId` (everyone), `senderNick`, `isAdmin`, `atUsers` (`dingtalkId`, and `staffId`
 for members of the org; no names), `isInAtList` (the robot was @-ed), `msgId`, and the
-message's `sessionWebhook` with its `sessionWebhookExpiredTime` (ms). The text leaves the
-robot's own @ out and keeps others' as "@Nick". A quote ("reply") adds `text.isReplyMsg`
-and `text.repliedMsg` (`msgId`, `senderId`, `content`), undocumented but sent.
+message's `sessionWebhook` with its `sessionWebhookExpiredTime` (ms), and a group's
+`conversationTitle`. The text leaves the robot's own @ out and keeps others' as "@Nick".
+A quote ("reply") adds `text.isReplyMsg` and `text.repliedMsg` (`msgId`, `senderId`,
+`content`), undocumented but sent.
+
+DingTalk gives no id for a message a robot sends that a quote of it carries (a session
+webhook answers `errcode 0`, the open API a processQueryKey no quote names), while a
+quote carries the quoted text: a robot message's id is a hash of its chat and its text
+as people see it, "@Name"s included ("Reminder for @Alice" and "… for @Bob" differ).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from dingtalk_stream import ChatbotMessage
 
-from bot.adapters.dingtalk_api import fingerprint
+from bot.adapters.base import mention_pieces, mention_targets
+from bot.adapters.dingtalk_people import PREFIX
 from bot.messages import IncomingMessage
 from storage import Member
 
-PREFIX = "dt:"
-_AT_NAME = re.compile(r"@(\S+)")
+_AT_NAME = re.compile(r"@([^\s@]+)")
+_TRAILING = ",.;:!?)]}'\"，。；：！？、）】"  # noqa: RUF001  # after a name: not part of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +73,28 @@ def hook_of(message: ChatbotMessage) -> Hook | None:
     return Hook(url, int(expires or 0))
 
 
+def fingerprint(conversation_id: str, text: str) -> str:
+    """The id of a robot message (or of a quote of it): its chat and its text as shown,
+    spacing and case aside."""
+    words = " ".join(text.split()).casefold()
+    digest = hashlib.sha256(f"{conversation_id}\n{words}".encode()).hexdigest()
+    return f"dt-{digest[:24]}"
+
+
+def as_shown(text: str, seen: Mapping[str, Member]) -> str:
+    """`text` with each "@<user id>" of someone seen as "@Name": a session webhook's
+    message @-s people by id, a quote of it may carry either."""
+    names = {f"@{uid.removeprefix(PREFIX)}": f"@{m.name}" for uid, m in seen.items() if m.name}
+    return "".join(
+        names.get(piece, piece) if at else piece for piece, at in mention_pieces(text, names)
+    )
+
+
+def title_of(message: ChatbotMessage) -> str | None:
+    title = message.conversation_title
+    return str(title) if isinstance(title, str) and title.strip() else None
+
+
 def incoming(
     message: ChatbotMessage, *, bot_name: str, seen: Mapping[str, Member]
 ) -> IncomingMessage:
@@ -89,12 +119,15 @@ def incoming(
         sender_name=sender.name,
         text=text,
         mentions_bot=mentions_bot,
+        mention_entities=True,  # isInAtList says whether the robot was @-ed
         reply_to_bot=quoted is not None and quoted[1] in robot,
         sender_is_admin=bool(message.is_admin) and not private,
         message_id=str(message.message_id),
         timestamp=_when(message.create_at),
         mentions=tuple(mentions),
-        reply_to_message_id=fingerprint(conversation, quoted[0]) if quoted else None,
+        reply_to_message_id=(
+            fingerprint(conversation, as_shown(quoted[0], seen)) if quoted else None
+        ),
     )
 
 
@@ -118,7 +151,9 @@ def _mentions(
     message: ChatbotMessage, text: str, robot: set[str | None], seen: Mapping[str, Member]
 ) -> list[Member]:
     """The people the message @-s (DingTalk's atUsers, the robot left out), named as
-    seen in the chat, else by the "@Name"s of the text in order when they pair up."""
+    seen in the chat. DingTalk's atUsers carry no names and their order is not
+    documented: only one unknown id with one unknown "@Name" in the text pair up; other
+    unknown ids keep their id as their name."""
     ids: list[str] = []
     for user in message.at_users or ():
         if user.dingtalk_id in robot or user.staff_id in robot:
@@ -127,9 +162,10 @@ def _mentions(
         if uid and uid not in ids:
             ids.append(str(uid))
     known = {uid: seen[f"{PREFIX}{uid}"].name for uid in ids if f"{PREFIX}{uid}" in seen}
-    names = [n for n in _AT_NAME.findall(text) if n not in known.values()]
+    shown = {n.rstrip(_TRAILING) for n in _AT_NAME.findall(text)} - {""}
+    names = [n for n in shown if n not in known.values()]
     unnamed = [uid for uid in ids if uid not in known]
-    paired = dict(zip(unnamed, names, strict=False)) if len(names) == len(unnamed) else {}
+    paired = {unnamed[0]: names[0]} if len(names) == len(unnamed) == 1 else {}
     return [Member(f"{PREFIX}{uid}", known.get(uid) or paired.get(uid) or uid) for uid in ids]
 
 
@@ -151,3 +187,18 @@ def _quoted(message: ChatbotMessage) -> tuple[str, str] | None:
     else:
         text = str(content or "")
     return (text, str(replied.get("senderId") or "")) if text.strip() else None
+
+
+def render_mentions(text: str, people: Sequence[Member]) -> tuple[str, list[str]]:
+    """`text` for a session webhook, each "@name" of `people` as "@<their id>" (where
+    DingTalk puts the @ it notifies), and those ids for the message's `at`."""
+    ids = mention_targets(people, PREFIX)
+    parts: list[str] = []
+    at_ids: list[str] = []
+    for piece, mention in mention_pieces(text, ids):
+        if mention:
+            parts.append(f"@{ids[piece]}")
+            at_ids.append(ids[piece])
+        else:
+            parts.append(piece)
+    return "".join(parts), list(dict.fromkeys(at_ids))

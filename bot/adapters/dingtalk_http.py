@@ -13,11 +13,17 @@ import base64
 import hashlib
 import heapq
 import hmac
+import json
+import logging
 import time
+from typing import Any
 
 from starlette.requests import Request
+from starlette.responses import Response
 
+log = logging.getLogger(__name__)
 SIGN_WINDOW_MS = 3_600_000  # DingTalk's callback timestamps may be an hour off
+MAX_BODY = 256 * 1024
 
 
 def callback_sign(timestamp: str, secret: str) -> str:
@@ -68,3 +74,27 @@ async def body_within(request: Request, limit: int) -> bytes | None:
         if len(body) > limit:
             return None
     return bytes(body)
+
+
+async def callback_payload(request: Request, secret: str, used: UsedSignatures) -> Any:
+    """A callback's JSON payload, or the Response that refuses it: 401 unsigned (or
+    signed by headers already used), 413 too large, 400 not JSON. Nothing is read
+    before the signature is checked."""
+    stamp, sign = request.headers.get("timestamp"), request.headers.get("sign")
+    if stamp is None or sign is None or not signed_by_dingtalk(stamp, sign, secret):
+        log.warning("dingtalk: a callback without a valid signature refused (401)")
+        return Response(status_code=401)
+    if used.seen(stamp, sign):
+        log.warning("dingtalk: a callback with used signature headers refused (401)")
+        return Response(status_code=401)
+    body = await body_within(request, MAX_BODY)
+    if body is None:
+        log.warning("dingtalk: a callback over %d bytes refused (413)", MAX_BODY)
+        return Response(status_code=413)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        log.warning("dingtalk: a callback that is not JSON refused (400)")
+        return Response(status_code=400)
+    used.take(stamp, sign)  # only once read whole: a post cut off may come again
+    return data

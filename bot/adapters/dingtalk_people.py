@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from bot.adapters.base import the_one
 from storage import Member, StorageError
 from storage.adapter_state import load_state, save_state
 from storage.database import Database
@@ -95,12 +96,11 @@ class People:
     async def find(self, conversation: str, name: str) -> Member | None:
         """The one member seen in the chat by that nick or id; two by one name: no one."""
         wanted = name.casefold().lstrip("@")
-        found = [
+        return the_one(
             member
             for member in (await self.members(conversation)).values()
             if wanted in (member.name.casefold(), member.user_id.casefold().removeprefix(PREFIX))
-        ]
-        return found[0] if len(found) == 1 else None
+        )
 
     async def saw_single_chat(self, conversation: str, user_id: str) -> None:
         """A single chat's person: a reminder there after a restart (its webhook gone)
