@@ -6,7 +6,7 @@ import asyncio
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +151,30 @@ async def delivered_ids(bot: Bot, *, at_least: int = 1, within: float = 10.0) ->
 
     await eventually(recorded, within=within)
     return found
+
+
+async def make_due(bot: Bot, *, ago: timedelta = timedelta(seconds=1)) -> None:
+    """Every reminder of the running bot falls due `ago` before now: with the real clock,
+    the way to make one go off at once (the watchdog finds it within 200 ms)."""
+    from sqlalchemy import update
+
+    from storage.models import Reminder
+
+    assert bot.reminders is not None
+    due = datetime.now(UTC) - ago
+    await bot.reminders.database.write(
+        lambda session: session.execute(update(Reminder).values(next_fire_at=due))
+    )
+
+
+def fell_due_while_down(servers: Servers, *, ago: timedelta = timedelta(minutes=5)) -> None:
+    """With the bots stopped: every reminder in their SQLite file fell due `ago` before
+    now, while nothing ran (so it goes off late, with the note, when one starts)."""
+    from sqlalchemy import create_engine, update
+
+    from storage.models import Reminder
+
+    engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
+    with engine.begin() as connection:
+        connection.execute(update(Reminder).values(next_fire_at=datetime.now(UTC) - ago))
+    engine.dispose()

@@ -11,15 +11,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
 
 from groupmate.testing.stub_llm import StubLLM, calls, text
-from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_dingtalk import (
     ACCESS_TOKEN,
@@ -30,7 +27,7 @@ from tests.fake_dingtalk import (
     post_callback,
     signed,
 )
-from tests.http_harness import Api, Servers, delivered_ids, llm_section
+from tests.http_harness import Api, Servers, delivered_ids, llm_section, make_due
 
 
 @pytest.fixture
@@ -57,17 +54,6 @@ async def sent(fake: FakeDingTalk, count: int, within: float = 10.0) -> list[dic
     return fake.sent()
 
 
-async def rewind(api: Api, by: timedelta = timedelta(seconds=1)) -> None:
-    """Make the chat's reminders due `by` ago."""
-
-    def write(session: Any) -> None:
-        query = update(Reminder).where(Reminder.chat_id == f"dt:{GROUP}")
-        session.execute(query.values(next_fire_at=datetime.now(UTC) - by))
-
-    assert api.bot.reminders is not None
-    await api.bot.reminders.database.write(write)
-
-
 async def test_a_mention_sets_a_reminder_that_ats_its_person_and_a_quote_snoozes_it(
     servers: Servers, fake: FakeDingTalk, stub: StubLLM
 ) -> None:
@@ -83,7 +69,7 @@ async def test_a_mention_sets_a_reminder_that_ats_its_person_and_a_quote_snoozes
     assert "remind @Bob in 10 minutes to stretch" in str(request["messages"][-1]["content"])
     fake.push(fake.message("/remind in 2 hours water the plants", sender="bob01"))
     assert "Reminder #2" in (await sent(fake, 2))[1]["text"]
-    await rewind(api)  # both go off: a snooze must say which
+    await make_due(api.bot)  # both go off: a snooze must say which
     [fired] = [m for m in (await sent(fake, 4))[2:] if "stretch" in m["text"]]
     # Through the chat's session webhook: "@bob01" in the text and in atUserIds notifies;
     # nothing else is sent (no single-chat notice: the @ did it).

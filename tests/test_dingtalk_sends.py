@@ -9,17 +9,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, update
 
 from storage import Member, OutgoingMessage, SendError
-from storage.models import Reminder
 from tests.fake_dingtalk import CLIENT_ID, GROUP, FakeDingTalk
-from tests.http_harness import Servers, delivered_ids
-from tests.test_dingtalk import fake, rewind, sent, start
+from tests.http_harness import Servers, delivered_ids, fell_due_while_down, make_due
+from tests.test_dingtalk import fake, sent, start
 
 __all__ = ["fake"]  # the fixture, shared with test_dingtalk.py
 
@@ -46,7 +42,7 @@ async def test_without_a_valid_webhook_answers_go_by_the_group_api_and_limits_wa
     assert len(fake.sent()) == 3  # each once
     fake.end_sessions()  # the webhook is refused before its time: the group API instead
     fake.revoke()  # and DingTalk dropped the token early: 401 InvalidAuthentication, renewed
-    await rewind(api)
+    await make_due(api.bot)
     fired = (await sent(fake, 4))[3]
     assert fired["via"] == "groupMessages/send" and "stretch" in fired["text"]
     assert fake.token_requests == 2
@@ -83,7 +79,7 @@ async def test_a_reminder_without_a_webhook_notifies_its_people_in_their_single_
     ask = "/remind @Bob @Carol @Guest in 2 hours stretch"
     fake.push(fake.message(ask, at=("bob01", "carol01", ""), webhook_for=30))
     assert "Reminder #1 for @Bob" in (await sent(fake, 4))[3]["text"]
-    await rewind(api)
+    await make_due(api.bot)
     group, notice = (await sent(fake, 6))[4:6]
     # In the group, by the robot's own send: the names shown, no one notified by it...
     assert group["via"] == "groupMessages/send"
@@ -109,7 +105,7 @@ async def test_a_throttled_reminder_fails_at_once_and_the_engine_sends_it_later(
     fake.push(fake.message("/remind in 2 hours stretch", webhook_for=30))
     await sent(fake, 1)
     fake.qps_limited = 1
-    await rewind(api)
+    await make_due(api.bot)
     fired = (await sent(fake, 2))[1]
     assert fired["via"] == "groupMessages/send" and "stretch" in fired["text"]
     [row] = (await api.client.get("/v1/deliveries")).json()
@@ -131,12 +127,7 @@ async def test_a_single_chat_is_private_and_its_reminders_reach_the_person(
     await servers.aclose()
     api = await start(servers, fake)  # the single chat's person comes from the database
 
-    def write(session: Any) -> None:
-        past = datetime.now(UTC) - timedelta(seconds=1)
-        session.execute(update(Reminder).values(next_fire_at=past))
-
-    assert api.bot.reminders is not None
-    await api.bot.reminders.database.write(write)
+    await make_due(api.bot)
     fired = (await sent(fake, 2))[1]
     assert fired["via"] == "oToMessages/batchSend" and "drink water" in fired["text"]
     assert fired["body"]["userIds"] == ["alice01"]
@@ -169,11 +160,7 @@ async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_no
     fake.push(fake.message("/remind in 2 hours stretch"))
     await sent(fake, 1)
     await servers.aclose()
-    engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
-    with engine.begin() as connection:  # it fell due 5 minutes ago, while nothing ran
-        due = datetime.now(UTC) - timedelta(minutes=5)
-        connection.execute(update(Reminder).values(next_fire_at=due))
-    engine.dispose()
+    fell_due_while_down(servers)
     api = await start(servers, fake)
     fired = (await sent(fake, 2))[1]
     assert fired["text"].startswith("⏰ Reminder for @Alice: stretch")

@@ -10,19 +10,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, update
 
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage import Member, OutgoingMessage
-from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import BOT, BOT_ROLE, CHANNEL, THREAD, TOKEN, USERS
-from tests.http_harness import Api, Servers, delivered_ids, llm_section
+from tests.http_harness import (
+    Api,
+    Servers,
+    delivered_ids,
+    fell_due_while_down,
+    llm_section,
+    make_due,
+)
 
 BOB = USERS["bob"]["id"]
 DM = "1400000000000000001"  # a DM channel: no guild
@@ -65,11 +70,7 @@ async def test_a_mention_sets_a_reminder_that_mentions_its_person_and_a_reply_sn
     assert "remind @Bob in 10 minutes to stretch" in str(request["messages"][-1]["content"])
     assert api.bot.reminders is not None
 
-    def rewind(session: Any) -> None:
-        query = update(Reminder).where(Reminder.chat_id == f"dc:{CHANNEL}")
-        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
-
-    await api.bot.reminders.database.write(rewind)
+    await make_due(api.bot)
     fired = (await posted(fake, 2))[1]
     assert f"<@{BOB}>" in fired["content"] and "stretch" in fired["content"]
     assert fired["_body"]["allowed_mentions"]["users"] == [int(BOB)]  # Bob is notified
@@ -166,11 +167,7 @@ async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_no
     fake.say(f"<@{BOT}> /remind in 2 hours stretch")
     await posted(fake, 1)
     await servers.aclose()
-    engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
-    with engine.begin() as connection:  # it fell due 5 minutes ago, while nothing ran
-        due = datetime.now(UTC) - timedelta(minutes=5)
-        connection.execute(update(Reminder).values(next_fire_at=due))
-    engine.dispose()
+    fell_due_while_down(servers)
     await start(servers, fake)
     fired = (await posted(fake, 2))[1]["content"]
     assert "stretch" in fired and "after downtime" in fired

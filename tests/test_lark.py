@@ -11,17 +11,15 @@ import logging
 import operator
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, update
 
 from groupmate.testing.stub_llm import StubLLM, calls
 from groupmate.testing.stub_llm import text as text_reply
 from storage import Member, OutgoingMessage
-from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_lark import (
     APP_ID,
@@ -37,7 +35,14 @@ from tests.fake_lark import (
     said,
     signed,
 )
-from tests.http_harness import Api, Servers, delivered_ids, llm_section
+from tests.http_harness import (
+    Api,
+    Servers,
+    delivered_ids,
+    fell_due_while_down,
+    llm_section,
+    make_due,
+)
 
 BOT = (BOT_OPEN_ID, "groupmate")
 
@@ -79,11 +84,7 @@ async def test_a_mention_sets_a_reminder_through_the_model_that_mentions_its_per
     assert "remind @Bob in 10 minutes to stretch" in str(request["messages"][-1]["content"])
     assert api.bot.reminders is not None
 
-    def rewind(session: Any) -> None:
-        query = update(Reminder).where(Reminder.chat_id == f"lk:{CHAT}")
-        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
-
-    await api.bot.reminders.database.write(rewind)
+    await make_due(api.bot)
     fired = (await fake.wait_sent(2))[1]
     assert fired["chat_id"] == CHAT and "parent_id" not in fired  # a new message
     assert '<at user_id="ou_bob">Bob</at>' in said(fired) and "stretch" in said(fired)
@@ -105,11 +106,7 @@ async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_no
                                                        mentions=(BOT,)))  # fmt: skip
     await fake.wait_sent(1)
     await servers.aclose()
-    engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
-    with engine.begin() as connection:  # it fell due 5 minutes ago, while nothing ran
-        due = datetime.now(UTC) - timedelta(minutes=5)
-        connection.execute(update(Reminder).values(next_fire_at=due))
-    engine.dispose()
+    fell_due_while_down(servers)
     await start(servers, fake)
     fired = (await fake.wait_sent(2))[1]
     assert "stretch" in said(fired) and "after downtime" in said(fired)

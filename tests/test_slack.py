@@ -10,16 +10,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, update
 
 from bot.adapters.slack import render_mrkdwn
 from groupmate.testing.stub_llm import StubLLM, calls
 from storage import Member
-from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_slack import (
     APP_TOKEN,
@@ -31,7 +28,14 @@ from tests.fake_slack import (
     message_event,
     post_event,
 )
-from tests.http_harness import Api, Servers, delivered_ids, llm_section
+from tests.http_harness import (
+    Api,
+    Servers,
+    delivered_ids,
+    fell_due_while_down,
+    llm_section,
+    make_due,
+)
 
 
 @pytest.fixture
@@ -71,11 +75,7 @@ async def test_a_mention_sets_a_reminder_through_the_model_that_mentions_its_per
     assert "remind @Bob in 10 minutes to stretch" in str(request["messages"][-1]["content"])
     assert api.bot.reminders is not None
 
-    def rewind(session: Any) -> None:
-        query = update(Reminder).where(Reminder.chat_id == f"sl:{CHANNEL}")
-        session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
-
-    await api.bot.reminders.database.write(rewind)
+    await make_due(api.bot)
     fired = (await posted(fake, 2))[1]
     assert "<@UBOB>" in fired["text"] and "stretch" in fired["text"]  # notifies Bob
     # A reply in the reminder's thread snoozes it (its ts came back from postMessage).
@@ -329,11 +329,7 @@ async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_no
     await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind in 2 hours stretch"))
     await posted(fake, 1)
     await servers.aclose()
-    engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
-    with engine.begin() as connection:  # it fell due 5 minutes ago, while nothing ran
-        due = datetime.now(UTC) - timedelta(minutes=5)
-        connection.execute(update(Reminder).values(next_fire_at=due))
-    engine.dispose()
+    fell_due_while_down(servers)
     api = await start(servers, fake)
     fired = (await posted(fake, 2))[1]["text"]
     assert fired.startswith("⏰ Reminder for <@UALICE>: stretch") and "after downtime" in fired

@@ -8,13 +8,11 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
 
 from bot.adapters import configured
 from bot.adapters.http import create_app
@@ -24,7 +22,6 @@ from bot.app import Bot
 from bot.config import parse_config
 from groupmate.testing.stub_llm import StubLLM, text
 from storage import Member, OutgoingMessage, SendError
-from storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_telegram import (
     ALICE,
@@ -36,7 +33,7 @@ from tests.fake_telegram import (
     FakeTelegram,
     user,
 )
-from tests.http_harness import delivered_ids, llm_section, make_config
+from tests.http_harness import delivered_ids, llm_section, make_config, make_due
 
 
 @pytest.fixture
@@ -139,11 +136,7 @@ async def test_a_reminder_mentions_the_user_and_snoozes_by_reply(
         assert "&lt;b&gt;send&lt;/b&gt;" in created["text"]  # user text cannot add markup
         assert bot.reminders is not None
 
-        def rewind(session: Any) -> None:
-            query = update(Reminder).where(Reminder.chat_id == f"tg:{GROUP}")
-            session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
-
-        await bot.reminders.database.write(rewind)
+        await make_due(bot)
         fired = (await replies(fake, 3))[2]
         assert f'<a href="tg://user?id={BOB["id"]}">@bobby</a>' in fired["text"]
         assert "reply_parameters" not in fired
