@@ -11,8 +11,9 @@ import logging
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any
 
 from pydantic_core import to_jsonable_python
 
@@ -30,8 +31,9 @@ from function_calls import (
     ToolInvoker,
     TurnResult,
 )
+from function_calls.confirmations import Confirmations
 from function_calls.grammar import classify_ask, read_whole
-from storage import OutgoingMessage, Sender, StorageError
+from storage import OutgoingMessage, ReminderService, Sender, StorageError
 from storage.chatlog import ChatLog, LoggedMessage
 from storage.overview import TurnLog
 
@@ -42,6 +44,13 @@ _REPAIRABLE = frozenset({"invalid", "unknown", "hidden", "malformed"})
 NO_LLM = "I can't understand plain language here: no language model is configured."
 _SNOOZE = re.compile(r"^(?:snooze|稍后提醒|稍后再提醒|再提醒我?|稍后)(?P<rest>.*)$", re.IGNORECASE)
 _REMIND = re.compile(r"^(?:please\s+)?(?:remind\b|提醒)(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+# "What did I miss?" as a whole message: /catchup, when no model reads plain language.
+_CATCHUP = re.compile(
+    r"^(?:so\s+|ok\s+|hey\s+)?what(?:'ve| have| did)\s+i\s+miss(?:ed)?|^catch\s+me\s+up|"
+    r"^(?:我)?(?:错过了?(?:些)?什么|刚才发生了什么)",
+    re.IGNORECASE,
+)
+_CATCHUP_END = re.compile(r"[\s?？!！.。~～吗呢啊呀]*$")  # noqa: RUF001
 
 
 def rate_limited(retry_after: float) -> str:
@@ -71,6 +80,7 @@ class Answerer:
         clock: Callable[[], datetime],
         budget: TokenBudget | None,
         turns: TurnLog | None,
+        confirmations: Confirmations | None = None,
     ) -> None:
         self.config = config
         self._contexts = contexts
@@ -83,17 +93,27 @@ class Answerer:
         self.commands = Commands(invoker)
         self._budgets = Budgets(config.bot.rate_limits)
         self._offers = Offers(invoker)
+        self._confirmations = confirmations
 
     @property
     def has_model(self) -> bool:
         """A model answers plain language (and needs the chat's history)."""
         return self._llm is not None
 
+    async def chat_settings(self, chat_id: str) -> Mapping[str, Any]:
+        """The chat's own settings, through the service's short-lived cache (the answer's
+        context read them just now)."""
+        service = self._contexts.deps.get(ReminderService)
+        return {} if service is None else await service.settings_of(chat_id, cached=True)
+
     def awaits_yes(self, message: IncomingMessage, text: str) -> bool:
-        """A "yes" to the bot's pending offer to this sender: no mention needed."""
-        return Offers.is_yes(text) and self._offers.pending(
-            message.chat_id, message.sender_id, self._clock()
-        )
+        """A "yes" to the bot's pending offer or question to this sender: no mention
+        needed."""
+        if not Offers.is_yes(text):
+            return False
+        chat, sender, now = message.chat_id, message.sender_id, self._clock()
+        asked = self._confirmations is not None and self._confirmations.held(chat, sender, now)
+        return bool(asked) or self._offers.pending(chat, sender, now)
 
     async def answer(
         self, message: IncomingMessage, text: str, recent: list[LoggedMessage]
@@ -111,6 +131,15 @@ class Answerer:
         )
         if command is not None:
             return await self.commands.run(dataclasses.replace(ctx, source="command"), *command)
+        if Offers.is_yes(text) and self._confirmations is not None:
+            # A tool's question ("delete your 42 messages?"): the yes runs its held call.
+            held = self._confirmations.take(message.chat_id, message.sender_id, self._clock())
+            if held is not None:
+                confirmed = dataclasses.replace(ctx, source="command")
+                try:
+                    return await self.commands.call(confirmed, held.tool, held.arguments)
+                except CommandError as exc:
+                    return str(exc)
         if Offers.is_yes(text):
             offer = self._offers.take(message.chat_id, message.sender_id, self._clock())
             if offer is not None:
@@ -193,7 +222,8 @@ class Answerer:
 
     def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:
         """Plain words that need no model: "snooze 10m" in reply to a reminder, and, with
-        no model configured, "remind me ..." / "提醒我 ..."."""
+        no model configured, "remind me ..." / "提醒我 ..." and "what did I miss?" /
+        "我错过了什么" (/catchup)."""
         replying = message.reply_to_message_id is not None or message.reply_to_bot
         snooze = _SNOOZE.match(text)
         if snooze and replying:
@@ -203,6 +233,9 @@ class Answerer:
         # must not become a reminder of all that follows.
         if remind and self._llm is None and classify_ask(text).whole:
             return "remind", remind["rest"].strip()
+        catchup = _CATCHUP.match(text)
+        if catchup and self._llm is None and _CATCHUP_END.fullmatch(text[catchup.end() :]):
+            return "catchup", ""
         return None
 
     def _refusal(self, message: IncomingMessage, command: tuple[str, str] | None) -> str | None:

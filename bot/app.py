@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
+from bot.actions import ActionRunner, BotCommands
 from bot.adapters.base import Adapter
 from bot.answering import Answerer
 from bot.budget import TokenBudget
@@ -25,6 +26,7 @@ from bot.plugin_runtime import PluginRuntime, configured_plugins
 from bot.router import Deliver, Router
 from bot.web_events import WEB_PREFIX, LiveEvents
 from function_calls import FunctionCallLLM, MessageContext, ToolInvoker, ToolRegistry
+from function_calls.confirmations import Confirmations
 from function_calls.deps import Deps
 from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import BudgetLimits
@@ -40,12 +42,14 @@ from function_calls.services import (
     AudienceRules,
     DailyLimits,
     MemberDirectory,
+    ScheduledCommands,
     TextCompleter,
 )
-from storage import ReminderService, Sender, utc_now
+from storage import OutgoingMessage, ReminderService, Sender, utc_now
 from storage.audit import AuditLog
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog
+from storage.deliveries import Claim
 from storage.overview import TurnLog
 from storage.plugin_data import PluginData
 from storage.usage import UsageLog
@@ -137,6 +141,11 @@ class Bot:
         # A page fetcher of the embedder's own (its own resolver, say); else the config's.
         self._pages = pages
         self._stack = AsyncExitStack()
+        # Scheduled actions: the commands they may run, and their runner, made once the
+        # commands exist (after the reminder engine, which may already find one due).
+        self._scheduled = BotCommands()
+        self._actions: ActionRunner | None = None
+        self._actions_ready = asyncio.Event()
         self._router: Router | None = None
         self.reminders: ReminderService | None = None
         self.llm: FunctionCallLLM | None = None
@@ -226,6 +235,7 @@ class Bot:
                 config.storage.url,
                 sender=self.outbound if self._deliver else None,
                 compose=reminder_message,
+                act=self._act,
                 default_timezone=config.bot.timezone,
                 policy=config.reminders.policy(),
                 clock=self._clock,
@@ -249,10 +259,13 @@ class Bot:
             config.llm.budget.tokens_per_chat_per_day, config.llm.budget.tokens_per_day
         )
         self._stores = PluginStores(PluginData(self.reminders.database, self._clock))
+        confirmations = Confirmations()
         deps = Deps(
             {
                 ReminderService: self.reminders,
                 ChatLog: chatlog,
+                Confirmations: confirmations,
+                ScheduledCommands: self._scheduled,
                 UsageLog: usage,
                 DailyLimits: limits,
                 AudienceRules: config.reminders.rules(),
@@ -296,6 +309,7 @@ class Bot:
         self.contexts = ContextFactory(
             config, reminders=self.reminders, deps=deps, clock=self._clock
         )
+        budget = TokenBudget(limits, usage, self.reminders, self._clock)
         answerer = Answerer(
             config,
             invoker=self.invoker,
@@ -304,9 +318,22 @@ class Bot:
             llm=self.llm,
             outbound=self.outbound,
             clock=self._clock,
-            budget=TokenBudget(limits, usage, self.reminders, self._clock),
+            budget=budget,
             turns=self.turns,
+            confirmations=confirmations,
         )
+        self._scheduled.attach(answerer.commands, self.invoker)
+        self._actions = ActionRunner(
+            commands=answerer.commands,
+            scheduled=self._scheduled,
+            contexts=self.contexts,
+            reminders=self.reminders,
+            chatlog=chatlog,
+            llm=self.llm,
+            budget=budget,
+            admins=frozenset(config.bot.admins),
+        )
+        self._actions_ready.set()
         self._router = Router(
             config,
             answerer=answerer,
@@ -427,6 +454,13 @@ class Bot:
     def may_address(self, text: str) -> bool:
         """See `Router.may_address`; False before the bot starts."""
         return self._router is not None and self._router.may_address(text)
+
+    async def _act(self, claim: Claim, now: datetime) -> OutgoingMessage | None:
+        """The reminder engine's `Act`: it starts before the commands exist, so an action
+        due at startup waits for them."""
+        await self._actions_ready.wait()
+        assert self._actions is not None
+        return await self._actions(claim, now)
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message. A platform adapter passes `deliver`, which

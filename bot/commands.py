@@ -32,6 +32,13 @@ from function_calls.grammar import (
     split_when,
 )
 from function_calls.handlers.budget import MAX_LIMIT
+from function_calls.handlers.followup import (
+    MAX_SECONDS,
+    MIN_SECONDS,
+    SECONDS_WORDS,
+    SWITCH_WORDS,
+)
+from function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
 from function_calls.handlers.reminder_refusals import refusal_text
 from function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
 from function_calls.handlers.reminder_words import refusal
@@ -39,7 +46,16 @@ from function_calls.internal_text import refusal_of
 from function_calls.links import PageFetcher, find_links
 from function_calls.search import WebSearch
 from storage import StorageError, StorageUnavailableError
-from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS
+from storage.vocabulary import (
+    PERMISSIONS,
+    QUIET_DIGESTS,
+    SETTING_EVERYONE,
+    SETTING_FOLLOWUP,
+    SETTING_FOLLOWUP_SECONDS,
+    SETTING_OTHERS,
+    SETTING_QUIET_DIGEST,
+    SWITCHES,
+)
 
 # Each built-in command's usage, and the tool it runs: a command whose tool this bot lacks
 # (its family switched off in `builtins:`) answers NOT_HERE, and /help leaves it out.
@@ -58,7 +74,7 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "search": ("/search <query>", "web_search"),
     "read": ("/read <link>", "read_url"),
     "tz": ("/tz <zone>", "set_timezone"),
-    "settings": ("/settings", "reminder_rules"),
+    "settings": ("/settings", "followup_settings"),
     "budget": ("/budget", "token_budget"),
     "tools": ("/tools [off|on <tool>]", "chat_tools"),
     "help": ("/help", "help"),
@@ -100,8 +116,15 @@ def _default_time_note(ctx: MessageContext) -> str:
 CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
 
 
-_PAID = frozenset({"summary", "search", "read"})
-_RULE_SETTINGS = (SETTING_OTHERS, SETTING_EVERYONE)
+_PAID = frozenset({"summary", "search", "read", "catchup"})
+# Each /settings key: the tool that shows and changes it, and the values it takes.
+_SETTINGS: dict[str, tuple[str, str]] = {
+    SETTING_OTHERS: ("reminder_rules", "|".join(PERMISSIONS)),
+    SETTING_EVERYONE: ("reminder_rules", "|".join(PERMISSIONS)),
+    SETTING_FOLLOWUP: (FOLLOWUP_TOOL, "|".join(SWITCHES)),
+    SETTING_FOLLOWUP_SECONDS: (FOLLOWUP_TOOL, "<seconds>"),
+    SETTING_QUIET_DIGEST: ("digest_settings", "|".join(QUIET_DIGESTS)),
+}
 
 
 class Commands:
@@ -154,6 +177,18 @@ class Commands:
 
     def knows(self, name: str) -> bool:
         return name in self._table
+
+    def names(self) -> list[str]:
+        """Every command this bot answers, built-in and declared, in the table's order."""
+        return list(self._table)
+
+    def tool_of(self, name: str) -> str | None:
+        """The tool `name` runs (a built-in's, or the tool that declared it)."""
+        builtin = COMMAND_USAGE.get(COMMAND_ALIASES.get(name, name))
+        if builtin is not None:
+            return builtin[1]
+        declared = self._declared.get(name)
+        return declared.tool.name if declared is not None else None
 
     def has_tool(self, name: str) -> bool:
         """Whether this bot has the tool at all (its family may be switched off)."""
@@ -345,16 +380,23 @@ class Commands:
         return await self.call(ctx, "set_timezone", {"timezone": rest.split()[0]})
 
     async def _settings(self, ctx: MessageContext, rest: str) -> str:
-        """`/settings`, or `/settings remind_others admins [remind_everyone off]`."""
+        """`/settings` shows them all; `/settings remind_others admins followup on` changes
+        those named, each through its own tool (which checks the sender may)."""
         words = rest.split()
-        if len(words) % 2 or any(key not in _RULE_SETTINGS for key in words[::2]):
-            raise CommandError(
-                f"Usage: /settings [{SETTING_OTHERS} {'|'.join(PERMISSIONS)}] "
-                f"[{SETTING_EVERYONE} {'|'.join(PERMISSIONS)}]"
-            )
-        return await self.call(
-            ctx, "reminder_rules", dict(zip(words[::2], words[1::2], strict=True))
-        )
+        if len(words) % 2 or any(key not in _SETTINGS for key in words[::2]):
+            keys = " ".join(f"[{key} {values}]" for key, (_, values) in _SETTINGS.items())
+            raise CommandError(f"Usage: /settings {keys}")
+        pairs = zip(words[::2], words[1::2], strict=True)
+        given = {key: _setting(key, word) for key, word in pairs}
+        tools = dict.fromkeys(_SETTINGS[key][0] for key in given or _SETTINGS)
+        if given and not all(self.has_tool(tool) for tool in tools):
+            return NOT_HERE
+        answers = [
+            await self.call(ctx, tool, {k: v for k, v in given.items() if _SETTINGS[k][0] == tool})
+            for tool in tools
+            if self.has_tool(tool)
+        ]
+        return "\n".join(answers)
 
     async def _tools(self, ctx: MessageContext, rest: str) -> str:
         """`/tools` lists this chat's tools; `/tools off web_search [read_url]` and
@@ -387,6 +429,19 @@ class Commands:
         """'Commands: /remind …, /reminders, …': those whose tool this bot has."""
         usage = (text for text, tool in COMMAND_USAGE.values() if self.has_tool(tool))
         return "Commands: " + ", ".join(usage)
+
+
+def _setting(key: str, word: str) -> object:
+    """A /settings value as its tool takes it; the setting's own words when it can't be."""
+    if key == SETTING_FOLLOWUP_SECONDS:
+        refusal = f"That didn't work: {SECONDS_WORDS}."
+        if not word.isdigit():
+            raise CommandError(refusal)
+        _within(int(word), MIN_SECONDS, MAX_SECONDS, refusal)
+        return int(word)
+    if key == SETTING_FOLLOWUP and word.lower() not in SWITCHES:
+        raise CommandError(f"That didn't work: {SWITCH_WORDS}.")
+    return word.lower() if key == SETTING_FOLLOWUP else word
 
 
 def _within(number: int, low: int, high: int, sentence: str) -> None:

@@ -126,6 +126,9 @@ class BotSettings(_Section):
     history: HistoryConfig = Field(default_factory=HistoryConfig)
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    # One sender's messages to the bot within this many ms of each other are answered
+    # once, joined (bot.bursts); 0: each on its own.
+    burst_ms: int = Field(0, ge=0, le=10_000)
 
     @field_validator("timezone")
     @classmethod
@@ -353,6 +356,9 @@ class ReminderSettings(_Section):
     retry_base: Duration = timedelta(seconds=2)
     retry_max: Duration = timedelta(minutes=1)
     watchdog_interval: Duration = timedelta(seconds=30)
+    # How long a claimed delivery (a send, a scheduled action's run) is this process's:
+    # renewed while it runs; once it runs out (the process died), another takes it over.
+    lease: Duration = timedelta(minutes=2)
     # Who may set a reminder that mentions other members, or everyone. A chat's admins
     # can change it for their chat (its settings); these are the defaults.
     remind_others: Permission = "members"
@@ -373,6 +379,7 @@ class ReminderSettings(_Section):
             retry_base=self.retry_base,
             retry_max=self.retry_max,
             watchdog_interval=self.watchdog_interval,
+            lease=self.lease,
         )
 
 

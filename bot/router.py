@@ -1,5 +1,7 @@
 """The message path: log, trigger, then answer (`bot.answering`), in order per chat and,
-with several processes on one PostgreSQL database, across them; each message once."""
+with several processes on one PostgreSQL database, across them; each message once.
+A group's follow-ups (`bot.followup`) count as meant for the bot; one sender's burst of
+messages (`bot.bursts`) is answered once."""
 
 from __future__ import annotations
 
@@ -9,20 +11,23 @@ import logging
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.answering import Answerer
+from bot.bursts import Burst, Bursts, Part
 from bot.commands import Commands
 from bot.config import Config
+from bot.followup import Followups
 from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, Reply
 from function_calls import MessageContext
+from function_calls.handlers.followup import followup_window
 from function_calls.internal_text import STORAGE_DOWN
 from storage import StorageError, utc_now
 from storage.chat_locks import ChatLocks
-from storage.chatlog import ChatLog, LogEntry, Seen
+from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,8 @@ class Router:
         # is handled again when redelivered (a crash lost its answer), but a webhook retry
         # racing the first delivery in this process must not be answered twice.
         self._in_flight: set[tuple[str, str]] = set()
+        self._followups = Followups(config.bot.name, clock)
+        self._bursts = Bursts(config.bot.burst_ms) if config.bot.burst_ms else None
         name = re.escape(config.bot.name)
         self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
 
@@ -80,7 +87,11 @@ class Router:
         """
         if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
             return []  # not an enabled chat: not even logged
+        # Any message of the sender uses their follow-up window up: only the next counts.
+        followup = message.chat_type == "group" and self._followups.take(message)
         text = self._triggered_text(message)
+        if text is None and followup:
+            text = message.text.strip()
         if text is None:
             await self._log_only(message)
             return []
@@ -92,6 +103,24 @@ class Router:
                 return []
             self._in_flight.add(key)
         new_correlation_id()
+        part = Part(message, text, self._entry(message), self._alone(message, text))
+        burst: Burst | None = None
+        try:
+            if self._bursts is not None:
+                burst = await self._bursts.collect(part)
+                if burst is None:
+                    return []  # answered with a later message of the same sender
+            return await self._answer_in_turn(burst.parts if burst else [part], deliver)
+        finally:
+            if burst is not None:
+                burst.finish()
+            if key is not None:
+                self._in_flight.discard(key)
+
+    async def _answer_in_turn(self, parts: Sequence[Part], deliver: Deliver | None) -> list[Reply]:
+        """Answer `parts` (one message, or one sender's burst) in the chat's turn."""
+        last = parts[-1]
+        chat = last.message.chat_id
         lock = self._locks[chat]
         self._waiting[chat] += 1
         try:
@@ -99,20 +128,46 @@ class Router:
             # chats run concurrently.
             async with lock, contextlib.AsyncExitStack() as held:
                 if not await self._hold_across_processes(held, chat):
-                    answer = _Answer([Reply(chat, STORAGE_DOWN.for_message(text))], None)
+                    answer = _Answer([Reply(chat, STORAGE_DOWN.for_message(last.text))], ())
                 else:
-                    answer = await self._decide(message, text, delivering=deliver is not None)
+                    answer = await self._decide(parts, delivering=deliver is not None)
+                if last.message.chat_type == "group" and answer.replies:
+                    await self._open_followup(last.message)
                 if deliver is not None and answer.replies:
                     await deliver(answer.replies)
-                    if answer.message_id is not None:
-                        await self._mark_delivered(chat, answer.message_id)
+                    for message_id in answer.message_ids:
+                        await self._mark_delivered(chat, message_id)
                 return answer.replies
         finally:
-            if key is not None:
-                self._in_flight.discard(key)
             self._waiting[chat] -= 1
             if not self._waiting[chat]:  # idle chats keep no state
                 del self._waiting[chat], self._locks[chat]
+
+    async def _open_followup(self, message: IncomingMessage) -> None:
+        """The bot answered the sender: their next message may follow up, if the chat
+        wants that (its settings, as the answer just read them: from the cache)."""
+        try:
+            window = followup_window(await self._answerer.chat_settings(message.chat_id))
+        except StorageError as exc:
+            log.warning("chat %s: follow-up setting not read (%s)", message.chat_id, exc)
+            return
+        if window is None:
+            self._followups.close_chat(message.chat_id)
+        else:
+            self._followups.open(message.chat_id, message.sender_id, window)
+
+    def _alone(self, message: IncomingMessage, text: str) -> bool:
+        """Answered on its own, never joined to a burst: a command, a "yes" to the bot's
+        offer, a reply to a message (each means what it says only as it is)."""
+        if self._bursts is None:
+            return True
+        command = Commands.split(text)
+        return (
+            (command is not None and self._answerer.commands.knows(command[0]))
+            or message.reply_to_message_id is not None
+            or message.reply_to_bot
+            or self._answerer.awaits_yes(message, text)
+        )
 
     async def _hold_across_processes(self, held: contextlib.AsyncExitStack, chat: str) -> bool:
         """Take the chat's lock for other processes on the same database too; False if
@@ -137,29 +192,31 @@ class Router:
         except Exception:
             log.exception("chat %s: logging a message failed", message.chat_id)
 
-    def _entry(self, message: IncomingMessage, message_id: str | None = None) -> LogEntry:
+    def _entry(self, message: IncomingMessage) -> LogEntry:
         at = message.timestamp or self._clock()
         if at.tzinfo is None:
             at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
         return LogEntry(
-            message_id=message_id or message.message_id or uuid.uuid4().hex,
+            message_id=message.message_id or uuid.uuid4().hex,
             sender_id=message.sender_id,
             sender_name=message.sender_name,
             text=message.text.replace("\x00", ""),
             at=min(at, self._clock()),  # a clock ahead must not age out the whole log
+            reply_to=message.reply_to_message_id,
         )
 
-    async def _decide(self, message: IncomingMessage, text: str, *, delivering: bool) -> _Answer:
+    async def _decide(self, parts: Sequence[Part], *, delivering: bool) -> _Answer:
+        chat = parts[-1].message.chat_id
         try:
-            return await self._handle(message, text, delivering=delivering)
+            return await self._handle(parts, delivering=delivering)
         except StorageError as exc:
-            log.error("chat %s: storage failed: %s", message.chat_id, exc)
-            error = STORAGE_DOWN.for_message(text)
+            log.error("chat %s: storage failed: %s", chat, exc)
+            error = STORAGE_DOWN.for_message(parts[-1].text)
         except Exception:
             # A bug must cost one answer, never a stack trace in the chat.
-            log.exception("chat %s: handling a message failed", message.chat_id)
+            log.exception("chat %s: handling a message failed", chat)
             error = INTERNAL_ERROR
-        return _Answer([Reply(message.chat_id, error)], None)
+        return _Answer([Reply(chat, error)], ())
 
     async def _mark_delivered(self, chat_id: str, message_id: str) -> None:
         try:
@@ -168,49 +225,82 @@ class Router:
             # Sent all the same; at worst a redelivery of the message resends the answer.
             log.error("chat %s: marking message %s delivered failed: %s", chat_id, message_id, exc)
 
-    async def _handle(self, message: IncomingMessage, text: str, *, delivering: bool) -> _Answer:
-        chat = message.chat_id
-        message_id = message.message_id or uuid.uuid4().hex
-        entry = self._entry(message, message_id)
+    async def _handle(self, parts: Sequence[Part], *, delivering: bool) -> _Answer:
+        """Log each message (once: a redelivery is found logged) and answer the new ones:
+        a run of messages joined into one answer, a message that stands alone on its own."""
+        chat = parts[-1].message.chat_id
         history = self.config.bot.history
         # The history the model will need is read with the message's own write.
         wanted = (
             history.max_messages + 1 if self._answerer.has_model and history.max_messages else 0
         )
-        received = await self._chatlog.receive(chat, entry, recent=wanted)
-        seen = received.seen
-        if seen is Seen.ANSWERED:
-            log.info("chat %s: message %s seen before", chat, message.message_id)
-            return _Answer([], None)
-        if seen is Seen.UNDELIVERED:
-            # Decided before a crash, maybe never sent: send the same answer again rather
-            # than decide anew (which could set a reminder twice).
-            log.info("chat %s: message %s answered but not sent; resending", chat, message_id)
-            texts = await self._chatlog.answer_to(chat, message_id)
-            if not delivering:
-                await self._mark_delivered(chat, message_id)
-            return _Answer([self._reply(message, t) for t in texts], message_id)
-        if seen is Seen.UNANSWERED:
-            log.info("chat %s: message %s never answered, handling it again", chat, message_id)
-        answer = await self._answerer.answer(message, text, received.recent)
+        replies: list[Reply] = []
+        logged: list[str] = []  # messages whose answers, once sent, are marked delivered
+        run: list[Part] = []  # new messages to answer together
+        for index, part in enumerate(parts):
+            ends = part.alone or index + 1 == len(parts) or parts[index + 1].alone
+            received = await self._chatlog.receive(chat, part.entry, recent=wanted if ends else 0)
+            message_id = part.message_id
+            if received.seen is Seen.ANSWERED:
+                log.info("chat %s: message %s seen before", chat, message_id)
+            elif received.seen is Seen.UNDELIVERED:
+                # Decided before a crash, maybe never sent: send the same answer again
+                # rather than decide anew (which could set a reminder twice).
+                log.info("chat %s: message %s answered but not sent; resending", chat, message_id)
+                texts = await self._chatlog.answer_to(chat, message_id)
+                if not delivering:
+                    await self._mark_delivered(chat, message_id)
+                replies += [self._reply(part.message, t) for t in texts]
+                logged.append(message_id)
+            else:
+                if received.seen is Seen.UNANSWERED:
+                    log.info(
+                        "chat %s: message %s never answered, handling it again", chat, message_id
+                    )
+                run.append(part)
+            if ends and run:
+                texts, recorded = await self._answer_run(
+                    run, received.recent, delivering=delivering
+                )
+                replies += [self._reply(run[-1].message, t) for t in texts]
+                logged += [recorded] if recorded else []
+                run = []
+        return _Answer(replies, tuple(logged))
+
+    async def _answer_run(
+        self, run: list[Part], recent: list[LoggedMessage], *, delivering: bool
+    ) -> tuple[list[str], str | None]:
+        """One answer to `run` (its texts joined), logged against its last message; and
+        that message's id, None if the answer could not be logged."""
+        last = run[-1]
+        chat, message_id = last.message.chat_id, last.message_id
+        text = "\n".join(part.text for part in run)
+        answer = await self._answerer.answer(last.message, text, _without(recent, run[:-1]))
         texts = [] if answer is None else [answer]
         try:
-            await self._chatlog.record_answer(
-                chat,
-                message_id,
-                texts,
-                bot_id="bot",
-                bot_name=self.config.bot.name,
-                at=self._clock(),
-                delivered=not delivering,
-            )
+            for part in run[:-1]:  # answered by the last one's answer: nothing of their own
+                await self._record(chat, part.message_id, [], delivering=False)
+            await self._record(chat, message_id, texts, delivering=delivering)
         except StorageError as exc:
             # The answer is decided and its tools ran (a reminder may be set): it says
             # what was done, where "nothing was changed" would be false. Unrecorded, a
             # redelivery of this message is answered again.
             log.error("chat %s: answer to %s not logged: %s", chat, message_id, exc)
-            return _Answer([self._reply(message, t) for t in texts], None)
-        return _Answer([self._reply(message, t) for t in texts], message_id)
+            return texts, None
+        return texts, message_id
+
+    async def _record(
+        self, chat_id: str, message_id: str, texts: list[str], *, delivering: bool
+    ) -> None:
+        await self._chatlog.record_answer(
+            chat_id,
+            message_id,
+            texts,
+            bot_id="bot",
+            bot_name=self.config.bot.name,
+            at=self._clock(),
+            delivered=not delivering,
+        )
 
     def _triggered_text(self, message: IncomingMessage) -> str | None:
         """The text meant for the bot, without mention or prefix; None if not for it."""
@@ -244,10 +334,27 @@ class Router:
         return Reply(message.chat_id, text, mentions)
 
 
+def _without(recent: list[LoggedMessage], earlier: Sequence[Part]) -> list[LoggedMessage]:
+    """The history without a burst's earlier messages: the model gets them once, in the
+    joined question (the newest entry, the burst's last message, stays: it is dropped as
+    the question)."""
+    if not earlier:
+        return recent
+    left = [(part.message.sender_id, part.entry.text) for part in earlier]
+    kept: list[LoggedMessage] = []
+    for logged in reversed(recent[:-1]):
+        if left and not logged.from_bot and (logged.sender_id, logged.text) == left[-1]:
+            left.pop()
+        else:
+            kept.append(logged)
+    kept.reverse()
+    return [*kept, *recent[-1:]]
+
+
 @dataclass(frozen=True, slots=True)
 class _Answer:
-    """What the router decided for one message; `message_id` is set when the answer was
-    logged against it, so its delivery can be marked."""
+    """What the router decided for one message or burst; `message_ids` are those its
+    replies were logged against, so their delivery can be marked."""
 
     replies: list[Reply]
-    message_id: str | None
+    message_ids: tuple[str, ...]

@@ -217,10 +217,11 @@ class ToolInvoker:
         *,
         cancelled: bool = False,
     ) -> None:
-        """Queue the audit entry of a write or external call; never raises: the call is
-        over, and a lost row must not turn it into a failure."""
+        """Queue the audit entry of a write or external call, and of any scheduled one (a
+        reminder's action runs unattended: each run is on record); never raises: the call
+        is over, and a lost row must not turn it into a failure."""
         tool = validated.tool
-        if self.audit is None or tool.effect == "read":
+        if self.audit is None or (tool.effect == "read" and ctx.source != "schedule"):
             return
         try:
             await self.audit.record(_entry(ctx, validated, result, error, cancelled))

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from function_calls.confirmations import Confirmations
 from function_calls.deps import Progress
 from function_calls.links import PageFetcher
 from function_calls.plugin_store import PluginStore
 from function_calls.policy import ToolPolicy
 from function_calls.registry import ToolRegistry
 from function_calls.search import WebSearch
-from function_calls.services import AudienceRules, DailyLimits, MemberDirectory, TextCompleter
+from function_calls.services import (
+    AudienceRules,
+    DailyLimits,
+    MemberDirectory,
+    ScheduledCommands,
+    TextCompleter,
+)
 from storage import ReminderService
 from storage.audit import AuditLog
 from storage.chatlog import ChatLog
@@ -33,14 +40,17 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
         DailyLimits,
         Progress,
         PluginStore,
+        Confirmations,
+        ScheduledCommands,
     }
 )
 
 # What a plugin's service may ask for besides its plugin's settings and earlier services:
-# the bot's services that exist before plugins start (the model's client and the tool
-# list come after them; a chat's progress line and store belong to a call).
+# the bot's services that exist before plugins start (the model's client, the tool list
+# and the commands come after them; a chat's progress line and store belong to a call).
 SERVICE_TYPES: frozenset[type[Any]] = BUILTIN_TYPES - {
     TextCompleter,
+    ScheduledCommands,
     ToolRegistry,
     Progress,
     PluginStore,

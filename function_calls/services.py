@@ -4,10 +4,31 @@ one by type, like any dependency (see function_calls.deps and function_calls.pro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from storage.outgoing import Member
 from storage.vocabulary import Permission
+
+if TYPE_CHECKING:
+    from function_calls.context import MessageContext
+
+
+class ScheduledCommands(Protocol):
+    """The chat commands a reminder may run when it fires ("/remind every day at 18:00
+    /summary"): the bot's own and its plugins'. `bot.actions.BotCommands` is these."""
+
+    def known(self, command: str) -> bool:
+        """Whether `command` (no slash) is a command of this bot at all."""
+        ...
+
+    def schedulable(self) -> list[str]:
+        """The commands a reminder may run, as "/summary" etc., for a refusal to list."""
+        ...
+
+    def refusal(self, ctx: MessageContext, command: str) -> str | None:
+        """Why the message's sender may not schedule `command` here (it can't run on a
+        schedule, or they may not run it now); None when they may."""
+        ...
 
 
 class TextCompleter(Protocol):

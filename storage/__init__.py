@@ -17,14 +17,15 @@ from storage.models import utc_now
 from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DEFAULT_GRACE, DeliveryPolicy
 from storage.recurrence import KINDS, Kind, Schedule
-from storage.repository import NewReminder, ReminderView
-from storage.scheduler import Compose, ReminderScheduler
+from storage.repository import NewReminder, ReminderView, ScheduledAction
+from storage.scheduler import Act, Compose, ReminderScheduler
 from storage.service import ReminderService, check_timezone
 
 __all__ = [
     "DEFAULT_GRACE",
     "DEFAULT_URL",
     "KINDS",
+    "Act",
     "Compose",
     "Database",
     "DeliveryPolicy",
@@ -41,6 +42,7 @@ __all__ = [
     "ReminderStateError",
     "ReminderView",
     "Schedule",
+    "ScheduledAction",
     "SendError",
     "Sender",
     "SnoozeTargetError",

@@ -31,6 +31,7 @@ from storage.repository import (
     Audience,
     NewReminder,
     ReminderView,
+    ScheduledAction,
     _view,
     create_reminder,
     get_reminder,
@@ -65,6 +66,9 @@ class ReminderChange:
     schedule: Schedule | None = None
     first_fire_at: datetime | None = None
     audience: Audience | None = None
+    # With new content: the action it names, or None for a plain text (the handler
+    # reads the new words; an edit of the text alone never keeps a stale action).
+    action: ScheduledAction | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,7 @@ def _message_columns(change: ReminderChange) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if change.content is not None:
         values["content"] = change.content
+        values["action"] = change.action.columns() if change.action is not None else None
     if change.audience is not None:
         values.update(change.audience.columns())
     return values
@@ -305,6 +310,7 @@ def snooze(session: Session, root: ReminderView, until: datetime, now: datetime)
         first_fire_at=until,
         audience=root.audience,
         snooze_of=root.id,
+        action=root.action,  # a snoozed "/summary" runs again later
     )
     return create_reminder(session, new, now)
 

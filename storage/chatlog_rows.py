@@ -28,6 +28,8 @@ class LogEntry:
     sender_name: str
     text: str
     at: datetime
+    # The platform id of the message this one replies to (digests count replies).
+    reply_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +163,11 @@ def mark_delivered(session: Session, chat_id: str, message_id: str, at: datetime
 def answer_to(session: Session, chat_id: str, message_id: str) -> list[str]:
     rows = session.scalars(
         select(_messages.c.text)
-        .where(_messages.c.chat_id == chat_id, _messages.c.reply_to == message_id)
+        .where(
+            _messages.c.chat_id == chat_id,
+            _messages.c.reply_to == message_id,
+            _messages.c.from_bot.is_(True),  # people reply to messages too
+        )
         .order_by(_messages.c.id)
     )
     return list(rows)
@@ -227,7 +233,7 @@ def new_row(chat_id: str, entry: LogEntry, *, from_bot: bool, answered: bool) ->
         "created_at": entry.at,
         "answered_at": entry.at if answered else None,
         "delivered_at": entry.at if answered else None,
-        "reply_to": None,
+        "reply_to": entry.reply_to,
     }
 
 

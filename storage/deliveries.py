@@ -24,7 +24,13 @@ from storage.models import (
 )
 from storage.policy import DeliveryPolicy
 from storage.recurrence import Kind, Schedule
-from storage.repository import Audience, _insert_ignoring_conflicts, _rowcount, _view
+from storage.repository import (
+    Audience,
+    ScheduledAction,
+    _insert_ignoring_conflicts,
+    _rowcount,
+    _view,
+)
 from storage.vocabulary import DeliveryOutcome
 
 _reminders = cast(Table, Reminder.__table__)
@@ -48,6 +54,7 @@ class Claim:
     kind: Kind
     timezone: str
     audience: Audience = Audience()  # noqa: RUF009 - a frozen dataclass, shared safely
+    action: ScheduledAction | None = None  # run it, rather than post `content`
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +299,7 @@ def _claim(
         kind=row.kind,
         timezone=row.timezone,
         audience=Audience.of(row),
+        action=ScheduledAction.of(row),
     )
 
 

@@ -43,6 +43,7 @@ OUTCOME_PENDING: Final[DeliveryOutcome] = "pending"
 OUTCOME_SENT: Final[DeliveryOutcome] = "sent"
 OUTCOME_SENT_LATE: Final[DeliveryOutcome] = "sent_late"
 OUTCOME_SKIPPED_MISSED: Final[DeliveryOutcome] = "skipped_missed"
+OUTCOME_SKIPPED_QUIET: Final[DeliveryOutcome] = "skipped_quiet"
 OUTCOME_FAILED: Final[DeliveryOutcome] = "failed"
 # Deleted after its occurrence was claimed, before delivery.
 OUTCOME_CANCELLED: Final[DeliveryOutcome] = "cancelled"
@@ -122,6 +123,9 @@ class Reminder(Base):
     everyone: Mapped[bool] = mapped_column(default=False)
     # A snooze is a one-time reminder of its own; this names the reminder it repeats.
     snooze_of: Mapped[str | None] = mapped_column(String(32), index=True)
+    # A scheduled action instead of a text: {"command": "summary", "args": ""}, run as
+    # the creator in the chat at each occurrence (`content` shows it: "/summary").
+    action: Mapped[dict[str, str] | None] = mapped_column(JSON)
     status: Mapped[str] = mapped_column(String(16), default=REMINDER_ACTIVE)
     next_fire_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     version: Mapped[int] = mapped_column(Integer, default=1)
@@ -178,7 +182,8 @@ class ChatMessage(Base):
     # When the platform accepted the answer. Answered but not delivered: a redelivery
     # resends the logged answer rather than deciding (and acting on) a new one.
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    # On the bot's own rows: the platform id of the message this one answers.
+    # The platform id of the message this one answers: on the bot's own rows, the message
+    # it answered; on people's, the one they replied to (where the platform says).
     reply_to: Mapped[str | None] = mapped_column(String(255))
 
 

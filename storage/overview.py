@@ -5,6 +5,7 @@ in `storage.repository`."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, cast
@@ -15,10 +16,12 @@ from sqlalchemy.orm import Session
 from storage.database import Database
 from storage.deliveries import Claim, _claim
 from storage.models import (
+    DELIVERED,
     OUTCOME_FAILED,
     OUTCOME_PENDING,
     REMINDER_ACTIVE,
     REMINDER_CANCELLED,
+    REMINDER_DONE,
     Chat,
     ChatMessage,
     Delivery,
@@ -26,7 +29,8 @@ from storage.models import (
     LLMUsage,
     Reminder,
 )
-from storage.vocabulary import DeliveryOutcome
+from storage.repository import ReminderView, _view
+from storage.vocabulary import DeliveryOutcome, FinishedOutcome
 
 _chats = cast(Table, Chat.__table__)
 _messages = cast(Table, ChatMessage.__table__)
@@ -234,3 +238,57 @@ def scheduler_counts(session: Session, now: datetime) -> dict[str, Any]:
         "pending_deliveries": pending or 0,
         "failed_deliveries": failed or 0,
     }
+
+
+def last_run(session: Session, reminder_id: str, before: datetime) -> datetime | None:
+    """When the reminder last went off before `before` (its occurrence): what a scheduled
+    digest covers starts there."""
+    found: datetime | None = session.scalar(
+        select(func.max(_deliveries.c.occurrence)).where(
+            _deliveries.c.reminder_id == reminder_id,
+            _deliveries.c.outcome.in_(DELIVERED),
+            _deliveries.c.occurrence < before,
+        )
+    )
+    return found
+
+
+def finished_reminders(session: Session, chat_id: str, limit: int) -> list[ReminderView]:
+    """A chat's done and cancelled reminders, the latest changed first: the dashboard's
+    "Any status" shows them beside the live ones."""
+    rows = session.execute(
+        select(_reminders)
+        .where(
+            _reminders.c.chat_id == chat_id,
+            _reminders.c.status.in_((REMINDER_DONE, REMINDER_CANCELLED)),
+        )
+        .order_by(_reminders.c.updated_at.desc())
+        .limit(limit)
+    ).all()
+    return [_view(row) for row in rows]
+
+
+def last_outcomes(
+    session: Session, reminder_ids: Sequence[str]
+) -> dict[str, tuple[datetime, FinishedOutcome]]:
+    """Each reminder's latest finished occurrence and its outcome (a scheduled action's
+    last result, as /reminders and the dashboard show it)."""
+    if not reminder_ids:
+        return {}
+    latest = (
+        select(_deliveries.c.reminder_id, func.max(_deliveries.c.occurrence).label("last"))
+        .where(
+            _deliveries.c.reminder_id.in_(reminder_ids),
+            _deliveries.c.outcome != OUTCOME_PENDING,
+        )
+        .group_by(_deliveries.c.reminder_id)
+        .subquery()
+    )
+    rows = session.execute(
+        select(_deliveries.c.reminder_id, _deliveries.c.occurrence, _deliveries.c.outcome).join(
+            latest,
+            (latest.c.reminder_id == _deliveries.c.reminder_id)
+            & (latest.c.last == _deliveries.c.occurrence),
+        )
+    ).all()
+    return {row.reminder_id: (row.occurrence, cast(FinishedOutcome, row.outcome)) for row in rows}

@@ -67,6 +67,30 @@ class Audience:
 
 
 @dataclass(frozen=True, slots=True)
+class ScheduledAction:
+    """A command a reminder runs at each occurrence instead of posting a text: `command`
+    without its slash ("summary"), `args` as typed after it."""
+
+    command: str
+    args: str = ""
+
+    def columns(self) -> dict[str, str]:
+        return {"command": self.command, "args": self.args}
+
+    @property
+    def shown(self) -> str:
+        """As the user typed it: "/search python release notes"."""
+        return f"/{self.command} {self.args}".strip()
+
+    @classmethod
+    def of(cls, row: Any) -> ScheduledAction | None:
+        stored = getattr(row, "action", None)
+        if not isinstance(stored, dict) or not stored.get("command"):
+            return None
+        return cls(str(stored["command"]), str(stored.get("args") or ""))
+
+
+@dataclass(frozen=True, slots=True)
 class ReminderView:
     """A reminder as read at one moment; safe to pass between threads."""
 
@@ -84,6 +108,7 @@ class ReminderView:
     created_at: datetime
     audience: Audience = Audience()
     snooze_of: str | None = None
+    action: ScheduledAction | None = None
 
     @property
     def label(self) -> str:
@@ -101,6 +126,7 @@ class NewReminder:
     first_fire_at: datetime
     audience: Audience = Audience()
     snooze_of: str | None = None
+    action: ScheduledAction | None = None
 
 
 def _view(row: Reminder | Row[Any]) -> ReminderView:
@@ -123,6 +149,7 @@ def _view(row: Reminder | Row[Any]) -> ReminderView:
         created_at=row.created_at,
         audience=Audience.of(row),
         snooze_of=row.snooze_of,
+        action=ScheduledAction.of(row),
     )
 
 
@@ -265,6 +292,7 @@ def create_reminder(session: Session, new: NewReminder, now: datetime) -> Remind
         interval=schedule.interval,
         timezone=schedule.timezone,
         snooze_of=new.snooze_of,
+        action=new.action.columns() if new.action is not None else None,
         **new.audience.columns(),
         status=REMINDER_ACTIVE,
         next_fire_at=new.first_fire_at,

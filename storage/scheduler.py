@@ -42,6 +42,7 @@ from storage.models import (
     OUTCOME_PENDING,
     OUTCOME_SENT,
     OUTCOME_SENT_LATE,
+    OUTCOME_SKIPPED_QUIET,
     utc_now,
 )
 from storage.outcome_writer import OutcomeWriter
@@ -56,6 +57,10 @@ Clock = Callable[[], datetime]
 Compose = Callable[[Claim, datetime], OutgoingMessage]
 """The chat message for one occurrence of a reminder, sent at the given moment: its
 wording and mentions, written above storage."""
+Act = Callable[[Claim, datetime], Awaitable[OutgoingMessage | None]]
+"""For a reminder with an action: run it (as its creator, in its chat) and give the
+message that reports it, or None to post nothing (a quiet digest the chat skips). Run
+once per claim; the message is then sent with the usual attempts."""
 # APScheduler processes every due timer in one synchronous call; slices keep the loop free.
 _TIMER_SLICE = 200
 _LAUNCH_SLICE = 20
@@ -98,12 +103,14 @@ class ReminderScheduler:
         sender: Sender,
         *,
         compose: Compose,
+        act: Act | None = None,
         policy: DeliveryPolicy | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self._database = database
         self._sender = sender
         self._compose = compose
+        self._act = act
         self.policy = policy or DeliveryPolicy()
         self._clock = clock
         self.timer = AsyncIOScheduler(
@@ -300,6 +307,21 @@ class ReminderScheduler:
     async def _attempts(self, claim: Claim) -> DeliveryOutcome:
         attempt = claim.attempts
         last_error: str | None = None
+        acted: OutgoingMessage | None = None
+        if claim.action is not None and self._act is not None:
+            try:
+                acted = await self._act(claim, self._clock())
+            except Exception as exc:  # the runner reports its own failures; this is a bug
+                log.exception("reminder %s: its action failed", claim.reminder_id)
+                failed = Outcome(
+                    claim.delivery_id, OUTCOME_FAILED, 1, self._clock(), safe_error(exc)
+                )
+                self._outcomes.record(failed)
+                return OUTCOME_FAILED
+            if acted is None:
+                quiet = Outcome(claim.delivery_id, OUTCOME_SKIPPED_QUIET, 0, self._clock())
+                self._outcomes.record(quiet)
+                return OUTCOME_SKIPPED_QUIET
         while True:
             attempt += 1
             if attempt > 1 and await self._database.read(
@@ -311,7 +333,7 @@ class ReminderScheduler:
                 )
                 return OUTCOME_CANCELLED
             async with self._send_slots:
-                message = self._compose(claim, self._clock())
+                message = acted or self._compose(claim, self._clock())
                 sent_as: str | None = None
                 try:
                     async with asyncio.timeout(self.policy.send_timeout.total_seconds()):

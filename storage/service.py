@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,8 +28,8 @@ from storage.models import utc_now
 from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
-from storage.scheduler import Clock, Compose, ReminderScheduler
-from storage.vocabulary import ChatType, DeliveryOutcome, ReminderAction
+from storage.scheduler import Act, Clock, Compose, ReminderScheduler
+from storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, ReminderAction
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
 # Cached this long, a change made by another process (or straight in the database) shows
@@ -82,6 +82,7 @@ class ReminderService:
         *,
         sender: Sender | None = None,
         compose: Compose | None = None,
+        act: Act | None = None,
         default_timezone: str = "UTC",
         policy: DeliveryPolicy | None = None,
         clock: Clock = utc_now,
@@ -98,7 +99,7 @@ class ReminderService:
                 await asyncio.to_thread(upgrade, database)
             if sender is not None and compose is not None:
                 scheduler = ReminderScheduler(
-                    database, sender, compose=compose, policy=policy, clock=clock
+                    database, sender, compose=compose, act=act, policy=policy, clock=clock
                 )
                 await scheduler.start()
             yield cls(database, scheduler=scheduler, default_timezone=default_timezone, clock=clock)
@@ -106,6 +107,12 @@ class ReminderService:
             if scheduler is not None:
                 await scheduler.aclose()
             await database.aclose()
+
+    async def last_run(self, reminder_id: str, before: datetime) -> datetime | None:
+        """When the reminder last went off before `before` (None: never)."""
+        return await self.database.read(
+            functools.partial(overview.last_run, reminder_id=reminder_id, before=before)
+        )
 
     async def timezone_of(self, chat_id: str) -> str:
         """The chat's IANA zone, or the bot's default when the chat never set one."""
@@ -212,6 +219,20 @@ class ReminderService:
             functools.partial(
                 repository.list_active, chat_id=chat_id, created_by=created_by, limit=limit
             )
+        )
+
+    async def last_outcomes(
+        self, reminder_ids: Sequence[str]
+    ) -> dict[str, tuple[datetime, FinishedOutcome]]:
+        """Each reminder's latest finished occurrence and its outcome."""
+        return await self.database.read(
+            functools.partial(overview.last_outcomes, reminder_ids=list(reminder_ids))
+        )
+
+    async def finished_for_chat(self, chat_id: str, *, limit: int = 200) -> list[ReminderView]:
+        """Done and cancelled reminders of one chat, the latest changed first."""
+        return await self.database.read(
+            functools.partial(overview.finished_reminders, chat_id=chat_id, limit=limit)
         )
 
     async def delete(

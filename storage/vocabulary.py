@@ -23,9 +23,13 @@ LiveStatus = Literal["active", "paused"]
 ReminderStatus = Literal[LiveStatus, "done", "cancelled"]
 
 # What became of one occurrence of a reminder (a row of the deliveries table), once
-# finished: sent (late: after `late_after`), skipped (missed past its grace), failed
-# (every attempt), or cancelled (the reminder was deleted while a retry was pending).
-FinishedOutcome = Literal["sent", "sent_late", "skipped_missed", "failed", "cancelled"]
+# finished: sent (late: after `late_after`), skipped (missed past its grace; or, for a
+# scheduled digest, nothing was said since the last and the chat asked to skip quiet
+# ones), failed (every attempt), or cancelled (the reminder was deleted while a retry
+# was pending).
+FinishedOutcome = Literal[
+    "sent", "sent_late", "skipped_missed", "skipped_quiet", "failed", "cancelled"
+]
 # A deliveries row's outcome: "pending" while it is claimed and being sent or retried.
 DeliveryOutcome = Literal["pending", FinishedOutcome]
 DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
@@ -37,11 +41,29 @@ Permission = Literal["members", "admins", "off"]
 PERMISSIONS: tuple[Permission, ...] = get_args(Permission)
 
 # The keys of a chat's settings (the chats table's JSON column).
-SettingKey = Literal["remind_others", "remind_everyone", "token_budget", "tools_off"]
+SettingKey = Literal[
+    "remind_others",
+    "remind_everyone",
+    "token_budget",
+    "tools_off",
+    "digest_when_quiet",
+    "followup",
+    "followup_seconds",
+]
 SETTING_OTHERS: Final[SettingKey] = "remind_others"  # a Permission
 SETTING_EVERYONE: Final[SettingKey] = "remind_everyone"  # a Permission
 SETTING_TOKEN_BUDGET: Final[SettingKey] = "token_budget"  # the chat's daily token limit
 SETTING_TOOLS_OFF: Final[SettingKey] = "tools_off"  # tools a chat admin switched off
+SETTING_QUIET_DIGEST: Final[SettingKey] = "digest_when_quiet"  # a QuietDigest
+SETTING_FOLLOWUP: Final[SettingKey] = "followup"  # a Switch: follow-ups need no mention
+SETTING_FOLLOWUP_SECONDS: Final[SettingKey] = "followup_seconds"  # how long one may come
+# What a scheduled digest (a /summary or /catchup action) does when nothing was said
+# since the last one: say so ("Quiet day: …"), or post nothing.
+QuietDigest = Literal["post", "skip"]
+QUIET_DIGESTS: tuple[QuietDigest, ...] = get_args(QuietDigest)
+# A chat setting that is on or off.
+Switch = Literal["on", "off"]
+SWITCHES: tuple[Switch, ...] = get_args(Switch)
 
 # What a requester asks to do to a reminder (`changes.locate`'s `may`); a refusal names it.
 ReminderAction = Literal["change", "delete", "pause", "resume", "snooze"]

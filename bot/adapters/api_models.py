@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from function_calls.handlers.reminder_words import describe_schedule
 from storage import ReminderView
 from storage.recurrence import Kind
-from storage.vocabulary import HistoryOutcome, Permission
+from storage.vocabulary import FinishedOutcome, HistoryOutcome, Permission
 
 
 class MemberIO(BaseModel):
@@ -17,6 +17,22 @@ class MemberIO(BaseModel):
 
     user_id: str = Field(min_length=1, max_length=255)
     name: str = Field("", max_length=255)
+
+
+class ActionIO(BaseModel):
+    """A command a reminder runs when it fires, instead of posting its text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, max_length=64, description='without the slash: "summary"')
+    args: str = Field("", max_length=1000, description="what follows the command, as typed")
+
+
+class LastRunOut(BaseModel):
+    """A scheduled action's latest occurrence, and what became of it."""
+
+    at: datetime
+    outcome: FinishedOutcome
 
 
 class ReminderOut(BaseModel):
@@ -37,8 +53,12 @@ class ReminderOut(BaseModel):
     next_fire_at: datetime | None = Field(description="in the reminder's zone; null if paused")
     created_by: str
     created_by_name: str
-    status: str = Field(description="active or paused")
+    status: str = Field(description="active or paused; done or cancelled once it ended")
     snooze_of: str | None = Field(description="for a snooze: the id of the snoozed reminder")
+    action: ActionIO | None = Field(
+        None, description="the command it runs when it fires (its content shows it)"
+    )
+    last_run: LastRunOut | None = Field(None, description="an action's latest run, in lists")
 
 
 class SnoozeOut(BaseModel):
@@ -72,7 +92,9 @@ class SettingsOut(BaseModel):
     reminders_moved: int = Field(0, description="repeating reminders the zone change moved")
 
 
-def reminder_out(reminder: ReminderView) -> ReminderOut:
+def reminder_out(
+    reminder: ReminderView, last: tuple[datetime, FinishedOutcome] | None = None
+) -> ReminderOut:
     schedule = reminder.schedule
     clock = f"{schedule.wall_time:%H:%M}"
     audience = reminder.audience
@@ -98,4 +120,8 @@ def reminder_out(reminder: ReminderView) -> ReminderOut:
         created_by_name=reminder.created_by_name,
         status=reminder.status,
         snooze_of=reminder.snooze_of,
+        action=None
+        if reminder.action is None
+        else ActionIO(command=reminder.action.command, args=reminder.action.args),
+        last_run=None if last is None else LastRunOut(at=last[0], outcome=last[1]),
     )

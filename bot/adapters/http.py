@@ -21,6 +21,7 @@ from bot.adapters.api_models import MemberIO
 from bot.adapters.http_admin import admin_routes
 from bot.adapters.http_calls import STORAGE_DOWN_ERROR
 from bot.adapters.http_reminders import reminder_routes
+from bot.adapters.http_search import search_routes
 from bot.adapters.http_tools import tool_routes
 from bot.adapters.http_web import page_routes, web_routes
 from bot.adapters.mcp_server import McpEndpoint
@@ -217,6 +218,7 @@ def create_app(bot: Bot) -> ASGIApp:
 
     app.include_router(reminder_routes(bot))
     app.include_router(web_routes(bot))
+    app.include_router(search_routes(bot))
     app.include_router(admin_routes(bot))
     app.include_router(tool_routes(bot))
     app.router.routes.extend(page_routes())

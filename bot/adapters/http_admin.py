@@ -29,7 +29,7 @@ from function_calls import (
 from function_calls.vocabulary import PluginState
 from storage import ReminderService, current_revision
 from storage.overview import DeliveryRecord
-from storage.vocabulary import ChatType, DeliveryOutcome, LiveStatus
+from storage.vocabulary import ChatType, DeliveryOutcome, ReminderStatus
 
 
 class ChatOut(BaseModel):
@@ -174,19 +174,25 @@ def admin_routes(bot: Bot) -> APIRouter:
 
     @routes.get("/reminders")
     async def reminders(
-        chat_id: str | None = None, status: LiveStatus | None = None
+        chat_id: str | None = None, status: ReminderStatus | None = None
     ) -> list[ChatReminderOut]:
-        """Reminders across chats (or of one), soonest first."""
+        """Reminders across chats (or of one): the live ones soonest first, then (for any
+        status, or asked for) the done and cancelled ones, the latest first."""
         ids = [chat_id] if chat_id else [s.chat_id for s in await service().chat_summaries()]
-        found: list[ChatReminderOut] = []
+        live: list[ChatReminderOut] = []
+        ended: list[ChatReminderOut] = []
         for one in ids:
             views, _ = await service().list_for_chat(one, limit=1000)
+            if status is None or status in ("done", "cancelled"):
+                views += await service().finished_for_chat(one)
+            last = await service().last_outcomes([v.id for v in views if v.action is not None])
             for view in views:
-                out = ChatReminderOut(chat_id=one, **reminder_out(view).model_dump())
+                shown = reminder_out(view, last.get(view.id))
+                out = ChatReminderOut(chat_id=one, **shown.model_dump())
                 if status is None or out.status == status:
-                    found.append(out)
+                    (live if out.status in ("active", "paused") else ended).append(out)
         far = datetime.max.replace(tzinfo=UTC)
-        return sorted(found, key=lambda r: r.next_fire_at or far)
+        return sorted(live, key=lambda r: r.next_fire_at or far) + ended
 
     @routes.get("/deliveries")
     async def deliveries(

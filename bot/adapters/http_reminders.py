@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
 from bot.adapters.api_models import (
+    ActionIO,
     HistoryOut,
     MemberIO,
     ReminderOut,
@@ -74,6 +76,10 @@ _EXTRA_CREATE = {
         "items": MemberIO.model_json_schema(),
         "description": "members the platform resolved, so that who can name them",
     },
+    "action": {
+        **ActionIO.model_json_schema(),
+        "description": "instead of content: the command it runs when it fires",
+    },
 }
 
 
@@ -95,6 +101,21 @@ def _read_refused(exc: StorageError) -> JSONResponse:
         raise exc  # the app answers 503
     status = FAILURE_STATUS[result.failure or "refused"]
     return JSONResponse({"error": result.reply}, status_code=status)
+
+
+def _action_as_content(raw: dict[str, Any]) -> JSONResponse | None:
+    """`"action": {"command", "args"}` as the content the tool reads ("/summary"); the
+    422 when it is malformed or comes with a content too."""
+    try:
+        action = ActionIO.model_validate(raw.pop("action"))
+    except ValidationError:
+        issue = {"path": "action", "problem": 'must be {"command": "...", "args": "..."}'}
+        return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
+    if "content" in raw:
+        issue = {"path": "content", "problem": "give an action or a content, not both"}
+        return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
+    raw["content"] = f"/{action.command} {action.args}".strip()
+    return None
 
 
 def reminder_routes(bot: Bot) -> APIRouter:
@@ -122,7 +143,8 @@ def reminder_routes(bot: Bot) -> APIRouter:
     @routes.get("/reminders")
     async def list_reminders(chat_id: str, service: Reminders) -> list[ReminderOut]:
         found, _ = await service.list_for_chat(chat_id, limit=1000)
-        return [reminder_out(reminder) for reminder in found]
+        last = await service.last_outcomes([r.id for r in found if r.action is not None])
+        return [reminder_out(reminder, last.get(reminder.id)) for reminder in found]
 
     @routes.post(
         "/reminders",
@@ -141,6 +163,20 @@ def reminder_routes(bot: Bot) -> APIRouter:
         if chat_type not in CHAT_TYPES:
             issue = {"path": "chat_type", "problem": "must be 'group' or 'private'"}
             return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
+        if "action" in raw:  # the command it runs: its words are the reminder's content
+            try:
+                action = ActionIO.model_validate(raw.pop("action"))
+            except ValidationError:
+                issue = {"path": "action", "problem": 'must be {"command": "...", "args": "..."}'}
+                return JSONResponse(
+                    {"error": "invalid request", "issues": [issue]}, status_code=422
+                )
+            if "content" in raw:
+                issue = {"path": "content", "problem": "give an action or a content, not both"}
+                return JSONResponse(
+                    {"error": "invalid request", "issues": [issue]}, status_code=422
+                )
+            raw["content"] = f"/{action.command} {action.args}".strip()
         ctx = await api_context(
             bot,
             chat_id,

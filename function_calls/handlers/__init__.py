@@ -22,18 +22,20 @@ BUILTIN_MODULES: dict[str, str] = {
     "reminders": "function_calls.handlers.reminder_family",
     "timezone": "function_calls.handlers.timezone",
     "budget": "function_calls.handlers.budget",
-    "summary": "function_calls.handlers.summary",
+    "summary": "function_calls.handlers.summary_family",
     "links": "function_calls.handlers.read_url",
     "search": "function_calls.handlers.web_search",
+    "memory": "function_calls.handlers.chat_memory",
 }
 
 # The order the model is shown the built-in tools (the eval measured this one): setting
 # a reminder first, the tools that put one off right after reminder_update.
 BUILTIN_ORDER: tuple[str, ...] = (
     "reminder_set", "reminder_list", "reminder_delete", "token_budget", "chat_tools",
-    "help", "summary", "read_url", "reminder_update", "reminder_snooze", "reminder_pause",
-    "reminder_resume", "reminder_history", "reminder_rules", "set_timezone", "web_search",
-    "delivery_retry", "chat_data_delete",
+    "help", "summary", "chat_search", "chat_catchup", "read_url", "reminder_update",
+    "reminder_snooze", "reminder_pause", "reminder_resume", "reminder_history", "reminder_rules",
+    "set_timezone", "web_search", "delivery_retry", "chat_data_delete", "followup_settings",
+    "chat_find", "chat_forget", "digest_settings",
 )  # fmt: skip
 _POSITION = {name: index for index, name in enumerate(BUILTIN_ORDER)}
 

@@ -3,6 +3,7 @@ out): setting, listing, changing, putting off, their history and rules, and the
 dashboard's delivery retry."""
 
 from function_calls.handlers.delivery_retry import delivery_retry
+from function_calls.handlers.digest_settings import digest_settings
 from function_calls.handlers.reminder_changes import reminder_update
 from function_calls.handlers.reminder_history import reminder_history
 from function_calls.handlers.reminder_rules import reminder_rules
@@ -14,6 +15,7 @@ plugin = Plugin("reminders")
 
 __all__ = [
     "delivery_retry",
+    "digest_settings",
     "plugin",
     "reminder_delete",
     "reminder_history",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from function_calls.context import MessageContext
-from function_calls.handlers.reminder_words import format_local
+from function_calls.handlers.reminder_words import format_local, outcome_words
 from function_calls.handlers.reminders import check_reference, refused, reminder_service
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
@@ -14,7 +14,6 @@ from storage import ReminderService, StorageError
 from storage.audit import MAX_PAGE, AuditEntry, AuditLog, AuditQuery
 from storage.changes import HistoryEntry
 from storage.repository import parse_reference
-from storage.vocabulary import HistoryOutcome
 
 
 class ReminderHistoryArgs(BaseModel):
@@ -28,14 +27,6 @@ class ReminderHistoryArgs(BaseModel):
     _reference = field_validator("reminder_id")(check_reference)
 
 
-_OUTCOMES: dict[HistoryOutcome, str] = {
-    "sent": "sent",
-    "sent_late": "sent late",
-    "skipped_missed": "skipped (the bot was down)",
-    "failed": "failed",
-    "cancelled": "cancelled before sending",
-    "snoozed": "snoozed",
-}
 # What an audited call did to a reminder, and where it came from when not the chat.
 _DONE = {
     "reminder_set": "set",
@@ -56,7 +47,7 @@ _SCAN = 200
 
 
 def _delivery_line(entry: HistoryEntry, ctx: MessageContext) -> str:
-    outcome = _OUTCOMES.get(entry.outcome, entry.outcome)
+    outcome = outcome_words(entry.outcome)
     if entry.outcome == "snoozed":
         outcome = f"snoozed until {entry.until:%a %d %b %H:%M}"
     elif entry.outcome == "failed" and entry.detail:

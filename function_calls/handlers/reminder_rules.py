@@ -6,11 +6,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
 from function_calls.handlers.audience import ReminderRules, rule_changes
-from function_calls.handlers.reminders import refused
+from function_calls.handlers.settings_change import settings_after
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import AudienceRules
-from storage import ReminderService, StorageError
+from storage import ReminderService
 from storage.vocabulary import Permission
 
 
@@ -51,19 +51,9 @@ async def reminder_rules(
 ) -> FunctionResult:
     defaults = ctx.deps.get(AudienceRules) or ReminderRules()
     changes = rule_changes(args.remind_others, args.remind_everyone)
-    try:
-        if changes and not ctx.is_admin:
-            return FunctionResult.refused(
-                "Only a group admin can change who may set reminders for others.",
-                "forbidden",
-                {"changed": False},
-            )
-        if changes:
-            settings = await service.update_settings(ctx.chat_id, ctx.chat_type, changes)
-        else:
-            settings = await service.settings_of(ctx.chat_id)
-    except StorageError as exc:
-        return refused(exc, ctx.text, {"changed": False})
+    settings = await settings_after(ctx, service, changes, what="who may set reminders for others")
+    if isinstance(settings, FunctionResult):
+        return settings
     rules = defaults.for_chat(settings)
     data = {"remind_others": rules.remind_others, "remind_everyone": rules.remind_everyone}
     prefix = "⚙️ Updated. " if changes else ""

@@ -15,11 +15,13 @@ from zoneinfo import ZoneInfo
 from function_calls.context import MessageContext
 from function_calls.grammar import CJK
 from function_calls.handlers.audience import describe_audience
+from function_calls.handlers.reminder_actions import shown
 from function_calls.validation import InvalidArgumentsError
 from storage import Member, OutgoingMessage, ReminderView
 from storage.deliveries import Claim
 from storage.recurrence import Schedule
 from storage.repository import Audience
+from storage.vocabulary import HistoryOutcome
 
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _WEEKDAYS_ZH = "一二三四五六日"
@@ -42,14 +44,14 @@ def confirmation(reminder: ReminderView, ctx: MessageContext, *, everyone_asked:
         when = format_local_zh(first, ctx.zone, with_year=first.year != ctx.now().year)
         return (
             f"⏰ 已设置提醒 {reminder.label}{whom}：{when}（{ctx.timezone}）{rule}："
-            f"{reminder.content}"
+            f"{shown(reminder.content, reminder.action)}"
         )
     whom = describe_audience(reminder.audience, ctx, everyone_asked=everyone_asked)
     when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
     rule = "" if schedule.kind == "once" else f", {describe_schedule(schedule)}"
     return (
         f"⏰ Reminder {reminder.label}{whom} set for {when} ({ctx.timezone}){rule}: "
-        f"{reminder.content}"
+        f"{shown(reminder.content, reminder.action)}"
     )
 
 
@@ -161,15 +163,7 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
         mentions = tuple(m.user_id for m in people)
     else:
         text = f"⏰ Reminder: {claim.content}"
-    if claim.late:
-        zone = ZoneInfo(claim.timezone)
-        scheduled, delivered = claim.occurrence.astimezone(zone), now.astimezone(zone)
-        due = (
-            scheduled.strftime("%H:%M")
-            if scheduled.date() == delivered.date()
-            else format_local(claim.occurrence, zone)
-        )
-        text += f"\n(scheduled {due}, delivered {delivered:%H:%M} after downtime)"
+    text += late_note(claim, now)
     return OutgoingMessage(
         chat_id=claim.chat_id,
         text=text,
@@ -179,3 +173,34 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
         occurrence=claim.occurrence,
         people=tuple(people),
     )
+
+
+def late_note(claim: Claim, now: datetime) -> str:
+    """ "\n(scheduled 09:00, delivered 09:12 after downtime)" for a late occurrence, else
+    nothing: the note a reminder (or a scheduled action's report) carries."""
+    if not claim.late:
+        return ""
+    zone = ZoneInfo(claim.timezone)
+    scheduled, delivered = claim.occurrence.astimezone(zone), now.astimezone(zone)
+    due = (
+        scheduled.strftime("%H:%M")
+        if scheduled.date() == delivered.date()
+        else format_local(claim.occurrence, zone)
+    )
+    return f"\n(scheduled {due}, delivered {delivered:%H:%M} after downtime)"
+
+
+_OUTCOME_WORDS: dict[HistoryOutcome, str] = {
+    "sent": "sent",
+    "sent_late": "sent late",
+    "skipped_missed": "skipped (the bot was down)",
+    "skipped_quiet": "skipped (a quiet day)",
+    "failed": "failed",
+    "cancelled": "cancelled before sending",
+    "snoozed": "snoozed",
+}
+
+
+def outcome_words(outcome: HistoryOutcome) -> str:
+    """What became of an occurrence, in words: "sent late", "skipped (a quiet day)"."""
+    return _OUTCOME_WORDS.get(outcome, outcome)

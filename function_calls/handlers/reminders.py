@@ -18,9 +18,15 @@ from function_calls.handlers.audience import (
     asked_for_everyone,
     resolve_audience,
 )
+from function_calls.handlers.reminder_actions import ActionRefused, scheduled_action, shown
 from function_calls.handlers.reminder_args import ReminderArgs
 from function_calls.handlers.reminder_refusals import refusal_text
-from function_calls.handlers.reminder_words import confirmation, describe_schedule, format_local
+from function_calls.handlers.reminder_words import (
+    confirmation,
+    describe_schedule,
+    format_local,
+    outcome_words,
+)
 from function_calls.registry import Example, tool_function
 from function_calls.result import Failure, FunctionResult, Touched
 from function_calls.services import AudienceRules
@@ -96,7 +102,7 @@ def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
         parts.append(describe_schedule(reminder.schedule))
     if reminder.snooze_of is not None:
         parts.append("snoozed")
-    parts.append(reminder.content)
+    parts.append(shown(reminder.content, reminder.action))
     return " · ".join(parts)
 
 
@@ -105,6 +111,7 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
         "id": reminder.short_id,
         "full_id": reminder.id,
         "content": reminder.content,
+        "action": reminder.action.columns() if reminder.action is not None else None,
         "rule": describe_schedule(reminder.schedule),
         "next": None
         if reminder.next_fire_at is None
@@ -116,7 +123,9 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
     name="reminder_set",
     description=(
         "Set a reminder in this chat: once (at a local date and time, or in N minutes) or "
-        "repeating daily, on weekdays, weekly or monthly. Times are the chat's local time."
+        "repeating daily, on weekdays, weekly or monthly. Times are the chat's local time. "
+        "To run a command on a schedule (a daily summary, a weekly search), the content is "
+        "the command: /summary, /catchup, /search <query>."
     ),
     examples=[
         Example(
@@ -136,6 +145,10 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
             {"when": "tomorrow at noon", "content": "bring the projector", "who": ["@bob"]},
         ),
         Example("每天早上7点提醒我跑步", {"when": "每天早上7点", "content": "跑步"}),
+        Example(
+            "post a summary of the day every evening at 6",
+            {"when": "every day at 18:00", "content": "/summary"},
+        ),
     ],
 )
 async def reminder_set(
@@ -145,7 +158,7 @@ async def reminder_set(
 ) -> FunctionResult:
     try:
         reminder = await add_reminder(ctx, args)
-    except AudienceRefused as exc:
+    except (AudienceRefused, ActionRefused) as exc:
         return refused(exc, ctx.text, {"set": False})
     except ValueError as exc:  # the moment passed between validation and now
         return refused(exc, ctx.text, {"set": False}, prefix="I couldn't set that reminder: ")
@@ -160,9 +173,11 @@ async def reminder_set(
 async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
     """Store a validated reminder, set by the message's sender in the message's chat.
 
-    Raises ValueError (the time passed since validation), AudienceRefused, StorageError.
+    Raises ValueError (the time passed since validation), AudienceRefused, ActionRefused,
+    StorageError.
     """
     service = reminder_service(ctx)
+    action = scheduled_action(ctx, args.content)
     schedule, first = args.resolve(ctx)
     audience = await audience_for(ctx, service, args.who)
     new = NewReminder(
@@ -174,6 +189,7 @@ async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
         schedule=schedule,
         first_fire_at=first,
         audience=audience,
+        action=action,
     )
     return await service.create(new)
 
@@ -201,12 +217,20 @@ async def reminder_list(ctx: MessageContext, service: ReminderService) -> Functi
         reminders, total = await service.list_for_chat(
             ctx.chat_id, created_by=own, limit=LIST_LIMIT
         )
+        # A scheduled action's last result, beside it: did last evening's digest run?
+        acting = [r.id for r in reminders if r.action is not None]
+        results = await service.last_outcomes(acting) if acting else {}
     except StorageError as exc:
         return refused(exc, ctx.text)
     if not reminders:
         return FunctionResult.direct("There are no active reminders in this chat.", data=[])
     lines = [f"Reminders in this chat ({total}, times in {ctx.timezone}):"]
-    lines.extend(describe_reminder(reminder, ctx.zone) for reminder in reminders)
+    for reminder in reminders:
+        line = describe_reminder(reminder, ctx.zone)
+        if reminder.id in results:
+            at, outcome = results[reminder.id]
+            line += f" (last run {format_local(at, ctx.zone)}: {outcome_words(outcome)})"
+        lines.append(line)
     if total > len(reminders):
         lines.append(f"…and {total - len(reminders)} more.")
     return FunctionResult.direct("\n".join(lines), data=[snapshot(r) for r in reminders])

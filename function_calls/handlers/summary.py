@@ -172,7 +172,7 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
     effect="read",
     description="Summarize what was said in this group: topics, decisions, who asked what.",
     examples=[
-        Example("what did I miss?", {}),
+        Example("summarize what was said", {}),
         Example("summarize the last 200 messages", {"last_n": 200}),
     ],
     scope="group",

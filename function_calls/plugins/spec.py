@@ -55,3 +55,4 @@ class BuiltinsConfig(BaseModel):
     summary: bool = True
     timezone: bool = True
     budget: bool = True
+    memory: bool = True  # /find, chat_search, /forget

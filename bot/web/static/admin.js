@@ -40,7 +40,7 @@ async function showReminders(view, params) {
     element("option", { value: "", text: "All chats" }),
     ...chats.map((c) => element("option", { value: c.chat_id, text: c.chat_id })));
   const statusFilter = element("select", { id: "filter-status" },
-    ...["", "active", "paused"].map((s) => element("option", { value: s, text: s || "Any status" })));
+    ...["", "active", "paused", "done", "cancelled"].map((s) => element("option", { value: s, text: s || "Any status" })));
   chatFilter.value = params.get("chat") || "";
   statusFilter.value = params.get("status") || "";
   const refresh = () => go("reminders", { chat: chatFilter.value, status: statusFilter.value });
@@ -60,7 +60,10 @@ async function showReminders(view, params) {
         onclick: async () => { await api("POST", `${base}/${r.status === "paused" ? "resume" : "pause"}`); refresh(); } }),
       element("button", { type: "button", class: "danger", text: "Delete", "aria-label": `Delete reminder #${r.short_id} in ${r.chat_id}`,
         onclick: async () => { await api("DELETE", base); refresh(); } }));
-    return [r.chat_id, `#${r.short_id}`, r.content, r.rule, localTime(r.next_fire_at, r.timezone), r.status, actions];
+    const live = r.status === "active" || r.status === "paused";
+    const last = r.last_run ? ` (last run ${when(r.last_run.at)}: ${r.last_run.outcome})` : "";
+    const what = r.action ? `▶ ${r.content}${last}` : r.content;
+    return [r.chat_id, `#${r.short_id}`, what, r.rule, localTime(r.next_fire_at, r.timezone), r.status, live ? actions : ""];
   });
 
   const chatInput = element("input", { type: "text", id: "new-chat", required: "", value: chatFilter.value || "" });
@@ -103,7 +106,7 @@ async function showReminders(view, params) {
 
 async function showDeliveries(view, params) {
   const outcome = element("select", { id: "filter-outcome" },
-    ...["", "sent", "sent_late", "skipped_missed", "failed", "cancelled", "pending"]
+    ...["", "sent", "sent_late", "skipped_missed", "skipped_quiet", "failed", "cancelled", "pending"]
       .map((o) => element("option", { value: o, text: o || "Any outcome" })));
   outcome.value = params.get("outcome") || "";
   outcome.addEventListener("change", () => go("deliveries", { outcome: outcome.value }));

@@ -1,0 +1,164 @@
+"""Bursts: one sender's messages to the bot within `bot.burst_ms` of each other are
+answered once, as one message, each logged once, and a redelivery answers nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from bot.app import Bot
+from bot.config import parse_config
+from bot.messages import IncomingMessage, Reply
+from groupmate.testing.stub_llm import Reply as ModelReply
+from groupmate.testing.stub_llm import StubLLM, latest_message, text
+
+
+def _echo(body: dict[str, Any]) -> ModelReply:
+    return text(f"echo: {latest_message(body)}")
+
+
+def make_bot(database_url: str, stub: StubLLM, burst_ms: int) -> Bot:
+    stub.fallback = _echo
+    config = {
+        "storage": {"url": database_url},
+        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "warm_up": False},
+        "bot": {"burst_ms": burst_ms, "rate_limits": {"user_per_minute": 1000, "burst": 100}},
+    }
+    return Bot(parse_config(config, environ={}))
+
+
+def said(
+    words: str, n: int, sender: str = "ann", chat: str = "g1", **fields: Any
+) -> IncomingMessage:
+    return IncomingMessage(
+        chat_id=chat,
+        chat_type="group",
+        sender_id=sender,
+        sender_name=sender.title(),
+        text=words,
+        message_id=f"{sender}-{n}",
+        **fields,
+    )
+
+
+async def typed(bot: Bot, *messages: IncomingMessage, gap: float = 0.05) -> list[list[Reply]]:
+    """The messages sent `gap` seconds apart, each handled as it comes."""
+
+    async def one(index: int, message: IncomingMessage) -> list[Reply]:
+        await asyncio.sleep(index * gap)
+        return await bot.handle(message)
+
+    return await asyncio.gather(*(one(i, m) for i, m in enumerate(messages)))
+
+
+async def logged(bot: Bot, chat: str = "g1") -> list[str]:
+    assert bot.chatlog is not None
+    return [m.text for m in await bot.chatlog.recent(chat, 100)]
+
+
+async def test_three_quick_messages_one_answer(database_url: str, stub: StubLLM) -> None:
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        burst = [said("@groupmate hi", 1), said("@groupmate can you", 2), said("!check it", 3)]
+        results = await typed(bot, *burst)
+        assert [[r.text for r in replies] for replies in results] == [
+            [],
+            [],
+            ["echo: hi\ncan you\ncheck it"],
+        ]
+        assert results[2][0].mentions == ("ann",)
+        assert len(stub.requests) == 1
+        # Each message logged once, the answer once, in order.
+        assert await logged(bot) == [
+            "@groupmate hi",
+            "@groupmate can you",
+            "!check it",
+            "echo: hi\ncan you\ncheck it",
+        ]
+        # The model got the earlier messages once, in the question, not in the history too.
+        assert stub.requests[0]["messages"][-1]["content"].startswith("hi\ncan you\ncheck it")
+        assert not any(
+            "can you" in str(m.get("content")) for m in stub.requests[0]["messages"][1:-1]
+        )
+
+
+async def test_a_redelivered_message_of_a_burst_is_not_answered_again(
+    database_url: str, stub: StubLLM
+) -> None:
+    sent: list[list[str]] = []
+
+    async def deliver(replies: list[Reply]) -> None:
+        sent.append([reply.text for reply in replies])
+
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        first, second, third = said("@groupmate a", 1), said("@groupmate b", 2), said("!c", 3)
+
+        async def handled(message: IncomingMessage, after: float) -> list[Reply]:
+            await asyncio.sleep(after)
+            return await bot.handle(message, deliver)
+
+        # The webhook retries the second message while the burst is still open.
+        await asyncio.gather(
+            handled(first, 0), handled(second, 0.05), handled(second, 0.1), handled(third, 0.15)
+        )
+        assert sent == [["echo: a\nb\nc"]]
+        for again in (first, second, third):
+            assert await bot.handle(again, deliver) == []
+        assert sent == [["echo: a\nb\nc"]]
+        assert len(stub.requests) == 1
+        assert await logged(bot) == ["@groupmate a", "@groupmate b", "!c", "echo: a\nb\nc"]
+
+
+async def test_others_are_not_held_up_and_bursts_are_per_sender(
+    database_url: str, stub: StubLLM
+) -> None:
+    async with make_bot(database_url, stub, burst_ms=400) as bot:
+        loop = asyncio.get_running_loop()
+        done: dict[str, float] = {}
+
+        async def timed(name: str, message: IncomingMessage, after: float) -> list[Reply]:
+            await asyncio.sleep(after)
+            replies = await bot.handle(message)
+            done[name] = loop.time()
+            return replies
+
+        began = loop.time()
+        ann, bob, other, ann2 = await asyncio.gather(
+            timed("ann", said("@groupmate one", 1), 0),
+            timed("bob", said("@groupmate mine", 1, sender="bob"), 0.05),
+            timed("other chat", said("/reminders", 1, sender="cy", chat="g2"), 0.1),
+            timed("ann again", said("@groupmate two", 2), 0.3),
+        )
+        assert [r.text for r in bob] == ["echo: mine"]
+        assert ann == [] and [r.text for r in ann2] == ["echo: one\ntwo"]
+        assert [r.text for r in other] == ["There are no active reminders in this chat."]
+        assert done["other chat"] - began < 0.3  # a command is answered at once
+        assert done["bob"] < done["ann again"] - 0.15  # Bob's burst is his own
+
+
+async def test_a_command_or_a_reply_is_answered_on_its_own_after_the_burst(
+    database_url: str, stub: StubLLM
+) -> None:
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        results = await typed(bot, said("@groupmate hi", 1), said("/reminders", 2))
+        assert [[r.text for r in replies] for replies in results] == [
+            [],
+            ["echo: hi", "There are no active reminders in this chat."],
+        ]
+        about = said("@groupmate and this?", 4, reply_to_message_id="bob-1")
+        results = await typed(bot, said("@groupmate hello", 3), about)
+        assert [[r.text for r in replies] for replies in results] == [
+            [],
+            ["echo: hello", "echo: and this?"],
+        ]
+
+
+async def test_without_burst_ms_each_message_is_answered(database_url: str, stub: StubLLM) -> None:
+    async with make_bot(database_url, stub, burst_ms=0) as bot:
+        burst = [said("@groupmate hi", 1), said("@groupmate can you", 2), said("!check it", 3)]
+        results = await typed(bot, *burst)
+        assert [[r.text for r in replies] for replies in results] == [
+            ["echo: hi"],
+            ["echo: can you"],
+            ["echo: check it"],
+        ]
+        assert len(stub.requests) == 3
