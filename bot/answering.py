@@ -106,6 +106,18 @@ class Answerer:
         service = self._contexts.deps.get(ReminderService)
         return {} if service is None else await service.settings_of(chat_id, cached=True)
 
+    def lapse_question(self, message: IncomingMessage, text: str) -> None:
+        """A held question ("delete your 42 messages?") lapses at the sender's next
+        message, unless that is a plain "yes" for the bot: not one that replies to or
+        mentions someone else ("ok" to Bob's lunch plan deletes nothing)."""
+        if self._confirmations is None:
+            return
+        elsewhere = bool(message.mentions) or (
+            message.reply_to_message_id is not None and not message.reply_to_bot
+        )
+        if elsewhere or not Offers.is_yes(text):
+            self._confirmations.drop(message.chat_id, message.sender_id)
+
     def awaits_yes(self, message: IncomingMessage, text: str) -> bool:
         """A "yes" to the bot's pending offer or question to this sender: no mention
         needed."""

@@ -41,6 +41,10 @@ class Followups:
         self._clock = clock
         self._open: dict[str, dict[str, datetime]] = {}
         self._count = 0
+        # The message that last used each sender's window, and what it decided: a
+        # platform's re-delivery of that message gets the same answer, and does not use
+        # up the next one's window.
+        self._took: dict[tuple[str, str], tuple[str, bool]] = {}
 
     def open(self, chat_id: str, sender_id: str, seconds: int) -> None:
         """The bot just answered `sender_id` here: their next message may follow up."""
@@ -56,7 +60,12 @@ class Followups:
 
     def take(self, message: IncomingMessage) -> bool:
         """Whether `message` follows up the bot's answer to its sender; the window is used
-        up either way (only the next message counts)."""
+        up either way (only the next message counts; a re-delivery of that message is
+        decided the same)."""
+        key = (message.chat_id, message.sender_id)
+        took = self._took.get(key)
+        if took is not None and took[0] == message.message_id:
+            return took[1]
         senders = self._open.get(message.chat_id)
         if not senders:
             return False
@@ -66,7 +75,12 @@ class Followups:
         self._count -= 1
         if not senders:
             del self._open[message.chat_id]
-        return self._clock() <= until and not self._for_someone_else(message)
+        follows = self._clock() <= until and not self._for_someone_else(message)
+        if message.message_id is not None:
+            if len(self._took) >= _MAX_OPEN:
+                self._took.clear()
+            self._took[key] = (message.message_id, follows)
+        return follows
 
     def _for_someone_else(self, message: IncomingMessage) -> bool:
         if message.mentions:

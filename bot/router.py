@@ -87,6 +87,8 @@ class Router:
         """
         if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
             return []  # not an enabled chat: not even logged
+        # Any other message of the sender lets a question of the bot to them lapse.
+        self._answerer.lapse_question(message, self._mention.sub("", message.text, 1).strip())
         # Any message of the sender uses their follow-up window up: only the next counts.
         followup = message.chat_type == "group" and self._followups.take(message)
         text = self._triggered_text(message)
@@ -131,12 +133,13 @@ class Router:
                     answer = _Answer([Reply(chat, STORAGE_DOWN.for_message(last.text))], ())
                 else:
                     answer = await self._decide(parts, delivering=deliver is not None)
-                if last.message.chat_type == "group" and answer.replies:
-                    await self._open_followup(last.message)
                 if deliver is not None and answer.replies:
                     await deliver(answer.replies)
                     for message_id in answer.message_ids:
                         await self._mark_delivered(chat, message_id)
+                # A real answer (logged: not "the database is down"), once it is out.
+                if last.message.chat_type == "group" and answer.message_ids:
+                    await self._open_followup(last.message)
                 return answer.replies
         finally:
             self._waiting[chat] -= 1
@@ -148,7 +151,7 @@ class Router:
         wants that (its settings, as the answer just read them: from the cache)."""
         try:
             window = followup_window(await self._answerer.chat_settings(message.chat_id))
-        except StorageError as exc:
+        except Exception as exc:  # the answer is out: a window not opened is all it costs
             log.warning("chat %s: follow-up setting not read (%s)", message.chat_id, exc)
             return
         if window is None:

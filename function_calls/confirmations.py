@@ -63,6 +63,11 @@ class Confirmations:
             self._granted.add((chat_id, sender_id, str(found.arguments[TOKEN_FIELD])))
         return found
 
+    def drop(self, chat_id: str, sender_id: str) -> None:
+        """The sender said something else: the question lapses (a later "ok" meant for
+        someone else must never confirm a deletion)."""
+        self._held.pop((chat_id, sender_id), None)
+
     def redeem(self, chat_id: str, sender_id: str, token: str) -> bool:
         """Whether a "yes" of this sender granted `token`; true once."""
         key = (chat_id, sender_id, token)

@@ -61,20 +61,25 @@ def mentions(text: str, user_id: str, name: str) -> bool:
     name of three letters or more counts too: "Alice," for "Alice Chen")."""
     lowered = text.casefold()
     handles = {user_id.casefold(), name.casefold()} - {""}
-    if any(f"@{handle}" in lowered for handle in handles):
+    # "@Ann" is Ann, "@Anna" is not: the handle ends where a word would.
+    if any(re.search(rf"@{re.escape(h)}(?![\w-])", lowered) for h in handles):
         return True
     names = {name.strip()}
     first = name.split()[0] if name.split() else ""
     if len(first) >= 3:
         names.add(first)
-    return any(_names(lowered, candidate.casefold()) for candidate in names if candidate)
+    # A bare name as written, capital and all: "Will Chen" is not every "I will".
+    return any(_names(text, candidate) for candidate in names if candidate)
 
 
-def _names(lowered: str, name: str) -> bool:
+def _names(text: str, name: str) -> bool:
     if len(name) < 2:
         return False  # a one-letter name would match everywhere
     if is_cjk(name):
-        return name in lowered
+        return name in text
     if not _WORD_CHARS.match(name):
         return False
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", lowered) is not None
+    if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None:
+        return True
+    # Called by name first thing, in any case: "alice, ping me".
+    return re.match(rf"\s*{re.escape(name)}\s*[,:，：]", text, re.IGNORECASE) is not None

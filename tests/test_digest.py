@@ -96,6 +96,9 @@ def test_a_question_in_either_language(text: str, asks: bool) -> None:
         ("ask Alice about it", "u1", "Alice Chen", True),
         ("@u1 hi", "u1", "", True),
         ("Malice aforethought", "u1", "Alice", False),
+        ("@Anna can you look", "u3", "Ann", False),  # another handle that starts alike
+        ("I will do it tonight", "u4", "Will Chen", False),  # a word, not the name
+        ("Will, can you do it?", "u4", "Will Chen", True),
         ("@王芳 看一下", "wf", "王芳", True),
         ("王芳说得对", "wf", "王芳", True),
         ("芳草萋萋", "wf", "王芳", False),

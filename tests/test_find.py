@@ -166,6 +166,24 @@ async def test_forget_me_asks_then_deletes_only_the_senders_own(
     ]
 
 
+async def test_a_question_lapses_at_anything_else_the_sender_says(
+    servers: Servers, tmp_path: Path
+) -> None:
+    api = await start(servers, f"sqlite:///{tmp_path / 'lapse.db'}")
+    alice = [{"user_id": "u-alice", "name": "Alice"}]
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("lunch?", {}),  # anything else: the question lapses
+        ("ok", {"reply_to_message_id": "m-alice-1"}),  # "ok" to someone else
+        ("ok", {"mentions": alice}),
+    ]
+    for words, fields in cases:
+        (asked,) = await api.say("/forget me", **BOB)
+        assert "Reply yes within 2 minutes" in asked["text"]
+        await api.say(words, mentions_bot=False, **BOB, **fields)
+        assert await api.say("yes", mentions_bot=False, **BOB) == []  # nothing waits now
+        assert len(lines(await find(api, "launch"))) == 2  # nothing deleted
+
+
 async def test_a_late_yes_deletes_nothing(servers: Servers, tmp_path: Path) -> None:
     clock = FakeClock()
     api = await start(servers, f"sqlite:///{tmp_path / 'late.db'}", clock)

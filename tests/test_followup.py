@@ -133,3 +133,18 @@ async def test_settings_show_and_refuse_in_plain_words(
         assert "within 45 seconds" in await admin_sets(bot, "followup on")
         (usage,) = await answers(bot, "/settings colour red")
         assert usage.startswith("Usage: /settings") and "followup on|off" in usage
+
+
+async def test_a_redelivered_follow_up_is_decided_the_same_and_uses_up_no_other(
+    database_url: str, stub: StubLLM, clock: FakeClock
+) -> None:
+    async with make_bot(database_url, stub, clock) as bot:
+        await admin_sets(bot, "followup on")
+        await answers(bot, "@groupmate when is the launch?")
+        follow_up = said("and the demo?")
+        [first] = [r.text for r in await bot.handle(follow_up)]
+        assert first == "echo: and the demo?"
+        # The platform sends it again: seen before (no second answer), and the window
+        # its answer opened stays for the next message.
+        assert await bot.handle(follow_up) == []
+        assert await answers(bot, "and the party?") == ["echo: and the party?"]

@@ -88,7 +88,9 @@ async def chat_catchup(
     lang: Lang = "zh" if is_cjk(ctx.text) else "en"
     window, spoke = await _window(ctx, chatlog, reminders)
     clock = Clock(window.zone, lang, window.since, window.until)
-    if window.quiet:
+    # People's messages: the bot's own (an earlier catch-up, say) are nothing new.
+    said = [m for m in window.messages if not m.from_bot]
+    if not said and not window.reminders:
         return FunctionResult.direct(_nothing_new(window, clock, spoke=spoke))
     replied = {m.reply_to for m in window.messages if m.reply_to and not m.from_bot}
     earlier = await reminders.database.read(
@@ -97,7 +99,7 @@ async def chat_catchup(
     asker = Asker(ctx.sender_id, ctx.sender_name)
     found = for_you(window.messages, window.reminders, asker, earlier)
     head = _head(window, clock, spoke)
-    if not window.messages:  # reminders only: nothing for a model to summarize
+    if not said:  # reminders only: nothing for a model to summarize
         return _offline(head, window, found, clock, None)
     if llm is None:
         why = "没有配置语言模型" if lang == "zh" else "no language model is configured"
@@ -163,7 +165,7 @@ async def _summarize(
 
 
 def _head(window: ChatWindow, clock: Clock, spoke: bool) -> str:
-    count = len(window.messages)
+    count = sum(1 for m in window.messages if not m.from_bot)
     if clock.lang == "zh":
         since = f"你上次发言（{clock.full(window.since)}）以来" if spoke else "过去 24 小时"
         return f"📝 {since}的 {count} 条消息："
