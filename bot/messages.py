@@ -31,6 +31,10 @@ class IncomingMessage:
     mentions: tuple[Member, ...] = ()
     # The platform id of the message this one replies to (a reminder, to snooze it).
     reply_to_message_id: str | None = None
+    # The adapter hands over this chat's messages one at a time, each once the last is
+    # answered (Telegram's and Matrix's ordered queues): a burst can't gather there, so
+    # the router waits for none (waiting would only hold the chat up).
+    one_at_a_time: bool = False
     # Typed by the bot's operator at its own terminal (the console): an admin of every
     # simulated chat, and never rate-limited. No network adapter may set this.
     from_operator: bool = False

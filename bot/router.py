@@ -108,7 +108,7 @@ class Router:
         part = Part(message, text, self._entry(message), self._alone(message, text))
         burst: Burst | None = None
         try:
-            if self._bursts is not None:
+            if self._bursts is not None and not message.one_at_a_time:
                 burst = await self._bursts.collect(part)
                 if burst is None:
                     return []  # answered with a later message of the same sender

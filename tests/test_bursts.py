@@ -162,3 +162,18 @@ async def test_without_burst_ms_each_message_is_answered(database_url: str, stub
             ["echo: check it"],
         ]
         assert len(stub.requests) == 3
+
+
+async def test_an_adapter_that_hands_over_one_at_a_time_is_never_held_for_a_burst(
+    database_url: str, stub: StubLLM
+) -> None:
+    """Telegram's and Matrix's queues wait for each answer before the next message: a
+    burst can't gather there, so none is waited for (each is answered as it comes)."""
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        first = said("@groupmate hi", 1, one_at_a_time=True)
+        second = said("@groupmate can you", 2, one_at_a_time=True)
+        results = await typed(bot, first, second)
+        assert [[r.text for r in replies] for replies in results] == [
+            ["echo: hi"],
+            ["echo: can you"],
+        ]

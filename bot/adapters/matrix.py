@@ -390,6 +390,7 @@ class MatrixAdapter:
                 if u != self.user_id
             ),
             reply_to_message_id=reply_to,
+            one_at_a_time=True,  # OrderedWork: a room's events in order
         )
 
     async def _is_ours(self, room_id: str, event_id: str) -> bool:

@@ -291,6 +291,7 @@ class TelegramAdapter:
             timestamp=message.date,
             mentions=tuple(dict.fromkeys(mentions)),
             reply_to_message_id=str(replied.message_id) if replied is not None else None,
+            one_at_a_time=True,  # OrderedWork: a chat's updates in order
         )
 
     def _remember(self, chat_id: str, user: User) -> Member:
