@@ -66,6 +66,9 @@ class Burst:
     parts: list[Part]
     started: float
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set by the router once the burst's answer is decided: until then (its handler was
+    # cancelled or failed) the other messages are not answered, so each answers itself.
+    answered: bool = False
 
     def finish(self) -> None:
         self.done.set()
@@ -99,7 +102,11 @@ class Bursts:
                 raise
         if len(burst.parts) != mine:  # a later message of the sender answers it
             await burst.done.wait()
-            return None
+            if burst.answered:
+                return None
+            # Its handler never answered (cancelled, failed): nothing was logged for this
+            # message either, so it is answered on its own rather than lost.
+            return Burst([part], loop.time())
         self._close(key, burst)
         return burst
 

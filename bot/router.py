@@ -112,7 +112,10 @@ class Router:
                 burst = await self._bursts.collect(part)
                 if burst is None:
                     return []  # answered with a later message of the same sender
-            return await self._answer_in_turn(burst.parts if burst else [part], deliver)
+            replies = await self._answer_in_turn(burst.parts if burst else [part], deliver)
+            if burst is not None:
+                burst.answered = True
+            return replies
         finally:
             if burst is not None:
                 burst.finish()

@@ -177,3 +177,19 @@ async def test_an_adapter_that_hands_over_one_at_a_time_is_never_held_for_a_burs
             ["echo: hi"],
             ["echo: can you"],
         ]
+
+
+async def test_a_burst_whose_answer_was_cancelled_loses_no_message(
+    database_url: str, stub: StubLLM
+) -> None:
+    """The handler answering the burst is cancelled (a client gone, a stop): the other
+    messages of the burst are answered on their own, never dropped unlogged."""
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        first = asyncio.create_task(bot.handle(said("@groupmate hi", 1)))
+        await asyncio.sleep(0.05)
+        last = asyncio.create_task(bot.handle(said("@groupmate can you", 2)))
+        await asyncio.sleep(0.1)
+        last.cancel()  # while the burst still gathers
+        replies = await first
+        assert [r.text for r in replies] == ["echo: hi"]
+        assert "@groupmate hi" in await logged(bot)
