@@ -178,3 +178,23 @@ def fell_due_while_down(servers: Servers, *, ago: timedelta = timedelta(minutes=
     with engine.begin() as connection:
         connection.execute(update(Reminder).values(next_fire_at=datetime.now(UTC) - ago))
     engine.dispose()
+
+
+def echo_bot(
+    database_url: str,
+    stub: StubLLM,
+    clock: Callable[[], datetime] | None = None,
+    **bot_section: Any,
+) -> Bot:
+    """A Bot (not started) whose model answers "echo: <the message>", for tests of what
+    reaches the model and how often; rate limits out of the way."""
+    from groupmate.testing.stub_llm import latest_message, text
+
+    stub.fallback = lambda body: text(f"echo: {latest_message(body)}")
+    config = {
+        "storage": {"url": database_url},
+        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "warm_up": False},
+        "bot": {"rate_limits": {"user_per_minute": 1000, "burst": 100}, **bot_section},
+    }
+    parsed = parse_config(config, environ={})
+    return Bot(parsed, clock=clock) if clock else Bot(parsed)

@@ -7,24 +7,13 @@ import asyncio
 from typing import Any
 
 from bot.app import Bot
-from bot.config import parse_config
 from bot.messages import IncomingMessage, Reply
-from groupmate.testing.stub_llm import Reply as ModelReply
-from groupmate.testing.stub_llm import StubLLM, latest_message, text
-
-
-def _echo(body: dict[str, Any]) -> ModelReply:
-    return text(f"echo: {latest_message(body)}")
+from groupmate.testing.stub_llm import StubLLM
+from tests.http_harness import echo_bot
 
 
 def make_bot(database_url: str, stub: StubLLM, burst_ms: int) -> Bot:
-    stub.fallback = _echo
-    config = {
-        "storage": {"url": database_url},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "warm_up": False},
-        "bot": {"burst_ms": burst_ms, "rate_limits": {"user_per_minute": 1000, "burst": 100}},
-    }
-    return Bot(parse_config(config, environ={}))
+    return echo_bot(database_url, stub, burst_ms=burst_ms)
 
 
 def said(

@@ -7,27 +7,17 @@ from datetime import timedelta
 from typing import Any
 
 from bot.app import Bot
-from bot.config import parse_config
 from bot.messages import IncomingMessage
-from groupmate.testing.stub_llm import Reply, StubLLM, latest_message, text
+from groupmate.testing.stub_llm import StubLLM
 from storage import Member
 from tests.conftest import FakeClock
+from tests.http_harness import echo_bot
 
 _ids = iter(range(1_000_000))
 
 
-def _echo(body: dict[str, Any]) -> Reply:
-    return text(f"echo: {latest_message(body)}")
-
-
 def make_bot(database_url: str, stub: StubLLM, clock: FakeClock) -> Bot:
-    stub.fallback = _echo
-    config = {
-        "storage": {"url": database_url},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "warm_up": False},
-        "bot": {"rate_limits": {"user_per_minute": 1000, "burst": 100}},
-    }
-    return Bot(parse_config(config, environ={}), clock=clock)
+    return echo_bot(database_url, stub, clock)
 
 
 def said(words: str, sender: str = "ann", chat: str = "g1", **fields: Any) -> IncomingMessage:
