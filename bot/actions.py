@@ -20,6 +20,8 @@ from bot.budget import TokenBudget
 from bot.commands import Commands
 from bot.contexts import Caller, ContextFactory
 from function_calls import MessageContext, ToolInvoker
+from function_calls.digest_core import Lang
+from function_calls.digest_lines import is_cjk
 from function_calls.handlers.digest import gather_window
 from function_calls.handlers.reminder_words import format_local, late_note
 from function_calls.services import TextCompleter
@@ -147,8 +149,11 @@ class ActionRunner:
         window = await gather_window(
             self._chatlog, self._reminders, claim.chat_id, since, claim.occurrence
         )
+        said = [m for m in window.messages if not m.from_bot and not m.text.startswith("/")]
+        # Written in the chat's language: Chinese when most of what was said is.
+        lang: Lang = "zh" if 2 * sum(is_cjk(m.text) for m in said) > len(said) else "en"
         # Quiet: nobody said anything but commands to the bot (setting this one, say).
-        if not any(not m.from_bot and not m.text.startswith("/") for m in window.messages):
+        if not said:
             settings = await self._reminders.settings_of(claim.chat_id)
             if settings.get(SETTING_QUIET_DIGEST) == "skip":
                 return _Run(None)
@@ -156,7 +161,7 @@ class ActionRunner:
         if action.command == "summary":  # /catchup falls back to the digest by itself
             why_offline = await self._offline_because(ctx)
             if why_offline is not None:
-                return _Run(f"({why_offline}: the offline digest.)\n{window.digest()}")
+                return _Run(f"({why_offline}: the offline digest.)\n{window.digest(lang)}")
             if not action.args:
                 # The day's digest covers what was said since the last one, however much.
                 hours = min((claim.occurrence - since).total_seconds() / 3600, 168.0)

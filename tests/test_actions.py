@@ -226,3 +226,17 @@ async def test_the_rest_api_takes_an_action_instead_of_a_content(
     assert bad.status_code == 422 and "action" in bad.text
     refused = await api.client.post(url, json={**body, "action": {"command": "cancel"}})
     assert refused.status_code in (400, 409, 422) and "can't run on a schedule" in refused.text
+
+
+async def test_a_chinese_groups_offline_digest_is_in_chinese(
+    database_url: str, servers: Servers
+) -> None:
+    clock = FakeClock()
+    api, recorder = await bot_with_recorder(servers, clock, database_url)
+    await say(api, "/提醒 每天晚上6点 /summary")
+    await say(api, "我们决定周五上线", sender_id="u-wang", sender_name="王芳")
+    await say(api, "好的", sender_id="u-li", sender_name="李雷")
+    clock.set(at(18))
+    await eventually(lambda: len(recorder.sent) == 1, within=10)
+    [posted] = recorder.texts()
+    assert "📋 离线摘要" in posted and "我们决定周五上线" in posted
