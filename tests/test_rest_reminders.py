@@ -14,7 +14,16 @@ from tests.test_reminders_v2 import fire_now
 
 BOB = {"user_id": "u-bob", "name": "bob"}
 BERLIN = ZoneInfo("Europe/Berlin")
-_SERVER_FIELDS = ("id", "short_id", "rule", "timezone", "next_fire_at", "status", "snooze_of")
+_SERVER_FIELDS = (
+    "id",
+    "short_id",
+    "rule",
+    "timezone",
+    "next_fire_at",
+    "status",
+    "snooze_of",
+    "last_run",
+)
 
 
 async def create(api: Api, chat_id: str = "g1", **body: Any) -> dict[str, Any]:

@@ -163,6 +163,8 @@ def reminder_routes(bot: Bot) -> APIRouter:
         if chat_type not in CHAT_TYPES:
             issue = {"path": "chat_type", "problem": "must be 'group' or 'private'"}
             return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
+        if raw.get("action", ...) is None:  # what GET shows of a plain reminder
+            del raw["action"]
         if "action" in raw:  # the command it runs: its words are the reminder's content
             try:
                 action = ActionIO.model_validate(raw.pop("action"))
