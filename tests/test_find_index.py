@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import text, update
+from sqlalchemy import delete, insert, text, update
 
 from storage import Database, upgrade
 from storage.chatlog import ChatLog, LogEntry
@@ -83,6 +83,54 @@ def check_index(database: Database) -> None:
         session.execute(
             text("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
         )
+
+
+def filler(chat: str, count: int) -> list[dict[str, object]]:
+    return [
+        {
+            "chat_id": chat,
+            "message_id": f"f{n}",
+            "sender_id": "u-bob",
+            "sender_name": "Bob",
+            "text": f"small talk {n}",
+            "created_at": START + timedelta(hours=1),
+        }
+        for n in range(count)
+    ]
+
+
+async def test_old_messages_are_found_through_the_index(database_url: str) -> None:
+    """Past the chat's newest 2,000 rows (which PostgreSQL reads without the index), the
+    index serves the search: it has what was just logged, the words as they are now, and
+    no deleted row."""
+    database = Database(database_url)
+    upgrade(database)
+    try:
+        chatlog = ChatLog(database, keep=10_000, max_age=timedelta(days=30))
+        search = MessageSearch(database)
+        for n, words in enumerate(["launch one 预算", "launch two", "launch three"]):
+            await chatlog.append("g1", entry(n, words, minutes=n))
+        with database.write_session() as session:
+            session.execute(insert(ChatMessage), filler("g1", 2_100))
+        await chatlog.log("g1", entry(5, "launch now", minutes=90))  # not written yet
+        assert await texts(search, "g1", "launch") == [
+            "launch now",
+            "launch three",
+            "launch two",
+            "launch one 预算",
+        ]
+        with database.write_session() as session:
+            session.execute(
+                update(ChatMessage).where(ChatMessage.message_id == "m1").values(text="liftoff")
+            )
+            session.execute(delete(ChatMessage).where(ChatMessage.message_id == "m2"))
+        assert await texts(search, "g1", "launch") == ["launch now", "launch one 预算"]
+        assert await texts(search, "g1", "liftoff") == ["liftoff"]
+        assert await texts(search, "g1", "预算") == ["launch one 预算"]
+        if database.backend == "sqlite":
+            check_index(database)
+    finally:
+        await database.aclose()
 
 
 async def test_sqlite_indexes_in_batches_and_reused_ids(tmp_path: Path) -> None:
