@@ -32,6 +32,7 @@ from function_calls.grammar import (
     split_when,
 )
 from function_calls.handlers.budget import MAX_LIMIT
+from function_calls.handlers.digest_settings import QUIET_WORDS
 from function_calls.handlers.followup import (
     MAX_SECONDS,
     MIN_SECONDS,
@@ -441,6 +442,8 @@ def _setting(key: str, word: str) -> object:
         return int(word)
     if key == SETTING_FOLLOWUP and word.lower() not in SWITCHES:
         raise CommandError(f"That didn't work: {SWITCH_WORDS}.")
+    if key == SETTING_QUIET_DIGEST and word.lower() not in QUIET_DIGESTS:
+        raise CommandError(f"That didn't work: {QUIET_WORDS}.")
     return word.lower() if key == SETTING_FOLLOWUP else word
 
 

@@ -89,6 +89,11 @@ async def test_a_quiet_day_is_said_or_skipped_as_the_chat_chose(
     clock.set(at(18))
     await eventually(lambda: len(recorder.sent) == 1, within=10)
     assert recorder.texts()[0].startswith("▶ /summary\nQuiet day: nothing new since ")
+    wrong = await say(api, "/settings digest_when_quiet maybe", sender_id="u-admin")
+    assert wrong == (
+        "That didn't work: digest_when_quiet is post or skip, e.g. /settings "
+        "digest_when_quiet skip."
+    )
     changed = await say(api, "/settings digest_when_quiet skip", sender_id="u-admin")
     assert "skip" in changed
     clock.set(at(18, day=22))

@@ -12,6 +12,9 @@ from function_calls.result import FunctionResult
 from storage import ReminderService
 from storage.vocabulary import QUIET_DIGESTS, SETTING_QUIET_DIGEST, QuietDigest
 
+# What the setting takes, in words (the command's and the arguments' own refusals).
+QUIET_WORDS = "digest_when_quiet is post or skip, e.g. /settings digest_when_quiet skip"
+
 
 class DigestSettingsArgs(BaseModel):
     """What a scheduled digest does on a quiet day; left out: shown, not changed."""
@@ -27,9 +30,7 @@ class DigestSettingsArgs(BaseModel):
     def _word(cls, value: object) -> object:
         word = value.strip().lower() if isinstance(value, str) else value
         if word is not None and word not in QUIET_DIGESTS:
-            raise ValueError(
-                "digest_when_quiet is post or skip, e.g. /settings digest_when_quiet skip"
-            )
+            raise ValueError(QUIET_WORDS)
         return word
 
 
