@@ -128,10 +128,16 @@ class Answerer:
         return bool(asked) or self._offers.pending(chat, sender, now)
 
     async def answer(
-        self, message: IncomingMessage, text: str, recent: list[LoggedMessage]
+        self,
+        message: IncomingMessage,
+        text: str,
+        recent: list[LoggedMessage],
+        *,
+        request_messages: int = 1,
     ) -> str | None:
         """The answer's text; None to stay quiet (a group over its rate limit). `recent`
-        is the chat's newest messages, this one last."""
+        is the chat's newest messages, this one last; `text` joins the words of the
+        sender's `request_messages` newest messages (a burst), `message` the last."""
         command = Commands.split(text) or self._spoken_command(message, text)
         if command is not None and not self.commands.knows(command[0]):
             command = None
@@ -139,7 +145,10 @@ class Answerer:
         if refusal is not None:
             return refusal or None
         ctx = dataclasses.replace(
-            await self.context(message), text=text, reply_text=await self._replied_to(message)
+            await self.context(message),
+            text=text,
+            reply_text=await self._replied_to(message),
+            request_messages=request_messages,
         )
         if command is not None:
             return await self.commands.run(dataclasses.replace(ctx, source="command"), *command)

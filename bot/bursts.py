@@ -9,18 +9,19 @@ How it keeps the router's guarantees (`bot.router`):
   chat's lock: other senders and other chats go on meanwhile. Each message restarts its
   sender's wait; a burst is closed after `MAX_PARTS` messages or `MAX_SPAN` windows
   from its first, so that a steady typist is still answered.
-- **Each message once.** The handler of the burst's last message answers it, under the
-  chat's lock (and, across processes, the database's). The others wait until it is
+- **Each message once, in its place.** Each message is logged as it comes (the router's
+  `_log_on_arrival`), among the chat's other messages, before it waits. The handler of
+  the burst's last message answers it, under the chat's lock (and, across processes,
+  the database's), with the history up to that message. The others wait until it is
   done, so their platform ids stay "in flight" and a webhook retry of any of them
-  meanwhile is dropped. Under the lock every message of the burst is logged in order
-  (`ChatLog.receive`, one write each, the history read with the last); a redelivered
-  one is found in the log and left out (answered) or its logged answer resent
-  (decided before a crash, never sent).
-- **One answer, sent once.** The earlier messages are marked answered with nothing to
-  send, then the answer is logged against the last one, undelivered until the platform
-  took it. A redelivery of any of them afterwards finds it answered. A crash between
-  those writes leaves the last message unanswered: its redelivery is answered on its own,
-  never twice.
+  meanwhile is dropped. One found logged before (a redelivery) is looked at again
+  under the lock: left out (answered) or its logged answer resent (decided before a
+  crash, never sent).
+- **One answer, sent once.** The answer is logged against the last message, undelivered
+  until the platform took it, and the earlier ones are marked answered (with nothing
+  of their own to send) in the same transaction. A redelivery of any of them afterwards
+  finds it answered; a crash before it leaves all of them unanswered, and their
+  redelivery is answered whole, never twice and never without the earlier words.
 - **Order.** What must not be merged is answered on its own, after the joined text: a
   slash command, a "yes" to the bot's offer, a reply to a message. Such a message closes
   its sender's burst at once.
@@ -51,6 +52,8 @@ class Part:
     text: str
     entry: LogEntry
     alone: bool = False
+    # Logged as it came (`Router`), new: its turn needs no second look at the log.
+    logged: bool = False
 
     @property
     def message_id(self) -> str:
@@ -104,8 +107,8 @@ class Bursts:
             await burst.done.wait()
             if burst.answered:
                 return None
-            # Its handler never answered (cancelled, failed): nothing was logged for this
-            # message either, so it is answered on its own rather than lost.
+            # Its handler never answered (cancelled, failed): this message is answered on
+            # its own rather than left unanswered in the log.
             return Burst([part], loop.time())
         self._close(key, burst)
         return burst

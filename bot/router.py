@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import re
 import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.answering import Answerer
@@ -27,7 +27,7 @@ from function_calls.handlers.followup import followup_window
 from function_calls.internal_text import STORAGE_DOWN
 from storage import StorageError, utc_now
 from storage.chat_locks import ChatLocks
-from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Seen
+from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Received, Seen
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class Router:
         burst: Burst | None = None
         try:
             if self._bursts is not None and not message.one_at_a_time:
-                burst = await self._bursts.collect(part)
+                burst = await self._bursts.collect(await self._log_on_arrival(part))
                 if burst is None:
                     return []  # answered with a later message of the same sender
             replies = await self._answer_in_turn(burst.parts if burst else [part], deliver)
@@ -121,6 +121,20 @@ class Router:
                 burst.finish()
             if key is not None:
                 self._in_flight.discard(key)
+
+    async def _log_on_arrival(self, part: Part) -> Part:
+        """A message that may wait for its sender's burst is logged as it comes, in its
+        place among the chat's other messages (those not meant for the bot are logged at
+        once): not after them, when the burst is answered. Only a new row counts: one
+        found logged (a redelivery, or the same message reaching another process) is
+        looked at again in the chat's turn, under its lock, as any message is."""
+        chat = part.message.chat_id
+        try:
+            seen = await self._chatlog.append(chat, part.entry)
+        except StorageError as exc:  # its turn tries again, and answers if it can't
+            log.warning("chat %s: message %s not logged yet: %s", chat, part.message_id, exc)
+            return part
+        return dataclasses.replace(part, logged=seen is Seen.NEW)
 
     async def _answer_in_turn(self, parts: Sequence[Part], deliver: Deliver | None) -> list[Reply]:
         """Answer `parts` (one message, or one sender's burst) in the chat's turn."""
@@ -245,7 +259,7 @@ class Router:
         run: list[Part] = []  # new messages to answer together
         for index, part in enumerate(parts):
             ends = part.alone or index + 1 == len(parts) or parts[index + 1].alone
-            received = await self._chatlog.receive(chat, part.entry, recent=wanted if ends else 0)
+            received = await self._received(part, wanted if ends else 0)
             message_id = part.message_id
             if received.seen is Seen.ANSWERED:
                 log.info("chat %s: message %s seen before", chat, message_id)
@@ -273,6 +287,14 @@ class Router:
                 run = []
         return _Answer(replies, tuple(logged))
 
+    async def _received(self, part: Part, recent: int) -> Received:
+        """Log `part` (or find it logged) and read the history its answer needs."""
+        chat = part.message.chat_id
+        if not part.logged:
+            return await self._chatlog.receive(chat, part.entry, recent=recent)
+        history = await self._chatlog.history_to(chat, part.message_id, recent) if recent else []
+        return Received(Seen.NEW, history)
+
     async def _answer_run(
         self, run: list[Part], recent: list[LoggedMessage], *, delivering: bool
     ) -> tuple[list[str], str | None]:
@@ -281,12 +303,14 @@ class Router:
         last = run[-1]
         chat, message_id = last.message.chat_id, last.message_id
         text = "\n".join(part.text for part in run)
-        answer = await self._answerer.answer(last.message, text, _without(recent, run[:-1]))
+        answer = await self._answerer.answer(
+            last.message, text, _without(recent, run[:-1]), request_messages=len(run)
+        )
         texts = [] if answer is None else [answer]
         try:
-            for part in run[:-1]:  # answered by the last one's answer: nothing of their own
-                await self._record(chat, part.message_id, [], delivering=False)
-            await self._record(chat, message_id, texts, delivering=delivering)
+            # The earlier ones are answered by the last one's answer, in its transaction.
+            covers = [part.message_id for part in run[:-1]]
+            await self._record(chat, message_id, texts, delivering=delivering, covers=covers)
         except StorageError as exc:
             # The answer is decided and its tools ran (a reminder may be set): it says
             # what was done, where "nothing was changed" would be false. Unrecorded, a
@@ -296,7 +320,13 @@ class Router:
         return texts, message_id
 
     async def _record(
-        self, chat_id: str, message_id: str, texts: list[str], *, delivering: bool
+        self,
+        chat_id: str,
+        message_id: str,
+        texts: list[str],
+        *,
+        delivering: bool,
+        covers: Sequence[str] = (),
     ) -> None:
         await self._chatlog.record_answer(
             chat_id,
@@ -306,6 +336,7 @@ class Router:
             bot_name=self.config.bot.name,
             at=self._clock(),
             delivered=not delivering,
+            covers=covers,
         )
 
     def _triggered_text(self, message: IncomingMessage) -> str | None:
@@ -357,7 +388,7 @@ def _without(recent: list[LoggedMessage], earlier: Sequence[Part]) -> list[Logge
     return [*kept, *recent[-1:]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class _Answer:
     """What the router decided for one message or burst; `message_ids` are those its
     replies were logged against, so their delivery can be marked."""

@@ -44,6 +44,9 @@ class MessageContext:
     # The words of the message this one replies to, when the chat log has it: "summarize
     # this" in reply to a link.
     reply_text: str = ""
+    # How many of the sender's newest logged messages make up this request: a burst
+    # (`bot.burst_ms`) joins several into one. "Since my last message" starts before them.
+    request_messages: int = 1
     # Where the call comes from and how the caller was authenticated: the audit log's.
     source: CallSource = "model"
     auth: AuthMethod = "platform"

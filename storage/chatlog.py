@@ -175,11 +175,14 @@ class ChatLog:
         bot_name: str,
         at: datetime,
         delivered: bool,
+        covers: Sequence[str] = (),
     ) -> None:
         """Log the bot's answer to a logged message and mark the message answered, in one
         transaction. Unless `delivered` (or there is nothing to send), it stays
         undelivered until `mark_delivered`: a redelivery then resends this answer instead
-        of deciding a new one (which would repeat its side effects, like a reminder)."""
+        of deciding a new one (which would repeat its side effects, like a reminder).
+        `covers`: the earlier messages of a burst this answer answers too, marked answered
+        in the same transaction."""
         rows = [
             {
                 "chat_id": chat_id,
@@ -203,6 +206,7 @@ class ChatLog:
                 replies=rows,
                 at=at,
                 delivered=delivered,
+                covers=tuple(covers),
             ),
         )
 
@@ -237,6 +241,14 @@ class ChatLog:
         """The last `limit` messages, oldest first."""
         return await self._read(
             functools.partial(units.recent_messages, chat_id=chat_id, limit=limit, since=since)
+        )
+
+    async def history_to(self, chat_id: str, message_id: str, limit: int) -> list[LoggedMessage]:
+        """The `limit` newest messages up to a logged one (itself last), oldest first: the
+        history of a question logged before its turn (a burst's), without what came
+        after it."""
+        return await self._read(
+            functools.partial(units.history_to, chat_id=chat_id, message_id=message_id, limit=limit)
         )
 
     async def page(

@@ -4,11 +4,12 @@ once), and `Session -> T` units; storage.chatlog decides when and how they run."
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, func, select, update
+from sqlalchemy import Row, Table, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -109,6 +110,9 @@ _RECENT = (
     .limit(bindparam("limit"))
 )
 _RECENT_SINCE = _RECENT.where(_messages.c.created_at >= bindparam("since"))
+_RECENT_TO = _RECENT.where(
+    _messages.c.id <= select(_messages.c.id).where(_THE_MESSAGE).scalar_subquery()
+)
 
 
 def dialect(session: Session) -> str:
@@ -147,11 +151,18 @@ def record_answer(
     replies: list[dict[str, Any]],
     at: datetime,
     delivered: bool,
+    covers: Sequence[str] = (),
 ) -> None:
     # One transaction: the answer's side effects are done by now, so a redelivery must
     # find either no answer (and decide one) or this whole answer (and only resend it).
+    # The same holds for the earlier messages of a burst it `covers`: marked answered
+    # (with nothing of their own to send) only with it, so a crash before it leaves
+    # every one of them unanswered, none answered with words that were never logged.
     if replies:
         session.execute(_messages.insert(), replies)
+    for covered in covers:
+        marks = {"the_chat": chat_id, "the_message": covered, "answered": at, "delivered": at}
+        session.execute(_ANSWER, marks)
     marks = {"answered": at, "delivered": at if delivered or not replies else None}
     session.execute(_ANSWER, {"the_chat": chat_id, "the_message": message_id, **marks})
 
@@ -185,10 +196,21 @@ def recent_messages(
     else:
         params = {"the_chat": chat_id, "limit": limit, "since": since}
         rows = session.execute(_RECENT_SINCE, params).all()
+    return _oldest_first(rows)
+
+
+def _oldest_first(rows: Sequence[Row[Any, Any, Any, Any, Any]]) -> list[LoggedMessage]:
+    """`_RECENT`'s rows (newest first) as logged messages, oldest first."""
     return [
         LoggedMessage(row.sender_id, row.sender_name, row.text, row.from_bot, row.created_at)
         for row in reversed(rows)
     ]
+
+
+def history_to(session: Session, chat_id: str, message_id: str, limit: int) -> list[LoggedMessage]:
+    """The `limit` newest messages up to this logged one (itself last), oldest first."""
+    params = {"the_chat": chat_id, "the_message": message_id, "limit": limit}
+    return _oldest_first(session.execute(_RECENT_TO, params).all())
 
 
 def page(session: Session, chat_id: str, before: int | None, limit: int) -> list[PagedMessage]:

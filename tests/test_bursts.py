@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sqlalchemy import create_engine
+
 from bot.app import Bot
 from bot.messages import IncomingMessage, Reply
 from groupmate.testing.stub_llm import StubLLM
@@ -182,3 +184,69 @@ async def test_a_burst_whose_answer_was_cancelled_loses_no_message(
         replies = await first
         assert [r.text for r in replies] == ["echo: hi"]
         assert "@groupmate hi" in await logged(bot)
+
+
+async def test_a_burst_is_logged_as_it_comes_among_the_others(
+    database_url: str, stub: StubLLM
+) -> None:
+    """Ann's two messages and Bob's between them stay in the order they were said; the
+    model gets what was said up to Ann's last message, not what came after it."""
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        results = await typed(
+            bot,
+            said("@groupmate hi", 1),
+            said("lunch?", 1, sender="bob"),
+            said("@groupmate can you", 2),
+            said("after the question", 2, sender="bob"),
+        )
+        assert [[r.text for r in replies] for replies in results] == [
+            [],
+            [],
+            ["echo: hi\ncan you"],
+            [],
+        ]
+        assert await logged(bot) == [
+            "@groupmate hi",
+            "lunch?",
+            "@groupmate can you",
+            "after the question",
+            "echo: hi\ncan you",
+        ]
+        sent = str(stub.requests[0]["messages"])
+        assert "lunch?" in sent and "after the question" not in sent
+
+
+async def test_a_burst_answer_that_fails_to_be_logged_leaves_every_message_unanswered(
+    database_url: str, stub: StubLLM
+) -> None:
+    """The answer is logged against the last message, and the earlier ones are marked
+    answered in the same transaction: when that write fails (here the database refuses
+    the last message's mark), a redelivery of the burst is answered whole, not just its
+    last message with the earlier ones lost."""
+    refuse = (
+        "CREATE TRIGGER refuse BEFORE UPDATE OF answered_at ON messages "
+        "WHEN new.message_id = 'ann-3' BEGIN SELECT RAISE(ABORT, 'disk gone'); END"
+    )
+    if database_url.startswith("postgresql"):
+        refuse = (
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'disk gone'; END $$; "
+            "CREATE TRIGGER refuse BEFORE UPDATE OF answered_at ON messages FOR EACH ROW "
+            "WHEN (new.message_id = 'ann-3') EXECUTE FUNCTION refuse()"
+        )
+    burst = [said("@groupmate a", 1), said("@groupmate b", 2), said("@groupmate c", 3)]
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        engine = create_engine(database_url)
+        with engine.begin() as connection:
+            connection.exec_driver_sql(refuse)
+        results = await typed(bot, *burst)
+        assert results[:2] == [[], []]
+        (failed,) = results[2]
+        assert "echo" not in failed.text  # said it went wrong; nothing logged as answered
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "DROP TRIGGER refuse" + (" ON messages" if "postgresql" in database_url else "")
+            )
+        engine.dispose()
+        again = await typed(bot, *burst)  # the platform redelivers what was not answered
+        assert [[r.text for r in replies] for replies in again] == [[], [], ["echo: a\nb\nc"]]

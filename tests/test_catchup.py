@@ -4,6 +4,7 @@ budget spent; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,10 +29,17 @@ class Clock:
         return self.now
 
 
-def make_bot(database_url: str, clock: Clock, stub: StubLLM | None = None, **budget: int) -> Bot:
+def make_bot(
+    database_url: str,
+    clock: Clock,
+    stub: StubLLM | None = None,
+    *,
+    burst_ms: int = 0,
+    **budget: int,
+) -> Bot:
     data: dict[str, Any] = {
         "storage": {"url": database_url},
-        "bot": {"timezone": "Asia/Shanghai"},
+        "bot": {"timezone": "Asia/Shanghai", "burst_ms": burst_ms},
     }
     if stub is not None:
         data["llm"] = {"base_url": stub.base_url, "api_key": "sk-test", "budget": budget}
@@ -147,6 +155,28 @@ async def test_catchup_with_a_model_gives_it_the_window_and_what_concerns_the_as
     assert reply.startswith("📝 Catch-up: 5 messages since your last message")
     assert "🙋 For you:\n❓ Bob" in reply
     assert reply.endswith("• Bob wants your PR review\n• Friday launch decided")
+
+
+async def test_catchup_asked_in_a_burst_starts_before_the_burst(
+    database_url: str, stub: StubLLM
+) -> None:
+    """ "hey" then "what did I miss?", joined as one request: the window starts at Alice's
+    message before them, not at the first of them (which would leave nothing)."""
+    clock = Clock()
+    stub.script(calls(("chat_catchup", {})), text("• Bob wants your PR review"))
+    async with make_bot(database_url, clock, stub, burst_ms=300) as bot:
+        await a_morning(bot, clock)
+        requests_before = len(stub.requests)
+        hey = asyncio.create_task(say(bot, clock, 180, "Alice", "@groupmate hey"))
+        await asyncio.sleep(0.05)
+        missed = await say(bot, clock, 180.5, "Alice", "@groupmate what did I miss?")
+        assert await hey == []
+    (reply,) = missed
+    assert "hey\nwhat did I miss?" in stub.requests[requests_before]["messages"][-1]["content"]
+    transcript = stub.requests[requests_before + 1]["messages"][1]["content"]
+    assert "[09:08] Dan: lunch anyone" in transcript and "hey" not in transcript
+    assert reply.startswith("📝 Catch-up: 5 messages since your last message (")
+    assert "09:00" in reply.splitlines()[0]
 
 
 async def test_catchup_with_the_budget_spent_gives_the_offline_digest_and_says_so(

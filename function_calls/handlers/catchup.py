@@ -123,12 +123,15 @@ async def _window(
     until the request; and whether they had spoken."""
     until = ctx.clock()
     await chatlog.flush()
+    asked = ctx.request_messages
     times = await reminders.database.read(
-        lambda session: last_spoke(session, ctx.chat_id, ctx.sender_id, 2)
+        lambda session: last_spoke(session, ctx.chat_id, ctx.sender_id, asked + 1)
     )
-    # A message the router just logged is the request itself: the window ends there.
+    # The messages the router just logged are the request itself (several, for a burst):
+    # the window ends where it began.
     if ctx.source in _LIVE_SOURCES and times and times[0] >= until - _REQUEST_AGE:
-        until, times = times[0], times[1:]
+        request, times = times[:asked], times[asked:]
+        until = request[-1]
     since = times[0] + timedelta(microseconds=1) if times else until - DEFAULT_WINDOW
     return await gather_window(chatlog, reminders, ctx.chat_id, since, until), bool(times)
 
