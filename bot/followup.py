@@ -85,7 +85,8 @@ class Followups:
     def _for_someone_else(self, message: IncomingMessage) -> bool:
         if message.mentions:
             return True
-        if message.reply_to_message_id is not None and not message.reply_to_bot:
+        replied = message.reply_to_message_id is not None and not message.in_thread
+        if replied and not message.reply_to_bot:
             return True
         text = message.text.strip()
         if text.startswith("/"):

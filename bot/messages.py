@@ -31,6 +31,10 @@ class IncomingMessage:
     mentions: tuple[Member, ...] = ()
     # The platform id of the message this one replies to (a reminder, to snooze it).
     reply_to_message_id: str | None = None
+    # `reply_to_message_id` is the first message of the thread this one was posted in
+    # (Slack's threads, Matrix's m.thread), not a message the sender picked to answer:
+    # it neither sets the message apart from a burst nor ends a follow-up.
+    in_thread: bool = False
     # The adapter hands over this chat's messages one at a time, each once the last is
     # answered (Telegram's and Matrix's ordered queues): a burst can't gather there, so
     # the router waits for none (waiting would only hold the chat up).

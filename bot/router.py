@@ -184,7 +184,7 @@ class Router:
         command = Commands.split(text)
         return (
             (command is not None and self._answerer.commands.knows(command[0]))
-            or message.reply_to_message_id is not None
+            or (message.reply_to_message_id is not None and not message.in_thread)
             or message.reply_to_bot
             or self._answerer.awaits_yes(message, text)
         )

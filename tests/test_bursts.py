@@ -250,3 +250,14 @@ async def test_a_burst_answer_that_fails_to_be_logged_leaves_every_message_unans
         engine.dispose()
         again = await typed(bot, *burst)  # the platform redelivers what was not answered
         assert [[r.text for r in replies] for replies in again] == [[], [], ["echo: a\nb\nc"]]
+
+
+async def test_messages_in_a_thread_are_one_burst(database_url: str, stub: StubLLM) -> None:
+    """In a Slack or Matrix thread every message names the thread's first one: that is
+    where they were said, not a reply the sender picked, so they are joined as any are."""
+    in_thread: dict[str, Any] = {"reply_to_message_id": "bob-1", "in_thread": True}
+    async with make_bot(database_url, stub, burst_ms=300) as bot:
+        results = await typed(
+            bot, said("@groupmate hi", 1, **in_thread), said("@groupmate can you", 2, **in_thread)
+        )
+        assert [[r.text for r in replies] for replies in results] == [[], ["echo: hi\ncan you"]]

@@ -138,3 +138,17 @@ async def test_a_redelivered_follow_up_is_decided_the_same_and_uses_up_no_other(
         # its answer opened stays for the next message.
         assert await bot.handle(follow_up) == []
         assert await answers(bot, "and the party?") == ["echo: and the party?"]
+
+
+async def test_in_a_thread_the_threads_first_message_is_no_reply_to_someone_else(
+    database_url: str, stub: StubLLM, clock: FakeClock
+) -> None:
+    """Slack and Matrix say which thread a message is in (its first message), not a
+    message the sender answered: a follow-up in the thread where the bot answered goes
+    on; a reply the sender picked to someone else's message still ends it."""
+    thread = {"reply_to_message_id": "m-bob-root", "in_thread": True}
+    async with make_bot(database_url, stub, clock) as bot:
+        await admin_sets(bot, "followup on")
+        assert await answers(bot, "@groupmate hi", **thread) == ["echo: hi"]
+        assert await answers(bot, "and the demo?", **thread) == ["echo: and the demo?"]
+        assert await answers(bot, "what do you think?", reply_to_message_id="m-bob-root") == []

@@ -293,6 +293,42 @@ async def test_name_reply_and_direct_room_are_answered(
     assert stub.pending == 0
 
 
+async def test_in_a_thread_the_bot_answers_there_and_the_fallback_is_no_reply_to_it(
+    synapse: Synapse, stub, tmp_path: Path
+) -> None:
+    """Asked in a thread (m.thread), the bot answers in the thread. The next message
+    there carries the thread's fallback m.in_reply_to (the thread's latest event: the
+    bot's answer) with is_falling_back: people talking on in the thread are not
+    answering the bot, and it stays quiet."""
+    fay, gus, robo = (synapse.register(name) for name in ("fay", "gus", "robo"))
+    person, other = synapse.client(fay), synapse.client(gus)
+    group = person.create_room(invite=[gus.user_id, robo.user_id])
+    other.join(group)
+    bot, _ = bot_as(robo, synapse, tmp_path, llm=llm_section(stub))
+    stub.script(s.text("the 14th"))
+    async with bot:
+        await until(lambda: robo.user_id in person.members(group), "the join")
+        root = person.say(group, "launch planning")
+
+        def in_thread(body: str, latest: str) -> dict[str, Any]:
+            relation = {"rel_type": "m.thread", "event_id": root, "is_falling_back": True}
+            relation["m.in_reply_to"] = {"event_id": latest}
+            return {"msgtype": "m.text", "body": body, "m.relates_to": relation}
+
+        asked = send(other, group, in_thread("robo: when is the launch?", root))
+        (answer,) = await until(lambda: person.messages(group, robo.user_id), "the answer")
+        relation = answer["content"]["m.relates_to"]
+        assert answer["content"]["body"] == "the 14th"
+        assert relation["rel_type"] == "m.thread" and relation["event_id"] == root
+        assert relation["m.in_reply_to"] == {"event_id": asked}
+        assert relation["is_falling_back"] is False
+        send(person, group, in_thread("great, I'll book the room", answer["event_id"]))
+        await until(lambda: len(person.messages(group, fay.user_id)) == 2, "the thread")
+        await asyncio.sleep(1.5)  # an answer to it would arrive by now
+    assert bodies(person, group, robo) == ["the 14th"]
+    assert stub.pending == 0
+
+
 async def test_a_long_downtime_loses_no_message(synapse: Synapse, tmp_path: Path) -> None:
     fran, ivy = synapse.register("fran"), synapse.register("ivy")
     person = synapse.client(fran)

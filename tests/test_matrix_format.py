@@ -18,7 +18,9 @@ from bot.adapters.matrix_format import (
     mentioned_users,
     plain_body,
     render,
+    reply_target,
     strip_leading_name,
+    thread_root,
     transaction_id,
 )
 from groupmate.testing.threaded_server import ThreadedServer
@@ -161,3 +163,20 @@ async def test_calls_before_a_login_are_refused_like_the_server_would() -> None:
         await client.join("!r:hs")
     await client.aclose()
     assert raised.value.errcode == "M_MISSING_TOKEN"
+
+
+def test_a_threads_fallback_is_no_reply_and_answers_go_into_the_thread() -> None:
+    fallback = {"rel_type": "m.thread", "event_id": "$root", "is_falling_back": True}
+    fallback["m.in_reply_to"] = {"event_id": "$latest"}
+    picked = {**fallback, "is_falling_back": False}
+    assert reply_target({"m.relates_to": fallback}) is None
+    assert thread_root({"m.relates_to": fallback}) == "$root"
+    assert reply_target({"m.relates_to": picked}) == "$latest"  # a reply inside the thread
+    assert thread_root({"m.relates_to": {"m.in_reply_to": {"event_id": "$e"}}}) is None
+    content = render("ok", msgtype="m.notice", in_reply_to="$asked", thread="$root")
+    assert content["m.relates_to"] == {
+        "rel_type": "m.thread",
+        "event_id": "$root",
+        "is_falling_back": False,
+        "m.in_reply_to": {"event_id": "$asked"},
+    }

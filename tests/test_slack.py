@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.adapters.slack import render_mrkdwn
-from groupmate.testing.stub_llm import StubLLM, calls
+from groupmate.testing.stub_llm import StubLLM, calls, text
 from storage import Member
 from tests.conftest import eventually
 from tests.fake_slack import (
@@ -363,3 +363,31 @@ async def test_an_event_before_the_bot_knows_itself_is_refused_so_slack_sends_it
     assert again.status_code == 200
     (reply,) = await posted(fake, 1)
     assert reply["text"].startswith("There are no active reminders")
+
+
+async def test_a_follow_up_in_a_thread_someone_started_reaches_the_bot(
+    servers: Servers, fake: FakeSlack, stub: StubLLM
+) -> None:
+    """Every message of a Slack thread names the thread's first message: the bot asked
+    there answers there, and with follow-ups on, the asker's next message in the thread
+    reaches it without a mention (the thread's first message is Bob's, not a reply
+    Alice picked to someone else)."""
+    stub.script(text("the 14th"), text("at 10"))
+    api = await start(servers, fake, llm=llm_section(stub))
+    await post_event(
+        api.base_url, message_event(f"<@{BOT_USER}> /settings followup on", user="UADMIN")
+    )
+    await posted(fake, 1)
+    root = "1764100000.000100"
+    await post_event(api.base_url, message_event("launch planning", user="UBOB", ts=root))
+    asked = message_event(
+        f"<@{BOT_USER}> when is the launch?", thread_ts=root, parent_user_id="UBOB"
+    )
+    await post_event(api.base_url, asked)
+    answer = (await posted(fake, 2))[1]
+    assert answer["text"].endswith("the 14th") and answer["thread_ts"] == root
+    follow = message_event("and what time?", thread_ts=root, parent_user_id="UBOB")
+    await post_event(api.base_url, follow)
+    then = (await posted(fake, 3))[2]
+    assert then["text"].endswith("at 10") and then["thread_ts"] == root
+    assert stub.pending == 0

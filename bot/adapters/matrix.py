@@ -41,6 +41,7 @@ from bot.adapters.matrix_format import (
     render,
     reply_target,
     strip_leading_name,
+    thread_root,
     transaction_id,
     wire_id,
 )
@@ -343,6 +344,7 @@ class MatrixAdapter:
         if message is None:
             return
         assert self._bot is not None
+        thread = thread_root(event.get("content", {}))  # answered where it was asked
 
         async def deliver(replies: list[Reply]) -> None:
             info = await self._room(room_id)
@@ -354,6 +356,7 @@ class MatrixAdapter:
                     people=people,
                     mentions=reply.mentions,
                     in_reply_to=event["event_id"],
+                    thread=thread,
                 )
                 # Derived from the event answered: a resent answer (a retry, a replayed
                 # batch) is dropped by the homeserver instead of posted twice.
@@ -373,6 +376,9 @@ class MatrixAdapter:
         text, named = strip_leading_name(plain_body(content), own_names)
         users = mentioned_users(content)
         reply_to = reply_target(content)
+        # In a thread, without a reply the sender picked: the thread's first event.
+        root = thread_root(content) if reply_to is None else None
+        about = reply_to or root
         return IncomingMessage(
             chat_id=PREFIX + room_id,
             chat_type="private" if len(info.members) <= 2 else "group",
@@ -382,14 +388,15 @@ class MatrixAdapter:
             mentions_bot=named or self.user_id in users or names_any(text, own_names),
             message_id=str(event["event_id"]),
             timestamp=datetime.fromtimestamp(int(event["origin_server_ts"]) / 1000, UTC),
-            reply_to_bot=reply_to is not None and await self._is_ours(room_id, reply_to),
+            reply_to_bot=about is not None and await self._is_ours(room_id, about),
             sender_is_admin=info.power_of(sender) >= ADMIN_POWER,
             mentions=tuple(
                 Member(PREFIX + u, info.members.get(u) or localpart(u))
                 for u in users
                 if u != self.user_id
             ),
-            reply_to_message_id=reply_to,
+            reply_to_message_id=about,
+            in_thread=root is not None,
             one_at_a_time=True,  # OrderedWork: a room's events in order
         )
 

@@ -38,6 +38,7 @@ def render(
     people: Sequence[Member] = (),
     mentions: Iterable[str] = (),
     in_reply_to: str | None = None,
+    thread: str | None = None,
 ) -> dict[str, Any]:
     """The content of an m.room.message: the text as the body, an HTML copy with each
     "@name" of `people` as a pill, and m.mentions so clients notify exactly those."""
@@ -59,7 +60,14 @@ def render(
         "formatted_body": formatted.replace("\n", "<br>"),
         "m.mentions": {"user_ids": users},
     }
-    if in_reply_to:
+    if thread:  # in the thread, answering `in_reply_to` there
+        content["m.relates_to"] = {
+            "rel_type": "m.thread",
+            "event_id": thread,
+            "is_falling_back": in_reply_to is None,
+            "m.in_reply_to": {"event_id": in_reply_to or thread},
+        }
+    elif in_reply_to:
         content["m.relates_to"] = {"m.in_reply_to": {"event_id": in_reply_to}}
     return content
 
@@ -85,7 +93,22 @@ def _in_reply_to(content: dict[str, Any]) -> str | None:
 
 
 def reply_target(content: dict[str, Any]) -> str | None:
+    """The event a message answers; None when its m.in_reply_to is only a thread's
+    fallback (`is_falling_back`: the thread's latest event, for clients without
+    threads), which the sender did not pick."""
+    relates = content.get("m.relates_to")
+    if isinstance(relates, dict) and relates.get("is_falling_back") is True:
+        return None
     return _in_reply_to(content)
+
+
+def thread_root(content: dict[str, Any]) -> str | None:
+    """The first event of the thread (m.thread) a message was posted in."""
+    relates = content.get("m.relates_to")
+    if not isinstance(relates, dict) or relates.get("rel_type") != "m.thread":
+        return None
+    root = relates.get("event_id")
+    return root if isinstance(root, str) else None
 
 
 def is_edit(content: dict[str, Any]) -> bool:

@@ -276,6 +276,7 @@ class SlackAdapter:
             timestamp=datetime.fromtimestamp(float(ts), UTC),
             mentions=tuple(people),
             reply_to_message_id=str(thread) if in_thread else None,
+            in_thread=in_thread,
         )
 
     async def _plain(self, text: str) -> str:
