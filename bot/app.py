@@ -20,7 +20,7 @@ from bot.answering import Answerer
 from bot.budget import TokenBudget
 from bot.config import Config, LLMSettings, load_config
 from bot.contexts import Caller, ContextFactory
-from bot.messages import IncomingMessage, Reply
+from bot.messages import IncomingMessage, IncomingReaction, Reply
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.plugin_runtime import PluginRuntime, configured_plugins
 from bot.router import Deliver, Router
@@ -468,6 +468,12 @@ class Bot:
         if self._router is None:
             raise RuntimeError("use the bot inside `async with`")
         return await self._router.handle(message, deliver)
+
+    async def react(self, reaction: IncomingReaction) -> None:
+        """Count someone's reaction to a logged message (digests show them)."""
+        if self._router is None:
+            raise RuntimeError("use the bot inside `async with`")
+        await self._router.react(reaction)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

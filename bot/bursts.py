@@ -33,10 +33,11 @@ How it keeps the router's guarantees (`bot.router`):
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.messages import IncomingMessage
-from storage.chatlog import LogEntry
+from storage.chatlog import LogEntry, LoggedMessage
 
 # A burst is answered after this many messages, or this many windows after its first.
 MAX_PARTS = 10
@@ -116,3 +117,20 @@ class Bursts:
     def _close(self, key: tuple[str, str], burst: Burst) -> None:
         if self._open.get(key) is burst:  # from here on, a new message starts a new burst
             del self._open[key]
+
+
+def without_earlier(recent: list[LoggedMessage], earlier: Sequence[Part]) -> list[LoggedMessage]:
+    """The history without a burst's earlier messages: the model gets them once, in the
+    joined question (the newest entry, the burst's last message, stays: it is dropped as
+    the question)."""
+    if not earlier:
+        return recent
+    left = [(part.message.sender_id, part.entry.text) for part in earlier]
+    kept: list[LoggedMessage] = []
+    for logged in reversed(recent[:-1]):
+        if left and not logged.from_bot and (logged.sender_id, logged.text) == left[-1]:
+            left.pop()
+        else:
+            kept.append(logged)
+    kept.reverse()
+    return [*kept, *recent[-1:]]

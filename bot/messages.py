@@ -45,6 +45,20 @@ class IncomingMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class IncomingReaction:
+    """Someone put an emoji on a message, or took it back (`added` False), as a platform
+    adapter reports it. The bot's own reactions are not reported."""
+
+    chat_id: str
+    chat_type: ChatType
+    sender_id: str
+    message_id: str  # the platform's id of the message reacted to
+    emoji: str  # as the platform names it: "👍", ":tada:" (Slack), "THUMBSUP" (Lark)
+    added: bool = True
+    timestamp: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """A message for the chat the incoming one came from."""
 

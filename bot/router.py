@@ -16,18 +16,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
 from bot.answering import Answerer
-from bot.bursts import Burst, Bursts, Part
+from bot.bursts import Burst, Bursts, Part, without_earlier
 from bot.commands import Commands
 from bot.config import Config
 from bot.followup import Followups
 from bot.logs import new_correlation_id
-from bot.messages import IncomingMessage, Reply
+from bot.messages import IncomingMessage, IncomingReaction, Reply
 from function_calls import MessageContext
 from function_calls.handlers.followup import followup_window
 from function_calls.internal_text import STORAGE_DOWN
 from storage import StorageError, utc_now
 from storage.chat_locks import ChatLocks
-from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Received, Seen
+from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Reaction, Received, Seen
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +136,21 @@ class Router:
             return part
         return dataclasses.replace(part, logged=seen is Seen.NEW)
 
+    async def react(self, reaction: IncomingReaction) -> None:
+        """A reaction to a message of an enabled chat, kept with the log (a reaction to a
+        message the log does not have is not kept: nothing to count it on)."""
+        chat = reaction.chat_id
+        if reaction.chat_type == "group" and not self.config.bot.groups.allows(chat):
+            return
+        at = self._when(reaction.timestamp)
+        kept = Reaction(
+            reaction.message_id, reaction.sender_id, reaction.emoji, at, added=reaction.added
+        )
+        try:
+            await self._chatlog.react(chat, kept)
+        except StorageError as exc:
+            log.warning("chat %s: a reaction was not kept: %s", chat, exc)
+
     async def _answer_in_turn(self, parts: Sequence[Part], deliver: Deliver | None) -> list[Reply]:
         """Answer `parts` (one message, or one sender's burst) in the chat's turn."""
         last = parts[-1]
@@ -212,16 +227,20 @@ class Router:
         except Exception:
             log.exception("chat %s: logging a message failed", message.chat_id)
 
-    def _entry(self, message: IncomingMessage) -> LogEntry:
-        at = message.timestamp or self._clock()
+    def _when(self, timestamp: datetime | None) -> datetime:
+        """When a platform says something happened, as the log keeps it."""
+        at = timestamp or self._clock()
         if at.tzinfo is None:
             at = at.replace(tzinfo=UTC)  # platforms that omit the zone mean UTC
+        return min(at, self._clock())  # a clock ahead must not age out the whole log
+
+    def _entry(self, message: IncomingMessage) -> LogEntry:
         return LogEntry(
             message_id=message.message_id or uuid.uuid4().hex,
             sender_id=message.sender_id,
             sender_name=message.sender_name,
             text=message.text.replace("\x00", ""),
-            at=min(at, self._clock()),  # a clock ahead must not age out the whole log
+            at=self._when(message.timestamp),
             reply_to=message.reply_to_message_id,
         )
 
@@ -304,7 +323,7 @@ class Router:
         chat, message_id = last.message.chat_id, last.message_id
         text = "\n".join(part.text for part in run)
         answer = await self._answerer.answer(
-            last.message, text, _without(recent, run[:-1]), request_messages=len(run)
+            last.message, text, without_earlier(recent, run[:-1]), request_messages=len(run)
         )
         texts = [] if answer is None else [answer]
         try:
@@ -369,23 +388,6 @@ class Router:
     def _reply(self, message: IncomingMessage, text: str) -> Reply:
         mentions = (message.sender_id,) if message.chat_type == "group" else ()
         return Reply(message.chat_id, text, mentions)
-
-
-def _without(recent: list[LoggedMessage], earlier: Sequence[Part]) -> list[LoggedMessage]:
-    """The history without a burst's earlier messages: the model gets them once, in the
-    joined question (the newest entry, the burst's last message, stays: it is dropped as
-    the question)."""
-    if not earlier:
-        return recent
-    left = [(part.message.sender_id, part.entry.text) for part in earlier]
-    kept: list[LoggedMessage] = []
-    for logged in reversed(recent[:-1]):
-        if left and not logged.from_bot and (logged.sender_id, logged.text) == left[-1]:
-            left.pop()
-        else:
-            kept.append(logged)
-    kept.reverse()
-    return [*kept, *recent[-1:]]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

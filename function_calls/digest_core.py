@@ -1,5 +1,5 @@
 """The offline digest: what a window of a chat held, without a model. Who spoke and how
-much, the messages most replied to, links shared (titled where the link reader read
+much, the messages most replied and reacted to, links shared (titled where the link reader read
 them), reminders set and fired, and the lines that carry decisions or dates, each quoted
 with its sender and local time. A pure function of its inputs: the same window gives the
 same digest, in English or Chinese."""
@@ -97,14 +97,28 @@ def speakers(messages: Sequence[WindowMessage]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-def most_replied(messages: Sequence[WindowMessage]) -> list[tuple[WindowMessage, int]]:
-    """The window's messages people replied to most (at least once), most first, then
-    oldest first; a reply to a message before the window is not counted (it can't be
-    quoted)."""
-    by_id = {m.message_id: m for m in people(messages) if m.message_id}
-    counts = Counter(m.reply_to for m in people(messages) if m.reply_to in by_id)
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], by_id[str(item[0])].at))
-    return [(by_id[str(message_id)], count) for message_id, count in ranked[:MAX_REPLIED]]
+@dataclass(frozen=True, slots=True)
+class Engaged:
+    """A message people replied to or reacted to: how many replies it had."""
+
+    message: WindowMessage
+    replies: int
+
+    @property
+    def score(self) -> int:
+        return self.replies + self.message.reacted
+
+
+def most_engaged(messages: Sequence[WindowMessage]) -> list[Engaged]:
+    """The window's messages people replied to or reacted to most (at least once), most
+    replies and reactions together first, then oldest first. A reply to a message before
+    the window is not counted (it can't be quoted); the bot's replies never are."""
+    said = [m for m in people(messages) if m.message_id]
+    by_id = {m.message_id for m in said}
+    replies = Counter(m.reply_to for m in people(messages) if m.reply_to in by_id)
+    found = [Engaged(m, replies[m.message_id]) for m in said]
+    ranked = sorted((e for e in found if e.score), key=lambda e: (-e.score, e.message.at))
+    return ranked[:MAX_REPLIED]
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,9 +204,11 @@ _WORDS: dict[Lang, dict[str, str]] = {
         "empty": "No messages in this window.",
         "spoke": "👥 Who spoke: ",
         "others": ", and {n} others",
-        "replied": "💬 Most replied to:",
-        "replies": " ({n} replies)",
-        "reply": " (1 reply)",
+        "replied": "💬 Most replied to and reacted to:",
+        "replies": "{n} replies",
+        "reply": "1 reply",
+        "counts": " ({counts})",
+        "and": ", ",
         "links": "🔗 Links shared:",
         "times": " (×{n})",  # noqa: RUF001
         "reminders": "⏰ Reminders:",
@@ -206,9 +222,11 @@ _WORDS: dict[Lang, dict[str, str]] = {
         "empty": "这段时间没有消息。",
         "spoke": "👥 发言：",
         "others": "，另有 {n} 人",
-        "replied": "💬 回复最多的消息：",
-        "replies": "（{n} 条回复）",
-        "reply": "（1 条回复）",
+        "replied": "💬 回复和表情最多的消息：",
+        "replies": "{n} 条回复",
+        "reply": "1 条回复",
+        "counts": "（{counts}）",
+        "and": "，",
         "links": "🔗 分享的链接：",
         "times": "（×{n}）",  # noqa: RUF001
         "reminders": "⏰ 提醒：",
@@ -253,12 +271,10 @@ def offline_digest(
         )
         rest = len(spoken) - MAX_SPEAKERS
         out.append(words["spoke"] + listed + (words["others"].format(n=rest) if rest > 0 else ""))
-    replied = most_replied(messages)
-    if replied:
+    engaged = most_engaged(messages)
+    if engaged:
         out.append(words["replied"])
-        for message, n in replied:
-            counted = words["reply"] if n == 1 else words["replies"].format(n=n)
-            out.append(f"• {said(message, clock)}{counted}")
+        out += [f"• {said(e.message, clock)}{_engagement(e, words)}" for e in engaged]
     out += _links(shared_links(messages), clock, words)
     out += _reminders(reminders, clock, words)
     found = marked_lines(messages)
@@ -267,6 +283,15 @@ def offline_digest(
         lines.append(words["more"].format(n=len(found) - len(lines)))
     out += _listed(words["lines"], lines, words, limit=len(lines), bullet=False)
     return "\n".join(out)
+
+
+def _engagement(engaged: Engaged, words: dict[str, str]) -> str:
+    """ " (2 replies, 👍 3 🎉 1)": the replies, then each emoji and how many gave it."""
+    n = engaged.replies
+    parts = [words["reply"] if n == 1 else words["replies"].format(n=n)] if n else []
+    if engaged.message.reactions:
+        parts.append(" ".join(f"{emoji} {count}" for emoji, count in engaged.message.reactions))
+    return words["counts"].format(counts=words["and"].join(parts))
 
 
 def _reminders(

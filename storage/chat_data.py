@@ -1,6 +1,6 @@
-"""Deleting one chat's data: its reminders (and their deliveries), logged messages, model
-usage and turns, audit entries, settings, and every plugin's values for it. One
-transaction: all of it goes, or none."""
+"""Deleting one chat's data: its reminders (and their deliveries), logged messages and
+their reactions, model usage and turns, audit entries, settings, and every plugin's
+values for it. One transaction: all of it goes, or none."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from storage.models import (
     Delivery,
     LLMTurn,
     LLMUsage,
+    MessageReaction,
     Reminder,
 )
 
@@ -50,7 +51,7 @@ def delete_chat(session: Session, chat_id: str) -> ChatDataDeleted:
         session.execute(delete(reminders).where(reminders.c.chat_id == chat_id))
     messages = _table(ChatMessage)
     gone = session.execute(delete(messages).where(messages.c.chat_id == chat_id))
-    for model in (LLMUsage, LLMTurn, AuditRow, Chat):
+    for model in (MessageReaction, LLMUsage, LLMTurn, AuditRow, Chat):
         table = _table(model)
         session.execute(delete(table).where(table.c.chat_id == chat_id))
     values = plugin_data.delete_chat(session, chat_id)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, cast
 
-from sqlalchemy import Row, Table, select
+from sqlalchemy import Row, Table, func, select
 from sqlalchemy.orm import Session
 
-from storage.models import DELIVERED, ChatMessage, Delivery, Reminder
+from storage.models import DELIVERED, ChatMessage, Delivery, MessageReaction, Reminder
 
 __all__ = [
     "ReminderEvent",
@@ -26,6 +26,9 @@ __all__ = [
 _messages = cast(Table, ChatMessage.__table__)
 _reminders = cast(Table, Reminder.__table__)
 _deliveries = cast(Table, Delivery.__table__)
+_reactions = cast(Table, MessageReaction.__table__)
+# Message ids per IN list: well under SQLite's and PostgreSQL's limits on parameters.
+_IDS_PER_QUERY = 500
 
 ReminderEventKind = Literal["set", "fired"]
 
@@ -42,6 +45,12 @@ class WindowMessage:
     from_bot: bool = False
     message_id: str | None = None
     reply_to: str | None = None
+    # People's reactions to it: (emoji, how many), most first.
+    reactions: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def reacted(self) -> int:
+        return sum(count for _, count in self.reactions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +77,8 @@ class ReminderEvent:
 def window_messages(
     session: Session, chat_id: str, since: datetime, until: datetime, limit: int
 ) -> list[WindowMessage]:
-    """The newest `limit` messages with since <= time < until, oldest first."""
+    """The newest `limit` messages with since <= time < until, oldest first, with their
+    reactions."""
     rows = session.execute(
         select(
             _messages.c.sender_id,
@@ -87,6 +97,7 @@ def window_messages(
         .order_by(_messages.c.id.desc())
         .limit(limit)
     ).all()
+    reactions = _reactions_to(session, chat_id, [row.message_id for row in rows])
     return [
         WindowMessage(
             row.sender_id,
@@ -96,9 +107,30 @@ def window_messages(
             bool(row.from_bot),
             row.message_id,
             row.reply_to,
+            tuple(reactions.get(row.message_id, ())),
         )
         for row in reversed(rows)
     ]
+
+
+def _reactions_to(
+    session: Session, chat_id: str, message_ids: list[str | None]
+) -> dict[str, list[tuple[str, int]]]:
+    """Per message id: its reactions' emoji and counts, most first (then by emoji)."""
+    wanted = sorted({m for m in message_ids if m is not None})
+    found: dict[str, list[tuple[str, int]]] = {}
+    r = _reactions.c
+    for start in range(0, len(wanted), _IDS_PER_QUERY):
+        some = wanted[start : start + _IDS_PER_QUERY]
+        rows = session.execute(
+            select(r.message_id, r.emoji, func.count())
+            .where(r.chat_id == chat_id, r.message_id.in_(some))
+            .group_by(r.message_id, r.emoji)
+            .order_by(r.message_id, func.count().desc(), r.emoji)
+        ).all()
+        for message_id, emoji, count in rows:
+            found.setdefault(message_id, []).append((emoji, int(count)))
+    return found
 
 
 def last_spoke(session: Session, chat_id: str, sender_id: str, limit: int) -> list[datetime]:

@@ -14,10 +14,25 @@ from typing import Any, TypeVar
 from sqlalchemy.orm import Session
 
 from storage import chatlog_rows as units
-from storage.chatlog_rows import LogEntry, LoggedMessage, PagedMessage, Received, Seen
+from storage.chatlog_rows import (
+    LogEntry,
+    LoggedMessage,
+    PagedMessage,
+    Reaction,
+    Received,
+    Seen,
+)
 from storage.database import Database
 
-__all__ = ["ChatLog", "LogEntry", "LoggedMessage", "PagedMessage", "Received", "Seen"]
+__all__ = [
+    "ChatLog",
+    "LogEntry",
+    "LoggedMessage",
+    "PagedMessage",
+    "Reaction",
+    "Received",
+    "Seen",
+]
 
 T = TypeVar("T")
 # Messages only logged are inserted together, up to this many per statement.
@@ -208,6 +223,14 @@ class ChatLog:
                 delivered=delivered,
                 covers=tuple(covers),
             ),
+        )
+
+    async def react(self, chat_id: str, reaction: Reaction) -> bool:
+        """Record someone's reaction to a logged message (or its taking back), in its
+        place after the messages logged before it; False if the message is not logged."""
+        return await self._database.batches.write(
+            functools.partial(units.react, chat_id=chat_id, reaction=reaction),
+            urgent=self._after_logged(chat_id),
         )
 
     async def mark_delivered(self, chat_id: str, message_id: str, at: datetime) -> None:

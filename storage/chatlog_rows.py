@@ -14,9 +14,12 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from storage.models import ChatMessage
+from storage.models import ChatMessage, MessageReaction
 
 _messages = cast(Table, ChatMessage.__table__)
+_reactions = cast(Table, MessageReaction.__table__)
+# Longer names (a custom emoji's) are cut: the digest shows the common ones.
+_EMOJI_CHARS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,18 @@ class PagedMessage:
     created_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    """Someone's emoji on a logged message (its platform id), or taken back (`added`
+    False)."""
+
+    message_id: str
+    sender_id: str
+    emoji: str
+    at: datetime
+    added: bool = True
+
+
 class Seen(enum.Enum):
     """What `ChatLog.append` found: a new message, or one logged before and how far the
     bot got with it then."""
@@ -83,6 +98,10 @@ _THE_MESSAGE = (_messages.c.chat_id == bindparam("the_chat")) & (
 _INSERT_NEW = {
     "sqlite": sqlite_insert(_messages).on_conflict_do_nothing(),
     "postgresql": postgresql_insert(_messages).on_conflict_do_nothing(),
+}
+_ADD_REACTION = {
+    "sqlite": sqlite_insert(_reactions).on_conflict_do_nothing(),
+    "postgresql": postgresql_insert(_reactions).on_conflict_do_nothing(),
 }
 # RETURNING says whether the row went in (psycopg reports no rowcount for it).
 _INSERT_RETURNING = {name: insert.returning(_messages.c.id) for name, insert in _INSERT_NEW.items()}
@@ -236,12 +255,48 @@ def prune(session: Session, chat_id: str, keep: int, before: datetime) -> int:
     if cutoff is not None:
         condition = condition | (_messages.c.id <= cutoff)
     result = session.execute(delete(_messages).where(_messages.c.chat_id == chat_id, condition))
+    drop_orphan_reactions(session, chat_id)
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+def drop_orphan_reactions(session: Session, chat_id: str) -> None:
+    """The chat's reactions to messages no longer in its log (pruned, forgotten)."""
+    logged = select(_messages.c.id).where(
+        _messages.c.chat_id == chat_id, _messages.c.message_id == _reactions.c.message_id
+    )
+    session.execute(delete(_reactions).where(_reactions.c.chat_id == chat_id, ~logged.exists()))
 
 
 def prune_expired(session: Session, before: datetime) -> int:
     result = session.execute(delete(_messages).where(_messages.c.created_at < before))
+    # A reaction is never older than its message: any older than this is to one gone.
+    session.execute(delete(_reactions).where(_reactions.c.created_at < before))
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+def react(session: Session, chat_id: str, reaction: Reaction) -> bool:
+    """Record a reaction, or take it back; False when its message is not in the log (not
+    kept, or gone): nothing to count it on."""
+    emoji = reaction.emoji[:_EMOJI_CHARS]
+    same = (
+        _reactions.c.chat_id == chat_id,
+        _reactions.c.message_id == reaction.message_id,
+        _reactions.c.sender_id == reaction.sender_id,
+        _reactions.c.emoji == emoji,
+    )
+    if not reaction.added:
+        session.execute(delete(_reactions).where(*same))
+        return True
+    if (
+        session.scalar(select(_messages.c.id).where(the_message(chat_id, reaction.message_id)))
+        is None
+    ):
+        return False
+    values: dict[str, Any] = {"chat_id": chat_id, "message_id": reaction.message_id}
+    values |= {"sender_id": reaction.sender_id, "emoji": emoji, "created_at": reaction.at}
+    # Once per person and emoji: a platform's resend, or a second process, adds nothing.
+    session.execute(_ADD_REACTION[dialect(session)], values)
+    return True
 
 
 def new_row(chat_id: str, entry: LogEntry, *, from_bot: bool, answered: bool) -> dict[str, Any]:

@@ -187,6 +187,23 @@ class ChatMessage(Base):
     reply_to: Mapped[str | None] = mapped_column(String(255))
 
 
+class MessageReaction(Base):
+    """A person's reaction (an emoji) to a logged message, while it stands: digests count
+    them. Removed when taken back, and with the message (retention, /forget)."""
+
+    __tablename__ = "reactions"
+    __table_args__ = (UniqueConstraint("chat_id", "message_id", "sender_id", "emoji"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[str] = mapped_column(String(255))
+    # The platform's id of the message reacted to (messages.message_id).
+    message_id: Mapped[str] = mapped_column(String(255))
+    sender_id: Mapped[str] = mapped_column(String(255))
+    # As the platform names it: "👍", ":tada:" (Slack), "THUMBSUP" (Lark).
+    emoji: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+
+
 class AdapterState(Base):
     """Small values a platform adapter must keep across restarts (a sync position, a
     login), keyed by the adapter's own names."""

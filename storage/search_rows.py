@@ -38,9 +38,11 @@ from sqlalchemy.sql import Select, Subquery
 from sqlalchemy.sql.base import ReadOnlyColumnCollection
 from sqlalchemy.sql.elements import BindParameter
 
-from storage.models import ChatMessage
+from storage.chatlog_rows import drop_orphan_reactions
+from storage.models import ChatMessage, MessageReaction
 
 _messages = cast(Table, ChatMessage.__table__)
+_reactions = cast(Table, MessageReaction.__table__)
 Columns = ReadOnlyColumnCollection[str, Any]  # a table's columns, or a subquery's
 # SQLite's index of the messages' words (migration 0012); its rowid is the message's id.
 # What migration 0012 makes that the models don't describe (an FTS5 table and its shadow
@@ -342,6 +344,13 @@ def forget_sender(session: Session, chat_id: str, sender_id: str) -> Forgotten:
         )
     )
     messages = session.execute(delete(_messages).where(theirs))
+    # Their reactions, and the reactions to what they said.
+    session.execute(
+        delete(_reactions).where(
+            _reactions.c.chat_id == chat_id, _reactions.c.sender_id == sender_id
+        )
+    )
+    drop_orphan_reactions(session, chat_id)
     return Forgotten(_count(messages), _count(answers))
 
 
@@ -350,6 +359,7 @@ def forget_chat(session: Session, chat_id: str) -> Forgotten:
         delete(_messages).where(_messages.c.chat_id == chat_id, _messages.c.from_bot == false())
     )
     answers = session.execute(delete(_messages).where(_messages.c.chat_id == chat_id))
+    session.execute(delete(_reactions).where(_reactions.c.chat_id == chat_id))
     return Forgotten(_count(said), _count(answers))
 
 

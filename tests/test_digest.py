@@ -3,6 +3,7 @@ real-looking 300-message day (printed: `pytest -s tests/test_digest.py`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -135,7 +136,7 @@ def test_the_messages_most_replied_to() -> None:
             msg(6, "bob", "that old thing", mid="e", reply="before-the-window"),
         ]
     )
-    replied = text.split("💬 Most replied to:\n")[1].splitlines()
+    replied = text.split("💬 Most replied to and reacted to:\n")[1].splitlines()
     assert replied[:3] == [
         "• Alice, 09:01: “Should we move the launch?” (2 replies)",
         "• Bob, 09:02: “yes” (1 reply)",
@@ -144,6 +145,35 @@ def test_the_messages_most_replied_to() -> None:
     zh = digest([msg(1, "wf", "吃什么？", mid="a"), msg(2, "bob", "面", reply="a")], "zh")
     assert "• 王芳，09:01：“吃什么？”（1 条回复）" in zh
     assert "Most replied" not in digest([msg(1, "bob", "no replies today")])
+
+
+def test_reactions_count_with_replies() -> None:
+    """A message with reactions and no reply is among them; replies and reactions add up
+    to its place; each emoji is shown with how many gave it."""
+
+    def reacted(message: WindowMessage, *counts: tuple[str, int]) -> WindowMessage:
+        return dataclasses.replace(message, reactions=counts)
+
+    text = digest(
+        [
+            reacted(msg(1, "alice", "Launch moved to Friday", mid="a"), ("👍", 3), ("🎉", 1)),
+            msg(2, "bob", "which time?", mid="b"),
+            msg(3, "wf", "10点", mid="c", reply="b"),
+            reacted(msg(4, "alice", "10 am", mid="d", reply="b"), ("👍", 1)),
+            msg(5, "bob", "ok", mid="e"),
+        ]
+    )
+    listed = text.split("💬 Most replied to and reacted to:\n")[1].splitlines()
+    assert listed[:3] == [
+        "• Alice, 09:01: “Launch moved to Friday” (👍 3 🎉 1)",
+        "• Bob, 09:02: “which time?” (2 replies)",
+        "• Alice, 09:04: “10 am” (👍 1)",
+    ]
+    zh = digest(
+        [reacted(msg(1, "wf", "周五上线", mid="a"), ("👍", 2)), msg(2, "bob", "好", reply="a")],
+        "zh",
+    )
+    assert "💬 回复和表情最多的消息：\n• 王芳，09:01：“周五上线”（1 条回复，👍 2）" in zh
 
 
 def test_links_with_the_titles_the_link_reader_gave() -> None:

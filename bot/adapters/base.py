@@ -17,7 +17,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from bot.messages import IncomingMessage, Reply
+from bot.messages import IncomingMessage, IncomingReaction, Reply
 from bot.router import Deliver
 from storage import Member, OutgoingMessage, ReminderService
 
@@ -37,6 +37,10 @@ class BotHost(Protocol):
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message; `deliver` sends them."""
+
+    async def react(self, reaction: IncomingReaction) -> None:
+        """Someone's reaction to a message, or its taking back: counted in digests. Never
+        raises for the database: a reaction lost costs a count, nothing more."""
 
     def may_address(self, text: str) -> bool:
         """Whether `text` could be meant for the bot by its words alone (a command, a
