@@ -47,7 +47,9 @@ class IncomingMessage:
 @dataclass(frozen=True, slots=True)
 class IncomingReaction:
     """Someone put an emoji on a message, or took it back (`added` False), as a platform
-    adapter reports it. The bot's own reactions are not reported."""
+    adapter reports it. The bot's own reactions are not reported. `reaction_id`: the
+    platform's id of the reaction itself, where it takes one back by that id alone
+    (Matrix redacts the reaction's event): then `message_id` and `emoji` may be ""."""
 
     chat_id: str
     chat_type: ChatType
@@ -56,6 +58,7 @@ class IncomingReaction:
     emoji: str  # as the platform names it: "👍", ":tada:" (Slack), "THUMBSUP" (Lark)
     added: bool = True
     timestamp: datetime | None = None
+    reaction_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

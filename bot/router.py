@@ -144,7 +144,12 @@ class Router:
             return
         at = self._when(reaction.timestamp)
         kept = Reaction(
-            reaction.message_id, reaction.sender_id, reaction.emoji, at, added=reaction.added
+            reaction.message_id,
+            reaction.sender_id,
+            reaction.emoji,
+            at,
+            added=reaction.added,
+            reaction_id=reaction.reaction_id,
         )
         try:
             await self._chatlog.react(chat, kept)

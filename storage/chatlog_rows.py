@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Row, Table, bindparam, delete, func, select, update
+from sqlalchemy import ColumnElement, Row, Table, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -60,13 +60,15 @@ class PagedMessage:
 @dataclass(frozen=True, slots=True)
 class Reaction:
     """Someone's emoji on a logged message (its platform id), or taken back (`added`
-    False)."""
+    False). `reaction_id` is the platform's id of the reaction itself, where it has one:
+    taking it back by that id alone needs neither message nor emoji (they may be "")."""
 
     message_id: str
     sender_id: str
     emoji: str
     at: datetime
     added: bool = True
+    reaction_id: str | None = None
 
 
 class Seen(enum.Enum):
@@ -278,13 +280,18 @@ def react(session: Session, chat_id: str, reaction: Reaction) -> bool:
     """Record a reaction, or take it back; False when its message is not in the log (not
     kept, or gone): nothing to count it on."""
     emoji = reaction.emoji[:_EMOJI_CHARS]
-    same = (
+    same: tuple[ColumnElement[bool], ...] = (
         _reactions.c.chat_id == chat_id,
         _reactions.c.message_id == reaction.message_id,
         _reactions.c.sender_id == reaction.sender_id,
         _reactions.c.emoji == emoji,
     )
     if not reaction.added:
+        if reaction.reaction_id is not None:
+            same = (
+                _reactions.c.chat_id == chat_id,
+                _reactions.c.reaction_id == reaction.reaction_id,
+            )
         session.execute(delete(_reactions).where(*same))
         return True
     if (
@@ -294,6 +301,7 @@ def react(session: Session, chat_id: str, reaction: Reaction) -> bool:
         return False
     values: dict[str, Any] = {"chat_id": chat_id, "message_id": reaction.message_id}
     values |= {"sender_id": reaction.sender_id, "emoji": emoji, "created_at": reaction.at}
+    values["reaction_id"] = reaction.reaction_id
     # Once per person and emoji: a platform's resend, or a second process, adds nothing.
     session.execute(_ADD_REACTION[dialect(session)], values)
     return True

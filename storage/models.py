@@ -202,6 +202,9 @@ class MessageReaction(Base):
     # As the platform names it: "👍", ":tada:" (Slack), "THUMBSUP" (Lark).
     emoji: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
+    # The platform's id of the reaction itself, where it takes one back by that id alone
+    # (Matrix redacts the reaction's event).
+    reaction_id: Mapped[str | None] = mapped_column(String(255))
 
 
 class AdapterState(Base):

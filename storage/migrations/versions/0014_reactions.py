@@ -25,6 +25,7 @@ def upgrade() -> None:
         sa.Column("sender_id", sa.String(255), nullable=False),
         sa.Column("emoji", sa.String(64), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("reaction_id", sa.String(255), nullable=True),
         sa.UniqueConstraint("chat_id", "message_id", "sender_id", "emoji"),
     )
 
