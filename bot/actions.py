@@ -20,8 +20,7 @@ from bot.budget import TokenBudget
 from bot.commands import Commands
 from bot.contexts import Caller, ContextFactory
 from function_calls import MessageContext, ToolInvoker
-from function_calls.digest_core import Lang
-from function_calls.digest_lines import is_cjk
+from function_calls.digest_core import chat_language
 from function_calls.handlers.digest import gather_window
 from function_calls.handlers.reminder_words import format_local, late_note
 from function_calls.services import TextCompleter
@@ -151,7 +150,7 @@ class ActionRunner:
         )
         said = [m for m in window.messages if not m.from_bot and not m.text.startswith("/")]
         # Written in the chat's language: Chinese when most of what was said is.
-        lang: Lang = "zh" if 2 * sum(is_cjk(m.text) for m in said) > len(said) else "en"
+        lang = chat_language([m.text for m in said])
         # Quiet: nobody said anything but commands to the bot (setting this one, say).
         if not said:
             settings = await self._reminders.settings_of(claim.chat_id)

@@ -13,11 +13,17 @@ from datetime import datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from function_calls.digest_lines import LineKind, line_kind
+from function_calls.digest_lines import LineKind, is_cjk, line_kind
 from function_calls.links.found import find_links
 from storage.chat_window import ReminderEvent, WindowMessage
 
 Lang = Literal["en", "zh"]
+
+
+def chat_language(texts: Sequence[str]) -> Lang:
+    """Chinese when most of these messages are: a digest is written in the chat's own."""
+    return "zh" if 2 * sum(is_cjk(text) for text in texts) > len(texts) else "en"
+
 
 MAX_SPEAKERS = 12
 MAX_REPLIED = 5

@@ -271,8 +271,15 @@ def drop_orphan_reactions(session: Session, chat_id: str) -> None:
 
 def prune_expired(session: Session, before: datetime) -> int:
     result = session.execute(delete(_messages).where(_messages.c.created_at < before))
-    # A reaction is never older than its message: any older than this is to one gone.
-    session.execute(delete(_reactions).where(_reactions.c.created_at < before))
+    # A reaction is never older than its message: one older than this is to a message
+    # gone; a newer one may be too (a late reaction to an old message).
+    logged = select(_messages.c.id).where(
+        _messages.c.chat_id == _reactions.c.chat_id,
+        _messages.c.message_id == _reactions.c.message_id,
+    )
+    session.execute(
+        delete(_reactions).where((_reactions.c.created_at < before) | ~logged.exists())
+    )
     return int(getattr(result, "rowcount", 0) or 0)
 
 

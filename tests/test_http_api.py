@@ -150,7 +150,7 @@ async def test_offline_commands_without_an_llm(servers: Servers) -> None:
     (past,) = await api.say("/remind 2020-01-01 10:00 too late")
     assert "in the past" in past["text"]
     (digest,) = await api.say("/summary 5")
-    assert digest["text"].startswith("📝 Digest of the last 5 messages")
+    assert digest["text"].startswith("(No language model here: the offline digest.)\n📋")
     (search,) = await api.say("/search anything")
     assert search["text"] == "Web search is not configured on this bot."
     (tz,) = await api.say("/tz Asia/Tokyo")

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import Counter
 from datetime import timedelta
 from typing import Any, Self
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from function_calls.context import MessageContext, validation_context
+from function_calls.digest_core import chat_language
+from function_calls.digest_lines import is_cjk
 from function_calls.errors import LLMUnavailableError
+from function_calls.handlers.digest import gather_window
 from function_calls.links.found import find_links
 from function_calls.plugins.declare import Plugin
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import TextCompleter
-from storage.chatlog import ChatLog
+from storage import ReminderService
+from storage.chatlog import ChatLog, LoggedMessage
 
 DEFAULT_MESSAGES = 100
 CHUNK_CHARS = 12_000
@@ -120,13 +123,6 @@ def chunk(lines: list[str], budget: int = CHUNK_CHARS) -> list[str]:
     return pieces
 
 
-def plain_digest(lines: list[str], speakers: Counter[str]) -> str:
-    """Without an LLM: who spoke how much, and the latest lines."""
-    people = ", ".join(f"{name} ({count})" for name, count in speakers.most_common(8))
-    tail = "\n".join(lines[-10:])
-    return f"{sum(speakers.values())} messages from {people}.\nLatest:\n{tail}"
-
-
 async def summarize(
     llm: Any, lines: list[str], map_prompt: str = _MAP_PROMPT, reduce_prompt: str = _REDUCE_PROMPT
 ) -> str:
@@ -179,7 +175,11 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
     timeout=120,
 )
 async def summary(
-    ctx: MessageContext, args: SummaryArgs, chatlog: ChatLog, llm: TextCompleter | None
+    ctx: MessageContext,
+    args: SummaryArgs,
+    chatlog: ChatLog,
+    reminders: ReminderService,
+    llm: TextCompleter | None,
 ) -> FunctionResult:
     # One more than asked: the newest entry is normally the request itself.
     if args.hours is not None:
@@ -201,12 +201,27 @@ async def summary(
         f"[{m.created_at.astimezone(zone):%a %H:%M}] {m.sender_name or m.sender_id}: {m.text}"
         for m in messages
     ]
-    speakers = Counter(m.sender_name or m.sender_id for m in messages if not m.from_bot)
     if llm is None:
-        return FunctionResult.direct(f"📝 Digest of {window}:\n{plain_digest(lines, speakers)}")
+        digest = await _offline(ctx, chatlog, reminders, messages)
+        return FunctionResult.direct(f"(No language model here: the offline digest.)\n{digest}")
     try:
         text = await summarize(llm, lines)
     except LLMUnavailableError as exc:
-        digest = plain_digest(lines, speakers)
-        return FunctionResult.direct(f"{exc.user_message}\n📝 Digest of {window}:\n{digest}")
+        digest = await _offline(ctx, chatlog, reminders, messages)
+        return FunctionResult.direct(f"{exc.user_message} The offline digest:\n{digest}")
     return FunctionResult.direct(f"📝 Summary of {window}:\n{text}")
+
+
+async def _offline(
+    ctx: MessageContext,
+    chatlog: ChatLog,
+    reminders: ReminderService,
+    messages: list[LoggedMessage],
+) -> str:
+    """The offline digest of the same messages (from the first to the last), in the
+    asker's language when their words say it, else the chat's."""
+    until = messages[-1].created_at + timedelta(microseconds=1)
+    window = await gather_window(chatlog, reminders, ctx.chat_id, messages[0].created_at, until)
+    if is_cjk(ctx.text):
+        return window.digest("zh")
+    return window.digest(chat_language([m.text for m in messages if not m.from_bot]))
