@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 import yaml
-from sqlalchemy import update
+from sqlalchemy import create_engine, text, update
 
 from bot.adapters import configured
 from bot.adapters.matrix import ENCRYPTED_NOTICE, MatrixAdapter
@@ -327,6 +327,49 @@ async def test_in_a_thread_the_bot_answers_there_and_the_fallback_is_no_reply_to
         await asyncio.sleep(1.5)  # an answer to it would arrive by now
     assert bodies(person, group, robo) == ["the 14th"]
     assert stub.pending == 0
+
+
+def kept_reactions(tmp_path: Path) -> int:
+    engine = create_engine(f"sqlite:///{tmp_path / 'bot.db'}")
+    try:
+        with engine.connect() as connection:
+            return int(connection.execute(text("SELECT count(*) FROM reactions")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+async def test_reactions_are_counted_and_a_redacted_one_is_taken_back(
+    synapse: Synapse, tmp_path: Path
+) -> None:
+    """m.reaction events count in the offline digest, in the room's order with its
+    messages; redacting a reaction takes it back."""
+    ida, jon, kai, robo = (synapse.register(name) for name in ("ida", "jon", "kai", "robo"))
+    person, second, third = synapse.client(ida), synapse.client(jon), synapse.client(kai)
+    group = person.create_room(invite=[jon.user_id, kai.user_id, robo.user_id])
+    second.join(group)
+    third.join(group)
+    bot, _ = bot_as(robo, synapse, tmp_path)
+
+    def react(client: Client, target: str, key: str) -> str:
+        relation = {"rel_type": "m.annotation", "event_id": target, "key": key}
+        path = f"/rooms/{quote(group)}/send/m.reaction/{uuid.uuid4().hex}"
+        return str(client.call("PUT", path, {"m.relates_to": relation})["event_id"])
+
+    async with bot:
+        await until(lambda: robo.user_id in person.members(group), "the join")
+        said = person.say(group, "launch moved to friday")
+        react(second, said, "👍")
+        react(third, said, "👍")
+        party = react(third, said, "🎉")
+        # Counted first (else the homeserver may hand the bot the reaction already
+        # redacted, with nothing in it): the redaction must take it back.
+        await until(lambda: kept_reactions(tmp_path) == 3 or None, "the reactions")
+        path = f"/rooms/{quote(group)}/redact/{quote(party)}/{uuid.uuid4().hex}"
+        third.call("PUT", path, {})
+        person.say(group, "/summary")
+        (digest,) = await until(lambda: person.messages(group, robo.user_id), "the digest")
+    line = next(line for line in digest["content"]["body"].splitlines() if "launch moved" in line)
+    assert line.endswith("(👍 2)")
 
 
 async def test_a_long_downtime_loses_no_message(synapse: Synapse, tmp_path: Path) -> None:

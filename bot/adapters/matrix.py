@@ -38,8 +38,10 @@ from bot.adapters.matrix_format import (
     mentioned_users,
     names_any,
     plain_body,
+    reaction_of,
     render,
     reply_target,
+    room_kind,
     strip_leading_name,
     thread_root,
     transaction_id,
@@ -47,7 +49,7 @@ from bot.adapters.matrix_format import (
 )
 from bot.adapters.matrix_login import log_in
 from bot.adapters.ordered import OrderedWork
-from bot.messages import IncomingMessage, Reply
+from bot.messages import IncomingMessage, IncomingReaction, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
 from storage.adapter_state import load_state, save_state
 
@@ -71,6 +73,8 @@ _MAX_BATCHES_AHEAD = 20  # synced but unhandled batches before syncing waits
 _DRAIN_TIMEOUT = 10.0  # stop() waits this long for answers in flight
 _ANSWER_ATTEMPTS = 7  # backing off 1 s to 32 s: outlasts a homeserver restart
 # The first sync only yields a token (and pending invites): no history.
+# What the bot does something with: messages it may answer, reactions digests count.
+_HANDLED = frozenset({"m.room.message", "m.reaction", "m.room.redaction"})
 _FIRST_FILTER: dict[str, Any] = {"presence": {"types": []}, "room": {"timeline": {"limit": 0}}}
 _MEMBERSHIP_TYPES = {"m.room.member", "m.room.power_levels"}
 
@@ -238,7 +242,7 @@ class MatrixAdapter:
     async def _process(
         self, data: SyncResponse, since: str
     ) -> list[tuple[Hashable, list[dict[str, Any]]]]:
-        """A sync batch's messages to answer, per room."""
+        """A sync batch's messages to answer, and reactions to count, per room."""
         await self._invites(data)
         for room_id in data.rooms.leave:
             self._rooms.pop(room_id, None)  # left or kicked: its members are stale
@@ -255,17 +259,17 @@ class MatrixAdapter:
             if any(e.get("type") in _MEMBERSHIP_TYPES for e in states if "state_key" in e):
                 self._rooms.pop(room_id, None)
             encrypted = any(e.get("type") == "m.room.encryption" for e in states)
-            messages = []
+            events = []
             for event in after_join(timeline, self.user_id):
                 self._last_event_at = utc_now()
                 if event.get("sender") == self.user_id:
                     continue
                 if event.get("type") == "m.room.encrypted":
                     encrypted = True
-                elif event.get("type") == "m.room.message":
-                    messages.append(event)
-            if messages:
-                handling.append((room_id, messages))
+                elif event.get("type") in _HANDLED:  # in the room's order, with its messages
+                    events.append(event)
+            if events:
+                handling.append((room_id, events))
             if encrypted:
                 await self._encrypted_notice(room_id)
         return handling
@@ -340,10 +344,15 @@ class MatrixAdapter:
                 return
 
     async def _answer_once(self, room_id: str, event: dict[str, Any]) -> None:
+        assert self._bot is not None
+        if event.get("type") != "m.room.message":
+            reaction = await self._reaction(room_id, event)
+            if reaction is not None:
+                await self._bot.react(reaction)
+            return
         message = await self._incoming(room_id, event)
         if message is None:
             return
-        assert self._bot is not None
         thread = thread_root(event.get("content", {}))  # answered where it was asked
 
         async def deliver(replies: list[Reply]) -> None:
@@ -381,7 +390,7 @@ class MatrixAdapter:
         about = reply_to or root
         return IncomingMessage(
             chat_id=PREFIX + room_id,
-            chat_type="private" if len(info.members) <= 2 else "group",
+            chat_type=room_kind(len(info.members)),
             sender_id=PREFIX + sender,
             sender_name=info.members.get(sender) or localpart(sender),
             text=text,
@@ -399,6 +408,10 @@ class MatrixAdapter:
             in_thread=root is not None,
             one_at_a_time=True,  # OrderedWork: a room's events in order
         )
+
+    async def _reaction(self, room_id: str, event: dict[str, Any]) -> IncomingReaction | None:
+        info = await self._room(room_id)
+        return reaction_of(event, PREFIX + room_id, room_kind(len(info.members)))
 
     async def _is_ours(self, room_id: str, event_id: str) -> bool:
         if event_id in self._sent:

@@ -7,9 +7,12 @@ import hashlib
 import html
 import re
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
+from bot.messages import IncomingReaction
+from function_calls import ChatType
 from storage import Member
 
 PREFIX = "mx:"
@@ -161,4 +164,38 @@ def names_any(text: str, names: Iterable[str]) -> bool:
     without a pill."""
     return any(
         name and re.search(rf"(?<![\w@]){re.escape(name)}\b", text, re.IGNORECASE) for name in names
+    )
+
+
+def room_kind(members: int) -> ChatType:
+    """A room of two (the bot and one person) is a private chat; more, a group."""
+    return "private" if members <= 2 else "group"
+
+
+def reaction_of(
+    event: dict[str, Any], chat_id: str, chat_type: ChatType
+) -> IncomingReaction | None:
+    """An m.reaction (an m.annotation of a message, its key the emoji), or a redaction,
+    which takes back the reaction it redacts (a redaction of anything else takes back
+    nothing); None for anything else."""
+    content = event.get("content", {})
+    at = datetime.fromtimestamp(int(event["origin_server_ts"]) / 1000, UTC)
+    sender = PREFIX + str(event["sender"])
+    if event.get("type") == "m.room.redaction":
+        # Room versions before 11 put it beside the content; 11 inside.
+        redacts = event.get("redacts") or content.get("redacts")
+        if not isinstance(redacts, str):
+            return None
+        return IncomingReaction(
+            chat_id, chat_type, sender, "", "", added=False, timestamp=at, reaction_id=redacts
+        )
+    relates = content.get("m.relates_to")
+    if not isinstance(relates, dict) or relates.get("rel_type") != "m.annotation":
+        return None
+    target, key = relates.get("event_id"), relates.get("key")
+    if not isinstance(target, str) or not isinstance(key, str) or not key:
+        return None
+    reaction_id = str(event["event_id"])
+    return IncomingReaction(
+        chat_id, chat_type, sender, target, key, timestamp=at, reaction_id=reaction_id
     )
