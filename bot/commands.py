@@ -87,8 +87,11 @@ REMIND_EXAMPLES = (
     "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
 )
 REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周一上午9点 周会 · /提醒 10分钟后 喝水"
+# Chinese names of commands the built-in tools declare (`@tool_function(command=...)`):
+# "/查找 预算" is "/find 预算".
+DECLARED_ALIASES = {"查找": "find"}
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
-_GLUED_ALIASES = ("提醒",)
+_GLUED_ALIASES = ("提醒", *DECLARED_ALIASES)
 
 
 class CommandError(Exception):
@@ -157,6 +160,9 @@ class Commands:
         self._declared = tool_commands(invoker.registry, self._table)
         for name, declared in self._declared.items():
             self._table[name] = self._declared_command(declared)
+        for alias, name in DECLARED_ALIASES.items():
+            if name in self._declared and alias not in self._table:
+                self._table[alias] = self._table[name]
 
     @staticmethod
     def split(text: str) -> tuple[str, str] | None:
@@ -188,7 +194,7 @@ class Commands:
         builtin = COMMAND_USAGE.get(COMMAND_ALIASES.get(name, name))
         if builtin is not None:
             return builtin[1]
-        declared = self._declared.get(name)
+        declared = self._declared.get(DECLARED_ALIASES.get(name, name))
         return declared.tool.name if declared is not None else None
 
     def has_tool(self, name: str) -> bool:

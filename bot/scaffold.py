@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from bot.commands import COMMAND_ALIASES, COMMAND_USAGE
+from bot.commands import COMMAND_ALIASES, COMMAND_USAGE, DECLARED_ALIASES
 from function_calls.handlers import BUILTIN_MODULES, BUILTIN_ORDER
 
 # As a tool's command (function_calls.registry.COMMAND_NAME): the name is the plugin's,
@@ -31,7 +31,9 @@ _TAKEN: dict[str, str] = {
     **dict.fromkeys(("plugin", "tool_function"), "the generated module uses that name"),
     **dict.fromkeys(BUILTIN_MODULES, "a built-in tool family has that name"),
     **dict.fromkeys(BUILTIN_ORDER, "a built-in tool has that name"),
-    **dict.fromkeys((*COMMAND_USAGE, *COMMAND_ALIASES), "a built-in command has that name"),
+    **dict.fromkeys(
+        (*COMMAND_USAGE, *COMMAND_ALIASES, *DECLARED_ALIASES), "a built-in command has that name"
+    ),
 }
 
 

@@ -58,6 +58,10 @@ async def test_find_words_chinese_phrases_senders_and_pages(
     # A two-character Chinese word inside a sentence, in Chinese.
     budget = await find(api, "预算")
     assert budget.startswith("🔎 “预算”，最新的在前")
+    # /查找 is /find, with or without a space after it.
+    for written in ("/查找 预算", "/查找预算"):
+        (found,) = await api.say(written, **ALICE)
+        assert found["text"] == budget, written
     assert [line.split(": ", 1)[1] for line in lines(budget)] == [
         "«预算»大概五万块",
         "上次说的«预算»是多少？",

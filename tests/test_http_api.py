@@ -263,6 +263,9 @@ async def test_reminder_and_settings_routes(servers: Servers) -> None:
         "timezone": "America/New_York",
         "remind_others": "members",
         "remind_everyone": "admins",
+        "followup": "off",
+        "followup_seconds": 120,
+        "digest_when_quiet": "post",
         "reminders_moved": 1,
     }
     assert (await client.delete(f"/v1/chats/g1/reminders/{reminder['id']}")).status_code == 204

@@ -211,6 +211,27 @@ async def test_chat_rules_for_reminding_others(servers: Servers) -> None:
     assert len(listed) == 1  # the refusals stored nothing
 
 
+async def test_follow_ups_and_quiet_digests_through_the_settings_route(servers: Servers) -> None:
+    """PUT /settings takes what /settings does; a bad value anywhere changes nothing."""
+    api = await servers.start()
+    settings = (await api.client.get("/v1/chats/g1/settings")).json()
+    shown = ("followup", "followup_seconds", "digest_when_quiet")
+    assert tuple(settings[key] for key in shown) == ("off", 120, "post")
+    both = {"followup": "on", "followup_seconds": 30, "digest_when_quiet": "skip"}
+    changed = await api.client.put("/v1/chats/g1/settings", json=both)
+    assert tuple(changed.json()[key] for key in shown) == ("on", 30, "skip")
+    for bad in (
+        {"followup": "off", "followup_seconds": 5},  # below the bound
+        {"followup": "off", "timezone": "Mars/Base"},  # a zone that does not exist
+        {"digest_when_quiet": "maybe"},
+    ):
+        refused = await api.client.put("/v1/chats/g1/settings", json=bad)
+        assert refused.status_code == 422, bad
+    settings = (await api.client.get("/v1/chats/g1/settings")).json()
+    assert tuple(settings[key] for key in shown) == ("on", 30, "skip")  # nothing changed
+    assert settings["timezone"] == "Europe/Berlin"
+
+
 async def test_config_default_for_reminding_others(servers: Servers) -> None:
     api = await servers.start(reminders={"remind_others": "off", "remind_everyone": "members"})
     (off,) = await api.say("/remind @bob tomorrow at 9 x", mentions=[BOB])

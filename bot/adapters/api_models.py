@@ -6,10 +6,11 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from function_calls.handlers.followup import MAX_SECONDS, MIN_SECONDS
 from function_calls.handlers.reminder_words import describe_schedule
 from storage import ReminderView
 from storage.recurrence import Kind
-from storage.vocabulary import FinishedOutcome, HistoryOutcome, Permission
+from storage.vocabulary import FinishedOutcome, HistoryOutcome, Permission, QuietDigest, Switch
 
 
 class MemberIO(BaseModel):
@@ -82,6 +83,13 @@ class SettingsIn(BaseModel):
     timezone: str | None = Field(None, min_length=1, max_length=64)
     remind_others: Permission | None = None
     remind_everyone: Permission | None = None
+    followup: Switch | None = Field(
+        None, description="on: a member's next message after the bot answered them needs no mention"
+    )
+    followup_seconds: int | None = Field(None, ge=MIN_SECONDS, le=MAX_SECONDS)
+    digest_when_quiet: QuietDigest | None = Field(
+        None, description="a scheduled digest over a quiet window: post 'Quiet day', or skip"
+    )
 
 
 class SettingsOut(BaseModel):
@@ -89,6 +97,9 @@ class SettingsOut(BaseModel):
     timezone: str
     remind_others: Permission
     remind_everyone: Permission
+    followup: Switch
+    followup_seconds: int
+    digest_when_quiet: QuietDigest
     reminders_moved: int = Field(0, description="repeating reminders the zone change moved")
 
 

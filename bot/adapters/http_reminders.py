@@ -37,13 +37,24 @@ from bot.adapters.http_calls import (
     not_run,
 )
 from function_calls import MessageContext, ToolCall, ToolInvocationError
+from function_calls.handlers.followup import followup_seconds, followup_window
 from function_calls.handlers.reminder_snooze import DEFAULT_SNOOZE_MINUTES, Snoozed
 from function_calls.handlers.reminders import refused, requester
 from storage import Member, ReminderService, ReminderView, StorageError
-from storage.vocabulary import CHAT_TYPES
+from storage.vocabulary import CHAT_TYPES, SETTING_QUIET_DIGEST
 
 if TYPE_CHECKING:
     from bot.app import Bot
+
+
+# PUT /settings's fields, by the tool that changes them (in the order they run: the zone
+# last, as its answer says how many reminders it moved).
+_SETTINGS_TOOLS = (
+    ("reminder_rules", ("remind_others", "remind_everyone")),
+    ("followup_settings", ("followup", "followup_seconds")),
+    ("digest_settings", ("digest_when_quiet",)),
+    ("set_timezone", ("timezone",)),
+)
 
 
 def _members(raw: dict[str, Any]) -> tuple[Member, ...]:
@@ -271,12 +282,17 @@ def reminder_routes(bot: Bot) -> APIRouter:
         ]
 
     async def settings_out(chat_id: str, service: ReminderService, moved: int = 0) -> SettingsOut:
-        rules = bot.config.reminders.rules().for_chat(await service.settings_of(chat_id))
+        settings = await service.settings_of(chat_id)
+        rules = bot.config.reminders.rules().for_chat(settings)
+        quiet = settings.get(SETTING_QUIET_DIGEST)
         return SettingsOut(
             chat_id=chat_id,
             timezone=await service.timezone_of(chat_id),
             remind_others=rules.remind_others,
             remind_everyone=rules.remind_everyone,
+            followup="on" if followup_window(settings) is not None else "off",
+            followup_seconds=followup_seconds(settings),
+            digest_when_quiet="skip" if quiet == "skip" else "post",
             reminders_moved=moved,
         )
 
@@ -286,30 +302,24 @@ def reminder_routes(bot: Bot) -> APIRouter:
 
     @routes.put("/settings", response_model=SettingsOut)
     async def put_settings(chat_id: str, body: SettingsIn, service: Reminders) -> Any:
-        """The same tools as /tz and /settings: `set_timezone`, then `reminder_rules`.
-        The zone is checked first, so a bad zone changes nothing."""
+        """The same tools as /tz and /settings: `reminder_rules`, `followup_settings`,
+        `digest_settings`, then `set_timezone`. Every call is checked first, so one bad
+        value (a zone that does not exist, say) changes nothing."""
         ctx = await api_context(bot, chat_id)
+        given = body.model_dump(exclude_none=True)
+        calls = [
+            ToolCall(tool, values)
+            for tool, keys in _SETTINGS_TOOLS
+            if (values := {key: given[key] for key in keys if key in given})
+        ]
         moved = 0
-        rules = {
-            key: value
-            for key, value in (
-                ("remind_others", body.remind_others),
-                ("remind_everyone", body.remind_everyone),
-            )
-            if value is not None
-        }
         try:
-            if body.timezone is not None:
-                # Validated (both stages) before anything runs: a bad zone is a 422 and
-                # the rules below are not changed either.
-                bot.invoker.validate_tool_call(
-                    ctx, ToolCall("set_timezone", {"timezone": body.timezone})
-                )
-            if rules:
-                await call_tool(bot, ctx, "reminder_rules", rules)
-            if body.timezone is not None:
-                result = await call_tool(bot, ctx, "set_timezone", {"timezone": body.timezone})
-                moved = len(result.value or ())
+            for call in calls:  # both stages, before anything runs
+                bot.invoker.validate_tool_call(ctx, call)
+            for call in calls:
+                result = await call_tool(bot, ctx, call.name, call.arguments)
+                if call.name == "set_timezone":
+                    moved = len(result.value or ())
         except Refused as exc:
             return exc.response
         except ToolInvocationError as exc:

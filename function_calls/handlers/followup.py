@@ -30,10 +30,11 @@ SECONDS_WORDS = (
 def followup_window(settings: Mapping[str, object]) -> int | None:
     """The chat's follow-up window in seconds, or None when follow-ups are off (the
     default: in a group, only a mention, a prefix or a reply reaches the bot)."""
-    return _seconds_of(settings) if settings.get(SETTING_FOLLOWUP) == "on" else None
+    return followup_seconds(settings) if settings.get(SETTING_FOLLOWUP) == "on" else None
 
 
-def _seconds_of(settings: Mapping[str, object]) -> int:
+def followup_seconds(settings: Mapping[str, object]) -> int:
+    """The chat's follow-up window's length, whether follow-ups are on or not."""
     seconds = settings.get(SETTING_FOLLOWUP_SECONDS)
     if isinstance(seconds, int) and MIN_SECONDS <= seconds <= MAX_SECONDS:
         return seconds
@@ -90,7 +91,7 @@ async def followup_settings(
     settings = await settings_after(ctx, service, changes, what="how follow-ups work here")
     if isinstance(settings, FunctionResult):
         return settings
-    window, seconds = followup_window(settings), _seconds_of(settings)
+    window, seconds = followup_window(settings), followup_seconds(settings)
     data = {"followup": "off" if window is None else "on", "followup_seconds": seconds}
     prefix = "⚙️ Updated. " if changes else ""
     return FunctionResult.direct(
