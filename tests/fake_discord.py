@@ -35,7 +35,9 @@ from tests.fake_discord_guild import (
     BOT_ROLE,
     BOT_USER,
     CHANNEL,
+    DIRECT_MESSAGE_REACTIONS,
     GUILD,
+    GUILD_MESSAGE_REACTIONS,
     MESSAGE_CONTENT,
     MODS,
     ROLES,
@@ -228,6 +230,42 @@ class FakeDiscord:
             self._dispatch("MESSAGE_CREATE", message)
             return message
 
+    def react(
+        self,
+        message: dict[str, Any],
+        emoji: str,
+        *,
+        user: str = "bob",
+        custom_id: str | None = None,
+        remove: bool = False,
+    ) -> None:
+        """`user` ("bot": the bot itself) puts `emoji` on `message` (a unicode emoji, or
+        with `custom_id` the name of one of the server's own), or takes it back:
+        MESSAGE_REACTION_ADD / _REMOVE as Discord sends them (the reactor's member on an
+        add in a server, none on a remove; the message's author on an add)."""
+        person = BOT_USER if user == "bot" else USERS[user]
+        channel = str(message["channel_id"])
+        data: dict[str, Any] = {
+            "user_id": person["id"],
+            "channel_id": channel,
+            "message_id": message["id"],
+            "emoji": {"id": custom_id, "name": emoji} | ({"animated": False} if custom_id else {}),
+            "burst": False,
+            "type": 0,  # normal (1: a super reaction)
+        }
+        with self._lock:
+            guild = self._guild_of(channel)
+            if guild is not None:
+                data["guild_id"] = guild
+            if not remove:
+                data["message_author_id"] = message["author"]["id"]
+                data["burst_colors"] = []
+                if guild is not None:
+                    data["member"] = {"user": person, "roles": ROLES.get(user, []),
+                                      "joined_at": now(), "deaf": False, "mute": False,
+                                      "flags": 0}  # fmt: skip
+            self._dispatch("MESSAGE_REACTION_REMOVE" if remove else "MESSAGE_REACTION_ADD", data)
+
     def redeliver(self, message: dict[str, Any]) -> None:
         """Dispatch a message once more (a new sequence number, the same message)."""
         with self._lock:
@@ -243,8 +281,9 @@ class FakeDiscord:
 
     def _dispatch(self, name: str, data: dict[str, Any]) -> None:
         """Into the current session (none: nobody is connected, Discord delivers to no one
-        later). Without the Message Content intent Discord empties the text of a guild
-        message that does not mention the bot and is not the bot's."""
+        later). Reactions go only to a session with the reactions intent of their place
+        (a server's, or DMs'). Without the Message Content intent Discord empties the text
+        of a guild message that does not mention the bot and is not the bot's."""
         session = self.current
         if session is None:
             return
@@ -252,6 +291,10 @@ class FakeDiscord:
             mine = data["author"]["id"] == BOT
             if data.get("guild_id") and not mine and BOT not in [u["id"] for u in data["mentions"]]:
                 data = data | {"content": "", "embeds": [], "attachments": []}
+        if name.startswith("MESSAGE_REACTION_"):  # only to a session with their intent
+            wanted = GUILD_MESSAGE_REACTIONS if data.get("guild_id") else DIRECT_MESSAGE_REACTIONS
+            if not session.intents & wanted:
+                return
         seq = len(session.events) + 1
         session.events.append({"op": 0, "t": name, "s": seq, "d": data})
 

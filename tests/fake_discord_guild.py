@@ -18,6 +18,8 @@ MODS = "1300000000000000001"  # a role with Manage Server
 OWNER = "1000000000000000099"
 BOT_ROLE = "1300000000000000002"  # the role Discord made for the bot when it was added
 MESSAGE_CONTENT = 1 << 15  # the privileged intent's bit
+GUILD_MESSAGE_REACTIONS = 1 << 10  # reactions in servers' channels and threads
+DIRECT_MESSAGE_REACTIONS = 1 << 13  # reactions in DMs
 _EPOCH_MS = 1420070400000
 
 

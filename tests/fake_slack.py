@@ -241,6 +241,44 @@ def message_event(
     }
 
 
+def reaction_event(
+    reaction: str,
+    ts: str,
+    *,
+    user: str = "UBOB",
+    item_user: str = "UALICE",
+    channel: str = CHANNEL,
+    removed: bool = False,
+    item_type: str = "message",
+    event_ts: str | None = None,
+) -> dict[str, Any]:
+    """An `event_callback` envelope of a `reaction_added` (or `reaction_removed`) event,
+    as Slack posts it: `user` put `reaction` (its name, no colons) on the message `ts` of
+    `channel`, which `item_user` wrote. A new `event_ts` each time unless given (a resend
+    of the same event carries the same one)."""
+    event_ts = event_ts or f"{time.time():.6f}"
+    item: dict[str, Any] = {"type": item_type, "channel": channel, "ts": ts}
+    if item_type != "message":  # a file's reaction names the file instead
+        item = {"type": item_type, "file": "F0001"}
+    return {
+        "token": "legacy-verification-token",
+        "team_id": TEAM,
+        "api_app_id": "A0001",
+        "event": {
+            "type": "reaction_removed" if removed else "reaction_added",
+            "user": user,
+            "reaction": reaction,
+            "item_user": item_user,
+            "item": item,
+            "event_ts": event_ts,
+        },
+        "type": "event_callback",
+        "event_id": f"Ev{event_ts.replace('.', '')}",
+        "event_time": int(float(event_ts)),
+        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+    }
+
+
 def signed(body: bytes, secret: str = SIGNING_SECRET, at: int | None = None) -> dict[str, str]:
     """Slack's request signature headers for `body` (v0, HMAC-SHA256)."""
     stamp = str(at if at is not None else int(time.time()))

@@ -126,8 +126,9 @@ async def test_message_content_off_in_the_config_is_not_asked_for(
     api = await servers.start(adapters={"discord": discord})
     await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
     [identify] = fake.identifies
-    # Guilds, guild messages and DMs; neither privileged intent (Server Members: 1 << 1).
-    assert identify["intents"] == 1 | 1 << 9 | 1 << 12
+    # Guilds, guild messages and DMs, and reactions in both (1 << 10, 1 << 13); neither
+    # privileged intent (Server Members: 1 << 1).
+    assert identify["intents"] == 1 | 1 << 9 | 1 << 10 | 1 << 12 | 1 << 13
     status = api.bot.adapters[0].status()
     assert status["message_content"] is False and status["last_error"] is None
 

@@ -17,6 +17,9 @@ minutes Discord answers a repeat with the message it already made, so a retried 
 shows once; after that window a retry of a send whose answer was lost could show twice
 (README, "Discord"). An answer is tried three times (1 s, 2 s apart): Discord will not
 send the message it answers again.
+
+People's reactions to messages (the non-privileged reactions intents) are reported to the
+bot by the message's snowflake, the id the message was logged by, for digests to count.
 """
 
 from __future__ import annotations
@@ -45,12 +48,13 @@ from bot.adapters.discord_events import (
     is_spoken,
     member_of,
     nonce,
+    reaction_of,
     render,
     user_ids,
 )
 from bot.adapters.discord_gateway import Gateway
 from bot.config import ConfigError, DiscordSettings
-from bot.messages import Reply
+from bot.messages import IncomingReaction, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
@@ -244,6 +248,25 @@ class DiscordAdapter:
             await self._bot.handle(seen, deliver)
         except Exception as exc:
             log.error("discord: answering a message failed: %s", _safe(exc))
+            log.debug("discord: the failure", exc_info=True)
+
+    def on_reaction(self, payload: discord.RawReactionActionEvent) -> None:
+        self._last_event = utc_now()
+        if self._stopped:
+            return
+        reaction = reaction_of(payload, me=self._me)
+        if reaction is None:
+            return
+        task = asyncio.create_task(self._react(reaction))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _react(self, reaction: IncomingReaction) -> None:
+        assert self._bot is not None
+        try:
+            await self._bot.react(reaction)
+        except Exception as exc:  # a reaction not counted is all it costs
+            log.error("discord: a reaction was not kept: %s", _safe(exc))
             log.debug("discord: the failure", exc_info=True)
 
     async def _reply(self, message: discord.Message, text: str, index: int) -> None:

@@ -5,7 +5,9 @@ entities (`message.mentions` and `role_mentions`, from the event's `mentions` an
 `mention_roles` arrays, never from the text),
 the replied-to message (`referenced_message`), and the author as a guild Member whose
 permissions the library computes from the guild's roles (GUILD_CREATE) and the member's
-role ids (MESSAGE_CREATE's `member`).
+role ids (MESSAGE_CREATE's `member`). Reactions come from the raw reaction events
+(MESSAGE_REACTION_ADD / _REMOVE), which name the message by id whether or not the library
+still has it cached.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Sequence
 import discord
 
 from bot.adapters.base import mention_pieces, mention_targets
-from bot.messages import IncomingMessage
+from bot.messages import IncomingMessage, IncomingReaction
 from storage import Member
 
 PREFIX = "dc:"
@@ -70,6 +72,29 @@ def incoming(message: discord.Message, *, me: int, bot_name: str) -> IncomingMes
             if reference is not None and reference.message_id is not None
             else None
         ),
+    )
+
+
+def reaction_of(payload: discord.RawReactionActionEvent, *, me: int) -> IncomingReaction | None:
+    """The bot's view of a reaction put on a message or taken back, in the chat its
+    message is in (the same chat id `incoming` gives the message: a thread's own id);
+    None for the bot's own, and another bot's (their messages are not logged either)."""
+    if payload.user_id == me or (payload.member is not None and payload.member.bot):
+        return None
+    emoji = payload.emoji
+    if not emoji.name:  # a deleted custom emoji may come nameless: nothing to match it by
+        return None
+    return IncomingReaction(
+        chat_id=f"{PREFIX}{payload.channel_id}",
+        # Only a DM's event has no guild (bots are in no group DMs); the payload says so
+        # itself, cached guild or not.
+        chat_type="private" if payload.guild_id is None else "group",
+        sender_id=f"{PREFIX}{payload.user_id}",
+        message_id=str(payload.message_id),
+        # A unicode emoji as its character; a server's own as ":name:", as people type
+        # it (its "<:name:id>" form would show as code in a digest).
+        emoji=emoji.name if emoji.is_unicode_emoji() else f":{emoji.name}:",
+        added=payload.event_type == "REACTION_ADD",
     )
 
 

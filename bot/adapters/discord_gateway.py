@@ -16,6 +16,8 @@ class Listener(Protocol):
 
     def on_message(self, message: discord.Message) -> None: ...
 
+    def on_reaction(self, payload: discord.RawReactionActionEvent) -> None: ...
+
 
 class Gateway(discord.Client):
     """discord.py's client, its events handed to the adapter."""
@@ -25,6 +27,8 @@ class Gateway(discord.Client):
         intents.guilds = True  # the guild's roles and channels: admins, threads
         intents.guild_messages = True
         intents.dm_messages = True
+        # Reactions to messages, in servers and DMs (not privileged): digests count them.
+        intents.reactions = True
         intents.message_content = message_content
         super().__init__(
             intents=intents,
@@ -56,3 +60,11 @@ class Gateway(discord.Client):
 
     async def on_message(self, message: discord.Message) -> None:
         self._adapter.on_message(message)
+
+    # The raw events: the cached-message ones miss reactions to messages the library no
+    # longer (or never) had in its cache, e.g. from before a restart.
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        self._adapter.on_reaction(payload)
+
+    async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
+        self._adapter.on_reaction(payload)

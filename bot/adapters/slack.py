@@ -6,6 +6,9 @@ posts (`v0` HMAC of the body with the signing secret, a timestamp within 5 minut
 bolt checks it and answers 401 to anything else, before anything runs. It acknowledges
 each event at once (Slack wants an answer within 3 s) and the message is answered after.
 
+Reactions (`reaction_added`, `reaction_removed`) to a message are reported to the bot by
+the message's `ts`, the id its message event was logged by, for the digest to count.
+
 Slack re-posts an event it got no timely answer for (`X-Slack-Retry-Num`, the same
 message `ts`): the message's `ts` is its id, and the chat log acts on an id once. Slack
 has no idempotency key on chat.postMessage: a send whose answer is lost (a timeout after
@@ -48,7 +51,7 @@ from bot.adapters.base import (
 )
 from bot.adapters.slack_people import SlackPeople, code_of
 from bot.config import ConfigError, SlackSettings
-from bot.messages import IncomingMessage, Reply
+from bot.messages import IncomingMessage, IncomingReaction, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
@@ -95,6 +98,8 @@ class SlackAdapter:
         )
         self._app.event("message")(self._on_message)
         self._app.event("app_mention")(self._ignore)  # its message event is the one answered
+        self._app.event("reaction_added")(self._on_reaction)
+        self._app.event("reaction_removed")(self._on_reaction)
         self._handler = AsyncSlackRequestHandler(self._app)
         self._socket: AsyncSocketModeHandler | None = None
         self._bot: BotHost | None = None
@@ -218,6 +223,26 @@ class SlackAdapter:
         task = asyncio.create_task(self._answer(event))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _on_reaction(self, event: dict[str, Any]) -> None:
+        self._last_event = utc_now()
+        if self._stopped:
+            return
+        task = asyncio.create_task(self._react(event))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _react(self, event: dict[str, Any]) -> None:
+        assert self._bot is not None
+        try:
+            # As for a message: the bot's own reactions are told apart by its id.
+            await asyncio.wait_for(self._ready.wait(), _READY_WAIT)
+            reaction = reaction_of(event, me=self._me)
+            if reaction is not None:
+                await self._bot.react(reaction)
+        except Exception as exc:  # a reaction not counted is all it costs
+            log.error("slack: a reaction was not kept: %s", _safe(exc))
+            log.debug("slack: the failure", exc_info=True)
 
     async def _answer(self, event: dict[str, Any]) -> None:
         assert self._bot is not None
@@ -359,6 +384,40 @@ class SlackAdapter:
             "last_event": self._last_event.isoformat() if self._last_event else None,
             "last_error": self._last_error,
         }
+
+
+def reaction_of(event: dict[str, Any], *, me: str) -> IncomingReaction | None:
+    """The bot's view of a `reaction_added` / `reaction_removed` event: None for one on
+    something other than a message (a file, a file comment), and for the bot's own. The
+    event has no `channel_type`: Slack's DM channel ids start with "D"."""
+    item = event.get("item")
+    if not isinstance(item, dict) or item.get("type") != "message":
+        return None
+    user, name = event.get("user"), event.get("reaction")
+    channel, ts = item.get("channel"), item.get("ts")
+    if not (isinstance(user, str) and isinstance(name, str)):
+        return None
+    if not (isinstance(channel, str) and isinstance(ts, str)) or user == me:
+        return None
+    return IncomingReaction(
+        chat_id=f"sl:{channel}",
+        chat_type="private" if channel.startswith("D") else "group",
+        sender_id=f"sl:{user}",
+        message_id=ts,
+        # Slack's name in colons, as people type it; a skin tone stays as Slack names
+        # it (":thumbsup::skin-tone-2:"), which any Slack client reads back.
+        emoji=f":{name}:",
+        added=event.get("type") == "reaction_added",
+        timestamp=_stamp(event.get("event_ts")),
+    )
+
+
+def _stamp(ts: Any) -> datetime | None:
+    """A Slack timestamp ("1360782804.083113") as a time; None when it is not one."""
+    try:
+        return datetime.fromtimestamp(float(ts), UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
 
 
 def _mentioned_ids(event: dict[str, Any]) -> list[str]:
