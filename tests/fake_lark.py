@@ -351,6 +351,37 @@ def message_event(
     }  # fmt: skip
 
 
+def reaction_event(
+    message_id: str,
+    emoji: str = "THUMBSUP",
+    *,
+    user: str = "ou_bob",
+    deleted: bool = False,
+    app: str | None = None,
+    at: int | None = None,
+    token: str = VERIFICATION_TOKEN,
+) -> dict[str, Any]:
+    """An im.message.reaction.created_v1 (or, `deleted`, deleted_v1) event (schema 2.0) as
+    Lark sends it: `user` put `emoji` on the message, or took it back, at `at` (ms; now
+    when None). With `app` an app did (Lark then names the app_id, not a user)."""
+    when = str(at if at is not None else int(time.time() * 1000))
+    kind = "deleted" if deleted else "created"
+    event: dict[str, Any] = {"message_id": message_id, "reaction_type": {"emoji_type": emoji},
+                             "action_time": when}  # fmt: skip
+    if app is None:
+        event |= {"operator_type": "user", "user_id": {
+            "open_id": user, "union_id": f"on_{user}", "user_id": None}}  # fmt: skip
+    else:
+        event |= {"operator_type": "app", "app_id": app}
+    return {
+        "schema": "2.0",
+        "header": {"event_id": f"ev{time.time_ns()}", "token": token, "create_time": when,
+                   "event_type": f"im.message.reaction.{kind}_v1", "app_id": APP_ID,
+                   "tenant_key": "t1"},
+        "event": event,
+    }  # fmt: skip
+
+
 def encrypted(payload: dict[str, Any], key: str = ENCRYPT_KEY) -> bytes:
     """`payload` sealed as Lark does: AES-256-CBC, sha256(key), a random IV first."""
     plain = json.dumps(payload).encode()

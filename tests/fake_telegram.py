@@ -1,7 +1,8 @@
 """A fake Telegram Bot API on 127.0.0.1: the documented JSON shapes of the methods the
 adapter uses (complete enough for python-telegram-bot to parse), parameters as JSON or
-form-encoded, scripted updates served by long polling, every request recorded, and 429s
-(with `parameters.retry_after`) on demand."""
+form-encoded, scripted updates served by long polling (the kinds `allowed_updates` lets
+through, as Telegram does), every request recorded, and 429s (with
+`parameters.retry_after`) on demand."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -81,6 +83,9 @@ class FakeTelegram:
         # method -> how many of its next calls get a proxy's 502 page (not JSON).
         self.bad_gateway: dict[str, int] = {}
         self._updates: list[dict[str, Any]] = []
+        # The last allowed_updates given (getUpdates, setWebhook): Telegram keeps it; until
+        # then it sends every kind but these.
+        self.allowed: list[str] | None = None
         self._next_update = 1
         self._next_message = 1000
         self._lock = threading.Lock()
@@ -94,9 +99,40 @@ class FakeTelegram:
     # -- scripting ---------------------------------------------------------------------
 
     def push(self, message: dict[str, Any]) -> None:
+        self.push_update("message", message)
+
+    def push_update(self, kind: str, payload: dict[str, Any]) -> None:
+        """Scripts an update of `kind` ("message", "message_reaction") with `payload`."""
         with self._lock:
-            self._updates.append({"update_id": self._next_update, "message": message})
+            self._updates.append({"update_id": self._next_update, kind: payload})
             self._next_update += 1
+
+    def react(
+        self,
+        message_id: int,
+        new: Sequence[str | dict[str, Any]] = (),
+        old: Sequence[str | dict[str, Any]] = (),
+        *,
+        sender: dict[str, Any] | None = ALICE,
+        actor_chat: dict[str, Any] | None = None,
+        chat: int = GROUP,
+    ) -> None:
+        """Scripts a message_reaction update (Bot API 7.0): `sender`'s reactions to the
+        message went from `old` to `new`, each an emoji or a ReactionType object. Without
+        a `sender` it is anonymous: `actor_chat` reacted."""
+        chat_type = "private" if chat > 0 else "supergroup"
+        update: dict[str, Any] = {
+            "chat": {"id": chat, "type": chat_type},
+            "message_id": message_id,
+            "date": int(time.time()),
+            "old_reaction": [_reaction_type(r) for r in old],
+            "new_reaction": [_reaction_type(r) for r in new],
+        }
+        if sender is not None:
+            update["user"] = sender
+        if actor_chat is not None:
+            update["actor_chat"] = actor_chat
+        self.push_update("message_reaction", update)
 
     def say(
         self,
@@ -170,21 +206,36 @@ class FakeTelegram:
             if body["user_id"] in self.admins:
                 member.update(_ADMINISTRATOR)
             return _ok(member)
+        if method == "setWebhook" and "allowed_updates" in body:
+            with self._lock:
+                self.allowed = list(body["allowed_updates"])
         if method in ("setMyCommands", "deleteWebhook", "setWebhook"):
             return _ok(True)
         return _error(404, "Not Found: method not found")
 
     async def _get_updates(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        if "allowed_updates" in body:
+            with self._lock:
+                self.allowed = list(body["allowed_updates"])
         offset = int(body.get("offset", 0))
         limit = int(body.get("limit", 100))
         deadline = time.monotonic() + float(body.get("timeout", 0))
         while True:
             with self._lock:
                 # Asking from `offset` confirms every earlier update: they are gone.
-                self._updates = [u for u in self._updates if u["update_id"] >= offset]
+                self._updates = [
+                    u for u in self._updates if u["update_id"] >= offset and self._allows(u)
+                ]
                 if self._updates or time.monotonic() >= deadline:
                     return self._updates[:limit]
             await asyncio.sleep(0.02)
+
+    def _allows(self, update: dict[str, Any]) -> bool:
+        """Whether Telegram would send `update` at all (it never queues the others)."""
+        (kind,) = (key for key in update if key != "update_id")
+        if self.allowed is None:
+            return kind not in _NOT_BY_DEFAULT
+        return kind in self.allowed
 
     def _send_message(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -198,6 +249,14 @@ class FakeTelegram:
             "date": int(time.time()),
             "text": body["text"],
         }
+
+
+def _reaction_type(reaction: str | dict[str, Any]) -> dict[str, Any]:
+    return {"type": "emoji", "emoji": reaction} if isinstance(reaction, str) else reaction
+
+
+# What Telegram leaves out unless allowed_updates names it.
+_NOT_BY_DEFAULT = {"chat_member", "message_reaction", "message_reaction_count"}
 
 
 # The fields a ChatMemberAdministrator must have (besides `user`).

@@ -3,6 +3,10 @@
 Chat ids are "tg:<chat id>", user ids "tg:<user id>". With privacy mode on (BotFather's
 default) a bot in a group sees only commands, messages that mention it, and replies to
 it: that is exactly what the router answers, so privacy mode can stay on.
+
+Reactions (`message_reaction` updates, asked for in `allowed_updates`: Telegram sends
+none unless asked, and only to a bot that is an administrator of the group) are reported
+to the bot for its digests, in their chat's place among its messages.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from telegram import (
     LinkPreviewOptions,
     Message,
     MessageEntity,
+    MessageReactionUpdated,
     ReplyParameters,
     Update,
     User,
@@ -40,13 +45,14 @@ from bot.adapters.telegram_api import (
     ApiError,
     call,
     new_client,
+    reaction_changes,
     render_html,
     replace_spans,
     user_number,
 )
 from bot.commands import Commands
 from bot.config import ConfigError, TelegramSettings
-from bot.messages import IncomingMessage, Reply
+from bot.messages import IncomingMessage, IncomingReaction, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
@@ -67,6 +73,9 @@ _BACKOFF_MAX = 30.0
 _REPLY_ATTEMPTS = 4  # a reply lost to a network blip is retried this often
 _DRAIN_TIMEOUT = 10.0  # stop() waits this long for messages being answered
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+# The updates asked for (getUpdates and setWebhook): Telegram leaves out message_reaction
+# unless it is named, and remembers the last list it was given.
+_UPDATES = (Update.MESSAGE, Update.MESSAGE_REACTION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +108,9 @@ class TelegramAdapter:
         self._offset: int | None = None
         self._poller: asyncio.Task[None] | None = None
         # Chats answered concurrently, each in order; says which updates are finished.
-        self._work: OrderedWork[int, Message] = OrderedWork(self._answer_in_chat)
+        self._work: OrderedWork[int, Message | MessageReactionUpdated] = OrderedWork(
+            self._answer_in_chat
+        )
         self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
         self._seen: dict[str, dict[str, _Seen]] = {}
         self._connected_since: datetime | None = None
@@ -159,7 +170,7 @@ class TelegramAdapter:
             await call(
                 "setWebhook",
                 lambda: client.set_webhook(
-                    url, secret_token=secret.get_secret_value(), allowed_updates=["message"]
+                    url, secret_token=secret.get_secret_value(), allowed_updates=_UPDATES
                 ),
             )
         else:
@@ -185,7 +196,7 @@ class TelegramAdapter:
         updates = await call(
             "getUpdates",
             lambda: self._client.get_updates(
-                offset=offset, timeout=timeout, allowed_updates=["message"]
+                offset=offset, timeout=timeout, allowed_updates=_UPDATES
             ),
         )
         if self._connected_since is None:
@@ -209,14 +220,62 @@ class TelegramAdapter:
             return  # seen already (a webhook retry)
         self._offset = update_id + 1
         self._last_update = utc_now()
+        reaction = update.message_reaction
+        if reaction is not None:
+            # In its chat's queue, after the messages that came before it: the message it
+            # is on has been logged by then (a reaction to a message not logged yet would
+            # count for nothing), and a taking back never passes the adding.
+            self._work.add(update_id, [(reaction.chat.id, [reaction])])
+            return
         message = update.message
         if message is None or message.text is None:
             self._work.add(update_id, [])  # nothing to answer: done at once
             return
         self._work.add(update_id, [(message.chat.id, [message])])
 
-    async def _answer_in_chat(self, chat: Hashable, message: Message) -> None:
-        await self._answer(message)
+    async def _answer_in_chat(self, chat: Hashable, item: Message | MessageReactionUpdated) -> None:
+        if isinstance(item, MessageReactionUpdated):
+            await self._react(item)
+        else:
+            await self._answer(item)
+
+    async def _react(self, update: MessageReactionUpdated) -> None:
+        """Reports what a person's reactions to a message gained and lost (Telegram sends
+        the whole set before and after)."""
+        assert self._bot is not None
+        chat = update.chat
+        if chat.type not in (chat.PRIVATE, chat.GROUP, chat.SUPERGROUP):
+            return  # channels, as for messages
+        chat_id = f"tg:{chat.id}"
+        person = update.user
+        if person is not None:
+            if person.is_bot or person.id == self._me_id:
+                return  # this bot's own reactions are never counted; nor other bots'
+            # Someone who reacts is in the chat: "remind @them" can find them now.
+            sender = self._remember(chat_id, person).user_id
+        elif update.actor_chat is not None:
+            # Anonymous: a group's anonymous admin (the group itself) or a channel. Counted
+            # as that chat: Telegram doesn't say which admin, so they all count once per
+            # emoji, which undercounts but never invents a reaction.
+            sender = f"tg:{update.actor_chat.id}"
+        else:
+            return
+        added, removed = reaction_changes(update.old_reaction, update.new_reaction)
+        changes = [(emoji, False) for emoji in removed] + [(emoji, True) for emoji in added]
+        try:
+            for emoji, on in changes:
+                reaction = IncomingReaction(
+                    chat_id=chat_id,
+                    chat_type="private" if chat.type == chat.PRIVATE else "group",
+                    sender_id=sender,
+                    message_id=str(update.message_id),  # as IncomingMessage.message_id
+                    emoji=emoji,
+                    added=on,
+                    timestamp=update.date,
+                )
+                await self._bot.react(reaction)
+        except Exception as exc:
+            log.error("telegram: reporting a reaction failed: %s", _safe(exc))
 
     async def _answer(self, message: Message) -> None:
         assert self._bot is not None

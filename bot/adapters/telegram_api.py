@@ -1,6 +1,6 @@
 """The Telegram Bot API through python-telegram-bot's `telegram.Bot`: its errors named
-by method, 429s waited out, the token kept out of logs and errors, and the HTML the adapter
-sends (text mentions, escaping).
+by method, 429s waited out, the token kept out of logs and errors, the HTML the adapter
+sends (text mentions, escaping), and the emoji a reaction update changed.
 
 The token is part of every request URL (`/bot<token>/sendMessage`), which httpx logs at
 INFO and PTB at DEBUG (PTB's InvalidToken even quotes it): a redacting filter on their
@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 import telegram
+from telegram import ReactionType, ReactionTypeCustomEmoji, ReactionTypeEmoji
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
@@ -148,6 +149,27 @@ def user_number(user_id: str) -> int | None:
     """12345 for "tg:12345"; None for an id from another platform."""
     number = user_id.removeprefix("tg:")
     return int(number) if number.lstrip("-").isdigit() else None
+
+
+def reaction_changes(
+    old: Sequence[ReactionType], new: Sequence[ReactionType]
+) -> tuple[list[str], list[str]]:
+    """The emoji a `message_reaction` update added and took back: Telegram sends a
+    person's whole set before and after, not the change. A custom emoji stands as
+    "custom:<id>" (a digest can't draw it, but counts it apart from the others); a paid
+    reaction (stars) is left out: it is no emoji the person picked."""
+    before, after = _names(old), _names(new)
+    return [e for e in after if e not in before], [e for e in before if e not in after]
+
+
+def _names(reactions: Sequence[ReactionType]) -> list[str]:
+    found: list[str] = []
+    for reaction in reactions:
+        if isinstance(reaction, ReactionTypeEmoji):
+            found.append(reaction.emoji)
+        elif isinstance(reaction, ReactionTypeCustomEmoji):
+            found.append(f"custom:{reaction.custom_emoji_id}")
+    return list(dict.fromkeys(found))
 
 
 def render_html(text: str, people: Sequence[Member]) -> str:
