@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -319,3 +320,40 @@ async def test_gate_checks_the_token_first_and_limits_chunked_bodies(servers: Se
         content=b'{"type": "daily", "content": "\\ud800", "created_by": "u1"}',
     )
     assert surrogate.status_code == 422
+
+
+async def test_an_oversized_body_gets_its_413_while_the_client_still_sends(
+    servers: Servers,
+) -> None:
+    """A 3 MB POST, declared or chunked, from a client that sends its whole body before it
+    reads (as simple clients do): the gate reads and drops the rest of the body before
+    it answers. Closing on unread bytes makes the kernel send a reset, which throws away
+    the 413 before the client can read it."""
+    api = await servers.start()
+    url = httpx.URL(str(api.client.base_url))
+    token = api.client.headers["authorization"]
+    body = b'{"text": "' + b"x" * 3_000_000 + b'"}'
+    declared = f"Content-Length: {len(body)}\r\n".encode() + b"\r\n" + body
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(body[n : n + 65_536]), body[n : n + 65_536])
+        for n in range(0, len(body), 65_536)
+    )
+    chunked = b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+
+    def post(framed: bytes) -> bytes:
+        head = (
+            f"POST /v1/messages HTTP/1.1\r\nHost: {url.host}\r\nAuthorization: {token}\r\n"
+            "Content-Type: application/json\r\nConnection: close\r\n"
+        ).encode()
+        with socket.create_connection((url.host, url.port), timeout=10) as sock:
+            sock.sendall(head + framed)
+            answer = b""
+            while chunk := sock.recv(65_536):
+                answer += chunk
+        return answer
+
+    for attempt in range(5):
+        for framed in (declared, chunked):
+            answer = await asyncio.to_thread(post, framed)
+            assert answer.startswith(b"HTTP/1.1 413"), (attempt, answer[:80])
+            assert answer.endswith(b'{"error":"body larger than 4096 bytes"}')

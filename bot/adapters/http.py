@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import logging
@@ -36,6 +37,9 @@ from storage.vocabulary import ChatType
 log = logging.getLogger(__name__)
 # Paths that need the bearer token when one is set: the API, and the MCP endpoint.
 _PROTECTED = ("/v1", "/mcp")
+# A refused body is read to its end, up to this much and this long, before the 413.
+_DRAIN_BYTES = 64 * 1024 * 1024
+_DRAIN_SECONDS = 30.0
 
 
 class MessageIn(BaseModel):
@@ -93,6 +97,7 @@ class _Gate:
                 return
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await _drain(receive)
             await _error(scope, receive, send, 413, f"body larger than {self.max_bytes} bytes")
             return
         await self._limited(scope, receive, send)
@@ -101,11 +106,13 @@ class _Gate:
         seen = 0
         too_large = False
         started = False
+        more = False  # the client has more of the body to send
 
         async def counting_receive() -> Message:
-            nonlocal seen, too_large
+            nonlocal seen, too_large, more
             message = await receive()
             seen += len(message.get("body", b""))
+            more = bool(message.get("more_body", False))
             if seen > self.max_bytes:
                 too_large = True
                 return {"type": "http.disconnect"}  # the app stops reading
@@ -124,7 +131,31 @@ class _Gate:
             if not too_large:
                 raise
         if too_large and not started:
+            if more:
+                await _drain(receive)
             await _error(scope, receive, send, 413, f"body larger than {self.max_bytes} bytes")
+
+
+async def _drain(receive: Receive) -> None:
+    """Read and drop the rest of a refused body (within bounds) before answering. A
+    client that sends its whole body before it reads (most do) would otherwise lose the
+    answer: a connection closed with bytes unread makes the kernel send a reset, which
+    throws away what the client had not yet read. Past the bounds the connection is cut
+    all the same."""
+    left = _DRAIN_BYTES
+
+    async def drop() -> None:
+        nonlocal left
+        while left > 0:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client is gone
+            left -= len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(drop(), _DRAIN_SECONDS)
 
 
 async def _error(scope: Scope, receive: Receive, send: Send, status: int, text: str) -> None:
