@@ -277,9 +277,7 @@ def prune_expired(session: Session, before: datetime) -> int:
         _messages.c.chat_id == _reactions.c.chat_id,
         _messages.c.message_id == _reactions.c.message_id,
     )
-    session.execute(
-        delete(_reactions).where((_reactions.c.created_at < before) | ~logged.exists())
-    )
+    session.execute(delete(_reactions).where((_reactions.c.created_at < before) | ~logged.exists()))
     return int(getattr(result, "rowcount", 0) or 0)
 
 

@@ -21,12 +21,8 @@ the reminder's occurrence: Lark posts one message per uuid within an hour, so a 
 tried again after a lost answer does not post twice within that hour.
 
 Reactions (im.message.reaction.created_v1 / deleted_v1, by either mode) are reported to
-the bot for its digests. Their events name the message but not its chat: the chat is
-remembered from the message's own event, else asked of Lark (GET the message, then the
-chat for its kind). Reactions to a message are reported one after another, after the
-message itself has been handled (else it may not be logged yet, and a reaction to a
-message the log lacks counts for nothing); Lark doesn't promise to push events in order,
-so each person's emoji on a message follows its newest `action_time`, not arrival.
+the bot for its digests, by `LarkReactions` (lark_reactions.py): it remembers each
+message's chat, runs each message's work in order and drops reactions pushed late.
 """
 
 from __future__ import annotations
@@ -38,9 +34,9 @@ import hashlib
 import itertools
 import logging
 import time
-from collections import OrderedDict, deque
-from collections.abc import Coroutine, Sequence
-from datetime import UTC, datetime
+from collections import deque
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -64,10 +60,10 @@ from bot.adapters.lark_events import (
     render_text,
     text_of,
 )
+from bot.adapters.lark_reactions import REACTION_EVENTS, LarkReactions, lark_time
 from bot.adapters.lark_ws import LongConnection
 from bot.config import LarkSettings
-from bot.messages import IncomingMessage, IncomingReaction, Reply
-from function_calls import ChatType
+from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
@@ -78,13 +74,7 @@ _ADMIN_TTL = 300.0  # seconds a chat's owner and managers are trusted
 _DIRECTORY_TTL = 600.0  # seconds a chat's member list is trusted
 _BACKOFF_MAX = 60.0
 _SENT_REMEMBERED = 1000  # ids of the bot's own recent messages, for "a reply to the bot"
-_PLACES_REMEMBERED = 10_000  # message id -> its chat, for reactions (theirs don't say)
-_ACTIONS_REMEMBERED = 10_000  # (message, person, emoji) -> the newest action_time seen
 _MESSAGE_EVENT = "im.message.receive_v1"
-_REACTION_EVENTS = {  # event type -> whether it adds the reaction (else takes it back)
-    "im.message.reaction.created_v1": True,
-    "im.message.reaction.deleted_v1": False,
-}
 
 
 class LarkAdapter:
@@ -104,12 +94,8 @@ class LarkAdapter:
         self._seen: dict[str, dict[str, Member]] = {}
         self._admins: dict[str, tuple[float, frozenset[str]]] = {}
         self._directory: dict[str, tuple[float, list[Member]]] = {}
-        self._places: OrderedDict[str, str] = OrderedDict()  # message id -> chat (oc_…)
-        self._kinds: dict[str, ChatType] = {}  # chat -> its kind: a chat never changes it
-        self._actions: OrderedDict[tuple[str, str, str], int] = OrderedDict()
-        # Each message's newest work (its answer, then each reaction to it, in turn).
-        self._tails: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._reactions = LarkReactions(self._api, self._tasks, me=lambda: self._me, describe=_safe)
         self._connector: asyncio.Task[None] | None = None
         self._long: LongConnection | None = None
         self._ready = asyncio.Event()
@@ -123,6 +109,7 @@ class LarkAdapter:
 
     async def start(self, bot: BotHost) -> None:
         self._bot = bot
+        self._reactions.start(bot)
         self._loop = asyncio.get_running_loop()
         self._connector = asyncio.create_task(self._connect(), name="lark")
 
@@ -200,125 +187,17 @@ class LarkAdapter:
             log.warning("lark: an event without a header or body; ignored")
             return
         kind = header.get("event_type")
-        if kind in _REACTION_EVENTS:
-            self._reaction(body, added=_REACTION_EVENTS[kind])
+        if kind in REACTION_EVENTS:
+            self._reactions.accept(body, added=REACTION_EVENTS[kind])
             return
         if kind != _MESSAGE_EVENT:
             return  # subscribed to more than messages: not ours to act on
         message = body.get("message")
         message_id = message.get("message_id") if isinstance(message, dict) else None
         if isinstance(message, dict) and isinstance(message_id, str):
-            self._remember_place(message_id, message.get("chat_id"), message.get("chat_type"))
-        self._run(self._answer(body), message_id if isinstance(message_id, str) else None)
-
-    def _run(self, work: Coroutine[Any, Any, None], message_id: str | None) -> None:
-        """`work` in a task (stop() finishes it), the newest for `message_id` if given."""
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        if message_id is None:
-            return
-        self._tails[message_id] = task
-
-        def forget(done: asyncio.Task[None]) -> None:
-            if self._tails.get(message_id) is done:
-                del self._tails[message_id]  # nothing waits on it: keep no task
-
-        task.add_done_callback(forget)
-
-    def _remember_place(self, message_id: str, chat: Any, chat_type: Any) -> None:
-        if not isinstance(chat, str) or not chat:
-            return
-        self._places[message_id] = chat
-        self._places.move_to_end(message_id)
-        while len(self._places) > _PLACES_REMEMBERED:
-            self._places.popitem(last=False)
-        if isinstance(chat_type, str) and chat_type:  # as _incoming tells them apart
-            self._kinds[chat] = "private" if chat_type == "p2p" else "group"
-
-    def _reaction(self, event: dict[str, Any], *, added: bool) -> None:
-        """A reaction event: reported in a task, after the earlier work on its message."""
-        if event.get("operator_type") != "user":
-            return  # an app's: this bot's own (never reported), or another bot's
-        message_id = event.get("message_id")
-        emoji = _inner(event, "reaction_type", "emoji_type")
-        open_id = _inner(event, "user_id", "open_id")
-        if not all(isinstance(v, str) and v for v in (message_id, emoji, open_id)):
-            log.warning("lark: a reaction event without message, emoji or person; ignored")
-            return
-        if open_id == self._me:
-            return
-        at = _number(event.get("action_time"))
-        key = (str(message_id), str(open_id), str(emoji))
-        if at is not None:
-            newest = self._actions.get(key)
-            if newest is not None and at < newest:
-                return  # older than one already reported (pushed late or again)
-            self._actions[key] = at
-            self._actions.move_to_end(key)
-            while len(self._actions) > _ACTIONS_REMEMBERED:
-                self._actions.popitem(last=False)
-        previous = self._tails.get(key[0])
-        self._run(self._react(*key, added, at, previous), key[0])
-
-    async def _react(
-        self,
-        message_id: str,
-        open_id: str,
-        emoji: str,
-        added: bool,
-        at: int | None,
-        previous: asyncio.Task[None] | None,
-    ) -> None:
-        assert self._bot is not None
-        if previous is not None:
-            await asyncio.wait([previous])
-        try:
-            place = await self._place(message_id)
-            if place is None:
-                return
-            chat, kind = place
-            reaction = IncomingReaction(
-                chat_id=f"lk:{chat}",
-                chat_type=kind,
-                sender_id=f"lk:{open_id}",
-                message_id=message_id,  # om_…, as IncomingMessage.message_id
-                emoji=emoji,  # Lark's name for it: "THUMBSUP"
-                added=added,
-                timestamp=_at(at),
-            )
-            await self._bot.react(reaction)
-        except Exception as exc:
-            log.error("lark: reporting a reaction failed: %s", _safe(exc))
-            log.debug("lark: the failure", exc_info=True)
-
-    async def _place(self, message_id: str) -> tuple[str, ChatType] | None:
-        """The chat a message is in and the chat's kind: remembered from the message's
-        event, else asked of Lark (after a restart, or a message the bot never got)."""
-        chat = self._places.get(message_id)
-        if chat is None:
-            try:
-                found = (await self._api.message(message_id)).get("chat_id")
-            except LarkError as exc:
-                log.warning("lark: a reaction's message: %s", exc)
-                return None
-            if not isinstance(found, str) or not found:
-                return None
-            chat = found
-            self._remember_place(message_id, chat, None)
-        kind = self._kinds.get(chat)
-        if kind is None:
-            try:
-                mode = (await self._api.chat(chat)).get("chat_mode")
-            except LarkError as exc:
-                # Unknown: a group, so the groups the config allows decide (a DM the log
-                # has is counted unless the config limits groups; a group is never let
-                # past that limit as a DM). Asked again next time.
-                log.warning("lark: a reaction's chat: %s", exc)
-                return chat, "group"
-            kind = "private" if mode == "p2p" else "group"
-            self._kinds[chat] = kind
-        return chat, kind
+            self._reactions.remember(message_id, message.get("chat_id"), message.get("chat_type"))
+        # After it, each reaction to the message (reported once the message is handled).
+        self._reactions.run(self._answer(body), message_id if isinstance(message_id, str) else None)
 
     async def _answer(self, event: dict[str, Any]) -> None:
         assert self._bot is not None
@@ -350,7 +229,7 @@ class LarkAdapter:
                         sent = await sent_with_retries(post, what="lark: an answer")
                         if sent:
                             self._sent.append(sent)
-                            self._remember_place(sent, chat, None)
+                            self._reactions.remember(sent, chat)
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
@@ -397,7 +276,7 @@ class LarkAdapter:
             reply_to_bot=reply_to_bot,
             sender_is_admin=is_admin,
             message_id=str(message_id),
-            timestamp=_at(created),
+            timestamp=lark_time(created),
             mentions=tuple(people),
             reply_to_message_id=str(parent) if parent else None,
         )
@@ -487,7 +366,7 @@ class LarkAdapter:
                 sent = await self._api.send(chat, render_text(piece, people), uuid)
                 if sent:
                     self._sent.append(sent)
-                    self._remember_place(sent, chat, None)
+                    self._reactions.remember(sent, chat)
                     first = first or sent
         except LarkError as exc:
             raise SendError(f"lark {exc}") from None
@@ -517,27 +396,6 @@ class LarkAdapter:
 def _uuid(key: str, index: int) -> str:
     """Lark's idempotency key (at most 50 characters) for piece `index` of a message."""
     return f"gm-{hashlib.sha256(key.encode()).hexdigest()[:40]}-{index}"
-
-
-def _at(milliseconds: Any) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(int(milliseconds) / 1000, UTC)
-    except (TypeError, ValueError):
-        return None
-
-
-def _inner(event: dict[str, Any], outer: str, key: str) -> Any:
-    """`event[outer][key]`, or None where either is missing or not an object."""
-    found = event.get(outer)
-    return found.get(key) if isinstance(found, dict) else None
-
-
-def _number(text: Any) -> int | None:
-    """Lark's millisecond time ("1700000000000"), or None."""
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
 
 
 def _safe(exc: Exception) -> str:
