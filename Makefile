@@ -5,14 +5,31 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run chat test lint typecheck pytest bench bench-model eval clean
+.PHONY: run chat test test-images lint typecheck pytest bench bench-model eval clean lock
 
-$(STAMP): pyproject.toml
+# What `make run`, `make test` and CI install: requirements-dev.lock's exact versions
+# (the app's, the tests' and the tools'), each checked against its hash; then groupmate
+# itself, without resolving. The container image installs requirements.lock (the app's,
+# with PostgreSQL's driver), whose versions are the same.
+$(STAMP): pyproject.toml requirements-dev.lock
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
+
+# Refreshes both locks from pyproject.toml's ranges, from PyPI alone: this machine's own
+# pip settings (local wheel folders, extra indexes) stay out of them. The dev lock keeps
+# the app lock's versions. Upgrades nothing that still fits; `make lock UPGRADE=1` does.
+PIP_COMPILE := env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet \
+	--generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links \
+	--index-url https://pypi.org/simple
+lock: $(STAMP)
+	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) --extra postgres \
+		--output-file requirements.lock pyproject.toml
+	$(PIP_COMPILE) --extra dev --extra postgres --constraint requirements.lock \
+		--output-file requirements-dev.lock pyproject.toml
 
 config.yaml:
 	cp config.yaml.template config.yaml
@@ -36,6 +53,11 @@ pytest: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The container image and the compose file, built and run with podman (the tooling
+# installs it): minutes of building, so apart from `make test`; CI runs both.
+test-images: $(STAMP)
+	$(BIN)/pytest -m image
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_overhead

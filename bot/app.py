@@ -16,11 +16,13 @@ from typing import Any, Literal, Self
 
 from bot.actions import ActionRunner, BotCommands
 from bot.adapters.base import Adapter
+from bot.adapters.http_metrics import MetricsServer, serve_on_own_address
 from bot.answering import Answerer
 from bot.budget import TokenBudget
 from bot.config import Config, LLMSettings, load_config
 from bot.contexts import Caller, ContextFactory
 from bot.messages import IncomingMessage, IncomingReaction, Reply
+from bot.metrics import Metrics
 from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.plugin_runtime import PluginRuntime, configured_plugins
 from bot.router import Deliver, Router
@@ -128,8 +130,15 @@ class Bot:
         # offers, the REST routes, the dashboard and MCP clients alike; its policy and
         # audit log are the same for all of them.
         self.policy = ToolPolicy(config.tools.policy, monotonic=time.monotonic)
+        # This bot's own registry of metrics (never the process's default one); None
+        # with `metrics.enabled: false`. Its parts report to it: see `bot.metrics`.
+        self.metrics = Metrics(config.metrics) if config.metrics.enabled else None
+        self.metrics_server: MetricsServer | None = None  # with `metrics.port` set
         self.invoker = ToolInvoker(
-            self.registry, call_timeout=config.llm.call_timeout, policy=self.policy
+            self.registry,
+            call_timeout=config.llm.call_timeout,
+            policy=self.policy,
+            observe=self.metrics.tool_call if self.metrics else None,
         )
         self.outbound = OutboundRouter()
         self.members = MemberDirectories()
@@ -239,6 +248,7 @@ class Bot:
                 default_timezone=config.bot.timezone,
                 policy=config.reminders.policy(),
                 clock=self._clock,
+                observe=self.metrics.delivery if self.metrics else None,
             )
         )
         retention = config.bot.retention
@@ -305,6 +315,8 @@ class Bot:
                 context_tokens=self.llm_context.tokens,
             )
             self._stack.push_async_callback(self.llm.aclose)
+            if self.metrics is not None:
+                self.llm.observe_requests(self.metrics.model_request)
         deps = deps.with_(TextCompleter, self.llm).with_(ToolRegistry, self.registry)
         self.contexts = ContextFactory(
             config, reminders=self.reminders, deps=deps, clock=self._clock
@@ -340,7 +352,15 @@ class Bot:
             chatlog=chatlog,
             clock=self._clock,
             chat_locks=await self._chat_locks(),
+            metrics=self.metrics,
         )
+        if self.metrics is not None:
+            queue = self.reminders.database.batches
+            self.metrics.watch(adapters=self.adapters, queue=queue, platforms={WEB_PREFIX: "web"})
+            if self._deliver:  # not `groupmate mcp`, which runs beside `serve`: its port
+                self.metrics_server = await serve_on_own_address(
+                    self.metrics, config.metrics, self._stack
+                )
         for adapter in self.adapters:
             await adapter.start(self)
             self._stack.push_async_callback(adapter.stop)
@@ -403,6 +423,8 @@ class Bot:
             openapi = OpenApiToolSet(config.openapi)
             self._stack.push_async_callback(openapi.aclose)
             sources.extend(openapi.servers)
+        if self.metrics is not None:
+            self.metrics.watch_servers(self.mcp_tools, openapi if config.openapi.servers else None)
         if not sources:
             return
         starts = [openapi.start()] if config.openapi.servers else []

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.logs import LogFormat
 from function_calls.handlers.audience import ReminderRules
 from function_calls.handlers.reminder_refusals import unknown_zone
 from function_calls.llm import ToolMode, ToolSchema
@@ -385,6 +386,22 @@ class ReminderSettings(_Section):
 
 class LoggingSettings(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    # "json": one object per line (time, level, logger, message, correlation_id), for a
+    # log collector; "text" for a person reading the terminal.
+    format: LogFormat = "text"
+
+
+class MetricsSettings(_Section):
+    """`GET /metrics` in Prometheus's text format (bot.metrics). On the HTTP API's port
+    it needs the API token, as /v1 does; with `port` set it is served there instead, on
+    an address of its own without a token: keep that one on a loopback or private host."""
+
+    enabled: bool = True
+    # A label per chat (its id) on the message counters: one series per chat, for a
+    # handful of chats; off, the counters are per platform only.
+    per_chat: bool = False
+    host: str = "127.0.0.1"
+    port: int | None = Field(None, ge=0, le=65535)
 
 
 class McpServeSettings(_Section):
@@ -421,6 +438,7 @@ class Config(_Section):
     plugins: list[PluginSpec] = Field(default_factory=list)
     builtins: BuiltinsConfig = Field(default_factory=BuiltinsConfig)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
 
     @field_validator("plugins", mode="before")
     @classmethod

@@ -1,18 +1,49 @@
-"""Log lines carry a correlation id per handled message; secrets never reach them."""
+"""Log lines carry a correlation id per handled message; secrets never reach them.
+
+Lines are text by default, or one JSON object each (`logging.format: json`) for a log
+collector: its fields are `time`, `level`, `logger`, `message`, `correlation_id`, and
+`exception` (the traceback as one string) when there is one.
+"""
 
 from __future__ import annotations
 
 import contextvars
+import json
 import logging
 import random
+from datetime import UTC, datetime
+from typing import Any, Literal, TextIO
 
 correlation_id: contextvars.ContextVar[str] = contextvars.ContextVar("correlation_id", default="-")
+
+# How a log line is written (`logging.format`).
+LogFormat = Literal["text", "json"]
 
 
 class _Correlation(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.correlation = correlation_id.get()
         return True
+
+
+class _JsonLines(logging.Formatter):
+    """One JSON object per line. Only the fields named in the module's docstring: a
+    record's `extra` values could be anything (a request body), so none are copied."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "correlation_id": getattr(record, "correlation", "-"),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            line["stack"] = self.formatStack(record.stack_info)
+        # Escaped newlines keep a traceback on its one line.
+        return json.dumps(line, ensure_ascii=False, default=str)
 
 
 def new_correlation_id() -> str:
@@ -23,14 +54,18 @@ def new_correlation_id() -> str:
     return value
 
 
-def setup_logging(level: str) -> None:
-    handler = logging.StreamHandler()
+def setup_logging(level: str, format: LogFormat = "text", *, stream: TextIO | None = None) -> None:
+    """The root logger's one handler (on stderr unless `stream` is given)."""
+    handler = logging.StreamHandler(stream)
     handler.addFilter(_Correlation())
-    handler.setFormatter(
-        logging.Formatter(
-            "%(asctime)s level=%(levelname)s logger=%(name)s cid=%(correlation)s %(message)s"
+    if format == "json":
+        handler.setFormatter(_JsonLines())
+    else:
+        handler.setFormatter(
+            logging.Formatter(
+                "%(asctime)s level=%(levelname)s logger=%(name)s cid=%(correlation)s %(message)s"
+            )
         )
-    )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

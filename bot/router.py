@@ -14,6 +14,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from bot.answering import Answerer
 from bot.bursts import Burst, Bursts, Part, without_earlier
@@ -28,6 +29,9 @@ from function_calls.internal_text import STORAGE_DOWN
 from storage import StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Reaction, Received, Seen
+
+if TYPE_CHECKING:
+    from bot.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +52,10 @@ class Router:
         chatlog: ChatLog,
         clock: Callable[[], datetime] = utc_now,
         chat_locks: ChatLocks | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.config = config
+        self._metrics = metrics
         # Several processes on one PostgreSQL database: one message of a chat at a time.
         self._chat_locks = chat_locks
         self._chatlog = chatlog
@@ -85,6 +91,8 @@ class Router:
         delivered, so a platform's redelivery after a crash resends the logged answer.
         Errors raised by `deliver` reach the caller; the router's own become a reply.
         """
+        if self._metrics is not None:
+            self._metrics.received(message)
         if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
             return []  # not an enabled chat: not even logged
         # Any other message of the sender lets a question of the bot to them lapse.
@@ -174,6 +182,8 @@ class Router:
                     await deliver(answer.replies)
                     for message_id in answer.message_ids:
                         await self._mark_delivered(chat, message_id)
+                if self._metrics is not None and answer.replies:  # handed over: answered
+                    self._metrics.answered(last.message, len(parts))
                 # A real answer (logged: not "the database is down"), once it is out.
                 if last.message.chat_type == "group" and answer.message_ids:
                     await self._open_followup(last.message)

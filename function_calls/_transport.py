@@ -8,7 +8,9 @@ import json
 import logging
 import os
 import re
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +25,12 @@ log = logging.getLogger("groupmate.llm")
 
 Message = dict[str, Any]
 HttpBackend = Literal["aiohttp", "httpx"]
+# What became of one request (the metrics' `outcome`): answered; too slow; the endpoint
+# could not be reached; it said 429; another error status; an answer that can't be read.
+RequestOutcome = Literal["ok", "timeout", "unreachable", "rate_limited", "error", "unreadable"]
+RequestObserver = Callable[[RequestOutcome, float, Usage | None], None]
+"""Told of each request as it ends: its outcome, its seconds (the SDK's retries in them),
+and an answered one's usage. It must not raise or block."""
 
 # How Ollama, vLLM, llama.cpp and others say "no native tool support". Kept specific:
 # a schema error that merely mentions tools must not switch modes for good.
@@ -153,6 +161,7 @@ class ChatTransport:
         )
         self._key_prefix = f"groupmate-{uuid.uuid4().hex}"
         self._request_numbers = itertools.count(1)
+        self.observers: list[RequestObserver] = []
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -169,7 +178,22 @@ class ChatTransport:
     ) -> Completion:
         """One request of `body` and `tools`; raises openai.APIStatusError as is (the loop
         decides on a mode switch), LLMUnavailableError for everything else. `retries`
-        overrides the client's number of retries for this request."""
+        overrides the client's number of retries for this request. Each observer is told
+        how it ended."""
+        began = time.perf_counter()
+        try:
+            completion = await self._complete(body, tools, retries)
+        except Exception as exc:  # a cancelled request has no outcome: not counted
+            for observer in self.observers:
+                observer(request_outcome(exc), time.perf_counter() - began, None)
+            raise
+        for observer in self.observers:
+            observer("ok", time.perf_counter() - began, completion.usage)
+        return completion
+
+    async def _complete(
+        self, body: dict[str, Any], tools: ToolList | None, retries: int | None
+    ) -> Completion:
         # Encoded before the request: a body that cannot be is our bug, not the model's.
         content = encode_body(body, tools) if self._as_bytes else None
         try:
@@ -214,6 +238,20 @@ def message_text(message: Any) -> str:
         texts = [part.get("text") if isinstance(part, dict) else None for part in content]
         return "".join(text for text in texts if isinstance(text, str))
     return ""
+
+
+def request_outcome(exc: Exception) -> RequestOutcome:
+    """How a request that raised `exc` (from `complete`) ended, as `unavailable` words it."""
+    cause = exc if isinstance(exc, openai.OpenAIError) else exc.__cause__
+    if isinstance(cause, openai.RateLimitError):
+        return "rate_limited"
+    if isinstance(cause, openai.APITimeoutError) and not is_connection_failure(cause):
+        return "timeout"
+    if isinstance(cause, openai.APIConnectionError):
+        return "unreachable"
+    if isinstance(exc, LLMUnavailableError) and not isinstance(cause, openai.OpenAIError):
+        return "unreadable"  # a 200 whose body is no completion
+    return "error"
 
 
 def rejects_tools(exc: openai.APIStatusError) -> bool:

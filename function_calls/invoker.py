@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,11 @@ log = logging.getLogger(__name__)
 DEFAULT_CALL_TIMEOUT = 30.0
 DEFAULT_MAX_CONCURRENCY = 8
 _DETAIL = 500  # characters of an error kept in the audit log
+
+CallObserver = Callable[[str | None, InvocationOutcome], None]
+"""Told how each call ended, refused in validation or run: the tool's name (None: no tool
+of the name asked, which is the caller's text) and the outcome. The bot's metrics count
+them; it must not raise or block."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,7 @@ class ToolInvoker:
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         policy: ToolPolicy | None = None,
         audit: AuditSink | None = None,
+        observe: CallObserver | None = None,
     ) -> None:
         if call_timeout <= 0 or max_concurrency < 1:
             raise ValueError("call_timeout must be > 0 and max_concurrency >= 1")
@@ -114,18 +120,20 @@ class ToolInvoker:
         self.max_concurrency = max_concurrency
         self.policy = policy
         self.audit = audit
+        self.observe = observe
 
     def with_registry(
         self, registry: ToolRegistry, *, audit: AuditSink | None = None
     ) -> ToolInvoker:
-        """The same invoker (policy, limits, and its audit log unless another is given)
-        over another registry."""
+        """The same invoker (policy, limits, observer, and its audit log unless another is
+        given) over another registry."""
         return ToolInvoker(
             registry,
             call_timeout=self.call_timeout,
             max_concurrency=self.max_concurrency,
             policy=self.policy,
             audit=audit if audit is not None else self.audit,
+            observe=self.observe,
         )
 
     def hidden_because(self, tool: Tool, ctx: MessageContext) -> ToolHiddenError | None:
@@ -151,6 +159,14 @@ class ToolInvoker:
         Raises UnknownToolError, ToolHiddenError (ToolSwitchedOffError) or
         InvalidArgumentsError.
         """
+        try:
+            return self._validate(ctx, call, view)
+        except ToolInvocationError as exc:
+            if self.observe is not None:
+                self.observe(call.name if call.name in self.registry else None, exc.outcome)
+            raise
+
+    def _validate(self, ctx: MessageContext, call: ToolCall, view: SchemaView) -> ValidatedToolCall:
         if call.name not in self.registry:
             raise UnknownToolError(call.name, [t.name for t in self.offered(ctx)])
         tool = self.registry.get(call.name)
@@ -169,6 +185,18 @@ class ToolInvoker:
     ) -> FunctionResult:
         """Run the handler under its timeout and audit the call. Raises
         ToolRateLimitedError (nothing ran), ToolTimeoutError or ToolFailedError."""
+        name = validated.tool.name
+        try:
+            result = await self._execute(ctx, validated)
+        except ToolInvocationError as exc:
+            if self.observe is not None:
+                self.observe(name, exc.outcome)
+            raise
+        if self.observe is not None:
+            self.observe(name, "ok" if result.failure is None else "refused")
+        return result
+
+    async def _execute(self, ctx: MessageContext, validated: ValidatedToolCall) -> FunctionResult:
         tool = validated.tool
         if self.policy is not None:
             self.policy.take(tool.name, tool.effect, ctx)

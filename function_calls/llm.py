@@ -21,6 +21,8 @@ from openai import AsyncOpenAI
 from function_calls import _shaping as shaping
 from function_calls import _transport as transport
 from function_calls._shaping import ChatTurn, Message, ModelReply
+from function_calls._transport import RequestObserver
+from function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
 from function_calls.context import MessageContext
 from function_calls.context_window import ContextOverflowError, fit
 from function_calls.errors import LLMUnavailableError
@@ -164,6 +166,10 @@ class FunctionCallLLM:
     def observe(self, observer: TurnObserver) -> None:
         """Call `observer(ctx, result)` after every turn (usage records, the eval)."""
         self._observers.append(observer)
+
+    def observe_requests(self, observer: RequestObserver) -> None:
+        """Call `observer(outcome, seconds, usage)` after every request (the metrics)."""
+        self._transport.observers.append(observer)
 
     async def run(
         self, ctx: MessageContext, text: str, history: Sequence[ChatTurn] = ()

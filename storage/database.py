@@ -23,6 +23,8 @@ from storage.group_commit import GroupCommit
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+# Seconds to connect to PostgreSQL before the database counts as unavailable.
+_CONNECT_SECONDS = 5
 
 DEFAULT_URL = "sqlite:///data/groupmate.db"
 _WRITE_OPTION = "groupmate_write"
@@ -96,7 +98,13 @@ class Database:
             workers = 1 if memory else workers
         else:
             self.engine = create_engine(
-                self.url, pool_size=workers, max_overflow=workers, pool_pre_ping=True
+                self.url,
+                pool_size=workers,
+                max_overflow=workers,
+                pool_pre_ping=True,
+                # A server gone (its container stopped) is reported in seconds, not
+                # after the system's TCP timeout of minutes.
+                connect_args={"connect_timeout": _CONNECT_SECONDS},
             )
         readers = self.engine
         if self.backend == "postgresql":
@@ -148,6 +156,20 @@ class Database:
     async def _run(self, runner: Callable[[Callable[[Session], T]], T], work: Any) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(runner, work))
+
+    async def reachable(self, within: float = 3.0) -> bool:
+        """Whether the database answers now (/healthz): a `SELECT 1` on a thread of its
+        own, so that a hung connection holds up none of the database's work."""
+
+        def ping() -> None:
+            with self.engine.connect() as connection:
+                connection.exec_driver_sql("SELECT 1")
+
+        try:
+            await asyncio.wait_for(asyncio.to_thread(ping), within)
+        except Exception:  # any failure means "not now": /healthz says so
+            return False
+        return True
 
     def checkpoint_soon(self) -> None:
         """Copy SQLite's write-ahead log into the database file on a database thread,

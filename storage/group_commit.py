@@ -107,6 +107,12 @@ class GroupCommit:
         self._riders: deque[_Unit] = deque()
         self._ride_timer: asyncio.TimerHandle | None = None
 
+    @property
+    def depth(self) -> int:
+        """Units not yet taken into a batch, and writers waiting for room (the metrics'
+        write-queue depth): near 0 while the database keeps up."""
+        return len(self._queue) + len(self._urgent) + len(self._riders) + len(self._waiters)
+
     async def write(self, work: Callable[[Session], T], *, urgent: bool = False) -> T:
         """Run `work` in a batch's transaction; returns once that committed. It takes its
         turn behind the writers already waiting for room; `urgent` puts it in the next

@@ -61,6 +61,9 @@ Act = Callable[[Claim, datetime], Awaitable[OutgoingMessage | None]]
 """For a reminder with an action: run it (as its creator, in its chat) and give the
 message that reports it, or None to post nothing (a quiet digest the chat skips). Run
 once per claim; the message is then sent with the usual attempts."""
+DeliveryObserver = Callable[[Claim, Outcome], None]
+"""Told each outcome this dispatcher records for a claim (a retry's "pending" one too), as
+it is queued for writing: the bot's metrics count them. It must not raise or block."""
 # APScheduler processes every due timer in one synchronous call; slices keep the loop free.
 _TIMER_SLICE = 200
 _LAUNCH_SLICE = 20
@@ -106,9 +109,11 @@ class ReminderScheduler:
         act: Act | None = None,
         policy: DeliveryPolicy | None = None,
         clock: Clock = utc_now,
+        observe: DeliveryObserver | None = None,
     ) -> None:
         self._database = database
         self._sender = sender
+        self._observe = observe
         self._compose = compose
         self._act = act
         self.policy = policy or DeliveryPolicy()
@@ -316,11 +321,11 @@ class ReminderScheduler:
                 failed = Outcome(
                     claim.delivery_id, OUTCOME_FAILED, 1, self._clock(), safe_error(exc)
                 )
-                self._outcomes.record(failed)
+                self._record(claim, failed)
                 return OUTCOME_FAILED
             if acted is None:
                 quiet = Outcome(claim.delivery_id, OUTCOME_SKIPPED_QUIET, 0, self._clock())
-                self._outcomes.record(quiet)
+                self._record(claim, quiet)
                 return OUTCOME_SKIPPED_QUIET
         while True:
             attempt += 1
@@ -328,8 +333,8 @@ class ReminderScheduler:
                 functools.partial(reminder_cancelled, reminder_id=claim.reminder_id)
             ):
                 # Deleted while a retry was pending: the user no longer wants it.
-                self._outcomes.record(
-                    Outcome(claim.delivery_id, OUTCOME_CANCELLED, attempt - 1, self._clock())
+                self._record(
+                    claim, Outcome(claim.delivery_id, OUTCOME_CANCELLED, attempt - 1, self._clock())
                 )
                 return OUTCOME_CANCELLED
             async with self._send_slots:
@@ -346,8 +351,9 @@ class ReminderScheduler:
             if error is None:
                 outcome = OUTCOME_SENT_LATE if claim.late else OUTCOME_SENT
                 message_id = sent_as[:255] if isinstance(sent_as, str) else None
-                self._outcomes.record(
-                    Outcome(claim.delivery_id, outcome, attempt, now, last_error, None, message_id)
+                self._record(
+                    claim,
+                    Outcome(claim.delivery_id, outcome, attempt, now, last_error, None, message_id),
                 )
                 return outcome
             last_error = error
@@ -359,9 +365,7 @@ class ReminderScheduler:
                     attempt,
                     error,
                 )
-                self._outcomes.record(
-                    Outcome(claim.delivery_id, OUTCOME_FAILED, attempt, now, error)
-                )
+                self._record(claim, Outcome(claim.delivery_id, OUTCOME_FAILED, attempt, now, error))
                 return OUTCOME_FAILED
             delay = self.policy.retry_delay(attempt)
             log.warning(
@@ -373,12 +377,17 @@ class ReminderScheduler:
                 delay.total_seconds(),
             )
             lease = now + delay + self.policy.lease
-            self._outcomes.record(
-                Outcome(claim.delivery_id, OUTCOME_PENDING, attempt, None, error, lease)
+            self._record(
+                claim, Outcome(claim.delivery_id, OUTCOME_PENDING, attempt, None, error, lease)
             )
             await asyncio.sleep(delay.total_seconds())
 
     # --- outcomes ------------------------------------------------------------------
+
+    def _record(self, claim: Claim, outcome: Outcome) -> None:
+        self._outcomes.record(outcome)
+        if self._observe is not None:
+            self._observe(claim, outcome)
 
     async def settle(self) -> None:
         """Wait for in-flight sends (including retries) and write their outcomes."""

@@ -28,7 +28,7 @@ from storage.models import utc_now
 from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
 from storage.repository import NewReminder, ReminderView
-from storage.scheduler import Act, Clock, Compose, ReminderScheduler
+from storage.scheduler import Act, Clock, Compose, DeliveryObserver, ReminderScheduler
 from storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, ReminderAction
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
@@ -87,9 +87,11 @@ class ReminderService:
         policy: DeliveryPolicy | None = None,
         clock: Clock = utc_now,
         migrate: bool = True,
+        observe: DeliveryObserver | None = None,
     ) -> AsyncIterator[ReminderService]:
         """Open the store, apply migrations, and with a sender start delivering: each
-        occurrence as the message `compose` writes (the wording is the caller's)."""
+        occurrence as the message `compose` writes (the wording is the caller's);
+        `observe` is told each delivery's outcome."""
         if sender is not None and compose is None:
             raise TypeError("a sender needs compose: the message a reminder is sent as")
         database = Database(url)
@@ -99,7 +101,13 @@ class ReminderService:
                 await asyncio.to_thread(upgrade, database)
             if sender is not None and compose is not None:
                 scheduler = ReminderScheduler(
-                    database, sender, compose=compose, act=act, policy=policy, clock=clock
+                    database,
+                    sender,
+                    compose=compose,
+                    act=act,
+                    policy=policy,
+                    clock=clock,
+                    observe=observe,
                 )
                 await scheduler.start()
             yield cls(database, scheduler=scheduler, default_timezone=default_timezone, clock=clock)

@@ -67,9 +67,15 @@ def stub_llm(
 
 
 @contextmanager
-def serve(config: dict[str, Any], *extra: str, python: str = sys.executable) -> Iterator[str]:
+def serve(
+    config: dict[str, Any],
+    *extra: str,
+    python: str = sys.executable,
+    program: list[str] | None = None,
+) -> Iterator[str]:
     """`groupmate serve` with this config (its webhook port is chosen here) under the
-    interpreter `python` (another venv's, say); yields the base URL of its HTTP API."""
+    interpreter `python` (another venv's, say), or as `program` (an installed `groupmate`
+    script); yields the base URL of its HTTP API."""
     port = free_port()
     adapters = config.get("adapters", {})
     config = {
@@ -79,7 +85,8 @@ def serve(config: dict[str, Any], *extra: str, python: str = sys.executable) -> 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "config.yaml"
         path.write_text(yaml.safe_dump(config))
-        command = [python, "-m", "bot.cli", "--config", str(path), "serve", *extra]
+        program = program or [python, "-m", "bot.cli"]
+        command = [*program, "--config", str(path), "serve", *extra]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         base_url = f"http://127.0.0.1:{port}"
         try:

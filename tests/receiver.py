@@ -58,9 +58,9 @@ class Receiver:
             time.sleep(0.05)
         raise AssertionError(f"expected {count} outbound calls, got {len(self.calls)}")
 
-    def start(self) -> None:
+    def start(self, host: str = "127.0.0.1") -> None:
         self._runner = ThreadedServer(self.app)
-        self.port = self._runner.start()
+        self.port = self._runner.start(host=host)
 
     def stop(self) -> None:
         if self._runner is not None:

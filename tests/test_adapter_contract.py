@@ -82,7 +82,13 @@ async def test_outgoing_goes_to_the_owning_adapter_and_members_come_from_it(
 async def test_healthz_shows_each_adapter(servers: Servers) -> None:
     api = await servers.start()
     health = (await api.client.get("/healthz")).json()
-    assert health == {"status": "ok", "llm": "off", "adapters": {}, "plugins": {}}
+    assert health == {
+        "status": "ok",
+        "database": "ok",
+        "llm": "off",
+        "adapters": {},
+        "plugins": {},
+    }
 
 
 def test_each_present_section_builds_its_adapter() -> None:

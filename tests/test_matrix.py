@@ -300,7 +300,7 @@ async def test_in_a_thread_the_bot_answers_there_and_the_fallback_is_no_reply_to
     there carries the thread's fallback m.in_reply_to (the thread's latest event: the
     bot's answer) with is_falling_back: people talking on in the thread are not
     answering the bot, and it stays quiet."""
-    fay, gus, robo = (synapse.register(name) for name in ("fay", "gus", "robo"))
+    fay, gus, robo = (synapse.register(name) for name in ("fay", "gus", "threadbot"))
     person, other = synapse.client(fay), synapse.client(gus)
     group = person.create_room(invite=[gus.user_id, robo.user_id])
     other.join(group)
@@ -315,7 +315,7 @@ async def test_in_a_thread_the_bot_answers_there_and_the_fallback_is_no_reply_to
             relation["m.in_reply_to"] = {"event_id": latest}
             return {"msgtype": "m.text", "body": body, "m.relates_to": relation}
 
-        asked = send(other, group, in_thread("robo: when is the launch?", root))
+        asked = send(other, group, in_thread("threadbot: when is the launch?", root))
         (answer,) = await until(lambda: person.messages(group, robo.user_id), "the answer")
         relation = answer["content"]["m.relates_to"]
         assert answer["content"]["body"] == "the 14th"
@@ -343,7 +343,7 @@ async def test_reactions_are_counted_and_a_redacted_one_is_taken_back(
 ) -> None:
     """m.reaction events count in the offline digest, in the room's order with its
     messages; redacting a reaction takes it back."""
-    ida, jon, kai, robo = (synapse.register(name) for name in ("ida", "jon", "kai", "robo"))
+    ida, jon, kai, robo = (synapse.register(name) for name in ("ida", "jon", "kai", "reactbot"))
     person, second, third = synapse.client(ida), synapse.client(jon), synapse.client(kai)
     group = person.create_room(invite=[jon.user_id, kai.user_id, robo.user_id])
     second.join(group)

@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bot.adapters.api_models import MemberIO
 from bot.adapters.http_admin import admin_routes
 from bot.adapters.http_calls import STORAGE_DOWN_ERROR
+from bot.adapters.http_metrics import METRICS_PATH, metrics_routes
 from bot.adapters.http_reminders import reminder_routes
 from bot.adapters.http_search import search_routes
 from bot.adapters.http_tools import tool_routes
@@ -36,7 +37,8 @@ from storage.vocabulary import ChatType
 
 log = logging.getLogger(__name__)
 # Paths that need the bearer token when one is set: the API, and the MCP endpoint.
-_PROTECTED = ("/v1", "/mcp")
+# Paths that need the bearer token when one is set: the API, the MCP endpoint, metrics.
+_PROTECTED = ("/v1", "/mcp", METRICS_PATH)
 # A refused body is read to its end, up to this much and this long, before the 413.
 _DRAIN_BYTES = 64 * 1024 * 1024
 _DRAIN_SECONDS = 30.0
@@ -226,15 +228,23 @@ def create_app(bot: Bot) -> ASGIApp:
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        """Liveness, the language model's state (off, warming, ready, warm-up failed: see
-        `LLMStatus`), each chat platform's connection status and each plugin's state
-        (a failed plugin leaves the bot serving: "ok" all the same; no secrets, no
-        reasons)."""
+        """Liveness, whether the database answers ("ok" or "unavailable": the bot goes on
+        serving what needs none, and recovers by itself when it is back), the language
+        model's state (off, warming, ready, warm-up failed: see `LLMStatus`), each chat
+        platform's connection status and each plugin's state (a failed plugin leaves
+        the bot serving: "ok" all the same; no secrets, no reasons)."""
         adapters = {a.name: a.status() for a in bot.adapters}
         # The state only: /healthz needs no token, and why a plugin failed is for the
         # operator (/v1/status, the dashboard, the log).
         plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
-        return {"status": "ok", "llm": bot.llm_status, "adapters": adapters, "plugins": plugins}
+        up = bot.reminders is not None and await bot.reminders.database.reachable()
+        return {
+            "status": "ok",
+            "database": "ok" if up else "unavailable",
+            "llm": bot.llm_status,
+            "adapters": adapters,
+            "plugins": plugins,
+        }
 
     @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:
@@ -253,6 +263,7 @@ def create_app(bot: Bot) -> ASGIApp:
     app.include_router(admin_routes(bot))
     app.include_router(tool_routes(bot))
     app.router.routes.extend(page_routes())
+    app.router.routes.extend(metrics_routes(bot))
     app.router.routes.append(Route("/mcp", endpoint=mcp, include_in_schema=False))
     for adapter in bot.adapters:
         app.router.routes.extend(adapter.routes())  # webhooks and WebSockets of platforms

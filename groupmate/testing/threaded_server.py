@@ -1,4 +1,5 @@
-"""Run an ASGI app with uvicorn in a background thread on a free 127.0.0.1 port."""
+"""Run an ASGI app with uvicorn in a background thread on a free port (of 127.0.0.1, or
+of `host`: 0.0.0.0 for a container to reach)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,8 @@ class ThreadedServer:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self, port: int = 0) -> int:
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"
-        )
+    def start(self, port: int = 0, host: str = "127.0.0.1") -> int:
+        config = uvicorn.Config(self.app, host=host, port=port, log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self._thread.start()

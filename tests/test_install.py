@@ -1,0 +1,55 @@
+"""Installed as a new user would: the wheel, into a fresh venv whose pip is the oldest we
+support (23.0.1, the oldest Debian 12 ships), then `groupmate serve` to a green /healthz.
+
+Pip before 23.3 installed jusText (through trafilatura) without `lxml[html_clean]`'s
+extra, and `groupmate serve` died at start on `lxml.html.clean`; `make test` and `make
+run` upgrade pip first, so only this test sees what an old pip does. Versions are those of
+requirements.lock (as constraints: the same wheels as the rest of the run, whatever PyPI
+published since)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.processes import serve
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+OLDEST_PIP = "23.0.1"
+_PIN = re.compile(r"^([A-Za-z0-9_.\-]+==[^\s\\]+(?: ; [^\\]+)?)", re.MULTILINE)
+
+
+def run(*command: str | Path, cwd: Path = ROOT) -> str:
+    done = subprocess.run(
+        [str(part) for part in command], cwd=cwd, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, f"{command}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    return done.stdout
+
+
+def test_the_wheel_installs_with_the_oldest_pip_and_serves(tmp_path: Path) -> None:
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", tmp_path / "dist", ".")
+    (wheel,) = (tmp_path / "dist").glob("groupmate-*.whl")
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", venv)
+    pip: list[str | Path] = [venv / "bin" / "python", "-m", "pip"]
+    run(*pip, "install", "--quiet", f"pip=={OLDEST_PIP}")
+    assert f"pip {OLDEST_PIP} " in run(*pip, "--version")
+    constraints = tmp_path / "constraints.txt"
+    lock = (ROOT / "requirements.lock").read_text()
+    constraints.write_text("\n".join(_PIN.findall(lock)) + "\n")
+    run(*pip, "install", "--quiet", "--constraint", constraints, wheel)
+    run(venv / "bin" / "python", "-c", "import lxml.html.clean, trafilatura")
+    config = {
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "adapters": {"webhook": {"token": "install-test-token"}},
+    }
+    with serve(config, program=[str(venv / "bin" / "groupmate")]) as base_url:
+        health = httpx.get(f"{base_url}/healthz", timeout=10)
+    assert health.status_code == 200
