@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from bot.budget import TokenBudget
-from bot.commands import CommandError, Commands
+from bot.commands import COMMAND_ALIASES, CommandError, Commands
 from bot.config import Config
 from bot.contexts import ContextFactory
 from bot.messages import IncomingMessage
@@ -33,6 +33,7 @@ from function_calls import (
 )
 from function_calls.confirmations import Confirmations
 from function_calls.grammar import classify_ask, read_whole
+from function_calls.internal_text import STORAGE_DOWN
 from storage import OutgoingMessage, ReminderService, Sender, StorageError
 from storage.chatlog import ChatLog, LoggedMessage
 from storage.overview import TurnLog
@@ -299,6 +300,16 @@ class Answerer:
             await self._outbound(OutgoingMessage(chat_id=chat_id, text=text, kind="notice"))
         except Exception as exc:
             log.info("chat %s: progress line not delivered (%s)", chat_id, type(exc).__name__)
+
+    def storage_down(self, text: str) -> str:
+        """The answer while the database can't be reached: `/help` is still answered (it
+        needs none), with a word about the database; anything else is told that nothing
+        was changed."""
+        down = STORAGE_DOWN.for_message(text)
+        command = Commands.split(text)
+        if command is not None and COMMAND_ALIASES.get(command[0], command[0]) == "help":
+            return f"{self.commands.usage()}\n\n{down}"
+        return down
 
     def _history(self, recent: list[LoggedMessage]) -> list[ChatTurn]:
         # The triggering message is the newest entry; the LLM gets it once, as the question.

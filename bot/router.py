@@ -25,7 +25,6 @@ from bot.logs import new_correlation_id
 from bot.messages import IncomingMessage, IncomingReaction, Reply
 from function_calls import MessageContext
 from function_calls.handlers.followup import followup_window
-from function_calls.internal_text import STORAGE_DOWN
 from storage import StorageError, utc_now
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Reaction, Received, Seen
@@ -175,7 +174,8 @@ class Router:
             # chats run concurrently.
             async with lock, contextlib.AsyncExitStack() as held:
                 if not await self._hold_across_processes(held, chat):
-                    answer = _Answer([Reply(chat, STORAGE_DOWN.for_message(last.text))], ())
+                    down = self._answerer.storage_down(last.text)
+                    answer = _Answer([Reply(chat, down)], ())
                 else:
                     answer = await self._decide(parts, delivering=deliver is not None)
                 if deliver is not None and answer.replies:
@@ -265,7 +265,7 @@ class Router:
             return await self._handle(parts, delivering=delivering)
         except StorageError as exc:
             log.error("chat %s: storage failed: %s", chat, exc)
-            error = STORAGE_DOWN.for_message(parts[-1].text)
+            error = self._answerer.storage_down(parts[-1].text)
         except Exception:
             # A bug must cost one answer, never a stack trace in the chat.
             log.exception("chat %s: handling a message failed", chat)

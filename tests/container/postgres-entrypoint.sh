@@ -13,7 +13,7 @@ if [ ! -s "$data/PG_VERSION" ]; then
     printf '%s\n' "$POSTGRES_PASSWORD" > "$password"
     chown postgres "$password"
     as_postgres "$bin/initdb" -D "$data" -U "$POSTGRES_USER" --pwfile="$password" \
-        --auth=scram-sha-256 >/dev/null
+        --auth=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >/dev/null
     rm -f "$password"
     echo "listen_addresses = '*'" >> "$data/postgresql.conf"
     echo "host all all 0.0.0.0/0 scram-sha-256" >> "$data/pg_hba.conf"
