@@ -90,7 +90,7 @@ SCRIPT: tuple[tuple[str, str, str, str | None], ...] = (
     ("", "marco", "wed works", "dinner"),
     ("", "chenjing", "周三我要加班，周二行吗？", "dinner"),
     ("", "bob", "let's keep Wednesday, we can do a second one after launch", "dinner"),
-    ("", "carol", "decided: dinner Wed 2 Dec 19:00 at 海底捞, I'll book", "dinner"),
+    ("booked", "carol", "decided: dinner Wed 2 Dec 19:00 at 海底捞, I'll book", "dinner"),
     ("", "dev", "the load test report https://grafana.example.net/d/launch-load", None),
     ("", "bot", "📄 I can't read that link: it needs a login.", None),
     ("", "alice", "@Dev does the load test cover the China region?", None),
@@ -105,6 +105,12 @@ SCRIPT: tuple[tuple[str, str, str, str | None], ...] = (
     ("", "dev", "night folks", None),
     ("", "wangfang", "晚安", None),
 )
+# People's reactions to the scripted lines (by key): emoji and how many gave it.
+REACTIONS: dict[str, tuple[tuple[str, int], ...]] = {
+    "agreed": (("👍", 6), ("🎉", 3)),
+    "booked": (("😋", 4), ("👍", 2)),
+    "pay": (("😬", 1),),
+}
 # Small talk between the threads: most lines of a real day.
 CHATTER: tuple[tuple[str, str], ...] = (
     ("bob", "ok"), ("wangfang", "收到"), ("marco", "lol"), ("carol", "sounds good"),
@@ -146,6 +152,7 @@ def messages() -> list[WindowMessage]:
                 from_bot=sender == "bot",
                 message_id=None if sender == "bot" else message_id,
                 reply_to=keys.get(reply) if reply else None,
+                reactions=REACTIONS.get(key, ()),
             )
         )
     return out

@@ -280,6 +280,9 @@ def test_the_300_message_day() -> None:
     assert text == again  # deterministic
     assert "297 messages from 8 people, and 3 from the bot." in text
     assert "• 王芳, Tue 18:21: “中午吃什么？” (5 replies)" in text
+    agreed = "• Alice, Tue 14:17: “We agreed: launch moves to Thursday 3 Dec, 10:00 Beijing time.”"
+    assert f"{agreed} (3 replies, 👍 6 🎉 3)" in text  # first: 12 replies and reactions
+    assert text.index(agreed) < text.index("“中午吃什么？”")
     assert "• “Launch checklist — Q4” https://docs.example.com/launch-checklist (×2)" in text  # noqa: RUF001
     assert "• https://grafana.example.net/d/launch-load (Dev, Tue 22:44)" in text  # no title
     assert "• #7 set by Bob, Tue 15:41: “pricing table for Carol”" in text
