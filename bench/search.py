@@ -26,13 +26,13 @@ import statistics
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert
+from sqlalchemy import Table, insert
 
 from storage import Database, upgrade
 from storage.chatlog import ChatLog, LogEntry
-from storage.models import ChatMessage
+from storage.models import ChatMessage, MessageReaction
 from storage.search import MessageSearch, index_new, parse_query
 from tests.processes import databases
 
@@ -160,6 +160,10 @@ async def _logging_rate(url: str, revision: str) -> float:
     """Messages per second that `ChatLog.log` writes, offered as fast as it takes them."""
     database = Database(url)
     upgrade(database, revision)
+    if revision == "0011":
+        # Retention prunes reactions with their messages (0014): the table is there
+        # before too, so that the two runs differ by the search index alone.
+        cast(Table, MessageReaction.__table__).create(database.engine)
     try:
         chatlog = ChatLog(database, keep=10**9, max_age=timedelta(days=3650))
         search = MessageSearch(database)

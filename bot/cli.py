@@ -1,4 +1,5 @@
-"""The `groupmate` command line: chat, serve, mcp, check, db, eval, plugins, plugin."""
+"""The `groupmate` command line: chat, serve, mcp, check, db, backup, export, import, eval,
+plugins, plugin."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import uvicorn
 
+from bot import cli_data
 from bot.adapters import configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
@@ -34,6 +36,7 @@ from storage import (
     head_revision,
     upgrade,
 )
+from storage.migrate import is_known
 
 DEFAULT_CONFIG = "config.yaml"
 INSECURE_FLAG = "--insecure-no-auth"
@@ -171,12 +174,15 @@ def _plugins(config: Config) -> int:
 def _db(config: Config, action: str) -> int:
     database = Database(config.storage.url)
     try:
-        if action == "upgrade":
-            upgrade(database)
+        copy = upgrade(database) if action == "upgrade" else None
         revision = current_revision(database)
     finally:
         database.close()
+    if copy is not None:
+        print(f"copied the database to {copy} before upgrading it")
     state = "up to date" if revision == head_revision() else f"behind {head_revision()}"
+    if not is_known(revision):
+        state = "newer than this groupmate knows: it won't start on it"
     print(f"{database.safe_url}: schema revision {revision or 'none'} ({state})")
     return 0
 
@@ -232,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     db = commands.add_parser("db", parents=[common], help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
     db.add_argument("--url", help="database URL (default: storage.url)")
+    cli_data.add_parsers(commands, common)
     eval_cli.add_parser(commands, common)
     plugin = commands.add_parser("plugin", help="plugin projects: `plugin new NAME`")
     plugin_actions = plugin.add_subparsers(dest="action", required=True)
@@ -243,13 +250,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _plugin_new(options)
     try:
         config = _config(options)
-        setup_logging(os.environ.get("GROUPMATE_LOG_LEVEL") or config.logging.level)
+        level = os.environ.get("GROUPMATE_LOG_LEVEL") or config.logging.level
+        setup_logging(level, config.logging.format)
         if options.command == "check":
             return _check(config)
         if options.command == "plugins":
             return _plugins(config)
         if options.command == "db":
             return _db(config, options.action)
+        if options.command in cli_data.COMMANDS:
+            return cli_data.run(options, config)
         if options.command == "eval":
             return eval_cli.run(options, config)
         if options.command == "serve":

@@ -3,6 +3,8 @@
 from storage.database import DEFAULT_URL, Database, normalize_url
 from storage.errors import (
     InvalidTimezoneError,
+    NewerDatabaseError,
+    NotEmptyError,
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderPermissionError,
@@ -11,6 +13,7 @@ from storage.errors import (
     StorageConfigError,
     StorageError,
     StorageUnavailableError,
+    TransferError,
 )
 from storage.migrate import current_revision, head_revision, upgrade
 from storage.models import utc_now
@@ -20,6 +23,7 @@ from storage.recurrence import KINDS, Kind, Schedule
 from storage.repository import NewReminder, ReminderView, ScheduledAction
 from storage.scheduler import Act, Compose, ReminderScheduler
 from storage.service import ReminderService, check_timezone
+from storage.transfer import export_file, import_file
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -33,6 +37,8 @@ __all__ = [
     "Kind",
     "Member",
     "NewReminder",
+    "NewerDatabaseError",
+    "NotEmptyError",
     "OutgoingMessage",
     "ReminderChangedError",
     "ReminderNotFoundError",
@@ -49,9 +55,12 @@ __all__ = [
     "StorageConfigError",
     "StorageError",
     "StorageUnavailableError",
+    "TransferError",
     "check_timezone",
     "current_revision",
+    "export_file",
     "head_revision",
+    "import_file",
     "normalize_url",
     "upgrade",
     "utc_now",

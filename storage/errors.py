@@ -111,3 +111,34 @@ class InvalidTimezoneError(StorageError, ValueError):
     def __init__(self, name: str) -> None:
         self.name = name
         super().__init__(f"{name!r} is not a known time zone")
+
+
+class NewerDatabaseError(StorageError):
+    """The database's schema `revision` is not one of this code's migrations: a newer
+    groupmate migrated it. Nothing was changed; `head` is the newest revision known here."""
+
+    def __init__(self, revision: str, head: str | None) -> None:
+        self.revision = revision
+        self.head = head
+        super().__init__(
+            f"the database's schema is at revision {revision}, which this groupmate (at "
+            f"{head}) does not know: a newer groupmate has upgraded it. Run that version; or, "
+            "for a SQLite file, put back the copy it made before upgrading "
+            f"(<file>.bak-{head}). Nothing was changed"
+        )
+
+
+class TransferError(StorageError):
+    """An export file that can't be imported, or a database that can't be exported or
+    imported into (the message says which and why); nothing was changed."""
+
+
+class NotEmptyError(TransferError):
+    """An import into a database that has rows already; `tables` are the ones with rows."""
+
+    def __init__(self, tables: tuple[str, ...]) -> None:
+        self.tables = tables
+        super().__init__(
+            f"the database already has data (in {', '.join(tables)}): import only into a "
+            "new, empty database; nothing was changed"
+        )

@@ -1,0 +1,92 @@
+"""`groupmate backup`, `export` and `import`: a copy of the SQLite database, safe while
+the bot runs, and every row of the database in a file that loads into a new one (SQLite
+to PostgreSQL, say). The file's format is storage.transfer's."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from bot.config import Config
+from storage import Database
+from storage.backup import copy_sqlite, sqlite_file
+from storage.transfer import Counts, export_file, import_file
+
+_PG_BACKUP = (
+    "backup copies a SQLite file; a PostgreSQL database is backed up with its own tools, "
+    "safe while the bot runs: pg_dump -Fc -f groupmate.dump DBNAME (pg_restore puts it "
+    "back); `groupmate export FILE` writes a file that either backend imports"
+)
+
+
+def add_parsers(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    helps = {
+        "backup": "copy the SQLite database to FILE, safe while the bot runs",
+        "export": "write every row of the database to FILE (JSON Lines)",
+        "import": "load an export FILE into a new, empty database",
+    }
+    for name, text in helps.items():
+        parser = commands.add_parser(name, parents=[common], help=text)
+        parser.add_argument("file", type=Path, metavar="FILE")
+        parser.add_argument("--url", help="database URL (default: storage.url)")
+
+
+def run(options: argparse.Namespace, config: Config) -> int:
+    """Run `backup`, `export` or `import`; the exit status. Storage errors are the
+    caller's to print."""
+    database = Database(config.storage.url)
+    try:
+        return _COMMANDS[options.command](database, options.file)
+    except OSError as exc:
+        print(f"groupmate: {exc.filename or options.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    finally:
+        database.close()
+
+
+def _backup(database: Database, file: Path) -> int:
+    source = sqlite_file(database)
+    if source is None:
+        problem = (
+            _PG_BACKUP
+            if database.backend == "postgresql"
+            else "storage.url is a database in memory: there is no file to back up"
+        )
+        print(f"groupmate: {problem}", file=sys.stderr)
+        return 2
+    copy_sqlite(source, file)
+    print(f"backed up {database.safe_url} to {file} ({file.stat().st_size:,} bytes)")
+    return 0
+
+
+def _rows(counts: Counts) -> str:
+    each = ", ".join(f"{name} {count}" for name, count in counts.items())
+    return f"{sum(counts.values())} rows ({each})"
+
+
+def _export(database: Database, file: Path) -> int:
+    source = sqlite_file(database)
+    if source is not None and not source.is_file():  # connecting would make an empty one
+        print(f"groupmate: there is no database file {source}", file=sys.stderr)
+        return 2
+    counts = export_file(database, file)
+    print(f"exported {_rows(counts)} from {database.safe_url} to {file}")
+    return 0
+
+
+def _import(database: Database, file: Path) -> int:
+    counts = import_file(database, file)
+    print(f"imported {_rows(counts)} from {file} into {database.safe_url}")
+    return 0
+
+
+COMMANDS = ("backup", "export", "import")
+_COMMANDS: dict[str, Callable[[Database, Path], int]] = {
+    "backup": _backup,
+    "export": _export,
+    "import": _import,
+}
