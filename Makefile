@@ -57,7 +57,7 @@ test: lint typecheck pytest
 # The container image and the compose file, built and run with podman (the tooling
 # installs it): minutes of building, so apart from `make test`; CI runs both.
 test-images: $(STAMP)
-	$(BIN)/pytest -m image
+	$(BIN)/pytest -m image -rP
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_overhead
