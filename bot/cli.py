@@ -124,6 +124,9 @@ async def _serve(config: Config) -> None:
                 lifespan="on",
                 log_level="warning",
                 access_log=False,
+                # Our logging (text or JSON, with correlation ids) for uvicorn's lines too,
+                # not a handler of its own.
+                log_config=None,
                 # Longer than clients' usual idle expiry, so they never reuse a connection
                 # the server is closing at that very moment.
                 timeout_keep_alive=30,

@@ -456,10 +456,11 @@ def _interpolate(value: Any, environ: dict[str, str]) -> Any:
 
     def replace(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
+        # As the shell's ${NAME:-default}: a variable set to "" takes the default too.
+        if default is not None:
+            return environ.get(name) or default
         if name in environ:
             return environ[name]
-        if default is not None:
-            return default
         return ""  # an unset secret means "not configured", which the sections handle
 
     return _ENV_REFERENCE.sub(replace, value)

@@ -10,13 +10,19 @@ keeps, in one place.
   GROUPMATE_TOKEN; a config of the user's own that names no token is refused by
   `groupmate serve` itself, in its own words.
 - The bot runs as the unprivileged user `groupmate`. Started as root (the default), the
-  entry point first makes /data that user's (a fresh `-v ./data:/data` is root's), then
-  drops to it; started as another user (`--user`), it runs as that user.
+  entry point does one thing as root: it gives that user /data when /data is root's (a
+  fresh `mkdir data` for `-v ./data:/data`), the folder itself, never a file in it (a
+  file there could be a link the bot made to anywhere). Then it drops to the user, and
+  everything else (the config included) is done as that user. Started as another user
+  (`--user`), it runs as that user.
+- What it writes is its user's alone (umask 077): the config, the database and its
+  copies hold secrets.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -56,29 +62,41 @@ def first_config(template: str) -> str:
     return "# Written by the container image on its first start; yours to edit.\n" + config
 
 
-def _own_data() -> None:
-    """As root: make /data (not what is in it, but the files the bot writes) the bot
-    user's, then become that user."""
-    for path in (DATA, *DATA.glob("groupmate.db*"), DATA / "config.yaml"):
-        if path.exists() and path.stat().st_uid != USER_ID:
-            os.chown(path, USER_ID, GROUP_ID)
+def _drop_root() -> None:
+    """As root: give the bot user /data if it is root's (the folder alone: lstat and
+    lchown, so a link is never followed), then become that user for good."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    folder = os.lstat(DATA)
+    if stat.S_ISDIR(folder.st_mode) and folder.st_uid == 0:
+        os.chown(DATA, USER_ID, GROUP_ID, follow_symlinks=False)
+        os.chmod(DATA, 0o700, follow_symlinks=False)
     os.setgroups([])
     os.setgid(GROUP_ID)
     os.setuid(USER_ID)
 
 
+def _write_first(config: Path) -> None:
+    """The image's config, as a new file only (never through a link, never over one)."""
+    text = first_config(TEMPLATE.read_text())
+    try:
+        handle = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return  # there after all (another start, a link): it is the user's to write
+    with os.fdopen(handle, "w") as file:
+        file.write(text)
+    print(f"groupmate: wrote {config} from the template (edit it, then restart)", flush=True)
+
+
 def main() -> None:
-    config = DATA / "config.yaml"
+    os.umask(0o077)
     if os.getuid() == 0:
-        DATA.mkdir(parents=True, exist_ok=True)
-    if not config.exists():
-        config.write_text(first_config(TEMPLATE.read_text()))
-        print(f"groupmate: wrote {config} from the template (edit it, then restart)", flush=True)
+        _drop_root()
+    config = DATA / "config.yaml"
+    if not os.path.lexists(config):
+        _write_first(config)
     if "${GROUPMATE_TOKEN}" in config.read_text() and not os.environ.get("GROUPMATE_TOKEN"):
         print(NO_TOKEN, file=sys.stderr, flush=True)
         raise SystemExit(2)
-    if os.getuid() == 0:
-        _own_data()
     os.environ["HOME"] = str(DATA)
     groupmate = str(Path(sys.executable).with_name("groupmate"))
     os.execv(groupmate, [groupmate, "--config", str(config), "serve", *sys.argv[1:]])

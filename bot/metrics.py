@@ -128,8 +128,10 @@ class Metrics:
         """A `function_calls._transport.RequestObserver`."""
         self._llm_seconds.labels(outcome).observe(seconds)
         if usage is not None:
-            self._llm_tokens.labels("prompt", outcome).inc(usage.prompt_tokens)
-            self._llm_tokens.labels("completion", outcome).inc(usage.completion_tokens)
+            # As the endpoint reports them: a negative or garbage count adds nothing (a
+            # counter never goes down, and `inc` raises on a negative amount).
+            self._llm_tokens.labels("prompt", outcome).inc(_tokens(usage.prompt_tokens))
+            self._llm_tokens.labels("completion", outcome).inc(_tokens(usage.completion_tokens))
 
     def tool_call(self, tool: str | None, outcome: InvocationOutcome) -> None:
         """A `function_calls.invoker.CallObserver`."""
@@ -184,6 +186,13 @@ class Metrics:
             HTTP_PLATFORM,
         )
         return (platform, chat_id) if self.settings.per_chat else (platform,)
+
+
+def _tokens(count: object) -> int:
+    """A reported token count fit for a counter: 0 unless a non-negative int."""
+    if isinstance(count, bool) or not isinstance(count, int):
+        return 0
+    return max(count, 0)
 
 
 @dataclass(frozen=True, slots=True)

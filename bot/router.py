@@ -90,10 +90,10 @@ class Router:
         delivered, so a platform's redelivery after a crash resends the logged answer.
         Errors raised by `deliver` reach the caller; the router's own become a reply.
         """
+        if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
+            return []  # not an enabled chat: not even logged, nor counted
         if self._metrics is not None:
             self._metrics.received(message)
-        if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
-            return []  # not an enabled chat: not even logged
         # Any other message of the sender lets a question of the bot to them lapse.
         self._answerer.lapse_question(message, self._mention.sub("", message.text, 1).strip())
         # Any message of the sender uses their follow-up window up: only the next counts.

@@ -184,12 +184,20 @@ class ChatTransport:
         try:
             completion = await self._complete(body, tools, retries)
         except Exception as exc:  # a cancelled request has no outcome: not counted
-            for observer in self.observers:
-                observer(request_outcome(exc), time.perf_counter() - began, None)
+            self._observe(request_outcome(exc), time.perf_counter() - began, None)
             raise
-        for observer in self.observers:
-            observer("ok", time.perf_counter() - began, completion.usage)
+        self._observe("ok", time.perf_counter() - began, completion.usage)
         return completion
+
+    def _observe(self, outcome: RequestOutcome, seconds: float, usage: Usage | None) -> None:
+        """Tells each observer; one that fails (a metrics bug, an endpoint's absurd usage)
+        is logged and never costs the request its answer or its own error."""
+        for observer in self.observers:
+            try:
+                observer(outcome, seconds, usage)
+            except Exception as exc:
+                # The exception's type alone: its text could quote what the request carried.
+                log.warning("request observer %r failed: %s", observer, type(exc).__name__)
 
     async def _complete(
         self, body: dict[str, Any], tools: ToolList | None, retries: int | None

@@ -7,16 +7,17 @@ import contextlib
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.pool import NullPool, StaticPool
 
 from storage.errors import StorageConfigError, StorageUnavailableError
 from storage.group_commit import GroupCommit
@@ -25,6 +26,8 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 # Seconds to connect to PostgreSQL before the database counts as unavailable.
 _CONNECT_SECONDS = 5
+# Seconds a /healthz answer about the database is reused.
+_PING_KEPT = 2.0
 
 DEFAULT_URL = "sqlite:///data/groupmate.db"
 _WRITE_OPTION = "groupmate_write"
@@ -117,6 +120,9 @@ class Database:
         # SQLite has one writer at a time; queueing them here beats busy-waiting on the file.
         self._write_lock = threading.Lock() if self.backend == "sqlite" else None
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix="groupmate-db")
+        self._ping_lock = asyncio.Lock()
+        self._pinged: tuple[float, bool] | None = None  # when, and whether it answered
+        self._ping_engine: Engine | None = None
         # Small writes of many messages share one transaction: see storage.group_commit.
         self.batches = GroupCommit(self)
         self._checkpointing = False
@@ -158,18 +164,33 @@ class Database:
         return await loop.run_in_executor(self._executor, functools.partial(runner, work))
 
     async def reachable(self, within: float = 3.0) -> bool:
-        """Whether the database answers now (/healthz): a `SELECT 1` on a thread of its
-        own, so that a hung connection holds up none of the database's work."""
+        """Whether the database answers now (/healthz, which anyone may ask, often). One
+        ask at a time, its answer kept for a moment; on PostgreSQL over a connection of
+        its own, outside the pool (a server gone must not leave the bot's own work
+        waiting for connections), on SQLite on the database's own thread."""
+        async with self._ping_lock:
+            now = time.monotonic()
+            if self._pinged is not None and now - self._pinged[0] < _PING_KEPT:
+                return self._pinged[1]
+            try:
+                if self.backend == "sqlite":
+                    ping = self.read(lambda session: session.execute(text("SELECT 1")))
+                    await asyncio.wait_for(ping, within)
+                else:
+                    await asyncio.wait_for(asyncio.to_thread(self._ping_alone), within)
+                answered = True
+            except Exception:  # any failure means "not now": /healthz says so
+                answered = False
+            self._pinged = (time.monotonic(), answered)
+            return answered
 
-        def ping() -> None:
-            with self.engine.connect() as connection:
-                connection.exec_driver_sql("SELECT 1")
-
-        try:
-            await asyncio.wait_for(asyncio.to_thread(ping), within)
-        except Exception:  # any failure means "not now": /healthz says so
-            return False
-        return True
+    def _ping_alone(self) -> None:
+        if self._ping_engine is None:
+            self._ping_engine = create_engine(
+                self.url, poolclass=NullPool, connect_args={"connect_timeout": _CONNECT_SECONDS}
+            )
+        with self._ping_engine.connect() as connection:
+            connection.exec_driver_sql("SELECT 1")
 
     def checkpoint_soon(self) -> None:
         """Copy SQLite's write-ahead log into the database file on a database thread,
@@ -199,6 +220,8 @@ class Database:
     def close(self) -> None:
         self._executor.shutdown(wait=True)
         self.engine.dispose()
+        if self._ping_engine is not None:
+            self._ping_engine.dispose()
 
 
 @contextlib.contextmanager

@@ -357,3 +357,17 @@ async def test_an_oversized_body_gets_its_413_while_the_client_still_sends(
             answer = await asyncio.to_thread(post, framed)
             assert answer.startswith(b"HTTP/1.1 413"), (attempt, answer[:80])
             assert answer.endswith(b'{"error":"body larger than 4096 bytes"}')
+
+    def ask_first() -> bytes:
+        """Expect: 100-continue (curl's way for big bodies): the 413 comes at once, and
+        no "100 Continue" invites the body."""
+        head = (
+            f"POST /v1/messages HTTP/1.1\r\nHost: {url.host}\r\nAuthorization: {token}\r\n"
+            f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n"
+        ).encode()
+        with socket.create_connection((url.host, url.port), timeout=10) as sock:
+            sock.sendall(head)
+            return sock.recv(65_536)
+
+    first = await asyncio.to_thread(ask_first)
+    assert first.startswith(b"HTTP/1.1 413"), first[:80]

@@ -52,7 +52,7 @@ def healthy(base_url: str, within: float = 120) -> dict[str, object]:
     deadline = time.monotonic() + within
     while True:
         try:
-            answer = httpx.get(f"{base_url}/healthz", timeout=2)
+            answer = httpx.get(f"{base_url}/healthz", timeout=10)  # > the 3 s database ask
             if answer.status_code == 200:
                 body: dict[str, object] = answer.json()
                 return body

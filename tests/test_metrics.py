@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.cli import main
 from bot.config import load_config, parse_config
 from bot.logs import new_correlation_id, setup_logging
-from groupmate.testing.stub_llm import StubLLM, calls, error, text
+from groupmate.testing.stub_llm import StubLLM, calls, error, raw, text
 from groupmate.testing.threaded_server import ThreadedServer
 from tests.conftest import ROOT, eventually
 from tests.http_harness import TOKEN, Api, Servers, llm_section, make_due
@@ -46,14 +46,23 @@ async def scrape(api: Api) -> list[Metric]:
     return list(text_string_to_metric_families(response.text))
 
 
-def value(families: list[Metric], name: str, **labels: str) -> float:
-    """The sample `name` with exactly `labels`; 0 when there is none (a counter no one
-    moved yet has no sample)."""
+def sample(families: list[Metric], name: str, **labels: str) -> float | None:
+    """The sample `name` with exactly `labels`, or None when there is none (a labelled
+    counter no one moved yet has no sample)."""
     for family in families:
-        for sample in family.samples:
-            if sample.name == name and sample.labels == labels:
-                return float(sample.value)
-    return 0.0
+        for found in family.samples:
+            if found.name == name and found.labels == labels:
+                return float(found.value)
+    return None
+
+
+def value(families: list[Metric], name: str, **labels: str) -> float:
+    """The sample `name` with exactly `labels`, which must be there: a misspelt name or
+    label fails rather than reading as 0."""
+    found = sample(families, name, **labels)
+    if found is None:
+        raise AssertionError(f"no sample {name} {labels}")
+    return found
 
 
 def label_values(families: list[Metric]) -> set[str]:
@@ -87,7 +96,7 @@ async def test_a_scrape_counts_messages_model_requests_tools_and_deliveries(
         reminders={"fast_path": False},  # the model's tool calls
     )
     first = await scrape(api)
-    assert value(first, "groupmate_messages_received_total", platform="http") == 0
+    assert sample(first, "groupmate_messages_received_total", platform="http") is None
     assert value(first, "groupmate_write_queue_depth") == 0
 
     stub.script(text("Hello Alice"))
@@ -108,7 +117,7 @@ async def test_a_scrape_counts_messages_model_requests_tools_and_deliveries(
     await asyncio.to_thread(receiver.wait_for, 1, 15)
 
     async def sent() -> bool:
-        return value(await scrape(api), "groupmate_reminder_deliveries_total", outcome="sent") == 1
+        return sample(await scrape(api), "groupmate_reminder_deliveries_total", outcome="sent") == 1
 
     await eventually(sent, within=10)
     found = await scrape(api)
@@ -123,7 +132,8 @@ async def test_a_scrape_counts_messages_model_requests_tools_and_deliveries(
     completion = value(found, "groupmate_llm_tokens_total", kind="completion", outcome="ok")
     assert prompt == sum(day["prompt_tokens"] for day in activity) > 0
     assert completion == sum(day["completion_tokens"] for day in activity) > 0
-    assert value(found, "groupmate_llm_tokens_total", kind="prompt", outcome="error") == 0
+    # A failed request reports no usage: no token sample of its outcome at all.
+    assert sample(found, "groupmate_llm_tokens_total", kind="prompt", outcome="error") is None
     assert value(found, "groupmate_tool_calls_total", tool="(unknown)", outcome="unknown") == 1
     assert value(found, "groupmate_tool_calls_total", tool="reminder_set", outcome="ok") == 1
     assert value(found, "groupmate_reminder_deliveries_total", outcome="retried") == 1
@@ -162,6 +172,70 @@ async def test_chat_ids_are_labels_only_with_per_chat(servers: Servers, tmp_path
     assert value(elsewhere, "groupmate_messages_received_total", platform="http") == 1
     assert "chat_id" not in label_names(elsewhere) and "g1" not in label_values(elsewhere)
     assert "web" not in label_values(elsewhere)
+
+
+async def test_a_chat_that_is_not_enabled_is_not_counted(servers: Servers) -> None:
+    api = await servers.start(metrics={"per_chat": True}, bot={"groups": {"allow": ["g1"]}})
+    assert await api.say("/reminders", chat_id="g1")
+    assert await api.say("/reminders", chat_id=f"g-{WORDS}") == []  # not an enabled group
+
+    found = await scrape(api)
+    assert value(found, "groupmate_messages_received_total", platform="http", chat_id="g1") == 1
+    assert not any(WORDS in label for label in label_values(found))
+    received = [
+        s.labels
+        for family in found
+        for s in family.samples
+        if s.name == "groupmate_messages_received_total"
+    ]
+    assert received == [{"platform": "http", "chat_id": "g1"}]
+
+
+def _completion_body(content: str, prompt_tokens: int, completion_tokens: int) -> str:
+    message = {"role": "assistant", "content": content}
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    body = {"id": "chatcmpl-neg", "object": "chat.completion", "created": 0, "model": "stub"}
+    return json.dumps({**body, "choices": [choice], "usage": usage})
+
+
+async def test_negative_usage_from_the_model_still_gets_an_answer(
+    servers: Servers, stub: StubLLM
+) -> None:
+    api = await servers.start(llm={**llm_section(stub), "warm_up": False})
+    stub.script(text("Hello Alice"))
+    assert (await api.say("@groupmate hello"))[0]["text"] == "Hello Alice"
+    before = await scrape(api)
+    prompt = value(before, "groupmate_llm_tokens_total", kind="prompt", outcome="ok")
+    completion = value(before, "groupmate_llm_tokens_total", kind="completion", outcome="ok")
+    assert prompt > 0 and completion > 0
+
+    stub.script(raw(_completion_body("Hello again", -500, 7)))
+    assert (await api.say("@groupmate hello again"))[0]["text"] == "Hello again"
+    after = await scrape(api)
+    # The negative count is taken as 0: the counter never goes down.
+    assert value(after, "groupmate_llm_tokens_total", kind="prompt", outcome="ok") == prompt
+    assert value(after, "groupmate_llm_tokens_total", kind="completion", outcome="ok") == (
+        completion + 7
+    )
+    assert value(after, "groupmate_llm_request_seconds_count", outcome="ok") == 2
+
+    # An observer that raises costs the request nothing, nor the observers after it.
+    def broken(*args: Any) -> None:
+        raise ValueError(WORDS)
+
+    seen: list[str] = []
+    assert api.bot.llm is not None
+    api.bot.llm.observe_requests(broken)
+    api.bot.llm.observe_requests(lambda outcome, seconds, usage: seen.append(outcome))
+    stub.script(text("Still here"))
+    assert (await api.say("@groupmate still there?"))[0]["text"] == "Still here"
+    assert seen == ["ok"]
+    assert value(await scrape(api), "groupmate_llm_request_seconds_count", outcome="ok") == 3
 
 
 async def test_metrics_on_their_own_address_need_no_token(servers: Servers) -> None:
@@ -240,7 +314,7 @@ async def test_connections_and_tool_servers_are_read_when_scraped(
 
         async def answered() -> bool:
             found = await scrape(api)
-            return value(found, "groupmate_messages_answered_total", platform="onebot") == 1
+            return sample(found, "groupmate_messages_answered_total", platform="onebot") == 1
 
         await eventually(answered)
         found = await scrape(api)

@@ -99,7 +99,10 @@ class _Gate:
                 return
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _drain(receive)
+            # A client that asked first (Expect: 100-continue) has sent nothing yet:
+            # reading would tell it to send the body it is refused; it gets the 413 now.
+            if headers.get(b"expect", b"").lower() != b"100-continue":
+                await _drain(receive)
             await _error(scope, receive, send, 413, f"body larger than {self.max_bytes} bytes")
             return
         await self._limited(scope, receive, send)
