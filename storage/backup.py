@@ -16,6 +16,10 @@ from storage.errors import StorageError
 log = logging.getLogger(__name__)
 # How long a copy waits for a lock (a checkpoint, a migration's start), as the bot does.
 _BUSY_SECONDS = 30
+# Beside a database file `x.db`, SQLite keeps `x.db-wal`, `x.db-shm` or `x.db-journal`.
+_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+# Copies and exports: their owner's alone.
+_PRIVATE = 0o600
 
 
 def sqlite_file(database: Database) -> Path | None:
@@ -26,6 +30,44 @@ def sqlite_file(database: Database) -> Path | None:
     return Path(database.url.database).expanduser()
 
 
+def partial_file(target: Path) -> Path:
+    """Where a copy or an export of `target` is written until complete, then renamed."""
+    return target.with_name(f"{target.name}.partial")
+
+
+def refuse_database_files(database_file: Path, target: Path, what: str) -> None:
+    """Refuse to write `what` (a copy, an export) to `target` when it, or the file it is
+    written to first, is the SQLite database `database_file` or one of the files SQLite
+    keeps beside it (its write-ahead log, shared memory, rollback journal): replacing
+    it would lose the database."""
+    database = database_file.resolve()
+    own = {database: "the database itself"} | {
+        database.with_name(f"{database.name}{suffix}"): f"the database's {suffix} file"
+        for suffix in _SQLITE_SIDE_FILES
+    }
+    for path in (target, partial_file(target)):
+        which = own.get(path.resolve())
+        if which is None and path.exists() and database.exists() and path.samefile(database):
+            which = "the database itself"  # another name (a hard link) for the same file
+        if which is not None:
+            raise StorageError(
+                f"{path} is {which} ({database}): write {what} to another file; nothing was changed"
+            )
+
+
+def create_private(path: Path) -> int:
+    """Create the file `path` (it must not be there) for writing, readable and writable by
+    its owner alone (0600, whatever the umask): copies and exports hold every message and
+    the adapters' logins (adapter_state: a Matrix access token). Its descriptor."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _PRIVATE)
+    try:
+        os.fchmod(descriptor, _PRIVATE)  # a umask takes bits away (0o277 would leave 0400)
+    except OSError:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
 def copy_sqlite(source: Path, target: Path) -> None:
     """Copy the database `source` to `target` (replaced if it is there) with SQLite's
     online backup API: the copy is the database as one transaction saw it, whatever
@@ -34,15 +76,18 @@ def copy_sqlite(source: Path, target: Path) -> None:
     All pages in one step: it reads in a single read transaction, which in WAL mode lets
     writers go on. A copy in steps would start over at every write another connection
     commits, and under a busy bot might never end.
+
+    The copy is its owner's alone (0600): it holds what the database does.
     """
     if not source.is_file():
         raise StorageError(f"there is no database file {source}")
-    if target.exists() and target.resolve() == source.resolve():
-        raise StorageError(f"{target} is the database itself: copy it to another file")
+    refuse_database_files(source, target, "the copy")
     target.parent.mkdir(parents=True, exist_ok=True)
     # Under another name until complete: an interrupted copy never looks like a backup.
-    partial = target.with_name(f"{target.name}.partial")
+    partial = partial_file(target)
     partial.unlink(missing_ok=True)
+    # SQLite keeps the mode of a file that is there (and gives its journal the same).
+    os.close(create_private(partial))
     # mode=rw: never create the file (plain connect would make an empty database).
     source_uri = f"{source.resolve().as_uri()}?mode=rw"
     try:

@@ -38,6 +38,7 @@ from sqlalchemy import Table, func, insert, literal, select, text
 from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.orm import Session
 
+from storage.backup import create_private, partial_file, refuse_database_files, sqlite_file
 from storage.database import Database
 from storage.errors import NewerDatabaseError, NotEmptyError, TransferError
 from storage.migrate import head_revision, is_known, locked_revision, migrate, schema_revision
@@ -115,11 +116,20 @@ def export_rows(session: Session, out: IO[str]) -> Counts:
 
 def export_file(database: Database, path: Path) -> Counts:
     """Export the whole database to `path` (replaced once complete), as one snapshot:
-    what the bot writes meanwhile is either all in it or not at all."""
+    what the bot writes meanwhile is either all in it or not at all. The file is its
+    owner's alone (0600): it holds every message and the adapters' logins. A SQLite
+    database's own files (the database, its write-ahead log...) are refused."""
+    database_file = sqlite_file(database)
+    if database_file is not None:
+        refuse_database_files(database_file, path, "the export")
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.partial")
+    partial = partial_file(path)
+    partial.unlink(missing_ok=True)
     try:
-        with open(partial, "w", encoding="utf-8") as out, database.read_session() as session:
+        with (
+            os.fdopen(create_private(partial), "w", encoding="utf-8") as out,
+            database.read_session() as session,
+        ):
             if database.backend == "postgresql":
                 # Its reads autocommit, each statement seeing its own moment; the export
                 # reads in one transaction that sees one.

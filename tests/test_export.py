@@ -427,3 +427,54 @@ def test_export_needs_this_groupmates_schema(tmp_path: Path) -> None:
         export_file(database, tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
     database.close()
+
+
+def test_an_export_is_its_owners_alone_whatever_the_umask(tmp_path: Path) -> None:
+    """The file holds every message and the adapters' logins (a Matrix access token):
+    0600 under the usual umask, 022, and when it replaces an earlier, readable export."""
+    path = tmp_path / "groupmate.db"
+    database = Database(f"sqlite:///{path}")
+    upgrade(database)
+    database.close()
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("an earlier export\n")
+    earlier.chmod(0o644)
+    umask = os.umask(0o022)
+    try:
+        for file in (tmp_path / "new.jsonl", earlier):
+            done = run("export", str(file), "--url", f"sqlite:///{path}")
+            assert done.returncode == 0, done.stderr
+            assert oct(file.stat().st_mode & 0o777) == oct(0o600), file
+    finally:
+        os.umask(umask)
+    assert json.loads(earlier.read_text().splitlines()[0])["format"] == "groupmate-export"
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_export_refuses_to_overwrite_the_database(tmp_path: Path) -> None:
+    """`groupmate export` to the SQLite file itself (or by another name) or to a file SQLite
+    keeps beside it would put the export in its place: refused, and nothing is touched."""
+    path = tmp_path / "groupmate.db"
+    database = Database(f"sqlite:///{path}")
+    upgrade(database)
+    database.close()
+    (tmp_path / "link.db").symlink_to(path)
+    original, files = path.read_bytes(), sorted(os.listdir(tmp_path))
+    for name in ("groupmate.db", "link.db", "groupmate.db-wal", "groupmate.db-shm",
+                 "groupmate.db-journal"):  # fmt: skip
+        which = {
+            "groupmate.db": "the database itself",
+            "link.db": "the database itself",
+        }.get(name, f"the database's {name.removeprefix('groupmate.db')} file")
+        done = run("export", str(tmp_path / name), "--url", f"sqlite:///{path}")
+        assert (done.returncode, done.stdout, done.stderr) == (
+            2,
+            "",
+            f"groupmate: {tmp_path / name} is {which} ({path}): write the export to another "
+            "file; nothing was changed\n",
+        )
+        assert path.read_bytes() == original
+        assert sorted(os.listdir(tmp_path)) == files
+    database = Database(f"sqlite:///{path}")
+    assert current_revision(database) == head_revision()
+    database.close()

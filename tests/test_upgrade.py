@@ -219,3 +219,30 @@ def test_backup_of_postgresql_points_to_pg_dump(tmp_path: Path) -> None:
     assert done.stderr.startswith("groupmate: backup copies a SQLite file; a PostgreSQL ")
     assert "pg_dump -Fc -f groupmate.dump DBNAME" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "copy.db").exists()
+
+
+def test_backups_and_upgrade_copies_are_their_owners_alone(tmp_path: Path) -> None:
+    """A copy holds every message and the adapters' logins (a Matrix access token): 0600
+    under the usual umask, 022, the copy before an upgrade too; and a backup is never
+    written over a file SQLite keeps beside the database."""
+    path = tmp_path / "groupmate.db"
+    sql(path, revision=OLD)
+    config = config_for(path)
+    umask = os.umask(0o022)
+    try:
+        upgraded = groupmate("db", "upgrade", config=config)
+        assert upgraded.returncode == 0, upgraded.stderr
+        copy = tmp_path / "copies" / "backup.db"
+        backed_up = groupmate("backup", str(copy), config=config)
+        assert backed_up.returncode == 0, backed_up.stderr
+        wal = groupmate("backup", f"{path}-wal", config=config)
+    finally:
+        os.umask(umask)
+    for file in (tmp_path / f"groupmate.db.bak-{OLD}", copy):
+        assert oct(file.stat().st_mode & 0o777) == oct(0o600), file
+    assert (wal.returncode, wal.stdout) == (2, "")
+    assert wal.stderr == (
+        f"groupmate: {path}-wal is the database's -wal file ({path}): write the copy to "
+        "another file; nothing was changed\n"
+    )
+    assert not Path(f"{path}-wal").exists()
