@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import eventually
+from tests.digest_reading import engaged, line_of
 from tests.fake_lark import (
     APP_ID,
     CHAT,
@@ -27,7 +28,6 @@ from tests.fake_lark import (
 )
 from tests.http_harness import Api, Servers
 
-ENGAGED = "💬 Most replied to and reacted to:"
 PLAN, PIZZA = "om_plan", "om_pizza"
 
 
@@ -75,24 +75,6 @@ def reactions() -> list[dict[str, Any]]:
         reaction_event(PIZZA, "OK", user="ou_alice", at=now + 7),
         reaction_event(PLAN, "FIRE", user="ou_carol", at=now + 8),
     ]
-
-
-def engaged(digest: str) -> list[str]:
-    """The digest's lines under "Most replied to and reacted to" (none: [])."""
-    lines = digest.splitlines()
-    if ENGAGED not in lines:
-        return []
-    found = []
-    for line in lines[lines.index(ENGAGED) + 1 :]:
-        if not line.startswith("• "):
-            break
-        found.append(line)
-    return found
-
-
-def line_of(lines: list[str], text: str) -> str:
-    (found,) = [line for line in lines if f"“{text}”" in line]
-    return found
 
 
 async def digest_showing(fake: FakeLark, deliver: Any, *emoji: str) -> list[str]:

@@ -13,6 +13,7 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage, IncomingReaction
 from tests.conftest import FakeClock, eventually
+from tests.digest_reading import engaged, line_of
 
 START = datetime(2026, 11, 24, 1, 0, tzinfo=UTC)
 
@@ -51,8 +52,7 @@ def kept(database_url: str) -> list[tuple[str, str, str]]:
 
 
 def digest_line(digest: str, words: str) -> str:
-    section = digest.split("💬 Most replied to and reacted to:\n")[1]
-    return next(line for line in section.splitlines() if words in line)
+    return line_of(engaged(digest), words)
 
 
 async def test_reactions_are_counted_once_taken_back_and_shown_in_the_digest(

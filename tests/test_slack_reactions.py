@@ -15,6 +15,7 @@ import pytest
 
 from bot.adapters.slack import reaction_of
 from tests.conftest import eventually
+from tests.digest_reading import counts, engaged
 from tests.fake_slack import (
     BOT_TOKEN,
     BOT_USER,
@@ -26,8 +27,6 @@ from tests.fake_slack import (
     reaction_event,
 )
 from tests.http_harness import Api, Servers
-
-HEADING = "💬 Most replied to and reacted to:"
 
 
 @pytest.fixture
@@ -52,17 +51,7 @@ async def summary(api: Api, fake: FakeSlack) -> list[str]:
     await eventually(lambda: len(fake.posted()) > count, within=10)
     digest = str(fake.posted()[count]["text"])
     assert "offline digest" in digest  # no model configured
-    if HEADING not in digest:
-        return []
-    listed = digest.split(HEADING + "\n", 1)[1].splitlines()
-    return [line for line in listed if line.startswith("• ")]
-
-
-def counts(lines: list[str], words: str) -> str | None:
-    """The counts part of the digest line quoting `words`: "(:thumbsup: 2)"."""
-    found = [line for line in lines if f"“{words}”" in line]
-    assert len(found) <= 1
-    return found[0].rsplit("” ", 1)[1] if found else None
+    return engaged(digest)
 
 
 async def test_reactions_are_counted_once_per_person_and_emoji_in_the_digest(

@@ -17,6 +17,7 @@ from bot.adapters.http import create_app
 from bot.app import Bot
 from bot.config import parse_config
 from tests.conftest import eventually
+from tests.digest_reading import engaged, line_of
 from tests.fake_telegram import ALICE, BOB, BOT_ID, GROUP, TOKEN, FakeTelegram, user
 from tests.http_harness import make_config
 from tests.test_telegram import replies, running
@@ -24,7 +25,6 @@ from tests.test_telegram import replies, running
 CAROL = user(333, "Carol", "carol")
 DAVE = user(444, "Dave")
 THE_BOT = {**user(BOT_ID, "Groupmate", "groupmate_bot"), "is_bot": True}
-ENGAGED = "💬 Most replied to and reacted to:"
 
 
 @pytest.fixture
@@ -33,23 +33,6 @@ def fake() -> Iterator[FakeTelegram]:
     api.server.start()
     yield api
     api.server.stop()
-
-
-def engaged(digest: str) -> list[str]:
-    """The digest's lines under "Most replied to and reacted to"."""
-    lines = digest.splitlines()
-    assert ENGAGED in lines, digest
-    found = []
-    for line in lines[lines.index(ENGAGED) + 1 :]:
-        if not line.startswith("• "):
-            break
-        found.append(line)
-    return found
-
-
-def line_of(lines: list[str], text: str) -> str:
-    (found,) = [line for line in lines if f"“{text}”" in line]
-    return found
 
 
 async def test_reactions_are_counted_in_the_offline_digest(
