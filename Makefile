@@ -54,8 +54,9 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
-# The container image and the compose file, built and run with podman (the tooling
-# installs it): minutes of building, so apart from `make test`; CI runs both.
+# The shipped forms: the wheel installed with the oldest pip we support, the container
+# image and the compose file, built and run with podman (the tooling installs it):
+# minutes of installing and building, so apart from `make test`; CI runs both.
 test-images: $(STAMP)
 	$(BIN)/pytest -m image -rP
 

@@ -20,7 +20,8 @@ import pytest
 
 from tests.processes import serve
 
-pytestmark = pytest.mark.slow
+# With the image tests (minutes of installing): `make test-images`, which CI runs too.
+pytestmark = pytest.mark.image
 ROOT = Path(__file__).resolve().parent.parent
 OLDEST_PIP = "23.0.1"
 SOURCES = ("pyproject.toml", "README.md", "bot", "function_calls", "storage", "groupmate")
