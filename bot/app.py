@@ -34,6 +34,7 @@ from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import BudgetLimits
 from function_calls.handlers.reminder_words import reminder_message
 from function_calls.links import PageFetcher
+from function_calls.llm import PromptBudget
 from function_calls.plugins import PluginStatus, PluginStore, PluginStores
 from function_calls.policy import ToolPolicy
 from function_calls.registry import ToolSource
@@ -81,6 +82,31 @@ async def llm_context_window(settings: LLMSettings) -> ContextWindow:
         model=settings.model,
         api_key=settings.api_key.get_secret_value() if settings.api_key else None,
     )
+
+
+async def prompt_budget(config: Config, window: ContextWindow) -> PromptBudget:
+    """How `window` is spent on the configured bot's own tools (built-ins and plugins; MCP
+    and OpenAPI servers add theirs while it runs), for a member's message in a group."""
+    settings = config.llm
+    tools = PluginRuntime(configured_plugins(config)).registry(None)
+    async with FunctionCallLLM(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key="unused",  # never sent: no request is made
+        registry=tools,
+        tool_mode=settings.tool_mode,
+        prompt_format=settings.prompt_format,
+        tool_schema=settings.tool_schema,
+        max_output_tokens=settings.max_output_tokens,
+        context_tokens=window.tokens,
+        context_source=window.source,
+        http_backend="httpx",
+    ) as llm:
+        ctx = MessageContext(
+            chat_id="groupmate:check", chat_type="group", sender_id="member",
+            timezone=config.bot.timezone,
+        )  # fmt: skip
+        return llm.budget(list(tools), ctx)
 
 
 def settle_heap() -> None:
@@ -163,9 +189,21 @@ class Bot:
         self.live: LiveEvents | None = None
         self.turns: TurnLog | None = None
         self.llm_status: LLMStatus = "off"
-        self.llm_context: ContextWindow | None = None  # the window requests are fitted to
+        self._probed_context: ContextWindow | None = None
         self.audit: AuditLog | None = None
         self.contexts: ContextFactory | None = None
+
+    @property
+    def llm_context(self) -> ContextWindow | None:
+        """The window requests are fitted to now: asked at start, and corrected when the
+        server refuses a request as too long."""
+        return self.llm.window if self.llm is not None else self._probed_context
+
+    @property
+    def llm_problem(self) -> str | None:
+        """Why the model cannot be asked anything as configured (a window too small for
+        the bot's own instructions), for /healthz, the dashboard and the log."""
+        return self.llm.window_problem if self.llm is not None else None
 
     def _web_search(self) -> WebSearch | None:
         settings = self.config.search
@@ -298,7 +336,7 @@ class Bot:
             log.warning("tools.policy: %r names no tool this bot offers now", key)
         if config.llm.enabled:
             settings = config.llm
-            self.llm_context = await llm_context_window(settings)
+            self._probed_context = await llm_context_window(settings)
             self.llm = FunctionCallLLM(
                 model=settings.model,
                 base_url=settings.base_url,
@@ -312,7 +350,8 @@ class Bot:
                 max_invalid_retries=settings.max_invalid_retries,
                 request_timeout=settings.request_timeout,
                 max_output_tokens=settings.max_output_tokens,
-                context_tokens=self.llm_context.tokens,
+                context_tokens=self._probed_context.tokens,
+                context_source=self._probed_context.source,
             )
             self._stack.push_async_callback(self.llm.aclose)
             if self.metrics is not None:

@@ -22,7 +22,7 @@ from bot.adapters import configured
 from bot.adapters.console import run_console
 from bot.adapters.http import create_app
 from bot.adapters.mcp_server import McpEndpoint
-from bot.app import Bot, llm_context_window, settle_heap
+from bot.app import Bot, llm_context_window, prompt_budget, settle_heap
 from bot.config import Config, ConfigError, is_loopback, load_config
 from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
@@ -156,6 +156,18 @@ def _check(config: Config) -> int:
     # The context window as `serve` would find it: asked of the server when not configured.
     context = asyncio.run(llm_context_window(config.llm)) if config.llm.enabled else None
     print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
+    budget = asyncio.run(prompt_budget(config, context)) if context is not None else None
+    if budget is not None:
+        print(budget.describe())
+        if not budget.fits:
+            print(
+                f"groupmate: the model's window ({budget.window.tokens} tokens) is too small "
+                f"for the bot's own instructions ({budget.minimal} tokens, and "
+                f"{budget.answer} kept for the answer): start the server with a larger "
+                "window and set llm.context_tokens to it, or lower llm.max_output_tokens",
+                file=sys.stderr,
+            )
+            return 1
     if config.search.enabled:
         print("\n".join(asyncio.run(probe_search(config))))
     plugins = [s for s in configured_plugins(config).statuses if not s.builtin]

@@ -1,12 +1,18 @@
-"""Fitting a request into the model's context window (`llm.context_tokens`): the system
-prompt, the tool list and the latest message are always kept; the oldest history goes
-first, then long tool results are cut, oldest first. Token counts are the documented
-estimate of `function_calls.usage` (it leans high, so a fitted request fits)."""
+"""Fitting a request into the model's context window: the system prompt, the tool list
+and the latest message are kept; the oldest history goes first, then long tool results
+are cut, oldest first (the LLM loop then offers fewer tools). Token counts are the
+documented estimate of `function_calls.usage` (it leans high, so a fitted request fits).
+
+Also how a server says a request was too long for it (`refused_window`): OpenAI, vLLM
+and DeepSeek ("maximum context length is N tokens"), llama.cpp's server ("exceeds the
+available context size", with `n_ctx`) and llama-cpp-python's ("exceed context window
+of N"). The loop learns the window from it and sends the request again, refitted."""
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +23,41 @@ _CUT_NOTE = " … [cut to fit the context window]"
 
 
 class ContextOverflowError(Exception):
-    """Even trimmed, the request does not fit; the message is fit for the user."""
+    """Even trimmed, the request does not fit (the caller words it for the user)."""
+
+    def __init__(self, needed: int, limit: int) -> None:
+        super().__init__(f"the request needs about {needed} tokens; {limit} fit")
+        self.needed = needed
+        self.limit = limit
+
+
+# How servers word "too long for the window" (kept specific: other 400s are not it).
+_TOO_LONG = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length|exceeds? the available context"
+    r"|exceed_context_size|exceed context window|context window of \d+|prompt is too long"
+    r"|too many tokens|input is too long|reduce the length of the messages",
+    re.IGNORECASE,
+)
+_WINDOW_SAID = re.compile(
+    r"maximum context length is (\d+)|context window of (\d+)|context (?:size|length) "
+    r"(?:is|of) (\d+)|n_ctx\W{1,4}(\d+)",
+    re.IGNORECASE,
+)
+
+
+def refused_window(message: str, body: object) -> int | None:
+    """When an error response says the request was too long for the model's window:
+    the window it names, or 0 when it names none; None for any other error."""
+    said = f"{message} {json.dumps(body, ensure_ascii=False, default=str)}"
+    if not _TOO_LONG.search(said):
+        return None
+    for part in (body, body.get("error") if isinstance(body, dict) else None):
+        if isinstance(part, dict) and isinstance(part.get("n_ctx"), int) and part["n_ctx"] > 0:
+            return int(part["n_ctx"])  # llama.cpp's server
+    found = _WINDOW_SAID.search(said)
+    if found:
+        return int(next(group for group in found.groups() if group))
+    return 0
 
 
 def _tokens(value: Any) -> int:
@@ -88,8 +128,10 @@ def fit(
             total -= sizes[index] - new_size
             sizes[index] = new_size
     if total > limit:
-        raise ContextOverflowError(
-            "That is too long for the language model's context window, even without the "
-            "earlier chat. Please send a shorter message."
-        )
+        raise ContextOverflowError(total, limit)
     return dropped
+
+
+def text_tokens(text: str) -> int:
+    """The estimate `fit` counts for a message of `text`."""
+    return _tokens(text)

@@ -100,6 +100,17 @@ UNFINISHED = PlainSentence(
     "Sorry, I couldn't finish that; please try a simpler request.",
     "抱歉，这件事我没能完成，请把请求说得简单一些再试。",
 )
+# The user's own message does not fit the model's window, even with no tools or history.
+MESSAGE_TOO_LONG = PlainSentence(
+    "That message is too long for me to read at once. Could you send it in shorter parts?",
+    "这条消息太长了，我一次读不完。能分成几段短一点的发吗？",
+)
+# Even "hi" does not fit beside the bot's own instructions: the operator's problem, and
+# the log, /healthz and `groupmate check` say what to change.
+MISCONFIGURED = PlainSentence(
+    "I can't answer right now: I'm set up wrong for my language model. An admin has been told.",
+    "我现在没法回答：我和语言模型的配置有问题，已经告诉管理员了。",
+)
 NO_ANSWER = PlainSentence(
     "Sorry, I have no answer to that.",
     "抱歉，这个问题我回答不了。",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Literal, Self, get_args
@@ -24,9 +25,22 @@ from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls._transport import RequestObserver
 from function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
 from function_calls.context import MessageContext
-from function_calls.context_window import ContextOverflowError, fit
+from function_calls.context_window import (
+    ContextOverflowError,
+    fit,
+    refused_window,
+    text_tokens,
+    tools_tokens,
+)
 from function_calls.errors import LLMUnavailableError
-from function_calls.internal_text import COULD_NOT_DO, NO_ANSWER, UNFINISHED, internal_marker
+from function_calls.internal_text import (
+    COULD_NOT_DO,
+    MESSAGE_TOO_LONG,
+    MISCONFIGURED,
+    NO_ANSWER,
+    UNFINISHED,
+    internal_marker,
+)
 from function_calls.invoker import ToolInvoker
 from function_calls.prompt_formats import (
     PROMPT_FORMATS,
@@ -36,6 +50,14 @@ from function_calls.prompt_formats import (
 )
 from function_calls.registry import Tool, ToolRegistry
 from function_calls.schema import SchemaView
+from function_calls.selection import (
+    DEFAULT_MAX_TOOLS,
+    FIND_TOOLS,
+    ToolOffer,
+    ToolSelector,
+    finder_tool,
+)
+from function_calls.server_info import ContextWindow
 from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
 from function_calls.turn import CallMode, Turn, TurnObserver, TurnResult, run_calls
 from function_calls.usage import Usage
@@ -53,12 +75,63 @@ _CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
 _PARSE_IN_THREAD_CHARS = 8_000
 # Tool lists kept built (one per set of tools visible to a chat, and schema view).
 _TOOL_LISTS = 64
+# Of the window left after the system prompt and the message, at most this much is kept
+# for the earlier chat before tools are chosen (at least _MIN_HISTORY tokens): what a
+# follow-up needs ("and snooze it"), without starving the tools.
+_HISTORY_SHARE = 0.25
+_MIN_HISTORY = 256
+# At most this share of it goes to the tools offered (in a 4,096-token window, about
+# 1,050 tokens: five or six tools of the usual size).
+_TOOL_SHARE = 0.38
+# What the estimate may fill of the window: it counted 10 % below a real tokenizer at
+# worst (measured against Qwen2.5's: see the README's model section).
+_ESTIMATE_SHARE = 0.88
+# After a server refused a request as too long without saying its window, the window is
+# taken as this share of what was assumed (the estimate was low for this server).
+_SHRINK = 0.8
 
 
 @dataclass(frozen=True, slots=True)
 class _BuiltTools:
     tools: tuple[Tool, ...]  # kept so that the ids in its key stay theirs
     listed: transport.ToolList
+
+
+@dataclass(frozen=True, slots=True)
+class PromptBudget:
+    """How a model's window is spent, for `groupmate check` and the log: what the bot's
+    own instructions take, what every tool would take, and what is left for the tools a
+    message is offered."""
+
+    window: ContextWindow
+    answer: int  # kept for the answer (llm.max_output_tokens)
+    minimal: int  # the system prompt without tools, and the context line
+    all_tools: int  # what showing every tool would add
+    tools: int  # how many tools the model could be shown
+    tool_budget: int  # left for a short message's tools, before any history
+
+    @property
+    def fits(self) -> bool:
+        """Whether a short message fits at all."""
+        return self.minimal + 8 <= self.window.tokens - self.answer
+
+    def describe(self) -> str:
+        return (
+            f"prompt: {self.minimal} tokens without tools, {self.minimal + self.all_tools} "
+            f"with all {self.tools} tools; {self.answer} kept for the answer; each message "
+            f"is offered the tools it needs within {max(self.tool_budget, 0)} tokens"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FirstRequest:
+    """What a turn sends first: its messages, its `tools` (native mode), and why those
+    tools were offered."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] | None
+    offer: ToolOffer | None
+    mode: CallMode
 
 
 class FunctionCallLLM:
@@ -90,6 +163,8 @@ class FunctionCallLLM:
         temperature: float | None = 0.0,
         max_output_tokens: int | None = 512,
         context_tokens: int = 8192,
+        context_source: str = "given",
+        max_tools: int = DEFAULT_MAX_TOOLS,
         http_backend: transport.HttpBackend = "aiohttp",
         client: AsyncOpenAI | None = None,
     ) -> None:
@@ -125,7 +200,14 @@ class FunctionCallLLM:
         self.temperature = temperature
         # A cap per request: a small model can otherwise ramble until the context is full.
         self.max_output_tokens = max_output_tokens
-        self.context_tokens = context_tokens
+        # The window requests are fitted to, and where the figure came from; a server's
+        # refusal of a request as too long corrects it (see `_learn_window`).
+        self.window = ContextWindow(context_tokens, context_source)
+        # Set when even a minimal request does not fit: what the operator must change
+        # (the log, /healthz and `groupmate check` say it; the user gets one sentence).
+        self.window_problem: str | None = None
+        self.selector = ToolSelector(max_tools=max_tools)
+        self._costs: dict[tuple[int, CallMode, SchemaView], int] = {}
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
         self._tool_lists: dict[tuple[tuple[int, ...], SchemaView], _BuiltTools] = {}
@@ -148,6 +230,11 @@ class FunctionCallLLM:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+    @property
+    def context_tokens(self) -> int:
+        """The context window requests are fitted to, in tokens."""
+        return self.window.tokens
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -176,6 +263,7 @@ class FunctionCallLLM:
     ) -> TurnResult:
         """Answer one chat message; never raises for model, network or handler failures."""
         result = await self._run(ctx, text, history)
+        self.selector.remember(ctx.chat_id, [c.name for c in result.calls if c.outcome == "ok"])
         for observer in self._observers:
             try:
                 observer(ctx, result)
@@ -195,21 +283,18 @@ class FunctionCallLLM:
     def _new_turn(self, ctx: MessageContext) -> Turn:
         if not ctx.deps.has(ToolRegistry):  # for help and /tools
             ctx = replace(ctx, deps=ctx.deps.with_(ToolRegistry, self.registry))
-        visible = {tool.name: tool for tool in self.invoker.offered(ctx)}
+        available = {tool.name: tool for tool in self.invoker.offered(ctx)}
         mode = self.effective_mode()
-        return Turn(ctx, visible, mode, self._view(mode), [])
+        return Turn(ctx, {}, mode, self._view(mode), [], available=available)
 
     def _begin(self, turn: Turn, text: str, history: Sequence[ChatTurn]) -> None:
-        """The turn's first messages: the system prompt, and the chat with `text` last."""
-        system, context = self._system_prompt(turn), build_context(turn.ctx)
+        """The turn's first messages: the system prompt, and the chat with `text` last;
+        and the tools this message is offered."""
+        turn.context_line = build_context(turn.ctx)
         # The volatile context goes last in the system prompt, after everything stable,
         # where the prefix cache still keeps all before it. Not in native mode: chat
         # templates put the tools after the system text, and it would come before them.
-        if turn.mode == "prompt":
-            system, turn.latest = f"{system}\n\n{context}", text
-        else:
-            turn.latest = f"{text}\n\n{context}"
-        turn.messages.append({"role": "system", "content": system})
+        turn.latest = text if turn.mode == "prompt" else f"{text}\n\n{turn.context_line}"
         turn.asked = text
         # The earlier chat goes in as a transcript, not as past user and assistant turns:
         # a model shown its own earlier "⏰ Reminder #2 set" answers (to slash commands)
@@ -218,18 +303,121 @@ class FunctionCallLLM:
         # tool call, and "hi" with "Hello!", and anything after "hi" (even the context
         # line) made it call the summary tool.
         turn.history = [shaping.transcript_line(item) for item in history]
+        self._offer(turn, text)
+        turn.messages.append({"role": "system", "content": self._system_message(turn)})
         turn.messages.append({"role": "user", "content": turn.render(turn.history)})
 
+    def _limit(self) -> int:
+        """Tokens a request may take, as `estimate_tokens` counts them: the window less a
+        margin for the estimate (it counted Qwen2.5's tokens from 10 % low, for dense
+        JSON, to 25 % high, for Chinese), less room for the answer."""
+        return int(self.window.tokens * _ESTIMATE_SHARE) - (self.max_output_tokens or 0)
+
+    def _offer(self, turn: Turn, text: str) -> None:
+        """Choose the tools `text` is offered: the budget is what the window leaves after
+        the system prompt, the message and room for the earlier chat."""
+        base = (
+            text_tokens(build_system_prompt(persona=self.persona))
+            + text_tokens(turn.context_line)
+            + text_tokens(text)
+        )
+        history = sum(text_tokens(line) for line in turn.history)
+        free = self._limit() - base
+        # The tools get a share of what is left, so that a small window keeps room for
+        # the earlier chat and the tool rounds; and never what the history needs.
+        budget = min(
+            int(free * _TOOL_SHARE),
+            free - min(history, max(int(free * _HISTORY_SHARE), _MIN_HISTORY)),
+        )
+        candidates = [tool for tool in turn.available.values() if tool.for_model]
+        finder = finder_tool()
+        finder_cost = self._cost(finder, turn.mode, turn.view)
+        offer = self.selector.select(
+            candidates,
+            text,
+            budget=budget - finder_cost,
+            cost=lambda tool: self._cost(tool, turn.mode, turn.view),
+            history=turn.history,
+            chat_id=turn.ctx.chat_id,
+        )
+        turn.offer = offer
+        turn.tools = {tool.name: tool for tool in offer.tools}
+        # The way out when the guess was wrong: only beside a guess (small talk is
+        # offered nothing), and only where some tools were left out.
+        if offer.choices and offer.partial and FIND_TOOLS not in turn.available:
+            turn.tools[FIND_TOOLS] = finder
+
+    def budget(self, tools: Sequence[Tool], ctx: MessageContext) -> PromptBudget:
+        """How this model's window is spent on `tools` for a short message in `ctx`."""
+        mode = self.effective_mode()
+        view = self._view(mode)
+        minimal = text_tokens(build_system_prompt(persona=self.persona)) + text_tokens(
+            build_context(ctx)
+        )
+        shown = [tool for tool in tools if tool.for_model]
+        every = sum(self._cost(tool, mode, view) for tool in shown)
+        left = self._limit() - minimal - text_tokens("hi")
+        return PromptBudget(
+            self.window, self.max_output_tokens or 0, minimal, every, len(shown), left
+        )
+
+    def _cost(self, tool: Tool, mode: CallMode, view: SchemaView) -> int:
+        """What showing `tool` adds to a request, in estimated tokens (kept per tool)."""
+        key = (id(tool), mode, view)
+        found = self._costs.get(key)
+        if found is None:
+            definition = tool.definition(strict=self.strict_schemas, view=view)
+            if mode == "native":
+                found = tools_tokens([definition])
+            else:
+                examples = [example.said for example in tool.examples if example.arguments]
+                found = text_tokens(json.dumps([definition, examples], ensure_ascii=False))
+            if len(self._costs) > 4 * _TOOL_LISTS * 16:
+                self._costs.clear()
+            self._costs[key] = found
+        return found
+
+    def _system_message(self, turn: Turn) -> str:
+        system = self._system_prompt(turn)
+        return f"{system}\n\n{turn.context_line}" if turn.mode == "prompt" else system
+
+    def _find(self, turn: Turn) -> Callable[[str], list[Tool]]:
+        """The tool finder's search over what the sender may use here."""
+
+        def find(need: str) -> list[Tool]:
+            candidates = [tool for tool in turn.available.values() if tool.for_model]
+            ranked = self.selector.rank(candidates, need)
+            return [choice.tool for choice in ranked[: self.selector.max_tools]]
+
+        return find
+
+    def first_request(
+        self, ctx: MessageContext, text: str, history: Sequence[ChatTurn] = ()
+    ) -> FirstRequest:
+        """What a turn for `text` in `ctx` would send first (nothing is sent): for the
+        selection's measurements and the operator's questions."""
+        turn = self._new_turn(ctx)
+        self._begin(turn, text, history)
+        tools = self._fitted(turn)
+        return FirstRequest(
+            turn.messages, tools.definitions if tools else None, turn.offer, turn.mode
+        )
+
     async def warm_up(self, ctx: MessageContext, text: str = "hi") -> Usage:
-        """Send what a turn for `text` in `ctx` sends first (the same system prompt and
-        tools, byte for byte) with max_tokens 1 and no retries: the server's prefix cache
-        then holds the prompt's stable start, and the first real message is not kept
-        waiting while the server reads it. In `auto` mode an endpoint that rejects tools
-        switches to prompt mode here, as the first message would. Returns the request's
-        usage, which is no chat's; raises LLMUnavailableError when the endpoint fails."""
+        """Send what a turn for `text` in `ctx` sends first (the same system prompt, byte
+        for byte) with max_tokens 1 and no retries: the server's prefix cache then holds
+        the prompt's stable start (the persona and rules every message begins with), and
+        the first real message is not kept waiting while the server reads it. In `auto`
+        mode an endpoint that rejects tools switches to prompt mode here, as the first
+        message would. Returns the request's usage, which is no chat's; raises
+        LLMUnavailableError when the endpoint fails."""
         turn = self._new_turn(ctx)
         turn.warm_up = True
         self._begin(turn, text, ())
+        if self.tool_mode == "auto" and turn.mode == "native" and not turn.tools:
+            # "hi" is offered no tools; one tool (the smallest) still finds out at start
+            # whether the endpoint takes native tools at all.
+            turn.tools[FIND_TOOLS] = finder_tool()
         await self._ask(turn)
         return turn.usage
 
@@ -255,13 +443,18 @@ class FunctionCallLLM:
                 turn.messages.append({"role": "user", "content": _NUDGE})
                 continue
             turn.messages.append(reply.assistant_message)
+            shown = len(turn.tools)
             done, stop_message = await run_calls(
                 turn,
                 reply,
                 self.invoker,
                 max_invalid_retries=self.max_invalid_retries,
                 prompt_format=self.prompt_format,
+                find=self._find(turn),
             )
+            if len(turn.tools) != shown and turn.mode == "prompt":
+                # Tools the model asked for are described in the system prompt.
+                turn.messages[0] = {"role": "system", "content": self._system_message(turn)}
             if stop_message is not None:
                 return turn.finish(error=stop_message, ending="repairs_ran_out")
             if done:
@@ -330,28 +523,96 @@ class FunctionCallLLM:
         except Exception as exc:
             raise transport.unreadable(exc) from exc
 
+    def _fitted(self, turn: Turn) -> transport.ToolList | None:
+        """Fit the turn's request into the window: the oldest chat goes first, then long
+        tool results are cut, then the least relevant tools not yet used. Raises
+        LLMUnavailableError with the plain sentence when even that does not fit."""
+        while True:
+            tools = None
+            if turn.mode == "native" and turn.tools:
+                tools = self._definitions(tuple(turn.tools.values()), turn.view)
+            try:
+                # Room for the answer is kept; what is dropped stays dropped for the turn.
+                fit(
+                    turn.messages,
+                    tools.definitions if tools is not None else None,
+                    history=turn.history,
+                    render=turn.render,
+                    limit=self._limit(),
+                    tools_size=tools.tokens if tools is not None else None,
+                )
+                return tools
+            except ContextOverflowError as exc:
+                used = {record.name for record in turn.records}
+                spare = [name for name in reversed(turn.tools) if name not in used]
+                if not spare:
+                    raise LLMUnavailableError(self._overflow(turn, exc)) from None
+                del turn.tools[spare[0]]
+                if turn.mode == "prompt":
+                    turn.messages[0] = {"role": "system", "content": self._system_message(turn)}
+
+    def _overflow(self, turn: Turn, exc: ContextOverflowError) -> str:
+        """The sentence for a request that does not fit even bare: the user's message is
+        too long only when the bot's own minimum fits and the message does not."""
+        minimum = text_tokens(build_system_prompt(persona=self.persona)) + text_tokens(
+            turn.context_line
+        )
+        limit = self._limit()
+        if minimum + text_tokens("hi") > limit:
+            problem = (
+                f"the model's context window is {self.window.tokens} tokens "
+                f"({self.window.source}); less {self.max_output_tokens or 0} kept for the "
+                f"answer (llm.max_output_tokens), {limit} are left, and the system prompt "
+                f"alone takes about {minimum}. Start the server with a larger window (and "
+                "set llm.context_tokens to it), lower llm.max_output_tokens, or shorten "
+                "llm.persona"
+            )
+            if problem != self.window_problem:
+                log.error("LLM misconfigured: %s", problem)
+            self.window_problem = problem
+            return turn.say(MISCONFIGURED)
+        if minimum + text_tokens(turn.asked) > limit:
+            return turn.say(MESSAGE_TOO_LONG)
+        log.warning(
+            "chat %s: the turn's tool rounds outgrew the context window (%s)",
+            turn.ctx.chat_id,
+            exc,
+        )
+        return turn.say(UNFINISHED)
+
+    def _learn_window(self, said: int) -> None:
+        """A server refused a request as too long: take the window it named (or, when it
+        named none or one no smaller than assumed, less than assumed), for the rest of
+        this process."""
+        assumed = self.window.tokens
+        if 0 < said < assumed:
+            learned = ContextWindow(said, "said by the server when it refused a request")
+        else:
+            shrunk = max(int(assumed * _SHRINK), 1024)
+            learned = ContextWindow(shrunk, "lowered after the server refused a request")
+        log.warning(
+            "LLM context window: the server refused a request as too long; %d tokens from "
+            "now on (was %d, %s). Set llm.context_tokens to what the server was started "
+            "with to skip this",
+            learned.tokens,
+            assumed,
+            self.window.source,
+        )
+        self.window = learned
+
     async def _ask(self, turn: Turn) -> ModelReply:
         turn.llm_calls += 1
-        tools = None
-        if turn.mode == "native" and turn.tools:
-            tools = self._definitions(tuple(turn.tools.values()), turn.view)
-        try:
-            # Room for the answer is kept; what is dropped stays dropped for the turn.
-            limit = self.context_tokens - (self.max_output_tokens or 0)
-            fit(
-                turn.messages,
-                tools.definitions if tools is not None else None,
-                history=turn.history,
-                render=turn.render,
-                limit=limit,
-                tools_size=tools.tokens if tools is not None else None,
-            )
-        except ContextOverflowError as exc:
-            raise LLMUnavailableError(str(exc)) from None
+        tools = self._fitted(turn)
         try:
             choice: Literal["auto", "none"] = "none" if turn.text_only else "auto"
             completion = await self._complete(turn.messages, tools, choice, warm_up=turn.warm_up)
         except openai.APIStatusError as exc:
+            said = refused_window(str(exc.message), exc.body)
+            if said is not None and not turn.refitted and self.window.tokens > 1024:
+                # Learned, refitted and sent again: the user never sees the first refusal.
+                turn.refitted = True
+                self._learn_window(said)
+                return await self._ask(turn)
             # Switching is only safe before native tool messages are in the conversation.
             started = any(m["role"] == "tool" for m in turn.messages)
             native = tools is not None and self.tool_mode == "auto"
@@ -361,6 +622,9 @@ class FunctionCallLLM:
             self._fell_back_to_prompt = True
             turn.mode = "prompt"
             turn.view = self._view("prompt")
+            if turn.warm_up:
+                turn.tools.clear()  # its one tool only asked the question just answered
+            # The context line is already in the latest message (native mode put it there).
             turn.messages[0] = {"role": "system", "content": self._system_prompt(turn)}
             return await self._ask(turn)
         turn.usage += completion.usage
@@ -372,11 +636,13 @@ class FunctionCallLLM:
                 return shaping.reply_from_native(content, native_calls)
         except Exception as exc:  # the SDK does not validate response shapes
             raise transport.unreadable(exc) from exc
-        # Also in native mode: some servers leave hermes-style calls in the text.
+        # Also in native mode: some servers leave hermes-style calls in the text. A call
+        # may name any tool the sender may use, shown or not.
+        known = {**turn.available, **turn.tools}
         if len(content) > _PARSE_IN_THREAD_CHARS:
             # Pathological text costs the tolerant parser real CPU; keep the loop free.
-            return await asyncio.to_thread(shaping.reply_from_text, content, turn.tools)
-        return shaping.reply_from_text(content, turn.tools)
+            return await asyncio.to_thread(shaping.reply_from_text, content, known)
+        return shaping.reply_from_text(content, known)
 
     def _definitions(self, tools: tuple[Tool, ...], view: SchemaView) -> transport.ToolList:
         """The `tools=[...]` of a request, built once per tool set (every request of every

@@ -14,6 +14,15 @@ says it:
   than 24 GiB of VRAM; more memory gets more, which the bot then leaves unused), never
   more than the model was trained for (`model_info["<arch>.context_length"]`).
 - vLLM: `GET /v1/models`, the model's `max_model_len` (llama.cpp also lists `meta.n_ctx`).
+- LM Studio: `GET /api/v0/models` at its root, `loaded_context_length` of a loaded model,
+  else `max_context_length`.
+- Hosted APIs whose model list says it: OpenRouter and Together (`context_length`), Groq
+  (`context_window`), Mistral (`max_context_length`).
+
+A hosted API that says nothing (DeepSeek, DashScope/Qwen, Moonshot, Zhipu GLM,
+SiliconFlow, Gemini's OpenAI-compatible endpoint) gets the window its documentation
+gives (`KNOWN_WINDOWS`). Whatever the source, a server that refuses a request as too long
+corrects it while the bot runs (see `context_window.refused_window`).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import logging
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -37,6 +47,76 @@ OPENAI_CONTEXT_TOKENS = 8192
 OLLAMA_DEFAULT_CONTEXT = 4096
 PROBE_TIMEOUT = 3.0  # seconds for all the questions together: startup never waits longer
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+# Fields of an entry in a `/models` list that give the model's window, and who uses them.
+_LISTED_WINDOW = (
+    ("max_model_len", "vLLM, max_model_len (/v1/models)"),
+    ("context_length", "the server's model list (context_length)"),  # OpenRouter, Together
+    ("context_window", "the server's model list (context_window)"),  # Groq
+    ("max_context_length", "the server's model list (max_context_length)"),  # Mistral
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KnownWindow:
+    """What a hosted API's documentation gives a model's window: `host` is a suffix of
+    the base URL's host, `model` a prefix of the model's name (lower case; "" for any)."""
+
+    host: str
+    model: str
+    tokens: int
+    source: str
+
+
+# Most specific first: the first entry whose host and model prefix match wins.
+KNOWN_WINDOWS: tuple[KnownWindow, ...] = (
+    # DeepSeek, api-docs.deepseek.com "Models & Pricing", read 2026-11: 128K for
+    # deepseek-chat and deepseek-reasoner.
+    KnownWindow("deepseek.com", "", 128_000, "DeepSeek's documentation (128K)"),
+    # DashScope (Alibaba Model Studio) compatible-mode, "Models" page, read 2026-11:
+    # qwen-max 32K, qwen-plus 128K, qwen-turbo 1M, open Qwen2.5/Qwen3 128K.
+    KnownWindow("aliyuncs.com", "qwen-max", 32_768, "DashScope's documentation (qwen-max)"),
+    KnownWindow("aliyuncs.com", "qwen-turbo", 1_000_000, "DashScope's documentation"),
+    KnownWindow("aliyuncs.com", "", 131_072, "DashScope's documentation (Qwen, 128K)"),
+    # Moonshot, platform.moonshot.cn model list, read 2026-11: the window is in the name
+    # of the v1 models; kimi-k2 and kimi-latest 128K.
+    KnownWindow("moonshot.cn", "moonshot-v1-8k", 8_192, "Moonshot's documentation"),
+    KnownWindow("moonshot.cn", "moonshot-v1-32k", 32_768, "Moonshot's documentation"),
+    KnownWindow("moonshot.ai", "moonshot-v1-8k", 8_192, "Moonshot's documentation"),
+    KnownWindow("moonshot.ai", "moonshot-v1-32k", 32_768, "Moonshot's documentation"),
+    KnownWindow("moonshot.cn", "", 131_072, "Moonshot's documentation (128K)"),
+    KnownWindow("moonshot.ai", "", 131_072, "Moonshot's documentation (128K)"),
+    # Zhipu GLM, open.bigmodel.cn model overview, read 2026-11: glm-4 family 128K.
+    KnownWindow("bigmodel.cn", "", 128_000, "Zhipu's documentation (GLM-4, 128K)"),
+    # SiliconFlow, docs.siliconflow.cn model list, read 2026-11: the hosted open models
+    # give at least 32K (most Qwen2.5/DeepSeek ones more); 32K for any.
+    KnownWindow("siliconflow.cn", "", 32_768, "SiliconFlow's documentation (32K or more)"),
+    KnownWindow("siliconflow.com", "", 32_768, "SiliconFlow's documentation (32K or more)"),
+    # Groq, console.groq.com/docs/models, read 2026-11: its hosted models give 128K
+    # (the model list also says it, as `context_window`).
+    KnownWindow("groq.com", "", 131_072, "Groq's documentation (128K)"),
+    # Mistral, docs.mistral.ai models overview, read 2026-11: 128K for current models.
+    KnownWindow("mistral.ai", "", 128_000, "Mistral's documentation (128K)"),
+    # Together, docs.together.ai serverless models, read 2026-11: the chat models listed
+    # give 32K or more (the model list says each, as `context_length`).
+    KnownWindow("together.xyz", "", 32_768, "Together's documentation (32K or more)"),
+    # Gemini's OpenAI-compatible endpoint, ai.google.dev models page, read 2026-11:
+    # Gemini 1.5/2.x models take 1M input tokens.
+    KnownWindow("googleapis.com", "gemini", 1_048_576, "Gemini's documentation (1M)"),
+    # OpenRouter lists `context_length` per model; this is for a list that did not answer.
+    KnownWindow("openrouter.ai", "", 32_768, "OpenRouter (32K or more)"),
+)
+
+
+def known_window(base_url: str | None, model: str) -> ContextWindow | None:
+    """The documented window of `model` at the hosted API of `base_url`, if we know it."""
+    if not base_url:
+        return None
+    host = (urlsplit(base_url).hostname or "").lower()
+    name = model.lower().rsplit("/", 1)[-1]
+    for known in KNOWN_WINDOWS:
+        if (host == known.host or host.endswith("." + known.host)) and name.startswith(known.model):
+            return ContextWindow(known.tokens, known.source)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,17 +136,21 @@ async def context_window(
     api_key: str | None = None,
     within: float = PROBE_TIMEOUT,
 ) -> ContextWindow:
-    """`configured` if set; else what the server at `base_url` says; else the default."""
+    """`configured` if set; else what the server at `base_url` says; else what its
+    documentation says (`KNOWN_WINDOWS`); else the default."""
     if configured is not None:
         found: ContextWindow | None = ContextWindow(configured, "llm.context_tokens")
     else:
-        found = await discover_context(base_url, model, api_key=api_key, within=within)
+        found = await discover_context(
+            base_url, model, api_key=api_key, within=within
+        ) or known_window(base_url, model)
     if found is None:
         if base_url:
             found = ContextWindow(DEFAULT_CONTEXT_TOKENS, "default; the server did not say")
-            log.warning(
-                "LLM context window: the server did not say; assuming %d tokens (set "
-                "llm.context_tokens to what it was started with)",
+            log.info(
+                "LLM context window: the server did not say; assuming %d tokens, and each "
+                "message is offered the tools it needs within it (a server that refuses a "
+                "request as too long corrects the figure)",
                 DEFAULT_CONTEXT_TOKENS,
             )
             return found
@@ -94,6 +178,7 @@ async def discover_context(
                 await _llama_cpp(client, root)
                 or await _ollama(client, root, model)
                 or await _model_list(client, api, model)
+                or await _lm_studio(client, root, model)
             )
     except Exception as exc:  # slow, refused, odd answers: never a reason not to start
         # A refused connection ends the questions at once: nothing else would answer.
@@ -162,10 +247,24 @@ async def _model_list(client: httpx.AsyncClient, api: str, model: str) -> Contex
     entries = [entry for entry in listed or [] if isinstance(entry, dict)]
     mine = [entry for entry in entries if entry.get("id") == model]
     for entry in mine or (entries if len(entries) == 1 else []):
-        tokens = _tokens(entry.get("max_model_len"))
-        if tokens:
-            return ContextWindow(tokens, "vLLM, max_model_len (/v1/models)")
+        for key, source in _LISTED_WINDOW:
+            tokens = _tokens(entry.get(key))
+            if tokens:
+                return ContextWindow(tokens, source)
         tokens = _tokens(_field(entry, "meta", "n_ctx"))
         if tokens:
             return ContextWindow(tokens, "llama.cpp server, /v1/models")
+    return None
+
+
+async def _lm_studio(client: httpx.AsyncClient, root: str, model: str) -> ContextWindow | None:
+    listed = _field(_json(await client.get(f"{root}/api/v0/models")), "data")
+    for entry in listed or []:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            tokens = _tokens(entry.get("loaded_context_length"))
+            if tokens:
+                return ContextWindow(tokens, "LM Studio, the loaded model's (/api/v0/models)")
+            tokens = _tokens(entry.get("max_context_length"))
+            if tokens:
+                return ContextWindow(tokens, "LM Studio, the model's (/api/v0/models)")
     return None

@@ -17,6 +17,7 @@ from function_calls.prompt_formats import PromptFormat
 from function_calls.registry import Tool
 from function_calls.result import to_compact_json
 from function_calls.schema import SchemaView
+from function_calls.selection import FIND_TOOLS, FindToolsArgs, ToolOffer, finder_tool
 from function_calls.tolerant_json import MalformedCall
 from function_calls.usage import Usage
 from function_calls.validation import InvalidArgumentsError
@@ -68,6 +69,8 @@ class TurnResult:
 
 
 TurnObserver = Callable[[MessageContext, TurnResult], None]
+# The tool finder's search: the tools for a few words of need, best first.
+FindTools = Callable[[str], Sequence[Tool]]
 
 
 @dataclass(slots=True)
@@ -75,6 +78,8 @@ class Turn:
     """What one turn has so far: its messages, the replies, and a record of each call."""
 
     ctx: MessageContext
+    # What the model is shown (the message's selection, and what it asked for since);
+    # `available` is everything the sender may use here, which a call may still name.
     tools: dict[str, Tool]
     mode: CallMode
     view: SchemaView
@@ -94,6 +99,10 @@ class Turn:
     asked: str = ""  # the message as the user wrote it: its language is the answer's
     text_only: bool = False  # the next request asks for an answer without tool calls
     warm_up: bool = False  # one request for the prefix cache: max_tokens 1, no retries
+    available: dict[str, Tool] = field(default_factory=dict)
+    offer: ToolOffer | None = None  # why the message's tools were chosen
+    context_line: str = ""  # the volatile facts (clock, zone, chat, sender)
+    refitted: bool = False  # a refusal as too long was learned from and sent again
 
     def render(self, history: Sequence[str]) -> str:
         return shaping.render_user_message(history, self.latest)
@@ -125,15 +134,30 @@ async def run_calls(
     *,
     max_invalid_retries: int,
     prompt_format: PromptFormat,
+    find: FindTools | None = None,
 ) -> tuple[bool, str | None]:
     """Validate and run one reply's calls through the invoker; returns (turn
-    complete, stop message)."""
-    calls = [ToolCall(call.name, call.raw_arguments) for call in reply.calls]
-    planned = invoker.plan(turn.ctx, calls, turn.view)
+    complete, stop message). Calls of the tool finder are answered here, by `find`."""
+    found: dict[int, str] = {}  # position of a finder call -> what it is told
+    calls: list[ToolCall] = []
     failed_names: dict[str, str] = {}  # tool name -> the user message if it gives up
+    for position, call in enumerate(reply.calls):
+        if find is not None and call.name == FIND_TOOLS:
+            content, record = _find(turn, call.raw_arguments, find)
+            found[position] = content
+            turn.records.append(record)
+            if record.outcome != "ok":
+                failed_names.setdefault(FIND_TOOLS, turn.say(COULD_NOT_DO))
+        else:
+            calls.append(ToolCall(call.name, call.raw_arguments))
+    planned = invoker.plan(turn.ctx, calls, turn.view)
     for item in planned:
         if item.error is not None:
             failed_names.setdefault(item.call.name, turn.say(refusal_of(item.error)))
+        elif item.validated is not None and item.call.name not in turn.tools:
+            # A tool the sender may use that this message was not shown: the model named
+            # it (from the chat, or the finder); it is shown from now on.
+            turn.tools[item.call.name] = item.validated.tool
     malformed = reply.malformed[:_MAX_MALFORMED]
     if malformed:
         failed_names[shaping.UNPARSABLE] = turn.say(COULD_NOT_DO)
@@ -152,9 +176,11 @@ async def run_calls(
     # needs to see it (and move on) rather than the turn ending on it.
     repeated = any(i.validated is not None and i.validated.key in turn.ran for i in planned)
     done = await invoker.run_planned(turn.ctx, planned, earlier=turn.ran)
-    needs_model = bool(failed_names) or repeated
+    needs_model = bool(failed_names) or repeated or bool(found)
     contents: list[str] = []
     for item in done:
+        while len(contents) in found:
+            contents.append(found[len(contents)])
         turn.records.append(_record(item))
         if item.validated is None:  # refused before it ran: the model is told why
             contents.append(to_compact_json(_rejection(item, turn.tools)))
@@ -167,6 +193,8 @@ async def run_calls(
         if result is None or result.reply is None:
             needs_model = True
         contents.append(_for_model(item))
+    while len(contents) in found:
+        contents.append(found[len(contents)])
     turn.records.extend(_malformed_record(problem) for problem in malformed)
     if not needs_model:
         return True, None
@@ -175,6 +203,35 @@ async def run_calls(
         shaping.result_messages(reply, contents, malformed_contents, prompt_format)
     )
     return False, None
+
+
+def _find(turn: Turn, arguments: Any, find: FindTools) -> tuple[str, ToolCallRecord]:
+    """Answer a call of the tool finder: the tools it found join the turn's."""
+    try:
+        args = finder_tool().validate(arguments, turn.ctx, turn.view)
+    except InvalidArgumentsError as exc:
+        payload: dict[str, Any] = {
+            "error": f"invalid arguments for {FIND_TOOLS}",
+            "issues": [shaping.issue_payload(issue) for issue in exc.issues],
+        }
+        return to_compact_json(payload), ToolCallRecord(FIND_TOOLS, arguments, "invalid")
+    assert isinstance(args, FindToolsArgs)
+    added = [tool for tool in find(args.need) if tool.name not in turn.tools]
+    for tool in added:
+        turn.tools[tool.name] = tool
+    if added:
+        payload = {
+            "added_tools": [{"name": t.name, "description": t.description} for t in added],
+            "next": "Call the one that does what the user asked.",
+        }
+    else:
+        payload = {
+            "added_tools": [],
+            "next": "No other tool does that: answer the user directly, briefly.",
+        }
+    data = {"need": args.need, "added": [t.name for t in added]}
+    record = ToolCallRecord(FIND_TOOLS, {"need": args.need}, "ok", data=data)
+    return to_compact_json(payload), record
 
 
 def _record(item: ToolInvocation) -> ToolCallRecord:

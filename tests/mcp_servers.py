@@ -70,3 +70,81 @@ def fixture_server_http(token: str, log: Path) -> Iterator[HttpServer]:
         yield HttpServer(url, token, process)
     finally:
         stop_process(process)
+
+
+# --- more real servers, for the tool-selection corpus (tests/selection) -----------------
+#
+# Each function below returns the server's command line as a list (the program first),
+# ready for `StdioServerParameters(command=argv[0], args=argv[1:])` or an `mcpServers`
+# entry. mcp-server-fetch (2026.10.x) and mcp-server-git (2026.10.x) declare
+# `mcp>=2.3,<3` themselves, like mcp-server-time; the npm servers bring their own SDK.
+
+NPM_MCP_PACKAGES = (
+    "@modelcontextprotocol/server-memory@2026.8.31",
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+)
+
+
+def fetch_server_command() -> list[str]:
+    python = ensure_venv("mcp-fetch-venv", "mcp-server-fetch>=2026.10", "mcp>=2.3,<3")
+    return [str(python.parent / "mcp-server-fetch")]
+
+
+def git_server_command(repository: Path | None = None) -> list[str]:
+    """mcp-server-git; with `repository`, the server is limited to that repository
+    (`--repository`), otherwise every call names its `repo_path`."""
+    python = ensure_venv("mcp-git-venv", "mcp-server-git>=2026.10", "mcp>=2.3,<3")
+    where = ["--repository", str(repository)] if repository is not None else []
+    return [str(python.parent / "mcp-server-git"), *where]
+
+
+def ensure_npm_servers() -> Path:
+    """The `node_modules` with NPM_MCP_PACKAGES, installed once in .cache/npm-mcp (the
+    same lock and `.installed` marker as `ensure_venv`)."""
+    import fcntl
+
+    prefix = ROOT / ".cache" / "npm-mcp"
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    with open(prefix.parent / "npm-mcp.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = prefix / ".installed"
+        if not ready.exists():
+            prefix.mkdir(exist_ok=True)
+            subprocess.run(
+                ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                 "--loglevel=error", *NPM_MCP_PACKAGES],
+                check=True,
+            )  # fmt: skip
+            ready.touch()
+    return prefix / "node_modules"
+
+
+def _npm_server(package: str) -> list[str]:
+    """`node` and the script the package's `bin` names."""
+    import json
+
+    folder = ensure_npm_servers() / package
+    manifest = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+    bin_ = manifest["bin"]
+    script = bin_ if isinstance(bin_, str) else next(iter(bin_.values()))
+    return ["node", str((folder / script).resolve())]
+
+
+def memory_server_command() -> list[str]:
+    """@modelcontextprotocol/server-memory; it keeps its graph in the file the
+    environment's MEMORY_FILE_PATH names (see `memory_server_env`)."""
+    return _npm_server("@modelcontextprotocol/server-memory")
+
+
+def memory_server_env(memory_file: Path) -> dict[str, str]:
+    """The environment that points the memory server at `memory_file` (JSON lines)."""
+    return {"MEMORY_FILE_PATH": str(memory_file)}
+
+
+def filesystem_server_command(*allowed: Path) -> list[str]:
+    """@modelcontextprotocol/server-filesystem, limited to the `allowed` directories.
+    At least one: without any the server waits for the client's MCP roots, which
+    groupmate's client does not offer, and every call fails."""
+    if not allowed:
+        raise ValueError("the filesystem server needs at least one allowed directory")
+    return [*_npm_server("@modelcontextprotocol/server-filesystem"), *map(str, allowed)]

@@ -82,7 +82,7 @@ async def test_the_notice_names_the_reset_and_private_chats_hear_it_each_time(
     database_url: str, stub: StubLLM
 ) -> None:
     stub.fallback = text("an answer " * 50)
-    async with make_bot(database_url, stub, tokens_per_day=500) as bot:
+    async with make_bot(database_url, stub, tokens_per_day=200) as bot:
         await texts(bot, said("@groupmate talk"))  # spends the whole bot's budget
         for _ in range(2):
             (notice,) = await texts(bot, said("hello", sender="u-bob", chat_type="private"))

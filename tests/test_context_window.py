@@ -15,6 +15,7 @@ from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
 from function_calls.context_window import ContextOverflowError, fit
+from function_calls.internal_text import MESSAGE_TOO_LONG
 from groupmate.testing.stub_llm import Reply, StubLLM, error, text
 
 CONTEXT = 4096
@@ -86,7 +87,7 @@ async def test_a_message_too_long_by_itself_gets_a_clear_reply(
     stub.fallback = four_k_model
     async with make_bot(tmp_path, stub) as bot:
         (reply,) = await bot.handle(said("@groupmate " + "word " * 5000, 1, "Alice"))
-    assert reply.text.startswith("That is too long for the language model's context window")
+    assert reply.text == MESSAGE_TOO_LONG.english  # the message itself, so the sender is told
     assert stub.requests == []  # never sent: no HTTP 400 from the endpoint
 
 

@@ -111,7 +111,7 @@ async def test_data_result_is_phrased_by_the_model(stub, make_llm, tools, calls,
 
 async def test_tools_are_sent_with_compact_schemas(stub, make_llm, tools, ctx) -> None:
     stub.script(s.text("hi"))
-    await make_llm(tools).run(ctx, "hello")
+    await make_llm(tools).run(ctx, "the weather, then save a note and list my notes")
     sent = {t["function"]["name"]: t["function"] for t in stub.requests[0]["tools"]}
     # admin-only and private-only tools are not offered to a non-admin in a group.
     assert set(sent) == {"weather", "add_note", "list_notes"}
@@ -125,8 +125,8 @@ async def test_requests_carry_the_api_key_and_the_tools_but_not_the_hosts_platfo
 ) -> None:
     stub.script(s.text("hi"), s.text("hi again"))
     llm = make_llm(tools)
-    await llm.run(ctx, "hello")
-    await llm.run(ctx, "hello again")
+    await llm.run(ctx, "weather and notes")
+    await llm.run(ctx, "weather and notes again")
     first, second = stub.headers
     assert second.keys() == first.keys()  # the same headers for every request
     assert first["authorization"] == "Bearer sk-test-secret"
@@ -140,7 +140,7 @@ async def test_requests_carry_the_api_key_and_the_tools_but_not_the_hosts_platfo
         "add_note",
         "list_notes",
     }
-    assert stub.requests[1]["messages"][-1]["content"].startswith("hello again")
+    assert stub.requests[1]["messages"][-1]["content"].startswith("weather and notes again")
 
 
 async def test_the_latest_message_carries_local_date_time_and_zone(stub, make_llm, tools) -> None:
@@ -171,8 +171,8 @@ async def test_prompt_mode_puts_the_context_last_in_the_system_prompt(
     llm = make_llm(tools, tool_mode="prompt")
     stub.fallback = s.text("ok")
     tokyo = make_ctx(timezone="Asia/Tokyo", chat_id="c2", sender_name="Bob")
-    await llm.run(make_ctx(), "hi")
-    await llm.run(tokyo, "hello")
+    await llm.run(make_ctx(), "list my notes")
+    await llm.run(tokyo, "list the notes")
     (first_system, first_user), (second_system, second_user) = (
         request["messages"] for request in stub.requests
     )
@@ -181,7 +181,7 @@ async def test_prompt_mode_puts_the_context_last_in_the_system_prompt(
     assert "# Tools" in stable and "2026" not in stable and "Alice" not in stable
     assert context.endswith("the latest message is from Alice.]")
     assert "Asia/Tokyo" in second_system["content"].split("\n\n[Context: ")[1]
-    assert (first_user["content"], second_user["content"]) == ("hi", "hello")
+    assert (first_user["content"], second_user["content"]) == ("list my notes", "list the notes")
 
 
 async def test_the_system_prompt_is_the_same_for_every_chat_clock_and_sender(
@@ -287,9 +287,10 @@ async def test_unknown_tool_answer_lists_available_tools(stub, make_llm, tools, 
     )
     result = await make_llm(tools).run(ctx, "weather in Rome")
     report = json.loads(_tool_messages(stub.requests[1])[0]["content"])
+    # The tools the model was shown: the weather, and the finder for any other.
     assert report == {
         "error": "unknown tool 'wether'",
-        "available_tools": ["weather", "add_note", "list_notes"],
+        "available_tools": ["weather", "find_tools"],
     }
     assert result.text == "Warm." and calls.names() == ["weather"]
 
@@ -446,7 +447,7 @@ async def test_an_empty_native_answer_is_asked_again_for_text_alone(
 ) -> None:
     # llama-cpp-python's chatml-function-calling answers "" to "hi" when tools are offered.
     stub.script(s.text(""), s.text("Hello!"))
-    result = await make_llm(tools, tool_mode="native").run(ctx, "hi")
+    result = await make_llm(tools, tool_mode="native").run(ctx, "hi, how is the weather?")
     assert result.text == "Hello!"
     first, second = stub.requests
     assert (first["tool_choice"], second["tool_choice"]) == ("auto", "none")

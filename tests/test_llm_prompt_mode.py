@@ -85,7 +85,7 @@ async def test_prompt_mode_round_trip(
 ) -> None:
     stub.script(s.text(call_text), s.text("18 °C in Wien."))
     llm = make_llm(tools, tool_mode="prompt", prompt_format=prompt_format)
-    result = await llm.run(make_ctx(), "Wetter in Wien?")
+    result = await llm.run(make_ctx(), "weather in Wien?")
     assert result.text == "18 °C in Wien." and result.tool_mode == "prompt"
     assert executed == ["Wien"]
     first, second = stub.requests

@@ -25,7 +25,12 @@ from starlette.routing import Route
 from bot.app import Bot
 from bot.config import parse_config
 from bot.status import config_lines
-from function_calls.server_info import ContextWindow, context_window, discover_context
+from function_calls.server_info import (
+    ContextWindow,
+    context_window,
+    discover_context,
+    known_window,
+)
 from groupmate.testing.threaded_server import ThreadedServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,7 +177,70 @@ async def test_a_server_that_says_nothing_leaves_4096(
     server = serve({"/v1/models": {"object": "list", "data": [{"id": MODEL}]}})
     tokens, window = await _effective(tmp_path, server.base_url)
     assert (tokens, window.source) == (4096, "default; the server did not say")
-    assert [path for _, path, _, _ in server.seen] == ["/props", "/api/show", "/v1/models"]
+    assert [path for _, path, _, _ in server.seen] == [
+        "/props",
+        "/api/show",
+        "/v1/models",
+        "/api/v0/models",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "source"),
+    [
+        ({"context_length": 65536}, "the server's model list (context_length)"),  # OpenRouter
+        ({"context_window": 65536}, "the server's model list (context_window)"),  # Groq
+        ({"max_context_length": 65536}, "the server's model list (max_context_length)"),
+    ],
+)
+async def test_hosted_model_lists_that_say_the_window(
+    tmp_path: Path, serve: Callable[..., FakeServer], entry: dict[str, int], source: str
+) -> None:
+    listed = {
+        "object": "list",
+        "data": [{"id": "other", "context_length": 8}, {"id": MODEL, **entry}],
+    }
+    server = serve({"/v1/models": listed})
+    assert await _effective(tmp_path, server.base_url) == (65536, ContextWindow(65536, source))
+
+
+async def test_lm_studio_gives_the_loaded_models_window(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    # LM Studio's own REST API, beside its OpenAI-compatible one (whose list says nothing).
+    loaded = {
+        "id": MODEL,
+        "state": "loaded",
+        "max_context_length": 32768,
+        "loaded_context_length": 8192,
+    }
+    server = serve(
+        {
+            "/v1/models": {"object": "list", "data": [{"id": MODEL}]},
+            "/api/v0/models": {"object": "list", "data": [loaded]},
+        }
+    )
+    tokens, window = await _effective(tmp_path, server.base_url)
+    assert (tokens, window.source) == (8192, "LM Studio, the loaded model's (/api/v0/models)")
+
+
+@pytest.mark.parametrize(
+    ("base_url", "model", "tokens"),
+    [
+        ("https://api.deepseek.com/v1", "deepseek-chat", 128_000),
+        ("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-plus", 131_072),
+        ("https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-max-latest", 32_768),
+        ("https://api.moonshot.cn/v1", "moonshot-v1-8k", 8_192),
+        ("https://open.bigmodel.cn/api/paas/v4", "glm-4-plus", 128_000),
+        ("https://api.siliconflow.cn/v1", "Qwen/Qwen2.5-7B-Instruct", 32_768),
+        ("https://generativelanguage.googleapis.com/v1beta/openai", "gemini-2.0-flash", 1_048_576),
+        ("http://127.0.0.1:8080/v1", "deepseek-chat", None),  # a local server: not known
+        ("https://api.deepseek.com.evil.example/v1", "deepseek-chat", None),
+    ],
+)
+def test_documented_windows_of_hosted_apis(base_url: str, model: str, tokens: int | None) -> None:
+    found = known_window(base_url, model)
+    assert (found.tokens if found else None) == tokens
 
 
 async def test_configured_context_tokens_win_and_the_server_is_not_asked(

@@ -151,7 +151,7 @@ async def test_a_supplied_azure_client_still_routes_by_deployment(stub, registry
     llm = FunctionCallLLM(model="gpt4o", client=client, registry=registry, transport_retries=0)
     stub.script(s.text("Hello from Azure."))
     try:
-        result = await llm.run(make_ctx(), "hi")
+        result = await llm.run(make_ctx(), "list my notes")
     finally:
         await llm.aclose()
     assert result.text == "Hello from Azure."

@@ -241,13 +241,18 @@ def create_app(bot: Bot) -> ASGIApp:
         # operator (/v1/status, the dashboard, the log).
         plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
         up = bot.reminders is not None and await bot.reminders.database.reachable()
-        return {
+        health: dict[str, Any] = {
             "status": "ok",
             "database": "ok" if up else "unavailable",
             "llm": bot.llm_status,
             "adapters": adapters,
             "plugins": plugins,
         }
+        if bot.llm_problem is not None:
+            # Sizes and setting names only: what the operator must change.
+            health["llm"] = "misconfigured"
+            health["llm_problem"] = bot.llm_problem
+        return health
 
     @app.post("/v1/messages")
     async def post_message(body: MessageIn) -> RepliesOut:

@@ -68,6 +68,18 @@ def raw(body: str, status: int = 200) -> Reply:
 Script = Reply | Callable[[dict[str, Any]], Reply]
 
 
+def request_tokens(body: dict[str, Any]) -> int:
+    """A request's size as a real tokenizer counts it, about, and the answer's
+    `max_tokens`. Its messages' and tools' text is counted as Qwen2.5's tokenizer counts
+    the densest text measured (groupmate's own tool schemas): 3.5 ASCII characters a
+    token, and 0.85 a token per Chinese character (real: 0.69 to 0.8)."""
+    text = json.dumps(body.get("messages", []), ensure_ascii=False) + json.dumps(
+        body.get("tools", []), ensure_ascii=False
+    )
+    wide = len(text) - len(text.encode("ascii", "ignore"))
+    return int((len(text) - wide) / 3.5 + wide * 0.85) + int(body.get("max_tokens") or 0)
+
+
 class StubLLM:
     """Scripted OpenAI-compatible server; `requests` keeps every request body it got."""
 
@@ -83,9 +95,13 @@ class StubLLM:
         self.warm_up_reply: Script = Reply(content="")
         self.warm_up_gate = threading.Event()
         self.warm_up_gate.set()
-        # The bot's default window before it asked servers: the tests' prompts were sized
-        # for it (prompt mode with the full schemas needs more than 4096).
-        self.context_tokens = 8192
+        # The window it says at /props, as llama.cpp's server does; None says nothing
+        # there (404), as llama-cpp-python's server and most hosted APIs.
+        self.context_tokens: int | None = 8192
+        # A real window: a request larger than this (counted as `request_tokens` does)
+        # is refused as llama.cpp's server refuses it, HTTP 400 with `n_ctx`. None: any.
+        self.window: int | None = None
+        self.refused: list[dict[str, Any]] = []  # the requests refused for their size
         self._script: deque[Script] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -122,6 +138,7 @@ class StubLLM:
             self.fallback = None
             self.warm_ups.clear()
             self.warm_up_reply = Reply(content="")
+            self.refused.clear()
         self.warm_up_gate.set()
 
     @property
@@ -149,6 +166,8 @@ class StubLLM:
         return script(body) if callable(script) else script
 
     async def _props(self, request: Request) -> Response:
+        if self.context_tokens is None:
+            return JSONResponse({"error": "not found"}, status_code=404)
         settings = {"n_ctx": self.context_tokens, "params": {"temperature": 0.8}}
         return JSONResponse({"default_generation_settings": settings, "total_slots": 1})
 
@@ -166,6 +185,20 @@ class StubLLM:
 
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
+        if self.window is not None and request_tokens(body) > self.window:
+            with self._lock:
+                self.refused.append(body)
+            # llama.cpp's server's answer, word for word.
+            error_body = {
+                "error": {
+                    "code": 400,
+                    "message": "the request exceeds the available context size, try increasing it",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": request_tokens(body) - int(body.get("max_tokens") or 0),
+                    "n_ctx": self.window,
+                }
+            }
+            return JSONResponse(error_body, status_code=400)
         if body.get("max_tokens") == 1:
             reply = await self._warm_up(body)
         else:

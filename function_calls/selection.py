@@ -1,0 +1,351 @@
+"""Per-message tool selection: the model is offered the tools this message needs, chosen
+from everything the sender may use here, within a token budget.
+
+Every tool shown costs every request its tokens, and the tool list grows with each
+family, plugin and MCP server while a small model's window stays at 4k–8k tokens. A
+small model also chooses better among five relevant tools than among sixty. So:
+
+- `ToolIndex` reads each tool once (its name, description, examples, parameter names and
+  descriptions) into a BM25 index over the terms of `selection_words` (English stems,
+  Chinese pieces, and the concepts both languages share). It is built once per tool set
+  (`ToolSelector` keeps the last few), never per message.
+- `ToolSelector.select` ranks the sender's tools for the message, adds what the chat's
+  recent lines and its recent tool use point at ("and snooze it 10 minutes" after a
+  reminder), and offers the best, within `budget` tokens. A message that matches no tool
+  (greetings, thanks, general questions) is offered none.
+- The model can still reach the rest: `FIND_TOOLS` is offered beside a partial list, and
+  a call of a tool the sender may use but was not shown still runs (the invoker checks
+  visibility, never the selection: selection is relevance, not permission).
+
+Deterministic: the same tools, message and history give the same offer.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from function_calls.registry import Tool, build_tool
+from function_calls.selection_words import (
+    is_follow_up,
+    is_piece,
+    is_question,
+    is_weak,
+    normalized,
+    terms,
+    verb_kind,
+)
+
+# Field weights: a word in a tool's name says most about it, its examples next (they
+# are what users say), its description, then its parameters.
+_NAME, _EXAMPLE, _DESCRIPTION, _PARAMETER = 3.0, 2.0, 1.0, 0.5
+_K1, _B = 1.2, 0.6
+_WEAK = 1.0  # a weak term's share of a match ("show", "today")
+_HISTORY = 0.35  # the recent lines' share
+_PIECE = 0.6  # a two-character piece of Chinese text's share
+_CONCEPT = 1.0  # a concept's share: what the words mean, beside the words themselves
+_HISTORY_LINES = 4
+_RECENT_TOOL = 2.0  # a tool this chat used lately
+_EXAMPLE_SAID = 10.0  # the message is one of the tool's examples, word for word
+_ASKED = {"read": 1.25, "write": 0.8}  # a question's lean, by the verb of a tool's name
+_RECENT_FAMILY = 0.8  # a tool of the same family ("reminder_…", "git__…")
+_RELATIVE_CUTOFF = 0.2  # offered: at least this share of the best score
+# Below this best score a message is taken as needing no tool (small talk): one common
+# word shared with a description ("day", "how") is no request.
+_MIN_SCORE = 2.5
+DEFAULT_MAX_TOOLS = 8
+_MIN_COLLECTION = 50
+_INDEXES = 8
+_RECENT_CHATS = 10_000
+_RECENT_PER_CHAT = 4
+
+
+class FindToolsArgs(BaseModel):
+    """Arguments of the tool finder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    need: str = Field(
+        ...,
+        min_length=1,
+        max_length=200,
+        description="A few words saying what the tool should do, e.g. 'snooze a reminder'",
+    )
+
+
+FIND_TOOLS = "find_tools"
+FIND_TOOLS_DESCRIPTION = (
+    "Only when none of the other tools can do what the user asked: say in a few words "
+    "what is needed, and the matching tools are added for your next call."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One offered tool and why it was chosen (the dashboard shows it)."""
+
+    tool: Tool
+    score: float
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOffer:
+    """What one message is offered: the tools best first, why each, and how many the
+    sender may use in all."""
+
+    choices: tuple[Choice, ...]
+    available: int
+    # Some tools the sender may use are not offered (the finder is then worth offering).
+    partial: bool
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(choice.tool for choice in self.choices)
+
+    def describe(self) -> list[dict[str, object]]:
+        """For the dashboard's model-activity view: each tool, its score and why."""
+        return [
+            {"tool": c.tool.name, "score": round(c.score, 2), "why": c.why} for c in self.choices
+        ]
+
+
+def _family(name: str) -> str:
+    """`reminder` of reminder_snooze, `git` of git__status: tools that go together."""
+    if "__" in name:
+        return name.split("__", 1)[0]
+    return name.split("_", 1)[0]
+
+
+def _tool_text(tool: Tool) -> Iterable[tuple[str, float]]:
+    yield tool.name, _NAME
+    yield tool.description, _DESCRIPTION
+    for example in tool.examples:
+        yield example.said, _EXAMPLE
+    properties = tool.parameters.get("properties")
+    if isinstance(properties, Mapping):
+        for name, schema in properties.items():
+            yield str(name), _PARAMETER
+            if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
+                yield schema["description"], _PARAMETER
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    score: float
+    matched: tuple[str, ...]
+    strong: bool
+
+
+class ToolIndex:
+    """A BM25 index over a fixed list of tools; each (term, tool) weight is worked out
+    here, so ranking a message is a few dictionary look-ups per term. Also each tool's
+    examples as written, which a message that says one exactly matches at once."""
+
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        self.tools = tuple(tools)
+        self.verbs = tuple(verb_kind(tool.name) for tool in self.tools)
+        self.examples: dict[str, list[int]] = {}
+        for position, tool in enumerate(self.tools):
+            for example in tool.examples:
+                said = normalized(example.said)
+                if said:
+                    self.examples.setdefault(said, []).append(position)
+        docs: list[dict[str, float]] = []
+        for tool in self.tools:
+            weights: dict[str, float] = {}
+            for text, weight in _tool_text(tool):
+                for term in terms(text):
+                    weights[term] = weights.get(term, 0.0) + weight
+            docs.append(weights)
+        # Weighed as if among at least _MIN_COLLECTION tools: in a bot with three tools,
+        # a word all three share still says something, and scores keep one scale
+        # (the small-talk threshold means the same with 3 tools as with 300).
+        count = max(len(docs), _MIN_COLLECTION)
+        average = sum(sum(d.values()) for d in docs) / max(len(docs), 1) or 1.0
+        frequency: Counter[str] = Counter()  # documents per term
+        for doc in docs:
+            frequency.update(doc.keys())
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        for position, doc in enumerate(docs):
+            length = sum(doc.values())
+            norm = _K1 * (1 - _B + _B * length / average)
+            for term, tf in doc.items():
+                idf = math.log(1 + (count - frequency[term] + 0.5) / (frequency[term] + 0.5))
+                weight = idf * tf * (_K1 + 1) / (tf + norm)
+                self._postings.setdefault(term, []).append((position, weight))
+
+    def match(self, query: Mapping[str, float], *, strong_from: float) -> dict[int, _Match]:
+        """Tool position -> its score for `query` (term -> weight), the terms it matched,
+        and whether any of them is a strong one: not weak, and of a weight above
+        `strong_from` (the message's own words; the history's only for a follow-up)."""
+        scores: dict[int, float] = {}
+        matched: dict[int, list[str]] = {}
+        strong: set[int] = set()
+        for term, weight in query.items():
+            weak = is_weak(term)
+            factor = weight * (_WEAK if weak else 1.0)
+            for position, value in self._postings.get(term, ()):
+                scores[position] = scores.get(position, 0.0) + value * factor
+                matched.setdefault(position, []).append(term)
+                if not weak and weight > strong_from:
+                    strong.add(position)
+        return {p: _Match(s, tuple(matched[p]), p in strong) for p, s in scores.items()}
+
+
+def _query(text: str, history: Sequence[str]) -> dict[str, float]:
+    query: dict[str, float] = {}
+    for line in history[-_HISTORY_LINES:]:
+        # "Name: words": the speaker's name says nothing about the tools.
+        said = line.split(": ", 1)[1] if ": " in line else line
+        for term in set(terms(said)):
+            query[term] = max(query.get(term, 0.0), _HISTORY)
+    for term, times in Counter(terms(text)).items():
+        # A piece of Chinese text is half a word: it counts less than a word or concept.
+        kind = _CONCEPT if term.startswith("@") else _PIECE if is_piece(term) else 1.0
+        weight = min(times, 2) * kind
+        query[term] = query.get(term, 0.0) + weight
+    return query
+
+
+@dataclass(slots=True)
+class _RecentUse:
+    """The tools each chat called lately (in this process), newest last."""
+
+    chats: OrderedDict[str, tuple[str, ...]] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, chat_id: str, names: Iterable[str]) -> None:
+        with self.lock:
+            recent = [n for n in self.chats.pop(chat_id, ()) if n not in names]
+            recent.extend(names)
+            self.chats[chat_id] = tuple(recent[-_RECENT_PER_CHAT:])
+            while len(self.chats) > _RECENT_CHATS:
+                self.chats.popitem(last=False)
+
+    def of(self, chat_id: str) -> tuple[str, ...]:
+        with self.lock:
+            return self.chats.get(chat_id, ())
+
+
+class ToolSelector:
+    """Chooses each message's tools. One per `FunctionCallLLM`; `cost(tool)` is what a
+    tool adds to a request, in tokens, in the form the model is shown it."""
+
+    def __init__(self, *, max_tools: int = DEFAULT_MAX_TOOLS) -> None:
+        if max_tools < 1:
+            raise ValueError("max_tools must be at least 1")
+        self.max_tools = max_tools
+        self._indexes: OrderedDict[tuple[int, ...], ToolIndex] = OrderedDict()
+        self._lock = threading.Lock()
+        self.recent = _RecentUse()
+
+    def index(self, tools: Sequence[Tool]) -> ToolIndex:
+        """The index of `tools`, built once per distinct list."""
+        key = tuple(id(tool) for tool in tools)
+        with self._lock:
+            found = self._indexes.get(key)
+            if found is not None and all(a is b for a, b in zip(found.tools, tools, strict=True)):
+                self._indexes.move_to_end(key)
+                return found
+        built = ToolIndex(tools)
+        with self._lock:
+            self._indexes[key] = built
+            while len(self._indexes) > _INDEXES:
+                self._indexes.popitem(last=False)
+        return built
+
+    def rank(
+        self,
+        tools: Sequence[Tool],
+        text: str,
+        *,
+        history: Sequence[str] = (),
+        chat_id: str = "",
+    ) -> list[Choice]:
+        """The tools that bear on `text`, best first (ties in the tools' own order)."""
+        index = self.index(tools)
+        # A follow-up ("and in Paris?") is chosen for by the chat's last lines too.
+        follow_up = bool(history) and is_follow_up(text)
+        matches = index.match(_query(text, history), strong_from=0.0 if follow_up else _HISTORY)
+        for position in index.examples.get(normalized(text), ()):
+            found = matches.get(position)
+            score = (found.score if found else 0.0) + _EXAMPLE_SAID
+            matches[position] = _Match(
+                score, (*(found.matched if found else ()), "its example"), True
+            )
+        recent = self.recent.of(chat_id) if chat_id else ()
+        families = {_family(name) for name in recent}
+        ranked: list[tuple[float, int, str]] = []
+        question = is_question(text)
+        for position, tool in enumerate(index.tools):
+            found = matches.get(position)
+            score, reasons = 0.0, []
+            if found is not None and found.strong:
+                score = found.score
+                reasons.append("words: " + ", ".join(dict.fromkeys(found.matched)))
+                if question:
+                    # A question asks to be told: tools that read before tools that write.
+                    score *= _ASKED.get(index.verbs[position], 1.0)
+            if tool.name in recent:
+                score += _RECENT_TOOL
+                reasons.append("used here lately")
+            elif _family(tool.name) in families and score > 0:
+                score += _RECENT_FAMILY
+                reasons.append("its family was used here lately")
+            if score > 0:
+                ranked.append((score, position, "; ".join(reasons)))
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        return [Choice(index.tools[p], score, why) for score, p, why in ranked]
+
+    def select(
+        self,
+        tools: Sequence[Tool],
+        text: str,
+        *,
+        budget: int,
+        cost: Callable[[Tool], int],
+        history: Sequence[str] = (),
+        chat_id: str = "",
+    ) -> ToolOffer:
+        """The tools to offer for `text`: the best of `rank` within `budget` tokens and
+        `max_tools`, and none for a message no tool bears on."""
+        ranked = self.rank(tools, text, history=history, chat_id=chat_id)
+        chosen: list[Choice] = []
+        spent = 0
+        best = ranked[0].score if ranked else 0.0
+        if best < _MIN_SCORE:
+            ranked = []
+        for choice in ranked:
+            if len(chosen) >= self.max_tools or choice.score < best * _RELATIVE_CUTOFF:
+                break
+            price = cost(choice.tool)
+            if spent + price > budget:
+                continue  # a smaller one further down may still fit
+            chosen.append(choice)
+            spent += price
+        return ToolOffer(tuple(chosen), len(tools), partial=len(chosen) < len(tools))
+
+    def remember(self, chat_id: str, names: Iterable[str]) -> None:
+        """The tools a turn in `chat_id` ran, which the chat's next messages lean to."""
+        names = [name for name in names if name != FIND_TOOLS]
+        if names:
+            self.recent.add(chat_id, names)
+
+
+@functools.cache
+def finder_tool() -> Tool:
+    """The tool finder as the model is shown it (the turn answers its calls itself)."""
+
+    async def find_tools(args: FindToolsArgs) -> None:
+        raise RuntimeError("the tool finder is answered by the turn")
+
+    return build_tool(
+        find_tools, name=FIND_TOOLS, description=FIND_TOOLS_DESCRIPTION, effect="read"
+    )
