@@ -187,7 +187,7 @@ class ToolIndex:
         `strong_from` (the message's own words; the history's only for a follow-up)."""
         scores: dict[int, float] = {}
         matched: dict[int, list[str]] = {}
-        strong: set[int] = set()
+        strength: dict[int, int] = {}
         for term, weight in query.items():
             weak = is_weak(term)
             factor = weight * (_WEAK if weak else 1.0)
@@ -195,8 +195,12 @@ class ToolIndex:
                 scores[position] = scores.get(position, 0.0) + value * factor
                 matched.setdefault(position, []).append(term)
                 if not weak and weight > strong_from:
-                    strong.add(position)
-        return {p: _Match(s, tuple(matched[p]), p in strong) for p, s in scores.items()}
+                    # A concept is a request's meaning; one plain word shared with a
+                    # description ("day", "group") is not, two are.
+                    strength[position] = strength.get(position, 0) + (
+                        2 if term.startswith("@") else 1
+                    )
+        return {p: _Match(s, tuple(matched[p]), strength.get(p, 0) >= 2) for p, s in scores.items()}
 
 
 def _query(text: str, history: Sequence[str]) -> dict[str, float]:
@@ -287,7 +291,10 @@ class ToolSelector:
         for position, tool in enumerate(index.tools):
             found = matches.get(position)
             score, reasons = 0.0, []
-            if found is not None and found.strong:
+            # After a tool of its family ran here, weak words are enough ("move it to
+            # 5pm" after a reminder was set).
+            family_used = _family(tool.name) in families
+            if found is not None and (found.strong or family_used):
                 score = found.score
                 reasons.append("words: " + ", ".join(dict.fromkeys(found.matched)))
                 if question:
@@ -296,7 +303,7 @@ class ToolSelector:
             if tool.name in recent:
                 score += _RECENT_TOOL
                 reasons.append("used here lately")
-            elif _family(tool.name) in families and score > 0:
+            elif family_used and score > 0:
                 score += _RECENT_FAMILY
                 reasons.append("its family was used here lately")
             if score > 0:

@@ -139,6 +139,8 @@ class StubLLM:
             self.warm_ups.clear()
             self.warm_up_reply = Reply(content="")
             self.refused.clear()
+            self.window = None
+            self.context_tokens = 8192
         self.warm_up_gate.set()
 
     @property

@@ -237,7 +237,7 @@ def report(mode: Mode, results: Sequence[Measured], misses: str | None) -> None:
         )
     if misses:
         for number, r in enumerate(results):
-            if not r.hit and (misses == "all" or number % 2 == 0):
+            if not r.hit and r.for_member and (misses == "all" or number % 2 == 0):
                 print(f"  miss [{r.entry.lang}] {r.entry.text!r}: wanted {list(r.entry.tools)}, "
                       f"offered {list(r.offered)}")  # fmt: skip
 
