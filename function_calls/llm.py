@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -46,7 +45,9 @@ from function_calls.prompt_formats import (
     PROMPT_FORMATS,
     PromptFormat,
     WorkedExample,
+    frame_text,
     render_tool_instructions,
+    tool_text,
 )
 from function_calls.registry import Tool, ToolRegistry
 from function_calls.schema import SchemaView
@@ -80,9 +81,10 @@ _TOOL_LISTS = 64
 # follow-up needs ("and snooze it"), without starving the tools.
 _HISTORY_SHARE = 0.25
 _MIN_HISTORY = 256
-# At most this share of it goes to the tools offered (in a 4,096-token window, about
-# 1,050 tokens: five or six tools of the usual size).
-_TOOL_SHARE = 0.38
+# At most this share of the window (less the answer's room) goes to the tools offered
+# and, in prompt mode, their call format (in a 4,096-token window, about 1,000 tokens:
+# five to eight tools of the usual size).
+_TOOL_SHARE = 0.33
 # What the estimate may fill of the window: it counted 10 % below a real tokenizer at
 # worst (measured against Qwen2.5's: see the README's model section).
 _ESTIMATE_SHARE = 0.88
@@ -132,6 +134,15 @@ class FirstRequest:
     tools: list[dict[str, Any]] | None
     offer: ToolOffer | None
     mode: CallMode
+
+
+def _worked(tool: Tool) -> list[WorkedExample]:
+    """The tool's examples that prompt mode shows as calls."""
+    return [
+        WorkedExample(example.said, tool.name, example.arguments)
+        for example in tool.examples
+        if example.arguments is not None
+    ]
 
 
 class FunctionCallLLM:
@@ -316,17 +327,20 @@ class FunctionCallLLM:
     def _offer(self, turn: Turn, text: str) -> None:
         """Choose the tools `text` is offered: the budget is what the window leaves after
         the system prompt, the message and room for the earlier chat."""
+        # The call format's explanation comes with the tools in prompt mode.
+        frame = text_tokens(frame_text(self.prompt_format)) if turn.mode == "prompt" else 0
         base = (
             text_tokens(build_system_prompt(persona=self.persona))
             + text_tokens(turn.context_line)
             + text_tokens(text)
+            + frame
         )
         history = sum(text_tokens(line) for line in turn.history)
         free = self._limit() - base
-        # The tools get a share of what is left, so that a small window keeps room for
-        # the earlier chat and the tool rounds; and never what the history needs.
+        # The tools get a share of the window, so that a small one keeps room for the
+        # earlier chat and the tool rounds; and never what the history needs.
         budget = min(
-            int(free * _TOOL_SHARE),
+            int(self._limit() * _TOOL_SHARE) - frame,
             free - min(history, max(int(free * _HISTORY_SHARE), _MIN_HISTORY)),
         )
         candidates = [tool for tool in turn.available.values() if tool.for_model]
@@ -339,6 +353,7 @@ class FunctionCallLLM:
             cost=lambda tool: self._cost(tool, turn.mode, turn.view),
             history=turn.history,
             chat_id=turn.ctx.chat_id,
+            universe=self._universe(),
         )
         turn.offer = offer
         turn.tools = {tool.name: tool for tool in offer.tools}
@@ -361,6 +376,11 @@ class FunctionCallLLM:
             self.window, self.max_output_tokens or 0, minimal, every, len(shown), left
         )
 
+    def _universe(self) -> list[Tool]:
+        """Every tool the model could be shown, whoever asks: the index is built over it
+        once (per change of the bot's tools), not once per kind of sender."""
+        return [tool for tool in self.registry if tool.for_model]
+
     def _cost(self, tool: Tool, mode: CallMode, view: SchemaView) -> int:
         """What showing `tool` adds to a request, in estimated tokens (kept per tool)."""
         key = (id(tool), mode, view)
@@ -370,8 +390,7 @@ class FunctionCallLLM:
             if mode == "native":
                 found = tools_tokens([definition])
             else:
-                examples = [example.said for example in tool.examples if example.arguments]
-                found = text_tokens(json.dumps([definition, examples], ensure_ascii=False))
+                found = text_tokens(tool_text(definition, self.prompt_format, _worked(tool)))
             if len(self._costs) > 4 * _TOOL_LISTS * 16:
                 self._costs.clear()
             self._costs[key] = found
@@ -386,7 +405,7 @@ class FunctionCallLLM:
 
         def find(need: str) -> list[Tool]:
             candidates = [tool for tool in turn.available.values() if tool.for_model]
-            ranked = self.selector.rank(candidates, need)
+            ranked = self.selector.rank(candidates, need, universe=self._universe())
             return [choice.tool for choice in ranked[: self.selector.max_tools]]
 
         return find
@@ -492,12 +511,7 @@ class FunctionCallLLM:
         if turn.mode == "prompt" and turn.tools:
             tools = turn.tools.values()
             definitions = [tool.definition(strict=False, view=turn.view) for tool in tools]
-            worked = [
-                WorkedExample(example.said, tool.name, example.arguments)
-                for tool in tools
-                for example in tool.examples
-                if example.arguments is not None
-            ]
+            worked = [example for tool in tools for example in _worked(tool)]
             instructions = render_tool_instructions(definitions, self.prompt_format, worked)
         return build_system_prompt(persona=self.persona, tool_instructions=instructions)
 

@@ -146,6 +146,23 @@ def render_tool_instructions(
     return instructions + "\n\n# Examples\n\n" + "\n\n".join(shown)
 
 
+def tool_text(
+    tool: Mapping[str, Any], prompt_format: PromptFormat, examples: Sequence[WorkedExample] = ()
+) -> str:
+    """What one tool adds to `render_tool_instructions`: its line and its worked
+    examples (for sizing a prompt before it is built)."""
+    line = json.dumps(_plain(tool), ensure_ascii=False, separators=(",", ":"))
+    shown = [f"User: {e.said}\nYou:\n{_render_call(e, prompt_format)}" for e in examples]
+    return "\n\n".join([line, *shown])
+
+
+def frame_text(prompt_format: PromptFormat) -> str:
+    """What `render_tool_instructions` adds whatever the tools: the format's explanation
+    and the plain replies among the examples."""
+    plain = "\n\n".join(f"User: {said}\nYou: {answer}" for said, answer in _PLAIN_REPLIES)
+    return _TEMPLATES[prompt_format].format(tools="") + "\n\n# Examples\n\n" + plain
+
+
 def _render_call(example: WorkedExample, prompt_format: PromptFormat) -> str:
     arguments = _plain(example.arguments)
     if prompt_format == "json":

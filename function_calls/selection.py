@@ -151,6 +151,9 @@ class ToolIndex:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools = tuple(tools)
         self.verbs = tuple(verb_kind(tool.name) for tool in self.tools)
+        self.families: dict[str, list[int]] = {}
+        for position, tool in enumerate(self.tools):
+            self.families.setdefault(_family(tool.name), []).append(position)
         self.examples: dict[str, list[int]] = {}
         for position, tool in enumerate(self.tools):
             for example in tool.examples:
@@ -172,14 +175,17 @@ class ToolIndex:
         frequency: Counter[str] = Counter()  # documents per term
         for doc in docs:
             frequency.update(doc.keys())
-        self._postings: dict[str, list[tuple[int, float]]] = {}
+        # (tool, weight, whether the term is in the tool's name: a name is chosen with
+        # care, so a word of it is as telling as a concept).
+        self._postings: dict[str, list[tuple[int, float, bool]]] = {}
         for position, doc in enumerate(docs):
             length = sum(doc.values())
             norm = _K1 * (1 - _B + _B * length / average)
+            named = set(terms(self.tools[position].name))
             for term, tf in doc.items():
                 idf = math.log(1 + (count - frequency[term] + 0.5) / (frequency[term] + 0.5))
                 weight = idf * tf * (_K1 + 1) / (tf + norm)
-                self._postings.setdefault(term, []).append((position, weight))
+                self._postings.setdefault(term, []).append((position, weight, term in named))
 
     def match(self, query: Mapping[str, float], *, strong_from: float) -> dict[int, _Match]:
         """Tool position -> its score for `query` (term -> weight), the terms it matched,
@@ -191,14 +197,16 @@ class ToolIndex:
         for term, weight in query.items():
             weak = is_weak(term)
             factor = weight * (_WEAK if weak else 1.0)
-            for position, value in self._postings.get(term, ()):
+            for position, value, in_name in self._postings.get(term, ()):
                 scores[position] = scores.get(position, 0.0) + value * factor
                 matched.setdefault(position, []).append(term)
-                if not weak and weight > strong_from:
-                    # A concept is a request's meaning; one plain word shared with a
-                    # description ("day", "group") is not, two are.
+                named = in_name and not term.startswith("@")
+                if weight > strong_from and (named or not weak):
+                    # A concept is a request's meaning, and so is a word of the tool's
+                    # name; one plain word shared with a description ("day", "group")
+                    # is not, two are.
                     strength[position] = strength.get(position, 0) + (
-                        2 if term.startswith("@") else 1
+                        2 if named or term.startswith("@") else 1
                     )
         return {p: _Match(s, tuple(matched[p]), strength.get(p, 0) >= 2) for p, s in scores.items()}
 
@@ -272,9 +280,13 @@ class ToolSelector:
         *,
         history: Sequence[str] = (),
         chat_id: str = "",
+        universe: Sequence[Tool] | None = None,
     ) -> list[Choice]:
-        """The tools that bear on `text`, best first (ties in the tools' own order)."""
-        index = self.index(tools)
+        """The tools of `tools` that bear on `text`, best first (ties in the index's
+        order). The index is built over `universe` (every tool the bot has, of which
+        `tools` are the sender's), so that one index serves every sender and chat."""
+        index = self.index(universe if universe is not None else tools)
+        allowed = None if universe is None else {id(tool) for tool in tools}
         # A follow-up ("and in Paris?") is chosen for by the chat's last lines too.
         follow_up = bool(history) and is_follow_up(text)
         matches = index.match(_query(text, history), strong_from=0.0 if follow_up else _HISTORY)
@@ -286,9 +298,15 @@ class ToolSelector:
             )
         recent = self.recent.of(chat_id) if chat_id else ()
         families = {_family(name) for name in recent}
+        # Only the tools something points at are looked at: the words' matches, and the
+        # families used here lately (not every tool, at every message).
+        looked_at = set(matches).union(*(index.families.get(f, ()) for f in families))
         ranked: list[tuple[float, int, str]] = []
         question = is_question(text)
-        for position, tool in enumerate(index.tools):
+        for position in looked_at:
+            tool = index.tools[position]
+            if allowed is not None and id(tool) not in allowed:
+                continue
             found = matches.get(position)
             score, reasons = 0.0, []
             # After a tool of its family ran here, weak words are enough ("move it to
@@ -320,10 +338,11 @@ class ToolSelector:
         cost: Callable[[Tool], int],
         history: Sequence[str] = (),
         chat_id: str = "",
+        universe: Sequence[Tool] | None = None,
     ) -> ToolOffer:
         """The tools to offer for `text`: the best of `rank` within `budget` tokens and
         `max_tools`, and none for a message no tool bears on."""
-        ranked = self.rank(tools, text, history=history, chat_id=chat_id)
+        ranked = self.rank(tools, text, history=history, chat_id=chat_id, universe=universe)
         chosen: list[Choice] = []
         spent = 0
         best = ranked[0].score if ranked else 0.0

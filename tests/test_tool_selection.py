@@ -17,7 +17,7 @@ from function_calls.handlers import builtin_tools
 from function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGURED
 from function_calls.selection import FIND_TOOLS, ToolSelector
 from groupmate.testing import stub_llm as s
-from tests.selection.measure import corpus_tools, member
+from tests.selection.measure import corpus_tools, measure, member
 
 
 def offered(body: dict[str, Any]) -> list[str]:
@@ -278,3 +278,21 @@ async def test_a_window_too_small_for_the_bot_is_the_operators_problem(
 
 def s_turn(content: str) -> ChatTurn:
     return ChatTurn("user", content, "Bob")
+
+
+# --- the corpus ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["native", "prompt"])
+async def test_the_corpus_is_served_within_a_4k_window(mode: str) -> None:
+    """The selection corpus as a member sends it, with the defaults (the 4,096 tokens
+    assumed for a silent server): a right tool is offered for nearly every message that
+    needs one, small talk is mostly offered nothing, and no request leaves less than
+    half the window for the chat and the answer. The figures are the closing note's;
+    these floors only catch a regression."""
+    results = await measure(mode)
+    needing = [r for r in results if r.entry.tools and r.for_member]
+    talk = [r for r in results if not r.entry.tools]
+    assert sum(r.hit for r in needing) / len(needing) >= 0.92
+    assert sum(r.hit for r in talk) / len(talk) >= 0.85
+    assert max(r.estimated for r in needing) <= 1500
