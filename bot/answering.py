@@ -235,6 +235,7 @@ class Answerer:
                     }
                     for call in result.calls
                 ],
+                offered=result.offered,
                 question=text[:500],
                 reply=result.text[:2000],
                 error=result.error,

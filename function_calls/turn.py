@@ -36,6 +36,7 @@ TurnEnding = Literal[
     "answered", "no_answer", "withheld", "repairs_ran_out", "out_of_rounds", "unavailable"
 ]
 _MAX_MALFORMED = 3
+_LATER = {FIND_TOOLS: "the way to the tools not shown"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,8 @@ class TurnResult:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     ending: TurnEnding = "answered"
+    # The tools the message was offered, best first, and why each ({tool, score, why}).
+    offered: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -122,8 +125,23 @@ class Turn:
             replies.append(final)
         if error:
             replies.append(error)
+        offered = self.offer.describe() if self.offer is not None else []
+        shown = {entry["tool"] for entry in offered}
+        # The finder, and tools shown later in the turn (found, or called unshown).
+        offered += [
+            {"tool": n, "score": 0, "why": _LATER.get(n, "asked for by the model")}
+            for n in self.tools
+            if n not in shown
+        ]
         return TurnResult(
-            replies, list(self.records), self.llm_calls, self.mode, error, self.usage, ending
+            replies,
+            list(self.records),
+            self.llm_calls,
+            self.mode,
+            error,
+            self.usage,
+            ending,
+            offered,
         )
 
 

@@ -253,6 +253,8 @@ class LLMTurn(Base):
     estimated: Mapped[bool] = mapped_column(default=False)
     # [{name, arguments, outcome, detail}], as the model called them.
     calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # [{tool, score, why}]: the tools the message was offered, best first, and why each.
+    offered: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
     question: Mapped[str] = mapped_column(Text)
     reply: Mapped[str] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)

@@ -103,6 +103,10 @@ async def test_model_activity_and_usage(servers: Servers, stub: StubLLM) -> None
     assert turn["chat_id"] == "g1" and turn["llm_calls"] >= 1
     assert [c["name"] for c in turn["calls"]] == ["reminder_list"]
     assert turn["calls"][0]["outcome"] == "ok"
+    # Which tools the message was offered, best first, and why each.
+    assert turn["offered"][0]["tool"] == "reminder_list"
+    assert "reminder" in turn["offered"][0]["why"] and turn["offered"][0]["score"] > 0
+    assert len(turn["offered"]) < 10  # not every tool the bot has
     assert turn["prompt_tokens"] > 0 and turn["latency_ms"] >= 0
     assert activity["days"][0]["turns"] == 1
     usage = (await api.client.get("/v1/usage")).json()

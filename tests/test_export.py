@@ -355,7 +355,7 @@ def damaged(path: Path, change: str) -> str:
     elif change == "newer schema":
         header = json.dumps({**parsed, "schema_revision": "9999"})
     elif change == "older schema":
-        header = json.dumps({**parsed, "schema_revision": "0013"})
+        header = json.dumps({**parsed, "schema_revision": "0014"})
     elif change == "cut short":
         rows = [state]
     elif change == "naive time":  # the last row: the first is in the database by then
@@ -374,10 +374,10 @@ REFUSALS = {
     ),
     "newer schema": (
         "the file was exported by a newer groupmate (schema revision 9999; this one knows up "
-        "to 0014): import it with that version or newer"
+        "to 0015): import it with that version or newer"
     ),
     "older schema": (
-        "the file was exported at schema revision 0013, this groupmate is at 0014: upgrade "
+        "the file was exported at schema revision 0014, this groupmate is at 0015: upgrade "
         "the groupmate (and database) it came from, export again, and import that"
     ),
     "cut short": (
@@ -422,8 +422,8 @@ def test_files_it_cannot_read_are_refused_clearly_and_nothing_is_written(
 
 def test_export_needs_this_groupmates_schema(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'old.db'}")
-    upgrade(database, "0013")
-    with pytest.raises(TransferError, match=r"behind this groupmate's 0014: upgrade it first"):
+    upgrade(database, "0014")
+    with pytest.raises(TransferError, match=r"behind this groupmate's 0015: upgrade it first"):
         export_file(database, tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
     database.close()

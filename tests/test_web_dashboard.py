@@ -79,6 +79,7 @@ async def test_dashboard_with_the_stub_llm(servers: Servers, page: Page, stub: S
     await page.get_by_role("button", name="Model activity").click()
     turn = rows.filter(has_text="which reminders are set?")
     await expect(turn).to_contain_text("reminder_list({}) → ")
+    await expect(turn).to_contain_text("reminder_list: words: ")  # offered, and why
     await expect(turn).to_contain_text("There are no active reminders in this chat.")
     await page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
 

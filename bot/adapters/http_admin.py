@@ -90,6 +90,8 @@ class TurnOut(BaseModel):
     completion_tokens: int
     estimated: bool
     calls: list[dict[str, Any]]
+    # The tools the message was offered, best first, and why: {tool, score, why}.
+    offered: list[dict[str, Any]] = []
     question: str
     reply: str
     error: str | None

@@ -191,8 +191,11 @@ async function showActivity(view) {
     activity.days.map((d) => [d.day, String(d.turns), String(d.tool_calls), String(d.llm_calls), String(d.prompt_tokens), String(d.completion_tokens)]),
     "Totals per day"));
   view.append(element("h3", { text: "The newest turns" }));
-  view.append(table(["When", "Chat", "Asked", "Tool calls", "Repairs", "Latency", "Tokens", "Reply"],
+  view.append(table(["When", "Chat", "Asked", "Tools offered (why)", "Tool calls", "Repairs", "Latency", "Tokens", "Reply"],
     activity.turns.map((t) => [when(t.at), t.chat_id, t.question,
+      t.offered.length
+        ? element("ul", { class: "plain" }, ...t.offered.map((o) => element("li", { text: `${o.tool}: ${o.why}` })))
+        : "none (no tool needed)",
       element("ul", { class: "plain" }, ...t.calls.map((c) => element("li", { text: `${c.name}(${JSON.stringify(c.arguments)}) → ${c.outcome}${c.detail ? `: ${c.detail}` : ""}` }))),
       String(t.repairs), `${t.latency_ms} ms`, `${t.prompt_tokens} + ${t.completion_tokens}${t.estimated ? " (est.)" : ""}`,
       t.error ? `error: ${t.error}` : t.reply]),
