@@ -132,6 +132,11 @@ def fit(
     return dropped
 
 
+def request_tokens(messages: Sequence[dict[str, Any]], tools_size: int = 0) -> int:
+    """The estimate `fit` counts for a request of `messages` and tools of `tools_size`."""
+    return tools_size + sum(_message_tokens(message) for message in messages)
+
+
 def text_tokens(text: str) -> int:
     """The estimate `fit` counts for a message of `text`."""
     return _tokens(text)

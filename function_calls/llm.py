@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Literal, Self, get_args
@@ -20,22 +20,23 @@ from openai import AsyncOpenAI
 
 from function_calls import _shaping as shaping
 from function_calls import _transport as transport
+from function_calls._offering import Offering
 from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls._transport import RequestObserver
 from function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
+from function_calls._window import PromptBudget as PromptBudget  # re-exported
+from function_calls._window import Window
 from function_calls.context import MessageContext
 from function_calls.context_window import (
     ContextOverflowError,
     fit,
     refused_window,
+    request_tokens,
     text_tokens,
-    tools_tokens,
 )
 from function_calls.errors import LLMUnavailableError
 from function_calls.internal_text import (
     COULD_NOT_DO,
-    MESSAGE_TOO_LONG,
-    MISCONFIGURED,
     NO_ANSWER,
     UNFINISHED,
     internal_marker,
@@ -44,10 +45,7 @@ from function_calls.invoker import ToolInvoker
 from function_calls.prompt_formats import (
     PROMPT_FORMATS,
     PromptFormat,
-    WorkedExample,
     frame_text,
-    render_tool_instructions,
-    tool_text,
 )
 from function_calls.registry import Tool, ToolRegistry
 from function_calls.schema import SchemaView
@@ -59,7 +57,7 @@ from function_calls.selection import (
     finder_tool,
 )
 from function_calls.server_info import ContextWindow
-from function_calls.system_prompt import DEFAULT_PERSONA, build_context, build_system_prompt
+from function_calls.system_prompt import DEFAULT_PERSONA, build_context
 from function_calls.turn import CallMode, Turn, TurnObserver, TurnResult, run_calls
 from function_calls.usage import Usage
 
@@ -74,55 +72,6 @@ _CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
 )
 _PARSE_IN_THREAD_CHARS = 8_000
-# Tool lists kept built (one per set of tools visible to a chat, and schema view).
-_TOOL_LISTS = 64
-# Of the window left after the system prompt and the message, at most this much is kept
-# for the earlier chat before tools are chosen (at least _MIN_HISTORY tokens): what a
-# follow-up needs ("and snooze it"), without starving the tools.
-_HISTORY_SHARE = 0.25
-_MIN_HISTORY = 256
-# At most this share of the window (less the answer's room) goes to the tools offered
-# and, in prompt mode, their call format (in a 4,096-token window, about 1,000 tokens:
-# five to eight tools of the usual size).
-_TOOL_SHARE = 0.33
-# What the estimate may fill of the window: it counted 10 % below a real tokenizer at
-# worst (measured against Qwen2.5's: see the README's model section).
-_ESTIMATE_SHARE = 0.88
-# After a server refused a request as too long without saying its window, the window is
-# taken as this share of what was assumed (the estimate was low for this server).
-_SHRINK = 0.8
-
-
-@dataclass(frozen=True, slots=True)
-class _BuiltTools:
-    tools: tuple[Tool, ...]  # kept so that the ids in its key stay theirs
-    listed: transport.ToolList
-
-
-@dataclass(frozen=True, slots=True)
-class PromptBudget:
-    """How a model's window is spent, for `groupmate check` and the log: what the bot's
-    own instructions take, what every tool would take, and what is left for the tools a
-    message is offered."""
-
-    window: ContextWindow
-    answer: int  # kept for the answer (llm.max_output_tokens)
-    minimal: int  # the system prompt without tools, and the context line
-    all_tools: int  # what showing every tool would add
-    tools: int  # how many tools the model could be shown
-    tool_budget: int  # left for a short message's tools, before any history
-
-    @property
-    def fits(self) -> bool:
-        """Whether a short message fits at all."""
-        return self.minimal + 8 <= self.window.tokens - self.answer
-
-    def describe(self) -> str:
-        return (
-            f"prompt: {self.minimal} tokens without tools, {self.minimal + self.all_tools} "
-            f"with all {self.tools} tools; {self.answer} kept for the answer; each message "
-            f"is offered the tools it needs within {max(self.tool_budget, 0)} tokens"
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,15 +83,6 @@ class FirstRequest:
     tools: list[dict[str, Any]] | None
     offer: ToolOffer | None
     mode: CallMode
-
-
-def _worked(tool: Tool) -> list[WorkedExample]:
-    """The tool's examples that prompt mode shows as calls."""
-    return [
-        WorkedExample(example.said, tool.name, example.arguments)
-        for example in tool.examples
-        if example.arguments is not None
-    ]
 
 
 class FunctionCallLLM:
@@ -175,6 +115,7 @@ class FunctionCallLLM:
         max_output_tokens: int | None = 512,
         context_tokens: int = 8192,
         context_source: str = "given",
+        context_counted: float | None = None,
         max_tools: int = DEFAULT_MAX_TOOLS,
         http_backend: transport.HttpBackend = "aiohttp",
         client: AsyncOpenAI | None = None,
@@ -211,17 +152,21 @@ class FunctionCallLLM:
         self.temperature = temperature
         # A cap per request: a small model can otherwise ramble until the context is full.
         self.max_output_tokens = max_output_tokens
-        # The window requests are fitted to, and where the figure came from; a server's
-        # refusal of a request as too long corrects it (see `_learn_window`).
-        self.window = ContextWindow(context_tokens, context_source)
-        # Set when even a minimal request does not fit: what the operator must change
-        # (the log, /healthz and `groupmate check` say it; the user gets one sentence).
-        self.window_problem: str | None = None
-        self.selector = ToolSelector(max_tools=max_tools)
-        self._costs: dict[tuple[int, CallMode, SchemaView], int] = {}
+        # The window requests are fitted to, where the figure came from, and what a
+        # server's refusal of a request as too long taught.
+        self._window = Window(
+            ContextWindow(context_tokens, context_source, context_counted),
+            answer=max_output_tokens or 0,
+            persona=persona,
+        )
+        self._offering = Offering(
+            ToolSelector(max_tools=max_tools),
+            strict=strict_schemas,
+            prompt_format=prompt_format,
+            universe=lambda: [tool for tool in self.registry if tool.for_model],
+        )
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
-        self._tool_lists: dict[tuple[tuple[int, ...], SchemaView], _BuiltTools] = {}
         self._transport = transport.ChatTransport(
             base_url=base_url,
             api_key=api_key,
@@ -243,9 +188,22 @@ class FunctionCallLLM:
         await self.aclose()
 
     @property
+    def window(self) -> ContextWindow:
+        """The context window requests are fitted to, and where the figure came from."""
+        return self._window.window
+
+    @property
     def context_tokens(self) -> int:
-        """The context window requests are fitted to, in tokens."""
-        return self.window.tokens
+        return self._window.window.tokens
+
+    @property
+    def window_problem(self) -> str | None:
+        """Why nothing fits the window, where that is so: what the operator must change."""
+        return self._window.problem
+
+    @property
+    def selector(self) -> ToolSelector:
+        return self._offering.selector
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -315,100 +273,35 @@ class FunctionCallLLM:
         # line) made it call the summary tool.
         turn.history = [shaping.transcript_line(item) for item in history]
         self._offer(turn, text)
-        turn.messages.append({"role": "system", "content": self._system_message(turn)})
+        turn.messages.append(self._system(turn))
         turn.messages.append({"role": "user", "content": turn.render(turn.history)})
 
-    def _limit(self) -> int:
-        """Tokens a request may take, as `estimate_tokens` counts them: the window less a
-        margin for the estimate (it counted Qwen2.5's tokens from 10 % low, for dense
-        JSON, to 25 % high, for Chinese), less room for the answer."""
-        return int(self.window.tokens * _ESTIMATE_SHARE) - (self.max_output_tokens or 0)
+    def _system(self, turn: Turn, *, context: bool = True) -> Message:
+        """The turn's system message (in prompt mode the context line comes last)."""
+        offering, persona = self._offering, self.persona
+        text = (
+            offering.system_message(turn, persona)
+            if context
+            else offering.system_prompt(turn, persona)
+        )
+        return {"role": "system", "content": text}
 
     def _offer(self, turn: Turn, text: str) -> None:
         """Choose the tools `text` is offered: the budget is what the window leaves after
         the system prompt, the message and room for the earlier chat."""
         # The call format's explanation comes with the tools in prompt mode.
         frame = text_tokens(frame_text(self.prompt_format)) if turn.mode == "prompt" else 0
-        base = (
-            text_tokens(build_system_prompt(persona=self.persona))
-            + text_tokens(turn.context_line)
-            + text_tokens(text)
-            + frame
-        )
+        base = self._window.minimum(turn.context_line) + text_tokens(text) + frame
         history = sum(text_tokens(line) for line in turn.history)
-        free = self._limit() - base
-        # The tools get a share of the window, so that a small one keeps room for the
-        # earlier chat and the tool rounds; and never what the history needs.
-        budget = min(
-            int(self._limit() * _TOOL_SHARE) - frame,
-            free - min(history, max(int(free * _HISTORY_SHARE), _MIN_HISTORY)),
-        )
-        candidates = [tool for tool in turn.available.values() if tool.for_model]
-        finder = finder_tool()
-        finder_cost = self._cost(finder, turn.mode, turn.view)
-        offer = self.selector.select(
-            candidates,
-            text,
-            budget=budget - finder_cost,
-            cost=lambda tool: self._cost(tool, turn.mode, turn.view),
-            history=turn.history,
-            chat_id=turn.ctx.chat_id,
-            universe=self._universe(),
-        )
-        turn.offer = offer
-        turn.tools = {tool.name: tool for tool in offer.tools}
-        # The way out when the guess was wrong: only beside a guess (small talk is
-        # offered nothing), and only where some tools were left out.
-        if offer.choices and offer.partial and FIND_TOOLS not in turn.available:
-            turn.tools[FIND_TOOLS] = finder
+        budget = self._window.tool_budget(base=base, frame=frame, history=history)
+        self._offering.offer(turn, text, budget=budget)
 
     def budget(self, tools: Sequence[Tool], ctx: MessageContext) -> PromptBudget:
         """How this model's window is spent on `tools` for a short message in `ctx`."""
         mode = self.effective_mode()
-        view = self._view(mode)
-        minimal = text_tokens(build_system_prompt(persona=self.persona)) + text_tokens(
-            build_context(ctx)
-        )
-        shown = [tool for tool in tools if tool.for_model]
-        every = sum(self._cost(tool, mode, view) for tool in shown)
-        left = self._limit() - minimal - text_tokens("hi")
-        return PromptBudget(
-            self.window, self.max_output_tokens or 0, minimal, every, len(shown), left
-        )
-
-    def _universe(self) -> list[Tool]:
-        """Every tool the model could be shown, whoever asks: the index is built over it
-        once (per change of the bot's tools), not once per kind of sender."""
-        return [tool for tool in self.registry if tool.for_model]
-
-    def _cost(self, tool: Tool, mode: CallMode, view: SchemaView) -> int:
-        """What showing `tool` adds to a request, in estimated tokens (kept per tool)."""
-        key = (id(tool), mode, view)
-        found = self._costs.get(key)
-        if found is None:
-            definition = tool.definition(strict=self.strict_schemas, view=view)
-            if mode == "native":
-                found = tools_tokens([definition])
-            else:
-                found = text_tokens(tool_text(definition, self.prompt_format, _worked(tool)))
-            if len(self._costs) > 4 * _TOOL_LISTS * 16:
-                self._costs.clear()
-            self._costs[key] = found
-        return found
-
-    def _system_message(self, turn: Turn) -> str:
-        system = self._system_prompt(turn)
-        return f"{system}\n\n{turn.context_line}" if turn.mode == "prompt" else system
-
-    def _find(self, turn: Turn) -> Callable[[str], list[Tool]]:
-        """The tool finder's search over what the sender may use here."""
-
-        def find(need: str) -> list[Tool]:
-            candidates = [tool for tool in turn.available.values() if tool.for_model]
-            ranked = self.selector.rank(candidates, need, universe=self._universe())
-            return [choice.tool for choice in ranked[: self.selector.max_tools]]
-
-        return find
+        every = self._offering.all_tools(tools, mode, self._view(mode))
+        shown = sum(1 for tool in tools if tool.for_model)
+        return self._window.budget(context_line=build_context(ctx), all_tools=every, tools=shown)
 
     def first_request(
         self, ctx: MessageContext, text: str, history: Sequence[ChatTurn] = ()
@@ -469,11 +362,14 @@ class FunctionCallLLM:
                 self.invoker,
                 max_invalid_retries=self.max_invalid_retries,
                 prompt_format=self.prompt_format,
-                find=self._find(turn),
+                find=self._offering.finder(turn),
             )
             if len(turn.tools) != shown and turn.mode == "prompt":
                 # Tools the model asked for are described in the system prompt.
-                turn.messages[0] = {"role": "system", "content": self._system_message(turn)}
+                turn.messages[0] = {
+                    "role": "system",
+                    "content": self._offering.system_message(turn, self.persona),
+                }
             if stop_message is not None:
                 return turn.finish(error=stop_message, ending="repairs_ran_out")
             if done:
@@ -506,15 +402,6 @@ class FunctionCallLLM:
             return "compact" if mode == "prompt" else "full"
         return self.tool_schema
 
-    def _system_prompt(self, turn: Turn) -> str:
-        instructions = ""
-        if turn.mode == "prompt" and turn.tools:
-            tools = turn.tools.values()
-            definitions = [tool.definition(strict=False, view=turn.view) for tool in tools]
-            worked = [example for tool in tools for example in _worked(tool)]
-            instructions = render_tool_instructions(definitions, self.prompt_format, worked)
-        return build_system_prompt(persona=self.persona, tool_instructions=instructions)
-
     async def complete_text(self, system: str, user: str) -> str:
         """One plain completion without tools (summaries, digests).
 
@@ -544,7 +431,7 @@ class FunctionCallLLM:
         while True:
             tools = None
             if turn.mode == "native" and turn.tools:
-                tools = self._definitions(tuple(turn.tools.values()), turn.view)
+                tools = self._offering.tool_list(tuple(turn.tools.values()), turn.view)
             try:
                 # Room for the answer is kept; what is dropped stays dropped for the turn.
                 fit(
@@ -552,7 +439,7 @@ class FunctionCallLLM:
                     tools.definitions if tools is not None else None,
                     history=turn.history,
                     render=turn.render,
-                    limit=self._limit(),
+                    limit=self._window.limit(),
                     tools_size=tools.tokens if tools is not None else None,
                 )
                 return tools
@@ -560,72 +447,26 @@ class FunctionCallLLM:
                 used = {record.name for record in turn.records}
                 spare = [name for name in reversed(turn.tools) if name not in used]
                 if not spare:
-                    raise LLMUnavailableError(self._overflow(turn, exc)) from None
+                    raise LLMUnavailableError(self._window.overflow(turn, exc)) from None
                 del turn.tools[spare[0]]
                 if turn.mode == "prompt":
-                    turn.messages[0] = {"role": "system", "content": self._system_message(turn)}
-
-    def _overflow(self, turn: Turn, exc: ContextOverflowError) -> str:
-        """The sentence for a request that does not fit even bare: the user's message is
-        too long only when the bot's own minimum fits and the message does not."""
-        minimum = text_tokens(build_system_prompt(persona=self.persona)) + text_tokens(
-            turn.context_line
-        )
-        limit = self._limit()
-        if minimum + text_tokens("hi") > limit:
-            problem = (
-                f"the model's context window is {self.window.tokens} tokens "
-                f"({self.window.source}); less {self.max_output_tokens or 0} kept for the "
-                f"answer (llm.max_output_tokens), {limit} are left, and the system prompt "
-                f"alone takes about {minimum}. Start the server with a larger window (and "
-                "set llm.context_tokens to it), lower llm.max_output_tokens, or shorten "
-                "llm.persona"
-            )
-            if problem != self.window_problem:
-                log.error("LLM misconfigured: %s", problem)
-            self.window_problem = problem
-            return turn.say(MISCONFIGURED)
-        if minimum + text_tokens(turn.asked) > limit:
-            return turn.say(MESSAGE_TOO_LONG)
-        log.warning(
-            "chat %s: the turn's tool rounds outgrew the context window (%s)",
-            turn.ctx.chat_id,
-            exc,
-        )
-        return turn.say(UNFINISHED)
-
-    def _learn_window(self, said: int) -> None:
-        """A server refused a request as too long: take the window it named (or, when it
-        named none or one no smaller than assumed, less than assumed), for the rest of
-        this process."""
-        assumed = self.window.tokens
-        if 0 < said < assumed:
-            learned = ContextWindow(said, "said by the server when it refused a request")
-        else:
-            shrunk = max(int(assumed * _SHRINK), 1024)
-            learned = ContextWindow(shrunk, "lowered after the server refused a request")
-        log.warning(
-            "LLM context window: the server refused a request as too long; %d tokens from "
-            "now on (was %d, %s). Set llm.context_tokens to what the server was started "
-            "with to skip this",
-            learned.tokens,
-            assumed,
-            self.window.source,
-        )
-        self.window = learned
+                    turn.messages[0] = {
+                        "role": "system",
+                        "content": self._offering.system_message(turn, self.persona),
+                    }
 
     async def _ask(self, turn: Turn) -> ModelReply:
         turn.llm_calls += 1
         tools = self._fitted(turn)
+        estimated = request_tokens(turn.messages, tools.tokens if tools is not None else 0)
         try:
             choice: Literal["auto", "none"] = "none" if turn.text_only else "auto"
             completion = await self._complete(turn.messages, tools, choice, warm_up=turn.warm_up)
         except openai.APIStatusError as exc:
             said = refused_window(str(exc.message), exc.body)
-            if said is not None and not turn.refitted and self.window.tokens > 1024:
+            if said is not None and not turn.refitted and self._window.learn(said):
                 # Learned, refitted and sent again: the user never sees the first refusal.
                 turn.refitted = True
-                self._learn_window(said)
                 return await self._ask(turn)
             # Switching is only safe before native tool messages are in the conversation.
             started = any(m["role"] == "tool" for m in turn.messages)
@@ -639,9 +480,13 @@ class FunctionCallLLM:
             if turn.warm_up:
                 turn.tools.clear()  # its one tool only asked the question just answered
             # The context line is already in the latest message (native mode put it there).
-            turn.messages[0] = {"role": "system", "content": self._system_prompt(turn)}
+            turn.messages[0] = {
+                "role": "system",
+                "content": self._offering.system_prompt(turn, self.persona),
+            }
             return await self._ask(turn)
         turn.usage += completion.usage
+        self._window.count(estimated, completion.usage)
         message = completion.message
         try:
             native_calls = [] if turn.mode == "prompt" else shaping.native_calls(message)
@@ -657,20 +502,6 @@ class FunctionCallLLM:
             # Pathological text costs the tolerant parser real CPU; keep the loop free.
             return await asyncio.to_thread(shaping.reply_from_text, content, known)
         return shaping.reply_from_text(content, known)
-
-    def _definitions(self, tools: tuple[Tool, ...], view: SchemaView) -> transport.ToolList:
-        """The `tools=[...]` of a request, built once per tool set (every request of every
-        chat sends one; the list is never changed once sent)."""
-        key = (tuple(id(tool) for tool in tools), view)
-        cached = self._tool_lists.get(key)
-        if cached is not None and all(a is b for a, b in zip(cached.tools, tools, strict=True)):
-            return cached.listed
-        definitions = [tool.definition(strict=self.strict_schemas, view=view) for tool in tools]
-        if len(self._tool_lists) >= _TOOL_LISTS:
-            self._tool_lists.clear()
-        built = _BuiltTools(tools, transport.ToolList.of(definitions))
-        self._tool_lists[key] = built
-        return built.listed
 
     async def _complete(
         self,

@@ -366,7 +366,7 @@ FOLLOW_UP_STARTS: tuple[str, ...] = (
     "and ", "also ", "what about", "how about", "same for", "now for", "那", "还有", "再",
     "也", "那么",
 )  # fmt: skip
-FOLLOW_UP_ENDS: tuple[str, ...] = ("呢", "呢？", "呢?", "吗？", "?", "？", "吧")
+FOLLOW_UP_ENDS: tuple[str, ...] = ("呢", "吧")
 
 # English words that say nothing about which tool is wanted.
 STOP_WORDS: frozenset[str] = word_set(

@@ -77,7 +77,7 @@ def _build_lexicon() -> _Lexicon:
     for stem in english:
         if len(stem) < _MIN_TYPO:
             continue
-        for index in range(len(stem)):
+        for index in range(1, len(stem)):  # a word's first letter is rarely the slip
             left_out = stem[:index] + stem[index + 1 :]
             if typos.get(left_out, stem) != stem:
                 ambiguous.add(left_out)
@@ -105,7 +105,7 @@ def _corrected(stem: str) -> str:
         return stem
     found = _LEX.typos.get(stem)  # a letter left out
     if found is None:
-        shorter = {stem[:i] + stem[i + 1 :] for i in range(len(stem))}
+        shorter = {stem[:i] + stem[i + 1 :] for i in range(1, len(stem))}
         near = {_LEX.typos.get(variant) for variant in shorter}  # a letter changed
         near |= shorter & _LEX.english.keys()  # a letter added
         near.discard(None)
@@ -167,7 +167,7 @@ def normalized(text: str) -> str:
 def is_follow_up(text: str) -> bool:
     """A short message that asks the previous request again ("and in Paris?",
     "那周末呢"): it names too little for the tools to be chosen by its words."""
-    said = text.strip().lower()
+    said = text.strip().lower().rstrip("?？!。. \uff01")  # and a full-width "!"
     if len(said) > 40 or len(said.split()) > 6:
         return False
     return said.startswith(FOLLOW_UP_STARTS) or said.endswith(FOLLOW_UP_ENDS)

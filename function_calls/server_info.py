@@ -36,6 +36,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from function_calls.usage import estimate_tokens
+
 log = logging.getLogger("groupmate.llm")
 
 # Without word from the server or the config: small enough for any server a self-hoster
@@ -122,10 +124,13 @@ def known_window(base_url: str | None, model: str) -> ContextWindow | None:
 @dataclass(frozen=True, slots=True)
 class ContextWindow:
     """A context window in tokens, and where the number came from (for the log and
-    `groupmate check`; never a URL, which may hold credentials)."""
+    `groupmate check`; never a URL, which may hold credentials). `counted` is how many
+    of the server's own tokens the documented estimate's one comes to, where the server
+    counted a sample for us (llama.cpp's `/tokenize`); None where it could not."""
 
     tokens: int
     source: str
+    counted: float | None = None
 
 
 async def context_window(
@@ -207,6 +212,19 @@ def _field(data: Any, *path: str) -> Any:
     return data
 
 
+# What groupmate's requests are made of at their densest, for a server to count: tool
+# schemas (the estimate counts them low; chat it counts high).
+_SAMPLE = (
+    '{"type":"function","function":{"name":"reminder_update","description":"Change one '
+    "of this chat's reminders: its time or repeat rule, its text, or who it is for.\","
+    '"parameters":{"additionalProperties":false,"properties":{"reminder_id":{"description":'
+    '"the ID, e.g. 3 or #3","maxLength":64,"minLength":1,"type":"string"},"when":{"type":'
+    '"string","description":"the new time in the user\'s own words, e.g. \'tomorrow at 9\'"'
+    '},"who":{"items":{"pattern":"^(me|everyone|@[^ \\t\\r\\n@]{1,64})$","type":"string"},'
+    '"maxItems":10,"minItems":1,"type":"array"}},"type":"object","required":["reminder_id"]}}}'
+)
+
+
 async def _llama_cpp(client: httpx.AsyncClient, root: str) -> ContextWindow | None:
     props = _json(await client.get(f"{root}/props"))
     if props is None:
@@ -214,7 +232,19 @@ async def _llama_cpp(client: httpx.AsyncClient, root: str) -> ContextWindow | No
     tokens = _tokens(_field(props, "default_generation_settings", "n_ctx")) or _tokens(
         props.get("n_ctx")
     )
-    return ContextWindow(tokens, "llama.cpp server, /props") if tokens else None
+    if not tokens:
+        return None
+    return ContextWindow(tokens, "llama.cpp server, /props", await _counted(client, root))
+
+
+async def _counted(client: httpx.AsyncClient, root: str) -> float | None:
+    """The server's tokens per estimated token, from its own tokenizer (`POST /tokenize`),
+    or None when it does not answer that."""
+    answer = _json(await client.post(f"{root}/tokenize", json={"content": _SAMPLE}))
+    counted = answer.get("tokens") if answer is not None else None
+    if not isinstance(counted, list) or not counted:
+        return None
+    return len(counted) / estimate_tokens(_SAMPLE)
 
 
 async def _ollama(client: httpx.AsyncClient, root: str, model: str) -> ContextWindow | None:

@@ -25,13 +25,16 @@ from starlette.routing import Route
 from bot.app import Bot
 from bot.config import parse_config
 from bot.status import config_lines
+from function_calls import FunctionCallLLM
 from function_calls.server_info import (
     ContextWindow,
     context_window,
     discover_context,
     known_window,
 )
+from function_calls.usage import estimate_tokens
 from groupmate.testing.threaded_server import ThreadedServer
+from tests.conftest import make_ctx
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "qwen2.5:1.5b"
@@ -120,9 +123,38 @@ async def test_llama_cpp_props(
     assert tokens == 3072
     assert window.source == "llama.cpp server, /props"
     # Asked at the server's root, with the key as a bearer token; the key is never logged.
-    assert server.seen == [("GET", "/props", None, f"Bearer {KEY}")]
+    assert server.seen[0] == ("GET", "/props", None, f"Bearer {KEY}")
+    assert [path for _, path, _, _ in server.seen] == ["/props", "/tokenize"]
+    assert window.counted is None  # this server has no /tokenize: the default margin
     assert "LLM context window: 3072 tokens (llama.cpp server, /props)" in caplog.text
     assert KEY not in caplog.text
+
+
+async def test_llama_cpp_counts_a_sample_and_the_window_is_filled_by_its_count(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    said: list[str] = []
+
+    def tokenize(body: Any) -> Any:
+        said.append(body["content"])
+        return {"tokens": list(range(len(body["content"]) // 3))}  # denser than estimated
+
+    server = serve({"/props": LLAMA_CPP_PROPS, "/tokenize": tokenize})
+    window = await discover_context(server.base_url, MODEL, within=5)
+    assert window is not None and window.counted is not None
+    assert window.counted == pytest.approx((len(said[0]) // 3) / estimate_tokens(said[0]))
+    assert '"type":"function"' in said[0]  # a tool's schema: what the estimate counts low
+    # The bot then fills the window by the server's count, not the default margin.
+    default = FunctionCallLLM(model=MODEL, base_url=server.base_url, context_tokens=3072)
+    counted = FunctionCallLLM(
+        model=MODEL, base_url=server.base_url, context_tokens=3072, context_counted=window.counted
+    )
+    try:
+        ctx = make_ctx()
+        assert counted.budget([], ctx).tool_budget < default.budget([], ctx).tool_budget
+    finally:
+        await default.aclose()
+        await counted.aclose()
 
 
 async def test_newer_llama_cpp_says_n_ctx_at_the_top(

@@ -245,8 +245,8 @@ class StubLLM:
 
 
 def _usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
-    """Tokens as a real server would roughly count them: four characters each."""
-    prompt = len(json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))) // 4
+    """Tokens as its own tokenizer counts them (the count its window is held to)."""
+    prompt = request_tokens(body) - int(body.get("max_tokens") or 0)
     completion = len(json.dumps(message)) // 4
     return {
         "prompt_tokens": prompt,
