@@ -34,6 +34,8 @@ _TOOL_RULES = (
     "or user ids.\n"
     "- Never say a reminder is set unless the tool confirmed it; never invent tool results. "
     "When a tool reports an error, correct the call or explain the problem briefly.\n"
+    "- What a tool can tell (the time in another place, this chat's reminders, what a "
+    "page says) comes from calling it, never from guessing.\n"
     "- When required details are missing, ask one short question instead of guessing."
 )
 
