@@ -39,7 +39,7 @@ _MIN_HISTORY = 256
 # At most this share of the window (less the answer's room) goes to the tools offered
 # and, in prompt mode, their call format (in a 4,096-token window, about 1,000 tokens:
 # five to eight tools of the usual size).
-_TOOL_SHARE = 0.33
+_TOOL_SHARE = 0.32
 _SHORT_MESSAGE = "hi"
 
 

@@ -181,7 +181,10 @@ class ToolIndex:
         for position, doc in enumerate(docs):
             length = sum(doc.values())
             norm = _K1 * (1 - _B + _B * length / average)
-            named = set(terms(self.tools[position].name))
+            # The name's head ("book" of book, "weather" of weather_now), and its words
+            # that are no weak ones ("now" of weather_now is a weak word).
+            in_name = list(terms(self.tools[position].name))
+            named = {term for term in in_name if not is_weak(term)} | set(in_name[:1])
             for term, tf in doc.items():
                 idf = math.log(1 + (count - frequency[term] + 0.5) / (frequency[term] + 0.5))
                 weight = idf * tf * (_K1 + 1) / (tf + norm)
