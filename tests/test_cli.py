@@ -320,3 +320,30 @@ def test_check_never_shows_a_password_in_the_llm_url() -> None:
     )
     lines = "\n".join(config_lines(config, "sqlite:///x.db", None))
     assert "s3cret" not in lines and "http://***@127.0.0.1:8080/v1" in lines
+
+
+def test_check_prints_the_window_and_what_the_prompt_takes(tmp_path: Path) -> None:
+    # A server that says nothing of its window: 4096 assumed, and said so.
+    stub = s.StubLLM()
+    stub.context_tokens = None
+    stub.start()
+    try:
+        fits = _config(
+            tmp_path, llm={"base_url": stub.base_url, "model": "m", "tool_mode": "prompt"}
+        )
+        done = _run("check", "--config", str(fits))
+        assert done.returncode == 0, done.stderr
+        assert "context 4096 tokens (default; the server did not say)" in done.stdout
+        prompt = next(line for line in done.stdout.splitlines() if line.startswith("prompt: "))
+        without, every = (int(part.split()[0]) for part in prompt[8:].split(", ")[:2])
+        assert without < 1000 < every  # every tool would not fit a 4k window; a few do
+        assert "each message is offered the tools it needs within" in prompt
+        # A window too small for the bot's own instructions: told what to change, exit 1.
+        small = {"base_url": stub.base_url, "model": "m", "context_tokens": 1024}
+        too_small = _config(tmp_path, llm={**small, "max_output_tokens": 900})
+        done = _run("check", "--config", str(too_small))
+        assert done.returncode == 1
+        assert "too small for the bot's own instructions" in done.stderr
+        assert "llm.max_output_tokens" in done.stderr
+    finally:
+        stub.stop()
