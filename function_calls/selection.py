@@ -321,7 +321,9 @@ class ToolSelector:
                 if question:
                     # A question asks to be told: tools that read before tools that write.
                     score *= _ASKED.get(index.verbs[position], 1.0)
-            if tool.name in recent:
+            if tool.name in recent and found is not None:
+                # Only beside a word of the message: a chat that listed its reminders
+                # and then asks the time in Tokyo wants no reminder tool.
                 score += _RECENT_TOOL
                 reasons.append("used here lately")
             elif family_used and score > 0:
