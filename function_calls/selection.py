@@ -48,6 +48,7 @@ _NAME, _EXAMPLE, _DESCRIPTION, _PARAMETER = 3.0, 2.0, 1.0, 0.5
 _K1, _B = 1.2, 0.6
 _WEAK = 1.0  # a weak term's share of a match ("show", "today")
 _HISTORY = 0.35  # the recent lines' share
+_HISTORY_CAP = 0.5  # at most what they add to a tool the message matched, of its score
 _PIECE = 0.6  # a two-character piece of Chinese text's share
 _CONCEPT = 1.0  # a concept's share: what the words mean, beside the words themselves
 _HISTORY_LINES = 4
@@ -141,6 +142,7 @@ class _Match:
     score: float
     matched: tuple[str, ...]
     strong: bool
+    said: bool = True  # the message's own words matched (not only the earlier chat's)
 
 
 class ToolIndex:
@@ -190,10 +192,35 @@ class ToolIndex:
                 weight = idf * tf * (_K1 + 1) / (tf + norm)
                 self._postings.setdefault(term, []).append((position, weight, term in named))
 
-    def match(self, query: Mapping[str, float], *, strong_from: float) -> dict[int, _Match]:
-        """Tool position -> its score for `query` (term -> weight), the terms it matched,
-        and whether any of them is a strong one: not weak, and of a weight above
-        `strong_from` (the message's own words; the history's only for a follow-up)."""
+    def match(
+        self, said: Mapping[str, float], before: Mapping[str, float], *, follow_up: bool
+    ) -> dict[int, _Match]:
+        """Tool position -> its score for the message's terms `said` and the earlier
+        chat's `before` (term -> weight), the terms it matched, and whether the match is
+        a strong one. The earlier chat only leans a tool the message itself matched (by
+        at most `_HISTORY_CAP` of the message's own score), unless the message is a
+        follow-up ("and in Paris?"), which the earlier chat chooses for as much."""
+        own, own_terms, own_strength = self._scored(said)
+        earlier, earlier_terms, earlier_strength = self._scored(before)
+        found: dict[int, _Match] = {}
+        for position in own.keys() | earlier.keys():
+            mine, then = own.get(position, 0.0), earlier.get(position, 0.0)
+            strength = own_strength.get(position, 0)
+            if follow_up:
+                score, strength = mine + then, strength + earlier_strength.get(position, 0)
+            else:
+                score = mine + min(then, mine * _HISTORY_CAP)
+            terms_matched = (*own_terms.get(position, ()), *earlier_terms.get(position, ()))
+            found[position] = _Match(score, terms_matched, strength >= 2, position in own)
+        return found
+
+    def _scored(
+        self, query: Mapping[str, float]
+    ) -> tuple[dict[int, float], dict[int, list[str]], dict[int, int]]:
+        """Each tool's score for `query`, the terms it matched, and its strength: a
+        concept is a request's meaning, and so is a word of the tool's name (2); one
+        plain word shared with a description ("day", "group") is not, two are (1 each);
+        a weak term counts none."""
         scores: dict[int, float] = {}
         matched: dict[int, list[str]] = {}
         strength: dict[int, int] = {}
@@ -204,29 +231,27 @@ class ToolIndex:
                 scores[position] = scores.get(position, 0.0) + value * factor
                 matched.setdefault(position, []).append(term)
                 named = in_name and not term.startswith("@")
-                if weight > strong_from and (named or not weak):
-                    # A concept is a request's meaning, and so is a word of the tool's
-                    # name; one plain word shared with a description ("day", "group")
-                    # is not, two are.
+                if named or not weak:
                     strength[position] = strength.get(position, 0) + (
                         2 if named or term.startswith("@") else 1
                     )
-        return {p: _Match(s, tuple(matched[p]), strength.get(p, 0) >= 2) for p, s in scores.items()}
+        return scores, matched, strength
 
 
-def _query(text: str, history: Sequence[str]) -> dict[str, float]:
-    query: dict[str, float] = {}
+def _query(text: str, history: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """The message's terms and the earlier chat's, each with its weight."""
+    before: dict[str, float] = {}
     for line in history[-_HISTORY_LINES:]:
         # "Name: words": the speaker's name says nothing about the tools.
         said = line.split(": ", 1)[1] if ": " in line else line
         for term in set(terms(said)):
-            query[term] = max(query.get(term, 0.0), _HISTORY)
+            before[term] = _HISTORY
+    now: dict[str, float] = {}
     for term, times in Counter(terms(text)).items():
         # A piece of Chinese text is half a word: it counts less than a word or concept.
         kind = _CONCEPT if term.startswith("@") else _PIECE if is_piece(term) else 1.0
-        weight = min(times, 2) * kind
-        query[term] = query.get(term, 0.0) + weight
-    return query
+        now[term] = min(times, 2) * kind
+    return now, before
 
 
 @dataclass(slots=True)
@@ -292,7 +317,8 @@ class ToolSelector:
         allowed = None if universe is None else {id(tool) for tool in tools}
         # A follow-up ("and in Paris?") is chosen for by the chat's last lines too.
         follow_up = bool(history) and is_follow_up(text)
-        matches = index.match(_query(text, history), strong_from=0.0 if follow_up else _HISTORY)
+        said, before = _query(text, history)
+        matches = index.match(said, before, follow_up=follow_up)
         for position in index.examples.get(normalized(text), ()):
             found = matches.get(position)
             score = (found.score if found else 0.0) + _EXAMPLE_SAID
@@ -321,7 +347,7 @@ class ToolSelector:
                 if question:
                     # A question asks to be told: tools that read before tools that write.
                     score *= _ASKED.get(index.verbs[position], 1.0)
-            if tool.name in recent and found is not None:
+            if tool.name in recent and found is not None and found.said:
                 # Only beside a word of the message: a chat that listed its reminders
                 # and then asks the time in Tokyo wants no reminder tool.
                 score += _RECENT_TOOL

@@ -75,11 +75,19 @@ class Case:
 
 
 def _tokyo(reply: str, called: list[str]) -> bool:
-    """Tokyo's hour, right (within the hour it may have turned): from the time server,
-    or from the chat a minute after the server said it."""
-    hour = time.gmtime(time.time() + 9 * 3600).tm_hour
-    hours = {hour, (hour + 23) % 24}
-    return any(re.search(rf"(?<!\d)0?{h}:\d\d", reply) for h in hours)
+    """Tokyo's time, right to within five minutes: from the time server, or from the
+    chat a minute after the server said it."""
+    now = time.time() + 9 * 3600
+    for hour, minute in re.findall(r"(?<!\d)(\d{1,2}):(\d\d)", reply):
+        said = int(hour) * 60 + int(minute)
+        for moment in (now - 300, now, now + 60):
+            told = time.gmtime(moment)
+            if (
+                said == told.tm_hour * 60 + told.tm_min
+                or abs(said - (told.tm_hour * 60 + told.tm_min)) <= 5
+            ):
+                return True
+    return False
 
 
 CASES = [
