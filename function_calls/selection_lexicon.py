@@ -28,6 +28,7 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "delete": (
         "delete", "cancel", "remove", "drop", "kill", "nevermind", "scrap", "ditch",
         "取消", "删除", "删掉", "去掉", "不用了", "撤销", "移除", "停掉", "划掉", "作废", "删",
+        "忘掉",
     ),
     "change": (
         "change", "move", "reschedule", "update", "edit", "modify", "shift", "rename",
@@ -150,7 +151,8 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "file": (
         "file", "files", "folder", "directory", "dir", "path", "document", "txt", "md",
         "drive", "png", "pdf", "docx", "doc", "jpg", "jpeg", "csv", "xlsx", "xls", "pptx",
-        "zip", "json", "yaml", "文件", "目录", "文件夹", "路径", "文档", "合同", "附件",
+        "zip", "json", "yaml", "shared folder", "shared drive", "文件", "目录", "文件夹", "路径",
+        "文档", "合同", "附件", "共享盘",
     ),
     "memory": (
         "remember", "memory", "memorize", "fact", "know", "knowledge", "entity", "about",
