@@ -27,7 +27,7 @@ from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from bot.plugin_runtime import PluginRuntime, configured_plugins
 from bot.router import Deliver, Router
 from bot.web_events import WEB_PREFIX, LiveEvents
-from function_calls import FunctionCallLLM, MessageContext, ToolInvoker, ToolRegistry
+from function_calls import FunctionCallLLM, MessageContext, ToolInvoker
 from function_calls.confirmations import Confirmations
 from function_calls.deps import Deps
 from function_calls.errors import LLMUnavailableError
@@ -37,7 +37,6 @@ from function_calls.links import PageFetcher
 from function_calls.llm import PromptBudget
 from function_calls.plugins import PluginStatus, PluginStore, PluginStores
 from function_calls.policy import ToolPolicy
-from function_calls.registry import ToolSource
 from function_calls.remote import McpTools, OpenApiToolSet
 from function_calls.search import SearchProvider, WebSearch
 from function_calls.server_info import ContextWindow, context_window
@@ -48,6 +47,7 @@ from function_calls.services import (
     ScheduledCommands,
     TextCompleter,
 )
+from function_calls.toolsets import AbstractToolset, CombinedToolset
 from storage import OutgoingMessage, ReminderService, Sender, utc_now
 from storage.audit import AuditLog
 from storage.chat_locks import ChatLocks
@@ -88,12 +88,12 @@ async def prompt_budget(config: Config, window: ContextWindow) -> PromptBudget:
     """How `window` is spent on the configured bot's own tools (built-ins and plugins; MCP
     and OpenAPI servers add theirs while it runs), for a member's message in a group."""
     settings = config.llm
-    tools = PluginRuntime(configured_plugins(config)).registry(None)
+    tools = PluginRuntime(configured_plugins(config))
     async with FunctionCallLLM(
         model=settings.model,
         base_url=settings.base_url,
         api_key="unused",  # never sent: no request is made
-        registry=tools,
+        invoker=ToolInvoker(tools),
         tool_mode=settings.tool_mode,
         prompt_format=settings.prompt_format,
         tool_schema=settings.tool_schema,
@@ -130,7 +130,7 @@ class Bot:
         self,
         config: Config,
         *,
-        registry: ToolRegistry | None = None,
+        registry: AbstractToolset | None = None,
         clock: Callable[[], datetime] = utc_now,
         search: SearchProvider | None = None,
         pages: PageFetcher | None = None,
@@ -141,16 +141,27 @@ class Bot:
         # False for a process that only serves tools (`groupmate mcp`): reminders it sets
         # are delivered by the bot process that runs the chats, never claimed here.
         self._deliver = deliver
-        # False where only the bot's own tools are used (`groupmate mcp`): the MCP and
-        # OpenAPI servers of the config are then not started at all.
-        self._remote_tools = remote_tools
         # The built-in families and the config's plugins (a bot given its own `registry`
         # has those tools instead of the built-ins), each loaded on its own: one that
         # fails leaves the bot serving without it (see `plugins`).
         own = None if registry is None else set(registry.names())
         self._plugins = PluginRuntime(configured_plugins(config, builtins=own is None, taken=own))
-        self._own_tools = registry
-        self.registry = self._plugins.registry(registry)
+        # The MCP and OpenAPI servers of the config, started with the bot; each offers its
+        # tools while it is up. With `remote_tools` False, where only the bot's own tools
+        # are used (`groupmate mcp`), there are none.
+        self.mcp_tools: McpTools | None = None
+        self._openapi: OpenApiToolSet | None = None
+        if remote_tools and config.mcp.enabled():
+            self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
+        if remote_tools and config.openapi.servers:
+            self._openapi = OpenApiToolSet(config.openapi)
+        # The bot's one tool set, composed once: its own tools (or none), the plugins that
+        # run, then the servers'. The invoker adds the policy and the chats' switches.
+        parts: list[AbstractToolset] = [] if registry is None else [registry]
+        parts.append(self._plugins)
+        parts.extend(
+            remote.toolset for remote in (self.mcp_tools, self._openapi) if remote is not None
+        )
         self._stores: PluginStores | None = None
         # The one path from a tool call to its result, for the model, the commands, the
         # offers, the REST routes, the dashboard and MCP clients alike; its policy and
@@ -161,7 +172,7 @@ class Bot:
         self.metrics = Metrics(config.metrics) if config.metrics.enabled else None
         self.metrics_server: MetricsServer | None = None  # with `metrics.port` set
         self.invoker = ToolInvoker(
-            self.registry,
+            CombinedToolset(parts),
             call_timeout=config.llm.call_timeout,
             policy=self.policy,
             observe=self.metrics.tool_call if self.metrics else None,
@@ -185,13 +196,18 @@ class Bot:
         self.reminders: ReminderService | None = None
         self.llm: FunctionCallLLM | None = None
         self.chatlog: ChatLog | None = None
-        self.mcp_tools: McpTools | None = None
         self.live: LiveEvents | None = None
         self.turns: TurnLog | None = None
         self.llm_status: LLMStatus = "off"
         self._probed_context: ContextWindow | None = None
         self.audit: AuditLog | None = None
         self.contexts: ContextFactory | None = None
+
+    @property
+    def registry(self) -> AbstractToolset:
+        """The bot's tools, as its invoker offers them: `registry.get_tools(ctx)` is what
+        the sender of `ctx` may use (iterated: every tool it may offer anyone)."""
+        return self.invoker.registry
 
     @property
     def llm_context(self) -> ContextWindow | None:
@@ -329,9 +345,8 @@ class Bot:
         # fails is failed, and its tools are not offered.
         deps = await self._plugins.start(self._stack, deps)
         self._plugins.log_failures()
-        self.registry = self._plugins.registry(self._own_tools)
-        await self._attach_remote_tools(config)
-        self.invoker = self.invoker.with_registry(self.registry, audit=self.audit)
+        await self._start_remote_tools()
+        self.invoker.audit = self.audit
         for key in self.policy.unmatched(self.registry.names()):
             log.warning("tools.policy: %r names no tool this bot offers now", key)
         if config.llm.enabled:
@@ -352,11 +367,12 @@ class Bot:
                 max_output_tokens=settings.max_output_tokens,
                 context_tokens=self._probed_context.tokens,
                 context_source=self._probed_context.source,
+                context_counted=self._probed_context.counted,
             )
             self._stack.push_async_callback(self.llm.aclose)
             if self.metrics is not None:
                 self.llm.observe_requests(self.metrics.model_request)
-        deps = deps.with_(TextCompleter, self.llm).with_(ToolRegistry, self.registry)
+        deps = deps.with_(TextCompleter, self.llm).with_(AbstractToolset, self.registry)
         self.contexts = ContextFactory(
             config, reminders=self.reminders, deps=deps, clock=self._clock
         )
@@ -447,33 +463,20 @@ class Bot:
         self._stack.push_async_callback(locks.aclose)
         return locks
 
-    async def _attach_remote_tools(self, config: Config) -> None:
-        """Tools of the configured MCP and OpenAPI servers, offered beside the bot's own.
-        They join a copy of the registry, so that the shared default registry never holds
-        them."""
-        sources: list[ToolSource] = []
-        if not self._remote_tools:
-            return
-        if config.mcp.enabled():
-            self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
-            self._stack.push_async_callback(self.mcp_tools.aclose)
-            sources.extend(self.mcp_tools.servers)
-        if config.openapi.servers:
-            openapi = OpenApiToolSet(config.openapi)
-            self._stack.push_async_callback(openapi.aclose)
-            sources.extend(openapi.servers)
+    async def _start_remote_tools(self) -> None:
+        """Start the configured MCP and OpenAPI servers (their sets are in the bot's
+        from the start, offering their tools once they are up)."""
+        mcp, openapi = self.mcp_tools, self._openapi
         if self.metrics is not None:
-            self.metrics.watch_servers(self.mcp_tools, openapi if config.openapi.servers else None)
-        if not sources:
-            return
-        starts = [openapi.start()] if config.openapi.servers else []
-        if self.mcp_tools is not None:
-            starts.append(self.mcp_tools.start())
+            self.metrics.watch_servers(mcp, openapi)
+        starts = []
+        if openapi is not None:
+            self._stack.push_async_callback(openapi.aclose)
+            starts.append(openapi.start())
+        if mcp is not None:
+            self._stack.push_async_callback(mcp.aclose)
+            starts.append(mcp.start())
         await asyncio.gather(*starts)  # side by side: startup waits for the slowest
-        registry = self.registry.merged()
-        for source in sources:
-            registry.attach(source)
-        self.registry = registry
 
     async def _prune_periodically(self, chatlog: ChatLog, audit: AuditLog) -> None:
         """Age-based retention for every chat, quiet ones included, and for the audit

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast, get_args
+from typing import Literal, cast, get_args
 from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -32,6 +32,7 @@ from function_calls.errors import InvocationOutcome
 from function_calls.llm import RequestOutcome
 from function_calls.remote import McpServerTools, McpTools, OpenApiToolSet
 from function_calls.remote.mcp_client import ServerState
+from function_calls.toolsets import AbstractToolset
 from function_calls.usage import Usage
 from storage.deliveries import Claim, Outcome
 from storage.group_commit import GroupCommit
@@ -177,7 +178,7 @@ class Metrics:
                 seen[host] = seen.get(host, 0) + 1
                 label = host if seen[host] == 1 else f"{host}#{seen[host]}"
                 # No connection to speak of: up while its spec is read and its tools offered.
-                watched.append(_Server("openapi", label, _offering(tools.tools)))
+                watched.append(_Server("openapi", label, _offering(tools)))
         self._now.servers = tuple(watched)
 
     def _where(self, chat_id: str) -> tuple[str, ...]:
@@ -206,8 +207,8 @@ def _connected(server: McpServerTools) -> Callable[[], ServerState]:
     return lambda: server.state
 
 
-def _offering(tools: Callable[[], Sequence[Any]]) -> Callable[[], ServerState]:
-    return lambda: "up" if tools() else "down"
+def _offering(tools: AbstractToolset) -> Callable[[], ServerState]:
+    return lambda: "up" if len(tools) else "down"
 
 
 def _host(url: str) -> str:

@@ -1,5 +1,6 @@
 """The bot's plugins while it runs: which loaded, their services started and stopped
-with the bot, and the `Deps` their handlers (and the built-ins') are given."""
+with the bot, the `Deps` their handlers (and the built-ins') are given, and their tools:
+a `PluginRuntime` is the tool set of the plugins that run."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from bot.config import Config
+from function_calls.context import MessageContext
 from function_calls.deps import Deps
-from function_calls.handlers import BUILTIN_MODULES, builtin_plugins, builtin_position
+from function_calls.handlers import BUILTIN_MODULES, builtin_plugins, in_model_order
 from function_calls.plugins import (
     LoadedPlugin,
     PluginSet,
@@ -19,7 +21,7 @@ from function_calls.plugins import (
     load_plugins,
 )
 from function_calls.plugins.found import described
-from function_calls.registry import ToolRegistry
+from function_calls.toolsets import AbstractToolset, ToolListing
 
 log = logging.getLogger(__name__)
 # A service that has not started by then fails its plugin: startup never hangs on one.
@@ -39,19 +41,26 @@ def configured_plugins(
     return PluginSet.combined(base, added)
 
 
-class PluginRuntime:
+class PluginRuntime(AbstractToolset):
     """See the module's docstring. `statuses` are what /v1/status, /healthz and the
-    dashboard show; a plugin whose service fails to start is failed from then on."""
+    dashboard show; a plugin whose service fails to start is failed from then on, and
+    its tools are gone from this set (the built-ins first, in the model's order, then
+    each plugin's under its config's options)."""
 
     def __init__(self, plugins: PluginSet) -> None:
-        self.plugins = plugins
+        self._set(plugins)
         self._logged = False
 
-    def registry(self, own: ToolRegistry | None = None) -> ToolRegistry:
-        """The tools of the loaded plugins: after `own` tools (a bot given its own),
-        else the built-ins first, in the model's order."""
-        tools = self.plugins.registry(builtin_position)
-        return tools if own is None else own.merged(tools)
+    def _set(self, plugins: PluginSet) -> None:
+        self.plugins = plugins
+        self._toolset = in_model_order(plugins)
+
+    @property
+    def label(self) -> str:
+        return "plugins"
+
+    def listing(self, ctx: MessageContext | None) -> ToolListing:
+        return self._toolset.listing(ctx)
 
     @property
     def statuses(self) -> list[PluginStatus]:
@@ -103,7 +112,7 @@ class PluginRuntime:
             reason = f"a service did not start: {described(exc)}"
             if isinstance(exc, TimeoutError):
                 reason = f"a service did not start within {SERVICE_START_TIMEOUT:g} s"
-            self.plugins = self.plugins.without(plugin, reason)
+            self._set(self.plugins.without(plugin, reason))
             return None
         stack.push_async_callback(_close_quietly, services, plugin.name)
         return started

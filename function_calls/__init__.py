@@ -37,16 +37,19 @@ from function_calls.registry import (
 )
 from function_calls.result import Failure, FunctionResult, Touched
 from function_calls.services import TextCompleter
+from function_calls.toolsets import AbstractToolset, CombinedToolset, FunctionToolset
 from function_calls.turn import ToolCallRecord, TurnEnding, TurnResult
 from function_calls.validation import ArgumentIssue, InvalidArgumentsError
 from function_calls.vocabulary import AuthMethod, CallSource, Effect, Scope, Who
 
 __all__ = [
+    "AbstractToolset",
     "ArgumentIssue",
     "AuthMethod",
     "CallSource",
     "ChatTurn",
     "ChatType",
+    "CombinedToolset",
     "Deps",
     "DuplicateToolError",
     "Effect",
@@ -55,6 +58,7 @@ __all__ = [
     "FunctionCallError",
     "FunctionCallLLM",
     "FunctionResult",
+    "FunctionToolset",
     "InvalidArgumentsError",
     "InvocationOutcome",
     "LLMUnavailableError",

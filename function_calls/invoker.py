@@ -1,13 +1,18 @@
 """One path from a tool call to its result, for every caller: the LLM loop, the slash
 commands, accepted offers, the REST routes, the dashboard and MCP clients.
 
+`registry` is the one composed tool set (see function_calls.toolsets) under the tools
+policy and the chat's switches: `offered(ctx)` is that set for a message's context, and
+what the model, /tools, /help, MCP clients and the REST routes are shown.
+
 `validate_tool_call` checks that the tool is offered to the sender (its own scope and
-rights, the tools policy, the chat's switches), then runs both validation stages; it
-returns a `ValidatedToolCall` or raises a `ToolInvocationError`. `execute_tool_call`
-counts the call against the policy's rate limits, runs it under its timeout and writes
-the audit entry of a write or external call. `plan` validates a batch and marks the
-repeats; `run_planned` runs what `plan` passed, each distinct call once, in parallel (at
-most `max_concurrency` at a time); `invoke` is both.
+rights, the config's narrowing, the tools policy, the chat's switches), then runs both
+validation stages; it returns a `ValidatedToolCall` or raises a `ToolInvocationError`
+(hidden with the set's reason, or unknown). `execute_tool_call` counts the call against
+the policy's rate limits, runs it under its timeout and writes the audit entry of a
+write or external call. `plan` validates a batch and marks the repeats; `run_planned`
+runs what `plan` passed, each distinct call once, in parallel (at most
+`max_concurrency` at a time); `invoke` is both.
 """
 
 from __future__ import annotations
@@ -33,10 +38,11 @@ from function_calls.errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
-from function_calls.policy import ToolPolicy, hidden_because
-from function_calls.registry import Tool, ToolRegistry
+from function_calls.policy import ToolPolicy, governed
 from function_calls.result import FunctionResult
 from function_calls.schema import SchemaView
+from function_calls.tools import Tool
+from function_calls.toolsets import AbstractToolset
 from storage.audit import AuditEntry
 
 log = logging.getLogger(__name__)
@@ -100,12 +106,13 @@ class ToolInvocation:
 
 
 class ToolInvoker:
-    """Validates and runs tool calls from one registry, under one tools policy, writing
-    one audit log."""
+    """Validates and runs tool calls from one tool set, under one tools policy, writing
+    one audit log. A handler that asks for an `AbstractToolset` (help, /tools) is given
+    `registry`: the tools of the invoker that runs it, as its sender's context has them."""
 
     def __init__(
         self,
-        registry: ToolRegistry,
+        registry: AbstractToolset,
         *,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
@@ -115,41 +122,25 @@ class ToolInvoker:
     ) -> None:
         if call_timeout <= 0 or max_concurrency < 1:
             raise ValueError("call_timeout must be > 0 and max_concurrency >= 1")
-        self.registry = registry
+        # The tools' own declarations and the config's narrowing are in `registry`; the
+        # policy and the chat's switches come on top, once, here.
+        self.registry = governed(registry, policy)
         self.call_timeout = call_timeout
         self.max_concurrency = max_concurrency
         self.policy = policy
         self.audit = audit
         self.observe = observe
 
-    def with_registry(
-        self, registry: ToolRegistry, *, audit: AuditSink | None = None
-    ) -> ToolInvoker:
-        """The same invoker (policy, limits, observer, and its audit log unless another is
-        given) over another registry."""
-        return ToolInvoker(
-            registry,
-            call_timeout=self.call_timeout,
-            max_concurrency=self.max_concurrency,
-            policy=self.policy,
-            audit=audit if audit is not None else self.audit,
-            observe=self.observe,
-        )
-
-    def hidden_because(self, tool: Tool, ctx: MessageContext) -> ToolHiddenError | None:
-        """Why `tool` is not offered to the sender of `ctx`, as the error a call of it
-        raises; None when it is offered."""
-        reason = hidden_because(tool, ctx, self.policy)
-        if reason is None:
-            return None
-        if reason == "switched_off":
-            return ToolSwitchedOffError(tool.name, [])
-        return ToolHiddenError(tool.name, [], reason)
+    def with_tools(self, ctx: MessageContext) -> MessageContext:
+        """`ctx` in which handlers that ask for an `AbstractToolset` get this invoker's
+        set (a bot's contexts already hold it; a bare `FunctionCallLLM`'s do not)."""
+        if ctx.deps.get(AbstractToolset) is self.registry:
+            return ctx
+        return dataclasses.replace(ctx, deps=ctx.deps.with_(AbstractToolset, self.registry))
 
     def offered(self, ctx: MessageContext) -> list[Tool]:
-        """The tools this sender may use in this chat, in registration order."""
-        policy = self.policy
-        return [tool for tool in self.registry if hidden_because(tool, ctx, policy) is None]
+        """The tools this sender may use in this chat, in the set's order."""
+        return list(self.registry.get_tools(self.with_tools(ctx)).values())
 
     def validate_tool_call(
         self, ctx: MessageContext, call: ToolCall, view: SchemaView = "full"
@@ -167,14 +158,17 @@ class ToolInvoker:
             raise
 
     def _validate(self, ctx: MessageContext, call: ToolCall, view: SchemaView) -> ValidatedToolCall:
-        if call.name not in self.registry:
-            raise UnknownToolError(call.name, [t.name for t in self.offered(ctx)])
-        tool = self.registry.get(call.name)
-        hidden = self.hidden_because(tool, ctx)
-        if hidden is not None:
-            hidden.available = [t.name for t in self.offered(ctx)]
-            raise hidden
-        return ValidatedToolCall(tool, tool.validate(call.arguments, ctx, view))
+        listing = self.registry.listing(self.with_tools(ctx))
+        tool = listing.offered.get(call.name)
+        if tool is not None:
+            return ValidatedToolCall(tool, tool.validate(call.arguments, ctx, view))
+        available = list(listing.offered)
+        reason = listing.reason(call.name)
+        if reason is None:
+            raise UnknownToolError(call.name, available)
+        if reason == "switched_off":
+            raise ToolSwitchedOffError(call.name, available)
+        raise ToolHiddenError(call.name, available, reason)
 
     def timeout_of(self, tool: Tool) -> float:
         """Seconds a call of `tool` may take: its own limit, else the invoker's."""
@@ -218,6 +212,7 @@ class ToolInvoker:
 
     async def _run(self, ctx: MessageContext, validated: ValidatedToolCall) -> FunctionResult:
         tool = validated.tool
+        ctx = self.with_tools(ctx)
         seconds = self.timeout_of(tool)
         deadline = asyncio.timeout(seconds)
         try:

@@ -11,7 +11,7 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, get_args
 
@@ -250,8 +250,6 @@ class FunctionCallLLM:
             _CURRENT_TURN.reset(token)
 
     def _new_turn(self, ctx: MessageContext) -> Turn:
-        if not ctx.deps.has(ToolRegistry):  # for help and /tools
-            ctx = replace(ctx, deps=ctx.deps.with_(ToolRegistry, self.registry))
         available = {tool.name: tool for tool in self.invoker.offered(ctx)}
         mode = self.effective_mode()
         return Turn(ctx, {}, mode, self._view(mode), [], available=available)

@@ -7,7 +7,8 @@ strictest wins: a tool is offered only where all of them allow it, and each of t
 rate limits counts on its own.
 
 A tool a rule denies is not shown to the model, and a call of it is refused as hidden on
-every path (the REST layer answers 403). The invoker is the one place this is checked.
+every path (the REST layer answers 403). `governed` applies the rules (and each chat's
+switches) to a tool set; the invoker's set is the one place they are checked.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from function_calls.vocabulary import EFFECTS, Effect, Scope, Who
 from storage.vocabulary import SETTING_TOOLS_OFF
 
 if TYPE_CHECKING:
-    from function_calls.registry import Tool
+    from function_calls.tools import Tool
+    from function_calls.toolsets import AbstractToolset
 
 
 _EFFECT_KEY = "effect:"
@@ -231,14 +233,16 @@ def tools_off(settings: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(str(name) for name in names)
 
 
-def hidden_because(
-    tool: Tool, ctx: MessageContext, policy: ToolPolicy | None
-) -> HiddenReason | None:
-    """Why `tool` is not offered to the sender of `ctx` (None: it is): its own scope,
-    rights and services, then the tools policy, then the chat's switches."""
-    reason = tool.hidden_because(ctx)
-    if reason is None and policy is not None and not policy.allows(tool.name, tool.effect, ctx):
-        reason = "policy"
-    if reason is None and ctx.tools_off and tool.name in ctx.tools_off:
-        reason = "switched_off"
-    return reason
+def governed(tools: AbstractToolset, policy: ToolPolicy | None) -> AbstractToolset:
+    """`tools` under the tools policy and each chat's switches: a tool a rule denies the
+    sender is hidden as "policy", one the chat switched off as "switched_off" (after the
+    tools' own scope, rights and services, and the config's narrowing, in `tools`)."""
+
+    def refuse(ctx: MessageContext, tool: Tool) -> HiddenReason | None:
+        if policy is not None and not policy.allows(tool.name, tool.effect, ctx):
+            return "policy"
+        if ctx.tools_off and tool.name in ctx.tools_off:
+            return "switched_off"
+        return None
+
+    return tools.refusing(refuse)

@@ -10,7 +10,6 @@ from function_calls.deps import Progress
 from function_calls.links import PageFetcher
 from function_calls.plugin_store import PluginStore
 from function_calls.policy import ToolPolicy
-from function_calls.registry import ToolRegistry
 from function_calls.search import WebSearch
 from function_calls.services import (
     AudienceRules,
@@ -19,6 +18,7 @@ from function_calls.services import (
     ScheduledCommands,
     TextCompleter,
 )
+from function_calls.toolsets import AbstractToolset
 from storage import ReminderService
 from storage.audit import AuditLog
 from storage.chatlog import ChatLog
@@ -32,7 +32,7 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
         AuditLog,
         WebSearch,
         PageFetcher,
-        ToolRegistry,
+        AbstractToolset,  # the invoker's tools (help and /tools list them)
         ToolPolicy,
         TextCompleter,
         MemberDirectory,
@@ -51,7 +51,7 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
 SERVICE_TYPES: frozenset[type[Any]] = BUILTIN_TYPES - {
     TextCompleter,
     ScheduledCommands,
-    ToolRegistry,
+    AbstractToolset,
     Progress,
     PluginStore,
 }

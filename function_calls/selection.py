@@ -183,10 +183,16 @@ class ToolIndex:
         for position, doc in enumerate(docs):
             length = sum(doc.values())
             norm = _K1 * (1 - _B + _B * length / average)
-            # The name's head ("book" of book, "weather" of weather_now), and its words
-            # that are no weak ones ("now" of weather_now is a weak word).
-            in_name = list(terms(self.tools[position].name))
+            # The name's head ("book" of book, "weather" of weather_now), its words that
+            # are no weak ones ("now" of weather_now is a weak word), and the verb a
+            # description starts with ("Count one more of a word"): what the tool does.
+            tool = self.tools[position]
+            in_name = list(terms(tool.name))
+            # (Only its very first word: "The group's trip…" starts with no verb.)
+            verb = next(terms(tool.description.split(" ", 1)[0]), None)
             named = {term for term in in_name if not is_weak(term)} | set(in_name[:1])
+            if verb is not None and not verb.startswith("@"):
+                named.add(verb)
             for term, tf in doc.items():
                 idf = math.log(1 + (count - frequency[term] + 0.5) / (frequency[term] + 0.5))
                 weight = idf * tf * (_K1 + 1) / (tf + norm)

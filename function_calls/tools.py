@@ -95,11 +95,22 @@ class Tool:
     for_model: bool = True
     # A slash command that runs the tool without the model: "/weather Berlin".
     command: str | None = None
+    # The name as its source spelled it (an MCP tool's `files.read`, an OpenAPI
+    # operationId, a prefix before it) when `name` had to be made a valid tool name from
+    # it; "" when that is `name` itself. Allow and deny lists match it, and a further
+    # prefix goes before it (see function_calls.toolsets).
+    source_name: str = ""
+
+    @property
+    def spelled(self) -> str:
+        """The name as its source spelled it."""
+        return self.source_name or self.name
 
     def hidden_because(self, ctx: MessageContext) -> HiddenReason | None:
         """Why this tool itself is not offered to the sender of `ctx` (its scope, rights,
-        services); None when it is. The tools policy and the chat's switches come on
-        top: `ToolInvoker.offered` is what a sender may use."""
+        services); None when it is. A config's narrowing, the tools policy and the
+        chat's switches come on top (function_calls.toolsets): `ToolInvoker.offered` is
+        what a sender may use."""
         if self.admin_only and not ctx.is_admin:
             return "admin_only"
         for dependency in self.deps:
@@ -342,3 +353,26 @@ def _check_example(
             raise ToolDefinitionError(
                 f"tool {tool_name!r}: the example {example.said!r} has invalid arguments: {exc}"
             ) from None
+
+
+TOOL_MARK = "__groupmate_tool__"
+
+
+def tool_options(handler: object) -> ToolOptions | None:
+    """The options `@tool_function` marked `handler` with, if it did."""
+    found = getattr(handler, TOOL_MARK, None)
+    return found if isinstance(found, ToolOptions) else None
+
+
+def tool_from(
+    handler: Handler,
+    *,
+    provides: Callable[[type[Any]], bool] = builtin_provides,
+    plugin: str = "",
+) -> Tool:
+    """The tool of a handler `@tool_function` marked; ToolDefinitionError otherwise."""
+    options = tool_options(handler)
+    if options is None:
+        what = getattr(handler, "__qualname__", repr(handler))
+        raise ToolDefinitionError(f"{what} is not marked with @tool_function")
+    return build_tool(handler, options=options, provides=provides, plugin=plugin)

@@ -24,7 +24,6 @@ from function_calls import (
     ToolFailedError,
     ToolHiddenError,
     ToolInvoker,
-    ToolRegistry,
     ToolTimeoutError,
     UnknownToolError,
 )
@@ -46,10 +45,7 @@ async def started(mcp: McpSettings, **options: Any) -> AsyncIterator[tuple[McpTo
     tools = McpTools(mcp, **options)
     await tools.start()
     try:
-        registry = ToolRegistry()
-        for server in tools.servers:
-            registry.attach(server)
-        yield tools, ToolInvoker(registry, call_timeout=600)
+        yield tools, ToolInvoker(tools.toolset, call_timeout=600)
     finally:
         await tools.aclose()
 
@@ -99,7 +95,7 @@ async def test_an_invalid_schema_is_skipped_with_a_log_line(
         assert any(
             "broken" in r.getMessage() and "skipped" in r.getMessage() for r in caplog.records
         )
-        assert "fx__add" in [t.name for t in tools.servers[0].tools()]
+        assert "fx__add" in tools.toolset
     finally:
         await tools.aclose()
 
@@ -208,7 +204,7 @@ async def test_a_dead_server_offers_no_tools() -> None:
     async with started(settings(gone={"command": "/nonexistent/mcp-server"})) as (tools, _):
         assert time.monotonic() - began < 5  # startup is not held by it
         assert tools.servers[0].state == "down"
-        assert list(tools.servers[0].tools()) == []
+        assert list(tools.servers[0]) == []
 
 
 async def test_streamable_http_with_a_bearer_token(
@@ -223,7 +219,7 @@ async def test_streamable_http_with_a_bearer_token(
             assert await run(invoker, "web__add", {"a": 20, "b": 22}) == "42"
         bad = parse_config({"mcp": {"servers": {"web": config}}}, environ={"FX_TOKEN": "wrong"})
         async with started(bad.mcp) as (tools, _):
-            assert tools.servers[0].state == "down" and list(tools.servers[0].tools()) == []
+            assert tools.servers[0].state == "down" and list(tools.servers[0]) == []
     assert token not in caplog.text and "wrong" not in caplog.text
 
 

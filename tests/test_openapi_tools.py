@@ -20,7 +20,6 @@ from function_calls import (
     InvalidArgumentsError,
     ToolFailedError,
     ToolInvoker,
-    ToolRegistry,
     ToolTimeoutError,
 )
 from function_calls.remote import OpenApiSettings, OpenApiToolSet
@@ -47,10 +46,7 @@ def settings(*servers: dict[str, Any], environ: dict[str, str] | None = None) ->
 async def invoker(time_server: str) -> AsyncIterator[ToolInvoker]:
     tools = OpenApiToolSet(settings({"url": time_server, "timeout": 2}))
     await tools.start()
-    registry = ToolRegistry()
-    for server in tools.servers:
-        registry.attach(server)
-    yield ToolInvoker(registry, call_timeout=600)
+    yield ToolInvoker(tools.toolset, call_timeout=600)
     await tools.aclose()
 
 
@@ -142,8 +138,7 @@ async def test_allow_list_headers_and_a_spec_file(
     tools = OpenApiToolSet(settings(server, environ={"TIME_KEY": API_KEY}))
     await tools.start()
     try:
-        registry = ToolRegistry()
-        registry.attach(tools.servers[0])
+        registry = tools.toolset
         assert sorted(registry.names()) == [
             "get_current_utc_time",
             "secret_time",
@@ -160,7 +155,7 @@ async def test_an_unreachable_server_offers_nothing_and_startup_goes_on() -> Non
     tools = OpenApiToolSet(settings({"url": "http://127.0.0.1:9", "timeout": 2}))
     await tools.start()
     try:
-        assert list(tools.servers[0].tools()) == []
+        assert list(tools.servers[0]) == []
     finally:
         await tools.aclose()
 
@@ -250,7 +245,7 @@ paths:
     tools = OpenApiToolSet(settings({"url": time_server, "spec": str(spec)}))
     await tools.start()
     try:
-        assert [t.name for t in tools.servers[0].tools()] == ["get_current_utc_time"]
+        assert tools.toolset.names() == ["get_current_utc_time"]
     finally:
         await tools.aclose()
     assert "POST /weird" in caplog.text and "both a path and a query parameter" in caplog.text

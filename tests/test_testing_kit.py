@@ -52,7 +52,7 @@ async def test_a_plugins_tool_called_by_the_model_and_by_its_command(
     assert (status.state, status.tools) == ("loaded", ("tally", "tally_read"))
 
     bot.model.calls("tally", {"word": "tea"})
-    assert await bot.say("one more tea") == ["tea: 1"]  # a direct result: the turn ends
+    assert await bot.say("count one more tea") == ["tea: 1"]  # a direct result: the turn ends
     assert "tally" in bot.model.offered_tools()
     assert await bot.say("/tally tea") == ["tea: 2"]  # the command: no model
     assert await bot.say("/tally tea", chat="group-2") == ["tea: 1"]  # per chat

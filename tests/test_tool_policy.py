@@ -64,7 +64,8 @@ async def test_a_denied_tool_is_hidden_from_the_model_and_refused_everywhere(
     # The model is not shown it; called anyway, it is refused and never runs.
     stub.script(calls(("reminder_pause", {"reminder_id": "1"})), text("It is paused."))
     await said(api, "@groupmate pause the standup")
-    assert "reminder_pause" not in offered(stub, 0) and "reminder_set" in offered(stub, 0)
+    # The message is shown the reminder tools it needs, the denied one left out.
+    assert "reminder_pause" not in offered(stub, 0) and "reminder_resume" in offered(stub, 0)
     assert "not available" in stub.requests[1]["messages"][-1]["content"]
     listing = await api.client.get("/v1/chats/g1/reminders/1")
     assert listing.json()["status"] == "active"  # never paused on any path
@@ -126,7 +127,7 @@ async def test_a_chat_admin_switches_a_tool_off_and_on(servers: Servers, stub: S
     assert "no active reminders" in await said(api, "/reminders", chat_id="g2")  # this chat only
     stub.script(text("Nothing to list."))
     await said(api, "@groupmate what reminders are set?")
-    assert "reminder_list" not in offered(stub) and "reminder_set" in offered(stub)
+    assert "reminder_list" not in offered(stub) and "reminder_history" in offered(stub)
     state = {t["name"]: t for t in (await api.client.get("/v1/chats/g1/tools")).json()}
     assert (state["reminder_list"]["offered"], state["reminder_list"]["hidden"]) == (
         False,

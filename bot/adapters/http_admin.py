@@ -356,7 +356,7 @@ def admin_routes(bot: Bot) -> APIRouter:
             lines=config_lines(bot.config, database.safe_url, revision, context=bot.llm_context),
             adapters={adapter.name: adapter.status() for adapter in bot.adapters},
             mcp_servers=[
-                {"name": s.name, "state": s.state, "tools": len(s.tools()), "restarts": s.restarts}
+                {"name": s.label, "state": s.state, "tools": len(s), "restarts": s.restarts}
                 for s in (bot.mcp_tools.servers if bot.mcp_tools else [])
             ],
             plugins=[

@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.adapters.http_calls import Refused, api_context, call_tool
 from function_calls import Effect, Who
 from function_calls.errors import HiddenReason
-from function_calls.policy import hidden_because
 from storage.audit import MAX_PAGE, AuditQuery
 
 if TYPE_CHECKING:
@@ -73,19 +72,18 @@ def tool_routes(bot: Bot) -> APIRouter:
         ctx = await api_context(bot, chat_id)
         # In a private chat its one member owns it; never one of the bot's admins.
         member = dataclasses.replace(ctx, is_admin=ctx.chat_type == "private", bot_admin=False)
-        tools = []
-        for tool in bot.registry:
-            reason = hidden_because(tool, member, bot.policy)
-            tools.append(
-                ChatToolOut(
-                    name=tool.name,
-                    effect=tool.effect,
-                    who=bot.policy.who(tool.name, tool.effect),
-                    offered=reason is None,
-                    hidden=reason,
-                )
+        # The bot's one set: every tool it has, and what it offers this member here.
+        listing = bot.registry.listing(member)
+        return [
+            ChatToolOut(
+                name=tool.name,
+                effect=tool.effect,
+                who=bot.policy.who(tool.name, tool.effect),
+                offered=tool.name in listing.offered,
+                hidden=listing.reason(tool.name),
             )
-        return tools
+            for tool in bot.registry
+        ]
 
     @routes.put("/chats/{chat_id}/tools")
     async def switch_tools(chat_id: str, body: ToolSwitchIn) -> Any:

@@ -15,6 +15,7 @@ from function_calls.handlers.reminders import ReminderRefArgs
 from function_calls.handlers.timezone import TimezoneArgs
 from function_calls.plugins import BuiltinsConfig, PluginSet, PluginSpec, load_plugins
 from function_calls.registry import Tool, ToolRegistry
+from function_calls.toolsets import CombinedToolset
 
 # Each family's module; "core" (/help, /tools) is always on.
 BUILTIN_MODULES: dict[str, str] = {
@@ -40,8 +41,14 @@ BUILTIN_ORDER: tuple[str, ...] = (
 _POSITION = {name: index for index, name in enumerate(BUILTIN_ORDER)}
 
 
-def builtin_position(tool: Tool) -> int:
+def _position(tool: Tool) -> int:
     return _POSITION.get(tool.name, len(_POSITION))
+
+
+def in_model_order(plugins: PluginSet) -> CombinedToolset:
+    """The tools of `plugins` as one set: the built-ins first, in `BUILTIN_ORDER` (the
+    one place it is applied), then each other plugin's own set."""
+    return plugins.toolset(_position)
 
 
 def builtin_plugins(switches: BuiltinsConfig | None = None) -> PluginSet:
@@ -62,7 +69,7 @@ def _family(family: str) -> PluginSet:
 
 def builtin_tools() -> ToolRegistry:
     """Every built-in tool, in the model's order, in a registry of the caller's own."""
-    return builtin_plugins().registry(builtin_position)
+    return ToolRegistry(in_model_order(builtin_plugins()))
 
 
 __all__ = [
@@ -73,9 +80,9 @@ __all__ = [
     "ReminderUpdateArgs",
     "TimezoneArgs",
     "builtin_plugins",
-    "builtin_position",
     "builtin_tools",
     "describe_schedule",
+    "in_model_order",
     "refusal_text",
     "reminder_message",
 ]

@@ -1,6 +1,6 @@
 """`chat_tools`: which tools this chat has, and a chat admin's switch to turn one off or
 on again. A switched-off tool is not offered to the model, and a call of it is refused
-on every path (the invoker checks `ctx.tools_off`)."""
+on every path (the invoker's tool set hides what `ctx.tools_off` names)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
 from function_calls.handlers.reminders import refused
-from function_calls.policy import ToolPolicy, hidden_because, tools_off
-from function_calls.registry import Tool, ToolRegistry, tool_function
+from function_calls.policy import ToolPolicy, tools_off
+from function_calls.registry import Tool, tool_function
 from function_calls.result import FunctionResult
+from function_calls.toolsets import AbstractToolset
 from storage import ReminderService, StorageError
 from storage.vocabulary import SETTING_TOOLS_OFF
 
@@ -51,12 +52,12 @@ async def chat_tools(
     ctx: MessageContext,
     args: ChatToolsArgs,
     service: ReminderService,
-    registry: ToolRegistry,
+    tools: AbstractToolset,
     policy: ToolPolicy | None,
 ) -> FunctionResult:
     off, on = set(args.off or ()), set(args.on or ())
     changes = off | on
-    known = {tool.name for tool in registry}
+    known = set(tools.names())
     if changes and not ctx.is_admin:
         return FunctionResult.refused(
             "Only a chat admin can switch tools on or off.", "forbidden", {"changed": False}
@@ -91,10 +92,13 @@ async def chat_tools(
             switched = set(tools_off(stored))
         except StorageError as exc:
             return refused(exc, ctx.text, {"changed": False})
+    # `tools` is the invoker's set: the sender sees what it offers them here, and what
+    # the chat switched off (which they may switch on again).
+    listing = tools.listing(ctx)
     lines = []
-    for tool in registry:
-        reason = hidden_because(tool, ctx, policy)
-        if reason is None or reason == "switched_off" or tool.name in switched:
+    for tool in tools:
+        shown = tool.name in listing.offered or listing.reason(tool.name) == "switched_off"
+        if shown or tool.name in switched:
             lines.append(_line(tool, policy, tool.name in switched))
     head = "⚙️ Updated. " if changes else ""
     text = f"{head}Tools in this chat (name · on/off · effect):\n" + "\n".join(lines)

@@ -28,7 +28,13 @@ from function_calls.plugins.declare import Service
 from function_calls.plugins.found import Found, PluginError, entry_points, find
 from function_calls.plugins.spec import PluginSpec
 from function_calls.provided import BUILTIN_TYPES, SERVICE_TYPES
-from function_calls.registry import Handler, Tool, ToolRegistry, tool_from, tool_options
+from function_calls.tools import Handler, Tool, tool_from, tool_options
+from function_calls.toolsets import (
+    AbstractToolset,
+    CombinedToolset,
+    FunctionToolset,
+    narrowed_scope,
+)
 from function_calls.vocabulary import PluginState
 
 log = logging.getLogger(__name__)
@@ -50,15 +56,21 @@ class PluginStatus:
 
 @dataclass(frozen=True, slots=True)
 class LoadedPlugin:
-    """A plugin whose tools built: what the bot needs to run it."""
+    """A plugin whose tools built: what the bot needs to run it. `toolset` is its tools
+    under the config's options (allow and deny lists, scope, admin_only)."""
 
     name: str
     module: str
     version: str | None
     settings: BaseModel | None
     services: tuple[Service, ...]
-    tools: tuple[Tool, ...]
+    toolset: AbstractToolset
     builtin: bool = False
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools it may offer anyone, as narrowed."""
+        return tuple(self.toolset)
 
     def status(self) -> PluginStatus:
         tools = tuple(tool.name for tool in self.tools)
@@ -88,14 +100,15 @@ class PluginSet:
     def names(self) -> set[str]:
         return {plugin.name for plugin in self.loaded}
 
-    def registry(self, order: Callable[[Tool], int] | None = None) -> ToolRegistry:
-        """The loaded plugins' tools: the built-ins first (in `order`, the order the model
-        is shown them), then each plugin's, in the config's order."""
+    def toolset(self, order: Callable[[Tool], int] | None = None) -> CombinedToolset:
+        """The loaded plugins' tools: the built-ins first, as one set in `order` (the
+        order the model is shown them; see `handlers.in_model_order`), then each
+        plugin's own set, in the config's order."""
         builtin = [tool for plugin in self.loaded if plugin.builtin for tool in plugin.tools]
         if order is not None:
             builtin.sort(key=order)
-        added = [tool for plugin in self.loaded if not plugin.builtin for tool in plugin.tools]
-        return ToolRegistry([*builtin, *added])
+        added = [plugin.toolset for plugin in self.loaded if not plugin.builtin]
+        return CombinedToolset([FunctionToolset(builtin, label="built-in tools"), *added])
 
     @property
     def failed(self) -> list[PluginStatus]:
@@ -112,16 +125,6 @@ class PluginSet:
                 for status in self.statuses
             ),
         )
-
-
-def _narrowed(tool: Tool, spec: PluginSpec) -> Tool:
-    """The config's options on one tool: `scope` narrows, `admin_only` adds."""
-    changes: dict[str, Any] = {}
-    if spec.scope != "both" and tool.scope != spec.scope:
-        changes["scope"] = spec.scope
-    if spec.admin_only and not tool.admin_only:
-        changes["admin_only"] = True
-    return dataclasses.replace(tool, **changes) if changes else tool
 
 
 def _matches(pattern: str, handler: Handler) -> bool:
@@ -155,8 +158,8 @@ def _check_services(found: Found) -> None:
         made.add(service.kind)
 
 
-def _build(found: Found, where: str) -> tuple[Tool, ...]:
-    """The plugin's tools, with the config's filters and options."""
+def _build(found: Found, where: str) -> AbstractToolset:
+    """The plugin's tools, under the config's filters and options."""
     own = {service.kind for service in found.services}
     if found.settings is not None:
         own.add(type(found.settings))
@@ -168,17 +171,27 @@ def _build(found: Found, where: str) -> tuple[Tool, ...]:
     tools: list[Tool] = []
     for handler in found.handlers:
         try:
-            tool = tool_from(handler, provides=provides, plugin=found.name)
+            tools.append(tool_from(handler, provides=provides, plugin=found.name))
         except ToolDefinitionError as exc:
             raise PluginError(str(exc), found.name) from None
-        if spec.tools.admits(tool.name):
-            tools.append(_narrowed(tool, spec))
     for pattern in (*(spec.tools.allow or ()), *spec.tools.deny):
         if not any(_matches(pattern, handler) for handler in found.handlers):
             log.warning("%s.tools: %r names none of the plugin's tools", where, pattern)
-    if not tools:
+    admitted = [tool for tool in tools if spec.tools.admits(tool.name)]
+    if not admitted:
         raise PluginError(f"{where}.tools leaves none of the plugin's tools", found.name)
-    return tuple(tools)
+    for tool in admitted:
+        if narrowed_scope(tool.scope, spec.scope) is None:
+            log.warning(
+                "%s.scope: %s is for %s chats only, so scope %r offers it nowhere",
+                where, tool.name, tool.scope, spec.scope,
+            )  # fmt: skip
+    toolset = FunctionToolset(tools, label=f"plugin {found.name!r}").narrowed(
+        scope=spec.scope, admin_only=spec.admin_only, tools=spec.tools
+    )
+    if not len(toolset):
+        raise PluginError(f"{where}.scope leaves none of the plugin's tools", found.name)
+    return toolset
 
 
 def load_plugins(
@@ -209,8 +222,8 @@ def load_plugins(
             if found.name in names:
                 raise PluginError(f"another plugin is named {found.name!r}", found.name)
             _check_services(found)
-            tools = _build(found, place)
-            clash = next((tool.name for tool in tools if tool.name in used), None)
+            toolset = _build(found, place)
+            clash = next((name for name in toolset.names() if name in used), None)
             if clash is not None:
                 raise PluginError(f"tool name {clash!r} is taken by {used[clash]}", found.name)
         except PluginError as exc:
@@ -220,9 +233,9 @@ def load_plugins(
             )
             continue
         names.add(found.name)
-        used.update(dict.fromkeys((tool.name for tool in tools), f"plugin {found.name!r}"))
+        used.update(dict.fromkeys(toolset.names(), f"plugin {found.name!r}"))
         plugin = LoadedPlugin(
-            found.name, spec.module, found.version, found.settings, found.services, tools, builtin
+            found.name, spec.module, found.version, found.settings, found.services, toolset, builtin
         )
         loaded.append(plugin)
         statuses.append(plugin.status())

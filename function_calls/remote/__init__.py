@@ -1,10 +1,10 @@
 """Tools that run on other servers: MCP servers and OpenAPI tool servers.
 
-Each server becomes a `ToolSource` attached to the bot's registry; its tools are
-validated and run through the same `ToolInvoker` as the bot's own.
+Each server is a tool set (function_calls.toolsets), under its config's allow and deny
+lists, scope, admin_only and prefix; the bot's composition holds them, and their tools
+are validated and run through the same `ToolInvoker` as the bot's own.
 """
 
-from function_calls.remote.filters import ToolFilter
 from function_calls.remote.mcp_client import CONTEXT_META_KEY, McpServerTools, McpTools
 from function_calls.remote.mcp_config import McpServerConfig, McpSettings, McpTransport
 from function_calls.remote.naming import exposed_name
@@ -14,6 +14,7 @@ from function_calls.remote.openapi import (
     OpenApiTools,
     OpenApiToolSet,
 )
+from function_calls.toolsets import ToolFilter
 
 __all__ = [
     "CONTEXT_META_KEY",

@@ -1,10 +1,11 @@
-"""MCP servers as tool sources, through the official `mcp` SDK.
+"""MCP servers as tool sets, through the official `mcp` SDK.
 
 One `McpServerTools` per configured server keeps a session open in a supervisor task:
 it lists the tools at start, re-lists them on `notifications/tools/list_changed` and
 every `health_interval` (which is also how a dead server is noticed), and restarts a
 server that died with exponential backoff. While a server is down it offers no tools,
-so the model is never shown one that cannot run.
+so the model is never shown one that cannot run. `McpTools.toolset` is every server's
+set under its config's allow and deny lists, scope, admin_only and prefix.
 
 A call goes through the same `ToolInvoker` as every other tool: stage 1 checks the
 arguments against the server's own `inputSchema` (cleaned like ours), the invoker's
@@ -20,7 +21,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -34,12 +35,12 @@ from mcp.shared.exceptions import MCPError
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError, ToolError
-from function_calls.registry import Tool
-from function_calls.remote.external import external_tool
+from function_calls.remote.external import as_configured, external_tool
 from function_calls.remote.mcp_config import McpServerConfig, McpSettings
-from function_calls.remote.naming import exposed_name
 from function_calls.remote.results import content_text, limited
 from function_calls.result import FunctionResult
+from function_calls.tools import Tool
+from function_calls.toolsets import AbstractToolset, CombinedToolset, ToolListing, own_listing
 from function_calls.vocabulary import Effect
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,9 @@ class _ConnectionLost(Exception):
     """A call found the connection closed; the supervisor reconnects at once."""
 
 
-class McpServerTools:
-    """The tools of one MCP server, for as long as it runs (a `ToolSource`)."""
+class McpServerTools(AbstractToolset):
+    """The tools of one MCP server, for as long as it runs, under the server's own
+    names (`as_configured` narrows and prefixes them)."""
 
     def __init__(
         self,
@@ -76,7 +78,7 @@ class McpServerTools:
         self.max_backoff = max_backoff
         self.state: ServerState = "starting"
         self.restarts = 0  # times it came back after being up or failing to start
-        self._prefix = config.prefix_for(name)
+        self.prefix = config.prefix_for(name)
         self._client: Client | None = None
         self._tools: tuple[Tool, ...] = ()
         self._fingerprint = ""
@@ -89,11 +91,11 @@ class McpServerTools:
         ]
 
     @property
-    def name(self) -> str:
+    def label(self) -> str:
         return f"MCP server {self._name!r}"
 
-    def tools(self) -> Sequence[Tool]:
-        return self._tools if self.state == "up" else ()
+    def listing(self, ctx: MessageContext | None) -> ToolListing:
+        return own_listing(self._tools if self.state == "up" else (), ctx)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -131,7 +133,7 @@ class McpServerTools:
                     if self._first_attempt.is_set():
                         self.restarts += 1
                     self._first_attempt.set()
-                    log.info("%s is up with %d tools", self.name, len(self._tools))
+                    log.info("%s is up with %d tools", self.label, len(self._tools))
                     try:
                         await self._watch(client)
                     finally:
@@ -142,7 +144,7 @@ class McpServerTools:
                 raise
             except Exception as exc:
                 log.warning(
-                    "%s is down (%s); restarting in %.0f s", self.name, self._describe(exc), delay
+                    "%s is down (%s); restarting in %.0f s", self.label, self._describe(exc), delay
                 )
             finally:
                 self._client, self.state = None, "down"
@@ -198,7 +200,7 @@ class McpServerTools:
         if isinstance(message, types.ToolListChangedNotification):
             self._wake.set()
         elif isinstance(message, Exception):
-            log.debug("%s sent something unreadable: %s", self.name, type(message).__name__)
+            log.debug("%s sent something unreadable: %s", self.label, type(message).__name__)
 
     # --- tools -----------------------------------------------------------------------
 
@@ -219,34 +221,28 @@ class McpServerTools:
             self._tools = tuple(self._build(listed))
             self._fingerprint = fingerprint
             if self.state == "up":
-                log.info("%s now offers %d tools", self.name, len(self._tools))
+                log.info("%s now offers %d tools", self.label, len(self._tools))
 
     def _build(self, listed: Iterable[types.Tool]) -> Iterable[Tool]:
-        config = self.config
         seen: set[str] = set()
         for listing in listed:
-            if not config.tools.admits(listing.name):
-                continue
-            exposed = exposed_name(self._prefix, listing.name)
-            if exposed in seen:
-                log.warning("%s: tool %s is left out; its name clashes", self.name, listing.name)
-                continue
             description = listing.description or listing.title or listing.name
             try:
                 tool = external_tool(
-                    exposed,
+                    listing.name,
                     description[:_MAX_DESCRIPTION],
                     listing.input_schema,
                     functools.partial(self._call, listing.name),
-                    scope=config.scope,
-                    admin_only=config.admin_only,
-                    timeout=config.timeout,
+                    timeout=self.config.timeout,
                     effect=_effect(listing.annotations),
                 )
             except ToolDefinitionError as exc:
-                log.warning("%s: tool %s is skipped: %s", self.name, listing.name, exc)
+                log.warning("%s: tool %s is skipped: %s", self.label, listing.name, exc)
                 continue
-            seen.add(exposed)
+            if tool.name in seen:
+                log.warning("%s: tool %s is left out; its name clashes", self.label, listing.name)
+                continue
+            seen.add(tool.name)
             yield tool
 
     async def _call(
@@ -331,6 +327,10 @@ class McpTools:
             McpServerTools(name, config, health_interval=health_interval)
             for name, config in settings.enabled().items()
         ]
+        # Every server's tools as its config has them, in the config's order.
+        self.toolset = CombinedToolset(
+            [as_configured(server, server.config, server.prefix) for server in self.servers]
+        )
 
     async def start(self) -> None:
         """Start every server and wait (at most `startup_timeout`) for their first
@@ -344,7 +344,7 @@ class McpTools:
             async with asyncio.timeout(self.settings.startup_timeout):
                 await asyncio.gather(*waits)
         except TimeoutError:
-            slow = [s.name for s in self.servers if s.state == "starting"]
+            slow = [s.label for s in self.servers if s.state == "starting"]
             log.warning("still starting after %.0f s: %s", self.settings.startup_timeout, slow)
 
     async def aclose(self) -> None:

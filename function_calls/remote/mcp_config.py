@@ -25,8 +25,8 @@ from pydantic import (
     model_validator,
 )
 
-from function_calls.remote.filters import ToolFilter
 from function_calls.remote.naming import MAX_TOOL_NAME, default_prefix
+from function_calls.toolsets import ToolFilter
 from function_calls.vocabulary import Scope
 
 log = logging.getLogger(__name__)

@@ -14,11 +14,9 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -27,20 +25,22 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, SecretStr, fie
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError, ToolError
-from function_calls.registry import Tool
-from function_calls.remote.external import external_tool
-from function_calls.remote.filters import ToolFilter
-from function_calls.remote.naming import exposed_name
+from function_calls.remote.external import as_configured, external_tool
+from function_calls.remote.openapi_spec import Operation, operations
 from function_calls.remote.results import MAX_RESULT_CHARS, limited
 from function_calls.result import FunctionResult, to_compact_json
+from function_calls.tools import Tool
+from function_calls.toolsets import (
+    AbstractToolset,
+    CombinedToolset,
+    ToolFilter,
+    ToolListing,
+    own_listing,
+)
 from function_calls.vocabulary import Scope
 
 log = logging.getLogger(__name__)
 
-_METHODS = ("get", "post", "put", "patch", "delete")
-_COMPONENT_REF = re.compile(r'"#/components/schemas/')
-_PARAMETER_REF = "#/components/parameters/"
-_BODY = "body"
 _RETRY_SPEC = 60.0
 _MAX_ERROR_TEXT = 500
 # Read at most this much of an answer; the model is shown far less (MAX_RESULT_CHARS).
@@ -84,146 +84,9 @@ class OpenApiSettings(BaseModel):
     servers: tuple[OpenApiServerConfig, ...] = ()
 
 
-ParameterPlace = Literal["path", "query", "body"]
-
-
-@dataclass(frozen=True, slots=True)
-class Operation:
-    """One operation of the spec, as a tool: where each argument goes in the request."""
-
-    operation_id: str
-    method: str
-    path: str
-    description: str
-    schema: dict[str, Any]
-    places: Mapping[str, ParameterPlace]
-    whole_body: bool  # the JSON body is the `body` argument itself, not its properties
-
-
-def operations(spec: Mapping[str, Any]) -> Iterable[Operation | str]:
-    """The spec's operations; a string says why one was left out."""
-    components = spec.get("components") or {}
-    if not isinstance(components, Mapping):
-        components = {}
-    defs = dict(components.get("schemas") or {})
-    for path, item in (spec.get("paths") or {}).items():
-        if not isinstance(item, Mapping):
-            continue
-        shared = list(item.get("parameters") or [])
-        for method in _METHODS:
-            operation = item.get(method)
-            if not isinstance(operation, Mapping):
-                continue
-            try:
-                yield _operation(path, method, operation, shared, components, defs)
-            except Exception as exc:  # a spec is outside data: any shape may come
-                yield f"{method.upper()} {path}: {type(exc).__name__}: {exc}"
-
-
-def _operation(
-    path: str,
-    method: str,
-    operation: Mapping[str, Any],
-    shared: list[Any],
-    components: Mapping[str, Any],
-    defs: dict[str, Any],
-) -> Operation:
-    operation_id = operation.get("operationId") or re.sub(r"\W+", "_", f"{method}{path}").strip("_")
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    places: dict[str, ParameterPlace] = {}
-    by_name: dict[tuple[str, str], Any] = {}
-    for parameter in [*shared, *(operation.get("parameters") or [])]:
-        resolved = _parameter(parameter, components)
-        by_name[(resolved.get("name", ""), resolved.get("in", ""))] = resolved  # op overrides
-    for (name, place), parameter in by_name.items():
-        if place not in ("path", "query"):
-            continue  # headers and cookies are the operator's (`headers`), not the model's
-        if name in properties:
-            raise ValueError(f"{name!r} is both a path and a query parameter")
-        parameter_schema = dict(parameter.get("schema") or {"type": "string"})
-        if parameter.get("description"):
-            parameter_schema.setdefault("description", parameter["description"])
-        properties[name] = parameter_schema
-        places[name] = "path" if place == "path" else "query"
-        if parameter.get("required") or place == "path":
-            required.append(name)
-    whole_body = False
-    body = _json_body(operation, components)
-    if body is not None:
-        body_schema, body_required = body
-        target = _resolve_schema(body_schema, defs)
-        body_properties = (
-            target.get("properties") if target.get("type", "object") == "object" else None
-        )
-        if isinstance(body_properties, Mapping) and not set(body_properties) & set(properties):
-            for name, property_schema in body_properties.items():
-                properties[name] = property_schema
-                places[name] = "body"
-            required.extend(target.get("required") or [])
-        else:  # an array, a scalar, or names that clash with parameters
-            body_name = next(n for n in (_BODY, "request_body", "_body") if n not in properties)
-            properties[body_name] = body_schema
-            places[body_name] = "body"
-            whole_body = True
-            if body_required:
-                required.append(body_name)
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = list(dict.fromkeys(required))
-    if defs:
-        schema["$defs"] = defs
-    words = [operation.get("summary"), operation.get("description")]
-    description = " ".join(str(w).strip() for w in words if w) or f"{method.upper()} {path}"
-    # The spec's "#/components/schemas/X" are the schema's "#/$defs/X".
-    # (default=str: a YAML spec's unquoted dates in examples are not JSON)
-    schema = json.loads(_COMPONENT_REF.sub('"#/$defs/', json.dumps(schema, default=str)))
-    return Operation(operation_id, method, path, description, schema, places, whole_body)
-
-
-def _parameter(parameter: Any, components: Mapping[str, Any]) -> Mapping[str, Any]:
-    if isinstance(parameter, Mapping) and isinstance(parameter.get("$ref"), str):
-        ref = parameter["$ref"]
-        name = ref.removeprefix(_PARAMETER_REF)
-        found = (components.get("parameters") or {}).get(name)
-        if not ref.startswith(_PARAMETER_REF) or not isinstance(found, Mapping):
-            raise ValueError(f"unresolvable parameter {ref!r}")
-        return found
-    if not isinstance(parameter, Mapping):
-        raise ValueError("a parameter is not an object")
-    return parameter
-
-
-def _json_body(
-    operation: Mapping[str, Any], components: Mapping[str, Any]
-) -> tuple[dict[str, Any], bool] | None:
-    body = operation.get("requestBody")
-    if not isinstance(body, Mapping):
-        return None
-    ref = body.get("$ref")
-    if isinstance(ref, str):
-        body = (components.get("requestBodies") or {}).get(ref.rsplit("/", 1)[-1]) or {}
-    content = body.get("content") or {}
-    media = content.get("application/json")
-    if not isinstance(media, Mapping):
-        if content:
-            raise ValueError(f"its body is {', '.join(content)}, not JSON")
-        return None
-    return dict(media.get("schema") or {}), bool(body.get("required"))
-
-
-def _resolve_schema(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        found = defs.get(ref.rsplit("/", 1)[-1])
-        if not isinstance(found, Mapping):
-            raise ValueError(f"unresolvable schema {ref!r}")
-        return found
-    return schema
-
-
-class OpenApiTools:
-    """The tools of one OpenAPI server (a `ToolSource`)."""
+class OpenApiTools(AbstractToolset):
+    """The tools of one OpenAPI server, named by their operationIds (`as_configured`
+    narrows and prefixes them); none until its spec is read."""
 
     def __init__(self, config: OpenApiServerConfig, *, client: httpx.AsyncClient) -> None:
         self.config = config
@@ -232,11 +95,11 @@ class OpenApiTools:
         self._task: asyncio.Task[None] | None = None
 
     @property
-    def name(self) -> str:
+    def label(self) -> str:
         return f"OpenAPI server {self.config.url}"
 
-    def tools(self) -> Sequence[Tool]:
-        return self._tools
+    def listing(self, ctx: MessageContext | None) -> ToolListing:
+        return own_listing(self._tools, ctx)
 
     async def load(self) -> bool:
         """Read the spec and build the tools; False (logged) when the spec can't be read."""
@@ -244,20 +107,18 @@ class OpenApiTools:
             async with asyncio.timeout(self.config.timeout):  # a trickling server, too
                 spec = await self._spec()
         except Exception as exc:
-            log.warning("%s: cannot read its spec (%s)", self.name, _safe(exc))
+            log.warning("%s: cannot read its spec (%s)", self.label, _safe(exc))
             return False
         built: list[Tool] = []
         for found in operations(spec):
             if isinstance(found, str):
-                log.warning("%s: operation left out: %s", self.name, found)
-                continue
-            if not self.config.tools.admits(found.operation_id):
+                log.warning("%s: operation left out: %s", self.label, found)
                 continue
             tool = self._tool(found)
             if tool is not None:
                 built.append(tool)
         self._tools = tuple(built)
-        log.info("%s offers %d tools", self.name, len(built))
+        log.info("%s offers %d tools", self.label, len(built))
         return True
 
     def start_retrying(self) -> None:
@@ -310,22 +171,19 @@ class OpenApiTools:
             await answer.aclose()
 
     def _tool(self, operation: Operation) -> Tool | None:
-        name = exposed_name(self.config.prefix, operation.operation_id)
         try:
             return external_tool(
-                name,
+                operation.operation_id,
                 operation.description[:1024],
                 operation.schema,
                 lambda ctx, args: self._call(operation, ctx, args),
-                scope=self.config.scope,
-                admin_only=self.config.admin_only,
                 timeout=self.config.timeout,
                 # A GET changes nothing (HTTP's own promise) but sends its arguments to
                 # another server; any other method may change things there.
                 effect="external" if operation.method.upper() in ("GET", "HEAD") else "write",
             )
         except ToolDefinitionError as exc:
-            log.warning("%s: %s is skipped: %s", self.name, operation.operation_id, exc)
+            log.warning("%s: %s is skipped: %s", self.label, operation.operation_id, exc)
             return None
 
     async def _call(
@@ -401,6 +259,10 @@ class OpenApiToolSet:
     def __init__(self, settings: OpenApiSettings) -> None:
         self._client = httpx.AsyncClient(follow_redirects=False)
         self.servers = [OpenApiTools(config, client=self._client) for config in settings.servers]
+        # Every server's tools as its config has them, in the config's order.
+        self.toolset = CombinedToolset(
+            [as_configured(server, server.config, server.config.prefix) for server in self.servers]
+        )
 
     async def start(self) -> None:
         loaded = await asyncio.gather(*(server.load() for server in self.servers))

@@ -59,7 +59,7 @@ def corpus_tools() -> ToolRegistry:
     loaded = load_plugins([PluginSpec(module=module) for module in PLUGIN_MODULES])
     if loaded.failed:
         raise RuntimeError(f"the corpus plugins do not load: {loaded.failed}")
-    for tool in loaded.registry(lambda tool: 0):
+    for tool in loaded.toolset():
         registry.register(tool)
     for server, listed in mcp_tool_lists().items():
         for item in listed:

@@ -1,0 +1,54 @@
+"""Sets of tools that compose, in the shape of pydantic-ai's toolsets.
+
+`AbstractToolset.listing(ctx)` says which tools a set offers the sender of a context
+and why it hides the others (`get_tools(ctx)` is the offered part; `ctx=None`: every
+tool it may offer anyone). `FunctionToolset` holds fixed tools (`ToolRegistry` is its
+other name), `CombinedToolset` unites sets in order, and the wrappers only narrow:
+`filtered`, `prefixed`, `prepared`, `narrowed` (a config's allow/deny lists, scope and
+admin_only) and `refusing` (the tools policy and a chat's switches).
+
+The built-ins, each plugin, each MCP and each OpenAPI server are sets; a bot composes
+them once, and its `ToolInvoker` adds the policy and the switches: `invoker.registry`.
+"""
+
+from function_calls.toolsets._abstract import (
+    AbstractToolset,
+    HiddenTool,
+    PrepareTools,
+    Refusal,
+    ToolListing,
+    ToolPredicate,
+    own_listing,
+)
+from function_calls.toolsets._combined import CombinedToolset
+from function_calls.toolsets._function import FunctionToolset
+from function_calls.toolsets._narrowed import NarrowedToolset, ToolFilter, narrowed_scope
+from function_calls.toolsets._prefixed import MAX_TOOL_NAME, PrefixedToolset, exposed_name
+from function_calls.toolsets._wrappers import (
+    FilteredToolset,
+    PreparedToolset,
+    RefusingToolset,
+    WrapperToolset,
+)
+
+__all__ = [
+    "MAX_TOOL_NAME",
+    "AbstractToolset",
+    "CombinedToolset",
+    "FilteredToolset",
+    "FunctionToolset",
+    "HiddenTool",
+    "NarrowedToolset",
+    "PrefixedToolset",
+    "PrepareTools",
+    "PreparedToolset",
+    "Refusal",
+    "RefusingToolset",
+    "ToolFilter",
+    "ToolListing",
+    "ToolPredicate",
+    "WrapperToolset",
+    "exposed_name",
+    "narrowed_scope",
+    "own_listing",
+]

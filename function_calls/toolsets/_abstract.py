@@ -1,0 +1,156 @@
+"""The abstract tool set, and what a set answers for one context: its `ToolListing`."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from function_calls.context import MessageContext
+from function_calls.errors import HiddenReason, UnknownToolError
+from function_calls.tools import Tool
+from function_calls.vocabulary import Scope
+
+if TYPE_CHECKING:
+    from function_calls.toolsets._narrowed import ToolFilter
+    from function_calls.toolsets._prefixed import PrefixedToolset
+    from function_calls.toolsets._wrappers import FilteredToolset, PreparedToolset, RefusingToolset
+
+ToolPredicate = Callable[[MessageContext | None, Tool], bool]
+"""Whether a set keeps a tool for a context (None: for listings, whoever asks)."""
+PrepareTools = Callable[[MessageContext | None, Sequence[Tool]], Sequence[Tool]]
+"""The tools a set offers for a context, from those it would: it may drop some (or
+reorder them), never add one."""
+Refusal = Callable[[MessageContext, Tool], HiddenReason | None]
+"""Why a tool is not offered in a context (None: it is)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenTool:
+    """A tool a set holds but does not offer in one context, and why: a call of it is
+    refused as hidden (the reason is the model's and the log's), not as unknown."""
+
+    tool: Tool
+    reason: HiddenReason
+
+
+@dataclass(frozen=True, slots=True)
+class ToolListing:
+    """What a set holds for one context: the tools it offers, in the order the model is
+    shown them, and those it holds but hides. Without a context nothing is hidden: every
+    tool it may offer anyone is offered."""
+
+    offered: Mapping[str, Tool]
+    hidden: Mapping[str, HiddenTool]
+
+    def reason(self, name: str) -> HiddenReason | None:
+        """Why the tool `name` is hidden (None: offered, or not held at all)."""
+        held = self.hidden.get(name)
+        return held.reason if held is not None else None
+
+
+def own_listing(tools: Iterable[Tool], ctx: MessageContext | None) -> ToolListing:
+    """A leaf set's listing: each tool offered unless its own declaration (its scope,
+    rights, services, whether it is remote or for the model) hides it in `ctx`."""
+    if ctx is None:
+        return ToolListing({tool.name: tool for tool in tools}, {})
+    offered: dict[str, Tool] = {}
+    hidden: dict[str, HiddenTool] = {}
+    for tool in tools:
+        reason = tool.hidden_because(ctx)
+        if reason is None:
+            offered[tool.name] = tool
+        else:
+            hidden[tool.name] = HiddenTool(tool, reason)
+    return ToolListing(offered, hidden)
+
+
+class AbstractToolset(ABC):
+    """A set of tools: the built-ins, a plugin's, an MCP or OpenAPI server's, the bot's
+    whole composition. `listing(ctx)` says which it offers in a context and why not the
+    others; wrappers (`filtered`, `prefixed`, `prepared`, `narrowed`, `refusing`) only
+    ever narrow what they wrap. Each tool carries its own handler, so a set is only ever
+    asked what it holds; the `ToolInvoker` runs the calls.
+
+    A set reads like a registry too (`names()`, `get`, `in`, iteration, `len`): over the
+    tools it may offer anyone, as listings and indexes want them. Derived sets give the
+    same `Tool` objects for every context: an index built over `get_tools(None)` finds
+    the tools of `get_tools(ctx)` by identity.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def listing(self, ctx: MessageContext | None) -> ToolListing:
+        """The tools for the sender of `ctx` (None: every tool it may offer anyone)."""
+
+    @property
+    def label(self) -> str:
+        """What the log calls this set ("MCP server 'time'", "plugin 'dice'")."""
+        return type(self).__name__
+
+    def get_tools(self, ctx: MessageContext | None) -> Mapping[str, Tool]:
+        """The tools offered to the sender of `ctx`, by name, in order."""
+        return self.listing(ctx).offered
+
+    def names(self) -> list[str]:
+        return list(self.get_tools(None))
+
+    def get(self, name: str) -> Tool:
+        """The tool `name` (as offered to anyone); UnknownToolError if none."""
+        tools = self.get_tools(None)
+        try:
+            return tools[name]
+        except KeyError:
+            raise UnknownToolError(name, list(tools)) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.get_tools(None)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self.get_tools(None).values()))
+
+    def __len__(self) -> int:
+        return len(self.get_tools(None))
+
+    # --- wrappers: each narrows what it wraps, never widens it ------------------------
+
+    def filtered(self, keep: ToolPredicate) -> FilteredToolset:
+        """Only the tools `keep` admits for the context; the others are not there at
+        all for it (a call of one is unknown). `narrowed` and `refusing` hide instead,
+        with a reason."""
+        from function_calls.toolsets._wrappers import FilteredToolset
+
+        return FilteredToolset(self, keep)
+
+    def prefixed(self, prefix: str) -> PrefixedToolset:
+        """The same tools under `exposed_name(prefix, name)`."""
+        from function_calls.toolsets._prefixed import PrefixedToolset
+
+        return PrefixedToolset(self, prefix)
+
+    def prepared(self, prepare: PrepareTools) -> PreparedToolset:
+        """The tools `prepare` keeps of those offered for each context; it may drop
+        tools, never add one (ToolDefinitionError if it tries)."""
+        from function_calls.toolsets._wrappers import PreparedToolset
+
+        return PreparedToolset(self, prepare)
+
+    def narrowed(
+        self, *, scope: Scope = "both", admin_only: bool = False, tools: ToolFilter | None = None
+    ) -> AbstractToolset:
+        """A config's options on this set (see `NarrowedToolset`); the set itself when
+        they narrow nothing."""
+        from function_calls.toolsets._narrowed import NarrowedToolset, ToolFilter
+
+        tools = tools if tools is not None else ToolFilter()
+        if scope == "both" and not admin_only and tools.admits_all():
+            return self
+        return NarrowedToolset(self, scope, admin_only, tools)
+
+    def refusing(self, refuse: Refusal) -> RefusingToolset:
+        """The tools `refuse` gives a reason for are hidden, with that reason."""
+        from function_calls.toolsets._wrappers import RefusingToolset
+
+        return RefusingToolset(self, refuse)

@@ -1,0 +1,81 @@
+"""`PrefixedToolset`: a set's tools under `<prefix><name>`, within the API's naming rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from function_calls.context import MessageContext
+from function_calls.tools import Tool
+from function_calls.toolsets._abstract import HiddenTool, ToolListing
+from function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
+
+log = logging.getLogger(__name__)
+
+# The OpenAI API's rule for function names.
+MAX_TOOL_NAME = 64
+_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def exposed_name(prefix: str, name: str) -> str:
+    """The name the model sees for a tool spelled `name` (a server's own spelling).
+
+    Characters the API does not allow become "_". A name that would be too long keeps
+    its start and ends in a short hash of the whole, so two long names stay distinct and
+    the same name always maps to the same tool.
+    """
+    full = _NOT_ALLOWED.sub("_", f"{prefix}{name}")
+    if len(full) <= MAX_TOOL_NAME:
+        return full
+    digest = hashlib.sha256(f"{prefix}{name}".encode()).hexdigest()[:8]
+    return f"{full[: MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PrefixedToolset(WrapperToolset):
+    """The wrapped set's tools renamed `exposed_name(prefix, spelling)`: from the name
+    as its source spelled it, so that a long or odd name maps as if the prefix had
+    always been part of it. Two names that map to one: the first keeps it (logged)."""
+
+    prefix: str
+    _made: Made = field(default_factory=dict, init=False, repr=False)
+    _clashes: set[str] = field(default_factory=set, init=False, repr=False)
+
+    def _rename(self, tool: Tool) -> Tool:
+        spelled = f"{self.prefix}{tool.spelled}"
+        name = exposed_name(self.prefix, tool.spelled)
+        source_name = "" if spelled == name else spelled
+        if name == tool.name and source_name == tool.source_name:
+            return tool
+        return dataclasses.replace(tool, name=name, source_name=source_name)
+
+    def _renamed(self, tool: Tool) -> Tool:
+        renamed = made_once(self._made, tool, self._rename)
+        assert renamed is not None  # renaming never drops
+        return renamed
+
+    def _taken(self, name: str, *maps: Mapping[str, object]) -> bool:
+        if not any(name in held for held in maps):
+            return False
+        if name not in self._clashes:
+            self._clashes.add(name)
+            log.warning("%s: two tools map to %s; the first keeps it", self.label, name)
+        return True
+
+    def listing(self, ctx: MessageContext | None) -> ToolListing:
+        inner = self.wrapped.listing(ctx)
+        offered: dict[str, Tool] = {}
+        hidden: dict[str, HiddenTool] = {}
+        for tool in inner.offered.values():
+            renamed = self._renamed(tool)
+            if not self._taken(renamed.name, offered):
+                offered[renamed.name] = renamed
+        for held in inner.hidden.values():
+            renamed = self._renamed(held.tool)
+            if not self._taken(renamed.name, offered, hidden):
+                hidden[renamed.name] = HiddenTool(renamed, held.reason)
+        return ToolListing(offered, hidden)
