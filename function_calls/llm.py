@@ -83,6 +83,7 @@ class FirstRequest:
     tools: list[dict[str, Any]] | None
     offer: ToolOffer | None
     mode: CallMode
+    shown: tuple[str, ...]  # the tools the model is shown (the finder too), in either mode
 
 
 class FunctionCallLLM:
@@ -310,7 +311,11 @@ class FunctionCallLLM:
         self._begin(turn, text, history)
         tools = self._fitted(turn)
         return FirstRequest(
-            turn.messages, tools.definitions if tools else None, turn.offer, turn.mode
+            turn.messages,
+            tools.definitions if tools else None,
+            turn.offer,
+            turn.mode,
+            tuple(turn.tools),
         )
 
     async def warm_up(self, ctx: MessageContext, text: str = "hi") -> Usage:

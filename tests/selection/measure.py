@@ -32,7 +32,7 @@ from typing import Any, Literal
 from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
 from function_calls._shaping import BOT_NAME
 from function_calls.deps import Deps
-from function_calls.handlers import builtin_tools
+from function_calls.handlers import BUILTIN_MODULES, builtin_tools
 from function_calls.plugins import PluginSpec, load_plugins
 from function_calls.provided import BUILTIN_TYPES
 from function_calls.remote.external import external_tool
@@ -117,9 +117,7 @@ def family(name: str) -> str:
     if "__" in name:
         return f"mcp: {name.split('__', 1)[0]}"
     plugin = _plugin_of().get(name, "")
-    if plugin:
-        return f"plugin: {plugin}"
-    return {"reminder": "built-in: reminders"}.get(name.split("_", 1)[0], "built-in: other")
+    return f"built-in: {plugin}" if plugin in BUILTIN_MODULES else f"plugin: {plugin}"
 
 
 @asynccontextmanager
@@ -160,8 +158,7 @@ async def measure(mode: Mode, entries: Sequence[CorpusEntry] | None = None) -> l
             text = json.dumps(first.messages, ensure_ascii=False)
             if first.tools:
                 text += json.dumps(first.tools, ensure_ascii=False, separators=(",", ":"))
-            names = [t["function"]["name"] for t in first.tools or []]
-            finder = FIND_TOOLS in names or f'"name":"{FIND_TOOLS}"' in text.replace(" ", "")
+            finder = FIND_TOOLS in first.shown
             available = {tool.name for tool in llm.invoker.offered(ctx)}
             for_member = not entry.tools or bool(set(entry.tools) & available)
             results.append(
