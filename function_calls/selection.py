@@ -26,7 +26,7 @@ import functools
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -207,7 +207,10 @@ class ToolIndex:
         at most `_HISTORY_CAP` of the message's own score), unless the message is a
         follow-up ("and in Paris?"), which the earlier chat chooses for as much."""
         own, own_terms, own_strength = self._scored(said)
-        earlier, earlier_terms, earlier_strength = self._scored(before)
+        # Only a follow-up is chosen for by tools the message itself did not match.
+        earlier, earlier_terms, earlier_strength = self._scored(
+            before, among=None if follow_up else own.keys()
+        )
         found: dict[int, _Match] = {}
         for position in own.keys() | earlier.keys():
             mine, then = own.get(position, 0.0), earlier.get(position, 0.0)
@@ -221,7 +224,7 @@ class ToolIndex:
         return found
 
     def _scored(
-        self, query: Mapping[str, float]
+        self, query: Mapping[str, float], among: Set[int] | None = None
     ) -> tuple[dict[int, float], dict[int, list[str]], dict[int, int]]:
         """Each tool's score for `query`, the terms it matched, and its strength: a
         concept is a request's meaning, and so is a word of the tool's name (2); one
@@ -234,6 +237,8 @@ class ToolIndex:
             weak = is_weak(term)
             factor = weight * (_WEAK if weak else 1.0)
             for position, value, in_name in self._postings.get(term, ()):
+                if among is not None and position not in among:
+                    continue
                 scores[position] = scores.get(position, 0.0) + value * factor
                 matched.setdefault(position, []).append(term)
                 named = in_name and not term.startswith("@")
