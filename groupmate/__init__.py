@@ -12,8 +12,10 @@ from function_calls.plugin_store import JsonValue, PluginStore
 from function_calls.plugins.declare import Plugin
 from function_calls.registry import Example, NoArguments, tool_function
 from function_calls.result import FunctionResult
+from function_calls.toolsets import AbstractToolset
 
 __all__ = [
+    "AbstractToolset",
     "Example",
     "FunctionResult",
     "JsonValue",
