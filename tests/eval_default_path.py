@@ -1,5 +1,5 @@
 """`make eval`, the default path: a real small model behind the minimal config a new
-user writes, with every built-in tool and five real MCP servers.
+user writes, with every built-in tool and six real MCP servers.
 
 llama-cpp-python (which says nothing of its window) serves Qwen2.5-Coder-1.5B at
 `--n_ctx 4096`; the bot's config has `llm.base_url`, `model` and `tool_mode` and nothing
@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import re
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,14 +37,7 @@ from function_calls.internal_text import (
     UNFINISHED,
 )
 from tests.llama_server import MODELS, QWEN_CODER_1_5B, llama_server
-from tests.mcp_servers import (
-    fetch_server_command,
-    filesystem_server_command,
-    git_server_command,
-    memory_server_command,
-    memory_server_env,
-    time_server_command,
-)
+from tests.mcp_servers import default_path_servers
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "eval_default_path.json"
@@ -107,30 +99,11 @@ CASES = [
 ]
 
 
-def servers(work: Path) -> dict[str, Any]:
-    repository, shared = work / "repo", work / "shared"
-    shared.mkdir()
-    subprocess.run(["git", "init", "-q", str(repository)], check=True)
-    fetch, git = fetch_server_command(), git_server_command(repository)
-    memory, files = memory_server_command(), filesystem_server_command(shared)
-    return {
-        "time": {"command": time_server_command()},
-        "fetch": {"command": fetch[0], "args": fetch[1:]},
-        "git": {"command": git[0], "args": git[1:]},
-        "memory": {
-            "command": memory[0],
-            "args": memory[1:],
-            "env": memory_server_env(work / "m.jsonl"),
-        },
-        "filesystem": {"command": files[0], "args": files[1:]},
-    }
-
-
 async def run_mode(base_url: str, model: str, mode: str, work: Path) -> list[dict[str, Any]]:
     config = {
         "storage": {"url": f"sqlite:///{work / 'bot.db'}"},
         "llm": {"base_url": base_url, "model": model, "tool_mode": mode},
-        "mcp": {"servers": servers(work)},
+        "mcp": {"servers": default_path_servers(work)},
     }
     rows = []
     async with Bot(parse_config(config, environ={})) as bot:

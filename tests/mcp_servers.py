@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -148,3 +149,27 @@ def filesystem_server_command(*allowed: Path) -> list[str]:
     if not allowed:
         raise ValueError("the filesystem server needs at least one allowed directory")
     return [*_npm_server("@modelcontextprotocol/server-filesystem"), *map(str, allowed)]
+
+
+def default_path_servers(work: Path) -> dict[str, Any]:
+    """The `mcp.servers` of the default path's tests and eval: six real MCP servers
+    (time, fetch, git and sqlite from PyPI; memory and filesystem from npm), each on a
+    workspace of its own under `work`."""
+    repository, shared = work / "repo", work / "shared"
+    shared.mkdir()
+    (shared / "notes.md").write_text("standup moved to 10:00\n")
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    fetch, git = fetch_server_command(), git_server_command(repository)
+    memory, files = memory_server_command(), filesystem_server_command(shared)
+    return {
+        "time": {"command": time_server_command()},
+        "fetch": {"command": fetch[0], "args": fetch[1:]},
+        "git": {"command": git[0], "args": git[1:]},
+        "memory": {
+            "command": memory[0],
+            "args": memory[1:],
+            "env": memory_server_env(work / "memory.jsonl"),
+        },
+        "filesystem": {"command": files[0], "args": files[1:]},
+        "sqlite": {"command": sqlite_server_command(), "args": ["--db-path", str(work / "s.db")]},
+    }

@@ -29,15 +29,7 @@ from bot.config import parse_config
 from bot.messages import IncomingMessage
 from function_calls.server_info import DEFAULT_CONTEXT_TOKENS
 from groupmate.testing import stub_llm as s
-from tests.mcp_servers import (
-    fetch_server_command,
-    filesystem_server_command,
-    git_server_command,
-    memory_server_command,
-    memory_server_env,
-    sqlite_server_command,
-    time_server_command,
-)
+from tests.mcp_servers import default_path_servers
 from tests.selection.catalog import PLUGIN_MODULES
 from tests.tool_venv import ROOT, free_port, stop_process, wait_until_up
 
@@ -46,39 +38,13 @@ pytestmark = pytest.mark.slow
 ANSWER = "Hello from the model."
 
 
-def mcp_servers(work: Path) -> dict[str, Any]:
-    """Six real MCP servers, each on a workspace of its own under `work`."""
-    repository, shared = work / "repo", work / "shared"
-    shared.mkdir()
-    (shared / "notes.md").write_text("standup moved to 10:00\n")
-    subprocess.run(["git", "init", "-q", str(repository)], check=True)
-    fetch, git, memory = (
-        fetch_server_command(),
-        git_server_command(repository),
-        memory_server_command(),
-    )
-    files = filesystem_server_command(shared)
-    return {
-        "time": {"command": time_server_command()},
-        "fetch": {"command": fetch[0], "args": fetch[1:]},
-        "git": {"command": git[0], "args": git[1:]},
-        "memory": {
-            "command": memory[0],
-            "args": memory[1:],
-            "env": memory_server_env(work / "memory.jsonl"),
-        },
-        "filesystem": {"command": files[0], "args": files[1:]},
-        "sqlite": {"command": sqlite_server_command(), "args": ["--db-path", str(work / "s.db")]},
-    }
-
-
 def minimal_config(work: Path, stub: s.StubLLM, mode: str) -> dict[str, Any]:
     """What the README's quick start has a user write, and the tools they add."""
     return {
         "storage": {"url": f"sqlite:///{work / 'bot.db'}"},
         "llm": {"base_url": stub.base_url, "model": "local-model", "tool_mode": mode},
         "plugins": [{"module": module} for module in PLUGIN_MODULES],
-        "mcp": {"servers": mcp_servers(work)},
+        "mcp": {"servers": default_path_servers(work)},
     }
 
 
