@@ -76,6 +76,8 @@ class Window:
         self.window = window
         self.answer = answer  # tokens kept for the answer (max_tokens)
         self.persona = persona
+        # The bare system prompt is the same for every message: counted once.
+        self._system = text_tokens(build_system_prompt(persona=persona))
         # Set when even a minimal request does not fit: what the operator must change
         # (the log, /healthz and `groupmate check` say it; the user gets one sentence).
         self.problem: str | None = None
@@ -122,7 +124,7 @@ class Window:
 
     def minimum(self, context_line: str) -> int:
         """What every request takes: the system prompt without tools, and the context."""
-        return text_tokens(build_system_prompt(persona=self.persona)) + text_tokens(context_line)
+        return self._system + text_tokens(context_line)
 
     def tool_budget(self, *, base: int, frame: int, history: int) -> int:
         """Tokens for the tools a message is offered, after `base` (the system prompt,

@@ -9,6 +9,7 @@ all of them, whichever one was asked for.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -156,6 +157,7 @@ def tool_text(
     return "\n\n".join([line, *shown])
 
 
+@functools.cache  # the same few strings for every message
 def frame_text(prompt_format: PromptFormat) -> str:
     """What `render_tool_instructions` adds whatever the tools: the format's explanation
     and the plain replies among the examples."""
