@@ -18,11 +18,15 @@ from function_calls.prompt_formats import (
 from function_calls.registry import Tool
 from function_calls.schema import SchemaView
 from function_calls.selection import FIND_TOOLS, ToolSelector, finder_tool
+from function_calls.selection_words import has_chinese
 from function_calls.system_prompt import build_system_prompt
+from function_calls.toolsets import ToolListing
 from function_calls.turn import CallMode, Turn
 
 # Costs kept, one per tool, mode and view; past this many they are worked out again.
 _COSTS_KEPT = 4096
+# Worked examples shown per tool in prompt mode (reminder_set has six: 300 tokens).
+_WORKED_PER_TOOL = 3
 # Tool lists kept built (one per set of tools offered, and schema view).
 _TOOL_LISTS = 256
 
@@ -33,20 +37,26 @@ class _BuiltTools:
     listed: transport.ToolList
 
 
-def worked_examples(tool: Tool) -> list[WorkedExample]:
-    """The tool's examples that prompt mode shows as calls."""
-    return [
+def worked_examples(tool: Tool, *, chinese: bool) -> list[WorkedExample]:
+    """The tool's examples that prompt mode shows as calls: at most _WORKED_PER_TOOL,
+    those in the message's language (Chinese or not) first, then in the author's order.
+    A small model copies the nearest example; more of one tool's cost the tools beside it
+    their place in the budget."""
+    worked = [
         WorkedExample(example.said, tool.name, example.arguments)
         for example in tool.examples
         if example.arguments is not None
     ]
+    worked.sort(key=lambda example: has_chinese(example.said) != chinese)  # stable
+    return worked[:_WORKED_PER_TOOL]
 
 
 class Offering:
     """Chooses each message's tools within a budget, and knows what each costs.
 
-    `universe` gives every tool the bot has now: the selector's index is built over it
-    once per change, whichever sender asks."""
+    `universe` gives the listing of every tool the bot has now (for no context): the
+    selector's index is built over it once per change, whichever sender asks. The same
+    listing object means nothing changed (see `ListingMemo`)."""
 
     def __init__(
         self,
@@ -54,25 +64,37 @@ class Offering:
         *,
         strict: bool,
         prompt_format: PromptFormat,
-        universe: Callable[[], list[Tool]],
+        universe: Callable[[], ToolListing],
     ) -> None:
         self.selector = selector
         self._strict = strict
         self._format = prompt_format
-        self._universe = universe
-        self._costs: dict[tuple[int, CallMode, SchemaView], int] = {}
+        self._everyone = universe
+        self._universe: tuple[ToolListing | None, tuple[Tool, ...]] = (None, ())
+        self._costs: dict[tuple[int, CallMode, SchemaView, bool], int] = {}
         self._tool_lists: dict[tuple[tuple[int, ...], SchemaView], _BuiltTools] = {}
 
-    def cost(self, tool: Tool, mode: CallMode, view: SchemaView) -> int:
-        """What showing `tool` adds to a request, in estimated tokens."""
-        key = (id(tool), mode, view)
+    def universe(self) -> tuple[Tool, ...]:
+        """Every tool the model may be shown, to anyone: one tuple per change of them."""
+        listing = self._everyone()
+        kept, tools = self._universe
+        if kept is not listing:
+            tools = tuple(tool for tool in listing.offered.values() if tool.for_model)
+            self._universe = (listing, tools)
+        return tools
+
+    def cost(self, tool: Tool, mode: CallMode, view: SchemaView, *, chinese: bool = False) -> int:
+        """What showing `tool` adds to a request, in estimated tokens (in prompt mode
+        with the worked examples for a message in Chinese or not)."""
+        key = (id(tool), mode, view, chinese and mode == "prompt")
         found = self._costs.get(key)
         if found is None:
-            definition = tool.definition(strict=self._strict, view=view)
             if mode == "native":
-                found = tools_tokens([definition])
+                found = tools_tokens([tool.definition(strict=self._strict, view=view)])
             else:
-                found = text_tokens(tool_text(definition, self._format, worked_examples(tool)))
+                definition = tool.definition(strict=False, view=view, worked_apart=True)
+                worked = worked_examples(tool, chinese=chinese)
+                found = text_tokens(tool_text(definition, self._format, worked))
             if len(self._costs) >= _COSTS_KEPT:
                 self._costs.clear()
             self._costs[key] = found
@@ -87,14 +109,15 @@ class Offering:
         `budget` tokens, with the finder beside a partial guess."""
         candidates = [tool for tool in turn.available.values() if tool.for_model]
         finder = finder_tool()
+        chinese = has_chinese(text)
         offer = self.selector.select(
             candidates,
             text,
             budget=budget - self.cost(finder, turn.mode, turn.view),
-            cost=lambda tool: self.cost(tool, turn.mode, turn.view),
+            cost=lambda tool: self.cost(tool, turn.mode, turn.view, chinese=chinese),
             history=turn.history,
             chat_id=turn.ctx.chat_id,
-            universe=self._universe(),
+            universe=self.universe(),
         )
         turn.offer = offer
         turn.tools = {tool.name: tool for tool in offer.tools}
@@ -108,7 +131,7 @@ class Offering:
 
         def find(need: str) -> list[Tool]:
             candidates = [tool for tool in turn.available.values() if tool.for_model]
-            ranked = self.selector.rank(candidates, need, universe=self._universe())
+            ranked = self.selector.rank(candidates, need, universe=self.universe())
             return [choice.tool for choice in ranked[: self.selector.max_tools]]
 
         return find
@@ -132,8 +155,11 @@ class Offering:
         instructions = ""
         if turn.mode == "prompt" and turn.tools:
             tools = turn.tools.values()
-            definitions = [tool.definition(strict=False, view=turn.view) for tool in tools]
-            worked = [example for tool in tools for example in worked_examples(tool)]
+            definitions = [
+                tool.definition(strict=False, view=turn.view, worked_apart=True) for tool in tools
+            ]
+            chinese = has_chinese(turn.asked)
+            worked = [e for tool in tools for e in worked_examples(tool, chinese=chinese)]
             instructions = render_tool_instructions(definitions, self._format, worked)
         return build_system_prompt(persona=persona, tool_instructions=instructions)
 

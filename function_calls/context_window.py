@@ -137,6 +137,7 @@ def request_tokens(messages: Sequence[dict[str, Any]], tools_size: int = 0) -> i
     return tools_size + sum(_message_tokens(message) for message in messages)
 
 
+@functools.lru_cache(maxsize=4096)  # a chat's lines are counted again at each message
 def text_tokens(text: str) -> int:
     """The estimate `fit` counts for a message of `text`."""
     return _tokens(text)

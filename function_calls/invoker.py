@@ -42,7 +42,7 @@ from function_calls.policy import ToolPolicy, governed
 from function_calls.result import FunctionResult
 from function_calls.schema import SchemaView
 from function_calls.tools import Tool
-from function_calls.toolsets import AbstractToolset
+from function_calls.toolsets import AbstractToolset, ToolListing
 from storage.audit import AuditEntry
 
 log = logging.getLogger(__name__)
@@ -138,27 +138,40 @@ class ToolInvoker:
             return ctx
         return dataclasses.replace(ctx, deps=ctx.deps.with_(AbstractToolset, self.registry))
 
+    def listing(self, ctx: MessageContext) -> ToolListing:
+        """What this sender may use in this chat, and why not the others: one walk of the
+        composed sets, which a turn keeps for the calls of the round it was taken for."""
+        return self.registry.listing(self.with_tools(ctx))
+
     def offered(self, ctx: MessageContext) -> list[Tool]:
         """The tools this sender may use in this chat, in the set's order."""
-        return list(self.registry.get_tools(self.with_tools(ctx)).values())
+        return list(self.listing(ctx).offered.values())
 
     def validate_tool_call(
-        self, ctx: MessageContext, call: ToolCall, view: SchemaView = "full"
+        self,
+        ctx: MessageContext,
+        call: ToolCall,
+        view: SchemaView = "full",
+        *,
+        listing: ToolListing | None = None,
     ) -> ValidatedToolCall:
-        """Visibility, then both validation stages against the view the caller was shown.
+        """Visibility (against `listing`, taken for this context when the call was
+        asked for; by default, now), then both validation stages against the view the
+        caller was shown.
 
         Raises UnknownToolError, ToolHiddenError (ToolSwitchedOffError) or
         InvalidArgumentsError.
         """
         try:
-            return self._validate(ctx, call, view)
+            return self._validate(ctx, call, view, listing or self.listing(ctx))
         except ToolInvocationError as exc:
             if self.observe is not None:
                 self.observe(call.name if call.name in self.registry else None, exc.outcome)
             raise
 
-    def _validate(self, ctx: MessageContext, call: ToolCall, view: SchemaView) -> ValidatedToolCall:
-        listing = self.registry.listing(self.with_tools(ctx))
+    def _validate(
+        self, ctx: MessageContext, call: ToolCall, view: SchemaView, listing: ToolListing
+    ) -> ValidatedToolCall:
         tool = listing.offered.get(call.name)
         if tool is not None:
             return ValidatedToolCall(tool, tool.validate(call.arguments, ctx, view))
@@ -252,16 +265,22 @@ class ToolInvoker:
             log.exception("audit entry for %s not queued", tool.name)
 
     def plan(
-        self, ctx: MessageContext, calls: Sequence[ToolCall], view: SchemaView = "full"
+        self,
+        ctx: MessageContext,
+        calls: Sequence[ToolCall],
+        view: SchemaView = "full",
+        *,
+        listing: ToolListing | None = None,
     ) -> list[ToolInvocation]:
-        """Validate each call: a validated one is ready to run (`run_planned`); one that
-        repeats an earlier call of the batch is marked `duplicate`; a refused one carries
-        its error. Nothing runs."""
+        """Validate each call (see `validate_tool_call`): a validated one is ready to run
+        (`run_planned`); one that repeats an earlier call of the batch is marked
+        `duplicate`; a refused one carries its error. Nothing runs."""
         planned: list[ToolInvocation] = []
         seen: set[tuple[str, str]] = set()
+        listing = listing or self.listing(ctx)
         for call in calls:
             try:
-                validated = self.validate_tool_call(ctx, call, view)
+                validated = self.validate_tool_call(ctx, call, view, listing=listing)
             except ToolInvocationError as exc:
                 planned.append(ToolInvocation(call, error=exc))
                 continue

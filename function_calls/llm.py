@@ -65,8 +65,10 @@ log = logging.getLogger("groupmate.llm")
 
 ToolMode = Literal[CallMode, "auto"]
 # Which argument schemas the model is shown: "auto" is compact in prompt mode (small
-# local models) and full with native tool calling.
+# local models) and under a small window, full with native tool calling otherwise.
 ToolSchema = Literal["auto", SchemaView]
+# Under this window (in tokens), `tool_schema: auto` shows native mode the compact view.
+_COMPACT_BELOW = 8192
 _NUDGE = "Answer my last message directly in plain text."
 _CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
@@ -164,7 +166,7 @@ class FunctionCallLLM:
             ToolSelector(max_tools=max_tools),
             strict=strict_schemas,
             prompt_format=prompt_format,
-            universe=lambda: [tool for tool in self.registry if tool.for_model],
+            universe=lambda: self.registry.listing(None),
         )
         self._fell_back_to_prompt = False
         self._observers: list[TurnObserver] = []
@@ -251,9 +253,11 @@ class FunctionCallLLM:
             _CURRENT_TURN.reset(token)
 
     def _new_turn(self, ctx: MessageContext) -> Turn:
-        available = {tool.name: tool for tool in self.invoker.offered(ctx)}
+        listing = self.invoker.listing(ctx)
         mode = self.effective_mode()
-        return Turn(ctx, {}, mode, self._view(mode), [], available=available)
+        turn = Turn(ctx, {}, mode, self._view(mode), [], available=dict(listing.offered))
+        turn.listing = listing
+        return turn
 
     def _begin(self, turn: Turn, text: str, history: Sequence[ChatTurn]) -> None:
         """The turn's first messages: the system prompt, and the chat with `text` last;
@@ -401,8 +405,13 @@ class FunctionCallLLM:
         return turn.finish(None if turn.replies else turn.say(COULD_NOT_DO), ending="withheld")
 
     def _view(self, mode: CallMode) -> SchemaView:
+        """The schema view a turn's tools are shown (and validated) in. `auto`: compact in
+        prompt mode, and in native mode under a small window. A small window means a small
+        model, which the compact view was made for, and a tight budget, in which the full
+        `reminder_set` (about 690 tokens, 370 compact) crowds out the tools beside it."""
         if self.tool_schema == "auto":
-            return "compact" if mode == "prompt" else "full"
+            small = self._window.window.tokens < _COMPACT_BELOW
+            return "compact" if mode == "prompt" or small else "full"
         return self.tool_schema
 
     async def complete_text(self, system: str, user: str) -> str:

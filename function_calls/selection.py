@@ -28,6 +28,7 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -89,11 +90,23 @@ FIND_TOOLS_DESCRIPTION = (
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """One offered tool and why it was chosen (the dashboard shows it)."""
+    """One ranked tool, and what chose it: the words it matched, and whether this chat
+    used it (or its family) lately. `why` says it for the dashboard (worked out only
+    for the few offered, not for every tool ranked)."""
 
     tool: Tool
     score: float
-    why: str
+    matched: tuple[str, ...] = ()
+    lately: Literal["", "tool", "family"] = ""
+
+    @property
+    def why(self) -> str:
+        reasons = ["words: " + ", ".join(dict.fromkeys(self.matched))] if self.matched else []
+        if self.lately == "tool":
+            reasons.append("used here lately")
+        elif self.lately == "family":
+            reasons.append("its family was used here lately")
+        return "; ".join(reasons)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +166,10 @@ class ToolIndex:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools = tuple(tools)
         self.verbs = tuple(verb_kind(tool.name) for tool in self.tools)
+        self.family_of = tuple(_family(tool.name) for tool in self.tools)
         self.families: dict[str, list[int]] = {}
-        for position, tool in enumerate(self.tools):
-            self.families.setdefault(_family(tool.name), []).append(position)
+        for position, family in enumerate(self.family_of):
+            self.families.setdefault(family, []).append(position)
         self.examples: dict[str, list[int]] = {}
         for position, tool in enumerate(self.tools):
             for example in tool.examples:
@@ -177,9 +191,8 @@ class ToolIndex:
         frequency: Counter[str] = Counter()  # documents per term
         for doc in docs:
             frequency.update(doc.keys())
-        # (tool, weight, whether the term is in the tool's name: a name is chosen with
-        # care, so a word of it is as telling as a concept).
-        self._postings: dict[str, list[tuple[int, float, bool]]] = {}
+        # (tool, weight, what the term adds to the match's strength: see `_scored`).
+        self._postings: dict[str, list[tuple[int, float, int]]] = {}
         for position, doc in enumerate(docs):
             length = sum(doc.values())
             norm = _K1 * (1 - _B + _B * length / average)
@@ -196,7 +209,8 @@ class ToolIndex:
             for term, tf in doc.items():
                 idf = math.log(1 + (count - frequency[term] + 0.5) / (frequency[term] + 0.5))
                 weight = idf * tf * (_K1 + 1) / (tf + norm)
-                self._postings.setdefault(term, []).append((position, weight, term in named))
+                gain = _strength(term, in_name=term in named)
+                self._postings.setdefault(term, []).append((position, weight, gain))
 
     def match(
         self, said: Mapping[str, float], before: Mapping[str, float], *, follow_up: bool
@@ -226,43 +240,65 @@ class ToolIndex:
     def _scored(
         self, query: Mapping[str, float], among: Set[int] | None = None
     ) -> tuple[dict[int, float], dict[int, list[str]], dict[int, int]]:
-        """Each tool's score for `query`, the terms it matched, and its strength: a
-        concept is a request's meaning, and so is a word of the tool's name (2); one
-        plain word shared with a description ("day", "group") is not, two are (1 each);
-        a weak term counts none."""
+        """Each tool's score for `query`, the terms it matched, and its strength (the
+        sum of `_strength` of the terms it matched)."""
         scores: dict[int, float] = {}
         matched: dict[int, list[str]] = {}
         strength: dict[int, int] = {}
         for term, weight in query.items():
-            weak = is_weak(term)
-            factor = weight * (_WEAK if weak else 1.0)
-            for position, value, in_name in self._postings.get(term, ()):
+            factor = weight * (_WEAK if is_weak(term) else 1.0)
+            for position, value, gain in self._postings.get(term, ()):
                 if among is not None and position not in among:
                     continue
                 scores[position] = scores.get(position, 0.0) + value * factor
                 matched.setdefault(position, []).append(term)
-                named = in_name and not term.startswith("@")
-                if named or not weak:
-                    strength[position] = strength.get(position, 0) + (
-                        2 if named or term.startswith("@") else 1
-                    )
+                if gain:
+                    strength[position] = strength.get(position, 0) + gain
         return scores, matched, strength
+
+
+def _strength(term: str, *, in_name: bool) -> int:
+    """What a term adds to a match's strength (2 make a match strong): a concept is a
+    request's meaning, and so is a word of the tool's name (a name is chosen with care)
+    (2); one plain word shared with a description ("day", "group") is not, two are (1
+    each); a weak term counts none."""
+    concept = term.startswith("@")
+    named = in_name and not concept
+    if named:
+        return 2
+    if is_weak(term):
+        return 0
+    return 2 if concept else 1
 
 
 def _query(text: str, history: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
     """The message's terms and the earlier chat's, each with its weight."""
     before: dict[str, float] = {}
     for line in history[-_HISTORY_LINES:]:
-        # "Name: words": the speaker's name says nothing about the tools.
-        said = line.split(": ", 1)[1] if ": " in line else line
-        for term in set(terms(said)):
-            before[term] = _HISTORY
-    now: dict[str, float] = {}
+        before.update(dict.fromkeys(_line_terms(line), _HISTORY))
+    return dict(_message_terms(text)), before
+
+
+# A chat's last lines come back with each of its messages, and a message is read again
+# by the finder and the budget's refits: each text's terms are worked out once.
+_TEXTS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_TEXTS_KEPT)
+def _line_terms(line: str) -> frozenset[str]:
+    # "Name: words": the speaker's name says nothing about the tools.
+    said = line.split(": ", 1)[1] if ": " in line else line
+    return frozenset(terms(said))
+
+
+@functools.lru_cache(maxsize=_TEXTS_KEPT)
+def _message_terms(text: str) -> tuple[tuple[str, float], ...]:
+    weighted = []
     for term, times in Counter(terms(text)).items():
         # A piece of Chinese text is half a word: it counts less than a word or concept.
         kind = _CONCEPT if term.startswith("@") else _PIECE if is_piece(term) else 1.0
-        now[term] = min(times, 2) * kind
-    return now, before
+        weighted.append((term, min(times, 2) * kind))
+    return tuple(weighted)
 
 
 @dataclass(slots=True)
@@ -294,23 +330,34 @@ class ToolSelector:
             raise ValueError("max_tools must be at least 1")
         self.max_tools = max_tools
         self._indexes: OrderedDict[tuple[int, ...], ToolIndex] = OrderedDict()
+        # The tuple asked for last, and its index: the bot asks with one tuple per change
+        # of its tools (never changed), found again without a key of a thousand ids.
+        self._last: tuple[tuple[Tool, ...] | None, ToolIndex | None] = (None, None)
         self._lock = threading.Lock()
         self.recent = _RecentUse()
 
     def index(self, tools: Sequence[Tool]) -> ToolIndex:
         """The index of `tools`, built once per distinct list."""
+        last, last_index = self._last
+        if last is tools and last_index is not None:
+            return last_index
         key = tuple(id(tool) for tool in tools)
         with self._lock:
             found = self._indexes.get(key)
+            # (An id is only unique among live objects: the tools themselves must match.)
             if found is not None and all(a is b for a, b in zip(found.tools, tools, strict=True)):
                 self._indexes.move_to_end(key)
-                return found
-        built = ToolIndex(tools)
-        with self._lock:
-            self._indexes[key] = built
-            while len(self._indexes) > _INDEXES:
-                self._indexes.popitem(last=False)
-        return built
+            else:
+                found = None
+        if found is None:
+            found = ToolIndex(tools)
+            with self._lock:
+                self._indexes[key] = found
+                while len(self._indexes) > _INDEXES:
+                    self._indexes.popitem(last=False)
+        if isinstance(tools, tuple):
+            self._last = (tools, found)
+        return found
 
     def rank(
         self,
@@ -341,20 +388,21 @@ class ToolSelector:
         # Only the tools something points at are looked at: the words' matches, and the
         # families used here lately (not every tool, at every message).
         looked_at = set(matches).union(*(index.families.get(f, ()) for f in families))
-        ranked: list[tuple[float, int, str]] = []
+        ranked: list[tuple[float, int, tuple[str, ...], Literal["", "tool", "family"]]] = []
         question = is_question(text)
         for position in looked_at:
             tool = index.tools[position]
             if allowed is not None and id(tool) not in allowed:
                 continue
             found = matches.get(position)
-            score, reasons = 0.0, []
+            score = 0.0
+            matched: tuple[str, ...] = ()
+            lately: Literal["", "tool", "family"] = ""
             # After a tool of its family ran here, weak words are enough ("move it to
             # 5pm" after a reminder was set).
-            family_used = _family(tool.name) in families
+            family_used = index.family_of[position] in families
             if found is not None and (found.strong or family_used):
-                score = found.score
-                reasons.append("words: " + ", ".join(dict.fromkeys(found.matched)))
+                score, matched = found.score, found.matched
                 if question:
                     # A question asks to be told: tools that read before tools that write.
                     score *= _ASKED.get(index.verbs[position], 1.0)
@@ -362,14 +410,14 @@ class ToolSelector:
                 # Only beside a word of the message: a chat that listed its reminders
                 # and then asks the time in Tokyo wants no reminder tool.
                 score += _RECENT_TOOL
-                reasons.append("used here lately")
+                lately = "tool"
             elif family_used and score > 0:
                 score += _RECENT_FAMILY
-                reasons.append("its family was used here lately")
+                lately = "family"
             if score > 0:
-                ranked.append((score, position, "; ".join(reasons)))
+                ranked.append((score, position, matched, lately))
         ranked.sort(key=lambda item: (-item[0], item[1]))
-        return [Choice(index.tools[p], score, why) for score, p, why in ranked]
+        return [Choice(index.tools[p], score, m, lately) for score, p, m, lately in ranked]
 
     def select(
         self,

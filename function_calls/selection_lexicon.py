@@ -19,6 +19,13 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# What a file name ends with: a word ending so ("notes/minutes.md") names a file, and
+# the words of the name say nothing about the tool wanted.
+FILE_EXTENSIONS: tuple[str, ...] = (
+    "txt", "md", "png", "pdf", "docx", "doc", "jpg", "jpeg", "gif", "webp", "csv", "xlsx",
+    "xls", "pptx", "ppt", "zip", "json", "yaml", "yml", "mp3", "mp4", "wav",
+)  # fmt: skip
+
 LEXICON: dict[str, tuple[str, ...]] = {
     # --- what is asked of a thing ----------------------------------------------------
     "list": (
@@ -33,7 +40,7 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "change": (
         "change", "move", "reschedule", "update", "edit", "modify", "shift", "rename",
         "instead", "adjust", "switch", "改", "修改", "改成", "换成", "调整", "挪到", "推迟到",
-        "提前到", "更新", "改到", "换到",
+        "提前到", "更新", "改到", "换到", "移到", "移动到",
     ),
     "write": (
         "write", "save", "create", "new", "add", "make", "put", "insert", "record", "log",
@@ -41,7 +48,8 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "录入", "登记", "建个", "建一个", "加个", "加一个",
     ),
     "read": (
-        "read", "open", "content", "cat", "contents", "读", "读取", "打开", "内容", "看下",
+        "read", "open", "content", "cat", "contents", "pull up", "读", "读取", "打开", "内容",
+        "看下",
     ),
     "when": (
         "today", "tomorrow", "tonight", "yesterday", "morning", "afternoon", "evening",
@@ -149,15 +157,19 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "差异", "代码", "提交记录", "代码提交", "哪些提交", "的提交",
     ),
     "file": (
-        "file", "files", "folder", "directory", "dir", "path", "document", "txt", "md",
-        "drive", "png", "pdf", "docx", "doc", "jpg", "jpeg", "csv", "xlsx", "xls", "pptx",
-        "zip", "json", "yaml", "shared folder", "shared drive", "文件", "目录", "文件夹", "路径",
-        "文档", "合同", "附件", "共享盘",
+        "file", "files", "folder", "directory", "dir", "path", "document", "drive",
+        "shared folder", "shared drive", "文件", "目录", "文件夹", "路径", "文档", "合同",
+        "附件", "共享盘", *FILE_EXTENSIONS,
     ),
+    "image": (
+        "image", "images", "photo", "photos", "picture", "pictures", "media", "png", "jpg",
+        "jpeg", "gif", "webp", "图片", "照片", "截图", "相片",
+    ),
+    "size": ("size", "sizes", "biggest", "largest", "smallest", "大小", "最大", "多大", "占空间"),
     "memory": (
         "remember", "memory", "memorize", "fact", "know", "knowledge", "entity", "about",
         "relation", "graph", "notes", "记住", "记下", "备忘", "知识", "实体", "关系", "记忆",
-        "记得吗", "你记得", "记着", "记一下",
+        "记得吗", "你记得", "记着", "记一下", "记上",
     ),
     "database": (
         "database", "sql", "sqlite", "query", "table", "select", "schema", "db", "row",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from function_calls.selection_lexicon import (
     CHINESE_STOP,
+    FILE_EXTENSIONS,
     FOLLOW_UP_ENDS,
     FOLLOW_UP_STARTS,
     LEXICON,
@@ -32,12 +33,22 @@ from function_calls.selection_lexicon import (
 _WORD = re.compile(r"[a-z]+|[0-9]+|[\u3400-\u4dbf\u4e00-\u9fff]+")
 _SPLIT_CASE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# A file's name or path ("notes/meeting-2026-03-02.md", "draft.docx"): it stands for its
+# extension alone (a file, and which kind); its words name the file, not the request.
+_FILE_NAME = re.compile(
+    r"(?<![\w/.:-])[\w~./-]*[\w-]\.(" + "|".join(FILE_EXTENSIONS) + r")(?![\w/.-])",
+    re.IGNORECASE,
+)
+
+
+# Words whose stem would be another word ("news" is not "new").
+_UNSTEMMED = frozenset({"news"})
 
 
 def _stem(word: str) -> str:
     """A light English stem: enough that the forms of one word meet ("snoozes",
     "snoozed", "snoozing" and "snooze" are all "snooz")."""
-    if len(word) <= 3 or word.isdigit():
+    if len(word) <= 3 or word.isdigit() or word in _UNSTEMMED:
         return word
     for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -135,18 +146,25 @@ def _chinese_terms(run: str) -> Iterator[str]:
 def terms(text: str) -> Iterator[str]:
     """The terms of `text`: stemmed English words, Chinese pieces, and their concepts
     ("@remind"). A term may come more than once (term frequency counts)."""
+    text = _FILE_NAME.sub(r" \1 ", text)
     spaced = _SPLIT_CASE.sub(" ", text).replace("_", " ").lower()
     runs = _WORD.findall(spaced)
     words = f" {' '.join(run for run in runs if not _HAN.match(run))} "
+    # A phrase's words mean what the phrase means, not what each means alone ("shared
+    # folder" is a file's place, not stock shares or a shared expense).
+    phrased: set[str] = set()
     for phrase, concept in _LEX.phrases:
         if phrase in words:
             yield f"@{concept}"
+            phrased.update(phrase.split())
     for run in runs:
         if _HAN.match(run):
             yield from _chinese_terms(run)
             continue
         if run in STOP_WORDS or run.isdigit() or len(run) == 1:
             continue  # a number says which reminder or how long, never which tool
+        if run in phrased:
+            continue
         stem = _corrected(_stem(run))
         yield stem
         for concept in _LEX.english.get(stem, ()):
@@ -171,6 +189,11 @@ def is_follow_up(text: str) -> bool:
     if len(said) > 40 or len(said.split()) > 6:
         return False
     return said.startswith(FOLLOW_UP_STARTS) or said.endswith(FOLLOW_UP_ENDS)
+
+
+def has_chinese(text: str) -> bool:
+    """Whether `text` has Chinese in it."""
+    return _HAN.search(text) is not None
 
 
 def is_piece(term: str) -> bool:

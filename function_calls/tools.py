@@ -124,21 +124,28 @@ class Tool:
             return "not_for_model"
         return None
 
-    def definition(self, *, strict: bool = True, view: SchemaView = "full") -> dict[str, Any]:
-        """The OpenAI `tools=[...]` entry for this tool, in the given schema view."""
+    def definition(
+        self, *, strict: bool = True, view: SchemaView = "full", worked_apart: bool = False
+    ) -> dict[str, Any]:
+        """The OpenAI `tools=[...]` entry for this tool, in the given schema view.
+        `worked_apart`: see `model_description`."""
         function: dict[str, Any] = {
             "name": self.name,
-            "description": self.model_description(),
+            "description": self.model_description(worked_apart=worked_apart),
             "parameters": self.compact_parameters if view == "compact" else self.parameters,
         }
         if strict and view == "full" and self.strict_compatible:
             function["strict"] = True
         return {"type": "function", "function": function}
 
-    def model_description(self) -> str:
-        if not self.examples:
+    def model_description(self, *, worked_apart: bool = False) -> str:
+        """The description with what users say to ask for the tool. `worked_apart`: the
+        examples with arguments are shown elsewhere as whole calls (prompt mode), so
+        only the others are listed here (each said once, not twice)."""
+        listed = [e for e in self.examples if not (worked_apart and e.arguments is not None)]
+        if not listed:
             return self.description
-        examples = "; ".join(f'"{example.said}"' for example in self.examples)
+        examples = "; ".join(f'"{example.said}"' for example in listed)
         return f"{self.description} Examples: {examples}"
 
     def validate(

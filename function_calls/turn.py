@@ -19,6 +19,7 @@ from function_calls.result import to_compact_json
 from function_calls.schema import SchemaView
 from function_calls.selection import FIND_TOOLS, FindToolsArgs, ToolOffer, finder_tool
 from function_calls.tolerant_json import MalformedCall
+from function_calls.toolsets import ToolListing
 from function_calls.usage import Usage
 from function_calls.validation import InvalidArgumentsError
 
@@ -103,6 +104,10 @@ class Turn:
     text_only: bool = False  # the next request asks for an answer without tool calls
     warm_up: bool = False  # one request for the prefix cache: max_tokens 1, no retries
     available: dict[str, Tool] = field(default_factory=dict)
+    # What the sender could use when this round's request was built, and why not the
+    # rest: the round's calls are checked against it (one walk of the tool sets a round,
+    # as pydantic-ai lists a run step's tools once); None: taken again when needed.
+    listing: ToolListing | None = None
     offer: ToolOffer | None = None  # why the message's tools were chosen
     context_line: str = ""  # the volatile facts (clock, zone, chat, sender)
     refitted: bool = False  # a refusal as too long was learned from and sent again
@@ -168,7 +173,8 @@ async def run_calls(
                 failed_names.setdefault(FIND_TOOLS, turn.say(COULD_NOT_DO))
         else:
             calls.append(ToolCall(call.name, call.raw_arguments))
-    planned = invoker.plan(turn.ctx, calls, turn.view)
+    planned = invoker.plan(turn.ctx, calls, turn.view, listing=turn.listing)
+    turn.listing = None  # the next round's calls are checked against the sets as they are
     for item in planned:
         if item.error is not None:
             failed_names.setdefault(item.call.name, turn.say(refusal_of(item.error)))

@@ -264,9 +264,44 @@ async def test_prompt_mode_shows_and_checks_the_compact_view_with_worked_example
     assert examples.startswith(
         'User: book it for noon\nYou:\n<tool_call>\n{"name": "book", "arguments": {"when": "noon"}}'
     )
-    # An example without arguments is only words in the description.
+    # An example without arguments is only words in the description; one with them is
+    # shown as a call, and not again as words.
     assert "User: book the room" not in examples
     assert '\\"book the room\\"' in tools_line  # JSON-escaped in the tool line
+    assert "book it for noon" not in tools_line
+
+
+async def test_prompt_mode_shows_three_worked_examples_a_tool_in_the_messages_language(
+    stub, make_llm, registry: ToolRegistry, executed
+) -> None:
+    @tool_function(
+        description="Book the room",
+        registry=registry,
+        examples=[
+            Example("book it for noon", {"when": "noon"}),
+            Example("book it at 3pm", {"when": "3pm"}),
+            Example("book it tonight", {"when": "tonight"}),
+            Example("明天上午订会议室", {"when": "明天上午"}),
+            Example("book it for friday", {"when": "friday"}),
+            Example("下午三点订一下", {"when": "下午三点"}),
+        ],
+    )
+    async def book(ctx: MessageContext, args: WhenArgs) -> FunctionResult:
+        return FunctionResult.direct("booked")
+
+    def shown(system: str) -> list[str]:
+        examples = system.split("# Examples\n\n", 1)[1]
+        return [line[6:] for line in examples.splitlines() if line.startswith("User: ")]
+
+    stub.script(s.text("ok"), s.text("好"))
+    llm = make_llm(registry, tool_mode="prompt")
+    await llm.run(make_ctx(), "book the room please")
+    await llm.run(make_ctx(), "帮我订会议室")
+    english, chinese = (r["messages"][0]["content"] for r in stub.requests)
+    worked = [e for e in shown(english) if e.startswith("book") or "订" in e]
+    assert worked == ["book it for noon", "book it at 3pm", "book it tonight"]
+    worked = [e for e in shown(chinese) if e.startswith("book") or "订" in e]
+    assert worked == ["明天上午订会议室", "下午三点订一下", "book it for noon"]
 
 
 async def test_native_mode_shows_the_full_view_and_no_examples(
@@ -279,6 +314,25 @@ async def test_native_mode_shows_the_full_view_and_no_examples(
     (tool,) = stub.requests[0]["tools"]
     assert "hour" in tool["function"]["parameters"]["properties"]
     assert "# Examples" not in stub.requests[0]["messages"][0]["content"]
+
+
+async def test_native_mode_under_a_small_window_shows_the_compact_view(
+    stub, make_llm, booking, executed
+) -> None:
+    """A window under 8k means a small model and a tight budget: the compact view, and
+    the arguments are checked against it (the hidden field is refused)."""
+    stub.script(s.calls(("book", {"hour": 12})), s.calls(("book", {"when": "noon"})))
+    llm = make_llm(booking, tool_mode="native", context_tokens=4096)
+    result = await llm.run(make_ctx(), "book it for noon")
+    assert [(c.outcome, c.direct) for c in result.calls] == [("invalid", False), ("ok", True)]
+    assert executed == ["noon/None/None"]
+    (tool,) = stub.requests[0]["tools"]
+    assert set(tool["function"]["parameters"]["properties"]) == {"when", "note"}
+    # Asked for, the full view is shown whatever the window.
+    stub.script(s.calls(("book", {"hour": 12})), s.text("Booked."))
+    full = make_llm(booking, tool_mode="native", context_tokens=4096, tool_schema="full")
+    await full.run(make_ctx(), "book it at 12")
+    assert executed[-1] == "None/12/None"
 
 
 async def test_the_schema_view_can_be_chosen(stub, make_llm, booking, executed) -> None:

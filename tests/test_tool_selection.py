@@ -16,6 +16,7 @@ from function_calls import ChatTurn, FunctionResult, MessageContext, ToolRegistr
 from function_calls.handlers import builtin_tools
 from function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGURED
 from function_calls.selection import FIND_TOOLS, ToolSelector
+from function_calls.selection_words import terms
 from groupmate.testing import stub_llm as s
 from tests.selection.measure import corpus_tools, measure, member
 
@@ -77,6 +78,21 @@ def test_the_right_tool_ranks_first(text: str, history: tuple[str, ...], first: 
 def test_small_talk_is_offered_nothing(text: str) -> None:
     offer = ToolSelector().select(list(corpus_tools()), text, budget=10_000, cost=lambda t: 100)
     assert offer.tools == ()
+
+
+def test_a_file_name_stands_for_a_file_and_a_phrase_for_what_it_means() -> None:
+    """A file's name says a file (and its kind), not its words; "shared folder" is a
+    place for files, not stock shares or a shared bill; "news" is not "new"."""
+    assert list(terms("show me notes/meeting-2026-03-02.md")) == ["show", "@list", "md", "@file"]
+    assert {"@stock", "shar", "@write"}.isdisjoint(terms("what's in the shared folder? any news"))
+    tools = list(corpus_tools())
+    for text, first in [
+        ("send me the floorplan.png from the shared drive", "filesystem__read_media_file"),
+        ("把 draft.docx 移到 archive 文件夹", "filesystem__move_file"),
+    ]:
+        assert ToolSelector().rank(tools, text)[0].tool.name == first
+    shared = [c.tool.name for c in ToolSelector().rank(tools, "what's in the shared folder?")]
+    assert "filesystem__list_directory" in shared[:3] and "settle_up" not in shared
 
 
 def test_a_chinese_message_finds_an_english_tool_and_the_other_way_round() -> None:
@@ -288,11 +304,11 @@ async def test_the_corpus_is_served_within_a_4k_window(mode: str) -> None:
     """The selection corpus as a member sends it, with the defaults (the 4,096 tokens
     assumed for a silent server): a right tool is offered for nearly every message that
     needs one, small talk is mostly offered nothing, and no request leaves less than
-    half the window for the chat and the answer. The figures are the closing note's;
-    these floors only catch a regression."""
+    half the window for the chat and the answer. The goal is 98 % (measured: 98.5 %
+    native, 98.0 % prompt); the floor leaves room for a message or two of drift."""
     results = await measure(mode)
     needing = [r for r in results if r.entry.tools and r.for_member]
     talk = [r for r in results if not r.entry.tools]
-    assert sum(r.hit for r in needing) / len(needing) >= 0.92
+    assert sum(r.hit for r in needing) / len(needing) >= 0.97
     assert sum(r.hit for r in talk) / len(talk) >= 0.85
     assert max(r.estimated for r in needing) <= 1500

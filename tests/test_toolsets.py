@@ -37,6 +37,7 @@ from function_calls.toolsets import (
     exposed_name,
 )
 from function_calls.vocabulary import Scope
+from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 
 # Every kind of sender: each chat type, admin or not, asking as the model or a command.
@@ -243,6 +244,23 @@ def test_a_wrapper_only_narrows(wrap: Callable[[AbstractToolset], AbstractToolse
         assert all(tool is wrapped.get(name) for name, tool in mine.items())
 
 
+def test_a_listing_for_anyone_is_kept_until_a_tool_under_it_changes() -> None:
+    """Listings, indexes and `in` ask for every tool at every message: a composition
+    answers with the same listing object until a set under it changes."""
+    inner = tools("a", "b")
+    composed = CombinedToolset(
+        [inner.prefixed("x__").filtered(lambda ctx, t: True), mixed().narrowed(scope="group")]
+    ).refusing(lambda ctx, t: None)
+    first = composed.listing(None)
+    assert composed.listing(None) is first
+    inner.register(tool("c"))
+    again = composed.listing(None)
+    assert again is not first and list(again.offered)[:3] == ["x__a", "x__b", "x__c"]
+    assert composed.listing(None) is again and "x__c" in composed
+    # A context's listing is worked out each time: a chat's switches may have changed.
+    assert composed.listing(GROUP) is not composed.listing(GROUP)
+
+
 # --- the invoker: one composed set -----------------------------------------------------
 
 
@@ -308,3 +326,30 @@ async def test_a_bot_composes_its_set_once(tmp_path: Any) -> None:
         assert ctx.deps.get(AbstractToolset) is composed  # what help and /tools read
         assert composed.listing(ctx).reason("poll") == "scope"
         assert "poll" not in [tool.name for tool in bot.invoker.offered(ctx)]
+
+
+async def test_a_rounds_calls_are_checked_against_the_tools_of_that_round(
+    stub: Any, make_llm: Any
+) -> None:
+    """A turn lists the sender's tools once a round (as pydantic-ai lists a run step's):
+    a tool switched off while the first round's calls ran is refused in the next."""
+    off: set[str] = set()
+    sets = FunctionToolset()
+
+    @sets.tool(description="Switch the lights off", effect="write")
+    async def lights_off() -> FunctionResult:
+        off.add("lights_on")  # meanwhile an admin switched lights_on off here
+        return FunctionResult.for_model("the lights are off")
+
+    @sets.tool(description="Switch the lights on", effect="write")
+    async def lights_on() -> FunctionResult:
+        return FunctionResult.for_model("the lights are on")
+
+    invoker = ToolInvoker(sets.refusing(lambda ctx, t: "switched_off" if t.name in off else None))
+    stub.script(s.calls(("lights_off", {})), s.calls(("lights_on", {})), s.text("Done."))
+    llm = make_llm(invoker.registry, invoker=invoker, context_tokens=32_768)
+    result = await llm.run(make_ctx(), "lights off, then on again")
+    assert [(c.name, c.outcome) for c in result.calls] == [
+        ("lights_off", "ok"),
+        ("lights_on", "hidden"),
+    ]

@@ -36,7 +36,7 @@ def add_parser(
         choices=get_args(ToolSchema),
         default="auto",
         dest="tool_schema",
-        help="llm.tool_schema: auto is compact in prompt mode, full in native mode",
+        help="llm.tool_schema: auto is compact in prompt mode and under an 8k window",
     )
     parser.add_argument(
         "--temperature", type=float, default=0.0, help="sampling temperature (default 0)"

@@ -40,7 +40,7 @@ from function_calls.remote.mcp_config import McpServerConfig, McpSettings
 from function_calls.remote.results import content_text, limited
 from function_calls.result import FunctionResult
 from function_calls.tools import Tool
-from function_calls.toolsets import AbstractToolset, CombinedToolset, ToolListing, own_listing
+from function_calls.toolsets import AbstractToolset, CombinedToolset, ListingMemo, ToolListing
 from function_calls.vocabulary import Effect
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,9 @@ ServerState = Literal["starting", "up", "down", "stopped"]
 
 class _ConnectionLost(Exception):
     """A call found the connection closed; the supervisor reconnects at once."""
+
+
+_NONE: tuple[Tool, ...] = ()  # a server that is not up offers nothing
 
 
 class McpServerTools(AbstractToolset):
@@ -81,6 +84,7 @@ class McpServerTools(AbstractToolset):
         self.prefix = config.prefix_for(name)
         self._client: Client | None = None
         self._tools: tuple[Tool, ...] = ()
+        self._everyone = ListingMemo()
         self._fingerprint = ""
         self._wake = asyncio.Event()
         self._lost = False
@@ -95,7 +99,7 @@ class McpServerTools(AbstractToolset):
         return f"MCP server {self._name!r}"
 
     def listing(self, ctx: MessageContext | None) -> ToolListing:
-        return own_listing(self._tools if self.state == "up" else (), ctx)
+        return self._everyone.own(self._tools if self.state == "up" else _NONE, ctx)
 
     # --- lifecycle -------------------------------------------------------------------
 

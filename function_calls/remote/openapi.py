@@ -33,9 +33,9 @@ from function_calls.tools import Tool
 from function_calls.toolsets import (
     AbstractToolset,
     CombinedToolset,
+    ListingMemo,
     ToolFilter,
     ToolListing,
-    own_listing,
 )
 from function_calls.vocabulary import Scope
 
@@ -92,6 +92,7 @@ class OpenApiTools(AbstractToolset):
         self.config = config
         self._client = client
         self._tools: tuple[Tool, ...] = ()
+        self._everyone = ListingMemo()
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -99,7 +100,7 @@ class OpenApiTools(AbstractToolset):
         return f"OpenAPI server {self.config.url}"
 
     def listing(self, ctx: MessageContext | None) -> ToolListing:
-        return own_listing(self._tools, ctx)
+        return self._everyone.own(self._tools, ctx)
 
     async def load(self) -> bool:
         """Read the spec and build the tools; False (logged) when the spec can't be read."""

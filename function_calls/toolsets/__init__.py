@@ -14,6 +14,7 @@ them once, and its `ToolInvoker` adds the policy and the switches: `invoker.regi
 from function_calls.toolsets._abstract import (
     AbstractToolset,
     HiddenTool,
+    ListingMemo,
     PrepareTools,
     Refusal,
     ToolListing,
@@ -38,6 +39,7 @@ __all__ = [
     "FilteredToolset",
     "FunctionToolset",
     "HiddenTool",
+    "ListingMemo",
     "NarrowedToolset",
     "PrefixedToolset",
     "PrepareTools",

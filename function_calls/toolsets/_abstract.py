@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from function_calls.toolsets._wrappers import FilteredToolset, PreparedToolset, RefusingToolset
 
 ToolPredicate = Callable[[MessageContext | None, Tool], bool]
-"""Whether a set keeps a tool for a context (None: for listings, whoever asks)."""
+"""Whether a set keeps a tool for a context (None: for listings, whoever asks; asked
+once per change of the tools, so the same tool gets the same answer)."""
 PrepareTools = Callable[[MessageContext | None, Sequence[Tool]], Sequence[Tool]]
 """The tools a set offers for a context, from those it would: it may drop some (or
 reorder them), never add one."""
@@ -48,6 +50,37 @@ class ToolListing:
         """Why the tool `name` is hidden (None: offered, or not held at all)."""
         held = self.hidden.get(name)
         return held.reason if held is not None else None
+
+
+class ListingMemo:
+    """A set's listing for no context, kept while what it was made from stays the same
+    objects (its parts' listings, its tuple of tools). A listing is never changed once
+    made, so the same sources give the same listing, and the same listing object says
+    that nothing under it changed: the whole composition is looked at in a pass of
+    identity checks, and whoever indexes the tools (selection) keys on the object."""
+
+    __slots__ = ("_listing", "_sources")
+
+    def __init__(self) -> None:
+        self._sources: tuple[object, ...] = ()
+        self._listing: ToolListing | None = None
+
+    def get(self, sources: tuple[object, ...], make: Callable[[], ToolListing]) -> ToolListing:
+        listing, kept = self._listing, self._sources
+        same = len(sources) == len(kept) and all(map(operator.is_, sources, kept))
+        if listing is not None and same:
+            return listing
+        listing = make()
+        # (Two threads may both make one: either is right, and the last is kept.)
+        self._sources, self._listing = sources, listing
+        return listing
+
+    def own(self, tools: tuple[Tool, ...], ctx: MessageContext | None) -> ToolListing:
+        """A leaf set's `own_listing` of `tools` (a tuple replaced, never changed, when
+        its tools change), kept for no context."""
+        if ctx is None:
+            return self.get((tools,), lambda: own_listing(tools, None))
+        return own_listing(tools, ctx)
 
 
 def own_listing(tools: Iterable[Tool], ctx: MessageContext | None) -> ToolListing:

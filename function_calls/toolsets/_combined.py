@@ -8,7 +8,12 @@ from dataclasses import dataclass, field
 
 from function_calls.context import MessageContext
 from function_calls.tools import Tool
-from function_calls.toolsets._abstract import AbstractToolset, HiddenTool, ToolListing
+from function_calls.toolsets._abstract import (
+    AbstractToolset,
+    HiddenTool,
+    ListingMemo,
+    ToolListing,
+)
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +27,7 @@ class CombinedToolset(AbstractToolset):
 
     toolsets: Sequence[AbstractToolset]
     _clashes: set[tuple[str, str]] = field(default_factory=set, init=False, repr=False)
+    _everyone: ListingMemo = field(default_factory=ListingMemo, init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "toolsets", tuple(self.toolsets))  # fixed once composed
@@ -31,10 +37,15 @@ class CombinedToolset(AbstractToolset):
         return f"{', '.join(toolset.label for toolset in self.toolsets)}"
 
     def listing(self, ctx: MessageContext | None) -> ToolListing:
+        parts = tuple(toolset.listing(ctx) for toolset in self.toolsets)
+        if ctx is None:
+            return self._everyone.get(parts, lambda: self._united(parts))
+        return self._united(parts)
+
+    def _united(self, parts: tuple[ToolListing, ...]) -> ToolListing:
         offered: dict[str, Tool] = {}
         hidden: dict[str, HiddenTool] = {}
-        for toolset in self.toolsets:
-            part = toolset.listing(ctx)
+        for toolset, part in zip(self.toolsets, parts, strict=True):
             for name, tool in part.offered.items():
                 if not self._taken(toolset, name, offered, hidden):
                     offered[name] = tool

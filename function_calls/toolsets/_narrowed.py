@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from function_calls.context import MessageContext
 from function_calls.tools import Tool
-from function_calls.toolsets._abstract import HiddenTool, ToolListing
+from function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
 from function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
 from function_calls.vocabulary import Scope
 
@@ -69,6 +69,7 @@ class NarrowedToolset(WrapperToolset):
     admin_only: bool = False
     tools: ToolFilter = field(default_factory=ToolFilter)
     _made: Made = field(default_factory=dict, init=False, repr=False)
+    _everyone: ListingMemo = field(default_factory=ListingMemo, init=False, repr=False)
 
     def _narrow(self, tool: Tool) -> Tool | None:
         if not self.tools.admits(tool.spelled):
@@ -83,6 +84,11 @@ class NarrowedToolset(WrapperToolset):
 
     def listing(self, ctx: MessageContext | None) -> ToolListing:
         inner = self.wrapped.listing(ctx)
+        if ctx is None:
+            return self._everyone.get((inner,), lambda: self._narrowed_all(inner, None))
+        return self._narrowed_all(inner, ctx)
+
+    def _narrowed_all(self, inner: ToolListing, ctx: MessageContext | None) -> ToolListing:
         offered: dict[str, Tool] = {}
         hidden: dict[str, HiddenTool] = {}
         for name, tool in inner.offered.items():

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from function_calls.context import MessageContext
 from function_calls.tools import Tool
-from function_calls.toolsets._abstract import HiddenTool, ToolListing
+from function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
 from function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ class PrefixedToolset(WrapperToolset):
     prefix: str
     _made: Made = field(default_factory=dict, init=False, repr=False)
     _clashes: set[str] = field(default_factory=set, init=False, repr=False)
+    _everyone: ListingMemo = field(default_factory=ListingMemo, init=False, repr=False)
 
     def _rename(self, tool: Tool) -> Tool:
         spelled = f"{self.prefix}{tool.spelled}"
@@ -68,6 +69,11 @@ class PrefixedToolset(WrapperToolset):
 
     def listing(self, ctx: MessageContext | None) -> ToolListing:
         inner = self.wrapped.listing(ctx)
+        if ctx is None:
+            return self._everyone.get((inner,), lambda: self._renamed_all(inner))
+        return self._renamed_all(inner)
+
+    def _renamed_all(self, inner: ToolListing) -> ToolListing:
         offered: dict[str, Tool] = {}
         hidden: dict[str, HiddenTool] = {}
         for tool in inner.offered.values():

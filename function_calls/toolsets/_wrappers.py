@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError
@@ -12,6 +12,7 @@ from function_calls.tools import Tool
 from function_calls.toolsets._abstract import (
     AbstractToolset,
     HiddenTool,
+    ListingMemo,
     PrepareTools,
     Refusal,
     ToolListing,
@@ -55,9 +56,15 @@ class FilteredToolset(WrapperToolset):
     as if the wrapped set did not hold them."""
 
     keep: ToolPredicate
+    _everyone: ListingMemo = field(default_factory=ListingMemo, init=False, repr=False)
 
     def listing(self, ctx: MessageContext | None) -> ToolListing:
         inner = self.wrapped.listing(ctx)
+        if ctx is None:  # `keep` of no context is the config's: the same for the same tools
+            return self._everyone.get((inner,), lambda: self._kept(inner, None))
+        return self._kept(inner, ctx)
+
+    def _kept(self, inner: ToolListing, ctx: MessageContext | None) -> ToolListing:
         keep = self.keep
         return ToolListing(
             {name: tool for name, tool in inner.offered.items() if keep(ctx, tool)},
