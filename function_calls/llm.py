@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -21,7 +22,7 @@ from openai import AsyncOpenAI
 from function_calls import _shaping as shaping
 from function_calls import _transport as transport
 from function_calls._offering import Offering
-from function_calls._shaping import ChatTurn, Message, ModelReply
+from function_calls._shaping import ChatTurn, Message, ModelReply, transcript_line
 from function_calls._transport import RequestObserver
 from function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
 from function_calls._window import PromptBudget as PromptBudget  # re-exported
@@ -70,6 +71,10 @@ ToolSchema = Literal["auto", SchemaView]
 # Under this window (in tokens), `tool_schema: auto` shows native mode the compact view.
 _COMPACT_BELOW = 8192
 _NUDGE = "Answer my last message directly in plain text."
+_REPEATED = (
+    "That repeats an earlier answer from the chat. Answer my last message itself, and "
+    "call a tool if one can tell it."
+)
 _CURRENT_TURN: contextvars.ContextVar[Turn | None] = contextvars.ContextVar(
     "groupmate_turn", default=None
 )
@@ -342,12 +347,23 @@ class FunctionCallLLM:
 
     async def _converse(self, turn: Turn, text: str, history: Sequence[ChatTurn]) -> TurnResult:
         self._begin(turn, text, history)
-        nudged = False
+        nudged = repeated = False
         for round_number in range(1, self.max_rounds + 1):
             try:
                 reply = await self._ask(turn)
             except LLMUnavailableError as exc:
                 return turn.finish(error=exc.user_message, ending="unavailable")
+            if not reply.calls and not reply.malformed and _parrots(turn, reply.text):
+                # A small model shown the chat may copy the bot's last answer instead of
+                # answering ("There are no active reminders" to "what time is it in
+                # Tokyo?"): told so once; a second copy is no answer, never passed on.
+                log.info("chat %s: the model repeated an earlier answer", turn.ctx.chat_id)
+                if repeated or round_number == self.max_rounds:
+                    return turn.finish(turn.say(NO_ANSWER), ending="no_answer")
+                repeated = True
+                turn.messages.append(reply.assistant_message)
+                turn.messages.append({"role": "user", "content": _REPEATED})
+                continue
             if not reply.calls and not reply.malformed:
                 if reply.text or nudged or round_number == self.max_rounds:
                     return self._answer(turn, reply.text)
@@ -540,3 +556,26 @@ class FunctionCallLLM:
             body["max_tokens"] = 1
             return await self._transport.complete(body, tools, retries=0)
         return await self._transport.complete(body, tools)
+
+
+def _parrots(turn: Turn, text: str) -> bool:
+    """Whether `text` copies one of the bot's earlier answers in the chat, word for word,
+    where this turn's tools did not say it again (half its words or more in their
+    results: "You have one note: buy milk" after the notes were listed again)."""
+    said = " ".join(text.split())
+    if len(said) < _PARROT_MIN or transcript_line(ChatTurn("assistant", said)) not in turn.history:
+        return False
+    # The turn's own messages after the system prompt and the chat, but the model's:
+    # its tools' results (and any nudge, which quotes nothing).
+    results = " ".join(
+        str(message.get("content") or "")
+        for message in turn.messages[2:]
+        if message.get("role") != "assistant"
+    ).lower()
+    words = _WORDS.findall(said.lower())
+    return sum(word in results for word in words) * 2 < len(words)
+
+
+# Shorter answers ("OK", "好的") repeat by nature, not by copying.
+_PARROT_MIN = 12
+_WORDS = re.compile(r"\w{3,}|[\u4e00-\u9fff]")

@@ -271,6 +271,23 @@ def _strength(term: str, *, in_name: bool) -> int:
     return 2 if concept else 1
 
 
+def _named_elsewhere(
+    index: ToolIndex, matches: Mapping[int, _Match], families: Set[str], *, question: bool
+) -> bool:
+    """Whether the message names something other than what the chat used lately: a tool
+    of another family matches it strongly, and better than any of those families (a
+    chat that listed its reminders and then asks the time in Tokyo wants the time, not
+    its reminders leaned; "move it to 5pm" after a reminder still is one)."""
+    elsewhere = lately = 0.0
+    for position, found in matches.items():
+        score = found.score * (_ASKED.get(index.verbs[position], 1.0) if question else 1.0)
+        if index.family_of[position] in families:
+            lately = max(lately, score)
+        elif found.strong:
+            elsewhere = max(elsewhere, score)
+    return elsewhere > lately
+
+
 def _query(text: str, history: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
     """The message's terms and the earlier chat's, each with its weight."""
     before: dict[str, float] = {}
@@ -385,11 +402,13 @@ class ToolSelector:
             )
         recent = self.recent.of(chat_id) if chat_id else ()
         families = {_family(name) for name in recent}
+        question = is_question(text)
+        if families and _named_elsewhere(index, matches, families, question=question):
+            recent, families = (), set()
         # Only the tools something points at are looked at: the words' matches, and the
         # families used here lately (not every tool, at every message).
         looked_at = set(matches).union(*(index.families.get(f, ()) for f in families))
         ranked: list[tuple[float, int, tuple[str, ...], Literal["", "tool", "family"]]] = []
-        question = is_question(text)
         for position in looked_at:
             tool = index.tools[position]
             if allowed is not None and id(tool) not in allowed:

@@ -510,3 +510,31 @@ async def test_tool_requests_fit_what_llama_cpp_servers_accept(stub, make_llm, t
     assert first["tool_choice"] == "auto" and first["tools"]
     echoed = next(m for m in second["messages"] if m["role"] == "assistant")
     assert echoed["content"] == "" and echoed["tool_calls"][0]["function"]["name"] == "weather"
+
+
+EARLIER = [
+    ChatTurn("user", "which notes do we have?", "Bob"),
+    ChatTurn("assistant", "You have one note: buy milk."),
+]
+
+
+async def test_an_answer_copied_from_the_chat_is_sent_back_once_then_withheld(
+    stub, make_llm, tools, ctx
+) -> None:
+    """A small model shown the chat may copy the bot's earlier answer instead of
+    answering: it is told so once; copied again, the user gets no wrong answer."""
+    stub.script(s.text("You have one note: buy milk."), s.text("It is 21 °C in Berlin."))
+    result = await make_llm(tools).run(ctx, "how warm is it in Berlin?", EARLIER)
+    assert result.text == "It is 21 °C in Berlin."
+    assert stub.requests[1]["messages"][-1]["content"].startswith("That repeats an earlier")
+    stub.script(s.text("You have one note: buy milk."), s.text("You have one note: buy milk."))
+    result = await make_llm(tools).run(ctx, "how warm is it in Berlin?", EARLIER)
+    assert result.text == NO_ANSWER.english and result.ending == "no_answer"
+
+
+async def test_an_answer_the_turns_own_tool_gave_again_is_no_copy(
+    stub, make_llm, tools, calls, ctx
+) -> None:
+    stub.script(s.calls(("list_notes", {})), s.text("You have one note: buy milk."))
+    result = await make_llm(tools).run(ctx, "and now?", EARLIER)
+    assert result.text == "You have one note: buy milk." and calls.names() == ["list_notes"]

@@ -115,6 +115,17 @@ def test_the_chats_recent_tool_use_leans_the_next_message() -> None:
     assert [c.tool.name for c in selector.rank(tools, "move it to 5pm", chat_id="g2")] == before
 
 
+@pytest.mark.parametrize("text", ["what time is it in Tokyo right now?", "东京现在几点了？"])
+def test_a_message_that_names_something_else_is_not_leaned(text: str) -> None:
+    """After the reminders were listed, the time in Tokyo is the time server's."""
+    servers = tuple(t for t in corpus_tools() if "__" in t.name) + tuple(model_tools())
+    selector = ToolSelector()
+    selector.remember("g1", ["reminder_list"])
+    ranked = selector.rank(servers, text, chat_id="g1")
+    assert ranked[0].tool.name == "time__get_current_time"
+    assert not any(choice.lately for choice in ranked), [c.why for c in ranked[:4]]
+
+
 def test_the_offer_keeps_to_its_budget_and_the_ranking() -> None:
     tools = list(corpus_tools())
     sizes = {tool.name: 50 + 10 * len(tool.name) for tool in tools}
