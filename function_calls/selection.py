@@ -152,10 +152,11 @@ def _tool_text(tool: Tool) -> Iterable[tuple[str, float]]:
 
 @dataclass(frozen=True, slots=True)
 class _Match:
-    score: float
+    score: float  # with what the earlier chat leans
     matched: tuple[str, ...]
     strong: bool
     said: bool = True  # the message's own words matched (not only the earlier chat's)
+    own: float = 0.0  # the message's own words' share of `score`
 
 
 class ToolIndex:
@@ -234,7 +235,9 @@ class ToolIndex:
             else:
                 score = mine + min(then, mine * _HISTORY_CAP)
             terms_matched = (*own_terms.get(position, ()), *earlier_terms.get(position, ()))
-            found[position] = _Match(score, terms_matched, strength >= 2, position in own)
+            found[position] = _Match(
+                score, terms_matched, strength >= 2, position in own, mine
+            )
         return found
 
     def _scored(
@@ -271,21 +274,72 @@ def _strength(term: str, *, in_name: bool) -> int:
     return 2 if concept else 1
 
 
-def _named_elsewhere(
-    index: ToolIndex, matches: Mapping[int, _Match], families: Set[str], *, question: bool
-) -> bool:
-    """Whether the message names something other than what the chat used lately: a tool
-    of another family matches it strongly, and better than any of those families (a
-    chat that listed its reminders and then asks the time in Tokyo wants the time, not
-    its reminders leaned; "move it to 5pm" after a reminder still is one)."""
-    elsewhere = lately = 0.0
-    for position, found in matches.items():
-        score = found.score * (_ASKED.get(index.verbs[position], 1.0) if question else 1.0)
-        if index.family_of[position] in families:
-            lately = max(lately, score)
-        elif found.strong:
-            elsewhere = max(elsewhere, score)
-    return elsewhere > lately
+_Ranked = list[tuple[float, int, tuple[str, ...], Literal["", "tool", "family"]]]
+
+
+def _ranked(
+    index: ToolIndex,
+    matches: Mapping[int, _Match],
+    allowed: Set[int] | None,
+    recent: Sequence[str],
+    *,
+    question: bool,
+    leaned: bool,
+) -> _Ranked:
+    """(score, position, terms matched, lately) of each tool that bears on the message,
+    best first. `leaned`: the earlier chat's words and the chat's `recent` tools count;
+    else the message's own words alone."""
+    families = {_family(name) for name in recent}
+    # Only the tools something points at are looked at: the words' matches, and the
+    # families used here lately (not every tool, at every message).
+    looked_at = set(matches).union(*(index.families.get(f, ()) for f in families))
+    ranked: _Ranked = []
+    for position in looked_at:
+        tool = index.tools[position]
+        if allowed is not None and id(tool) not in allowed:
+            continue
+        found = matches.get(position)
+        score = 0.0
+        matched: tuple[str, ...] = ()
+        lately: Literal["", "tool", "family"] = ""
+        # After a tool of its family ran here, weak words are enough ("move it to
+        # 5pm" after a reminder was set).
+        family_used = index.family_of[position] in families
+        if found is not None and (found.strong or family_used):
+            score, matched = (found.score if leaned else found.own), found.matched
+            if question:
+                # A question asks to be told: tools that read before tools that write.
+                score *= _ASKED.get(index.verbs[position], 1.0)
+        if tool.name in recent and found is not None and found.said:
+            # Only beside a word of the message: a chat that listed its reminders
+            # and then asks the time in Tokyo wants no reminder tool.
+            score += _RECENT_TOOL
+            lately = "tool"
+        elif family_used and score > 0:
+            score += _RECENT_FAMILY
+            lately = "family"
+        if score > 0:
+            ranked.append((score, position, matched, lately))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    return ranked
+
+
+def _own(index: ToolIndex, matches: Mapping[int, _Match], position: int, question: bool) -> float:
+    """What the message's own words score a tool (a question leaning to reading)."""
+    found = matches.get(position)
+    if found is None:
+        return 0.0
+    return found.own * (_ASKED.get(index.verbs[position], 1.0) if question else 1.0)
+
+
+def _best_named(index: ToolIndex, matches: Mapping[int, _Match], *, question: bool) -> int | None:
+    """The tool the message's own words name best (a strong match), if any."""
+    best, best_score = None, 0.0
+    for position, found in sorted(matches.items()):
+        score = _own(index, matches, position, question)
+        if found.strong and found.said and score > best_score:
+            best, best_score = position, score
+    return best
 
 
 def _query(text: str, history: Sequence[str]) -> tuple[dict[str, float], dict[str, float]]:
@@ -397,45 +451,25 @@ class ToolSelector:
         for position in index.examples.get(normalized(text), ()):
             found = matches.get(position)
             score = (found.score if found else 0.0) + _EXAMPLE_SAID
-            matches[position] = _Match(
-                score, (*(found.matched if found else ()), "its example"), True
-            )
+            own = (found.own if found else 0.0) + _EXAMPLE_SAID
+            matched = (*(found.matched if found else ()), "its example")
+            matches[position] = _Match(score, matched, True, True, own)
         recent = self.recent.of(chat_id) if chat_id else ()
-        families = {_family(name) for name in recent}
         question = is_question(text)
-        if families and _named_elsewhere(index, matches, families, question=question):
-            recent, families = (), set()
-        # Only the tools something points at are looked at: the words' matches, and the
-        # families used here lately (not every tool, at every message).
-        looked_at = set(matches).union(*(index.families.get(f, ()) for f in families))
-        ranked: list[tuple[float, int, tuple[str, ...], Literal["", "tool", "family"]]] = []
-        for position in looked_at:
-            tool = index.tools[position]
-            if allowed is not None and id(tool) not in allowed:
-                continue
-            found = matches.get(position)
-            score = 0.0
-            matched: tuple[str, ...] = ()
-            lately: Literal["", "tool", "family"] = ""
-            # After a tool of its family ran here, weak words are enough ("move it to
-            # 5pm" after a reminder was set).
-            family_used = index.family_of[position] in families
-            if found is not None and (found.strong or family_used):
-                score, matched = found.score, found.matched
-                if question:
-                    # A question asks to be told: tools that read before tools that write.
-                    score *= _ASKED.get(index.verbs[position], 1.0)
-            if tool.name in recent and found is not None and found.said:
-                # Only beside a word of the message: a chat that listed its reminders
-                # and then asks the time in Tokyo wants no reminder tool.
-                score += _RECENT_TOOL
-                lately = "tool"
-            elif family_used and score > 0:
-                score += _RECENT_FAMILY
-                lately = "family"
-            if score > 0:
-                ranked.append((score, position, matched, lately))
-        ranked.sort(key=lambda item: (-item[0], item[1]))
+        ranked = _ranked(index, matches, allowed, recent, question=question, leaned=True)
+        if not follow_up and ranked:
+            # The earlier chat and the chat's recent tools may reorder what the message
+            # names, never overturn it: a chat that listed its reminders and then asks
+            # the time in Tokyo wants the time ("move it to 5pm" after a reminder was
+            # set names a reminder best, and stays leaned).
+            winner = ranked[0][1]
+            named = _best_named(index, matches, question=question)
+            if (
+                named is not None
+                and index.family_of[winner] != index.family_of[named]
+                and _own(index, matches, named, question) > _own(index, matches, winner, question)
+            ):
+                ranked = _ranked(index, matches, allowed, (), question=question, leaned=False)
         return [Choice(index.tools[p], score, m, lately) for score, p, m, lately in ranked]
 
     def select(

@@ -108,7 +108,9 @@ class Tool:
 
     def hidden_because(self, ctx: MessageContext) -> HiddenReason | None:
         """Why this tool itself is not offered to the sender of `ctx` (its scope, rights,
-        services); None when it is. A config's narrowing, the tools policy and the
+        services); None when it is. Only by `ctx`'s is_admin, chat_type, source and deps:
+        tool sets keep the answer by those (`ListingMemo.own`). A config's narrowing, the
+        tools policy and the
         chat's switches come on top (function_calls.toolsets): `ToolInvoker.offered` is
         what a sender may use."""
         if self.admin_only and not ctx.is_admin:

@@ -99,7 +99,9 @@ CASES = [
 ]
 
 
-async def run_mode(base_url: str, model: str, mode: str, work: Path) -> list[dict[str, Any]]:
+async def run_mode(
+    base_url: str, model: str, mode: str, work: Path, cases: list[Case]
+) -> list[dict[str, Any]]:
     config = {
         "storage": {"url": f"sqlite:///{work / 'bot.db'}"},
         "llm": {"base_url": base_url, "model": model, "tool_mode": mode},
@@ -113,7 +115,7 @@ async def run_mode(base_url: str, model: str, mode: str, work: Path) -> list[dic
             await bot.handle(
                 IncomingMessage("g1", "group", f"u-{sender}", name, text, message_id=f"c{number}")
             )
-        for number, case in enumerate(CASES):
+        for number, case in enumerate(cases):
             message = IncomingMessage(
                 "g1", "group", "u-ann", "Ann", f"@groupmate {case.text}", message_id=f"q{number}"
             )
@@ -134,6 +136,7 @@ async def run_mode(base_url: str, model: str, mode: str, work: Path) -> list[dic
                     "overflow": any(sentence in reply for sentence in OVERFLOWS),
                     "offered": [o["tool"] for o in turn.offered],
                     "called": called,
+                    "arguments": [c.get("arguments") for c in turn.calls],
                     "prompt_tokens": turn.prompt_tokens,
                     "seconds": round(seconds, 1),
                     "reply": reply[:300],
@@ -147,6 +150,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modes", nargs="*", default=["prompt", "native"])
     parser.add_argument("--model", choices=sorted(MODELS), default=QWEN_CODER_1_5B.name)
+    parser.add_argument("--cases", nargs="*", help="only these cases (ids), in order")
     options = parser.parse_args()
     rows: list[dict[str, Any]] = []
     for mode in options.modes:
@@ -158,7 +162,8 @@ def main() -> None:
             ) as server,
             tempfile.TemporaryDirectory() as work,
         ):
-            rows += asyncio.run(run_mode(server.base_url, server.model, mode, Path(work)))
+            chosen = [c for c in CASES if not options.cases or c.id in options.cases]
+            rows += asyncio.run(run_mode(server.base_url, server.model, mode, Path(work), chosen))
     print("\n| mode | case | answered | overflow | offered | called | prompt tokens | s |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:

@@ -116,14 +116,20 @@ def test_the_chats_recent_tool_use_leans_the_next_message() -> None:
 
 
 @pytest.mark.parametrize("text", ["what time is it in Tokyo right now?", "东京现在几点了？"])
-def test_a_message_that_names_something_else_is_not_leaned(text: str) -> None:
-    """After the reminders were listed, the time in Tokyo is the time server's."""
-    servers = tuple(t for t in corpus_tools() if "__" in t.name) + tuple(model_tools())
+def test_the_chat_reorders_what_a_message_names_but_never_overturns_it(text: str) -> None:
+    """After the reminders were listed (the tool ran, the chat says "reminders"), the
+    time in Tokyo is still the time server's; "move it to 5pm" is still a reminder's."""
+    tools = tuple(t for t in corpus_tools() if "__" in t.name) + tuple(model_tools())
+    chat = [
+        "Ann: what reminders do we have here?",
+        "groupmate: There are no active reminders in this chat.",
+    ]
     selector = ToolSelector()
     selector.remember("g1", ["reminder_list"])
-    ranked = selector.rank(servers, text, chat_id="g1")
-    assert ranked[0].tool.name == "time__get_current_time"
-    assert not any(choice.lately for choice in ranked), [c.why for c in ranked[:4]]
+    ranked = selector.rank(tools, text, history=chat, chat_id="g1", universe=tools)
+    assert ranked[0].tool.name == "time__get_current_time", [c.why for c in ranked[:4]]
+    moved = selector.rank(tools, "move it to 5pm", history=chat, chat_id="g1", universe=tools)
+    assert moved[0].tool.name == "reminder_update", [c.why for c in moved[:4]]
 
 
 def test_the_offer_keeps_to_its_budget_and_the_ranking() -> None:

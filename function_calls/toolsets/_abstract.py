@@ -59,11 +59,13 @@ class ListingMemo:
     that nothing under it changed: the whole composition is looked at in a pass of
     identity checks, and whoever indexes the tools (selection) keys on the object."""
 
-    __slots__ = ("_listing", "_sources")
+    __slots__ = ("_listing", "_shapes", "_sources")
 
     def __init__(self) -> None:
         self._sources: tuple[object, ...] = ()
         self._listing: ToolListing | None = None
+        # A leaf's listing per kind of sender (see `own`).
+        self._shapes: dict[tuple[bool, str, str], tuple[object, object, ToolListing]] = {}
 
     def get(self, sources: tuple[object, ...], make: Callable[[], ToolListing]) -> ToolListing:
         listing, kept = self._listing, self._sources
@@ -77,10 +79,24 @@ class ListingMemo:
 
     def own(self, tools: tuple[Tool, ...], ctx: MessageContext | None) -> ToolListing:
         """A leaf set's `own_listing` of `tools` (a tuple replaced, never changed, when
-        its tools change), kept for no context."""
+        its tools change): kept for no context, and for each kind of sender. A tool's own
+        declaration hides it by the sender's rights, the chat's type, the call's source
+        and the services (`Tool.hidden_because`), never by who or where exactly: one
+        walk of a thousand MCP tools serves every member's message in every group."""
         if ctx is None:
             return self.get((tools,), lambda: own_listing(tools, None))
-        return own_listing(tools, ctx)
+        shape = (ctx.is_admin, ctx.chat_type, ctx.source)
+        kept = self._shapes.get(shape)
+        if kept is not None and kept[0] is tools and kept[1] is ctx.deps:
+            return kept[2]
+        listing = own_listing(tools, ctx)
+        if len(self._shapes) >= _SHAPES:
+            self._shapes.clear()
+        self._shapes[shape] = (tools, ctx.deps, listing)
+        return listing
+
+
+_SHAPES = 32  # kinds of sender kept: (admin or not) x (chat type) x (source)
 
 
 def own_listing(tools: Iterable[Tool], ctx: MessageContext | None) -> ToolListing:

@@ -22,7 +22,6 @@ from function_calls.toolsets._abstract import (
     AbstractToolset,
     ListingMemo,
     ToolListing,
-    own_listing,
 )
 from function_calls.vocabulary import Effect, Scope
 
@@ -32,13 +31,13 @@ class FunctionToolset(AbstractToolset):
     plugin's, the built-ins, a test's own. Each is offered where its own declaration
     lets it be (its scope, rights and services)."""
 
-    __slots__ = ("_changed", "_everyone", "_label", "_tools")
+    __slots__ = ("_everyone", "_label", "_listed", "_tools")
 
     def __init__(self, tools: Iterable[Tool | Handler] = (), *, label: str = "tools") -> None:
         self._label = label
         self._tools: dict[str, Tool] = {}
         self._everyone = ListingMemo()
-        self._changed = object()  # a new one at each change of the tools
+        self._listed: tuple[Tool, ...] = ()  # a new tuple at each change of the tools
         for tool in tools:
             self.register(tool if isinstance(tool, Tool) else tool_from(tool))
 
@@ -47,17 +46,13 @@ class FunctionToolset(AbstractToolset):
         return self._label
 
     def listing(self, ctx: MessageContext | None) -> ToolListing:
-        if ctx is None:
-            return self._everyone.get(
-                (self._changed,), lambda: own_listing(self._tools.values(), None)
-            )
-        return own_listing(self._tools.values(), ctx)
+        return self._everyone.own(self._listed, ctx)
 
     def register(self, tool: Tool) -> Tool:
         if tool.name in self._tools:
             raise DuplicateToolError(tool.name)
         self._tools[tool.name] = tool
-        self._changed = object()
+        self._listed = (*self._listed, tool)
         return tool
 
     def tool(
