@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -21,8 +20,9 @@ from openai import AsyncOpenAI
 
 from function_calls import _shaping as shaping
 from function_calls import _transport as transport
+from function_calls._answers import found_data, parrots
 from function_calls._offering import Offering
-from function_calls._shaping import ChatTurn, Message, ModelReply, transcript_line
+from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls._transport import RequestObserver
 from function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
 from function_calls._window import PromptBudget as PromptBudget  # re-exported
@@ -353,13 +353,13 @@ class FunctionCallLLM:
                 reply = await self._ask(turn)
             except LLMUnavailableError as exc:
                 return turn.finish(error=exc.user_message, ending="unavailable")
-            if not reply.calls and not reply.malformed and _parrots(turn, reply.text):
+            if not reply.calls and not reply.malformed and parrots(turn, reply.text):
                 # A small model shown the chat may copy the bot's last answer instead of
                 # answering ("There are no active reminders" to "what time is it in
                 # Tokyo?"): told so once; a second copy is no answer, never passed on.
                 log.info("chat %s: the model repeated an earlier answer", turn.ctx.chat_id)
                 if repeated or round_number == self.max_rounds:
-                    return turn.finish(turn.say(NO_ANSWER), ending="no_answer")
+                    return self._no_answer(turn)
                 repeated = True
                 turn.messages.append(reply.assistant_message)
                 turn.messages.append({"role": "user", "content": _REPEATED})
@@ -401,13 +401,24 @@ class FunctionCallLLM:
         # user is not told tool names.
         return turn.finish(error=turn.say(UNFINISHED), ending="out_of_rounds")
 
+    def _no_answer(self, turn: Turn) -> TurnResult:
+        """The model gave no answer of its own. What a tool of this turn found, when one
+        did (a small model asked the time in Tokyo called the time server, then could not
+        phrase its answer): the data as it came, plainly, rather than no answer."""
+        if turn.replies:
+            return turn.finish(ending="no_answer")
+        found = found_data(turn)
+        if found is not None:
+            return turn.finish(found, ending="no_answer")
+        return turn.finish(turn.say(NO_ANSWER), ending="no_answer")
+
     def _answer(self, turn: Turn, text: str) -> TurnResult:
         """The turn ends with the model's text: the one place it becomes the user's answer,
         so the one place internal text is kept from the user."""
         # After the tools' own replies, nothing more is needed: "couldn't do that" under
         # "⏰ Reminder #3 set" would contradict what was done.
         if not text:
-            return turn.finish(None if turn.replies else turn.say(NO_ANSWER), ending="no_answer")
+            return self._no_answer(turn)
         marker = internal_marker(text, self.registry.names(), shaping.tool_parameters(turn.tools))
         if marker is None:
             return turn.finish(text)
@@ -556,26 +567,3 @@ class FunctionCallLLM:
             body["max_tokens"] = 1
             return await self._transport.complete(body, tools, retries=0)
         return await self._transport.complete(body, tools)
-
-
-def _parrots(turn: Turn, text: str) -> bool:
-    """Whether `text` copies one of the bot's earlier answers in the chat, word for word,
-    where this turn's tools did not say it again (half its words or more in their
-    results: "You have one note: buy milk" after the notes were listed again)."""
-    said = " ".join(text.split())
-    if len(said) < _PARROT_MIN or transcript_line(ChatTurn("assistant", said)) not in turn.history:
-        return False
-    # The turn's own messages after the system prompt and the chat, but the model's:
-    # its tools' results (and any nudge, which quotes nothing).
-    results = " ".join(
-        str(message.get("content") or "")
-        for message in turn.messages[2:]
-        if message.get("role") != "assistant"
-    ).lower()
-    words = _WORDS.findall(said.lower())
-    return sum(word in results for word in words) * 2 < len(words)
-
-
-# Shorter answers ("OK", "好的") repeat by nature, not by copying.
-_PARROT_MIN = 12
-_WORDS = re.compile(r"\w{3,}|[\u4e00-\u9fff]")

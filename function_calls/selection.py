@@ -235,9 +235,7 @@ class ToolIndex:
             else:
                 score = mine + min(then, mine * _HISTORY_CAP)
             terms_matched = (*own_terms.get(position, ()), *earlier_terms.get(position, ()))
-            found[position] = _Match(
-                score, terms_matched, strength >= 2, position in own, mine
-            )
+            found[position] = _Match(score, terms_matched, strength >= 2, position in own, mine)
         return found
 
     def _scored(

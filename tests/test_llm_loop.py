@@ -538,3 +538,22 @@ async def test_an_answer_the_turns_own_tool_gave_again_is_no_copy(
     stub.script(s.calls(("list_notes", {})), s.text("You have one note: buy milk."))
     result = await make_llm(tools).run(ctx, "and now?", EARLIER)
     assert result.text == "You have one note: buy milk." and calls.names() == ["list_notes"]
+
+
+async def test_what_a_read_tool_found_is_shown_when_the_model_cannot_phrase_it(
+    stub, make_llm, registry, ctx
+) -> None:
+    """A small model that called the time server and then said nothing (or copied the
+    chat) leaves the user the tool's data, plainly, rather than no answer."""
+
+    @tool_function(description="The time in a zone", registry=registry, effect="read")
+    async def zone_time(ctx: MessageContext, args: CityArgs) -> FunctionResult:
+        return FunctionResult.for_model('{"timezone": "Asia/Tokyo", "datetime": "11:05"}')
+
+    stub.script(s.calls(("zone_time", {"city": "Tokyo"})), s.text(""), s.text(""))
+    result = await make_llm(registry, tool_mode="native").run(ctx, "time in Tokyo?")
+    assert result.text == "timezone: Asia/Tokyo\ndatetime: 11:05"
+    # Nothing found: no answer, said so.
+    stub.script(s.text(""), s.text(""))
+    result = await make_llm(registry, tool_mode="prompt").run(ctx, "time in Tokyo?")
+    assert result.text == NO_ANSWER.english

@@ -1,0 +1,69 @@
+"""What becomes of a model's answer that is not one: a copy of the bot's earlier line,
+or none at all after a tool found what was asked (see FunctionCallLLM._converse)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from function_calls._shaping import ChatTurn, transcript_line
+from function_calls.turn import Turn
+
+
+def parrots(turn: Turn, text: str) -> bool:
+    """Whether `text` copies one of the bot's earlier answers in the chat, word for word,
+    where this turn's tools did not say it again (half its words or more in their
+    results: "You have one note: buy milk" after the notes were listed again)."""
+    said = " ".join(text.split())
+    if len(said) < _PARROT_MIN or transcript_line(ChatTurn("assistant", said)) not in turn.history:
+        return False
+    # The turn's own messages after the system prompt and the chat, but the model's:
+    # its tools' results (and any nudge, which quotes nothing).
+    results = " ".join(
+        str(message.get("content") or "")
+        for message in turn.messages[2:]
+        if message.get("role") != "assistant"
+    ).lower()
+    words = _WORDS.findall(said.lower())
+    return sum(word in results for word in words) * 2 < len(words)
+
+
+# Shorter answers ("OK", "好的") repeat by nature, not by copying.
+_PARROT_MIN = 12
+_WORDS = re.compile(r"\w{3,}|[\u4e00-\u9fff]")
+
+
+def found_data(turn: Turn) -> str | None:
+    """The data the turn's latest successful read call returned, as plain lines (an
+    object's fields as "name: value"), or None when no read call found anything."""
+    for invocation in reversed(turn.ran.values()):
+        result, validated = invocation.result, invocation.validated
+        if invocation.outcome != "ok" or result is None or validated is None:
+            continue
+        if validated.tool.effect != "read" or result.data in (None, "", [], {}):
+            continue
+        return _plain(result.data)[:_FOUND_CHARS]
+    return None
+
+
+def _plain(data: Any) -> str:
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return str(data).strip()
+    if isinstance(data, dict):
+        return "\n".join(f"{key}: {_plain_value(value)}" for key, value in data.items())
+    if isinstance(data, list):
+        return "\n".join(f"• {_plain_value(item)}" for item in data)
+    return _plain_value(data)
+
+
+def _plain_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+_FOUND_CHARS = 1500  # of a tool's data shown as it came
