@@ -7,16 +7,20 @@ import json
 import re
 from typing import Any
 
-from function_calls._shaping import ChatTurn, transcript_line
+from function_calls._shaping import BOT_NAME, ChatTurn, transcript_line
 from function_calls.turn import Turn
 
 
 def parrots(turn: Turn, text: str) -> bool:
     """Whether `text` copies one of the bot's earlier answers in the chat, word for word,
-    where this turn's tools did not say it again (half its words or more in their
-    results: "You have one note: buy milk" after the notes were listed again)."""
+    to a message asked for the first time, where this turn's tools did not say it again
+    (half its words or more in their results: "You have one note: buy milk" after the
+    notes were listed again). The same question asked again may get the same answer."""
     said = " ".join(text.split())
     if len(said) < _PARROT_MIN or transcript_line(ChatTurn("assistant", said)) not in turn.history:
+        return False
+    asked = _gist(turn.asked)
+    if any(_gist(line.split(": ", 1)[-1]) == asked for line in turn.history):
         return False
     # The turn's own messages after the system prompt and the chat, but the model's:
     # its tools' results (and any nudge, which quotes nothing).
@@ -27,6 +31,11 @@ def parrots(turn: Turn, text: str) -> bool:
     ).lower()
     words = _WORDS.findall(said.lower())
     return sum(word in results for word in words) * 2 < len(words)
+
+
+def _gist(text: str) -> str:
+    """A message's words, lower-cased, without mentions: what makes two askings one."""
+    return " ".join(w for w in _WORDS.findall(text.lower()) if w != BOT_NAME)
 
 
 # Shorter answers ("OK", "好的") repeat by nature, not by copying.

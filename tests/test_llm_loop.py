@@ -557,3 +557,15 @@ async def test_what_a_read_tool_found_is_shown_when_the_model_cannot_phrase_it(
     stub.script(s.text(""), s.text(""))
     result = await make_llm(registry, tool_mode="prompt").run(ctx, "time in Tokyo?")
     assert result.text == NO_ANSWER.english
+
+
+async def test_the_same_question_asked_again_may_get_the_same_answer(
+    stub, make_llm, tools, ctx
+) -> None:
+    asked_before = [*EARLIER, ChatTurn("user", "what is the capital of France?", "Ann")]
+    asked_before.append(ChatTurn("assistant", "Paris is the capital of France."))
+    stub.script(s.text("Paris is the capital of France."))
+    result = await make_llm(tools).run(
+        ctx, "@groupmate What is the capital of France?", asked_before
+    )
+    assert result.text == "Paris is the capital of France." and len(stub.requests) == 1
