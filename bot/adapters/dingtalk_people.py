@@ -9,6 +9,7 @@ best effort: a database that fails for a moment costs a name, never a message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -28,6 +29,10 @@ class _Chat:
     title: str | None = None
     people: dict[str, str] = field(default_factory=dict)  # user id -> name
     loaded: bool = False  # read from the database (until then, nothing is written back)
+    # One write at a time, each of the chat as it is when its turn comes: two messages
+    # seen at once must not land their snapshots out of order (the older last, a name
+    # lost).
+    writing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class People:
@@ -90,8 +95,11 @@ class People:
         if title:
             chat.title = title
         if chat.loaded and (chat.title, chat.people) != before:
-            value = json.dumps({"title": chat.title, "people": chat.people}, ensure_ascii=False)
-            await self._save(f"dingtalk:chat:{conversation}", value)
+            async with chat.writing:
+                value = {"title": chat.title, "people": chat.people}
+                await self._save(
+                    f"dingtalk:chat:{conversation}", json.dumps(value, ensure_ascii=False)
+                )
 
     async def find(self, conversation: str, name: str) -> Member | None:
         """The one member seen in the chat by that nick or id; two by one name: no one."""
