@@ -160,6 +160,24 @@ def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
         assert terminal.close() == 0
 
 
+def test_a_new_console_session_is_answered_where_the_last_one_left_off(tmp_path: Path) -> None:
+    """Its message ids start again each session: the bot must not take them for the
+    last session's messages come again, and answer nothing."""
+    config = _config(tmp_path)
+    with Terminal(config) as terminal:
+        terminal.type("/remind in 10 minutes tea")
+        terminal.expect("bot> ⏰ Reminder #1 set for ")
+        terminal.type("/remind in 20 minutes cake")
+        terminal.expect("bot> ⏰ Reminder #2 set for ")
+        assert terminal.close() == 0
+    with Terminal(config) as terminal:
+        terminal.type("/reminders")
+        terminal.expect("#2 · next ")
+        terminal.type("/cancel 1")
+        terminal.expect("Deleted reminder #1")
+        assert terminal.close() == 0
+
+
 def test_console_reports_llm_outage_without_a_traceback(stub, tmp_path: Path) -> None:
     stub.fallback = s.error(401, "invalid api key")
     config = _config(tmp_path, llm={"base_url": stub.base_url, "api_key": "${TEST_KEY}"})

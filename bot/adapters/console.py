@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
+import uuid
 from typing import TextIO
 
 from bot.app import Bot
@@ -33,6 +34,9 @@ class ConsoleChat:
         self.chat_type: str = "group"
         self._stdin = stdin
         self._stdout = stdout
+        # Message ids unique across sessions: the bot drops a message whose id it has
+        # seen (a platform's redelivery), and a new session's "1" is no repeat.
+        self._session = uuid.uuid4().hex[:12]
         self._ids = itertools.count(1)
         self._people = {user.casefold(): user}  # everyone you have been, by /as
 
@@ -79,7 +83,7 @@ class ConsoleChat:
                 sender_id=self.member(self.user).user_id,
                 sender_name=self.user,
                 text=text,
-                message_id=f"console-{next(self._ids)}",
+                message_id=f"console-{self._session}-{next(self._ids)}",
                 from_operator=True,
             )
             for reply in await self.bot.handle(message):
