@@ -35,7 +35,11 @@ from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_tim
 from storage.recurrence import Kind
 from storage.vocabulary import ChatType, Permission
 
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# `${...}` as the shell reads it: NAME, then an operator and its word. Anything else in
+# `${...}` is refused (a typo must not become a secret's value).
+_ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+_ENV_FORM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])(.*))?", re.DOTALL)
+_ENV_FORMS = "${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?message}, ${NAME:+word}"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
@@ -446,24 +450,39 @@ class Config(_Section):
         return [] if value is None else value  # `plugins:` with every entry commented out
 
 
-def _interpolate(value: Any, environ: dict[str, str]) -> Any:
+def _interpolate(value: Any, environ: dict[str, str], key: str = "") -> Any:
+    """Environment references in every string of the document, as POSIX shells read
+    them; ConfigError, naming the key, for a `${NAME:?…}` unset or a form not known."""
     if isinstance(value, dict):
-        return {key: _interpolate(item, environ) for key, item in value.items()}
+        return {
+            name: _interpolate(item, environ, f"{key}.{name}" if key else str(name))
+            for name, item in value.items()
+        }
     if isinstance(value, list):
-        return [_interpolate(item, environ) for item in value]
+        return [_interpolate(item, environ, f"{key}[{n}]") for n, item in enumerate(value)]
     if not isinstance(value, str):
         return value
+    return _ENV_REFERENCE.sub(lambda match: _env_value(match.group(1), environ, key), value)
 
-    def replace(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
-        # As the shell's ${NAME:-default}: a variable set to "" takes the default too.
-        if default is not None:
-            return environ.get(name) or default
-        if name in environ:
-            return environ[name]
-        return ""  # an unset secret means "not configured", which the sections handle
 
-    return _ENV_REFERENCE.sub(replace, value)
+def _env_value(reference: str, environ: dict[str, str], key: str) -> str:
+    form = _ENV_FORM.fullmatch(reference)
+    if form is None:
+        raise ConfigError(f"{key}: ${{{reference}}} is no environment reference; use {_ENV_FORMS}")
+    name, operator, word = form.group(1), form.group(2), form.group(3) or ""
+    value = environ.get(name)
+    # With a colon, as in the shell, a variable set to "" counts as unset.
+    unset = value is None or (value == "" and operator is not None and operator[0] == ":")
+    if operator is None:
+        return value or ""  # an unset secret means "not configured": the sections say so
+    if operator.endswith("-"):
+        return word if unset else (value or "")
+    if operator.endswith("+"):
+        return "" if unset else word
+    if unset:  # "?": required
+        said = word or "not set"
+        raise ConfigError(f"{key}: the environment variable {name} is not set ({said})")
+    return value or ""
 
 
 def _read_mcp_servers_file(data: dict[str, Any], base: Path) -> dict[str, Any]:

@@ -223,6 +223,27 @@ def test_config_errors_name_the_key(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_environment_references_read_as_the_shell_reads_them(tmp_path: Path) -> None:
+    """`${NAME:?message}` unset stops the bot, naming the key and the variable (a typo in
+    a variable's name never becomes the token); a form the shell would not read is
+    refused; `-`, `:-` and `:+` give what the shell gives."""
+    webhook = {"token": "${GROUPMATE_API_TOKN:?set the API token}", "port": 0}
+    done = _run("--config", str(_config(tmp_path, adapters={"webhook": webhook})), "check")
+    assert done.returncode == 2, done.stdout
+    assert (
+        "adapters.webhook.token: the environment variable GROUPMATE_API_TOKN is not set "
+        "(set the API token)"
+    ) in done.stderr
+    assert "Traceback" not in done.stderr
+    odd = {"token": "${GROUPMATE_TOKEN:=fallback}", "port": 0}
+    refused = _run("--config", str(_config(tmp_path, adapters={"webhook": odd})), "check")
+    assert refused.returncode == 2
+    assert "${GROUPMATE_TOKEN:=fallback} is no environment reference" in refused.stderr
+    forms = {"model": "${EMPTY-kept empty}", "base_url": "${SET:+http://x}${UNSET:-/v1}"}
+    config = parse_config({"llm": forms}, environ={"EMPTY": "", "SET": "1"})
+    assert (config.llm.model, config.llm.base_url) == ("", "http://x/v1")
+
+
 def test_db_upgrade_and_current(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     before = _run("db", "current", "--url", url)
