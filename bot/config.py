@@ -31,6 +31,7 @@ from function_calls.policy import PolicyConfig
 from function_calls.prompt_formats import PromptFormat
 from function_calls.remote import McpSettings, OpenApiSettings
 from function_calls.search.config import SearchSettings
+from function_calls.settings_keys import unknown_setting
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from storage.recurrence import Kind
 from storage.vocabulary import ChatType, Permission
@@ -521,6 +522,8 @@ def parse_config(
         for error in exc.errors(include_url=False, include_input=False):
             key = ".".join(str(part) for part in error["loc"])
             message = error["msg"].removeprefix("Value error, ")
+            if error["type"] == "extra_forbidden":
+                message = unknown_setting(Config, error["loc"])
             problems.append(f"{key}: {message}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
     return config

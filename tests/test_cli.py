@@ -223,6 +223,21 @@ def test_config_errors_name_the_key(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_an_unknown_key_is_told_the_setting_it_was_likely_meant_to_be(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path,
+        bot={"timezon": "Europe/Berlin"},
+        adapters={"telegram": {"tokne": "x"}},
+        llm={"zzz": 1},
+    )
+    done = _run("--config", str(config), "check")
+    assert done.returncode == 2
+    assert "bot.timezon: no such setting; did you mean timezone?" in done.stderr
+    assert "adapters.telegram.tokne: no such setting; did you mean token?" in done.stderr
+    assert "llm.zzz: no such setting (here: base_url, api_key, model," in done.stderr
+    assert "Extra inputs are not permitted" not in done.stderr
+
+
 def test_environment_references_read_as_the_shell_reads_them(tmp_path: Path) -> None:
     """`${NAME:?message}` unset stops the bot, naming the key and the variable (a typo in
     a variable's name never becomes the token); a form the shell would not read is

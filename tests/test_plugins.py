@@ -92,7 +92,7 @@ async def test_a_services_lifecycle_follows_the_bot(tmp_path: Path) -> None:
         (
             {"module": DICE, "settings": {"side": 20}},
             "dice",
-            "plugins[0].settings.side: Extra inputs are not permitted",
+            "plugins[0].settings.side: no such setting; did you mean sides?",
         ),
         (
             "tests.plugin_fixtures.broken_import",

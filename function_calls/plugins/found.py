@@ -17,6 +17,7 @@ from function_calls.errors import ToolDefinitionError
 from function_calls.plugins.declare import Plugin, Service
 from function_calls.plugins.spec import ENTRY_POINT_GROUP, PluginSpec
 from function_calls.registry import Handler, tool_options
+from function_calls.settings_keys import unknown_setting
 
 log = logging.getLogger(__name__)
 # Errors whose message says what is missing or broken in the code (a module's name, a
@@ -140,6 +141,8 @@ def _settings(plugin: Plugin, spec: PluginSpec, where: str) -> BaseModel | None:
         for error in exc.errors(include_url=False, include_input=False, include_context=False):
             path = ".".join(str(part) for part in error["loc"])
             message = error["msg"].removeprefix("Value error, ")
+            if error["type"] == "extra_forbidden":
+                message = unknown_setting(plugin.settings, error["loc"])
             problems.append(f"{where}.settings{'.' + path if path else ''}: {message}")
         raise PluginError("; ".join(problems)) from None
 

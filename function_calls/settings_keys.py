@@ -1,0 +1,50 @@
+"""What to say of a settings key no setting has (config.yaml's sections, a plugin's
+settings): "no such setting; did you mean timezone?", not pydantic's wording."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, cast, get_args
+
+from pydantic import BaseModel
+
+
+def unknown_setting(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """The message for the unknown key at `loc` of `model`'s document: the setting it
+    was likely meant to be, else the settings there are."""
+    known = _settings_at(model, loc[:-1])
+    meant = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+    if meant:
+        return f"no such setting; did you mean {meant[0]}?"
+    return "no such setting" + (f" (here: {', '.join(known)})" if known else "")
+
+
+def _settings_at(model: type[BaseModel], path: tuple[int | str, ...]) -> list[str]:
+    """The setting names of the section at `path` of `model` (none when it is no
+    section: a free-form mapping)."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue  # an item of a list: its section is the list's
+        found = current.model_fields.get(part) if _is_section(current) else None
+        if found is None:
+            return []
+        current = _section_of(found.annotation)
+        if current is None:
+            return []
+    return list(current.model_fields) if _is_section(current) else []
+
+
+def _is_section(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _section_of(annotation: Any) -> type[BaseModel] | None:
+    """The settings model an annotation holds (in `X | None`, `list[X]`, ...), if one."""
+    if _is_section(annotation):
+        return cast(type[BaseModel], annotation)
+    for argument in get_args(annotation):
+        found = _section_of(argument)
+        if found is not None:
+            return found
+    return None
