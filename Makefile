@@ -1,6 +1,8 @@
 # One entry point for people and CI: `make run` and `make test` set themselves up.
+# The newest Python 3.11+ on the PATH; a pyenv shim of a version not installed says so on
+# stderr, which the probe keeps quiet.
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
-	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' && { echo $$p; break; }; done)
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
