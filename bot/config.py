@@ -214,6 +214,15 @@ class TelegramSettings(_Section):
     # Seconds one getUpdates long poll waits for news; Telegram allows up to 50.
     poll_timeout: float = Field(25.0, gt=0, le=50)
 
+    @model_validator(mode="after")
+    def _needs_the_token(self) -> TelegramSettings:
+        # `groupmate check` (and serve) say what is missing before anything connects.
+        if self.token is None:
+            raise ValueError("token required (unset)")
+        if self.webhook_url and self.webhook_secret is None:
+            raise ValueError("webhook_secret required with webhook_url (unset)")
+        return self
+
 
 class MatrixSettings(_Section):
     """Present = enabled. An access token, or a password used once to log in."""
@@ -227,6 +236,12 @@ class MatrixSettings(_Section):
     # Events per room in one sync; a longer gap is fetched page by page, up to max_gap.
     timeline_limit: int = Field(100, ge=1, le=1000)
     max_gap: int = Field(500, ge=0)
+
+    @model_validator(mode="after")
+    def _needs_a_login(self) -> MatrixSettings:
+        if self.access_token is None and self.password is None:
+            raise ValueError("access_token or password required (unset)")
+        return self
 
 
 class OneBotSettings(_Section):
@@ -277,6 +292,12 @@ class DiscordSettings(_Section):
     # fails the send and the reminder is retried later); a send is given up after that
     # wait plus this again.
     timeout: int = Field(30, gt=0, le=300)
+
+    @model_validator(mode="after")
+    def _needs_the_token(self) -> DiscordSettings:
+        if self.token is None:
+            raise ValueError("token required (unset)")
+        return self
 
     @field_validator("api_url")
     @classmethod
@@ -451,19 +472,30 @@ class Config(_Section):
         return [] if value is None else value  # `plugins:` with every entry commented out
 
 
-def _interpolate(value: Any, environ: dict[str, str], key: str = "") -> Any:
+def _interpolate(
+    value: Any, environ: dict[str, str], unset: dict[str, str], key: str = ""
+) -> Any:
     """Environment references in every string of the document, as POSIX shells read
-    them; ConfigError, naming the key, for a `${NAME:?…}` unset or a form not known."""
+    them; ConfigError, naming the key, for a `${NAME:?…}` unset or a form not known.
+    `unset` collects each key whose plain `${NAME}` was unset, and the name."""
     if isinstance(value, dict):
         return {
-            name: _interpolate(item, environ, f"{key}.{name}" if key else str(name))
+            name: _interpolate(item, environ, unset, f"{key}.{name}" if key else str(name))
             for name, item in value.items()
         }
     if isinstance(value, list):
-        return [_interpolate(item, environ, f"{key}[{n}]") for n, item in enumerate(value)]
+        return [_interpolate(item, environ, unset, f"{key}.{n}") for n, item in enumerate(value)]
     if not isinstance(value, str):
         return value
-    return _ENV_REFERENCE.sub(lambda match: _env_value(match.group(1), environ, key), value)
+
+    def replace(match: re.Match[str]) -> str:
+        found = _env_value(match.group(1), environ, key)
+        plain = _ENV_FORM.fullmatch(match.group(1))
+        if not found and plain is not None and plain.group(2) is None:
+            unset[key] = plain.group(1)
+        return found
+
+    return _ENV_REFERENCE.sub(replace, value)
 
 
 def _env_value(reference: str, environ: dict[str, str], key: str) -> str:
@@ -514,7 +546,8 @@ def parse_config(
     if not isinstance(data, dict):
         raise ConfigError("the configuration must be a mapping of sections (bot, llm, ...)")
     data = _read_mcp_servers_file(data, base or Path.cwd())
-    resolved = _interpolate(data, dict(os.environ) if environ is None else environ)
+    unset: dict[str, str] = {}
+    resolved = _interpolate(data, dict(os.environ) if environ is None else environ, unset)
     try:
         config = Config.model_validate(resolved)
     except ValidationError as exc:
@@ -524,6 +557,12 @@ def parse_config(
             message = error["msg"].removeprefix("Value error, ")
             if error["type"] == "extra_forbidden":
                 message = unknown_setting(Config, error["loc"])
+            # A setting given as ${NAME} with NAME unset: the variable is what to fix.
+            names = sorted({n for k, n in unset.items() if k == key or k.startswith(key + ".")})
+            if names:
+                variables = "variable " if len(names) == 1 else "variables "
+                verb = " is" if len(names) == 1 else " are"
+                message += f"; the environment {variables}{' and '.join(names)}{verb} not set"
             problems.append(f"{key}: {message}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
     return config

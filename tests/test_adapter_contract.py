@@ -96,7 +96,7 @@ def test_each_present_section_builds_its_adapter() -> None:
 
     sections = {
         "telegram": {"token": "123:abc"},
-        "matrix": {"homeserver": "http://127.0.0.1:1", "user_id": "@bot:local"},
+        "matrix": {"homeserver": "http://127.0.0.1:1", "user_id": "@bot:local", "password": "p"},
         "onebot": {"access_token": "t"},
         "slack": {"bot_token": "xoxb-1", "signing_secret": "s"},
         "discord": {"token": "d"},

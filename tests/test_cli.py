@@ -223,6 +223,32 @@ def test_config_errors_name_the_key(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_check_fails_as_serve_would_for_an_adapter_without_its_token(tmp_path: Path) -> None:
+    """`check` said "telegram adapter: on" with TELEGRAM_BOT_TOKEN unset, and serve then
+    failed: both stop now, naming the setting and the variable."""
+    config = _config(
+        tmp_path,
+        adapters={
+            "telegram": {"token": "${TELEGRAM_BOT_TOKEN}"},
+            "discord": {"token": "${DISCORD_TOKEN}"},
+            "matrix": {"homeserver": "http://127.0.0.1:9", "user_id": "@bot:x"},
+        },
+    )
+    for command in ("check", "serve"):
+        done = _run("--config", str(config), command)
+        assert done.returncode == 2, (command, done.stdout)
+        assert (
+            "adapters.telegram: token required (unset); the environment variable "
+            "TELEGRAM_BOT_TOKEN is not set"
+        ) in done.stderr
+        assert (
+            "adapters.discord: token required (unset); the environment variable "
+            "DISCORD_TOKEN is not set"
+        ) in done.stderr
+        assert "adapters.matrix: access_token or password required (unset)" in done.stderr
+        assert "adapter: on" not in done.stdout and "Traceback" not in done.stderr
+
+
 def test_an_unknown_key_is_told_the_setting_it_was_likely_meant_to_be(tmp_path: Path) -> None:
     config = _config(
         tmp_path,
