@@ -136,15 +136,21 @@ class Answerer:
         *,
         request_messages: int = 1,
     ) -> str | None:
-        """The answer's text; None to stay quiet (a group over its rate limit). `recent`
+        """The answer's text; None when there is none to send (the model's tools said it
+        all, or its budget for the day is spent and the chat was told). `recent`
         is the chat's newest messages, this one last; `text` joins the words of the
         sender's `request_messages` newest messages (a burst), `message` the last."""
         command = Commands.split(text) or self._spoken_command(message, text)
         if command is not None and not self.commands.knows(command[0]):
             command = None
-        refusal = self._refusal(message, command)
+        # Every message draws on the generous budget of what needs no model; a command
+        # that calls the model (/summary, /search) on the model's budget too, and any
+        # other message only once it is about to reach the model (a reminder the grammar
+        # sets, or a "yes" to an offer, never does).
+        paid = command is not None and Commands.needs_model(command[0]) and self._llm is not None
+        refusal = self._refusal(message, model=paid)
         if refusal is not None:
-            return refusal or None
+            return refusal
         ctx = dataclasses.replace(
             await self.context(message),
             text=text,
@@ -175,6 +181,9 @@ class Answerer:
             return fast
         if self._llm is None:
             return f"{NO_LLM} {self.commands.usage()}"
+        refusal = self._refusal(message, model=True)
+        if refusal is not None:
+            return refusal
         if self._budget is not None:
             spent = await self._budget.refusal(ctx)
             if spent is not None:
@@ -261,19 +270,13 @@ class Answerer:
             return "catchup", ""
         return None
 
-    def _refusal(self, message: IncomingMessage, command: tuple[str, str] | None) -> str | None:
-        """None when allowed; else the notice to send, or "" to stay quiet."""
+    def _refusal(self, message: IncomingMessage, *, model: bool) -> str | None:
+        """None when allowed; else the notice that answers the limited message (every one
+        is answered, once: none is dropped without a word)."""
         if message.from_operator:
             return None  # the operator at the terminal is testing the bot, not flooding it
-        refusal = self._budgets.check(
-            message.chat_id,
-            message.sender_id,
-            command=command is not None and not Commands.needs_model(command[0]),
-            private=message.chat_type == "private",
-        )
-        if refusal is None:
-            return None
-        return rate_limited(refusal.retry_after) if refusal.notify else ""
+        refusal = self._budgets.check(message.chat_id, message.sender_id, model=model)
+        return None if refusal is None else rate_limited(refusal.retry_after)
 
     async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
         """The tools' context for a message: its chat, sender, rights, zone and services.

@@ -472,9 +472,7 @@ class Config(_Section):
         return [] if value is None else value  # `plugins:` with every entry commented out
 
 
-def _interpolate(
-    value: Any, environ: dict[str, str], unset: dict[str, str], key: str = ""
-) -> Any:
+def _interpolate(value: Any, environ: dict[str, str], unset: dict[str, str], key: str = "") -> Any:
     """Environment references in every string of the document, as POSIX shells read
     them; ConfigError, naming the key, for a `${NAME:?…}` unset or a form not known.
     `unset` collects each key whose plain `${NAME}` was unset, and the name."""

@@ -1,8 +1,10 @@
-"""Token buckets per user and per chat, with one friendly notice per limited stretch.
+"""Token buckets per user and per chat.
 
-Messages that reach the model and commands that need none draw on separate budgets: a
-burst of `/remind` commands must not cost the group its next question to the model, and
-the model's budget must not make `/list` go quiet.
+Every message draws on a generous per-user budget no normal use trips; a message about
+to reach the model draws on the model's budgets too (per chat and per user): a burst of
+`/remind` commands must not cost the group its next question to the model, and the
+model's budget must not make `/list` go quiet. A limited message is answered, saying
+when to try again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from bot.config import RateLimitConfig
 class _Bucket:
     tokens: float
     updated: float
-    noticed: bool = False
 
 
 class RateLimiter:
@@ -63,9 +64,7 @@ class RateLimiter:
         return self._bucket(key).tokens >= 1
 
     def take(self, key: str) -> None:
-        bucket = self._bucket(key)
-        bucket.tokens -= 1
-        bucket.noticed = False
+        self._bucket(key).tokens -= 1
 
     def allow(self, key: str) -> bool:
         """Take a token if there is one."""
@@ -74,14 +73,6 @@ class RateLimiter:
             return True
         return False
 
-    def first_refusal(self, key: str) -> bool:
-        """True once per limited stretch: when to send the notice instead of silence."""
-        bucket = self._bucket(key)
-        if bucket.noticed:
-            return False
-        bucket.noticed = True
-        return True
-
     def retry_after(self, key: str) -> float:
         bucket = self._bucket(key)
         return max(0.0, (1 - bucket.tokens) / self._rate)
@@ -89,10 +80,9 @@ class RateLimiter:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """A message over its budget: when the sender may try again, and whether to say so."""
+    """A message over its budget: when the sender may try again."""
 
     retry_after: float  # seconds
-    notify: bool
 
 
 class Budgets:
@@ -106,21 +96,17 @@ class Budgets:
         self._per_user = RateLimiter(limits.user_per_minute, limits.burst, clock=clock)
         self._commands = RateLimiter(limits.command_per_minute, limits.command_burst, clock=clock)
 
-    def check(self, chat: str, user: str, *, command: bool, private: bool) -> Refusal | None:
-        """None when allowed (the tokens are taken); else the refusal.
-
-        In a group the notice goes once per limited stretch, so a flood is not answered
-        by a flood. A private chat has one reader, who always hears why nothing happened.
-        """
+    def check(self, chat: str, user: str, *, model: bool) -> Refusal | None:
+        """None when allowed (the tokens are taken); else the refusal. `model`: the
+        model's budgets, for a message about to reach it; else the one for any message."""
         key = f"{chat}:{user}"
-        if command:
-            limiters = [(self._commands, key)]
-        else:
+        if model:
             limiters = [(self._per_chat, chat), (self._per_user, key)]
+        else:
+            limiters = [(self._commands, key)]
         for limiter, name in limiters:
             if not limiter.available(name):
-                first = limiter.first_refusal(name)
-                return Refusal(limiter.retry_after(name), notify=private or first)
+                return Refusal(limiter.retry_after(name))
         # Take tokens only when every limit allows: a refused message costs nobody.
         for limiter, name in limiters:
             limiter.take(name)
