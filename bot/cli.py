@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import signal
@@ -66,6 +67,16 @@ async def _chat(config: Config) -> None:
     await run_console(Bot(config), user=os.environ.get("USER") or "you")
 
 
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is no port (0 to 65535)")
+    return port
+
+
 def serve_refusal(config: Config, *, insecure_no_auth: bool) -> str | None:
     """Why `serve` must not start with this config, or None.
 
@@ -110,8 +121,48 @@ class _Server(uvicorn.Server):
             print("  (a chat in this terminal instead: make chat)", flush=True)
 
 
+def _listening(host: str, port: int) -> socket.socket:
+    """The HTTP API's socket, bound before anything starts: a port in use is said in
+    the words of the setting to change, not as an OSError after the bot started."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ConfigError(f"adapters.webhook.host: cannot listen on {host!r} ({exc})") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            reason = "is in use by another program (another groupmate, a model server…)"
+        else:
+            reason = f"cannot be listened on ({exc.strerror})"
+        raise ConfigError(
+            f"{where} {reason}: set adapters.webhook.port (and host) in the config, or "
+            "pass serve --port N (--host H)"
+        ) from None
+    return sock
+
+
+def _with_address(config: Config, host: str | None, port: int | None) -> Config:
+    """The config with `serve --host/--port` in place of adapters.webhook's."""
+    if host is None and port is None:
+        return config
+    webhook = config.adapters.webhook
+    changed = webhook.model_copy(
+        update={"host": host or webhook.host, "port": webhook.port if port is None else port}
+    )
+    adapters = config.adapters.model_copy(update={"webhook": changed})
+    return config.model_copy(update={"adapters": adapters})
+
+
 async def _serve(config: Config) -> None:
     webhook = config.adapters.webhook
+    listening = _listening(webhook.host, webhook.port)
     bot = Bot(config)
     for adapter in configured(config):
         bot.add_adapter(adapter)
@@ -140,7 +191,7 @@ async def _serve(config: Config) -> None:
             # (No loop signal handlers on Windows: Ctrl+C ends it as KeyboardInterrupt.)
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(stop, server.handle_exit, stop, None)
-        await server.serve()
+        await server.serve(sockets=[listening])
 
 
 def _check(config: Config) -> int:
@@ -238,6 +289,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("chat", parents=[common], help="a simulated group chat in this terminal")
     serve = commands.add_parser("serve", parents=[common], help="the HTTP API (adapters.webhook.*)")
+    serve.add_argument("--host", help="the address to listen on (adapters.webhook.host)")
+    serve.add_argument(
+        "--port",
+        type=_port,
+        help="the port to listen on, 0 for any free one (adapters.webhook.port)",
+    )
     serve.add_argument(
         INSECURE_FLAG,
         action="store_true",
@@ -278,6 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.command == "eval":
             return eval_cli.run(options, config)
         if options.command == "serve":
+            config = _with_address(config, options.host, options.port)
             refusal = serve_refusal(config, insecure_no_auth=options.insecure_no_auth)
             if refusal is not None:
                 print(f"groupmate: {refusal}", file=sys.stderr)

@@ -6,6 +6,7 @@ import os
 import pty
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -308,6 +309,27 @@ def test_db_with_a_bad_url_explains_itself() -> None:
 
 def _public_config(tmp_path: Path, **webhook: object) -> Path:
     return _config(tmp_path, adapters={"webhook": {"host": "0.0.0.0", "port": 0, **webhook}})
+
+
+def test_serve_names_the_setting_when_its_port_is_taken(tmp_path: Path) -> None:
+    """A port in use (another groupmate, llama.cpp's server on 8080…) is said in the
+    words of the setting to change, before the bot starts, not as an OSError."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        done = _run("serve", "--config", str(_config(tmp_path)), "--port", str(port))
+    finally:
+        taken.close()
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.splitlines() == [
+        f"groupmate: 127.0.0.1:{port} is in use by another program (another groupmate, a "
+        "model server…): set adapters.webhook.port (and host) in the config, or pass serve "
+        "--port N (--host H)"
+    ]
+    bad = _run("serve", "--config", str(_config(tmp_path)), "--port", "70000")
+    assert bad.returncode == 2 and "'70000' is no port (0 to 65535)" in bad.stderr
 
 
 def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
