@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Response, expect
 
 from groupmate.testing.stub_llm import StubLLM, tool_then_answer
 from tests.browser import ARTIFACTS
@@ -156,3 +156,27 @@ async def test_the_status_page_shows_each_adapters_state_and_no_secret(
         assert wrong not in content and SIGNING_SECRET not in content
     finally:
         fake.server.stop()
+
+
+async def test_the_pages_ask_for_nothing_that_is_not_there(servers: Servers, page: Page) -> None:
+    """Every file the playground and the dashboard load, their icon too, is served:
+    no 404 in a browser's console (the API's 401s before a token is typed are the
+    pages' question for one)."""
+    api = await servers.start(FakeClock())
+    missing: list[str] = []
+
+    def served(response: Response) -> None:
+        if response.status >= 400 and "/v1/" not in response.url:
+            missing.append(response.url)
+
+    page.on("response", served)
+    for path in ("/", "/admin"):
+        await page.goto(f"{api.base_url}{path}")
+        await page.wait_for_load_state("networkidle")
+        icon = await page.locator("link[rel=icon]").get_attribute("href")
+        assert icon is not None
+        answer = await page.request.get(f"{api.base_url}{icon}")
+        assert answer.status == 200 and answer.headers["content-type"] == "image/svg+xml"
+    favicon = await page.request.get(f"{api.base_url}/favicon.ico")
+    assert favicon.status == 200 and b"<svg" in await favicon.body()
+    assert missing == []

@@ -65,6 +65,11 @@ def web_routes(bot: Bot) -> APIRouter:
     async def dashboard() -> FileResponse:
         return FileResponse(STATIC / "admin.html")
 
+    @routes.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        # Browsers ask for it whatever a page links; the pages link the same icon.
+        return FileResponse(STATIC / "static" / "icon.svg", media_type="image/svg+xml")
+
     @routes.get("/v1/info")
     async def info() -> InfoOut:
         """What a page needs to know about the bot: its name, whether natural language
