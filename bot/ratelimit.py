@@ -66,13 +66,6 @@ class RateLimiter:
     def take(self, key: str) -> None:
         self._bucket(key).tokens -= 1
 
-    def allow(self, key: str) -> bool:
-        """Take a token if there is one."""
-        if self.available(key):
-            self.take(key)
-            return True
-        return False
-
     def retry_after(self, key: str) -> float:
         bucket = self._bucket(key)
         return max(0.0, (1 - bucket.tokens) / self._rate)
