@@ -143,9 +143,9 @@ class Answerer:
         command = Commands.split(text) or self._spoken_command(message, text)
         if command is not None and not self.commands.knows(command[0]):
             command = None
-        # Every message draws on the generous budget of what needs no model; a command
-        # that calls the model (/summary, /search) on the model's budget too, and any
-        # other message only once it is about to reach the model (a reminder the grammar
+        # A command that calls the model (/summary, /search) draws on the model's
+        # budgets; any other message on the generous one of what needs no model, and on
+        # the model's too once it is about to reach the model (a reminder the grammar
         # sets, or a "yes" to an offer, never does).
         paid = command is not None and Commands.needs_model(command[0]) and self._llm is not None
         refusal = self._refusal(message, model=paid)
