@@ -48,7 +48,7 @@ from function_calls.services import (
     TextCompleter,
 )
 from function_calls.toolsets import AbstractToolset, CombinedToolset
-from storage import OutgoingMessage, ReminderService, Sender, utc_now
+from storage import OutgoingMessage, ReminderService, Sender, SendError, utc_now
 from storage.audit import AuditLog
 from storage.chat_locks import ChatLocks
 from storage.chatlog import ChatLog
@@ -123,7 +123,8 @@ class Bot:
     """The whole bot: `async with Bot.from_config("config.yaml") as bot: await bot.handle(m)`.
 
     Outgoing messages (reminders) go to the senders given to `on_outgoing`, chosen by
-    chat-id prefix; with `adapters.webhook.outbound_url` set, to that webhook by default.
+    chat-id prefix; with `adapters.webhook.outbound_url` set, the chats of no platform
+    go to that webhook. Only the chats some sender delivers to are claimed here.
     """
 
     def __init__(
@@ -136,8 +137,13 @@ class Bot:
         pages: PageFetcher | None = None,
         deliver: bool = True,
         remote_tools: bool = True,
+        web_pages: bool = True,
     ) -> None:
         self.config = config
+        # False for a process without the web playground (`groupmate chat`): the pages'
+        # chats ("web:…") are then not delivered here, and the process that serves the
+        # pages claims their reminders.
+        self._web_pages = web_pages
         # False for a process that only serves tools (`groupmate mcp`): reminders it sets
         # are delivered by the bot process that runs the chats, never claimed here.
         self._deliver = deliver
@@ -260,6 +266,11 @@ class Bot:
         """Deliver outgoing messages of chats whose id starts with `chat_prefix`."""
         self.outbound.register(sender, chat_prefix=chat_prefix)
 
+    async def _to_pages(self, message: OutgoingMessage) -> str:
+        if self.live is None:  # a reminder due at startup: the dispatcher retries it
+            raise SendError("the web pages are starting")
+        return await self.live.send(message)
+
     @property
     def plugins(self) -> list[PluginStatus]:
         """Each configured plugin (the built-in families first): loaded, failed (and
@@ -289,10 +300,14 @@ class Bot:
 
     async def _open(self, config: Config) -> None:
         webhook = config.adapters.webhook
+        if self._web_pages:
+            # Registered before the reminder engine starts, so that its first claim
+            # already covers the pages' chats.
+            self.on_outgoing(self._to_pages, chat_prefix=WEB_PREFIX)
         if webhook.outbound_url:
             sender = WebhookSender(webhook.outbound_url)
             self._stack.push_async_callback(sender.aclose)
-            self.on_outgoing(sender)
+            self.outbound.register_others(sender)
         self.reminders = await self._stack.enter_async_context(
             ReminderService.open(
                 config.storage.url,
@@ -303,6 +318,7 @@ class Bot:
                 policy=config.reminders.policy(),
                 clock=self._clock,
                 observe=self.metrics.delivery if self.metrics else None,
+                reach=self.outbound.reach,
             )
         )
         retention = config.bot.retention
@@ -313,7 +329,6 @@ class Bot:
         )
         self.live = LiveEvents(chatlog, bot_name=config.bot.name, clock=self._clock)
         self._stack.callback(self.live.close)
-        self.on_outgoing(self.live.send, chat_prefix=WEB_PREFIX)
         self.audit = AuditLog(self.reminders.database, max_age=timedelta(days=retention.audit_days))
         pruner = asyncio.create_task(self._prune_periodically(chatlog, self.audit))
         self._stack.callback(pruner.cancel)

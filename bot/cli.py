@@ -64,7 +64,7 @@ async def _mcp(config: Config) -> None:
 
 
 async def _chat(config: Config) -> None:
-    await run_console(Bot(config), user=os.environ.get("USER") or "you")
+    await run_console(Bot(config, web_pages=False), user=os.environ.get("USER") or "you")
 
 
 def _port(value: str) -> int:

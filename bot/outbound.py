@@ -7,26 +7,45 @@ import uuid
 
 import httpx
 
+from bot.adapters import CHAT_PREFIXES
 from function_calls.services import MemberDirectory
-from storage import Member, OutgoingMessage, Sender, SendError
+from storage import Member, OutgoingMessage, Reach, Sender, SendError
 
 log = logging.getLogger(__name__)
 
 
 class OutboundRouter:
-    """Picks the adapter for a chat by the longest registered chat-id prefix."""
+    """Picks the adapter for a chat by the longest registered chat-id prefix; the
+    webhook's sender (`register_others`) takes the chats of no platform."""
 
     def __init__(self) -> None:
         self._senders: list[tuple[str, Sender]] = []
+        self._others: Sender | None = None
 
     def register(self, sender: Sender, *, chat_prefix: str = "") -> None:
+        """`sender` delivers the chats whose id starts with `chat_prefix` ("": all)."""
         self._senders.append((chat_prefix, sender))
         self._senders.sort(key=lambda item: len(item[0]), reverse=True)
+
+    def register_others(self, sender: Sender) -> None:
+        """`sender` delivers the chats under no platform's prefix: the webhook's own.
+        Another platform's chats are never sent there, even when no process serves it."""
+        self._others = sender
+
+    def reach(self) -> Reach:
+        """The chats this process delivers to: the scheduler claims only theirs."""
+        prefixes = tuple(prefix for prefix, _ in self._senders)
+        platforms = tuple({*CHAT_PREFIXES.values(), *(p for p in prefixes if p)})
+        return Reach(prefixes, others=self._others is not None, platforms=platforms)
 
     async def __call__(self, message: OutgoingMessage) -> str | None:
         for prefix, sender in self._senders:
             if message.chat_id.startswith(prefix):
                 return await sender(message)
+        if self._others is not None and self.reach().covers(message.chat_id):
+            return await self._others(message)
+        # Claims are limited to `reach()`, so this is a notice to a chat of a platform
+        # this process does not run.
         raise SendError(f"no adapter delivers to chat {message.chat_id!r}")
 
 

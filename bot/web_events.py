@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.adapters import CHAT_PREFIXES
 from storage import OutgoingMessage
 from storage.chatlog import ChatLog, LogEntry
 
 log = logging.getLogger(__name__)
 
-WEB_PREFIX = "web:"
+WEB_PREFIX = CHAT_PREFIXES["web"]
 # A page that stops reading loses its oldest events, never the bot's memory: the
 # history endpoint still has every message.
 _QUEUE_LIMIT = 1000

@@ -19,6 +19,7 @@ from storage.migrate import current_revision, head_revision, upgrade
 from storage.models import utc_now
 from storage.outgoing import Member, OutgoingMessage, Sender, SendError
 from storage.policy import DEFAULT_GRACE, DeliveryPolicy
+from storage.reach import Reach, WaitingChat
 from storage.recurrence import KINDS, Kind, Schedule
 from storage.repository import NewReminder, ReminderView, ScheduledAction
 from storage.scheduler import Act, Compose, ReminderScheduler
@@ -40,6 +41,7 @@ __all__ = [
     "NewerDatabaseError",
     "NotEmptyError",
     "OutgoingMessage",
+    "Reach",
     "ReminderChangedError",
     "ReminderNotFoundError",
     "ReminderPermissionError",
@@ -56,6 +58,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailableError",
     "TransferError",
+    "WaitingChat",
     "check_timezone",
     "current_revision",
     "export_file",

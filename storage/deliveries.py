@@ -23,6 +23,7 @@ from storage.models import (
     Reminder,
 )
 from storage.policy import DeliveryPolicy
+from storage.reach import Reach, within
 from storage.recurrence import Kind, Schedule
 from storage.repository import (
     Audience,
@@ -198,17 +199,26 @@ class ClaimConflictError(RuntimeError):
 
 
 def claim_due(
-    session: Session, now: datetime, policy: DeliveryPolicy, limit: int
+    session: Session,
+    now: datetime,
+    policy: DeliveryPolicy,
+    limit: int,
+    reach: Reach | None = None,
 ) -> tuple[list[Claim], int]:
     """Claim due occurrences: CAS on next_fire_at plus a deliveries row, in this transaction.
 
     A backlog of a recurring reminder collapses: earlier missed occurrences are recorded
-    as skipped, the latest is sent if within the grace window. Returns the claims to send
-    and how many reminder rows were examined.
+    as skipped, the latest is sent if within the grace window. With `reach`, only chats it
+    covers are claimed: the others wait for a process that delivers there. Returns the
+    claims to send and how many reminder rows were examined.
     """
     rows = session.execute(
         select(_reminders)
-        .where(_reminders.c.status == REMINDER_ACTIVE, _reminders.c.next_fire_at <= now)
+        .where(
+            _reminders.c.status == REMINDER_ACTIVE,
+            _reminders.c.next_fire_at <= now,
+            within(reach, _reminders.c.chat_id),
+        )
         .order_by(_reminders.c.next_fire_at)
         .limit(limit)
         .with_for_update(skip_locked=True)
@@ -310,11 +320,13 @@ def reclaim_stale(
     limit: int,
     *,
     exclude: frozenset[int] = frozenset(),
+    reach: Reach | None = None,
 ) -> list[Claim]:
     """Take over pending deliveries whose dispatcher died.
 
     Those now past their grace window are recorded as skipped, those of deleted reminders
-    as cancelled. `exclude` lists deliveries the caller itself still owns.
+    as cancelled. `exclude` lists deliveries the caller itself still owns; with `reach`,
+    only those of chats it covers are taken.
     """
     rows = session.execute(
         select(
@@ -328,6 +340,7 @@ def reclaim_stale(
             _deliveries.c.outcome == OUTCOME_PENDING,
             _deliveries.c.lease_until < now,
             _deliveries.c.id.not_in(exclude),
+            within(reach, _reminders.c.chat_id),
         )
         .order_by(_deliveries.c.lease_until)
         .limit(limit)

@@ -133,7 +133,14 @@ def delivery_records(
 
 
 class NotRetryableError(LookupError):
-    """No such delivery, or it did not fail (only a failed one is sent again)."""
+    """The delivery cannot be sent again from here. `elsewhere` False: no such delivery,
+    or it did not fail (only a failed one is sent again); True: its chat is on a
+    platform this process does not deliver to."""
+
+    def __init__(self, delivery_id: int, *, elsewhere: bool = False) -> None:
+        super().__init__(delivery_id)
+        self.delivery_id = delivery_id
+        self.elsewhere = elsewhere
 
 
 def delivery_chat(session: Session, delivery_id: int) -> str | None:

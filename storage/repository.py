@@ -34,6 +34,7 @@ from storage.models import (
     Reminder,
 )
 from storage.outgoing import Member
+from storage.reach import Reach, within
 from storage.recurrence import Kind, Schedule
 
 _chats = cast(Table, Chat.__table__)
@@ -397,11 +398,18 @@ def cancel_reminder(session: Session, reminder: ReminderView, now: datetime) -> 
     return _rowcount(result) == 1
 
 
-def due_before(session: Session, until: datetime) -> list[tuple[str, datetime]]:
-    """(id, next_fire_at) of active reminders due before `until`, for the timer."""
+def due_before(
+    session: Session, until: datetime, reach: Reach | None = None
+) -> list[tuple[str, datetime]]:
+    """(id, next_fire_at) of active reminders due before `until` in chats `reach` covers
+    (None: any), for the timer."""
     rows = session.execute(
         select(_reminders.c.id, _reminders.c.next_fire_at)
-        .where(_reminders.c.status == REMINDER_ACTIVE, _reminders.c.next_fire_at < until)
+        .where(
+            _reminders.c.status == REMINDER_ACTIVE,
+            _reminders.c.next_fire_at < until,
+            within(reach, _reminders.c.chat_id),
+        )
         .order_by(_reminders.c.next_fire_at)
     ).all()
     return [(row.id, row.next_fire_at) for row in rows]

@@ -48,6 +48,7 @@ from storage.models import (
 from storage.outcome_writer import OutcomeWriter
 from storage.outgoing import OutgoingMessage, Sender, safe_error
 from storage.policy import DeliveryPolicy
+from storage.reach import Reach
 from storage.repository import due_before
 from storage.vocabulary import DeliveryOutcome
 
@@ -61,6 +62,9 @@ Act = Callable[[Claim, datetime], Awaitable[OutgoingMessage | None]]
 """For a reminder with an action: run it (as its creator, in its chat) and give the
 message that reports it, or None to post nothing (a quiet digest the chat skips). Run
 once per claim; the message is then sent with the usual attempts."""
+Reachable = Callable[[], Reach]
+"""The chats this process can deliver to now (read at each claim: senders may be added
+while it runs). Occurrences of other chats are left for a process that delivers there."""
 DeliveryObserver = Callable[[Claim, Outcome], None]
 """Told each outcome this dispatcher records for a claim (a retry's "pending" one too), as
 it is queued for writing: the bot's metrics count them. It must not raise or block."""
@@ -110,8 +114,10 @@ class ReminderScheduler:
         policy: DeliveryPolicy | None = None,
         clock: Clock = utc_now,
         observe: DeliveryObserver | None = None,
+        reach: Reachable | None = None,
     ) -> None:
         self._database = database
+        self._reach = reach
         self._sender = sender
         self._observe = observe
         self._compose = compose
@@ -219,7 +225,8 @@ class ReminderScheduler:
     async def refill(self) -> None:
         """Give a timer to every reminder due within the horizon that lacks one."""
         now = self._clock()
-        rows = await self._database.read(lambda s: due_before(s, now + self.policy.horizon))
+        reach = self.reach()
+        rows = await self._database.read(lambda s: due_before(s, now + self.policy.horizon, reach))
         missing = [(rid, at) for rid, at in rows if self._planned.get(rid) != at]
         if any(at <= now for _, at in missing):
             self.wake()
@@ -232,6 +239,10 @@ class ReminderScheduler:
             finally:
                 self.timer.resume()
             await asyncio.sleep(0)
+
+    def reach(self) -> Reach | None:
+        """The chats this dispatcher claims for (None: every chat)."""
+        return None if self._reach is None else self._reach()
 
     def _on_timer(self, reminder_id: str) -> None:
         self._planned.pop(reminder_id, None)
@@ -265,9 +276,10 @@ class ReminderScheduler:
         async with self._pass_lock:
             while True:
                 now = self._clock()
-                claims, examined = await self._database.write(
-                    functools.partial(claim_due, now=now, policy=self.policy, limit=batch)
+                claim = functools.partial(
+                    claim_due, now=now, policy=self.policy, limit=batch, reach=self.reach()
                 )
+                claims, examined = await self._database.write(claim)
                 stats.claimed += len(claims)
                 await self._launch(claims)
                 if examined < batch:
@@ -275,8 +287,9 @@ class ReminderScheduler:
             if reclaim:
                 now = self._clock()
                 mine = frozenset(self._in_flight)
+                reach = self.reach()
                 stale = await self._database.write(
-                    lambda s: reclaim_stale(s, now, self.policy, batch, exclude=mine)
+                    lambda s: reclaim_stale(s, now, self.policy, batch, exclude=mine, reach=reach)
                 )
                 if stale:
                     log.warning("resuming %d deliveries whose sender stopped mid-send", len(stale))

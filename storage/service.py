@@ -27,8 +27,16 @@ from storage.migrate import upgrade
 from storage.models import utc_now
 from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
+from storage.reach import WaitingChat, unclaimed_after, waiting_chats
 from storage.repository import NewReminder, ReminderView
-from storage.scheduler import Act, Clock, Compose, DeliveryObserver, ReminderScheduler
+from storage.scheduler import (
+    Act,
+    Clock,
+    Compose,
+    DeliveryObserver,
+    Reachable,
+    ReminderScheduler,
+)
 from storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, ReminderAction
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
@@ -88,10 +96,12 @@ class ReminderService:
         clock: Clock = utc_now,
         migrate: bool = True,
         observe: DeliveryObserver | None = None,
+        reach: Reachable | None = None,
     ) -> AsyncIterator[ReminderService]:
         """Open the store, apply migrations, and with a sender start delivering: each
         occurrence as the message `compose` writes (the wording is the caller's);
-        `observe` is told each delivery's outcome."""
+        `observe` is told each delivery's outcome; `reach` says which chats the sender
+        delivers to (None: all), and only their occurrences are claimed."""
         if sender is not None and compose is None:
             raise TypeError("a sender needs compose: the message a reminder is sent as")
         database = Database(url)
@@ -108,6 +118,7 @@ class ReminderService:
                     policy=policy,
                     clock=clock,
                     observe=observe,
+                    reach=reach,
                 )
                 await scheduler.start()
             yield cls(database, scheduler=scheduler, default_timezone=default_timezone, clock=clock)
@@ -428,6 +439,13 @@ class ReminderService:
         now = self._clock()
         return await self.database.read(functools.partial(overview.scheduler_counts, now=now))
 
+    async def waiting(self) -> list[WaitingChat]:
+        """Chats whose due reminders no running process has claimed: none delivers to
+        them. They wait (never marked failed for it) until one that does starts."""
+        policy = self.scheduler.policy if self.scheduler is not None else DeliveryPolicy()
+        before = self._clock() - unclaimed_after(policy.watchdog_interval)
+        return await self.database.read(functools.partial(waiting_chats, before=before))
+
     async def delivery_chat(self, delivery_id: int) -> str | None:
         """The chat a delivery belongs to; None when there is no such delivery."""
         return await self.database.read(
@@ -436,9 +454,13 @@ class ReminderService:
 
     async def retry_delivery(self, delivery_id: int, chat_id: str) -> DeliveryOutcome:
         """Send a failed delivery again, now; its new outcome. Raises NotRetryableError
-        (not failed, or its reminder was deleted) and RuntimeError without a sender."""
+        (not failed, its reminder was deleted, or its chat is not delivered here) and
+        RuntimeError without a sender."""
         if self.scheduler is None:
             raise RuntimeError("this process does not deliver reminders")
+        reach = self.scheduler.reach()
+        if reach is not None and not reach.covers(chat_id):
+            raise overview.NotRetryableError(delivery_id, elsewhere=True)
         now = self._clock()
         policy = self.scheduler.policy
         claim = await self.database.write(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from groupmate.testing.stub_llm import StubLLM, tool_then_answer
-from storage import OutgoingMessage
+from storage import OutgoingMessage, SendError
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import Servers, llm_section
 
@@ -63,8 +63,18 @@ async def test_chats_reminders_and_tools(servers: Servers) -> None:
 async def test_a_failed_delivery_is_listed_and_retried(servers: Servers) -> None:
     clock = FakeClock()
     api = await servers.start(clock)
+    sent: list[OutgoingMessage] = []
+    down = True
+
+    async def telegram(message: OutgoingMessage) -> str:
+        if down:
+            raise SendError("Telegram answered HTTP 502")
+        sent.append(message)
+        return "m-1"
+
+    api.bot.on_outgoing(telegram, chat_prefix="tg:")
     await api.say("/remind in 1 minute water the plants", chat_id="tg:9")
-    clock.advance(timedelta(minutes=1, seconds=1))  # no adapter delivers to "tg:": it fails
+    clock.advance(timedelta(minutes=1, seconds=1))  # Telegram is down: every attempt fails
 
     async def failed() -> list[dict[str, Any]]:
         answer = await api.client.get("/v1/deliveries", params={"outcome": "failed"})
@@ -75,14 +85,15 @@ async def test_a_failed_delivery_is_listed_and_retried(servers: Servers) -> None
 
     await eventually(any_failed, within=10)
     (row,) = await failed()
-    assert row["chat_id"] == "tg:9" and row["attempts"] >= 1 and row["last_error"]
-    sent: list[OutgoingMessage] = []
-
-    async def telegram(message: OutgoingMessage) -> str:
-        sent.append(message)
-        return "m-1"
-
-    api.bot.on_outgoing(telegram, chat_prefix="tg:")
+    assert row["chat_id"] == "tg:9" and row["attempts"] >= 1
+    assert row["last_error"] == "Telegram answered HTTP 502"
+    # A second process on the database, without Telegram, cannot send it: it says so.
+    elsewhere = await servers.start(clock)
+    refused = await elsewhere.client.post(f"/v1/deliveries/{row['id']}/retry")
+    assert refused.status_code == 409
+    assert "does not deliver to this chat's platform" in refused.json()["error"]
+    assert [r["outcome"] for r in await failed()] == ["failed"]  # untouched
+    down = False
     retried = await api.client.post(f"/v1/deliveries/{row['id']}/retry")
     assert retried.json() == {"outcome": "sent"}  # a second after it was due: not late
     assert [m.text for m in sent] == ["⏰ Reminder for @Alice: water the plants"]

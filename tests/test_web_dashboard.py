@@ -9,6 +9,7 @@ import pytest
 from playwright.async_api import Page, Response, expect
 
 from groupmate.testing.stub_llm import StubLLM, tool_then_answer
+from storage import OutgoingMessage, SendError
 from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock, eventually
 from tests.fake_slack import SIGNING_SECRET, FakeSlack
@@ -95,7 +96,19 @@ async def test_dashboard_without_an_llm_and_a_failed_delivery(servers: Servers, 
     secret = "s3cret-plugin-token"
     broken = {"module": "tests.plugin_fixtures.dice", "settings": {"sides": 1, "token": secret}}
     api = await servers.start(clock, plugins=[broken, "tests.plugin_fixtures.plain"])
-    await api.say("/remind in 1 minute call home", chat_id="tg:42")  # no adapter for tg:
+    sent: list[str] = []
+    down = True
+
+    async def telegram(message: OutgoingMessage) -> str:
+        if down:
+            raise SendError("Telegram answered HTTP 502")
+        sent.append(message.text)
+        return "m-1"
+
+    api.bot.on_outgoing(telegram, chat_prefix="tg:")
+    await api.say("/remind in 1 minute call home", chat_id="tg:42")  # Telegram is down
+    # No process here runs Slack: that one waits, and every page says so.
+    await api.say("/remind in 1 minute stand up", chat_id="sl:C1")
     clock.advance(timedelta(minutes=1, seconds=1))
 
     async def failed() -> bool:
@@ -106,13 +119,14 @@ async def test_dashboard_without_an_llm_and_a_failed_delivery(servers: Servers, 
     await open_dashboard(page, api, "deliveries?outcome=failed")
     row = page.locator("main tbody tr", has_text="call home")
     await expect(row).to_contain_text("failed", timeout=15_000)
-    sent: list[str] = []
-
-    async def telegram(message: object) -> str:
-        sent.append(str(getattr(message, "text", "")))
-        return "m-1"
-
-    api.bot.on_outgoing(telegram, chat_prefix="tg:")  # the platform is back
+    clock.advance(timedelta(minutes=2))  # two watchdog sweeps: nobody claimed it
+    await page.reload()
+    await expect(page.get_by_role("status", name="Waiting reminders")).to_have_text(
+        "1 reminder in Slack chats is waiting: no running groupmate process delivers there. "
+        "Start a process with adapters.slack set on this database to send them; any past "
+        "its grace window is recorded as missed."
+    )
+    down = False  # the platform is back
     await row.get_by_role("button", name="Retry delivery").click()
     await expect(page.locator("main tbody tr", has_text="call home")).to_have_count(0)
     assert sent and "call home" in sent[0]

@@ -26,6 +26,30 @@ PLATFORMS = {
 }
 
 
+# Each platform's chat ids begin with its prefix, defined here once: reminders are routed
+# by it, and a process claims only the chats of the platforms it delivers to. Ids under
+# none of them are the webhook's own (`/v1/messages` callers choose them).
+CHAT_PREFIXES = {
+    "console": "console:",
+    "web": "web:",
+    "telegram": "tg:",
+    "matrix": "mx:",
+    "onebot": "qq:",
+    "slack": "sl:",
+    "discord": "dc:",
+    "lark": "lk:",
+    "dingtalk": "dt:",
+}
+
+
+def platform_of(chat_id: str) -> str:
+    """The platform a chat is on, by its id: a key of CHAT_PREFIXES, or "webhook"."""
+    for name, prefix in CHAT_PREFIXES.items():
+        if chat_id.startswith(prefix):
+            return name
+    return "webhook"
+
+
 def configured(config: Config) -> list[Adapter]:
     """The adapters whose sections are present in the config, in a fixed order."""
     adapters: list[Adapter] = []

@@ -12,11 +12,12 @@ import sys
 import uuid
 from typing import TextIO
 
+from bot.adapters import CHAT_PREFIXES
 from bot.app import Bot
 from bot.messages import IncomingMessage
 from storage import Member, OutgoingMessage
 
-CHAT_PREFIX = "console:"
+CHAT_PREFIX = CHAT_PREFIXES["console"]
 GROUP_CHAT = f"{CHAT_PREFIX}group"
 HELP = (
     "You are chatting in a simulated group. /as <name> switches the sender, /private and "

@@ -15,13 +15,14 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from bot.adapters import CHAT_PREFIXES
 from bot.adapters.base import the_one
 from storage import Member, StorageError
 from storage.adapter_state import load_state, save_state
 from storage.database import Database
 
 log = logging.getLogger(__name__)
-PREFIX = "dt:"
+PREFIX = CHAT_PREFIXES["dingtalk"]
 
 
 @dataclass(slots=True)

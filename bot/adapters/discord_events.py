@@ -18,11 +18,12 @@ from collections.abc import Sequence
 
 import discord
 
+from bot.adapters import CHAT_PREFIXES
 from bot.adapters.base import mention_pieces, mention_targets
 from bot.messages import IncomingMessage, IncomingReaction
 from storage import Member
 
-PREFIX = "dc:"
+PREFIX = CHAT_PREFIXES["discord"]
 MESSAGE_LIMIT = 2000  # characters: Discord refuses longer messages
 NONCE_LENGTH = 25  # Discord's limit on a nonce string
 # Discord's encoding of a user mention in text: <@123> (or <@!123>, a nickname mention),

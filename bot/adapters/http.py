@@ -29,6 +29,7 @@ from bot.adapters.http_web import page_routes, web_routes
 from bot.adapters.mcp_server import McpEndpoint
 from bot.app import Bot
 from bot.messages import IncomingMessage
+from bot.waiting import by_platform
 from storage import (
     Member,
     StorageUnavailableError,
@@ -234,19 +235,22 @@ def create_app(bot: Bot) -> ASGIApp:
         """Liveness, whether the database answers ("ok" or "unavailable": the bot goes on
         serving what needs none, and recovers by itself when it is back), the language
         model's state (off, warming, ready, warm-up failed: see `LLMStatus`), each chat
-        platform's connection status and each plugin's state (a failed plugin leaves
-        the bot serving: "ok" all the same; no secrets, no reasons)."""
+        platform's connection status, each plugin's state (a failed plugin leaves
+        the bot serving: "ok" all the same; no secrets, no reasons), and per platform
+        how many due reminders wait because no running process delivers there."""
         adapters = {a.name: a.status() for a in bot.adapters}
         # The state only: /healthz needs no token, and why a plugin failed is for the
         # operator (/v1/status, the dashboard, the log).
         plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
         up = bot.reminders is not None and await bot.reminders.database.reachable()
+        waiting = by_platform(await bot.reminders.waiting()) if bot.reminders and up else []
         health: dict[str, Any] = {
             "status": "ok",
             "database": "ok" if up else "unavailable",
             "llm": bot.llm_status,
             "adapters": adapters,
             "plugins": plugins,
+            "reminders_waiting": {found.platform: found.reminders for found in waiting},
         }
         if bot.llm_problem is not None:
             # Sizes and setting names only: what the operator must change.

@@ -18,6 +18,7 @@ from bot.adapters.api_models import ReminderOut, reminder_out
 from bot.adapters.http_calls import Refused, api_context, call_tool
 from bot.app import Bot
 from bot.status import config_lines
+from bot.waiting import by_platform
 from function_calls import (
     Effect,
     InvalidArgumentsError,
@@ -142,12 +143,23 @@ class PluginOut(BaseModel):
     builtin: bool
 
 
+class WaitingOut(BaseModel):
+    """Due reminders of one platform that no running process delivers (`bot.waiting`)."""
+
+    platform: str
+    chats: list[str]
+    reminders: int
+    due_since: datetime
+    advice: str
+
+
 class StatusOut(BaseModel):
     lines: list[str]
     adapters: dict[str, Any]
     mcp_servers: list[dict[str, Any]]
     plugins: list[PluginOut]
     scheduler: dict[str, Any]
+    waiting: list[WaitingOut]
 
 
 def admin_routes(bot: Bot) -> APIRouter:
@@ -339,6 +351,21 @@ def admin_routes(bot: Bot) -> APIRouter:
             ],
         )
 
+    @routes.get("/waiting")
+    async def waiting() -> list[WaitingOut]:
+        """Per platform, the due reminders no running process delivers: they wait (never
+        failed for it) until a process that serves the platform runs."""
+        return [
+            WaitingOut(
+                platform=found.platform,
+                chats=list(found.chats),
+                reminders=found.reminders,
+                due_since=found.due_since,
+                advice=found.advice,
+            )
+            for found in by_platform(await service().waiting())
+        ]
+
     @routes.get("/status")
     async def status() -> StatusOut:
         """What `groupmate check` prints, the adapters' connections, the MCP servers, the
@@ -377,6 +404,7 @@ def admin_routes(bot: Bot) -> APIRouter:
                 "watchdog_interval_s": watchdog.total_seconds(),
                 **health,
             },
+            waiting=await waiting(),
         )
 
     return routes

@@ -43,6 +43,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from bot.adapters import CHAT_PREFIXES
 from bot.adapters.base import (
     BotHost,
     connection_state,
@@ -81,7 +82,7 @@ class LarkAdapter:
     """One Lark/Feishu custom app's bot, in the chats it was added to."""
 
     name = "lark"
-    chat_prefix = "lk:"
+    chat_prefix = CHAT_PREFIXES["lark"]
 
     def __init__(self, settings: LarkSettings, *, bot_name: str) -> None:
         self._settings = settings

@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
+from bot.adapters import CHAT_PREFIXES
 from bot.messages import IncomingReaction
 from function_calls import ChatType
 from storage import Member
 
-PREFIX = "mx:"
+PREFIX = CHAT_PREFIXES["matrix"]
 _PILL = re.compile(r"""href=["']https://matrix\.to/#/([^"'?/]+)""")
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from bot.adapters import CHAT_PREFIXES
 from bot.adapters import onebot_segments as seg
 from bot.adapters.base import BotHost, split_text, the_one
 from bot.adapters.onebot_account import Account, close_quietly
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PREFIX = "qq:"
+PREFIX = CHAT_PREFIXES["onebot"]
 # QQ accepts about 4500 characters a message; stay well below so segments and the
 # reply quote fit too.
 MAX_TEXT = 3000

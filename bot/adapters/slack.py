@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from bot.adapters import CHAT_PREFIXES
 from bot.adapters.base import (
     BotHost,
     connection_state,
@@ -71,7 +72,7 @@ class SlackAdapter:
     """One Slack app's bot user, in the workspace it is installed in."""
 
     name = "slack"
-    chat_prefix = "sl:"
+    chat_prefix = CHAT_PREFIXES["slack"]
 
     def __init__(self, settings: SlackSettings, *, bot_name: str) -> None:
         if settings.bot_token is None:  # SlackSettings checks what each mode needs

@@ -38,6 +38,7 @@ from telegram import (
     User,
 )
 
+from bot.adapters import CHAT_PREFIXES
 from bot.adapters.base import BotHost, split_text, the_one
 from bot.adapters.ordered import OrderedWork
 from bot.adapters.telegram_api import (
@@ -90,7 +91,7 @@ class TelegramAdapter:
     """One Telegram bot account."""
 
     name = "telegram"
-    chat_prefix = "tg:"
+    chat_prefix = CHAT_PREFIXES["telegram"]
 
     def __init__(self, settings: TelegramSettings, *, bot_name: str) -> None:
         if settings.token is None:

@@ -32,7 +32,13 @@ async def delivery_retry(
 ) -> FunctionResult:
     try:
         outcome = await service.retry_delivery(args.delivery_id, ctx.chat_id)
-    except NotRetryableError:
+    except NotRetryableError as exc:
+        if exc.elsewhere:
+            return FunctionResult.refused(
+                "This process does not deliver to this chat's platform: send it again "
+                "from the groupmate process that serves it.",
+                "conflict",
+            )
         return FunctionResult.refused(
             "Only a failed delivery of a reminder that still exists can be sent again.",
             "conflict",

@@ -232,6 +232,8 @@ async function showStatus(view) {
       ["Next reminder", when(scheduler.next_fire_at)], ["Watchdog every", `${scheduler.watchdog_interval_s} s`],
       ["Pending deliveries", String(scheduler.pending_deliveries)], ["Overdue reminders", String(scheduler.overdue_reminders)],
       ["Failed deliveries", String(scheduler.failed_deliveries)]], "Scheduler"),
+    element("h3", { text: "Waiting reminders" }), table(["Platform", "Chats", "Reminders", "Due since", "What to do"],
+      status.waiting.map((w) => [w.platform, w.chats.join(", "), String(w.reminders), when(w.due_since), w.advice]), "Waiting reminders"),
     element("h3", { text: "Adapters" }), table(["Adapter", "State", "Last error", "Details"],
       Object.entries(status.adapters).map(([n, s]) => [n, adapterState(s), s.last_error ?? "", adapterDetails(s)]), "Adapters"),
     element("h3", { text: "MCP servers" }), table(["Server", "State", "Tools", "Restarts"],
@@ -255,7 +257,13 @@ async function render() {
   const view = $("view");
   $("problem").textContent = "";
   try {
-    await withToken(async () => { view.replaceChildren(); await show(view, new URLSearchParams(query || "")); });
+    await withToken(async () => {
+      view.replaceChildren();
+      await show(view, new URLSearchParams(query || ""));
+      // Reminders no running process delivers wait instead of failing: said on every view.
+      const waiting = await api("GET", "/v1/waiting");
+      $("waiting").replaceChildren(...waiting.map((w) => element("li", { text: w.advice })));
+    });
   } catch (error) {
     $("problem").textContent = String(error.message || error);
   }
