@@ -72,8 +72,10 @@ function messageItem(m) {
 
 function showMessage(m) {
   const list = $("messages");
-  list.append(messageItem(m));
-  list.lastElementChild.scrollIntoView({ block: "end" });
+  const item = messageItem(m);
+  list.append(item);
+  item.scrollIntoView({ block: "end" });
+  return item;
 }
 
 async function loadMessages(before) {
@@ -167,8 +169,15 @@ async function send(text) {
     message_id: crypto.randomUUID(),
     mentions: mentioned.map((p) => ({ user_id: p.id, name: p.name })),
   };
-  showMessage({ from_bot: false, sender_name: me.name, text, at: new Date().toISOString() });
-  const answer = await api("POST", "/v1/messages", body);
+  const mine = showMessage({ from_bot: false, sender_name: me.name, text, at: new Date().toISOString() });
+  let answer;
+  try {
+    answer = await api("POST", "/v1/messages", body);
+  } catch (error) {
+    mine.classList.add("unsent");
+    mine.append(element("span", { class: "hint", text: " (not sent)" }));
+    throw error;
+  }
   for (const reply of answer.replies) {
     showMessage({ from_bot: true, text: reply.text, at: new Date().toISOString() });
   }
