@@ -11,8 +11,8 @@ export function table(headers, rows, caption, empty = "Nothing yet.") {
   const grid = element("table", {}, element("caption", { class: "visually-hidden", text: caption }),
     element("thead", {}, head), element("tbody", {}, ...body));
   const box = element("div", { class: "scroll", role: "region", tabindex: "0", "aria-label": caption }, grid);
-  const cue = element("p", { class: "scroll-cue", "aria-hidden": "true", text: "Scroll sideways for more →" });
-  const wrapper = element("div", { class: "table" }, box, cue);
+  const cue = element("p", { class: "scroll-cue", "aria-hidden": "true", text: "Wider than the screen: scroll the table sideways →" });
+  const wrapper = element("div", { class: "table" }, cue, box);
   // The cue shows only while the table is wider than its box.
   new ResizeObserver(() => wrapper.classList.toggle("overflows", box.scrollWidth > box.clientWidth + 1))
     .observe(box);
