@@ -78,3 +78,35 @@ async def test_only_the_messages_scroll(
     await expect(messages.locator("li.unsent")).to_contain_text("(not sent)")
     await in_view(page, problem)
     await page.screenshot(path=str(ARTIFACTS / f"playground-{width}x{height}.png"))
+
+
+FONTS = (
+    "Noto Color Emoji",
+    "Apple Color Emoji",
+    "Segoe UI Emoji",
+    "Noto Sans CJK SC",
+    "PingFang SC",
+    "Microsoft YaHei",
+)
+
+
+async def test_the_pages_name_an_emoji_and_a_cjk_font(servers: Servers, page: Page) -> None:
+    """Reminders start with ⏰ and chats are often in Chinese: both pages' text, the
+    messages too, asks for an emoji font and a CJK font of each desktop platform."""
+    api = await servers.start()
+    await api.say("/remind in 1 hour 喝水", chat_id="web:group")
+    await page.goto(f"{api.base_url}/")
+    await page.get_by_label("Token", exact=True).fill(TOKEN)
+    await page.get_by_role("button", name="Open").click()
+    message = page.locator("ol#messages li", has_text="喝水").last
+    await expect(message).to_contain_text("⏰")
+    style = "e => getComputedStyle(e).fontFamily"
+    for element in (page.locator("body"), message, page.get_by_label("Message as")):
+        family = await element.evaluate(style)
+        assert all(f'"{font}"' in family for font in FONTS), family
+    await page.goto(f"{api.base_url}/admin#reminders")
+    row = page.locator("main tbody tr", has_text="喝水")
+    await expect(row).to_have_count(1)
+    for element in (page.locator("body"), row.locator("td").nth(2)):
+        family = await element.evaluate(style)
+        assert all(f'"{font}"' in family for font in FONTS), family
