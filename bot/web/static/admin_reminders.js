@@ -4,12 +4,14 @@ import { api, attempt, element } from "./api.js";
 import { field, table, why, zones } from "./admin_common.js";
 
 const enc = encodeURIComponent;
-const LIVE = ["active", "paused"];
+const ENDED = ["done", "cancelled"];
 
-// "Next": when it fires, or, for one that will not, what it is (paused, done, cancelled).
+// "Next": when it fires, or, for one that will not, what it is (paused, done, cancelled);
+// a state this page does not know yet is shown as the bot says it.
 function next(r, at) {
-  if (r.status === "active" && r.next_fire_at) return at(r.next_fire_at, r.chat_id);
-  return r.status;
+  if (!r.next_fire_at || ENDED.includes(r.status) || r.status === "paused") return r.status;
+  const time = at(r.next_fire_at, r.chat_id);
+  return r.status === "active" ? time : `${time} (${r.status})`;
 }
 
 function button(text, label, onclick, extra = {}) {
@@ -17,7 +19,7 @@ function button(text, label, onclick, extra = {}) {
 }
 
 function actions(r, refresh, edit) {
-  if (!LIVE.includes(r.status)) return "";
+  if (ENDED.includes(r.status)) return "";  // nothing applies to one that ended
   const base = `/v1/chats/${enc(r.chat_id)}/reminders/${r.id}`;
   const name = `reminder #${r.short_id} in ${r.chat_id}`;
   const out = why();

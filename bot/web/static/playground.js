@@ -116,6 +116,7 @@ function renderZone(timezone) {
     const asked = input.value.trim();
     if (await attempt(out, () => api("PUT", `/v1/chats/${id}/settings?${asMe()}`, { timezone: asked }), "Changing…")) {
       await loadReminders();
+      await loadMessages();  // their times, in the new zone
       $("zone").querySelector(".why").textContent = `Now ${asked}.`;
     }
   });
@@ -219,7 +220,7 @@ $("composer").addEventListener("submit", async (event) => {
 $("text").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("composer").requestSubmit(); }
 });
-$("older").addEventListener("click", () => loadMessages(oldest));
+$("older").addEventListener("click", () => loadMessages(oldest).catch(problem));
 $("add-person").addEventListener("submit", (event) => {
   event.preventDefault();
   const name = $("person-name").value.trim().slice(0, 40);
