@@ -88,3 +88,19 @@ async def test_a_retry_shows_its_progress(servers: Servers, page: Page) -> None:
     await expect(row.get_by_role("button", name="Retry delivery")).to_be_disabled()
     released.set()
     await expect(page.locator("main tbody tr", has_text="call home")).to_have_count(0)
+
+
+async def test_a_tool_run_that_does_not_fit_says_why_in_words(servers: Servers, page: Page) -> None:
+    api = await servers.start(FakeClock())
+    await api.say("/remind tomorrow at 9 tea", chat_id="web:group")
+    await open_dashboard(page, api, "tools")
+    await page.locator("#run-tool").select_option("reminder_set")
+    await page.locator("#run-chat").fill("web:group")
+    await page.locator("#run-arguments").fill('{"when": "someday", "content": "call mum"}')
+    await page.get_by_role("button", name="Run").click()
+    result = page.locator("#run-result")
+    await expect(result).to_contain_text(
+        "The arguments do not fit: I couldn't find a time in 'someday'."
+    )
+    for words in MACHINE_WORDS:
+        assert words not in await result.inner_text()

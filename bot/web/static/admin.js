@@ -25,6 +25,11 @@ async function showChats(view) {
     "Chats", "No chats yet: one appears once someone writes to the bot."));
 }
 
+// What became of a run that did not do what was asked, in words.
+const RUN_WORDS = { refused: "Refused", invalid: "The arguments do not fit", unknown: "No such tool",
+  hidden: "Not offered in this chat", limited: "Too many calls for now", timeout: "It took too long",
+  failed: "It failed on the bot's side", malformed: "The call could not be read" };
+
 async function showTools(view) {
   const tools = await api("GET", "/v1/tools");
   const result = element("pre", { id: "run-result", "aria-live": "polite" });
@@ -46,8 +51,10 @@ async function showTools(view) {
     if (!await attempt(result, async () => {
       answer = await api("POST", `/v1/tools/${enc(name.value)}/run`, { chat_id: chat.value.trim(), arguments: parsed });
     }, "Running…")) return;
-    result.textContent = answer.outcome === "ok"
-      ? `ok: ${answer.reply ?? JSON.stringify(answer.data)}` : `${answer.outcome}: ${answer.error}`;
+    if (answer.outcome === "ok") { result.textContent = `ok: ${answer.reply ?? JSON.stringify(answer.data)}`; return; }
+    const problems = (answer.issues || []).map((i) => i.problem).join(" ");
+    result.textContent = `${RUN_WORDS[answer.outcome] || "Not run"}: ${problems || answer.error}`;
+    result.classList.add("error");
   });
   const switchChat = element("input", { type: "text", id: "switch-chat", required: "", value: "web:group" });
   const switchTool = element("select", { id: "switch-tool" }, ...tools.map((t) => element("option", { value: t.name, text: t.name })));
