@@ -1,7 +1,9 @@
 """Headless Chromium for the web app's tests: Debian's `chromium` package (installed with
 apt when missing), driven by Playwright through `executable_path` (Playwright's own
-browser download is not used). Screenshots go to tests/artifacts/ (gitignored), from
-where the README's two pictures are copied by hand after a change to the pages."""
+browser download is not used). Pages open at 1280x800 (the phone tests set 390x844).
+Screenshots go to tests/artifacts/ (gitignored): playground.png and dashboard.png, which
+are copied by hand to docs/ (the README's pictures) after a change to the pages, and
+each page at both sizes (playground-1280x800.png, dashboard-390x844.png, …)."""
 
 from __future__ import annotations
 
@@ -62,6 +64,6 @@ async def chromium() -> AsyncIterator[Browser]:
 async def page() -> AsyncIterator[Page]:
     """A fresh browser page (its own context: no storage shared between tests)."""
     async with chromium() as browser:
-        context = await browser.new_context(viewport={"width": 1280, "height": 900})
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
         yield await context.new_page()
         await context.close()

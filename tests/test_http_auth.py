@@ -69,3 +69,58 @@ async def test_with_the_token_the_platforms_admin_flag_is_trusted(servers: Serve
             assert denied.status_code == 401
     assert api.bot.reminders is not None
     assert await api.bot.reminders.timezone_of("g1") == "Asia/Tokyo"
+
+
+@pytest.mark.parametrize("token", [TOKEN, None], ids=["token", "no-token"])
+async def test_the_audit_says_how_a_rest_caller_was_authenticated(
+    servers: Servers, token: str | None
+) -> None:
+    """A REST call is the token holder's: "token" when one is configured; with none,
+    whoever reached the port made it: "none", never a token that does not exist."""
+    api = await servers.start(adapters={"webhook": {"token": token}})
+    await api.say("/remind tomorrow at 9 tea")
+    assert (await api.client.delete("/v1/chats/g1/reminders/1")).status_code == 204
+    answer = await api.client.get("/v1/audit", params={"tool": "reminder_delete"})
+    (entry,) = answer.json()["entries"]
+    expected = ("api", "rest", "token" if token else "none")
+    assert (entry["sender_id"], entry["source"], entry["auth"]) == expected
+
+
+async def test_the_playground_acts_as_its_person(servers: Servers) -> None:
+    """`as_user` (the playground's side panel): the member's rights, as their /cancel
+    would have; `as_admin` grants an admin's."""
+    api = await servers.start()
+    await api.say("/remind tomorrow at 9 tea")  # Alice's
+    bob = {"as_user": "u-bob", "as_name": "Bob"}
+    refused = await api.client.delete("/v1/chats/g1/reminders/1", params=bob)
+    assert refused.status_code == 403
+    assert refused.json()["error"] == (
+        "Reminder #1 was set by Alice; only they or a group admin can delete it."
+    )
+    zone = await api.client.put("/v1/chats/g1/settings", params=bob, json={"timezone": "UTC"})
+    assert zone.status_code == 403
+    admin = {**bob, "as_admin": "true"}
+    zone = await api.client.put("/v1/chats/g1/settings", params=admin, json={"timezone": "UTC"})
+    assert (zone.status_code, zone.json()["timezone"]) == (200, "UTC")
+    deleted = await api.client.delete("/v1/chats/g1/reminders/1", params=admin)
+    assert deleted.status_code == 204
+    answer = await api.client.get("/v1/audit", params={"tool": "reminder_delete"})
+    entries = answer.json()["entries"]
+    rows = [(e["sender_name"], e["source"], e["auth"], e["outcome"]) for e in entries]
+    assert rows == [
+        ("Bob", "playground", "token", "ok"),
+        ("Bob", "playground", "token", "refused"),
+    ]
+
+
+async def test_without_a_token_the_playgrounds_admin_switch_counts_in_its_chats_only(
+    open_api: Api, anonymous: httpx.AsyncClient
+) -> None:
+    """The playground's web: chats are simulated: its admin switch is trusted there
+    (whoever reached the port administers every chat through /v1 anyway); a platform's
+    chat posted here still gets no admin from a claim."""
+    claimed = await say(anonymous, "/tz Asia/Tokyo", "u-alice", sender_is_admin=True)
+    assert claimed == REFUSED
+    body = {"chat_id": "web:group", "sender_is_admin": True}
+    changed = await say(anonymous, "/tz Asia/Tokyo", "alice", **body)
+    assert changed.startswith(CHANGED)

@@ -67,8 +67,8 @@ async def test_dashboard_with_the_stub_llm(servers: Servers, page: Page, stub: S
     assert refused["text"].startswith("That is switched off in this chat")
     await api.say("/remind in 5 minutes <b>tea</b>", chat_id="web:group")
     await page.get_by_role("button", name="Audit").click()
-    await expect(rows.filter(has_text="chat_tools")).to_contain_text("rest")
-    await expect(rows.filter(has_text="reminder_update")).to_contain_text("rest")
+    await expect(rows.filter(has_text="chat_tools")).to_contain_text("REST API")
+    await expect(rows.filter(has_text="reminder_update")).to_contain_text("REST API")
     typed = rows.filter(has_text="<b>tea</b>")  # the user's text, shown as text
     await expect(typed).to_contain_text("command")
     await expect(page.locator("main b")).to_have_count(0)

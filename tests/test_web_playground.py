@@ -76,6 +76,7 @@ async def test_group_chat_reminder_flow(
     await say(page, "/remind tomorrow at 9 water the plants")
     row = page.locator("#reminders li", has_text="water the plants")
     await expect(row).to_have_count(1)
+    page.once("dialog", lambda dialog: dialog.accept())  # "Delete reminder #2 (…) as Bob?"
     await row.get_by_role("button", name="Delete reminder").click()
     await expect(row).to_have_count(0)
     listed = (await api.client.get("/v1/chats/web:group/reminders")).json()

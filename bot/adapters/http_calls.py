@@ -16,13 +16,15 @@ other caller's, with the outcome as a status code.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
 from bot.contexts import Caller
 from function_calls import (
+    AuthMethod,
     CallSource,
     ChatType,
     FunctionResult,
@@ -53,6 +55,37 @@ FAILURE_STATUS: dict[Failure, int] = {
     "refused": 422,
     "unavailable": 503,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Someone a front end acts as (the playground's selected person): the call gets
+    the rights their own chat message would have, not the token holder's."""
+
+    user_id: str
+    name: str
+    admin: bool
+
+
+def acting_as(
+    as_user: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=255,
+            description="Act as this member (the playground's person): their rights, "
+            "as their chat message would have, instead of an admin's.",
+        ),
+    ] = None,
+    as_name: Annotated[str, Query(max_length=255)] = "",
+    as_admin: Annotated[
+        bool, Query(description="with as_user: the member administers the chat")
+    ] = False,
+) -> Person | None:
+    return None if as_user is None else Person(as_user, as_name, as_admin)
+
+
+ActingAs = Annotated[Person | None, Depends(acting_as)]
 
 
 class Refused(Exception):
@@ -126,22 +159,43 @@ async def api_context(
     chat_type: ChatType | None = None,
     mentioned: tuple[Member, ...] = (),
     source: CallSource = "rest",
+    person: Person | None = None,
 ) -> MessageContext:
     """The context of a call by a holder of the API token: an admin of the chat, whose
-    type is the one stored for it (a group, for a chat never seen) unless given."""
+    type is the one stored for it (a group, for a chat never seen) unless given. With
+    `person`, the call is that member's instead, with the rights their chat message
+    would have (see `ContextFactory.for_message`)."""
     if chat_type is None:
         chat_type = "group" if bot.reminders is None else await bot.reminders.chat_type_of(chat_id)
+    webhook = bot.config.adapters.webhook
+    # Without a configured token, whoever reached the port called: the audit says so.
+    auth: AuthMethod = "token" if webhook.token else "none"
+    if person is not None:
+        bot_admin = person.user_id in bot.config.bot.admins
+        return await bot.caller_context(
+            Caller(
+                chat_id=chat_id,
+                sender_id=person.user_id,
+                source="playground",
+                auth=auth,
+                chat_type=chat_type,
+                sender_name=person.name,
+                is_admin=person.admin or bot_admin or chat_type == "private",
+                mentioned=mentioned,
+                bot_admin=bot_admin,
+            )
+        )
     return await bot.caller_context(
         Caller(
             chat_id=chat_id,
             sender_id=sender_id,
             source=source,
-            auth="token",
+            auth=auth,
             chat_type=chat_type,
             sender_name=sender_name,
             is_admin=True,
             mentioned=mentioned,
-            bot_admin=True,  # the token is the bot operator's
+            bot_admin=True,  # the API is the bot operator's
         )
     )
 

@@ -6,7 +6,8 @@ Every route that changes something is one call of the matching tool through the 
 its time limit, the audit log. So the API, the chat commands and the model can never
 disagree on what a valid reminder is, and each change has an audit row saying a token
 holder made it. The routes that only read use the `ReminderService` query methods.
-Callers of these routes presented the API token: they act as an admin of the chat.
+Callers of these routes presented the API token: they act as an admin of the chat, or,
+with `as_user` (the playground's selected person), as that member with their rights.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from bot.adapters.api_models import (
 )
 from bot.adapters.http_calls import (
     FAILURE_STATUS,
+    ActingAs,
     Refused,
     api_context,
     call_tool,
@@ -215,17 +217,19 @@ def reminder_routes(bot: Bot) -> APIRouter:
         response_model=ReminderOut,
         openapi_extra=_body(schema_of("reminder_update", ("reminder_id",)), extra_update, []),
     )
-    async def update_reminder(chat_id: str, reminder_id: str, request: Request) -> Any:
+    async def update_reminder(
+        chat_id: str, reminder_id: str, request: Request, person: ActingAs
+    ) -> Any:
         """A merge: only the fields sent change, and the result is checked as a whole."""
         raw = await json_object(request)
-        ctx = await api_context(bot, chat_id, mentioned=_members(raw))
+        ctx = await api_context(bot, chat_id, mentioned=_members(raw), person=person)
         if "reminder_id" in raw:
             raise HTTPException(422, "the reminder is named by the path, not the body")
         return await reminder(ctx, "reminder_update", {**raw, "reminder_id": reminder_id})
 
     @routes.delete("/reminders/{reminder_id}", status_code=204)
-    async def delete_reminder(chat_id: str, reminder_id: str) -> Response:
-        ctx = await api_context(bot, chat_id)
+    async def delete_reminder(chat_id: str, reminder_id: str, person: ActingAs) -> Response:
+        ctx = await api_context(bot, chat_id, person=person)
         try:
             await call_tool(bot, ctx, "reminder_delete", {"reminder_id": reminder_id})
         except Refused as exc:
@@ -236,10 +240,11 @@ def reminder_routes(bot: Bot) -> APIRouter:
     async def snooze_reminder(
         chat_id: str,
         reminder_id: str,
+        person: ActingAs,
         minutes: Annotated[int, Query(ge=1)] = DEFAULT_SNOOZE_MINUTES,
     ) -> Any:
         # The week's limit is the tool's (its schema says so in the 422).
-        ctx = await api_context(bot, chat_id)
+        ctx = await api_context(bot, chat_id, person=person)
         raw = {"reminder_id": reminder_id, "minutes": minutes}
         try:
             result = await call_tool(bot, ctx, "reminder_snooze", raw)
@@ -251,8 +256,8 @@ def reminder_routes(bot: Bot) -> APIRouter:
         )
 
     def pause_route(tool_name: str) -> Callable[..., Any]:
-        async def route(chat_id: str, reminder_id: str) -> Any:
-            ctx = await api_context(bot, chat_id)
+        async def route(chat_id: str, reminder_id: str, person: ActingAs) -> Any:
+            ctx = await api_context(bot, chat_id, person=person)
             return await reminder(ctx, tool_name, {"reminder_id": reminder_id})
 
         return route
@@ -301,11 +306,13 @@ def reminder_routes(bot: Bot) -> APIRouter:
         return await settings_out(chat_id, service)
 
     @routes.put("/settings", response_model=SettingsOut)
-    async def put_settings(chat_id: str, body: SettingsIn, service: Reminders) -> Any:
+    async def put_settings(
+        chat_id: str, body: SettingsIn, service: Reminders, person: ActingAs
+    ) -> Any:
         """The same tools as /tz and /settings: `reminder_rules`, `followup_settings`,
         `digest_settings`, then `set_timezone`. Every call is checked first, so one bad
         value (a zone that does not exist, say) changes nothing."""
-        ctx = await api_context(bot, chat_id)
+        ctx = await api_context(bot, chat_id, person=person)
         given = body.model_dump(exclude_none=True)
         calls = [
             ToolCall(tool, values)

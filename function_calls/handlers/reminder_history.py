@@ -40,6 +40,7 @@ _VIA = {
     "rest": " through the API",
     "mcp": " from an MCP client",
     "dashboard": " from the dashboard",
+    "playground": " from the playground",
     "schedule": " by a scheduled action",
 }
 # Deliveries are searched this far back for one reminder's lines.

@@ -1,5 +1,7 @@
 // The dashboard: what the bot is doing, read from (and changed through) the /v1 API.
-import { api, element, localTime, withToken } from "./api.js";
+import { api, attempt, element, localTime, withToken } from "./api.js";
+import { field, table, why, zones } from "./admin_common.js";
+import { showDeliveries, showReminders } from "./admin_reminders.js";
 
 const $ = (id) => document.getElementById(id);
 const SECTIONS = {
@@ -13,113 +15,20 @@ const SECTIONS = {
   status: ["Status", showStatus],
 };
 
-function table(headers, rows, caption) {
-  const head = element("tr", {}, ...headers.map((h) => element("th", { scope: "col", text: h })));
-  const body = rows.map((cells) => element("tr", {}, ...cells.map((c) =>
-    element("td", {}, c instanceof Node ? c : document.createTextNode(c ?? "")))));
-  return element("table", {}, element("caption", { class: "visually-hidden", text: caption }),
-    element("thead", {}, head), element("tbody", {}, ...body));
-}
-
-const when = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
-const field = (label, input) => element("label", {}, `${label} `, input);
 const enc = encodeURIComponent;
 
 async function showChats(view) {
-  const chats = await api("GET", "/v1/chats");
+  const { chats, at } = await zones();
   view.append(element("h2", { text: "Chats" }), table(
     ["Chat", "Platform", "Type", "Time zone", "Messages", "Last activity", "Reminders"],
-    chats.map((c) => [c.chat_id, c.platform, c.chat_type || "—", c.timezone, String(c.messages), when(c.last_activity), String(c.reminders)]),
-    "Chats",
-  ));
+    chats.map((c) => [c.chat_id, c.platform, c.chat_type || "—", c.timezone, String(c.messages), at(c.last_activity, c.chat_id), String(c.reminders)]),
+    "Chats", "No chats yet: one appears once someone writes to the bot."));
 }
 
-async function showReminders(view, params) {
-  const chats = await api("GET", "/v1/chats");
-  const chatFilter = element("select", { id: "filter-chat" },
-    element("option", { value: "", text: "All chats" }),
-    ...chats.map((c) => element("option", { value: c.chat_id, text: c.chat_id })));
-  const statusFilter = element("select", { id: "filter-status" },
-    ...["", "active", "paused", "done", "cancelled"].map((s) => element("option", { value: s, text: s || "Any status" })));
-  chatFilter.value = params.get("chat") || "";
-  statusFilter.value = params.get("status") || "";
-  const refresh = () => go("reminders", { chat: chatFilter.value, status: statusFilter.value });
-  chatFilter.addEventListener("change", refresh);
-  statusFilter.addEventListener("change", refresh);
-  const query = new URLSearchParams();
-  if (chatFilter.value) query.set("chat_id", chatFilter.value);
-  if (statusFilter.value) query.set("status", statusFilter.value);
-  const reminders = await api("GET", `/v1/reminders?${query}`);
-
-  const rows = reminders.map((r) => {
-    const base = `/v1/chats/${enc(r.chat_id)}/reminders/${r.id}`;
-    const actions = element("span", {},
-      element("button", { type: "button", text: "Edit", "aria-label": `Edit reminder #${r.short_id} in ${r.chat_id}`, onclick: () => editForm(r) }),
-      element("button", { type: "button", text: r.status === "paused" ? "Resume" : "Pause",
-        "aria-label": `${r.status === "paused" ? "Resume" : "Pause"} reminder #${r.short_id} in ${r.chat_id}`,
-        onclick: async () => { await api("POST", `${base}/${r.status === "paused" ? "resume" : "pause"}`); refresh(); } }),
-      element("button", { type: "button", class: "danger", text: "Delete", "aria-label": `Delete reminder #${r.short_id} in ${r.chat_id}`,
-        onclick: async () => { await api("DELETE", base); refresh(); } }));
-    const live = r.status === "active" || r.status === "paused";
-    const last = r.last_run ? ` (last run ${when(r.last_run.at)}: ${r.last_run.outcome})` : "";
-    const what = r.action ? `▶ ${r.content}${last}` : r.content;
-    return [r.chat_id, `#${r.short_id}`, what, r.rule, localTime(r.next_fire_at, r.timezone), r.status, live ? actions : ""];
-  });
-
-  const chatInput = element("input", { type: "text", id: "new-chat", required: "", value: chatFilter.value || "" });
-  const whenInput = element("input", { type: "text", id: "new-when", required: "", placeholder: "tomorrow at 9" });
-  const contentInput = element("input", { type: "text", id: "new-content", required: "" });
-  const create = element("form", { id: "create-reminder", "aria-label": "New reminder" },
-    element("h3", { text: "New reminder" }),
-    field("Chat", chatInput), field("When", whenInput), field("What", contentInput),
-    element("button", { type: "submit", class: "primary", text: "Create" }));
-  create.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    await api("POST", `/v1/chats/${enc(chatInput.value.trim())}/reminders`, {
-      when: whenInput.value.trim(), content: contentInput.value.trim(), created_by: "dashboard", created_by_name: "Dashboard",
-    });
-    refresh();
-  });
-  const editor = element("div", { id: "editor" });
-  function editForm(r) {
-    const newWhen = element("input", { type: "text", id: "edit-when", placeholder: r.rule });
-    const newContent = element("input", { type: "text", id: "edit-content", value: r.content });
-    const form = element("form", { "aria-label": `Edit reminder #${r.short_id}` },
-      element("h3", { text: `Edit #${r.short_id} in ${r.chat_id}` }),
-      field("New time", newWhen), field("What", newContent),
-      element("button", { type: "submit", class: "primary", text: "Save" }));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const change = {};
-      if (newWhen.value.trim()) change.when = newWhen.value.trim();
-      if (newContent.value.trim() && newContent.value.trim() !== r.content) change.content = newContent.value.trim();
-      await api("PATCH", `/v1/chats/${enc(r.chat_id)}/reminders/${r.id}`, change);
-      refresh();
-    });
-    editor.replaceChildren(form);
-    newWhen.focus();
-  }
-  view.append(element("h2", { text: "Reminders" }),
-    element("p", {}, field("Chat", chatFilter), " ", field("Status", statusFilter)),
-    table(["Chat", "ID", "What", "Rule", "Next", "Status", ""], rows, "Reminders"), editor, create);
-}
-
-async function showDeliveries(view, params) {
-  const outcome = element("select", { id: "filter-outcome" },
-    ...["", "sent", "sent_late", "skipped_missed", "skipped_quiet", "failed", "cancelled", "pending"]
-      .map((o) => element("option", { value: o, text: o || "Any outcome" })));
-  outcome.value = params.get("outcome") || "";
-  outcome.addEventListener("change", () => go("deliveries", { outcome: outcome.value }));
-  const rows = await api("GET", `/v1/deliveries?limit=200${outcome.value ? `&outcome=${outcome.value}` : ""}`);
-  view.append(element("h2", { text: "Deliveries" }), element("p", {}, field("Outcome", outcome)), table(
-    ["When due", "Chat", "Reminder", "Outcome", "Attempts", "Error", ""],
-    rows.map((d) => [when(d.occurrence), d.chat_id, `#${d.short_id} ${d.content}`, d.outcome + (d.late ? " (late)" : ""),
-      String(d.attempts), d.last_error || "",
-      d.outcome === "failed" ? element("button", { type: "button", text: "Retry", "aria-label": `Retry delivery ${d.id}`,
-        onclick: async () => { await api("POST", `/v1/deliveries/${d.id}/retry`); go("deliveries", { outcome: outcome.value }); } }) : ""]),
-    "Deliveries",
-  ));
-}
+// What became of a run that did not do what was asked, in words.
+const RUN_WORDS = { refused: "Refused", invalid: "The arguments do not fit", unknown: "No such tool",
+  hidden: "Not offered in this chat", limited: "Too many calls for now", timeout: "It took too long",
+  failed: "It failed on the bot's side", malformed: "The call could not be read" };
 
 async function showTools(view) {
   const tools = await api("GET", "/v1/tools");
@@ -138,28 +47,44 @@ async function showTools(view) {
     event.preventDefault();
     let parsed;
     try { parsed = JSON.parse(args.value || "{}"); } catch { result.textContent = "The arguments are not valid JSON."; return; }
-    const answer = await api("POST", `/v1/tools/${enc(name.value)}/run`, { chat_id: chat.value.trim(), arguments: parsed });
-    result.textContent = answer.outcome === "ok"
-      ? `ok: ${answer.reply ?? JSON.stringify(answer.data)}` : `${answer.outcome}: ${answer.error}`;
+    let answer;
+    if (!await attempt(result, async () => {
+      answer = await api("POST", `/v1/tools/${enc(name.value)}/run`, { chat_id: chat.value.trim(), arguments: parsed });
+    }, "Running…")) return;
+    if (answer.outcome === "ok") { result.textContent = `ok: ${answer.reply ?? JSON.stringify(answer.data)}`; return; }
+    const problems = (answer.issues || []).map((i) => i.problem).join(" ");
+    result.textContent = `${RUN_WORDS[answer.outcome] || "Not run"}: ${problems || answer.error}`;
+    result.classList.add("error");
   });
   const switchChat = element("input", { type: "text", id: "switch-chat", required: "", value: "web:group" });
   const switchTool = element("select", { id: "switch-tool" }, ...tools.map((t) => element("option", { value: t.name, text: t.name })));
   const switchState = element("select", { id: "switch-state" },
     element("option", { value: "off", text: "off" }), element("option", { value: "on", text: "on" }));
-  const switched = element("p", { id: "switch-result", "aria-live": "polite" });
+  const switched = why("switch-result");
   const switchForm = element("form", { id: "switch-form", "aria-label": "Switch a tool in a chat" },
     element("h3", { text: "Switch a tool in a chat" }), field("Chat", switchChat), field("Tool", switchTool),
     field("State", switchState), element("button", { type: "submit", text: "Switch" }), switched);
   switchForm.addEventListener("submit", async (event) => {
     event.preventDefault();
-    try {
-      const answer = await api("PUT", `/v1/chats/${enc(switchChat.value.trim())}/tools`, { [switchState.value]: [switchTool.value] });
-      switched.textContent = `Switched off there: ${answer.off.join(", ") || "none"}`;
-    } catch (error) {
-      switched.textContent = `Not switched: ${error.message || error}`;
-    }
+    const where = switchChat.value.trim();
+    let answer;
+    if (!await attempt(switched, async () => {
+      answer = await api("PUT", `/v1/chats/${enc(where)}/tools`, { [switchState.value]: [switchTool.value] });
+    }, "Switching…")) return;
+    const off = answer.off.length ? `Switched off there: ${answer.off.join(", ")}.` : "Every tool is on there.";
+    switched.textContent = `${switchTool.value} is ${switchState.value} in ${where}. ${off}`;
   });
   view.append(element("h2", { text: "Tools" }), form, switchForm, ...list);
+}
+
+// How a caller proved who they were, and where the call came from, in words.
+const AUTH_WORDS = { platform: "the chat platform", token: "API token", none: "no auth (insecure)", operator: "operator" };
+const SOURCE_WORDS = { rest: "REST API", mcp: "MCP client", offer: "accepted offer", schedule: "scheduled action" };
+
+// An audited call's arguments, the ones given, as "key: value" lines.
+function argumentsOf(args) {
+  return Object.entries(args || {}).filter(([, v]) => v !== null && v !== undefined)
+    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join("\n");
 }
 
 async function showAudit(view, params) {
@@ -173,43 +98,46 @@ async function showAudit(view, params) {
   });
   const query = new URLSearchParams({ limit: "50" });
   for (const key of ["chat_id", "tool", "before"]) if (params.get(key)) query.set(key, params.get(key));
-  const page = await api("GET", `/v1/audit?${query}`);
+  const [page, { at }] = await Promise.all([api("GET", `/v1/audit?${query}`), zones()]);
   const older = page.next_before
     ? element("button", { type: "button", text: "Older", onclick: () => go("audit", { chat_id: chat.value.trim(), tool: tool.value.trim(), before: String(page.next_before) }) })
     : "";
-  view.append(element("h2", { text: "Audit" }), filter, table(
-    ["When", "Chat", "Who", "How", "From", "Tool", "Arguments", "Outcome", "Touched"],
-    page.entries.map((e) => [when(e.at), e.chat_id, e.sender_name ? `${e.sender_name} (${e.sender_id})` : e.sender_id,
-      e.auth, e.source, e.tool, JSON.stringify(e.arguments), e.outcome + (e.detail ? `: ${e.detail}` : ""), e.target_label || ""]),
-    "Audit log"), older);
+  view.append(element("h2", { text: "Audit" }), filter,
+    element("p", { class: "hint", text: "Times are in each chat's time zone." }), table(
+      ["When", "Chat", "Who", "How", "From", "Tool", "Arguments", "Outcome", "Touched"],
+      page.entries.map((e) => [at(e.at, e.chat_id), e.chat_id, e.sender_name ? `${e.sender_name} (${e.sender_id})` : e.sender_id,
+        AUTH_WORDS[e.auth] || e.auth, SOURCE_WORDS[e.source] || e.source, e.tool, argumentsOf(e.arguments),
+        e.outcome + (e.detail ? `: ${e.detail}` : ""), e.target_label || ""]),
+      "Audit log", "Nothing audited yet."), older);
 }
 
 async function showActivity(view) {
-  const activity = await api("GET", "/v1/activity?limit=100");
+  const [activity, { at }] = await Promise.all([api("GET", "/v1/activity?limit=100"), zones()]);
   view.append(element("h2", { text: "Model activity" }), element("h3", { text: "Totals per day" }), table(
     ["Day (UTC)", "Turns", "Tool calls", "LLM calls", "Prompt tokens", "Completion tokens"],
     activity.days.map((d) => [d.day, String(d.turns), String(d.tool_calls), String(d.llm_calls), String(d.prompt_tokens), String(d.completion_tokens)]),
-    "Totals per day"));
+    "Totals per day", "No model turns yet."));
   view.append(element("h3", { text: "The newest turns" }));
   view.append(table(["When", "Chat", "Asked", "Tools offered (why)", "Tool calls", "Repairs", "Latency", "Tokens", "Reply"],
-    activity.turns.map((t) => [when(t.at), t.chat_id, t.question,
+    activity.turns.map((t) => [at(t.at, t.chat_id), t.chat_id, t.question,
       t.offered.length
         ? element("ul", { class: "plain" }, ...t.offered.map((o) => element("li", { text: `${o.tool}: ${o.why}` })))
         : "none (no tool needed)",
       element("ul", { class: "plain" }, ...t.calls.map((c) => element("li", { text: `${c.name}(${JSON.stringify(c.arguments)}) → ${c.outcome}${c.detail ? `: ${c.detail}` : ""}` }))),
       String(t.repairs), `${t.latency_ms} ms`, `${t.prompt_tokens} + ${t.completion_tokens}${t.estimated ? " (est.)" : ""}`,
       t.error ? `error: ${t.error}` : t.reply]),
-    "Model turns"));
+    "Model turns", "No model turns yet."));
 }
 
 async function showUsage(view) {
   const usage = await api("GET", "/v1/usage?days=14");
-  view.append(element("h2", { text: "Usage" }), element("p", { text:
-    `Budgets: ${usage.tokens_per_chat_per_day ?? "no limit"} tokens per chat per day, ${usage.tokens_per_day ?? "no limit"} per day.` }));
+  const budget = (tokens) => (tokens == null ? "no limit" : `${tokens.toLocaleString("en")} tokens`);
+  view.append(element("h2", { text: "Usage" }), element("p", { id: "budgets", text:
+    `Budgets: per chat per day, ${budget(usage.tokens_per_chat_per_day)}; for all chats per day, ${budget(usage.tokens_per_day)}.` }));
   view.append(table(["Day (UTC)", "Tokens", "Requests", "Chats"], usage.days.map((d) => [d.day, String(d.tokens), String(d.requests),
-    d.chats.map((c) => `${c.chat_id}: ${c.tokens}`).join(", ")]), "Tokens per day"));
+    d.chats.map((c) => `${c.chat_id}: ${c.tokens}`).join(", ")]), "Tokens per day", "No tokens spent yet."));
   view.append(element("h3", { text: "Chats that spend most" }),
-    table(["Chat", "Tokens"], usage.top_chats.map((c) => [c.chat_id, String(c.tokens)]), "Top chats"));
+    table(["Chat", "Tokens"], usage.top_chats.map((c) => [c.chat_id, String(c.tokens)]), "Top chats", "No tokens spent yet."));
 }
 
 // Adapters report what their platform has; newer ones say `state` (connecting, connected,
@@ -224,20 +152,21 @@ function adapterDetails(s) {
 }
 
 async function showStatus(view) {
-  const status = await api("GET", "/v1/status");
+  const [status, { info }] = await Promise.all([api("GET", "/v1/status"), zones()]);
   const scheduler = status.scheduler;
   view.append(element("h2", { text: "Status" }), element("pre", { text: status.lines.join("\n") }),
     element("h3", { text: "Scheduler" }), table(["Measure", "Value"], [
       ["Running here", scheduler.running ? "yes" : "no"], ["Timers planned", String(scheduler.planned_timers)],
-      ["Next reminder", when(scheduler.next_fire_at)], ["Watchdog every", `${scheduler.watchdog_interval_s} s`],
+      ["Next reminder", scheduler.next_fire_at ? `${localTime(scheduler.next_fire_at, info.timezone)} (${info.timezone})` : "none planned"], ["Watchdog every", `${scheduler.watchdog_interval_s} s`],
       ["Pending deliveries", String(scheduler.pending_deliveries)], ["Overdue reminders", String(scheduler.overdue_reminders)],
       ["Failed deliveries", String(scheduler.failed_deliveries)]], "Scheduler"),
     element("h3", { text: "Waiting reminders" }), table(["Platform", "Chats", "Reminders", "Due since", "What to do"],
-      status.waiting.map((w) => [w.platform, w.chats.join(", "), String(w.reminders), when(w.due_since), w.advice]), "Waiting reminders"),
+      status.waiting.map((w) => [w.platform, w.chats.join(", "), String(w.reminders), `${localTime(w.due_since, info.timezone)} (${info.timezone})`, w.advice]),
+      "Waiting reminders", "None: every due reminder has a process that delivers it."),
     element("h3", { text: "Adapters" }), table(["Adapter", "State", "Last error", "Details"],
-      Object.entries(status.adapters).map(([n, s]) => [n, adapterState(s), s.last_error ?? "", adapterDetails(s)]), "Adapters"),
+      Object.entries(status.adapters).map(([n, s]) => [n, adapterState(s), s.last_error ?? "", adapterDetails(s)]), "Adapters", "No chat platforms configured."),
     element("h3", { text: "MCP servers" }), table(["Server", "State", "Tools", "Restarts"],
-      status.mcp_servers.map((s) => [s.name, s.state, String(s.tools), String(s.restarts)]), "MCP servers"),
+      status.mcp_servers.map((s) => [s.name, s.state, String(s.tools), String(s.restarts)]), "MCP servers", "No MCP servers configured."),
     element("h3", { text: "Plugins" }), table(["Plugin", "State", "Version", "Tools", "Why not loaded"],
       status.plugins.map((p) => [p.builtin ? `${p.name} (built-in)` : p.name, p.state, p.version ?? "",
         p.tools.join(", "), p.error ?? ""]), "Plugins"));
@@ -259,7 +188,7 @@ async function render() {
   try {
     await withToken(async () => {
       view.replaceChildren();
-      await show(view, new URLSearchParams(query || ""));
+      await show(view, new URLSearchParams(query || ""), go);
       // Reminders no running process delivers wait instead of failing: said on every view.
       const waiting = await api("GET", "/v1/waiting");
       $("waiting").replaceChildren(...waiting.map((w) => element("li", { text: w.advice })));

@@ -6,25 +6,77 @@ const TOKEN_KEY = "groupmate-token";
 
 export class Unauthorized extends Error {}
 
+// A call the bot refused or could not do; `message` says why in words for a person.
+export class Refusal extends Error {
+  constructor(message, status) { super(message); this.status = status; }
+}
+
+// What a status means when the bot's answer has no sentence of its own to show.
+const STATUS_WORDS = {
+  403: "That is not allowed here.",
+  404: "It is not there any more.",
+  409: "It changed meanwhile, or is not in a state for that.",
+  429: "Too many at once: wait a moment and try again.",
+  500: "It failed on the bot's side.",
+  503: "The bot's database is not answering; nothing changed. Try again shortly.",
+  504: "The bot took too long to finish; it may or may not have happened. Look again in a minute.",
+};
+// The API's field names as the pages' labels call them.
+const FIELD_WORDS = { when: "When", content: "What", timezone: "Time zone", who: "Who" };
+
+// The reason in a refused call's answer: the bot's own sentence where it wrote one (the
+// same the chat would get), else each problem under the label of its field; never the
+// API's "invalid request", a JSON path or a reason code.
+function reasonOf(data, status) {
+  const issues = (data.issues || []).map((i) => {
+    const label = FIELD_WORDS[i.path];
+    return label ? `${label}: ${i.problem}` : i.problem;
+  });
+  if (issues.length) return issues.join(" ");
+  if (data.reason) return "That is switched off or not offered in this chat.";  // a hidden tool
+  if (status === 429 && data.retry_after) return `Too many at once: try again in ${data.retry_after} s.`;
+  if (data.error && status < 500) return data.error;
+  return STATUS_WORDS[status] || `The bot answered with an error (HTTP ${status}).`;
+}
+
 export async function api(method, path, body) {
   const headers = { "Accept": "application/json" };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers["Authorization"] = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const answer = await fetch(path, {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let answer;
+  try {
+    answer = await fetch(path, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new Refusal("The bot cannot be reached: is it running?", 0);
+  }
   if (answer.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
     throw new Unauthorized("the bot wants its token");
   }
   if (answer.status === 204) return null;
   const data = await answer.json().catch(() => ({}));
-  if (!answer.ok) {
-    const issues = (data.issues || []).map((i) => `${i.path}: ${i.problem}`).join("; ");
-    throw new Error([data.error || `HTTP ${answer.status}`, issues].filter(Boolean).join(" — "));
-  }
+  if (!answer.ok) throw new Refusal(reasonOf(data, answer.status), answer.status);
   return data;
+}
+
+// Run `action` for a control, with `out` (an element next to it) saying why it failed;
+// true when it worked. While it runs, `busy` (if given) says so.
+export async function attempt(out, action, busy = "") {
+  out.textContent = busy;
+  out.classList.toggle("error", false);
+  try {
+    await action();
+    out.textContent = "";
+    return true;
+  } catch (error) {
+    if (error instanceof Unauthorized) throw error;
+    out.textContent = error instanceof Refusal ? error.message : String(error.message || error);
+    out.classList.toggle("error", true);
+    return false;
+  }
 }
 
 // Ask for the token once (a <dialog> with a labelled field); resolves with what
@@ -142,10 +194,25 @@ export function element(tag, attributes = {}, ...children) {
   return node;
 }
 
+// A time as the bot writes it in chats ("Mon 24 Nov 09:00", 24-hour, the year only when
+// it is not this year's), in the given time zone (the chat's).
 export function localTime(iso, zone) {
-  if (!iso) return "paused";
-  return new Date(iso).toLocaleString([], {
-    timeZone: zone, weekday: "short", month: "short", day: "numeric",
-    hour: "2-digit", minute: "2-digit",
-  });
+  if (!iso) return "—";
+  const parts = {};
+  const at = new Date(iso);
+  const format = (date) => new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone || undefined, weekday: "short", day: "2-digit", month: "short", year: "numeric",
+    hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  }).formatToParts(date);
+  for (const { type, value } of format(at)) parts[type] = value;
+  const thisYear = format(new Date()).find((p) => p.type === "year").value;
+  const year = parts.year === thisYear ? "" : ` ${parts.year}`;
+  return `${parts.weekday} ${parts.day} ${parts.month}${year} ${parts.hour}:${parts.minute}`;
+}
+
+// Only the clock time ("21:24"), in the given zone.
+export function clockTime(iso, zone) {
+  return new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone || undefined, hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  }).format(new Date(iso));
 }

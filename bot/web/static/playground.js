@@ -1,6 +1,6 @@
 // The playground: a group chat and private chats with people you add, talking to the
 // bot through POST /v1/messages; what the bot sends by itself arrives over /v1/events.
-import { api, element, listen, localTime, withMentions, withToken } from "./api.js";
+import { api, attempt, clockTime, element, listen, localTime, withMentions, withToken } from "./api.js";
 
 const STATE_KEY = "groupmate-playground";
 const GROUP = "group";
@@ -9,10 +9,12 @@ const state = Object.assign(
   JSON.parse(localStorage.getItem(STATE_KEY) || "{}"),
 );
 let info = { bot_name: "groupmate", llm: false, web_prefix: "web:", timezone: "UTC" };
+let zone = null;  // the open chat's time zone
 let oldest = null;
 const unread = new Map();
 
 const $ = (id) => document.getElementById(id);
+const problem = (error) => { $("problem").textContent = String(error.message || error); };
 const save = () => localStorage.setItem(STATE_KEY, JSON.stringify(state));
 const person = (id) => state.people.find((p) => p.id === id) || state.people[0];
 const chatId = (chat) => info.web_prefix + (chat === GROUP ? "group" : `dm:${chat}`);
@@ -41,7 +43,7 @@ function renderPeople() {
   for (const p of state.people) {
     const choose = element("button", {
       type: "button", text: p.name, "aria-pressed": String(p.id === state.me),
-      onclick: () => { state.me = p.id; save(); renderPeople(); },
+      onclick: () => { state.me = p.id; save(); renderPeople(); loadReminders().catch(problem); },
     });
     const rename = element("button", {
       type: "button", text: "Rename", "aria-label": `Rename ${p.name}`,
@@ -50,7 +52,12 @@ function renderPeople() {
         if (name) { p.name = name.slice(0, 40); save(); renderAll(); }
       },
     });
-    list.append(element("li", {}, choose, rename));
+    // The person administers the group: /tz, reminding everyone, changing others'
+    // reminders are theirs to try, as for a group admin on a real platform.
+    const admin = element("input", { type: "checkbox", "aria-label": `${p.name} is an admin` });
+    admin.checked = Boolean(p.admin);
+    admin.addEventListener("change", () => { p.admin = admin.checked; save(); renderPeople(); loadReminders().catch(problem); });
+    list.append(element("li", {}, choose, rename, element("label", { class: "admin" }, admin, "Admin")));
   }
   $("speaker").textContent = person(state.me).name;
 }
@@ -59,14 +66,16 @@ function messageItem(m) {
   const item = element("li", { class: m.from_bot ? "bot" : "user" });
   item.append(element("span", { class: "who", text: m.from_bot ? info.bot_name : (m.sender_name || m.sender_id) }));
   item.append(withMentions(m.text));
-  if (m.at) item.append(element("time", { datetime: m.at, text: new Date(m.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) }));
+  if (m.at) item.append(element("time", { datetime: m.at, title: localTime(m.at, zone), text: clockTime(m.at, zone) }));
   return item;
 }
 
 function showMessage(m) {
   const list = $("messages");
-  list.append(messageItem(m));
-  list.lastElementChild.scrollIntoView({ block: "end" });
+  const item = messageItem(m);
+  list.append(item);
+  item.scrollIntoView({ block: "end" });
+  return item;
 }
 
 async function loadMessages(before) {
@@ -79,25 +88,65 @@ async function loadMessages(before) {
   $("older").hidden = !oldest;
 }
 
+// The side panel acts as the person speaking: their rights, as their chat message would
+// have (the bot refuses what /cancel or /tz would refuse them).
+function asMe() {
+  const me = person(state.me);
+  return new URLSearchParams({ as_user: me.id, as_name: me.name, as_admin: String(Boolean(me.admin)) });
+}
+
+function renderZone(timezone) {
+  zone = timezone;
+  const me = person(state.me);
+  const box = $("zone");
+  if (!me.admin && state.chat === GROUP) {
+    box.replaceChildren(element("p", { class: "hint", text: `Time zone: ${timezone}. Only an admin can change it (tick Admin next to ${me.name}).` }));
+    return;
+  }
+  const input = element("input", { type: "text", id: "zone-input", list: "zone-names", value: timezone, required: "", autocomplete: "off" });
+  const out = element("span", { class: "why", role: "status", "aria-live": "polite" });
+  const names = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
+  const form = element("form", { id: "zone-form", "aria-label": "The chat's time zone" },
+    element("label", { for: "zone-input", text: "Time zone" }), input,
+    element("datalist", { id: "zone-names" }, ...names.map((n) => element("option", { value: n }))),
+    element("button", { type: "submit", text: "Change" }), out);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const id = encodeURIComponent(chatId(state.chat));
+    const asked = input.value.trim();
+    if (await attempt(out, () => api("PUT", `/v1/chats/${id}/settings?${asMe()}`, { timezone: asked }), "Changing…")) {
+      await loadReminders();
+      await loadMessages();  // their times, in the new zone
+      $("zone").querySelector(".why").textContent = `Now ${asked}.`;
+    }
+  });
+  box.replaceChildren(form);
+}
+
 async function loadReminders() {
   const id = encodeURIComponent(chatId(state.chat));
   const [reminders, settings] = await Promise.all([
     api("GET", `/v1/chats/${id}/reminders`), api("GET", `/v1/chats/${id}/settings`),
   ]);
-  $("zone").textContent = `Time zone: ${settings.timezone}`;
+  renderZone(settings.timezone);
   const list = $("reminders");
   list.replaceChildren();
   if (!reminders.length) list.append(element("li", { class: "hint", text: "No reminders yet." }));
   for (const r of reminders) {
-    const text = `#${r.short_id} ${r.content} — ${r.rule}, next ${localTime(r.next_fire_at, r.timezone)}`;
+    const next = r.next_fire_at ? `next ${localTime(r.next_fire_at, r.timezone)}` : r.status;
+    const text = `#${r.short_id} ${r.content} — ${r.rule}, ${next}`;
+    const out = element("span", { class: "why", role: "status", "aria-live": "polite" });
     const remove = element("button", {
       type: "button", class: "danger", text: "Delete", "aria-label": `Delete reminder #${r.short_id}`,
       onclick: async () => {
-        await api("DELETE", `/v1/chats/${id}/reminders/${r.id}`);
-        await loadReminders();
+        const me = person(state.me).name;
+        if (!confirm(`Delete reminder #${r.short_id} (“${r.content}”) as ${me}?`)) return;
+        if (await attempt(out, () => api("DELETE", `/v1/chats/${id}/reminders/${r.id}?${asMe()}`), "Deleting…")) {
+          await loadReminders();
+        }
       },
     });
-    list.append(element("li", { "data-reminder": String(r.short_id) }, element("span", { text }), remove));
+    list.append(element("li", { "data-reminder": String(r.short_id) }, element("span", { text }), remove, out));
   }
 }
 
@@ -107,7 +156,8 @@ async function openChat(chat) {
   unread.delete(chatId(chat));
   $("chat-title").textContent = chatName(chat);
   renderChats();
-  await Promise.all([loadMessages(), loadReminders()]);
+  await loadReminders();  // first: the messages' times are in the chat's zone
+  await loadMessages();
 }
 
 async function send(text) {
@@ -115,13 +165,20 @@ async function send(text) {
   const mentioned = state.people.filter((p) => p.id !== me.id && text.toLowerCase().includes(`@${p.name.toLowerCase()}`));
   const body = {
     chat_id: chatId(state.chat), chat_type: chatType(state.chat),
-    sender_id: me.id, sender_name: me.name, text,
+    sender_id: me.id, sender_name: me.name, text, sender_is_admin: Boolean(me.admin),
     mentions_bot: text.toLowerCase().includes(`@${info.bot_name.toLowerCase()}`),
     message_id: crypto.randomUUID(),
     mentions: mentioned.map((p) => ({ user_id: p.id, name: p.name })),
   };
-  showMessage({ from_bot: false, sender_name: me.name, text, at: new Date().toISOString() });
-  const answer = await api("POST", "/v1/messages", body);
+  const mine = showMessage({ from_bot: false, sender_name: me.name, text, at: new Date().toISOString() });
+  let answer;
+  try {
+    answer = await api("POST", "/v1/messages", body);
+  } catch (error) {
+    mine.classList.add("unsent");
+    mine.append(element("span", { class: "hint", text: " (not sent)" }));
+    throw error;
+  }
   for (const reply of answer.replies) {
     showMessage({ from_bot: true, text: reply.text, at: new Date().toISOString() });
   }
@@ -163,7 +220,7 @@ $("composer").addEventListener("submit", async (event) => {
 $("text").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("composer").requestSubmit(); }
 });
-$("older").addEventListener("click", () => loadMessages(oldest));
+$("older").addEventListener("click", () => loadMessages(oldest).catch(problem));
 $("add-person").addEventListener("submit", (event) => {
   event.preventDefault();
   const name = $("person-name").value.trim().slice(0, 40);
