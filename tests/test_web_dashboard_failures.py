@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from playwright.async_api import Page, expect
 
+from storage import SendError
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import Servers
 from tests.test_web_dashboard import open_dashboard
@@ -66,7 +67,17 @@ async def test_each_failure_is_said_next_to_its_control(servers: Servers, page: 
 async def test_a_retry_shows_its_progress(servers: Servers, page: Page) -> None:
     clock = FakeClock()
     api = await servers.start(clock)
-    await api.say("/remind in 1 minute call home", chat_id="tg:42")  # no adapter for tg:
+    released = asyncio.Event()
+    down = True
+
+    async def telegram(message: object) -> str:
+        if down:
+            raise SendError("Telegram answered HTTP 502")
+        await released.wait()  # back, but the platform takes its time
+        return "m-1"
+
+    api.bot.on_outgoing(telegram, chat_prefix="tg:")
+    await api.say("/remind in 1 minute call home", chat_id="tg:42")  # Telegram is down
     clock.advance(timedelta(minutes=1, seconds=1))
 
     async def failed() -> bool:
@@ -76,13 +87,7 @@ async def test_a_retry_shows_its_progress(servers: Servers, page: Page) -> None:
     await eventually(failed, within=15)
     await open_dashboard(page, api, "deliveries?outcome=failed")
     row = page.locator("main tbody tr", has_text="call home")
-    released = asyncio.Event()
-
-    async def slow_telegram(message: object) -> str:
-        await released.wait()  # the platform takes its time
-        return "m-1"
-
-    api.bot.on_outgoing(slow_telegram, chat_prefix="tg:")
+    down = False
     await row.get_by_role("button", name="Retry delivery").click()
     await expect(row.locator(".why")).to_contain_text("Sending again… 1 s", timeout=5_000)
     await expect(row.get_by_role("button", name="Retry delivery")).to_be_disabled()
