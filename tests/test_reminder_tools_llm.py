@@ -304,7 +304,8 @@ async def test_when_phrases_set_move_and_snooze_exactly(chat: Chat, receiver: Re
         text("I need to fix that."),
     )
     (repaired,) = await chat.api.say("@groupmate move it")
-    assert repaired["text"] == "I need to fix that."
+    # Nothing was moved, and the model's words do not say so: the user is told plainly.
+    assert repaired["text"].startswith("Nothing was set or changed: your message didn't say")
     assert "leave type and time out" in json.dumps(chat.stub.requests[-1]["messages"])
     (unchanged,) = await chat.reminders()
     assert unchanged["next_fire_at"] == friday["next_fire_at"]
