@@ -38,8 +38,9 @@ CLAIM = re.compile(
 # An answer that says it did not happen ("I couldn't set that: what time?").
 _NOT_DONE = re.compile(
     r"\b(?:couldn'?t|could not|can'?t|cannot|unable|didn'?t|did not|wasn'?t|was not|"
-    r"haven'?t|have not|failed|timed out|went wrong|sorry)\b|\bnot (?:been )?(?:set|created|saved|changed|scheduled)\b|"
-    r"\bnothing (?:was|is|has been)\b|没能|没有(?:设|改|创建|保存)|无法|不能|未能|失败|超时|抱歉|对不起",
+    r"haven'?t|have not|failed|timed out|went wrong|sorry)\b|"
+    r"\bnot (?:been )?(?:set|created|saved|changed|scheduled)\b|\bnothing (?:was|is|has been)\b|"
+    r"没能|没有(?:设|改|创建|保存)|无法|不能|未能|失败|超时|抱歉|对不起",
     re.IGNORECASE,
 )
 
