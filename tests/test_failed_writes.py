@@ -99,3 +99,13 @@ async def test_a_write_that_went_through_keeps_the_models_answer(
     async with make_bot(tmp_path, stub) as bot:
         (answer,) = await answers(bot, "@groupmate nudge us about the report every day at 9")
         assert answer.startswith("⏰ Reminder #1 set")
+
+
+async def test_no_answer_after_a_refused_write_says_nothing_was_set(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    stub.script(calls(INVENTED), text(""), text(""))  # silent, even when nudged
+    async with make_bot(tmp_path, stub) as bot:
+        (answer,) = await answers(bot, NUDGE)
+        assert answer.startswith(NOTHING_EN)
+        assert await nothing_stored(bot)
