@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bot.edit_words import AmbiguousEdit, edit_arguments
 from bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
 from function_calls import (
     FunctionResult,
@@ -29,7 +30,6 @@ from function_calls.grammar import (
     GrammarError,
     parse_duration,
     parse_reminder,
-    split_when,
 )
 from function_calls.handlers.budget import MAX_LIMIT
 from function_calls.handlers.digest_settings import QUIET_WORDS
@@ -331,15 +331,12 @@ class Commands:
             raise CommandError(
                 "Usage: /edit <id> <new when and/or text>, e.g. /edit #3 tomorrow at 10"
             )
-        raw: dict[str, Any] = {"reminder_id": reference}
         try:
-            spec, content = split_when(change)
+            raw = edit_arguments(reference, change)
+        except AmbiguousEdit as exc:
+            raise CommandError(exc.question) from None
         except GrammarError as exc:
             raise CommandError(f"I couldn't change that reminder: {exc}") from None
-        if not spec.empty:
-            raw["when"] = _when_words(change, content)
-        if content:
-            raw["content"] = content
         return await self.call(ctx, "reminder_update", raw)
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
@@ -474,16 +471,6 @@ def _invalid(exc: InvalidArgumentsError, typed: str) -> str:
     if not problems:
         return "That didn't work: I couldn't use those words for it. See /help for examples."
     return f"That didn't work: {problems}."
-
-
-def _when_words(change: str, content: str) -> str:
-    """The words of `change` that name the time: all of it but the content, which the
-    grammar found before or after them."""
-    if content and change.endswith(content):
-        return change[: -len(content)].strip()
-    if content and change.startswith(content):
-        return change[len(content) :].strip()
-    return change
 
 
 def _text(result: FunctionResult) -> str:

@@ -21,6 +21,7 @@ from function_calls import (
     ToolInvoker,
     TurnResult,
 )
+from function_calls.claims import CLAIM, asks_back, sounds_done
 from function_calls.grammar import (
     CJK,
     GrammarError,
@@ -44,33 +45,8 @@ _YES = re.compile(
     r"^\s*(?:yes|y|yep|yeah|ok|okay|sure|do it|好|好的|是|是的|对|可以|行)\s*[.!。！]?\s*$",  # noqa: RUF001
     re.IGNORECASE,
 )
-# A bare acknowledgement: to a user who spoke of reminders, it says "done".
-_ACK = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|done|sure(?: thing)?|got it|will do|alright|all right|noted|"
-    r"no problem|of course|certainly|understood|yes|yep|yeah|on it|consider it done|"
-    r"i will do that|i'll do that|👍|✅|好的?|没问题|收到|可以|行|明白了?|知道了|嗯|已完成|"
-    r"完成了?)\s*[.!,，。！~～]*\s*)+$",  # noqa: RUF001
-    re.IGNORECASE,
-)
-# Said to a message about reminders, these read as "it is done" (see _sounds_done).
-_SOUNDS_DONE = re.compile(
-    r"^\s*(?:ok(?:ay)?|sure|done|got it|alright|all right|will do|noted|of course|yes|yep)\b|"
-    r"\ball set\b|\bit'?s set\b|\bset for\b|\bwill remind\b|\bi'?ll remind\b|"
-    r"\bwon'?t remind\b|\bremind you\b|\byou'?ll be reminded\b|\bit is\b.*!$|"
-    r"[👍👌✅✔]|^\s*(?:好的?|没问题|收到|可以|行|嗯|明白)|到时候|叫你|会提醒|不会再提醒|已经?(?:设|定|取消|删)",
-    re.IGNORECASE,
-)
 SET = "reminder_set"
 _WRITES = frozenset({SET, "reminder_update", "reminder_snooze"})
-# A reply that says a reminder was set, changed, snoozed or cancelled.
-_CLAIM = re.compile(
-    r"⏰|💤|\breminders?\b[^.!?\n]{0,40}\b(?:is |has been |was )?(?:set|created|scheduled|"
-    r"snoozed|updated|moved|changed|rescheduled|cancell?ed|deleted|removed|paused|resumed)\b|"
-    r"\bi(?:'ll| will| have|'ve) (?:remind|set|snoozed|moved|updated|changed|rescheduled|"
-    r"cancell?ed|deleted|removed)\b|\bsnoozed\b|"
-    r"(?:已|已经)(?:设置|设定|设好|创建|推迟|修改|更改|改到|删除|取消|暂停)|会提醒|稍后提醒你",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +92,12 @@ class Offers:
                 # The time must be asked about ("at 5": 05:00 or 17:00?): the model's own
                 # question back stands; anything else ("Okay, tomorrow at 09:00.") would
                 # read as done, so the grammar's question is asked instead.
-                if result.error is not None or _asks_back(result.text):
+                if result.error is not None or asks_back(result.text):
                     return result.text
                 return _nothing_set(text, str(exc))
             if offer is not None:
                 return offer
-            if result.error is not None or _asks_back(result.text):
+            if result.error is not None or asks_back(result.text):
                 return result.text  # the model's question, or why it could not answer
             return _nothing_set(text)
         if result.error is not None:
@@ -129,7 +105,7 @@ class Offers:
         ran = any(call.outcome in ("ok", "refused") for call in result.calls)
         if ran:
             return result.text  # a tool's own words are true
-        if ask.kind != "none" and _sounds_done(result.text):
+        if ask.kind != "none" and sounds_done(result.text):
             # "OK." or "All set!" to "don't remind me anymore" reads as done: nothing was.
             return _nothing_changed(text)
         return _unclaimed(result.text, text)
@@ -174,21 +150,6 @@ class Offers:
         return f"Nothing is set yet. Set '{content}' for {when} ({ctx.timezone}){rule}? Reply yes."
 
 
-def _asks_back(answer: str) -> bool:
-    """The model asks the user something ("What time?"): no claim, and worth passing on."""
-    return (
-        bool(answer.strip()) and answer.rstrip().endswith(("?", "？")) and not _CLAIM.search(answer)
-    )
-
-
-def _sounds_done(answer: str) -> bool:
-    """To a message about reminders, an answer that a user reads as "done": a bare "OK",
-    "All set!", "Will remind you at 5.", "好的，明天9点。" (unless it asks back)."""
-    if _asks_back(answer):
-        return False
-    return bool(_ACK.match(answer) or _CLAIM.search(answer) or _SOUNDS_DONE.search(answer))
-
-
 def _nothing_set(asked: str, why: str = "") -> str:
     """A reminder request that the turn did not set and the grammar can't offer."""
     if CJK.search(asked):
@@ -206,7 +167,7 @@ def _nothing_set(asked: str, why: str = "") -> str:
 def _unclaimed(answer: str, asked: str) -> str:
     """The model's answer, unless it claims a reminder action no tool performed ("I'll
     remind you again in an hour" with nothing snoozed): that is never passed on."""
-    if not _CLAIM.search(answer):
+    if not CLAIM.search(answer):
         return answer
     return _nothing_changed(asked)
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from function_calls._shaping import BOT_NAME, ChatTurn, transcript_line
-from function_calls.turn import Turn
+from function_calls.turn import ToolCallRecord, Turn
 
 
 def parrots(turn: Turn, text: str) -> bool:
@@ -41,6 +41,16 @@ def _gist(text: str) -> str:
 # Shorter answers ("OK", "好的") repeat by nature, not by copying.
 _PARROT_MIN = 12
 _WORDS = re.compile(r"\w{3,}|[\u4e00-\u9fff]")
+
+
+def failed_writes(records: list[ToolCallRecord]) -> ToolCallRecord | None:
+    """The first write call the turn tried, when it tried one and none went through
+    ("ok": it ran and changed what it said); None when it wrote, or tried no write. A
+    tool that ran and declined ("refused") changed nothing either."""
+    writes = [record for record in records if record.effect == "write"]
+    if not writes or any(record.outcome == "ok" for record in writes):
+        return None
+    return writes[0]
 
 
 def found_data(turn: Turn) -> str | None:

@@ -41,6 +41,7 @@ __all__ = [
     "Marker",
     "PlainSentence",
     "internal_marker",
+    "nothing_done",
     "rate_limited",
     "refusal_of",
 ]
@@ -115,6 +116,43 @@ NO_ANSWER = PlainSentence(
     "Sorry, I have no answer to that.",
     "抱歉，这个问题我回答不了。",
 )
+# Every write the model's turn tried failed (see FunctionCallLLM._answer): what the user
+# reads instead of an answer that would pass for done, by how the first write failed.
+# "invalid": its arguments were refused (a time the user never said, say): the reasons
+# are the model's, in its words; the user is told what to say instead.
+_NOTHING_DONE = "Nothing was set or changed"
+_NOTHING_DONE_ZH = "没有设置或修改任何东西"
+NOT_UNDERSTOOD = PlainSentence(
+    f"{_NOTHING_DONE}: your message didn't say exactly what to do. Please say it again "
+    "with the details (for a reminder: what, and when, e.g. “every day at 9:00”).",
+    f"{_NOTHING_DONE_ZH}：你的消息没有说清楚具体要做什么。请把细节说清楚再试一次"
+    "（提醒的话：内容和时间，例如“每天上午9点”）。",
+)
+NOT_DONE: dict[str, PlainSentence] = {
+    "hidden": PlainSentence(
+        f"{_NOTHING_DONE}: that isn't available to you in this chat.",
+        f"{_NOTHING_DONE_ZH}：你在这个聊天里用不了这个功能。",
+    ),
+    "limited": PlainSentence(
+        f"{_NOTHING_DONE}: that has been used too often for now; please try again later.",
+        f"{_NOTHING_DONE_ZH}：这个功能现在用得太频繁了，请稍后再试。",
+    ),
+    "timeout": PlainSentence(
+        f"{_NOTHING_DONE}: it didn't go through in time. Please try again in a moment.",
+        f"{_NOTHING_DONE_ZH}：操作没能及时完成。请稍后再试。",
+    ),
+    "failed": PlainSentence(
+        f"{_NOTHING_DONE}: it didn't go through. Please try again in a moment.",
+        f"{_NOTHING_DONE_ZH}：操作没有成功。请稍后再试。",
+    ),
+}
+
+
+def nothing_done(outcome: str) -> PlainSentence:
+    """What the user reads when every write of a turn failed, the first as `outcome`."""
+    return NOT_DONE.get(outcome, NOT_UNDERSTOOD)
+
+
 # The database could not be reached (or stayed locked): what the router answers, and
 # every tool's refusal. Nothing was written, so trying again is safe.
 STORAGE_DOWN = PlainSentence(

@@ -20,13 +20,14 @@ from openai import AsyncOpenAI
 
 from function_calls import _shaping as shaping
 from function_calls import _transport as transport
-from function_calls._answers import found_data, parrots
+from function_calls._answers import failed_writes, found_data, parrots
 from function_calls._offering import Offering
 from function_calls._shaping import ChatTurn, Message, ModelReply
 from function_calls._transport import RequestObserver
 from function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
 from function_calls._window import PromptBudget as PromptBudget  # re-exported
 from function_calls._window import Window
+from function_calls.claims import owns_up
 from function_calls.context import MessageContext
 from function_calls.context_window import (
     ContextOverflowError,
@@ -41,6 +42,7 @@ from function_calls.internal_text import (
     NO_ANSWER,
     UNFINISHED,
     internal_marker,
+    nothing_done,
 )
 from function_calls.invoker import ToolInvoker
 from function_calls.prompt_formats import (
@@ -407,6 +409,9 @@ class FunctionCallLLM:
         phrase its answer): the data as it came, plainly, rather than no answer."""
         if turn.replies:
             return turn.finish(ending="no_answer")
+        failed = failed_writes(turn.records)
+        if failed is not None:  # the one thing worth saying: nothing was done
+            return turn.finish(turn.say(nothing_done(failed.outcome)), ending="no_answer")
         found = found_data(turn)
         if found is not None:
             return turn.finish(found, ending="no_answer")
@@ -420,6 +425,15 @@ class FunctionCallLLM:
         if not text:
             return self._no_answer(turn)
         marker = internal_marker(text, self.registry.names(), shaping.tool_parameters(turn.tools))
+        failed = failed_writes(turn.records)
+        if failed is not None and (marker is not None or not owns_up(text)):
+            # Every write the turn tried failed (a call refused for a time the user never
+            # said, say), and the answer may read as done ("Done."): whatever the message's
+            # words, a claim without a deed is not passed on. The tool's own words (a
+            # refusal it answered the user with) stand, or the plain "nothing was done".
+            log.info("chat %s: no write went through; the answer was withheld", turn.ctx.chat_id)
+            plain = turn.say(nothing_done(failed.outcome))
+            return turn.finish(None if turn.replies else plain, ending="withheld")
         if marker is None:
             return turn.finish(text)
         # The text itself stays out of the log: it may quote the chat.

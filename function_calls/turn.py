@@ -22,6 +22,7 @@ from function_calls.tolerant_json import MalformedCall
 from function_calls.toolsets import ToolListing
 from function_calls.usage import Usage
 from function_calls.validation import InvalidArgumentsError
+from storage.vocabulary import Effect
 
 # How a turn ended. "answered": the model's answer and/or the tools' own replies.
 # "no_answer": the model said nothing, even when nudged. "withheld": its answer was
@@ -51,6 +52,9 @@ class ToolCallRecord:
     data: Any = None  # what the tool reported (FunctionResult.data), when it ran
     direct: bool = False  # the tool's own reply went to the user
     duplicate: bool = False  # a repeat of an earlier call, answered with its result
+    # What the tool does ("read", "write", "external"); None for a call of no tool
+    # (unknown, unreadable). A write that failed is what the turn must not claim.
+    effect: Effect | None = None
 
 
 @dataclass(slots=True)
@@ -173,8 +177,11 @@ async def run_calls(
                 failed_names.setdefault(FIND_TOOLS, turn.say(COULD_NOT_DO))
         else:
             calls.append(ToolCall(call.name, call.raw_arguments))
-    planned = invoker.plan(turn.ctx, calls, turn.view, listing=turn.listing)
+    listing = turn.listing or invoker.listing(turn.ctx)
+    planned = invoker.plan(turn.ctx, calls, turn.view, listing=listing)
     turn.listing = None  # the next round's calls are checked against the sets as they are
+    # A refused call's tool as the sender's sets hold it (offered or hidden): its effect.
+    held = {**{n: h.tool for n, h in listing.hidden.items()}, **listing.offered}
     for item in planned:
         if item.error is not None:
             failed_names.setdefault(item.call.name, turn.say(refusal_of(item.error)))
@@ -193,7 +200,7 @@ async def run_calls(
             stop_message = stop_message or user_message
     if stop_message is not None:
         # Nothing of a round with a hopeless call runs: no half-done requests.
-        turn.records.extend(_record(item) for item in planned if item.error is not None)
+        turn.records.extend(_record(item, held) for item in planned if item.error is not None)
         turn.records.extend(_malformed_record(problem) for problem in malformed)
         return True, stop_message
     # A call repeated from an earlier round gets the old result again: the model
@@ -205,7 +212,7 @@ async def run_calls(
     for item in done:
         while len(contents) in found:
             contents.append(found[len(contents)])
-        turn.records.append(_record(item))
+        turn.records.append(_record(item, held))
         if item.validated is None:  # refused before it ran: the model is told why
             contents.append(to_compact_json(_rejection(item, turn.tools)))
             continue
@@ -238,7 +245,8 @@ def _find(turn: Turn, arguments: Any, find: FindTools) -> tuple[str, ToolCallRec
             "error": f"invalid arguments for {FIND_TOOLS}",
             "issues": [shaping.issue_payload(issue) for issue in exc.issues],
         }
-        return to_compact_json(payload), ToolCallRecord(FIND_TOOLS, arguments, "invalid")
+        record = ToolCallRecord(FIND_TOOLS, arguments, "invalid", effect="read")
+        return to_compact_json(payload), record
     assert isinstance(args, FindToolsArgs)
     added = [tool for tool in find(args.need) if tool.name not in turn.tools]
     for tool in added:
@@ -254,14 +262,16 @@ def _find(turn: Turn, arguments: Any, find: FindTools) -> tuple[str, ToolCallRec
             "next": "No other tool does that: answer the user directly, briefly.",
         }
     data = {"need": args.need, "added": [t.name for t in added]}
-    record = ToolCallRecord(FIND_TOOLS, {"need": args.need}, "ok", data=data)
+    record = ToolCallRecord(FIND_TOOLS, {"need": args.need}, "ok", data=data, effect="read")
     return to_compact_json(payload), record
 
 
-def _record(item: ToolInvocation) -> ToolCallRecord:
+def _record(item: ToolInvocation, held: Mapping[str, Tool]) -> ToolCallRecord:
     """The turn's record of one call."""
     if item.validated is None:  # refused before it ran; the reasons went to the model
-        return ToolCallRecord(item.call.name, item.call.arguments, item.outcome)
+        tool = held.get(item.call.name)
+        effect = tool.effect if tool is not None else None
+        return ToolCallRecord(item.call.name, item.call.arguments, item.outcome, effect=effect)
     result = item.result
     return ToolCallRecord(
         item.validated.tool.name,
@@ -271,6 +281,7 @@ def _record(item: ToolInvocation) -> ToolCallRecord:
         result.data if result is not None else None,
         direct=result is not None and result.reply is not None,
         duplicate=item.duplicate,
+        effect=item.validated.tool.effect,
     )
 
 

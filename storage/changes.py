@@ -28,6 +28,7 @@ from storage.models import (
 )
 from storage.recurrence import Schedule
 from storage.repository import (
+    REMINDER_FIRST,
     Audience,
     NewReminder,
     ReminderView,
@@ -104,7 +105,8 @@ def locate(
         query = select(_reminders).where(
             _reminders.c.chat_id == chat_id, column == key, _reminders.c.status.in_(statuses)
         )
-        row = session.execute(query.with_for_update() if for_update else query).one_or_none()
+        query = query.order_by(*REMINDER_FIRST)
+        row = session.execute(query.with_for_update() if for_update else query).first()
         found = None if row is None else _view(row)
     if found is None or (requester.private and found.created_by != requester.user_id):
         # A full id is internal (a reply to a reminder's message resolves to one): don't

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -95,7 +96,16 @@ class Chat(Base):
 class Reminder(Base):
     __tablename__ = "reminders"
     __table_args__ = (
-        UniqueConstraint("chat_id", "short_id"),
+        # A reminder's number is its own for life: a snooze of it shows the same number,
+        # so the number is unique among reminders, not among their snoozes (0016).
+        Index(
+            "ux_reminders_number",
+            "chat_id",
+            "short_id",
+            unique=True,
+            sqlite_where=text("snooze_of IS NULL"),
+            postgresql_where=text("snooze_of IS NULL"),
+        ),
         Index("ix_reminders_due", "status", "next_fire_at"),
         Index("ix_reminders_chat", "chat_id", "status", "next_fire_at"),
     )
@@ -121,7 +131,8 @@ class Reminder(Base):
     mentions: Mapped[list[dict[str, str]] | None] = mapped_column(JSON)
     mention_creator: Mapped[bool] = mapped_column(default=True)
     everyone: Mapped[bool] = mapped_column(default=False)
-    # A snooze is a one-time reminder of its own; this names the reminder it repeats.
+    # A snooze is a one-time reminder of its own; this names the reminder it repeats,
+    # whose number (short_id) it has.
     snooze_of: Mapped[str | None] = mapped_column(String(32), index=True)
     # A scheduled action instead of a text: {"command": "summary", "args": ""}, run as
     # the creator in the chat at each occurrence (`content` shows it: "/summary").

@@ -275,7 +275,13 @@ def set_chat_timezone(
 
 def create_reminder(session: Session, new: NewReminder, now: datetime) -> ReminderView:
     ensure_chat(session, new.chat_id, new.chat_type, now)
-    short_id = next_short_id(session, new.chat_id)
+    if new.snooze_of is not None:
+        # A snooze is its reminder put off: it shows the reminder's number, takes none.
+        short_id: int = session.execute(
+            select(_reminders.c.short_id).where(_reminders.c.id == new.snooze_of)
+        ).scalar_one()
+    else:
+        short_id = next_short_id(session, new.chat_id)
     schedule = new.schedule
     reminder = Reminder(
         id=uuid.uuid4().hex,
@@ -376,8 +382,14 @@ def find_reminder(
         column == key,
         _reminders.c.status == REMINDER_ACTIVE,
     )
-    row = session.execute(query.with_for_update() if for_update else query).one_or_none()
+    query = query.order_by(*REMINDER_FIRST)
+    row = session.execute(query.with_for_update() if for_update else query).first()
     return None if row is None else _view(row)
+
+
+# A number names a reminder and its snoozes: the reminder itself first, else its pending
+# snooze (a one-time reminder that went off and was put off is the snooze alone).
+REMINDER_FIRST = (_reminders.c.snooze_of.is_not(None), _reminders.c.next_fire_at.desc())
 
 
 def cancel_reminder(session: Session, reminder: ReminderView, now: datetime) -> bool:

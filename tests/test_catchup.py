@@ -109,9 +109,9 @@ async def test_catchup_offline_leads_with_what_concerns_the_asker(
     assert "📌 王芳, 09:07: “我们决定周五上线”" in rest
     assert "two days ago" not in reply and "dentist" not in reply  # before the window
     assert "/catchup" not in reply  # the request is not part of it
-    # Asked again a minute later: her last message is now the /catchup itself.
-    assert plain == "Nothing new since your last message (Tue 24 Nov 12:00)."
-    assert chinese == "你上次发言（11月24日 周二 12:01）以来没有新消息。"
+    # Asked again a minute later: she was caught up then.
+    assert plain == "Nothing new since your last catch-up (Tue 24 Nov 12:00)."
+    assert chinese == "你上次查看错过的消息（11月24日 周二 12:01）以来没有新消息。"
 
 
 async def test_catchup_without_a_message_of_theirs_covers_the_last_24_hours(

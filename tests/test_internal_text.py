@@ -87,14 +87,21 @@ def tools(registry: ToolRegistry, ran: list[str]) -> ToolRegistry:
         ran.append("web_search")
         return FunctionResult.for_model({"results": [{"title": "Oslo", "snippet": "cold"}]})
 
+    # The lookups change nothing: their failures are no failed writes (see test_failed_writes).
     @tool_function(
-        name="slow_lookup", description="Look up slowly", registry=registry, timeout=0.05
+        name="slow_lookup",
+        description="Look up slowly",
+        registry=registry,
+        timeout=0.05,
+        effect="read",
     )
     async def slow_lookup(ctx: MessageContext, args: QueryArgs) -> FunctionResult:
         await asyncio.sleep(5)
         return FunctionResult.for_model("never")
 
-    @tool_function(name="broken_lookup", description="Look up, badly", registry=registry)
+    @tool_function(
+        name="broken_lookup", description="Look up, badly", registry=registry, effect="read"
+    )
     async def broken_lookup(ctx: MessageContext, args: QueryArgs) -> FunctionResult:
         raise RuntimeError("db password=hunter2 rejected")
 

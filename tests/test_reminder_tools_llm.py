@@ -182,16 +182,17 @@ async def test_snooze_after_a_delivery_fires_once_and_shows_in_history(
     before = datetime.now(UTC)
     snoozed = await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 30})
     assert snoozed.startswith("💤 Snoozed #1 until ") and snoozed.endswith(": pills")
-    stored = await chat.by_short_id()
-    assert stored[1]["rule"] == "every day at 07:00"  # the rule stays
-    (snooze_id,) = [n for n, r in stored.items() if r["snooze_of"] == created["id"]]
-    snooze = stored[snooze_id]
-    assert (snooze["type"], snooze["content"]) == ("once", "pills")
+    stored = await chat.reminders()
+    (root,) = [r for r in stored if r["snooze_of"] is None]
+    assert root["rule"] == "every day at 07:00"  # the rule stays
+    (snooze,) = [r for r in stored if r["snooze_of"] == created["id"]]
+    # The same reminder put off: it keeps its number.
+    assert (snooze["type"], snooze["content"], snooze["short_id"]) == ("once", "pills", 1)
     due = datetime.fromisoformat(snooze["next_fire_at"])
     after = datetime.now(UTC)
     assert before + timedelta(minutes=30, seconds=-1) <= due <= after + timedelta(minutes=30)
 
-    await fire_now(api, snooze_id)
+    await fire_now(api, 1, snooze=True)
     delivered = await asyncio.to_thread(receiver.wait_for, 2, 10)
     assert [c.body["text"] for c in delivered] == ["⏰ Reminder for @Alice: pills"] * 2
     assert [r["short_id"] for r in await chat.reminders()] == [1]  # the snooze fired once
@@ -210,15 +211,20 @@ async def test_a_snooze_cannot_be_edited_into_a_repeating_rule(
     await chat.deliver_pills(receiver)
     await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 30})
     before = await chat.reminders()
-    repeating = {"reminder_id": "2", "type": "daily", "time": "12:00"}
+    (snooze,) = [r for r in before if r["snooze_of"]]
+    # The snooze by its full id (as a reply to its message names it): it fires once.
+    repeating = {"reminder_id": snooze["id"], "type": "daily", "time": "12:00"}
     refused = await chat.model_calls("reminder_update", repeating)
-    assert refused == "Reminder #2 is a snooze of #1 and fires once; edit #1 to change the rule."
+    assert refused == (
+        "Reminder #1 is snoozed and fires once more; a snooze can't repeat. "
+        "Set a repeating reminder with /remind."
+    )
     assert await chat.reminders() == before
     # Before the fix the snooze became daily: snoozing #1 again moved the daily reminder,
     # and the history could no longer be read in this chat.
     await chat.model_calls("reminder_snooze", {"reminder_id": "1", "minutes": 5})
     (snooze,) = [r for r in await chat.reminders() if r["snooze_of"]]
-    assert (snooze["short_id"], snooze["type"]) == (2, "once")
+    assert (snooze["short_id"], snooze["type"]) == (1, "once")
     assert await history_is(chat.api, ["snoozed", "sent"])  # one snooze, moved
 
 
@@ -304,7 +310,8 @@ async def test_when_phrases_set_move_and_snooze_exactly(chat: Chat, receiver: Re
         text("I need to fix that."),
     )
     (repaired,) = await chat.api.say("@groupmate move it")
-    assert repaired["text"] == "I need to fix that."
+    # Nothing was moved, and the model's words do not say so: the user is told plainly.
+    assert repaired["text"].startswith("Nothing was set or changed: your message didn't say")
     assert "leave type and time out" in json.dumps(chat.stub.requests[-1]["messages"])
     (unchanged,) = await chat.reminders()
     assert unchanged["next_fire_at"] == friday["next_fire_at"]

@@ -192,9 +192,10 @@ REFUSALS: list[tuple[StorageError, str, str]] = [
         "提醒 #1 是别人设置的；只有设置者或群管理员可以推迟它。",  # noqa: RUF001
     ),
     (
-        ReminderStateError(2, "snooze_rule", root_short_id=1),
-        "Reminder #2 is a snooze of #1 and fires once; edit #1 to change the rule.",
-        "提醒 #2 是 #1 的推迟提醒，只响一次；要改规则，请修改 #1。",  # noqa: RUF001
+        ReminderStateError(1, "snooze_rule", root_short_id=1),
+        "Reminder #1 is snoozed and fires once more; a snooze can't repeat. "
+        "Set a repeating reminder with /remind.",
+        "提醒 #1 已推迟，只会再响一次；推迟的提醒不能重复。要重复提醒，请用 /提醒 新设一个。",  # noqa: RUF001
     ),
     (
         ReminderStateError(4, "once_pause"),

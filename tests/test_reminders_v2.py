@@ -15,12 +15,17 @@ from tests.http_harness import Api, Servers
 from tests.receiver import Receiver
 
 
-async def fire_now(api: Api, short_id: int) -> None:
-    """Move one reminder's next time to now in the table; the watchdog delivers it."""
+async def fire_now(api: Api, short_id: int, *, snooze: bool = False) -> None:
+    """Move one reminder's next time (or, with `snooze`, its pending snooze's: a snooze
+    has its reminder's number) to now in the table; the watchdog delivers it."""
     assert api.bot.reminders is not None
+    which = Reminder.snooze_of.is_not(None) if snooze else Reminder.snooze_of.is_(None)
 
     def rewind(session: Any) -> None:
-        query = update(Reminder).where(Reminder.chat_id == "g1", Reminder.short_id == short_id)
+        query = update(Reminder).where(
+            Reminder.chat_id == "g1", Reminder.short_id == short_id, Reminder.status == "active"
+        )
+        query = query.where(which)
         session.execute(query.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
 
     await api.bot.reminders.database.write(rewind)
@@ -90,7 +95,7 @@ async def test_snooze_by_reply_fires_again_once(servers: Servers, receiver: Rece
     assert snoozed["text"].startswith("💤 Snoozed #1 until ")
     (listed,) = await api.say("/reminders")
     assert "every day at 07:00" in listed["text"] and "snoozed" in listed["text"]
-    await fire_now(api, 2)  # the snooze, #2
+    await fire_now(api, 1, snooze=True)  # the snooze, #1 as well
     calls = await asyncio.to_thread(receiver.wait_for, 2, 10)
     assert [c.body["text"] for c in calls] == ["⏰ Reminder for @Alice: take pills"] * 2
     service = api.bot.reminders
@@ -150,8 +155,8 @@ async def test_a_pending_snooze_follows_edits_and_pause(
     await api.say("/edit #1 take the blue pills")
     listed = (await api.client.get("/v1/chats/g1/reminders")).json()
     assert [(r["short_id"], r["content"]) for r in listed] == [
-        (2, "take the blue pills"),  # the snooze, due first, says the new words
-        (1, "take the blue pills"),
+        (1, "take the blue pills"),  # the snooze, due first, says the new words
+        (1, "take the blue pills"),  # and keeps its reminder's number
     ]
     (paused,) = await api.say("/pause #1")
     assert paused["text"].startswith("⏸️ Paused")

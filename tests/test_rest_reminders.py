@@ -121,6 +121,10 @@ async def test_patch_changes_time_rule_and_content_with_create_validation(
     assert (merged.json()["type"], merged.json()["rule"]) == ("weekly", "every Wednesday at 10:30")
     merged = await api.client.patch(url, json={"weekday": 4, "time": "10:15"})
     assert merged.json()["rule"] == "every Friday at 10:15"
+    # A rule in words without a time keeps the reminder's time (as /edit does).
+    ruled = await api.client.patch(url, json={"when": "every monday"})
+    assert (ruled.json()["rule"], ruled.json()["content"]) == ("every Monday at 10:15", "vitamins")
+    merged = await api.client.patch(url, json={"weekday": 4, "time": "10:15"})
     bad = await api.client.patch(url, json={"type": "weekly", "time": "25:00"})
     assert bad.status_code == 422 and "25:00" in bad.text
     monthly = await api.client.patch(url, json={"type": "monthly", "time": "10:00"})

@@ -40,7 +40,9 @@ class ReminderOut(BaseModel):
     """A reminder, in the fields `POST` takes (so it round-trips) plus what the bot knows."""
 
     id: str = Field(description="the full id; the routes also take the short id")
-    short_id: int = Field(description="the number the chat sees, as in #3")
+    short_id: int = Field(
+        description="the number the chat sees, as in #3; a snooze has its reminder's"
+    )
     type: Kind
     time: str = Field(description='once: local "YYYY-MM-DD HH:MM"; repeating: "HH:MM"')
     weekday: int | None = Field(description="weekly: 0 = Monday ... 6 = Sunday")

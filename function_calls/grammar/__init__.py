@@ -16,12 +16,19 @@ from typing import Any
 from function_calls.grammar.chinese import ChineseWhenParser
 from function_calls.grammar.english import WhenParser
 from function_calls.grammar.english_words import _CONTENT_LEADS, _TIES, tokenize
-from function_calls.grammar.spec import DEFAULT_TIME, GrammarError, ResolvedWhen, WhenSpec
+from function_calls.grammar.spec import (
+    DEFAULT_TIME,
+    Clock,
+    GrammarError,
+    ResolvedWhen,
+    WhenSpec,
+)
 
 __all__ = [
     "CJK",
     "DEFAULT_TIME",
     "AskKind",
+    "Clock",
     "GrammarError",
     "ParsedReminder",
     "ParsedRequest",

@@ -1,12 +1,14 @@
-"""`chat_catchup` (`/catchup`, "what did I miss?", "我错过了什么"): the chat since the
-asker's own last message (or the last 24 hours), leading with what concerns them. With a
-model, its summary, given the "for you" lines found by rule; without one, or with the
-day's budget spent, the offline digest of the same window, saying so."""
+"""`chat_catchup` (`/catchup`, "what did I miss?", "我错过了什么"): the chat since what the
+asker has not yet seen (see `seen_from`), leading with what concerns them. With a model,
+its summary, given the "for you" lines found by rule; without one, or with the day's
+budget spent, the offline digest of the same window, saying so."""
 
 from __future__ import annotations
 
-from datetime import UTC, timedelta
-from typing import Self
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
@@ -18,6 +20,7 @@ from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import chat_limit
 from function_calls.handlers.digest import ChatWindow, gather_window
 from function_calls.handlers.summary import asks_about_the_chat, summarize
+from function_calls.plugin_store import PluginStore
 from function_calls.registry import Example, tool_function
 from function_calls.result import FunctionResult
 from function_calls.services import DailyLimits, TextCompleter
@@ -28,6 +31,16 @@ from storage.usage import UsageLog
 
 # With no message of theirs to start from, catch-up covers this much.
 DEFAULT_WINDOW = timedelta(hours=24)
+# Away: this long without a word of theirs. In a group chat someone who follows along
+# answers within minutes; half an hour of silence (a meeting, a commute, the night) means
+# they were away, and a word said on their return ("hey @Alice …") is no sign they read
+# what came before it. Shorter would take a slow reader for one who left; longer would
+# forget a lunch break. Someone back for longer than this has been reading along.
+AWAY = timedelta(minutes=30)
+# How many of the asker's own newest messages are looked at to find where they were away.
+_LOOK_BACK = 50
+# The store's key for when the asker was last caught up (an ISO time, UTC).
+_SEEN_KEY = "catchup-seen:{sender}"
 # Calls that answer a message the router just logged: its newest row is the request.
 _LIVE_SOURCES = frozenset({"model", "command", "offer"})
 # A request is logged at most this long before the call (a platform's timestamp may lag
@@ -68,8 +81,10 @@ class CatchupArgs(BaseModel):
     name="chat_catchup",
     effect="read",
     description=(
-        "Catch the sender up on this group since their own last message: what concerns "
-        "them (mentions, questions to them, reminders for them, decisions), then the rest."
+        "Catch the sender up on what they have not seen in this group: since their last "
+        "catch-up, or their last message before they were away (half an hour without a "
+        "word). What concerns them (mentions, questions to them, reminders for them, "
+        "decisions) first, then the rest."
     ),
     examples=[Example("what did I miss?", {}), Example("我错过了什么", {})],
     scope="group",
@@ -84,21 +99,23 @@ async def chat_catchup(
     llm: TextCompleter | None,
     limits: DailyLimits | None,
     usage: UsageLog | None,
+    store: PluginStore | None,
 ) -> FunctionResult:
     lang: Lang = "zh" if is_cjk(ctx.text) else "en"
-    window, spoke = await _window(ctx, chatlog, reminders)
+    window, seen = await _window(ctx, chatlog, reminders, store)
     clock = Clock(window.zone, lang, window.since, window.until)
-    # People's messages: the bot's own (an earlier catch-up, say) are nothing new.
-    said = [m for m in window.messages if not m.from_bot]
+    # Other people's messages: the bot's own (an earlier catch-up, say) and the asker's
+    # own are nothing new to them.
+    said = [m for m in window.messages if not m.from_bot and m.sender_id != ctx.sender_id]
     if not said and not window.reminders:
-        return FunctionResult.direct(_nothing_new(window, clock, spoke=spoke))
+        return FunctionResult.direct(_nothing_new(window, clock, seen=seen))
     replied = {m.reply_to for m in window.messages if m.reply_to and not m.from_bot}
     earlier = await reminders.database.read(
         lambda session: theirs(session, ctx.chat_id, ctx.sender_id, replied)
     )
     asker = Asker(ctx.sender_id, ctx.sender_name)
     found = for_you(window.messages, window.reminders, asker, earlier)
-    head = _head(window, clock, spoke)
+    head = _head(window, clock, seen, ctx.sender_id)
     if not said:  # reminders only: nothing for a model to summarize
         return _offline(head, window, found, clock, None)
     if llm is None:
@@ -116,24 +133,67 @@ async def chat_catchup(
     return FunctionResult.direct(f"{head}\n{_for_you_block(found, clock)}{summary.strip()}")
 
 
+Since = Literal["message", "away", "catchup", "day"]
+
+
+@dataclass(frozen=True, slots=True)
+class SeenFrom:
+    """Where the asker's unseen part of the chat begins, and why there: their last
+    message, their last message before they were away, their last catch-up, or (none of
+    those) the last 24 hours."""
+
+    at: datetime | None
+    since: Since
+
+
+def seen_from(spoke: Sequence[datetime], until: datetime, caught_up: datetime | None) -> SeenFrom:
+    """From the asker's own messages before the request (newest first), the request's
+    time and their last catch-up: what they have not yet seen begins after their last
+    message, unless they have only just come back (their latest words started less than
+    `AWAY` ago, after a longer silence), in which case it begins after their last message
+    before that silence; and never before their last catch-up ended."""
+    found = SeenFrom(None, "day")
+    if spoke:
+        found = SeenFrom(spoke[0], "message")
+        start = 0  # the oldest message of their latest stretch of talking
+        while start + 1 < len(spoke) and spoke[start] - spoke[start + 1] <= AWAY:
+            start += 1
+        back = until - spoke[start] <= AWAY  # their latest words began just now
+        if back and start + 1 < len(spoke):
+            found = SeenFrom(spoke[start + 1], "away")
+        elif back and len(spoke) < _LOOK_BACK:
+            found = SeenFrom(None, "day")  # they had not spoken before these words
+    if caught_up is not None and (found.at is None or caught_up >= found.at):
+        return SeenFrom(caught_up, "catchup")
+    return found
+
+
 async def _window(
-    ctx: MessageContext, chatlog: ChatLog, reminders: ReminderService
-) -> tuple[ChatWindow, bool]:
-    """Since the asker's own last message before this request (or the last 24 hours),
-    until the request; and whether they had spoken."""
+    ctx: MessageContext, chatlog: ChatLog, reminders: ReminderService, store: PluginStore | None
+) -> tuple[ChatWindow, Since]:
+    """From where the asker's unseen part begins (see `seen_from`) until the request."""
     until = ctx.clock()
     await chatlog.flush()
     asked = ctx.request_messages
     times = await reminders.database.read(
-        lambda session: last_spoke(session, ctx.chat_id, ctx.sender_id, asked + 1)
+        lambda session: last_spoke(session, ctx.chat_id, ctx.sender_id, asked + _LOOK_BACK)
     )
     # The messages the router just logged are the request itself (several, for a burst):
     # the window ends where it began.
     if ctx.source in _LIVE_SOURCES and times and times[0] >= until - _REQUEST_AGE:
         request, times = times[:asked], times[asked:]
         until = request[-1]
-    since = times[0] + timedelta(microseconds=1) if times else until - DEFAULT_WINDOW
-    return await gather_window(chatlog, reminders, ctx.chat_id, since, until), bool(times)
+    caught_up = None
+    if store is not None:
+        marked = await store.get(_SEEN_KEY.format(sender=ctx.sender_id))
+        caught_up = datetime.fromisoformat(marked) if isinstance(marked, str) else None
+    seen = seen_from(times[:_LOOK_BACK], until, caught_up)
+    since = seen.at + timedelta(microseconds=1) if seen.at else until - DEFAULT_WINDOW
+    window = await gather_window(chatlog, reminders, ctx.chat_id, since, until)
+    if store is not None and ctx.source in _LIVE_SOURCES:
+        # What this answer shows, the asker has now seen: the next catch-up starts here.
+        await store.set(_SEEN_KEY.format(sender=ctx.sender_id), until.astimezone(UTC).isoformat())
+    return window, seen.since
 
 
 async def _budget_spent(
@@ -167,13 +227,30 @@ async def _summarize(
     return await summarize(llm, lines, prompt, _REDUCE.format(name=name, language=language))
 
 
-def _head(window: ChatWindow, clock: Clock, spoke: bool) -> str:
-    count = sum(1 for m in window.messages if not m.from_bot)
+def _head(window: ChatWindow, clock: Clock, seen: Since, asker: str) -> str:
+    count = sum(1 for m in window.messages if not m.from_bot and m.sender_id != asker)
+    since = _since(window, clock, seen)
     if clock.lang == "zh":
-        since = f"你上次发言（{clock.full(window.since)}）以来" if spoke else "过去 24 小时"
         return f"📝 {since}的 {count} 条消息："
-    since = f"since your last message ({clock.full(window.since)})" if spoke else "in the last 24 h"
     return f"📝 Catch-up: {count} message{'' if count == 1 else 's'} {since}:"
+
+
+def _since(window: ChatWindow, clock: Clock, seen: Since) -> str:
+    """ "since your last message (Tue 24 Nov 09:00)", or its like, for the window."""
+    at = clock.full(window.since)
+    if clock.lang == "zh":
+        return {
+            "message": f"你上次发言（{at}）以来",
+            "away": f"你离开前最后一次发言（{at}）以来",
+            "catchup": f"你上次查看错过的消息（{at}）以来",
+            "day": "过去 24 小时",
+        }[seen]
+    return {
+        "message": f"since your last message ({at})",
+        "away": f"since your last message before you were away ({at})",
+        "catchup": f"since your last catch-up ({at})",
+        "day": "in the last 24 h",
+    }[seen]
 
 
 def _for_you_block(found: ForYou, clock: Clock) -> str:
@@ -198,10 +275,14 @@ def _offline(
     return FunctionResult.direct(text)
 
 
-def _nothing_new(window: ChatWindow, clock: Clock, *, spoke: bool) -> str:
-    since = clock.full(window.since)
+def _nothing_new(window: ChatWindow, clock: Clock, *, seen: Since) -> str:
+    if seen == "day":
+        return (
+            "过去 24 小时没有消息。"
+            if clock.lang == "zh"
+            else "Nothing was said in the last 24 hours."
+        )
+    since = _since(window, clock, seen)
     if clock.lang == "zh":
-        return f"你上次发言（{since}）以来没有新消息。" if spoke else "过去 24 小时没有消息。"
-    if spoke:
-        return f"Nothing new since your last message ({since})."
-    return "Nothing was said in the last 24 hours."
+        return f"{since}没有新消息。"
+    return f"Nothing new {since}."

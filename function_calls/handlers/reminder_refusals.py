@@ -109,11 +109,13 @@ def _not_allowed(exc: ReminderPermissionError) -> PlainSentence:
 def _state(exc: ReminderStateError) -> PlainSentence:
     which = f"#{exc.short_id}"
     if exc.problem == "snooze_rule":
-        root = "?" if exc.root_short_id is None else f"#{exc.root_short_id}"
+        # A one-time reminder that went off and was snoozed: the snooze, under the same
+        # number, is all that is left of it.
         return PlainSentence(
-            f"Reminder {which} is a snooze of {root} and fires once; "
-            f"edit {root} to change the rule.",
-            f"提醒 {which} 是 {root} 的推迟提醒，只响一次；要改规则，请修改 {root}。",  # noqa: RUF001
+            f"Reminder {which} is snoozed and fires once more; a snooze can't repeat. "
+            "Set a repeating reminder with /remind.",
+            f"提醒 {which} 已推迟，只会再响一次；推迟的提醒不能重复。"  # noqa: RUF001
+            "要重复提醒，请用 /提醒 新设一个。",
         )
     if exc.problem == "once_pause":
         return PlainSentence(

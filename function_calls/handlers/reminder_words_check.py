@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
 from function_calls.grammar import (
     CJK,
+    Clock,
     GrammarError,
     ParsedReminder,
     WhenSpec,
@@ -67,6 +68,12 @@ def phrase_rule(
 ) -> dict[str, Any]:
     """The structured fields for `spec` at the chat's clock. With `current` (an edit), a
     bare time keeps that reminder's day or rule."""
+    if current is not None and spec.clock is None and spec.part is None and spec.delay is None:
+        # A new day or rule without a time of day keeps the reminder's own time: "make
+        # it daily" is every day at its 09:30, not at the grammar's 09:00 default.
+        wall = current.schedule.wall_time
+        kept = Clock(wall.hour, wall.minute, exact=True, text=f"{wall:%H:%M}")
+        spec = replace(spec, clock=kept)
     if current is not None and bare_clock(spec):
         wall, _ = spec.wall_time()
         schedule = current.schedule
