@@ -59,7 +59,10 @@ class Chat:
         return listed
 
     async def by_short_id(self) -> dict[int, dict[str, Any]]:
-        return {reminder["short_id"]: reminder for reminder in await self.reminders()}
+        """The reminders by number; a snooze, which keeps its reminder's number, is not
+        listed in its place."""
+        listed = await self.reminders()
+        return {r["short_id"]: r for r in listed if r["snooze_of"] is None}
 
     async def deliver_pills(self, receiver: Receiver) -> dict[str, Any]:
         """Alice's daily "pills" as #1, delivered once, its outcome written."""
