@@ -344,7 +344,9 @@ class SlackAdapter:
             raise SendError("the slack adapter is stopped")  # retried after a restart
         channel = message.chat_id.removeprefix(self.chat_prefix)
         try:
-            return await self._post(channel, message.text, message.people, None)
+            return await self._post(
+                channel, message.text, message.people, None, everyone=message.everyone
+            )
         except SlackApiError as exc:
             raise SendError(f"slack chat.postMessage: {code_of(exc)}") from None
         except (TimeoutError, SlackClientError, OSError) as exc:
@@ -358,10 +360,12 @@ class SlackAdapter:
         thread: str | None,
         *,
         attempts: int = 1,
+        everyone: bool = False,
     ) -> str | None:
         """`text` in pieces, each tried up to `attempts` times (an answer: its event was
         acknowledged, Slack won't send it again); the first piece's `ts`, which replies
-        in its thread name."""
+        in its thread name. With `everyone`, the first piece mentions the channel
+        (`<!channel>`, Slack's mention of all its members)."""
         first: str | None = None
         for piece in split_text(text, MESSAGE_LIMIT):
             if not piece.strip():
@@ -369,7 +373,8 @@ class SlackAdapter:
             post = functools.partial(
                 self._client.chat_postMessage,
                 channel=channel,
-                text=render_mrkdwn(piece, people),
+                text=("<!channel> " if everyone and first is None else "")
+                + render_mrkdwn(piece, people),
                 thread_ts=thread,
                 unfurl_links=False,
                 unfurl_media=False,
