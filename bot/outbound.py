@@ -84,6 +84,9 @@ class WebhookSender:
             "chat_id": message.chat_id,
             "text": message.text,
             "mentions": list(message.mentions),
+            # And everyone in the chat (an admin's reminder for everyone): the receiver
+            # mentions them its platform's way.
+            "everyone": message.everyone,
             "kind": message.kind,
         }
         headers = {}

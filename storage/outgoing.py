@@ -45,6 +45,10 @@ class OutgoingMessage:
     # adapter can render each as its own kind of mention (a Telegram text mention, a
     # Matrix pill, a OneBot at segment).
     people: tuple[Member, ...] = ()
+    # Mention everyone in the chat as well (an admin's reminder for everyone): each
+    # adapter adds its platform's own (Matrix @room, Slack <!channel>, Discord
+    # @everyone, Lark/DingTalk/QQ "all"); the text says "everyone" in words only.
+    everyone: bool = False
 
     @property
     def idempotency_key(self) -> str | None:

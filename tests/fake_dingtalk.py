@@ -97,6 +97,7 @@ class FakeDingTalk:
                             "via": "session",
                             "text": body["text"]["content"],
                             "at": at.get("atUserIds", []) + at.get("atDingtalkIds", []),
+                            "body": body,
                         }
                     )
                 elif name in ("groupMessages/send", "oToMessages/batchSend"):

@@ -49,6 +49,14 @@ USERS: dict[str, dict[str, Any]] = {
     # In the workspace but not in the channel.
     "UDAVE": {"id": "UDAVE", "name": "dave", "profile": {"display_name": "Dave"}},
 }
+# The README's bot token scopes; Slack names a token's scopes on every Web API answer
+# (the X-OAuth-Scopes header).
+ALL_SCOPES = (
+    "chat:write,users:read,channels:history,groups:history,im:history,mpim:history,"
+    "channels:read,groups:read,reactions:read"
+)
+# An app that reads no channel: mentions (app_mention) and its DMs.
+MENTION_SCOPES = "app_mentions:read,chat:write,users:read,im:history,channels:read"
 IN_CHANNEL = ["UALICE", "UBOB", "UADMIN", BOT_USER, "UCAROL", "USAM1", "USAM2"]
 
 
@@ -61,6 +69,7 @@ class FakeSlack:
         self.failing = 0  # the next N chat.postMessage calls fail (HTTP 500), none posted
         self.auth_down = 0  # the next N auth.test calls fail (HTTP 503)
         self.refused = 0  # calls with a token that is not the app's
+        self.scopes: str | None = ALL_SCOPES  # None: answers without X-OAuth-Scopes
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         # Socket Mode: envelopes waiting to go out, and the acknowledgements that came in.
@@ -71,7 +80,7 @@ class FakeSlack:
         self.server = ThreadedServer(
             Starlette(
                 routes=[
-                    Route("/api/{method}", self._api, methods=["GET", "POST"]),
+                    Route("/api/{method}", self._scoped, methods=["GET", "POST"]),
                     WebSocketRoute("/socket", self._socket),
                 ]
             )
@@ -84,6 +93,12 @@ class FakeSlack:
     def posted(self) -> list[dict[str, Any]]:
         with self._lock:
             return [body for name, body in self.calls if name == "chat.postMessage"]
+
+    async def _scoped(self, request: Request) -> Response:
+        response = await self._api(request)
+        if self.scopes is not None:
+            response.headers["X-OAuth-Scopes"] = self.scopes
+        return response
 
     async def _api(self, request: Request) -> Response:
         method = request.path_params["method"]
@@ -239,6 +254,26 @@ def message_event(
         "event_time": int(float(ts)),
         "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
     }
+
+
+def mention_event(
+    text: str,
+    *,
+    user: str = "UALICE",
+    ts: str | None = None,
+    channel: str = CHANNEL,
+    thread_ts: str | None = None,
+) -> dict[str, Any]:
+    """An `event_callback` envelope of an `app_mention` event, as Slack posts it to an
+    app subscribed to it (app_mentions:read): the message's fields as in `message_event`
+    but no `channel_type`, and its own `type`; with `message.*` subscriptions too, Slack
+    sends this and the `message` event for the same `ts`."""
+    envelope = message_event(text, user=user, ts=ts, channel=channel, thread_ts=thread_ts)
+    event = envelope["event"]
+    del event["channel_type"]
+    event["type"] = "app_mention"
+    envelope["event_id"] = f"Ev{event['ts'].replace('.', '')}m"  # a distinct event
+    return envelope
 
 
 def reaction_event(

@@ -73,7 +73,7 @@ async def test_outgoing_goes_to_the_owning_adapter_and_members_come_from_it(
             text="/remind @bob tomorrow at 9 send the slides",
         )
         (reply,) = await bot.handle(message)
-        assert "Reminder #1 for @bob set for" in reply.text
+        assert "Reminder #1 for @bob (mentioning you too) set for" in reply.text
         with pytest.raises(RuntimeError):
             bot.add_adapter(Recorder())
     assert recorder.events == ["start", "stop"]

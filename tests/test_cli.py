@@ -157,7 +157,7 @@ def test_console_offline_commands_without_llm(tmp_path: Path) -> None:
         terminal.type("/as tester")
         terminal.expect("(you are now tester)")
         terminal.type("/remind @bob in 5 minutes slides")
-        terminal.expect("for @bob set for ")
+        terminal.expect("for @bob (mentioning you too) set for ")
         assert terminal.close() == 0
 
 

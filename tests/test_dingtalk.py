@@ -71,10 +71,11 @@ async def test_a_mention_sets_a_reminder_that_ats_its_person_and_a_quote_snoozes
     assert "Reminder #2" in (await sent(fake, 2))[1]["text"]
     await make_due(api.bot)  # both go off: a snooze must say which
     [fired] = [m for m in (await sent(fake, 4))[2:] if "stretch" in m["text"]]
-    # Through the chat's session webhook: "@bob01" in the text and in atUserIds notifies;
-    # nothing else is sent (no single-chat notice: the @ did it).
-    assert fired["via"] == "session" and fired["at"] == ["bob01"]
-    assert "@bob01" in fired["text"] and len(fake.sent()) == 4
+    # Through the chat's session webhook: "@bob01" in the text and in atUserIds notifies
+    # (Bob, and Alice who set it); nothing else is sent (no single-chat notice: the @s
+    # did it).
+    assert fired["via"] == "session" and fired["at"] == ["bob01", "alice01"]
+    assert "@bob01" in fired["text"] and "@alice01" in fired["text"] and len(fake.sent()) == 4
     await delivered_ids(api.bot, at_least=2)
     # DingTalk shows the reminder as "@Bob …"; quoting it (and @-ing the robot, as
     # DingTalk delivers group messages only then) snoozes that one.

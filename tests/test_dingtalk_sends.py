@@ -87,7 +87,7 @@ async def test_a_reminder_without_a_webhook_notifies_its_people_in_their_single_
     assert all(n in group["text"] for n in ("@Carol", "@Guest", "stretch"))
     # ...so each of its people in the org gets it in their single chat, in one request.
     assert notice["via"] == "oToMessages/batchSend"
-    assert notice["body"]["userIds"] == ["bob01", "carol01"]
+    assert notice["body"]["userIds"] == ["alice01", "bob01", "carol01"]  # and who set it
     assert notice["text"].startswith("⏰ Reminder in Team: Reminder for @Bob")
     assert "1 mentioned people outside the org" in caplog.text  # the guest: by name only
     # The reminder's id is the group message's: quoting it snoozes it.
@@ -170,3 +170,25 @@ async def test_a_reminder_due_while_the_bot_was_down_comes_once_late_with_the_no
     assert routes == ["session", "groupMessages/send", "oToMessages/batchSend"]
     assert "after downtime" in fake.sent()[2]["text"]  # ...and once to Alice, who it's for
     assert api.bot.adapters[0].status()["state"] == "connected"
+
+
+async def test_remind_us_ats_the_member_who_asked_and_an_admins_ats_everyone(
+    servers: Servers, fake: FakeDingTalk
+) -> None:
+    api = await start(servers, fake)
+    fake.push(fake.message("/remind us in 2 hours stretch", sender="bob01"))
+    assert "mentioning only you" in (await sent(fake, 1))[0]["text"]
+    fake.push(fake.message("/remind everyone in 2 hours run", admin=True))
+    assert "Reminder #2 for everyone" in (await sent(fake, 2))[1]["text"]
+    await make_due(api.bot)
+    fired = {m["text"]: m["body"]["at"] for m in (await sent(fake, 4))[2:]}
+    # The session webhook's own @: the person's id in the text and in atUserIds, and
+    # isAtAll for everyone.
+    assert fired == {
+        "⏰ Reminder for @bob01: stretch": {
+            "atUserIds": ["bob01"], "atDingtalkIds": [], "isAtAll": False,
+        },
+        "⏰ Reminder for everyone (set by @alice01): run": {
+            "atUserIds": ["alice01"], "atDingtalkIds": [], "isAtAll": True,
+        },
+    }  # fmt: skip

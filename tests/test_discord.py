@@ -30,6 +30,8 @@ from tests.http_harness import (
 )
 
 BOB = USERS["bob"]["id"]
+ALICE = USERS["alice"]["id"]
+ADA = USERS["ada"]["id"]  # an admin (Manage Server)
 DM = "1400000000000000001"  # a DM channel: no guild
 
 
@@ -73,13 +75,35 @@ async def test_a_mention_sets_a_reminder_that_mentions_its_person_and_a_reply_sn
     await make_due(api.bot)
     fired = (await posted(fake, 2))[1]
     assert f"<@{BOB}>" in fired["content"] and "stretch" in fired["content"]
-    assert fired["_body"]["allowed_mentions"]["users"] == [int(BOB)]  # Bob is notified
+    # Bob is notified, and Alice, who set it (the asker is always mentioned).
+    assert f"<@{ALICE}>" in fired["content"]
+    assert sorted(fired["_body"]["allowed_mentions"]["users"]) == [int(ALICE), int(BOB)]
     assert "message_reference" not in fired["_body"]  # a new message, not a reply
     # A reply to the reminder snoozes it: its id came back from the send.
     assert fired["id"] in await delivered_ids(api.bot)
     fake.say("snooze 10m", user="bob", reply_to=fired["id"])
     answer = (await posted(fake, 3))[2]
     assert answer["content"].startswith("💤 Snoozed #1")
+
+
+async def test_remind_us_pings_the_member_who_asked_and_an_admins_pings_everyone(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    fake.say(f"<@{BOT}> /remind us in 10 minutes to stretch", user="bob")
+    assert "mentioning only you" in (await posted(fake, 1))[0]["content"]
+    fake.say(f"<@{BOT}> /remind everyone in 10 minutes to run", user="ada")
+    assert "Reminder #2 for everyone" in (await posted(fake, 2))[1]["content"]
+    await make_due(api.bot)
+    fired = {m["content"]: m["_body"]["allowed_mentions"] for m in (await posted(fake, 4))[2:]}
+    # Discord's own mentions: <@id> with the user allowed, @everyone allowed only then.
+    assert fired == {
+        f"⏰ Reminder for <@{BOB}>: stretch": {"parse": [], "users": [int(BOB)]},
+        f"@everyone ⏰ Reminder for everyone (set by <@{ADA}>): run": {
+            "parse": ["everyone"],
+            "users": [int(ADA)],
+        },
+    }
 
 
 async def test_a_message_not_addressed_to_the_bot_is_only_logged_and_threads_get_replies(

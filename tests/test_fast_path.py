@@ -20,6 +20,7 @@ from bot.messages import IncomingMessage
 from function_calls.grammar import classify_ask, read_whole
 from function_calls.handlers.reminder_words import describe_schedule, reminder_message
 from groupmate.testing.stub_llm import StubLLM, calls, text
+from storage import Member
 from storage.deliveries import Claim
 from storage.repository import Audience
 
@@ -138,13 +139,13 @@ async def test_with_the_fast_path_off_the_model_is_asked(tmp_path: Path, stub: S
     assert len(stub.requests) == 1
 
 
-async def test_the_team_is_the_group_and_a_member_is_told_why_nobody_is_pinged(
+async def test_the_team_is_the_group_and_a_member_is_told_only_they_are_pinged(
     tmp_path: Path, stub: StubLLM
 ) -> None:
     async with make_bot(tmp_path, stub) as bot:
         member = await answer(bot, said("@groupmate remind the team every monday at 9 to plan"))
         assert member == (
-            "⏰ Reminder #1 for this chat (posted without mentioning everyone: only group "
+            "⏰ Reminder #1 for this chat, mentioning only you (only group "
             "admins can mention everyone here) set for Mon 30 Nov 09:00 (Europe/Berlin), "
             "every Monday at 09:00: plan"
         )
@@ -166,7 +167,7 @@ async def test_remind_others_off_refuses_the_team_with_the_reason(
         assert await stored(bot) == []
 
 
-def test_a_group_reminder_without_the_mention_is_posted_to_the_chat() -> None:
+def test_a_group_reminder_without_the_everyone_mention_still_mentions_its_creator() -> None:
     claim = Claim(
         delivery_id=1,
         reminder_id="r1",
@@ -183,7 +184,9 @@ def test_a_group_reminder_without_the_mention_is_posted_to_the_chat() -> None:
         audience=Audience(creator=False),
     )
     message = reminder_message(claim, NOW)
-    assert (message.text, message.mentions) == ("⏰ Reminder: plan", ())
+    # A member's "remind us": in a muted group the mention is what notifies the asker.
+    assert (message.text, message.mentions) == ("⏰ Reminder for @Alice: plan", ("u-alice",))
+    assert (message.people, message.everyone) == ((Member("u-alice", "Alice"),), False)
 
 
 @pytest.mark.parametrize(
@@ -234,7 +237,7 @@ async def test_a_model_that_names_the_team_as_a_member_reminds_the_group(
     stub.script(calls(("reminder_set", arguments)), calls(("reminder_set", arguments)))
     async with make_bot(tmp_path, stub, "native", fast_path=False) as bot:
         member = await answer(bot, said("@groupmate every monday at 9 remind the team to report"))
-        assert member.startswith("⏰ Reminder #1 for this chat (posted without mentioning")
+        assert member.startswith("⏰ Reminder #1 for this chat, mentioning only you (")
         admin = await answer(
             bot, said("@groupmate every monday at 9 remind the team to report", "u-admin", "Ad")
         )

@@ -110,18 +110,45 @@ async def test_a_reminder_mentions_with_an_at_segment(servers: Servers) -> None:
     await qq.group_message(
         GROUP, ALICE, [at(BOT_A), text(" /remind "), at(BOB), text(" tomorrow at 9 slides")]
     )
-    assert "Reminder #1 for @Bob set for" in sent_text(await qq.next_action())
+    assert "Reminder #1 for @Bob (mentioning you too) set for" in sent_text(await qq.next_action())
     await fire_now(api, f"qq:group:{GROUP}", 1)
     delivered = await qq.next_action()
     assert delivered["action"] == "send_group_msg"
     assert delivered["params"]["message"] == [
         {"type": "text", "data": {"text": "⏰ Reminder for "}},
         {"type": "at", "data": {"qq": str(BOB)}},
-        {"type": "text", "data": {"text": ": slides"}},
+        {"type": "text", "data": {"text": " (set by "}},
+        {"type": "at", "data": {"qq": str(ALICE)}},  # who set it is always mentioned
+        {"type": "text", "data": {"text": "): slides"}},
     ]
     # The reminder is the bot's message: a reply to it snoozes it, no mention needed.
     await qq.group_message(GROUP, BOB, [reply(delivered["message_id"]), text("snooze 10m")])
     assert sent_text(await qq.next_action()).startswith("💤 Snoozed #1 until")
+
+
+async def test_remind_us_ats_the_member_who_asked_and_an_admins_ats_all(servers: Servers) -> None:
+    api = await start(servers)
+    qq = await account(api)
+    ask = [at(BOT_A), text(" /remind us tomorrow at 9 stretch")]
+    await qq.group_message(GROUP, BOB, ask, nickname="Bob")
+    assert "mentioning only you" in sent_text(await qq.next_action())
+    ask = [at(BOT_A), text(" /remind everyone tomorrow at 9 run")]
+    await qq.group_message(GROUP, ALICE, ask, role="admin")
+    assert "Reminder #2 for everyone" in sent_text(await qq.next_action())
+    await fire_now(api, f"qq:group:{GROUP}", 1)
+    assert (await qq.next_action())["params"]["message"] == [
+        {"type": "text", "data": {"text": "⏰ Reminder for "}},
+        {"type": "at", "data": {"qq": str(BOB)}},
+        {"type": "text", "data": {"text": ": stretch"}},
+    ]
+    await fire_now(api, f"qq:group:{GROUP}", 2)
+    assert (await qq.next_action())["params"]["message"] == [
+        {"type": "at", "data": {"qq": "all"}},  # OneBot's @全体成员
+        {"type": "text", "data": {"text": " "}},
+        {"type": "text", "data": {"text": "⏰ Reminder for everyone (set by "}},
+        {"type": "at", "data": {"qq": str(ALICE)}},
+        {"type": "text", "data": {"text": "): run"}},
+    ]
 
 
 async def test_a_reminder_due_while_disconnected_arrives_after_the_reconnect(
@@ -190,7 +217,7 @@ async def test_cq_code_strings_are_parsed_and_unescaped(servers: Servers) -> Non
     await qq.group_message(
         GROUP, ALICE, f"[CQ:at,qq={BOT_A}] /remind [CQ:at,qq=555] tomorrow at 9 x"
     )
-    assert "Reminder #2 for @555 set for" in sent_text(await qq.next_action())
+    assert "Reminder #2 for @555 (mentioning you too) set for" in sent_text(await qq.next_action())
     await fire_now(api, f"qq:group:{GROUP}", 2)
     assert (await qq.next_action())["params"]["message"][1] == at(555)
 
@@ -302,7 +329,7 @@ async def test_a_member_named_by_text_is_found_in_the_group_member_list(servers:
     qq = await account(api)
     qq.members = [{"group_id": GROUP, "user_id": 444, "nickname": "Dave", "card": "", "role": ""}]
     await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind @dave tomorrow at 9 x")])
-    assert "Reminder #1 for @Dave set for" in sent_text(await qq.next_action())
+    assert "Reminder #1 for @Dave (mentioning you too) set for" in sent_text(await qq.next_action())
     await fire_now(api, f"qq:group:{GROUP}", 1)
     assert (await qq.next_action())["params"]["message"][1] == at(444)
     # Two members go by "Sam" (one by card, one by nickname): never one of them at random.

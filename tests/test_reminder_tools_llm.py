@@ -110,7 +110,7 @@ async def test_set_for_a_mentioned_member_every_two_weeks(chat: Chat) -> None:
         "who": ["@bob"],
     }
     answer = await chat.model_calls("reminder_set", arguments, mentions=[BOB])
-    assert answer.startswith("⏰ Reminder #1 for @bob set for Mon ")
+    assert answer.startswith("⏰ Reminder #1 for @bob (mentioning you too) set for Mon ")
     assert answer.endswith(", every 2 weeks on Monday at 09:00: send the report")
     (stored,) = await chat.reminders()
     assert (stored["who"], stored["mentions"]) == (["@bob"], [BOB])

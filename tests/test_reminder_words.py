@@ -87,16 +87,18 @@ def test_who_it_is_for_in_both_languages() -> None:
     # Asked for everyone, posted without the mention: the reason differs by role.
     chat = Audience(creator=False)
     assert describe_audience(chat, member, everyone_asked=True) == (
-        " for this chat (posted without mentioning everyone: only group admins can mention "
-        "everyone here)"
+        " for this chat, mentioning only you (only group admins can mention everyone here)"
     )
     assert describe_audience(chat, admin, everyone_asked=True) == (
-        " for this chat (posted without mentioning everyone: mentioning everyone is turned "
-        "off in this chat)"
+        " for this chat, mentioning only you (mentioning everyone is turned off in this chat)"
     )
     assert describe_audience_zh(chat, member, everyone_asked=True) == (
-        "（发在群里，不@所有人：只有管理员可以@所有人）"
+        "（发在群里，只@你：只有管理员可以@所有人）"
     )
+    # For someone else: the one who set it is mentioned too, and told so.
+    others = Audience(mentions=(Member("u-bob", "Bob"),), creator=False)
+    assert describe_audience(others, member) == " for @Bob (mentioning you too)"
+    assert describe_audience_zh(others, member) == "（提醒 @Bob，也会@你）"
     assert describe_audience(Audience(), member) == ""
 
 

@@ -37,7 +37,7 @@ async def test_remind_others_needs_a_member_the_platform_named(servers: Servers)
     assert "can't find @bob" in unknown["text"]
     bob = [{"user_id": "u-bob", "name": "bob"}]
     (named,) = await api.say("/remind @bob tomorrow at 9 send the slides", mentions=bob)
-    assert "Reminder #1 for @bob set for" in named["text"]
+    assert "Reminder #1 for @bob (mentioning you too) set for" in named["text"]
     listed = (await api.client.get("/v1/chats/g1/reminders")).json()
     assert [r["content"] for r in listed] == ["send the slides"]
 
@@ -46,10 +46,10 @@ async def test_remind_everyone_mentions_everyone_only_for_admins_by_default(
     servers: Servers,
 ) -> None:
     api = await servers.start()
-    # A member still gets the group's reminder, posted without the everyone-mention.
+    # A member still gets the group's reminder, mentioning only them.
     (member,) = await api.say("/remind everyone every monday at 9 standup")
     assert member["text"].startswith(
-        "⏰ Reminder #1 for this chat (posted without mentioning everyone: only group admins "
+        "⏰ Reminder #1 for this chat, mentioning only you (only group admins "
         "can mention everyone here) set for Mon "
     )
     (allowed,) = await api.say(
@@ -134,7 +134,7 @@ async def test_group_admins_set_who_may_remind_others(servers: Servers) -> None:
     (allowed,) = await api.say(
         "/remind @bob tomorrow at 9 send the slides", mentions=bob, sender_id="u-admin"
     )
-    assert "Reminder #1 for @bob set for" in allowed["text"]
+    assert "Reminder #1 for @bob (mentioning you too) set for" in allowed["text"]
     settings = (await api.client.get("/v1/chats/g1/settings")).json()
     assert settings["remind_others"] == "admins"
 

@@ -342,8 +342,8 @@ async def test_edit_changes_content_rule_and_audience_once_per_version(
     await scheduler(reminders).run_due()
     clock.set(DUE + timedelta(hours=1))
     await scheduler(reminders).run_due()
-    assert outbox.texts() == ["⏰ Reminder for @Bob: retro!"]
-    assert outbox.messages[0].mentions == ("u-bob",)
+    assert outbox.texts() == ["⏰ Reminder for @Bob (set by @Alice): retro!"]
+    assert outbox.messages[0].mentions == ("u-alice", "u-bob")  # who set it, always
 
 
 async def test_pause_and_resume(
@@ -499,19 +499,20 @@ async def test_remind_others_and_everyone_are_stored_and_read_back(
         await reminders.update("chat-1", "1", BOB, ReminderChange("x"))
     clock.set(DUE)
     await scheduler(reminders).run_due()
-    assert sorted(outbox.texts()) == [
-        "⏰ Reminder for @Bob, @Carol: slides",
-        "⏰ Reminder for everyone: standup",
-    ]
+    slides = "⏰ Reminder for @Bob, @Carol (set by @Alice): slides"
+    standup = "⏰ Reminder for everyone (set by @Alice): standup"
+    assert sorted(outbox.texts()) == [slides, standup]
     mentions = {m.text: m.mentions for m in outbox.messages}
-    assert mentions["⏰ Reminder for @Bob, @Carol: slides"] == ("u-bob", "u-carol")
+    assert mentions[slides] == ("u-alice", "u-bob", "u-carol")
     # The names as the text shows them, for adapters that render real mentions.
     people = {m.text: m.people for m in outbox.messages}
-    assert people["⏰ Reminder for @Bob, @Carol: slides"] == (
+    assert people[slides] == (
+        Member("u-alice", "Alice"),
         Member("u-bob", "Bob"),
         Member("u-carol", "Carol"),
     )
-    assert people["⏰ Reminder for everyone: standup"] == ()
+    assert people[standup] == (Member("u-alice", "Alice"),)
+    assert [m.everyone for m in outbox.messages if m.text == standup] == [True]
     _, snooze = await reminders.snooze("chat-1", BOB, DUE + timedelta(minutes=5), reference="1")
     assert snooze.audience == others
 

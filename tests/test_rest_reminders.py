@@ -202,7 +202,7 @@ async def test_chat_rules_for_reminding_others(servers: Servers) -> None:
     (refused,) = await api.say(command, mentions=[BOB])
     assert refused["text"] == "Only a group admin can set reminders for other members in this chat."
     (allowed,) = await api.say(command, mentions=[BOB], sender_is_admin=True)
-    assert "Reminder #1 for @bob set for" in allowed["text"]
+    assert "Reminder #1 for @bob (mentioning you too) set for" in allowed["text"]
     (stranger,) = await api.say(
         "/remind @carol tomorrow at 9 x", mentions=[BOB], sender_is_admin=True
     )

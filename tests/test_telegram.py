@@ -147,6 +147,27 @@ async def test_a_reminder_mentions_the_user_and_snoozes_by_reply(
         assert answer["text"].startswith("💤 Snoozed #1")
 
 
+async def test_remind_us_text_mentions_the_member_who_asked_and_an_admins_too(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    """Telegram has no mention of everyone: a reminder for everyone mentions (a text
+    mention, which notifies even in a muted group) the admin who set it."""
+    fake.admins.add(ALICE["id"])
+    async with running(tmp_path, fake) as bot:
+        fake.say(f"/remind@{BOT_USERNAME} us tomorrow at 9 stretch", sender=BOB)
+        assert "mentioning only you" in (await replies(fake, 1))[0]["text"]
+        fake.say(f"/remind@{BOT_USERNAME} everyone tomorrow at 9 run")
+        assert "Reminder #2 for everyone" in (await replies(fake, 2))[1]["text"]
+        await make_due(bot)
+        fired = sorted(m["text"] for m in (await replies(fake, 4))[2:])
+        bob = f'<a href="tg://user?id={BOB["id"]}">'
+        alice = f'<a href="tg://user?id={ALICE["id"]}">'
+        assert fired == [
+            f"⏰ Reminder for {bob}@Bob</a>: stretch",
+            f"⏰ Reminder for everyone (set by {alice}@Alice</a>): run",
+        ]
+
+
 async def test_a_429_is_waited_out(tmp_path: Path, fake: FakeTelegram) -> None:
     fake.rate_limit["sendMessage"] = (1, 1)
     async with running(tmp_path, fake):

@@ -62,7 +62,9 @@ class ConsoleChat:
     async def deliver(self, message: OutgoingMessage) -> None:
         """Outgoing messages of console chats: printed between prompts."""
         where = "group" if message.chat_id == GROUP_CHAT else "private"
-        self._say(f"\n[{where}] bot> {message.text}")
+        # The terminal's mentions are the "@name"s in the text; everyone's is shown so.
+        everyone = "@everyone " if message.everyone else ""
+        self._say(f"\n[{where}] bot> {everyone}{message.text}")
         self._prompt()
 
     async def run(self) -> None:

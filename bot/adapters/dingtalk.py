@@ -272,7 +272,7 @@ class DingTalkAdapter:
 
             async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    await self._send_text(conversation, reply.text, (), answer=True)
+                    await self._send_text(conversation, reply.text, (), answer=True, all_=False)
 
             await self._bot.handle(note, deliver)
         except Exception as exc:
@@ -296,7 +296,7 @@ class DingTalkAdapter:
         conversation = message.chat_id.removeprefix(PREFIX)
         try:
             sent_id, notified = await self._send_text(
-                conversation, message.text, message.people, answer=False
+                conversation, message.text, message.people, answer=False, all_=message.everyone
             )
         except DingTalkError as exc:
             raise SendError(f"dingtalk {exc}") from None
@@ -332,15 +332,17 @@ class DingTalkAdapter:
             log.warning("dingtalk: %d single-chat notices not taken by DingTalk", len(refused))
 
     async def _send_text(
-        self, conversation: str, text: str, people: Sequence[Member], *, answer: bool
+        self, conversation: str, text: str, people: Sequence[Member], *, answer: bool, all_: bool
     ) -> tuple[str, bool]:
         """`text` in pieces (an answer's each tried three times: its message was
         acknowledged); the id a quote of the first piece gives, and whether it notified
-        (a session webhook's @s do, a single chat's message does; the group API can't)."""
+        (a session webhook's @s do, a single chat's message does; the group API can't).
+        `all_`: the first piece @s everyone too, where it can (a session webhook)."""
         pieces = [p for p in split_text(text, MESSAGE_LIMIT) if p.strip()] or [text]
         notified = True
-        for piece in pieces:
-            send = functools.partial(self._send_piece, conversation, piece, people, answer)
+        for index, piece in enumerate(pieces):
+            first = all_ and index == 0
+            send = functools.partial(self._send_piece, conversation, piece, people, answer, first)
             if answer:
                 route = await sent_with_retries(send, what="dingtalk: an answer")
             else:
@@ -349,7 +351,7 @@ class DingTalkAdapter:
         return fingerprint(conversation, pieces[0]), notified
 
     async def _send_piece(
-        self, conversation: str, piece: str, people: Sequence[Member], wait: bool
+        self, conversation: str, piece: str, people: Sequence[Member], wait: bool, everyone: bool
     ) -> Literal["session", "group", "single"]:
         """One piece by the chat's session webhook while it is valid, else by the
         robot's own send; which way it went."""
@@ -357,7 +359,9 @@ class DingTalkAdapter:
         if hook is not None and hook.expires_ms - _HOOK_MARGIN_MS > time.time() * 1000:
             content, at_ids = render_mentions(piece, people)
             try:
-                await self._api.webhook_send(hook.url, content, at_ids, wait=wait)
+                await self._api.webhook_send(
+                    hook.url, content, at_ids, wait=wait, everyone=everyone
+                )
                 return "session"
             except DingTalkError as exc:
                 # Unreachable, a 5xx (maybe taken), too fast, or a refused message: the

@@ -186,15 +186,18 @@ class OpenApi:
             refused += [str(i) for i in listed] if isinstance(listed, list) else []
         return [i for i in user_ids if i in refused]
 
-    async def webhook_send(self, url: str, text: str, at_ids: list[str], *, wait: bool) -> None:
+    async def webhook_send(
+        self, url: str, text: str, at_ids: list[str], *, wait: bool, everyone: bool = False
+    ) -> None:
         """A text message through a message's session webhook (no token: the URL's
         session is the credential). `at_ids` are notified: staff ids go in atUserIds,
-        DingTalk ids ("$:LWCP…") of people outside the org in atDingtalkIds."""
+        DingTalk ids ("$:LWCP…") of people outside the org in atDingtalkIds; with
+        `everyone`, the whole group too (isAtAll)."""
         staff = [i for i in at_ids if not i.startswith("$:")]
         outside = [i for i in at_ids if i.startswith("$:")]
         body: dict[str, Any] = {"msgtype": "text", "text": {"content": text}}
-        if at_ids:
-            body["at"] = {"atUserIds": staff, "atDingtalkIds": outside, "isAtAll": False}
+        if at_ids or everyone:
+            body["at"] = {"atUserIds": staff, "atDingtalkIds": outside, "isAtAll": everyone}
         await self._post("sessionWebhook", url, body, absolute=True, wait=wait)
 
     async def _call(self, call: str, path: str, body: dict[str, Any], wait: bool) -> dict[str, Any]:

@@ -348,8 +348,13 @@ class DiscordAdapter:
         if self._stopped or client is None or client.user is None or client.is_closed():
             raise SendError("the discord adapter is not connected")  # retried later
         channel = client.get_partial_messageable(int(channel_id))
+        # Only the people it names, and @everyone when an admin's reminder is for
+        # everyone (which the bot's role must be allowed to use, "Mention Everyone").
         allowed = discord.AllowedMentions(
-            everyone=False, roles=False, users=user_ids(message.people), replied_user=False
+            everyone=message.everyone,
+            roles=False,
+            users=user_ids(message.people),
+            replied_user=False,
         )
         key = message.idempotency_key
         first: str | None = None
@@ -362,6 +367,8 @@ class DiscordAdapter:
                 # library's random one.
                 once = nonce(key, index) if key is not None else None
                 text = render(piece, message.people)
+                if message.everyone and first is None:
+                    text = f"@everyone {text}"
                 post = functools.partial(channel.send, text, allowed_mentions=allowed, nonce=once)
                 sent = await self._sent(post)
                 first = first or str(sent.id)

@@ -364,7 +364,9 @@ class LarkAdapter:
                 if not piece.strip():
                     continue
                 uuid = _uuid(key, index) if key is not None else None
-                sent = await self._api.send(chat, render_text(piece, people), uuid)
+                everyone = message.everyone and first is None
+                content = render_text(piece, people, everyone=everyone)
+                sent = await self._api.send(chat, content, uuid)
                 if sent:
                     self._sent.append(sent)
                     self._reactions.remember(sent, chat)

@@ -148,14 +148,15 @@ def _post_text(content: Mapping[str, Any], names: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
-def render_text(text: str, people: Mapping[str, str]) -> str:
+def render_text(text: str, people: Mapping[str, str], *, everyone: bool = False) -> str:
     """`text` as Lark's text message content, each "@name" in `people` (name -> open_id)
     an `<at user_id="ou_…">` tag, which notifies them. Lark reads such a tag anywhere in
     the text (`user_id="all"`: everyone): one that was in the text already (a person's
     words, a reminder's content, the model's answer) is broken by a zero-width space, so
-    only the people the bot means to notify are notified."""
+    only the people the bot means to notify are notified; with `everyone`, the text
+    starts with the bot's own `<at user_id="all">`."""
     pieces = mention_pieces(text, people)
-    body = "".join(
+    body = ('<at user_id="all"></at> ' if everyone else "") + "".join(
         f'<at user_id="{people[piece]}">{piece[1:]}</at>'
         if mention
         else _NOT_A_TAG.sub("<\u200b", piece)

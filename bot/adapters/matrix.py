@@ -134,6 +134,7 @@ class MatrixAdapter:
             msgtype=self.settings.msgtype,
             people=message.people,
             mentions=message.mentions,
+            everyone=message.everyone,
         )
         txn = transaction_id(key) if key else uuid.uuid4().hex
         return await self._send(wire_id(message.chat_id), content, txn)

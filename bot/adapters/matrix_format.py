@@ -43,9 +43,12 @@ def render(
     mentions: Iterable[str] = (),
     in_reply_to: str | None = None,
     thread: str | None = None,
+    everyone: bool = False,
 ) -> dict[str, Any]:
     """The content of an m.room.message: the text as the body, an HTML copy with each
-    "@name" of `people` as a pill, and m.mentions so clients notify exactly those."""
+    "@name" of `people` as a pill, and m.mentions so clients notify exactly those (and
+    with `everyone` the whole room: `"room": true`, the spec's @room mention, which
+    notifies where the bot's power level allows room notifications)."""
     formatted = html.escape(text)
     named = {html.escape(f"@{p.name}"): p for p in people if p.name}
     if named:
@@ -62,7 +65,7 @@ def render(
         "body": text,
         "format": "org.matrix.custom.html",
         "formatted_body": formatted.replace("\n", "<br>"),
-        "m.mentions": {"user_ids": users},
+        "m.mentions": {"user_ids": users} | ({"room": True} if everyone else {}),
     }
     if thread:  # in the thread, answering `in_reply_to` there
         content["m.relates_to"] = {

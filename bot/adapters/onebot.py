@@ -93,7 +93,12 @@ class OneBotAdapter:
 
     async def send(self, message: OutgoingMessage) -> str | None:
         segments = [
-            seg.render(piece, message.people, message.mentions if i == 0 else ())
+            seg.render(
+                piece,
+                message.people,
+                message.mentions if i == 0 else (),
+                everyone=message.everyone and i == 0,
+            )
             for i, piece in enumerate(split_text(message.text, MAX_TEXT))
         ]
         return await self._deliver(message.chat_id, segments, self._account_for(message.chat_id))

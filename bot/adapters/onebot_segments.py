@@ -111,9 +111,12 @@ def read(
     return ReadMessage("".join(parts).strip(), tuple(mentions), mentions_bot, reply_to)
 
 
-def render(text: str, people: Sequence[Member], mentions: Sequence[str]) -> list[Segment]:
+def render(
+    text: str, people: Sequence[Member], mentions: Sequence[str], *, everyone: bool = False
+) -> list[Segment]:
     """The bot's text with each "@name" of `people` as an `at` segment; mentioned ids the
-    text does not name go in front, so that nobody meant to be pinged is missed."""
+    text does not name go in front, so that nobody meant to be pinged is missed; with
+    `everyone`, an `at` of all (`qq=all`, the spec's @全体成员) before them."""
     by_name = {f"@{p.name}": _qq(p.user_id) for p in people if p.name and _qq(p.user_id)}
     named: set[str] = set()
     segments: list[Segment] = []
@@ -132,7 +135,7 @@ def render(text: str, people: Sequence[Member], mentions: Sequence[str]) -> list
     if text:
         segments.append(text_segment(text))
     missing = [qq for m in mentions if (qq := _qq(m)) and qq not in named]
-    front: list[Segment] = []
+    front: list[Segment] = [at_segment("all"), text_segment(" ")] if everyone else []
     for qq in dict.fromkeys(missing):
         front += [at_segment(qq), text_segment(" ")]
     return front + segments

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -50,9 +49,17 @@ from bot.adapters.base import (
     sent_with_retries,
     split_text,
 )
+from bot.adapters.slack_events import (
+    ONLY_WHAT_IT_IS_SENT,
+    USER_TOKEN,
+    Reading,
+    mentioned_ids,
+    reaction_of,
+    reading_of,
+)
 from bot.adapters.slack_people import SlackPeople, code_of
 from bot.config import ConfigError, SlackSettings
-from bot.messages import IncomingMessage, IncomingReaction, Reply
+from bot.messages import IncomingMessage, Reply
 from storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
@@ -64,8 +71,6 @@ _READY_WAIT = 60.0  # seconds an early event waits for the connection
 _SOCKET_POLL = 2.0  # seconds between two looks at the Socket Mode connection
 # Subtypes that are someone's message (others: edits, joins, topic changes, bots).
 _MESSAGE_SUBTYPES = (None, "thread_broadcast", "file_share")
-# Slack's encoding of a user mention in text: <@U123> or <@U123|name>.
-_USER_TOKEN = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 
 
 class SlackAdapter:
@@ -98,7 +103,10 @@ class SlackAdapter:
             logger=logging.getLogger("slack_bolt"),
         )
         self._app.event("message")(self._on_message)
-        self._app.event("app_mention")(self._ignore)  # its message event is the one answered
+        # Both: an app with only `app_mention` (app_mentions:read, no channel history)
+        # is answered too. One with both gets each mention twice, with the same `ts`:
+        # the router acts on a chat's message id once (module doc of slack_events).
+        self._app.event("app_mention")(self._on_message)
         self._app.event("reaction_added")(self._on_reaction)
         self._app.event("reaction_removed")(self._on_reaction)
         self._handler = AsyncSlackRequestHandler(self._app)
@@ -107,6 +115,8 @@ class SlackAdapter:
         self._me = ""  # the bot's user id
         self._team = ""
         self._people = SlackPeople(self._client)
+        self._scopes: Reading = "unknown"  # what auth.test's X-OAuth-Scopes allow
+        self._channel_messages = False  # a channel's message event came
         self._tasks: set[asyncio.Task[None]] = set()
         self._connector: asyncio.Task[None] | None = None
         self._connected_since: datetime | None = None
@@ -139,6 +149,7 @@ class SlackAdapter:
                 self._last_error = f"auth.test: {type(exc).__name__}"
             else:
                 self._me, self._team = str(answer["user_id"]), str(answer.get("team", ""))
+                self._scopes = reading_of(answer.headers)
                 self._ready.set()
                 if self._settings.mode == "socket":
                     await self._open_socket()
@@ -212,11 +223,10 @@ class SlackAdapter:
         # acknowledges events at once; listeners run after the answer.
         return await self._handler.handle(request)
 
-    async def _ignore(self) -> None:
-        return None
-
     async def _on_message(self, event: dict[str, Any]) -> None:
         self._last_event = utc_now()
+        if event.get("type") == "message" and event.get("channel_type") != "im":
+            self._channel_messages = True  # Slack sends this app its channels' messages
         if event.get("subtype") not in _MESSAGE_SUBTYPES or event.get("bot_id"):
             return  # edits, joins, other bots (and this one: no loops)
         if event.get("user") is None:
@@ -271,10 +281,12 @@ class SlackAdapter:
         assert self._bot is not None  # events are answered once started
         channel, user, ts = str(event["channel"]), str(event["user"]), str(event["ts"])
         chat_id = f"sl:{channel}"
-        private = event.get("channel_type") == "im"
+        # An `app_mention` has no channel_type; a DM's channel id starts with "D".
+        kind = event.get("channel_type")
+        private = kind == "im" or (kind is None and channel.startswith("D"))
         sender = Member(f"sl:{user}", await self._people.name(user))
         self._people.saw(chat_id, sender)
-        mentioned = _mentioned_ids(event)
+        mentioned = mentioned_ids(event)
         mentions_bot = self._me in mentioned
         people: list[Member] = []
         for uid in mentioned:
@@ -310,7 +322,7 @@ class SlackAdapter:
         name, which the router strips), and &amp; &lt; &gt; unescaped."""
         parts: list[str] = []
         position = 0
-        for match in _USER_TOKEN.finditer(text):
+        for match in USER_TOKEN.finditer(text):
             parts.append(text[position : match.start()])
             uid = match.group(1)
             name = self._bot_name if uid == self._me else await self._people.name(uid)
@@ -333,7 +345,9 @@ class SlackAdapter:
             raise SendError("the slack adapter is stopped")  # retried after a restart
         channel = message.chat_id.removeprefix(self.chat_prefix)
         try:
-            return await self._post(channel, message.text, message.people, None)
+            return await self._post(
+                channel, message.text, message.people, None, everyone=message.everyone
+            )
         except SlackApiError as exc:
             raise SendError(f"slack chat.postMessage: {code_of(exc)}") from None
         except (TimeoutError, SlackClientError, OSError) as exc:
@@ -347,10 +361,12 @@ class SlackAdapter:
         thread: str | None,
         *,
         attempts: int = 1,
+        everyone: bool = False,
     ) -> str | None:
         """`text` in pieces, each tried up to `attempts` times (an answer: its event was
         acknowledged, Slack won't send it again); the first piece's `ts`, which replies
-        in its thread name."""
+        in its thread name. With `everyone`, the first piece mentions the channel
+        (`<!channel>`, Slack's mention of all its members)."""
         first: str | None = None
         for piece in split_text(text, MESSAGE_LIMIT):
             if not piece.strip():
@@ -358,7 +374,8 @@ class SlackAdapter:
             post = functools.partial(
                 self._client.chat_postMessage,
                 channel=channel,
-                text=render_mrkdwn(piece, people),
+                text=("<!channel> " if everyone and first is None else "")
+                + render_mrkdwn(piece, people),
                 thread_ts=thread,
                 unfurl_links=False,
                 unfurl_media=False,
@@ -384,62 +401,18 @@ class SlackAdapter:
             "since": self._connected_since.isoformat() if self._connected_since else None,
             "last_event": self._last_event.isoformat() if self._last_event else None,
             "last_error": self._last_error,
-        }
+            "reads": self.reads,
+        } | ({"memory": ONLY_WHAT_IT_IS_SENT} if self.reads == "only what it is sent" else {})
 
-
-def reaction_of(event: dict[str, Any], *, me: str) -> IncomingReaction | None:
-    """The bot's view of a `reaction_added` / `reaction_removed` event: None for one on
-    something other than a message (a file, a file comment), and for the bot's own. The
-    event has no `channel_type`: Slack's DM channel ids start with "D"."""
-    item = event.get("item")
-    if not isinstance(item, dict) or item.get("type") != "message":
-        return None
-    user, name = event.get("user"), event.get("reaction")
-    channel, ts = item.get("channel"), item.get("ts")
-    if not (isinstance(user, str) and isinstance(name, str)):
-        return None
-    if not (isinstance(channel, str) and isinstance(ts, str)) or user == me:
-        return None
-    return IncomingReaction(
-        chat_id=f"sl:{channel}",
-        chat_type="private" if channel.startswith("D") else "group",
-        sender_id=f"sl:{user}",
-        message_id=ts,
-        # Slack's name in colons, as people type it; a skin tone stays as Slack names
-        # it (":thumbsup::skin-tone-2:"), which any Slack client reads back.
-        emoji=f":{name}:",
-        added=event.get("type") == "reaction_added",
-        timestamp=_stamp(event.get("event_ts")),
-    )
-
-
-def _stamp(ts: Any) -> datetime | None:
-    """A Slack timestamp ("1360782804.083113") as a time; None when it is not one."""
-    try:
-        return datetime.fromtimestamp(float(ts), UTC)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return None
-
-
-def _mentioned_ids(event: dict[str, Any]) -> list[str]:
-    """The user ids the message mentions, from its rich-text blocks (the platform's
-    mention entities), else from its text's `<@U…>` tokens (Slack's encoding of them)."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "user" and isinstance(node.get("user_id"), str):
-                found.append(node["user_id"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(event.get("blocks") or [])
-    if not found:
-        found = _USER_TOKEN.findall(str(event.get("text", "")))
-    return list(dict.fromkeys(found))
+    @property
+    def reads(self) -> Reading:
+        """How much of its channels the bot reads. From the token's scopes, which Slack
+        itself states on auth.test's answer: the grant the workspace made, known at
+        connect, and without channels:history Slack sends no channel message at all.
+        Events seen could only prove reading (a quiet channel sends none, and a mention
+        comes as an `app_mention` in either mode), so they count only that way: a
+        channel's `message` event shows the bot reads them, whatever the header said."""
+        return "every message" if self._channel_messages else self._scopes
 
 
 def render_mrkdwn(text: str, people: Sequence[Member]) -> str:

@@ -399,6 +399,8 @@ class TelegramAdapter:
         if self._stopped:
             raise SendError("the telegram adapter is stopped")  # retried after a restart
         try:
+            # Telegram has no mention of everyone (`message.everyone`): its people, the
+            # one who set it among them, are text mentions, which notify in a muted group.
             return await self._send_text(chat, message.text, message.people, None)
         except ApiError as exc:
             raise SendError(f"telegram {exc}") from None

@@ -127,20 +127,24 @@ def asked_for_everyone(who: Sequence[str] | None) -> bool:
 def describe_audience(
     audience: Audience, ctx: MessageContext, *, everyone_asked: bool = False
 ) -> str:
-    """' for @Bob and you' / ' for everyone' / '' (just the sender); with
+    """Who the reminder notifies: ' for @Bob and you' / ' for everyone' / '' (just the
+    sender); in a group the sender always (`reminder_message` mentions them). With
     `everyone_asked`, says when the everyone-mention was left out, and why."""
     if audience.everyone:
         return " for everyone"
     left_out = everyone_asked and ctx.chat_type == "group"
     if not audience.mentions:
         if left_out:
-            return " for this chat (posted without mentioning everyone: " + _why_not(ctx) + ")"
+            return f" for this chat, mentioning only you ({_why_not(ctx)})"
         return ""
     names = [f"@{member.name or member.user_id}" for member in audience.mentions]
+    also = ""
     if audience.creator:
         names.append("you")
+    elif ctx.chat_type == "group":
+        also = " (mentioning you too)"
     note = f" (without mentioning everyone: {_why_not(ctx)})" if left_out else ""
-    return " for " + " and ".join(names) + note
+    return " for " + " and ".join(names) + also + note
 
 
 def _why_not(ctx: MessageContext) -> str:

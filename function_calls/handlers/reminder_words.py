@@ -122,12 +122,15 @@ def describe_audience_zh(
     left_out = everyone_asked and ctx.chat_type == "group"
     why = "本群关闭了@所有人" if ctx.is_admin else "只有管理员可以@所有人"
     if not audience.mentions:
-        return f"（发在群里，不@所有人：{why}）" if left_out else ""
+        return f"（发在群里，只@你：{why}）" if left_out else ""
     names = [f"@{member.name or member.user_id}" for member in audience.mentions]
+    also = ""
     if audience.creator:
         names.append("你")
+    elif ctx.chat_type == "group":
+        also = "，也会@你"
     note = f"，不@所有人：{why}" if left_out else ""
-    return f"（提醒 {'和'.join(names)}{note}）"
+    return f"（提醒 {'和'.join(names)}{also}{note}）"
 
 
 def refusal(error: InvalidArgumentsError, asked: str) -> str:
@@ -142,36 +145,44 @@ def refusal(error: InvalidArgumentsError, asked: str) -> str:
 
 def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
     """The chat message for one occurrence, sent at `now`; in a group it mentions who it
-    is for. The scheduler's `Compose`."""
+    is for, and always the person who set it (in a muted group a mention is what still
+    notifies), and everyone only when the reminder is for everyone (which only those
+    the chat's rules allow, admins by default, can set). The scheduler's `Compose`."""
+    if claim.chat_type != "group":
+        text = f"⏰ Reminder: {claim.content}" + late_note(claim, now)
+        return _outgoing(claim, text, ())
     audience = claim.audience
-    mentions: tuple[str, ...] = ()
-    people: list[Member] = []
-    if claim.chat_type == "group" and audience.everyone:
-        text = f"⏰ Reminder for everyone: {claim.content}"
-    elif claim.chat_type == "group":
-        people = [Member(claim.created_by, claim.created_by_name)] if audience.creator else []
-        people += [m for m in audience.mentions if m.user_id != claim.created_by]
-        people = [Member(m.user_id, m.name or m.user_id) for m in people]
-        names = ", ".join(f"@{m.name}" for m in people)
-        # Nobody to mention: a reminder for the group from a member who may not mention
-        # everyone, posted in the chat all the same.
-        text = (
-            f"⏰ Reminder for {names}: {claim.content}"
-            if people
-            else f"⏰ Reminder: {claim.content}"
-        )
-        mentions = tuple(m.user_id for m in people)
-    else:
-        text = f"⏰ Reminder: {claim.content}"
-    text += late_note(claim, now)
+    # The creator is the sender of the message that set it (stored from the message's
+    # context); a row from before names no one else and is for its creator.
+    creator = Member(claim.created_by, claim.created_by_name or claim.created_by)
+    named = [
+        Member(m.user_id, m.name or m.user_id)
+        for m in audience.mentions
+        if m.user_id != creator.user_id
+    ]
+    if audience.everyone:
+        text = f"⏰ Reminder for everyone (set by @{creator.name}): {claim.content}"
+        return _outgoing(claim, text + late_note(claim, now), (creator,), everyone=True)
+    mine = audience.creator or not named
+    listed = [creator, *named] if mine else named
+    names = ", ".join(f"@{m.name}" for m in listed)
+    by = "" if mine else f" (set by @{creator.name})"
+    text = f"⏰ Reminder for {names}{by}: {claim.content}" + late_note(claim, now)
+    return _outgoing(claim, text, (creator, *named))
+
+
+def _outgoing(
+    claim: Claim, text: str, people: tuple[Member, ...], *, everyone: bool = False
+) -> OutgoingMessage:
     return OutgoingMessage(
         chat_id=claim.chat_id,
         text=text,
-        mentions=mentions,
+        mentions=tuple(m.user_id for m in people),
         kind="reminder",
         reminder_id=claim.reminder_id,
         occurrence=claim.occurrence,
-        people=tuple(people),
+        people=people,
+        everyone=everyone,
     )
 
 
