@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from bot.cli import serve_refusal
+from bot.cli_run import serve_refusal
 from bot.config import Config, parse_config
 from groupmate.testing import stub_llm as s
 
