@@ -170,16 +170,25 @@ async def _serve(config: Config) -> None:
                 # Longer than clients' usual idle expiry, so they never reuse a connection
                 # the server is closing at that very moment.
                 timeout_keep_alive=30,
-                # Open pages hold event streams; they end this long after a stop.
+                # At most this long for requests under way at a stop (the event streams of
+                # open pages are ended at once, by the signal handler below).
                 timeout_graceful_shutdown=5,
             )
         )
+
+        def stop(signum: int) -> None:
+            # The open pages' event streams end first: otherwise the server waits its whole
+            # graceful timeout for them, then cancels them mid-response.
+            if bot.live is not None:
+                bot.live.close()
+            server.handle_exit(signum, None)
+
         loop = asyncio.get_running_loop()
-        for stop in (signal.SIGINT, signal.SIGTERM):
+        for signum in (signal.SIGINT, signal.SIGTERM):
             # Stop serving, then leave `async with Bot`, which closes the bot in order.
             # (No loop signal handlers on Windows: Ctrl+C ends it as KeyboardInterrupt.)
             with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(stop, server.handle_exit, stop, None)
+                loop.add_signal_handler(signum, stop, signum)
         await server.serve(sockets=[listening])
 
 
