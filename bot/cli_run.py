@@ -31,7 +31,8 @@ from bot.eval import cli as eval_cli
 from bot.logs import setup_logging
 from bot.plugin_runtime import configured_plugins, listing
 from bot.scaffold import ScaffoldError, new_plugin
-from bot.status import config_lines, plugin_lines, probe_search
+from bot.status import config_lines, model_warning, plugin_lines, probe_search
+from function_calls.server_info import served_models
 from storage import (
     Database,
     StorageError,
@@ -217,6 +218,12 @@ def _check(config: Config) -> int:
                 file=sys.stderr,
             )
             return 1
+    if config.llm.base_url:
+        key = config.llm.api_key.get_secret_value() if config.llm.api_key else None
+        served = asyncio.run(served_models(config.llm.base_url, api_key=key))
+        warning = model_warning(config, served)
+        if warning is not None:
+            print(f"groupmate: warning: {warning}", file=sys.stderr)
     if config.search.enabled:
         print("\n".join(asyncio.run(probe_search(config))))
     plugins = [s for s in configured_plugins(config).statuses if not s.builtin]
