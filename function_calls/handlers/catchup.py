@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
 from function_calls.catchup_core import Asker, ForYou, for_you
 from function_calls.context import MessageContext, validation_context
-from function_calls.digest_core import Clock, Lang
+from function_calls.digest_core import Clock, Lang, people
 from function_calls.digest_lines import is_cjk
 from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import chat_limit
@@ -88,8 +88,9 @@ async def chat_catchup(
     lang: Lang = "zh" if is_cjk(ctx.text) else "en"
     window, spoke = await _window(ctx, chatlog, reminders)
     clock = Clock(window.zone, lang, window.since, window.until)
-    # People's messages: the bot's own (an earlier catch-up, say) are nothing new.
-    said = [m for m in window.messages if not m.from_bot]
+    # People's conversation: what was said to or by the bot (an earlier catch-up, say)
+    # is nothing new.
+    said = people(window.messages)
     if not said and not window.reminders:
         return FunctionResult.direct(_nothing_new(window, clock, spoke=spoke))
     replied = {m.reply_to for m in window.messages if m.reply_to and not m.from_bot}
@@ -168,7 +169,7 @@ async def _summarize(
 
 
 def _head(window: ChatWindow, clock: Clock, spoke: bool) -> str:
-    count = sum(1 for m in window.messages if not m.from_bot)
+    count = len(people(window.messages))
     if clock.lang == "zh":
         since = f"你上次发言（{clock.full(window.since)}）以来" if spoke else "过去 24 小时"
         return f"📝 {since}的 {count} 条消息："
