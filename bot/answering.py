@@ -91,7 +91,7 @@ class Answerer:
         self._clock = clock
         self._budget = budget
         self._turns = turns
-        self.commands = Commands(invoker)
+        self.commands = Commands(invoker, model=llm is not None)
         self._budgets = Budgets(config.bot.rate_limits)
         self._offers = Offers(invoker)
         self._confirmations = confirmations

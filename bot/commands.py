@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bot.help_text import ABOUT, NEEDS_MODEL, first_sentence, help_text
+from bot.help_text import Command as HelpCommand
 from bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
 from function_calls import (
     FunctionResult,
@@ -23,6 +25,7 @@ from function_calls import (
     UnknownToolError,
     ValidatedToolCall,
 )
+from function_calls.digest_core import Lang
 from function_calls.grammar import (
     CJK,
     DEFAULT_TIME,
@@ -40,6 +43,7 @@ from function_calls.handlers.followup import (
     SWITCH_WORDS,
 )
 from function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
+from function_calls.handlers.help import plain_examples
 from function_calls.handlers.reminder_refusals import refusal_text
 from function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
 from function_calls.handlers.reminder_words import refusal
@@ -80,7 +84,7 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "tools": ("/tools [off|on <tool>]", "chat_tools"),
     "help": ("/help", "help"),
 }  # fmt: skip
-COMMAND_ALIASES = {"提醒": "remind", "start": "help"}
+COMMAND_ALIASES = {"提醒": "remind", "帮助": "help", "start": "help"}
 NOT_HERE = "That isn't available on this bot."
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
@@ -91,7 +95,7 @@ REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周
 # "/查找 预算" is "/find 预算".
 DECLARED_ALIASES = {"查找": "find"}
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
-_GLUED_ALIASES = ("提醒", *DECLARED_ALIASES)
+_GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
 
 
 class CommandError(Exception):
@@ -134,8 +138,9 @@ _SETTINGS: dict[str, tuple[str, str]] = {
 class Commands:
     """Parses `/command args` and runs the matching tool."""
 
-    def __init__(self, invoker: ToolInvoker) -> None:
+    def __init__(self, invoker: ToolInvoker, *, model: bool = False) -> None:
         self._invoker = invoker
+        self._model = model  # a model reads plain language here
         self._table: dict[str, CommandRunner] = {
             "remind": self._remind,
             "提醒": self._remind,
@@ -152,6 +157,7 @@ class Commands:
             "tz": self._tz,
             "settings": self._settings,
             "help": self._help,
+            "帮助": self._help,
             "start": self._help,
             "budget": self._budget,
             "tools": self._tools,
@@ -426,11 +432,28 @@ class Commands:
         return run
 
     async def _help(self, ctx: MessageContext, rest: str) -> str:
-        tools = await self.call(ctx, "help", {}) if "help" in self._invoker.registry else ""
-        offered = {tool.name for tool in self._invoker.offered(ctx)}
-        more = [c.usage for c in self._declared.values() if c.tool.name in offered]
-        extra = f"\nMore commands: {', '.join(more)}" if more else ""
-        return f"{tools}\n\n{self.usage()}{extra}".strip()
+        """What works for this sender here (see bot.help_text), from the tools the invoker
+        offers them: a command whose tool is off, or not theirs, is left out."""
+        offered = self._invoker.offered(ctx)
+        names = {tool.name for tool in offered}
+        lang: Lang = "zh" if CJK.search(ctx.text) else "en"
+        zh = lang == "zh"
+        commands = [
+            # The usage without its examples: the help gives its own.
+            HelpCommand(text.split(" (e.g.", 1)[0], ABOUT[name][zh])
+            for name, (text, tool) in COMMAND_USAGE.items()
+            if tool in names and name in ABOUT and (self._model or name not in NEEDS_MODEL)
+        ]
+        commands += [
+            HelpCommand(
+                c.usage,
+                ABOUT[name][zh] if name in ABOUT else first_sentence(c.tool.description),
+            )
+            for name, c in self._declared.items()
+            if c.tool.name in names
+        ]
+        examples = plain_examples(offered, chinese=lang == "zh")
+        return help_text(lang, commands, examples, model=self._model)
 
     def usage(self) -> str:
         """'Commands: /remind …, /reminders, …': those whose tool this bot has."""
