@@ -7,10 +7,11 @@ call the model made.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from bot.help_text import ABOUT, NEEDS_MODEL, first_sentence, help_text
+from bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
 from bot.help_text import Command as HelpCommand
 from bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
 from function_calls import (
@@ -49,7 +50,9 @@ from function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
 from function_calls.handlers.reminder_words import refusal
 from function_calls.internal_text import refusal_of
 from function_calls.links import PageFetcher, find_links
+from function_calls.registry import Tool
 from function_calls.search import WebSearch
+from function_calls.selection import ToolSelector
 from storage import StorageError, StorageUnavailableError
 from storage.vocabulary import (
     PERMISSIONS,
@@ -141,6 +144,7 @@ class Commands:
     def __init__(self, invoker: ToolInvoker, *, model: bool = False) -> None:
         self._invoker = invoker
         self._model = model  # a model reads plain language here
+        self._selector = ToolSelector()  # without one, what plain words are nearest
         self._table: dict[str, CommandRunner] = {
             "remind": self._remind,
             "提醒": self._remind,
@@ -435,12 +439,26 @@ class Commands:
         """What works for this sender here (see bot.help_text), from the tools the invoker
         offers them: a command whose tool is off, or not theirs, is left out."""
         offered = self._invoker.offered(ctx)
+        lang = _lang(ctx.text)
+        commands = self._listed(offered, lang)
+        examples = plain_examples(offered, chinese=lang == "zh")
+        return help_text(lang, commands, examples, model=self._model)
+
+    def closest(self, ctx: MessageContext, text: str) -> str:
+        """Without a model, the answer to plain language: the few commands nearest what
+        was asked, ranked as the model's tools are (bot.help_text.closest_commands)."""
+        # What the sender could run as a command (command-only tools too: /find).
+        offered = self._invoker.offered(dataclasses.replace(ctx, source="command"))
+        lang = _lang(text)
+        return closest_commands(lang, self._listed(offered, lang), self._selector, offered, text)
+
+    def _listed(self, offered: Sequence[Tool], lang: Lang) -> list[HelpCommand]:
+        """The commands whose tool `offered` holds, as /help lists them."""
         names = {tool.name for tool in offered}
-        lang: Lang = "zh" if CJK.search(ctx.text) else "en"
         zh = lang == "zh"
         commands = [
             # The usage without its examples: the help gives its own.
-            HelpCommand(text.split(" (e.g.", 1)[0], ABOUT[name][zh])
+            HelpCommand(text.split(" (e.g.", 1)[0], ABOUT[name][zh], tool)
             for name, (text, tool) in COMMAND_USAGE.items()
             if tool in names and name in ABOUT and (self._model or name not in NEEDS_MODEL)
         ]
@@ -448,17 +466,21 @@ class Commands:
             HelpCommand(
                 c.usage,
                 ABOUT[name][zh] if name in ABOUT else first_sentence(c.tool.description),
+                c.tool.name,
             )
             for name, c in self._declared.items()
             if c.tool.name in names
         ]
-        examples = plain_examples(offered, chinese=lang == "zh")
-        return help_text(lang, commands, examples, model=self._model)
+        return commands
 
     def usage(self) -> str:
         """'Commands: /remind …, /reminders, …': those whose tool this bot has."""
         usage = (text for text, tool in COMMAND_USAGE.values() if self.has_tool(tool))
         return "Commands: " + ", ".join(usage)
+
+
+def _lang(text: str) -> Lang:
+    return "zh" if CJK.search(text) else "en"
 
 
 def _setting(key: str, word: str) -> object:

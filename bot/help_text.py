@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from function_calls.digest_core import Lang
+from function_calls.registry import Tool
+from function_calls.selection import ToolSelector
 
 # What each built-in command is for, as a person would put it.
 ABOUT: dict[str, tuple[str, str]] = {
@@ -43,6 +45,10 @@ _WORDS: dict[Lang, dict[str, str]] = {
         "commands": "Commands:",
         "none": "No commands are on in this chat.",
         "try": "Try: {examples}",
+        "wall": "I can't understand plain language here: no language model is configured.",
+        "closest": "The commands closest to that:",
+        "some": "Some commands to try:",
+        "all": "All of them: /help",
     },
     "zh": {
         "head": "我在这个群里可以做这些：",
@@ -51,6 +57,10 @@ _WORDS: dict[Lang, dict[str, str]] = {
         "commands": "命令：",
         "none": "这个群里没有开启的命令。",
         "try": "试试：{examples}",
+        "wall": "这里没有配置语言模型，我看不懂自然语言。",
+        "closest": "最接近的命令：",
+        "some": "可以试试这些命令：",
+        "all": "全部命令：/帮助",
     },
 }
 _OFFLINE_TRY: dict[Lang, tuple[str, ...]] = {
@@ -66,6 +76,7 @@ class Command:
 
     usage: str
     about: str = ""
+    tool: str = ""  # the tool it runs
 
 
 def help_text(
@@ -93,3 +104,31 @@ def first_sentence(text: str) -> str:
     """A plugin command's description as /help shows it: its first sentence."""
     sentence = text.strip().split(". ", 1)[0]
     return sentence.rstrip(".")
+
+
+CLOSEST = 4
+
+
+def closest_commands(
+    lang: Lang,
+    commands: Sequence[Command],
+    selector: ToolSelector,
+    offered: Sequence[Tool],
+    text: str,
+) -> str:
+    """Plain language with no model to read it: the `CLOSEST` commands whose tools rank
+    best for `text` (as the model would be offered them), or the first few when none
+    bears on it; never the whole list, which /help gives."""
+    # The tools as they rank for the text, best first: those with a command are what
+    # the sender can do instead (a tool whose command is hidden, say /budget, is passed).
+    ranked = [choice.tool.name for choice in selector.rank(offered, text) if choice.matched]
+    by_tool: dict[str, list[Command]] = {}
+    for command in commands:
+        by_tool.setdefault(command.tool, []).append(command)
+    near = [c for name in ranked for c in by_tool.get(name, [])][:CLOSEST]
+    words = _WORDS[lang]
+    colon = "：" if lang == "zh" else ": "
+    shown = near or list(commands[: CLOSEST - 1])
+    lines = [words["wall"], words["closest"] if near else words["some"]]
+    lines += [f"• {c.usage}{colon + c.about if c.about else ''}" for c in shown]
+    return "\n".join([*lines, words["all"]])

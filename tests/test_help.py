@@ -68,6 +68,32 @@ async def test_help_with_a_model_gives_plain_language_examples_and_the_commands(
     assert stub.requests == []  # /help asks no model
 
 
+async def test_plain_language_without_a_model_is_given_the_nearest_commands(
+    database_url: str,
+) -> None:
+    clock = Clock()
+    async with make_bot(database_url, clock) as bot:
+        (zone,) = await say(bot, clock, 0, "Alice", "@groupmate change our time zone to Tokyo")
+        (find,) = await say(bot, clock, 1, "Alice", "@groupmate find the messages about the budget")
+        (summary,) = await say(bot, clock, 2, "Alice", "@groupmate 总结一下今天的聊天")
+        (hello,) = await say(bot, clock, 3, "Alice", "@groupmate hello")
+    print(f"\n{zone}\n\n{find}\n\n{summary}\n\n{hello}\n")
+    for answer in (zone, find, summary, hello):
+        _for_people(answer)
+        assert 3 <= sum(line.startswith("• ") for line in answer.splitlines()) <= 4
+    wall = "I can't understand plain language here: no language model is configured."
+    assert zone.splitlines()[:3] == [
+        wall,
+        "The commands closest to that:",
+        "• /tz <zone>: this chat's time zone",
+    ]
+    assert find.splitlines()[2] == "• /find <words>: find this chat's messages with these words"
+    assert find.endswith("\nAll of them: /help")
+    assert summary.startswith("这里没有配置语言模型，我看不懂自然语言。\n最接近的命令：\n")
+    assert "• /summary [N]：总结聊天内容" in summary and summary.endswith("全部命令：/帮助")
+    assert hello.splitlines()[:2] == [wall, "Some commands to try:"]
+
+
 def _registry() -> ToolRegistry:
     extra = ToolRegistry()
     extra.tool(name="weather", description="Current weather", examples=["weather in Rome?"])(
