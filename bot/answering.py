@@ -42,7 +42,6 @@ log = logging.getLogger("bot.router")
 # Call outcomes that sent the model back to correct itself: the turn's repair rounds.
 _REPAIRABLE = frozenset({"invalid", "unknown", "hidden", "malformed"})
 
-NO_LLM = "I can't understand plain language here: no language model is configured."
 _SNOOZE = re.compile(r"^(?:snooze|稍后提醒|稍后再提醒|再提醒我?|稍后)(?P<rest>.*)$", re.IGNORECASE)
 _REMIND = re.compile(r"^(?:please\s+)?(?:remind\b|提醒)(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
 # "What did I miss?" as a whole message: /catchup, when no model reads plain language.
@@ -91,7 +90,7 @@ class Answerer:
         self._clock = clock
         self._budget = budget
         self._turns = turns
-        self.commands = Commands(invoker)
+        self.commands = Commands(invoker, model=llm is not None)
         self._budgets = Budgets(config.bot.rate_limits)
         self._offers = Offers(invoker)
         self._confirmations = confirmations
@@ -180,7 +179,7 @@ class Answerer:
         if fast is not None:
             return fast
         if self._llm is None:
-            return f"{NO_LLM} {self.commands.usage()}"
+            return self.commands.closest(ctx, text)
         refusal = self._refusal(message, model=True)
         if refusal is not None:
             return refusal

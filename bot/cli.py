@@ -1,70 +1,70 @@
 """The `groupmate` command line: chat, serve, mcp, check, db, backup, export, import, eval,
-plugins, plugin."""
+plugins, plugin.
+
+This module reads the arguments only, with nothing but the standard library: `--help`
+and a mistyped argument answer at once. What a command does is bot.cli_run's, imported
+once the arguments are read (the bot, its model client and its database take seconds).
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import errno
-import logging
-import os
-import signal
-import socket
-import sys
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
-
-import uvicorn
-
-from bot import cli_data
-from bot.adapters import configured
-from bot.adapters.console import run_console
-from bot.adapters.http import create_app
-from bot.adapters.mcp_server import McpEndpoint
-from bot.app import Bot, llm_context_window, prompt_budget, settle_heap
-from bot.config import Config, ConfigError, is_loopback, load_config
-from bot.eval import cli as eval_cli
-from bot.logs import setup_logging
-from bot.plugin_runtime import configured_plugins, listing
-from bot.scaffold import ScaffoldError, new_plugin
-from bot.status import config_lines, plugin_lines, probe_search
-from storage import (
-    Database,
-    StorageError,
-    current_revision,
-    head_revision,
-    upgrade,
-)
-from storage.migrate import is_known
+from typing import get_args, overload
 
 DEFAULT_CONFIG = "config.yaml"
 INSECURE_FLAG = "--insecure-no-auth"
-
-log = logging.getLogger(__name__)
-
-
-def _config(options: argparse.Namespace) -> Config:
-    path = options.config
-    if path is None and Path(DEFAULT_CONFIG).exists():
-        path = DEFAULT_CONFIG
-    config = load_config(path)
-    url = getattr(options, "url", None) or os.environ.get("GROUPMATE_STORAGE_URL")
-    if url:
-        config.storage.url = url
-    return config
+DATA_COMMANDS = {
+    "backup": "copy the SQLite database to FILE, safe while the bot runs",
+    "export": "write every row of the database to FILE (JSON Lines)",
+    "import": "load an export FILE into a new, empty database",
+}
 
 
-async def _mcp(config: Config) -> None:
-    """The bot's tools over stdio, for an MCP client that launched this process. Reminders
-    set here are delivered by the bot process that runs the chats (`serve` or `chat`)."""
-    async with Bot(config, deliver=False, remote_tools=False) as bot:
-        await McpEndpoint(bot, auth="operator").serve_stdio()
+class _Later(Sequence[str]):
+    """An option's choices, read from the module that defines them when first asked for
+    (checking a value, or printing that command's help), not while the parser is built."""
+
+    def __init__(self, load: Callable[[], Sequence[str]]) -> None:
+        self._load = load
+        self._items: tuple[str, ...] | None = None
+
+    def _loaded(self) -> tuple[str, ...]:
+        if self._items is None:
+            self._items = tuple(self._load())
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._loaded()[index]
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
 
 
-async def _chat(config: Config) -> None:
-    await run_console(Bot(config, web_pages=False), user=os.environ.get("USER") or "you")
+def _prompt_formats() -> Sequence[str]:
+    from function_calls.prompt_formats import PROMPT_FORMATS
+
+    return list(PROMPT_FORMATS)
+
+
+def _tool_schemas() -> Sequence[str]:
+    from function_calls.llm import ToolSchema
+
+    return get_args(ToolSchema)
+
+
+def _vias() -> Sequence[str]:
+    from bot.eval.runner import Via
+
+    return get_args(Via)
 
 
 def _port(value: str) -> int:
@@ -77,209 +77,63 @@ def _port(value: str) -> int:
     return port
 
 
-def serve_refusal(config: Config, *, insecure_no_auth: bool) -> str | None:
-    """Why `serve` must not start with this config, or None.
-
-    Without a token every /v1 route is open, which is only safe on a loopback address.
-    """
-    webhook = config.adapters.webhook
-    if webhook.token or is_loopback(webhook.host):
-        return None
-    if insecure_no_auth:
-        log.warning(
-            "serving the HTTP API on %s without adapters.webhook.token (%s): every /v1 "
-            "route is open to anyone who can reach it",
-            webhook.host,
-            INSECURE_FLAG,
-        )
-        return None
-    return (
-        f"refusing to serve the HTTP API on {webhook.host} without adapters.webhook.token "
-        f"(every /v1 route would be open); set a token, bind 127.0.0.1, or pass {INSECURE_FLAG}"
+def _eval_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    parser = commands.add_parser(
+        "eval", parents=[common], help="run the eval corpus against an OpenAI-compatible endpoint"
+    )
+    parser.add_argument("--base-url", help="the endpoint (default: llm.base_url)")
+    parser.add_argument("--model", help="the model (default: llm.model)")
+    parser.add_argument("--mode", choices=["native", "prompt"], default="native")
+    # A metavar each, so that building the parser does not list (and so load) the choices.
+    parser.add_argument(
+        "--format",
+        choices=_Later(_prompt_formats),
+        default="hermes",
+        dest="prompt_format",
+        metavar="FORMAT",
+        help="the prompt format in prompt mode: %(choices)s",
+    )
+    parser.add_argument(
+        "--schema",
+        choices=_Later(_tool_schemas),
+        default="auto",
+        dest="tool_schema",
+        metavar="SCHEMA",
+        help="llm.tool_schema (%(choices)s): auto is compact in prompt mode and under an 8k window",
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="sampling temperature (default 0)"
+    )
+    parser.add_argument("--cases", type=Path, default=Path("evals"), help="a file or folder")
+    parser.add_argument("--only", nargs="*", default=[], help="case ids or tags to run")
+    parser.add_argument(
+        "--results", type=Path, default=Path("bench/results"), help="JSON goes here"
+    )
+    parser.add_argument(
+        "--via",
+        choices=_Later(_vias),
+        default="handle",
+        metavar="VIA",
+        help="%(choices)s: send each case's message to Bot.handle or POST it to /v1/messages "
+        "of the HTTP API",
+    )
+    parser.add_argument(
+        "--minimal",
+        action="store_true",
+        help="configure the bot as a new user would: only llm.base_url, model and tool_mode "
+        "(--mode), the rest the defaults; every sender an ordinary member",
+    )
+    parser.add_argument(
+        "--fast-path",
+        action="store_true",
+        help="keep reminders.fast_path on (a request the grammar reads whole is set without "
+        "the model); off by default, so that the model is what is measured",
     )
 
 
-class _Server(uvicorn.Server):
-    """Says where it listens once it does, with the real port when the config says 0."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        # uvicorn's own handlers re-raise a SIGTERM once serving stopped, which would end
-        # the process inside `async with Bot`: reminder sends in flight would get no close
-        # grace and their outcomes would not be written. _serve handles the signals instead.
-        yield
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        settle_heap()  # before saying so: whoever waits for the line finds it settled
-        if self.started and self.servers and self.servers[0].sockets:
-            port = self.servers[0].sockets[0].getsockname()[1]
-            host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
-            print(f"groupmate serving on http://{host}:{port}", flush=True)
-            print(f"  playground: http://{host}:{port}/", flush=True)
-            print(f"  dashboard:  http://{host}:{port}/admin", flush=True)
-            print("  (a chat in this terminal instead: make chat)", flush=True)
-
-
-def _listening(host: str, port: int) -> socket.socket:
-    """The HTTP API's socket, bound before anything starts: a port in use is said in
-    the words of the setting to change, not as an OSError after the bot started."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-        sock = socket.socket(family, kind, proto)
-    except OSError as exc:
-        raise ConfigError(f"adapters.webhook.host: cannot listen on {host!r} ({exc})") from None
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        if exc.errno == errno.EADDRINUSE:
-            reason = "is in use by another program (another groupmate, a model server…)"
-        else:
-            reason = f"cannot be listened on ({exc.strerror})"
-        raise ConfigError(
-            f"{where} {reason}: set adapters.webhook.port (and host) in the config, or "
-            "pass serve --port N (--host H)"
-        ) from None
-    return sock
-
-
-def _with_address(config: Config, host: str | None, port: int | None) -> Config:
-    """The config with `serve --host/--port` in place of adapters.webhook's."""
-    if host is None and port is None:
-        return config
-    webhook = config.adapters.webhook
-    changed = webhook.model_copy(
-        update={"host": host or webhook.host, "port": webhook.port if port is None else port}
-    )
-    adapters = config.adapters.model_copy(update={"webhook": changed})
-    return config.model_copy(update={"adapters": adapters})
-
-
-async def _serve(config: Config) -> None:
-    webhook = config.adapters.webhook
-    listening = _listening(webhook.host, webhook.port)
-    bot = Bot(config)
-    for adapter in configured(config):
-        bot.add_adapter(adapter)
-    async with bot:
-        server = _Server(
-            uvicorn.Config(
-                create_app(bot),
-                host=webhook.host,
-                port=webhook.port,
-                lifespan="on",
-                log_level="warning",
-                access_log=False,
-                # Our logging (text or JSON, with correlation ids) for uvicorn's lines too,
-                # not a handler of its own.
-                log_config=None,
-                # Longer than clients' usual idle expiry, so they never reuse a connection
-                # the server is closing at that very moment.
-                timeout_keep_alive=30,
-                # Open pages hold event streams; they end this long after a stop.
-                timeout_graceful_shutdown=5,
-            )
-        )
-        loop = asyncio.get_running_loop()
-        for stop in (signal.SIGINT, signal.SIGTERM):
-            # Stop serving, then leave `async with Bot`, which closes the bot in order.
-            # (No loop signal handlers on Windows: Ctrl+C ends it as KeyboardInterrupt.)
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(stop, server.handle_exit, stop, None)
-        await server.serve(sockets=[listening])
-
-
-def _check(config: Config) -> int:
-    """What is enabled, without secrets; 1 when a configured plugin does not load (the
-    bot would serve without it)."""
-    database = Database(config.storage.url)
-    try:
-        revision = current_revision(database)
-    except StorageError as exc:
-        revision = f"unreachable ({exc})"
-    finally:
-        database.close()
-    # The context window as `serve` would find it: asked of the server when not configured.
-    context = asyncio.run(llm_context_window(config.llm)) if config.llm.enabled else None
-    print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
-    budget = asyncio.run(prompt_budget(config, context)) if context is not None else None
-    if budget is not None:
-        print(budget.describe())
-        if not budget.fits:
-            print(
-                f"groupmate: the model's window ({budget.window.tokens} tokens) is too small "
-                f"for the bot's own instructions ({budget.minimal} tokens, and "
-                f"{budget.answer} kept for the answer): start the server with a larger "
-                "window and set llm.context_tokens to it, or lower llm.max_output_tokens",
-                file=sys.stderr,
-            )
-            return 1
-    if config.search.enabled:
-        print("\n".join(asyncio.run(probe_search(config))))
-    plugins = [s for s in configured_plugins(config).statuses if not s.builtin]
-    print("\n".join(plugin_lines(plugins) or ["plugins: none configured"]))
-    failed = [s for s in plugins if s.state == "failed"]
-    for status in failed:
-        print(f"groupmate: plugin {status.name} does not load: {status.error}", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def _plugins(config: Config) -> int:
-    """Configured plugins (loaded, or why not) and installed ones the config leaves
-    off; 1 when a configured one does not load."""
-    statuses = listing(config)
-    print("\n".join(plugin_lines(statuses) or ["no plugins configured or installed"]))
-    return 1 if any(s.state == "failed" for s in statuses) else 0
-
-
-def _db(config: Config, action: str) -> int:
-    database = Database(config.storage.url)
-    try:
-        copy = upgrade(database) if action == "upgrade" else None
-        revision = current_revision(database)
-    finally:
-        database.close()
-    if copy is not None:
-        print(f"copied the database to {copy} before upgrading it")
-    state = "up to date" if revision == head_revision() else f"behind {head_revision()}"
-    if not is_known(revision):
-        state = "newer than this groupmate knows: it won't start on it"
-    print(f"{database.safe_url}: schema revision {revision or 'none'} ({state})")
-    return 0
-
-
-def _plugin_new(options: argparse.Namespace) -> int:
-    """`groupmate plugin new NAME [--dir PATH]`: a plugin project to start from."""
-    directory = Path(options.dir) if options.dir is not None else None
-    try:
-        target, written = new_plugin(options.name, directory)
-    except (ScaffoldError, OSError) as exc:
-        print(f"groupmate: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {target}/")
-    for path in written:
-        print(f"  {path.relative_to(target)}")
-    print(f"next: cd {target} && pip install -e '.[test]' && pytest")
-    return 0
-
-
-def _run_fast(main: Coroutine[Any, Any, None]) -> None:
-    """Run the server on uvloop where it is installed (not on Windows): the event loop's
-    own cost per request is about half of asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(main)
-        return
-    uvloop.run(main)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     config_help = f"config file (default: ./{DEFAULT_CONFIG} if present)"
     parser = argparse.ArgumentParser(prog="groupmate", description="Group-chat assistant bot.")
     parser.add_argument("--config", help=config_help)
@@ -310,50 +164,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     db = commands.add_parser("db", parents=[common], help="database schema migrations")
     db.add_argument("action", choices=["upgrade", "current"])
     db.add_argument("--url", help="database URL (default: storage.url)")
-    cli_data.add_parsers(commands, common)
-    eval_cli.add_parser(commands, common)
+    for name, text in DATA_COMMANDS.items():
+        data = commands.add_parser(name, parents=[common], help=text)
+        data.add_argument("file", type=Path, metavar="FILE")
+        data.add_argument("--url", help="database URL (default: storage.url)")
+    _eval_parser(commands, common)
     plugin = commands.add_parser("plugin", help="plugin projects: `plugin new NAME`")
     plugin_actions = plugin.add_subparsers(dest="action", required=True)
     plugin_new = plugin_actions.add_parser("new", help="write a plugin project to start from")
     plugin_new.add_argument("name", help="the plugin's name: lowercase letters, digits, _ or -")
     plugin_new.add_argument("--dir", help="where to write it (default: ./groupmate-NAME)")
-    options = parser.parse_args(argv)
-    if options.command == "plugin":  # needs no config
-        return _plugin_new(options)
-    try:
-        config = _config(options)
-        level = os.environ.get("GROUPMATE_LOG_LEVEL") or config.logging.level
-        setup_logging(level, config.logging.format)
-        if options.command == "check":
-            return _check(config)
-        if options.command == "plugins":
-            return _plugins(config)
-        if options.command == "db":
-            return _db(config, options.action)
-        if options.command in cli_data.COMMANDS:
-            return cli_data.run(options, config)
-        if options.command == "eval":
-            return eval_cli.run(options, config)
-        if options.command == "serve":
-            config = _with_address(config, options.host, options.port)
-            refusal = serve_refusal(config, insecure_no_auth=options.insecure_no_auth)
-            if refusal is not None:
-                print(f"groupmate: {refusal}", file=sys.stderr)
-                return 2
-        if options.command == "mcp":
-            McpEndpoint.check(config)
-            asyncio.run(_mcp(config))
-            return 0
-        if options.command == "chat":
-            asyncio.run(_chat(config))
-        else:
-            _run_fast(_serve(config))
-    except KeyboardInterrupt:
-        return 130
-    except (ConfigError, StorageError) as exc:
-        print(f"groupmate: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parser().parse_args(argv)
+    from bot import cli_run
+
+    return cli_run.run(options)
 
 
 if __name__ == "__main__":

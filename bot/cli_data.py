@@ -21,20 +21,6 @@ _PG_BACKUP = (
 )
 
 
-def add_parsers(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
-) -> None:
-    helps = {
-        "backup": "copy the SQLite database to FILE, safe while the bot runs",
-        "export": "write every row of the database to FILE (JSON Lines)",
-        "import": "load an export FILE into a new, empty database",
-    }
-    for name, text in helps.items():
-        parser = commands.add_parser(name, parents=[common], help=text)
-        parser.add_argument("file", type=Path, metavar="FILE")
-        parser.add_argument("--url", help="database URL (default: storage.url)")
-
-
 def run(options: argparse.Namespace, config: Config) -> int:
     """Run `backup`, `export` or `import`; the exit status. Storage errors are the
     caller's to print."""
@@ -84,7 +70,6 @@ def _import(database: Database, file: Path) -> int:
     return 0
 
 
-COMMANDS = ("backup", "export", "import")
 _COMMANDS: dict[str, Callable[[Database, Path], int]] = {
     "backup": _backup,
     "export": _export,

@@ -7,10 +7,13 @@ call the model made.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from bot.edit_words import AmbiguousEdit, edit_arguments
+from bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
+from bot.help_text import Command as HelpCommand
 from bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
 from function_calls import (
     FunctionResult,
@@ -24,6 +27,7 @@ from function_calls import (
     UnknownToolError,
     ValidatedToolCall,
 )
+from function_calls.digest_core import Lang
 from function_calls.grammar import (
     CJK,
     DEFAULT_TIME,
@@ -40,12 +44,15 @@ from function_calls.handlers.followup import (
     SWITCH_WORDS,
 )
 from function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
+from function_calls.handlers.help import plain_examples
 from function_calls.handlers.reminder_refusals import refusal_text
 from function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
 from function_calls.handlers.reminder_words import refusal
 from function_calls.internal_text import refusal_of
 from function_calls.links import PageFetcher, find_links
+from function_calls.registry import Tool
 from function_calls.search import WebSearch
+from function_calls.selection import ToolSelector
 from storage import StorageError, StorageUnavailableError
 from storage.vocabulary import (
     PERMISSIONS,
@@ -80,7 +87,7 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "tools": ("/tools [off|on <tool>]", "chat_tools"),
     "help": ("/help", "help"),
 }  # fmt: skip
-COMMAND_ALIASES = {"提醒": "remind", "start": "help"}
+COMMAND_ALIASES = {"提醒": "remind", "帮助": "help", "start": "help"}
 NOT_HERE = "That isn't available on this bot."
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
@@ -91,7 +98,7 @@ REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周
 # "/查找 预算" is "/find 预算".
 DECLARED_ALIASES = {"查找": "find"}
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
-_GLUED_ALIASES = ("提醒", *DECLARED_ALIASES)
+_GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
 
 
 class CommandError(Exception):
@@ -134,8 +141,10 @@ _SETTINGS: dict[str, tuple[str, str]] = {
 class Commands:
     """Parses `/command args` and runs the matching tool."""
 
-    def __init__(self, invoker: ToolInvoker) -> None:
+    def __init__(self, invoker: ToolInvoker, *, model: bool = False) -> None:
         self._invoker = invoker
+        self._model = model  # a model reads plain language here
+        self._selector = ToolSelector()  # without one, what plain words are nearest
         self._table: dict[str, CommandRunner] = {
             "remind": self._remind,
             "提醒": self._remind,
@@ -152,6 +161,7 @@ class Commands:
             "tz": self._tz,
             "settings": self._settings,
             "help": self._help,
+            "帮助": self._help,
             "start": self._help,
             "budget": self._budget,
             "tools": self._tools,
@@ -423,16 +433,51 @@ class Commands:
         return run
 
     async def _help(self, ctx: MessageContext, rest: str) -> str:
-        tools = await self.call(ctx, "help", {}) if "help" in self._invoker.registry else ""
-        offered = {tool.name for tool in self._invoker.offered(ctx)}
-        more = [c.usage for c in self._declared.values() if c.tool.name in offered]
-        extra = f"\nMore commands: {', '.join(more)}" if more else ""
-        return f"{tools}\n\n{self.usage()}{extra}".strip()
+        """What works for this sender here (see bot.help_text), from the tools the invoker
+        offers them: a command whose tool is off, or not theirs, is left out."""
+        offered = self._invoker.offered(ctx)
+        lang = _lang(ctx.text)
+        commands = self._listed(offered, lang)
+        examples = plain_examples(offered, chinese=lang == "zh")
+        return help_text(lang, commands, examples, model=self._model)
+
+    def closest(self, ctx: MessageContext, text: str) -> str:
+        """Without a model, the answer to plain language: the few commands nearest what
+        was asked, ranked as the model's tools are (bot.help_text.closest_commands)."""
+        # What the sender could run as a command (command-only tools too: /find).
+        offered = self._invoker.offered(dataclasses.replace(ctx, source="command"))
+        lang = _lang(text)
+        return closest_commands(lang, self._listed(offered, lang), self._selector, offered, text)
+
+    def _listed(self, offered: Sequence[Tool], lang: Lang) -> list[HelpCommand]:
+        """The commands whose tool `offered` holds, as /help lists them."""
+        names = {tool.name for tool in offered}
+        zh = lang == "zh"
+        commands = [
+            # The usage without its examples: the help gives its own.
+            HelpCommand(text.split(" (e.g.", 1)[0], ABOUT[name][zh], tool)
+            for name, (text, tool) in COMMAND_USAGE.items()
+            if tool in names and name in ABOUT and (self._model or name not in NEEDS_MODEL)
+        ]
+        commands += [
+            HelpCommand(
+                c.usage,
+                ABOUT[name][zh] if name in ABOUT else first_sentence(c.tool.description),
+                c.tool.name,
+            )
+            for name, c in self._declared.items()
+            if c.tool.name in names
+        ]
+        return commands
 
     def usage(self) -> str:
         """'Commands: /remind …, /reminders, …': those whose tool this bot has."""
         usage = (text for text, tool in COMMAND_USAGE.values() if self.has_tool(tool))
         return "Commands: " + ", ".join(usage)
+
+
+def _lang(text: str) -> Lang:
+    return "zh" if CJK.search(text) else "en"
 
 
 def _setting(key: str, word: str) -> object:

@@ -61,6 +61,27 @@ def _llm_line(config: Config, context: ContextWindow | None) -> str:
     )
 
 
+def model_warning(config: Config, served: Sequence[str] | None) -> str | None:
+    """What is wrong with llm.model for the server at llm.base_url, which lists `served`
+    (None: it did not say), or None. A model name the server does not know fails every
+    request on servers that check it (Ollama, LM Studio, vLLM); llama.cpp's answers any."""
+    llm = config.llm
+    if not llm.base_url or (served is not None and llm.model in served):
+        return None
+    where = _without_userinfo(llm.base_url)
+    if "model" not in llm.model_fields_set:
+        problem = f"llm.model is not set, so requests to {where} name {llm.model}, OpenAI's model"
+    elif served is not None:
+        problem = f"the server at {where} does not list llm.model {llm.model}"
+    else:
+        return None  # set, and the server did not say what it has
+    if served:
+        return f"{problem}; it offers: {', '.join(served)}. Set llm.model to one of them"
+    if served is not None:
+        return f"{problem}, and it lists no models. Set llm.model to the model it runs"
+    return f"{problem}. Set llm.model to the model the server runs"
+
+
 def _without_userinfo(url: str) -> str:
     """`http://user:secret@host/v1` as `http://***@host/v1`: shown on the dashboard."""
     parts = urlsplit(url)

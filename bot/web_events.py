@@ -56,6 +56,7 @@ class LiveEvents:
         self._bot_name = bot_name
         self._clock = clock
         self._listeners: set[asyncio.Queue[LiveEvent | None]] = set()
+        self._closed = False
 
     async def send(self, message: OutgoingMessage) -> str:
         """Deliver: log it in the chat's history (so a reload shows it), then push it."""
@@ -81,6 +82,8 @@ class LiveEvents:
     def listen(self) -> Iterator[asyncio.Queue[LiveEvent | None]]:
         """A queue of the events from now on; None means the bot is closing."""
         queue: asyncio.Queue[LiveEvent | None] = asyncio.Queue(_QUEUE_LIMIT)
+        if self._closed:  # a page that connected as the server began to stop
+            queue.put_nowait(None)
         self._listeners.add(queue)
         try:
             yield queue
@@ -88,6 +91,9 @@ class LiveEvents:
             self._listeners.discard(queue)
 
     def close(self) -> None:
+        """End every page's stream (each reconnects later, to whichever bot then runs).
+        Said when the server is told to stop, before it waits for its connections."""
+        self._closed = True
         for queue in list(self._listeners):
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(None)

@@ -93,8 +93,14 @@ def said(message: WindowMessage, clock: Clock) -> str:
 
 
 def people(messages: Sequence[WindowMessage]) -> list[WindowMessage]:
-    """The window's messages written by people (not by the bot)."""
-    return [m for m in messages if not m.from_bot]
+    """The people's conversation among the window's messages: neither the bot's own nor
+    those meant for it (a command, or a request it answered: "@bot remind me friday…")."""
+    answered = {m.reply_to for m in messages if m.from_bot and m.reply_to}
+    return [
+        m
+        for m in messages
+        if not m.from_bot and not m.text.startswith("/") and m.message_id not in answered
+    ]
 
 
 def speakers(messages: Sequence[WindowMessage]) -> list[tuple[str, int]]:
@@ -136,12 +142,12 @@ class SharedLink:
 
 
 def shared_links(messages: Sequence[WindowMessage]) -> list[SharedLink]:
-    """Links people posted, first sharing first, each once; its title where the link
-    reader's answer in the window gives one."""
+    """Links people posted (to each other or for the bot to read), first sharing first,
+    each once; its title where the link reader's answer in the window gives one."""
     titles = link_titles(messages)
     firsts: dict[str, WindowMessage] = {}
     counts: Counter[str] = Counter()
-    for message in people(messages):
+    for message in (m for m in messages if not m.from_bot):
         for url in find_links(message.text):
             firsts.setdefault(url, message)
             counts[url] += 1
@@ -165,9 +171,8 @@ def link_titles(messages: Sequence[WindowMessage]) -> dict[str, str]:
 def marked_lines(messages: Sequence[WindowMessage]) -> list[tuple[WindowMessage, LineKind]]:
     """People's lines that carry a decision or a date, in order."""
     found: list[tuple[WindowMessage, LineKind]] = []
+    # A command or request to the bot ("/remind friday …") is shown as what it did.
     for message in people(messages):
-        if message.text.startswith("/"):
-            continue  # a command ("/remind friday …") is shown as what it did
         kind = line_kind(message.text)
         if kind is not None:
             found.append((message, kind))
@@ -195,18 +200,20 @@ def reminder_line(event: ReminderEvent, clock: Clock) -> str:
             return f"#{event.short_id} 已提醒，{when}{'（迟到）' if event.late else ''}：{what}"
         audience = "（提醒所有人）" if event.everyone else ""
         audience = audience or (f"（提醒 {'、'.join(others)}）" if others else "")
-        return f"#{event.short_id} 由 {event.by_name} 设置，{when}：{what}{audience}"
+        gone = "（已取消）" if event.cancelled else ""
+        return f"#{event.short_id} 由 {event.by_name} 设置，{when}：{what}{audience}{gone}"
     if event.kind == "fired":
         return f"#{event.short_id} went off {when}{' (late)' if event.late else ''}: {what}"
     audience = " (for everyone)" if event.everyone else ""
     audience = audience or (f" (for {', '.join(others)})" if others else "")
-    return f"#{event.short_id} set by {event.by_name}, {when}: {what}{audience}"
+    gone = " (cancelled)" if event.cancelled else ""
+    return f"#{event.short_id} set by {event.by_name}, {when}: {what}{audience}{gone}"
 
 
 _WORDS: dict[Lang, dict[str, str]] = {
     "en": {
         "title": "📋 Offline digest, {span}",
-        "bot": ", and {bot} from the bot",
+        "bot": ", and {bot} to and from the bot",
         "empty": "No messages in this window.",
         "spoke": "👥 Who spoke: ",
         "others": ", and {n} others",
@@ -224,7 +231,7 @@ _WORDS: dict[Lang, dict[str, str]] = {
     },
     "zh": {
         "title": "📋 离线摘要，{span}",
-        "bot": "，机器人 {bot} 条",
+        "bot": "，与机器人往来 {bot} 条",
         "empty": "这段时间没有消息。",
         "spoke": "👥 发言：",
         "others": "，另有 {n} 人",

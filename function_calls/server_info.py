@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from openai import AsyncOpenAI
 
 from function_calls.usage import estimate_tokens
 
@@ -162,6 +163,26 @@ async def context_window(
         found = ContextWindow(OPENAI_CONTEXT_TOKENS, "default for the OpenAI API")
     log.info("LLM context window: %d tokens (%s)", found.tokens, found.source)
     return found
+
+
+async def served_models(
+    base_url: str, *, api_key: str | None = None, within: float = PROBE_TIMEOUT
+) -> tuple[str, ...] | None:
+    """The names of the models the server at `base_url` lists (GET /models), or None when
+    it does not answer within `within` seconds or has no such list."""
+    try:
+        async with (
+            asyncio.timeout(within),
+            # A local server takes any key; the SDK wants one.
+            AsyncOpenAI(
+                base_url=base_url, api_key=api_key or "unused", timeout=within, max_retries=0
+            ) as client,
+        ):
+            page = await client.models.list()
+            return tuple(model.id for model in page.data)
+    except Exception as exc:  # refused, slow, no such route: the caller says nothing then
+        log.info("LLM server did not list its models (%s)", type(exc).__name__)
+        return None
 
 
 async def discover_context(

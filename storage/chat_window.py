@@ -11,7 +11,14 @@ from typing import Any, Literal, cast
 from sqlalchemy import Row, Table, func, select
 from sqlalchemy.orm import Session
 
-from storage.models import DELIVERED, ChatMessage, Delivery, MessageReaction, Reminder
+from storage.models import (
+    DELIVERED,
+    REMINDER_CANCELLED,
+    ChatMessage,
+    Delivery,
+    MessageReaction,
+    Reminder,
+)
 
 __all__ = [
     "ReminderEvent",
@@ -69,6 +76,8 @@ class ReminderEvent:
     for_names: tuple[str, ...] = ()
     everyone: bool = False
     late: bool = False
+    # Cancelled since (a "set" event): a digest must not pass it off as still on.
+    cancelled: bool = False
 
     def concerns(self, user_id: str) -> bool:
         return self.everyone or user_id in self.for_ids
@@ -219,4 +228,5 @@ def _event(
         for_names=names,
         everyone=bool(row.everyone),
         late=late,
+        cancelled=row.status == REMINDER_CANCELLED,
     )

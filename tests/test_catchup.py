@@ -98,7 +98,7 @@ async def test_catchup_offline_leads_with_what_concerns_the_asker(
         (chinese,) = await say(bot, clock, 182, "Alice", "@groupmate 我错过了什么？")
     print(f"\n{reply}\n")
     head, note, for_you_heading, *rest = reply.splitlines()
-    assert head == "📝 Catch-up: 5 messages since your last message (Tue 24 Nov 09:00):"
+    assert head == "📝 Catch-up: 4 messages since your last message (Tue 24 Nov 09:00):"
     assert note == "(no language model is configured, so this is the offline digest.)"
     assert for_you_heading == "🙋 For you:"
     assert rest[:3] == [
@@ -123,7 +123,7 @@ async def test_catchup_without_a_message_of_theirs_covers_the_last_24_hours(
         (reply,) = await say(bot, clock, 60, "Eve", "@groupmate 我错过了什么")
     print(f"\n{reply}\n")
     assert reply.startswith(
-        "📝 过去 24 小时的 6 条消息：\n（没有配置语言模型，以下是离线摘要。）\n"
+        "📝 过去 24 小时的 5 条消息：\n（没有配置语言模型，以下是离线摘要。）\n"
     )
     assert "🙋" not in reply  # nothing in it names Eve
     assert "📋 离线摘要" in reply and "📌 王芳，周二 09:07：“我们决定周五上线”" in reply
@@ -152,7 +152,7 @@ async def test_catchup_with_a_model_gives_it_the_window_and_what_concerns_the_as
     assert "📌 王芳, 09:07: “我们决定周五上线”" in system
     assert "[09:08] Dan: lunch anyone" in transcript
     assert "dentist" not in transcript and "two days ago" not in transcript
-    assert reply.startswith("📝 Catch-up: 5 messages since your last message")
+    assert reply.startswith("📝 Catch-up: 4 messages since your last message")
     assert "🙋 For you:\n❓ Bob" in reply
     assert reply.endswith("• Bob wants your PR review\n• Friday launch decided")
 
@@ -175,7 +175,7 @@ async def test_catchup_asked_in_a_burst_starts_before_the_burst(
     assert "hey\nwhat did I miss?" in stub.requests[requests_before]["messages"][-1]["content"]
     transcript = stub.requests[requests_before + 1]["messages"][1]["content"]
     assert "[09:08] Dan: lunch anyone" in transcript and "hey" not in transcript
-    assert reply.startswith("📝 Catch-up: 5 messages since your last message (")
+    assert reply.startswith("📝 Catch-up: 4 messages since your last message (")
     assert "09:00" in reply.splitlines()[0]
 
 
@@ -206,7 +206,7 @@ async def test_catchup_when_the_model_fails_gives_the_offline_digest_and_says_wh
         await a_morning(bot, clock)
         (reply,) = await say(bot, clock, 180, "Alice", "/catchup")
     head, note, *rest = reply.splitlines()
-    assert head.startswith("📝 Catch-up: 5 messages")
+    assert head.startswith("📝 Catch-up: 4 messages")
     assert note.endswith(". Here is the offline digest instead.")
     assert "🙋 For you:" in rest and "📌 王芳, 09:07: “我们决定周五上线”" in rest
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import signal
 import socket
@@ -13,10 +14,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pyte
 import pytest
 import yaml
 
-from bot.cli import serve_refusal
+from bot.cli_run import serve_refusal
 from bot.config import Config, parse_config
 from groupmate.testing import stub_llm as s
 
@@ -50,11 +52,20 @@ def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+# What a terminal draws rather than shows: escape sequences (cursor moves, colours, modes).
+_ESCAPES = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-B]|[=>78])")
+
+
 class Terminal:
-    """`groupmate chat` on a pseudo-terminal, typed into like a person would."""
+    """`groupmate chat` on a pseudo-terminal, typed into like a person would. `output` is
+    what was written, escape sequences left out; `screen()` is what the terminal shows
+    (drawn by pyte, a VT100 emulator, which also answers the cursor-position questions
+    that a line editor asks of a real terminal)."""
 
     def __init__(self, config: Path, **env: str) -> None:
         self.master, slave = pty.openpty()
+        self._screen = pyte.Screen(100, 30)
+        self._stream = pyte.ByteStream(self._screen)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bot.cli", "--config", str(config), "chat"],
             stdin=slave,
@@ -80,11 +91,35 @@ class Terminal:
                     chunk = b""
                 if not chunk:
                     raise AssertionError(f"terminal closed before {text!r}:\n{self.output}")
-                self.output += chunk.decode(errors="replace").replace("\r\n", "\n")
+                self._drawn(chunk)
         return self.output
 
+    def _drawn(self, chunk: bytes) -> None:
+        self._stream.feed(chunk)
+        if b"\x1b[6n" in chunk:  # where is the cursor? (1-based row;column)
+            cursor = self._screen.cursor
+            os.write(self.master, f"\x1b[{cursor.y + 1};{cursor.x + 1}R".encode())
+        text = _ESCAPES.sub("", chunk.decode(errors="replace"))
+        self.output += text.replace("\r\n", "\n")
+
+    def settle(self, quiet: float = 0.5) -> None:
+        """Read until the terminal has been quiet for `quiet` seconds."""
+        while select.select([self.master], [], [], quiet)[0]:
+            self._drawn(os.read(self.master, 4096))
+
+    def screen(self) -> list[str]:
+        """The terminal's lines as shown, trailing blanks left out."""
+        lines = [line.rstrip() for line in self._screen.display]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+    def keys(self, text: str) -> None:
+        """Typed without Enter."""
+        os.write(self.master, text.encode())
+
     def type(self, line: str) -> None:
-        os.write(self.master, (line + "\n").encode())
+        os.write(self.master, (line + "\r").encode())  # Enter, as a terminal sends it
 
     def close(self) -> int:
         self.type("/quit")
@@ -114,7 +149,7 @@ def test_console_group_chat_in_a_terminal(stub, tmp_path: Path) -> None:
         reminders={"fast_path": False},
     )
     with Terminal(config) as terminal:
-        terminal.expect("[group] tester> ")
+        terminal.expect("[group] tester>")
         terminal.type("@groupmate hello")
         terminal.expect("bot> Hello tester!")
         terminal.type("just chatting, not for the bot")

@@ -119,7 +119,7 @@ def test_who_spoke_and_how_much_leaving_the_bot_out() -> None:
             msg(5, "wf", "早"),
         ]
     )
-    assert "4 messages from 3 people, and 1 from the bot." in text
+    assert "4 messages from 3 people, and 1 to and from the bot." in text
     assert "👥 Who spoke: Bob 2, Alice 1, 王芳 1" in text  # most first, then by name
     zh = digest([msg(1, "wf", "早"), msg(2, "wf", "在吗")], "zh")
     assert "1 人发了 2 条消息。" in zh and "👥 发言：王芳 2" in zh
@@ -131,7 +131,8 @@ def test_the_messages_most_replied_to() -> None:
             msg(1, "alice", "Should we move the launch?", mid="a"),
             msg(2, "bob", "yes", mid="b", reply="a"),
             msg(3, "wf", "同意", mid="c", reply="a"),
-            msg(4, "bot", "(an answer)", reply="a", bot=True),  # the bot's: not counted
+            msg(4, "bob", "@groupmate is it raining?", mid="q"),  # to the bot: not counted
+            msg(4, "bot", "(an answer)", reply="q", bot=True),  # the bot's: not counted
             msg(5, "alice", "ok", mid="d", reply="b"),
             msg(6, "bob", "that old thing", mid="e", reply="before-the-window"),
         ]
@@ -278,7 +279,8 @@ def test_the_300_message_day() -> None:
         list(day), digest_chat.reminders(), digest_chat.ZONE, digest_chat.SINCE, digest_chat.UNTIL
     )
     assert text == again  # deterministic
-    assert "297 messages from 8 people, and 3 from the bot." in text
+    # The three the bot answered were meant for it: with its answers, not the talk.
+    assert "294 messages from 8 people, and 6 to and from the bot." in text
     assert "• 王芳, Tue 18:21: “中午吃什么？” (5 replies)" in text
     agreed = "• Alice, Tue 14:17: “We agreed: launch moves to Thursday 3 Dec, 10:00 Beijing time.”"
     assert f"{agreed} (3 replies, 👍 6 🎉 3)" in text  # first: 12 replies and reactions

@@ -12,7 +12,6 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import update
 
-from bot.answering import NO_LLM
 from groupmate.testing.stub_llm import StubLLM, calls, earlier_chat, raw, text
 from storage.models import Reminder
 from tests.conftest import FakeClock
@@ -133,8 +132,10 @@ async def test_offline_commands_without_an_llm(servers: Servers) -> None:
     (natural,) = await api.say("@groupmate remind me tomorrow")
     assert natural["text"].startswith("I couldn't set that reminder: What should I remind")
     (chat,) = await api.say("@groupmate how are you?")
-    assert chat["text"].startswith(NO_LLM + " Commands: /remind <when> <what>")
-    assert "/reminders, /cancel <id>" in chat["text"]
+    assert chat["text"].startswith(
+        "I can't understand plain language here: no language model is configured.\n"
+        "Some commands to try:\n• /remind <when> <what>: set a reminder\n"
+    )
     (set_reply,) = await api.say("/remind in 10 minutes tea")
     assert set_reply["text"].startswith("⏰ Reminder #1 set for ")
     (weekly,) = await api.say("/remind every monday 9:00 send the report")

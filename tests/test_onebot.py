@@ -74,7 +74,7 @@ async def test_a_group_mention_is_answered_with_a_reply_to_it(servers: Servers) 
     # Not addressed to the bot: no answer.
     await qq.group_message(GROUP, ALICE, "just chatting")
     await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /list")])
-    assert "tea" in sent_text(await qq.next_action())
+    assert "• /reminders" in sent_text(await qq.next_action())  # the command nearest "list"
 
 
 async def test_a_private_message_is_answered_privately(servers: Servers) -> None:

@@ -55,6 +55,7 @@ def tool(name: str, **options: Any) -> Tool:
     async def handler() -> FunctionResult:
         return FunctionResult.direct(f"{name} ran")
 
+    options.setdefault("examples", [f"{name}, please"])
     return build_tool(handler, name=name, description=f"The {name} tool.", **options)
 
 
@@ -294,8 +295,8 @@ async def test_help_lists_what_the_invokers_set_offers() -> None:
     policy = ToolPolicy({"lookup": ToolRule(who="admins")}, monotonic=lambda: 0.0)
     invoker = ToolInvoker(composed, policy=policy)
     said = await run(invoker, make_ctx(source="command"), "help")
-    assert [line.split(":")[0] for line in said.splitlines()[1:]] == [
-        "• anyone", "• grouped", "• switch",
+    assert said.splitlines()[1:-1] == [
+        "• anyone, please", "• grouped, please", "• switch, please",
     ]  # fmt: skip
 
 

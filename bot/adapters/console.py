@@ -1,16 +1,22 @@
 """`groupmate chat`: a terminal group-chat simulator with the whole bot behind it.
 
 You type as a participant; `/as bob` switches who you are, `/private` and `/group` switch
-the chat. Reminders fire into the terminal while you type.
+the chat. Reminders fire into the terminal while you type: on a terminal, prompt_toolkit
+keeps the line being typed below them (printed above it, not into it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import sys
 import uuid
+from collections.abc import Iterator
 from typing import TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.patch_stdout import patch_stdout
 
 from bot.adapters import CHAT_PREFIXES
 from bot.app import Bot
@@ -40,6 +46,10 @@ class ConsoleChat:
         self._session = uuid.uuid4().hex[:12]
         self._ids = itertools.count(1)
         self._people = {user.casefold(): user}  # everyone you have been, by /as
+        # A person at a terminal types into prompt_toolkit's line; piped input is read
+        # line by line (scripts, tests of the plain stream).
+        self._terminal = stdin is sys.stdin and stdin.isatty() and stdout.isatty()
+        self._line: PromptSession[str] | None = None
 
     def member(self, name: str) -> Member:
         return Member(f"console-{name}", name)
@@ -54,27 +64,61 @@ class ConsoleChat:
         return GROUP_CHAT if self.chat_type == "group" else f"{CHAT_PREFIX}dm-{self.user}"
 
     def _say(self, text: str) -> None:
-        print(text, file=self._stdout, flush=True)
+        # On a terminal, sys.stdout is prompt_toolkit's proxy while the chat runs: what is
+        # printed goes above the line being typed, which is drawn again, text and all.
+        out = sys.stdout if self._line is not None else self._stdout
+        print(text, file=out, flush=True)
 
-    def _prompt(self) -> None:
-        print(f"[{self.chat_type}] {self.user}> ", end="", file=self._stdout, flush=True)
+    def _prompt_text(self) -> str:
+        return f"[{self.chat_type}] {self.user}> "
 
     async def deliver(self, message: OutgoingMessage) -> None:
-        """Outgoing messages of console chats: printed between prompts."""
+        """Outgoing messages of console chats: printed above the line being typed (or,
+        on piped input, between prompts)."""
         where = "group" if message.chat_id == GROUP_CHAT else "private"
         # The terminal's mentions are the "@name"s in the text; everyone's is shown so.
         everyone = "@everyone " if message.everyone else ""
+        if self._line is not None:
+            self._say(f"[{where}] bot> {everyone}{message.text}")
+            return
         self._say(f"\n[{where}] bot> {everyone}{message.text}")
-        self._prompt()
+        print(self._prompt_text(), end="", file=self._stdout, flush=True)
+
+    @contextlib.contextmanager
+    def _typing(self) -> Iterator[None]:
+        """The terminal's input line, kept below whatever the bot prints meanwhile."""
+        if not self._terminal:
+            yield
+            return
+        with patch_stdout(raw=True):
+            self._line = PromptSession()
+            try:
+                yield
+            finally:
+                self._line = None
+
+    async def _read(self) -> str | None:
+        """The next line typed; None at the end (/quit aside: Ctrl-D, Ctrl-C, EOF)."""
+        if self._line is None:
+            print(self._prompt_text(), end="", file=self._stdout, flush=True)
+            line = await asyncio.to_thread(self._stdin.readline)
+            return line or None
+        try:
+            return await self._line.prompt_async(self._prompt_text())
+        except (EOFError, KeyboardInterrupt):
+            return None
 
     async def run(self) -> None:
+        with self._typing():
+            await self._chat()
+
+    async def _chat(self) -> None:
         self._say("groupmate console. " + HELP.format(name=self.bot.config.bot.name))
         if self.bot.llm is None:
             self._say("No language model is configured: use the /commands (try /help).")
         while True:
-            self._prompt()
-            line = await asyncio.to_thread(self._stdin.readline)
-            if not line or line.strip() == "/quit":
+            line = await self._read()
+            if line is None or line.strip() == "/quit":
                 self._say("")
                 return
             text = line.strip()

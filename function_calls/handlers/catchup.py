@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
 from function_calls.catchup_core import Asker, ForYou, for_you
 from function_calls.context import MessageContext, validation_context
-from function_calls.digest_core import Clock, Lang
+from function_calls.digest_core import Clock, Lang, people
 from function_calls.digest_lines import is_cjk
 from function_calls.errors import LLMUnavailableError
 from function_calls.handlers.budget import chat_limit
@@ -104,9 +104,9 @@ async def chat_catchup(
     lang: Lang = "zh" if is_cjk(ctx.text) else "en"
     window, seen = await _window(ctx, chatlog, reminders, store)
     clock = Clock(window.zone, lang, window.since, window.until)
-    # Other people's messages: the bot's own (an earlier catch-up, say) and the asker's
-    # own are nothing new to them.
-    said = [m for m in window.messages if not m.from_bot and m.sender_id != ctx.sender_id]
+    # Other people's conversation: what was said to or by the bot (an earlier catch-up,
+    # say) and the asker's own words are nothing new to them.
+    said = [m for m in people(window.messages) if m.sender_id != ctx.sender_id]
     if not said and not window.reminders:
         return FunctionResult.direct(_nothing_new(window, clock, seen=seen))
     replied = {m.reply_to for m in window.messages if m.reply_to and not m.from_bot}
@@ -228,7 +228,7 @@ async def _summarize(
 
 
 def _head(window: ChatWindow, clock: Clock, seen: Since, asker: str) -> str:
-    count = sum(1 for m in window.messages if not m.from_bot and m.sender_id != asker)
+    count = sum(1 for m in people(window.messages) if m.sender_id != asker)
     since = _since(window, clock, seen)
     if clock.lang == "zh":
         return f"📝 {since}的 {count} 条消息："

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from function_calls.context import MessageContext
-from function_calls.registry import tool_function
+from function_calls.registry import Tool, tool_function
 from function_calls.result import FunctionResult
 from function_calls.toolsets import AbstractToolset
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def plain_examples(tools: Iterable[Tool], *, chinese: bool = False) -> list[str]:
+    """What people may say to the bot, one example of each tool that has one in plain
+    words (a Chinese one first for a Chinese asker). A tool with none, or only a command,
+    is no ability of its own to people: it backs a command, which /help lists."""
+    found = []
+    for tool in tools:
+        said = [e.said for e in tool.examples if not e.said.startswith("/")]
+        if tool.name == "help" or not said:
+            continue
+        in_chinese = [text for text in said if _CJK.search(text)]
+        found.append((in_chinese or said)[0] if chinese else said[0])
+    return found
 
 
 @tool_function(
@@ -16,13 +35,16 @@ from function_calls.toolsets import AbstractToolset
 )
 async def show_help(ctx: MessageContext, tools: AbstractToolset) -> FunctionResult:
     # `tools` is the set of the invoker running this call: what it offers this sender
-    # here (rights, scope, policy, switches) is what the model and /tools see too.
-    lines = ["Here is what I can do here:"]
-    for tool in tools.get_tools(ctx).values():
-        if tool.name == "help":
-            continue
-        example = f' (e.g. "{tool.examples[0].said}")' if tool.examples else ""
-        lines.append(f"• {tool.name}: {tool.description}{example}")
-    if len(lines) == 1:
-        lines = ["I can chat with you here, but no tools are enabled in this chat."]
-    return FunctionResult.direct("\n".join(lines), data={"tools": len(lines) - 1})
+    # here (rights, scope, policy, switches) is what the model and /tools see too. The
+    # answer goes to the person as it is: in their words, never the tools' names.
+    chinese = _CJK.search(ctx.text) is not None
+    examples = plain_examples(tools.get_tools(ctx).values(), chinese=chinese)
+    if chinese:
+        head, tail = "可以直接用自己的话问我，例如：", "发送 /help 查看命令。"
+    else:
+        head, tail = (
+            "You can ask me in your own words, for example:",
+            "Send /help for the commands.",
+        )
+    lines = [head, *(f"• {text}" for text in examples)] if examples else []
+    return FunctionResult.direct("\n".join([*lines, tail]), data={"examples": len(examples)})
