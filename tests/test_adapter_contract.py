@@ -88,6 +88,7 @@ async def test_healthz_shows_each_adapter(servers: Servers) -> None:
         "llm": "off",
         "adapters": {},
         "plugins": {},
+        "reminders_waiting": {},
     }
 
 

@@ -23,7 +23,7 @@ async def test_a_word_on_return_does_not_hide_what_was_missed(database_url: str)
     print(f"\n{reply}\n")
     head, _note, for_you_heading, *rest = reply.splitlines()
     assert head == (
-        "📝 Catch-up: 5 messages since your last message before you were away (Tue 24 Nov 09:00):"
+        "📝 Catch-up: 4 messages since your last message before you were away (Tue 24 Nov 09:00):"
     )
     assert for_you_heading == "🙋 For you:"
     assert rest[0] == "❓ Bob, 09:05: “@Alice can you review my PR when you're back?”"

@@ -87,7 +87,8 @@ async def test_connects_with_commands_and_answers_a_mention_as_a_reply(
         (answer,) = await replies(fake, 1)
         assert answer["reply_parameters"]["message_id"] == asked != first
         assert answer["chat_id"] == GROUP and answer["parse_mode"] == "HTML"
-        assert "Commands:" in answer["text"] and "/remind" in answer["text"]
+        # No model: the nearest commands, and where to find them all (HTML-escaped).
+        assert "/remind &lt;when&gt;" in answer["text"] and "All of them: /help" in answer["text"]
         status = bot.adapters[0].status()
         assert status["connected"] and status["username"] == BOT_USERNAME
     assert fake.called("deleteWebhook") and fake.called("getMe")
