@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from storage.outgoing import Member, OutgoingMessage, Sender, SendError
     from storage.policy import DEFAULT_GRACE, DeliveryPolicy
     from storage.reach import Reach, WaitingChat
-    from storage.recurrence import KINDS, Kind, Schedule
+    from storage.recurrence import KINDS, Kind, Schedule, check_timezone
     from storage.repository import NewReminder, ReminderView, ScheduledAction
     from storage.scheduler import Act, Compose, ReminderScheduler
-    from storage.service import ReminderService, check_timezone
+    from storage.service import ReminderService
     from storage.transfer import export_file, import_file
 
 __all__ = [
@@ -101,10 +101,10 @@ if not TYPE_CHECKING:
             "storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
             "storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),
             "storage.reach": ("Reach", "WaitingChat"),
-            "storage.recurrence": ("KINDS", "Kind", "Schedule"),
+            "storage.recurrence": ("KINDS", "Kind", "Schedule", "check_timezone"),
             "storage.repository": ("NewReminder", "ReminderView", "ScheduledAction"),
             "storage.scheduler": ("Act", "Compose", "ReminderScheduler"),
-            "storage.service": ("ReminderService", "check_timezone"),
+            "storage.service": ("ReminderService",),
             "storage.transfer": ("export_file", "import_file"),
         },
     )

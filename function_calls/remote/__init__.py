@@ -15,12 +15,8 @@ if TYPE_CHECKING:
     from function_calls.remote.mcp_client import CONTEXT_META_KEY, McpServerTools, McpTools
     from function_calls.remote.mcp_config import McpServerConfig, McpSettings, McpTransport
     from function_calls.remote.naming import exposed_name
-    from function_calls.remote.openapi import (
-        OpenApiServerConfig,
-        OpenApiSettings,
-        OpenApiTools,
-        OpenApiToolSet,
-    )
+    from function_calls.remote.openapi import OpenApiTools, OpenApiToolSet
+    from function_calls.remote.openapi_config import OpenApiServerConfig, OpenApiSettings
     from function_calls.toolsets import ToolFilter
 
 __all__ = [
@@ -46,12 +42,8 @@ if not TYPE_CHECKING:
             "function_calls.remote.mcp_client": ("CONTEXT_META_KEY", "McpServerTools", "McpTools"),
             "function_calls.remote.mcp_config": ("McpServerConfig", "McpSettings", "McpTransport"),
             "function_calls.remote.naming": ("exposed_name",),
-            "function_calls.remote.openapi": (
-                "OpenApiServerConfig",
-                "OpenApiSettings",
-                "OpenApiTools",
-                "OpenApiToolSet",
-            ),
+            "function_calls.remote.openapi": ("OpenApiTools", "OpenApiToolSet"),
+            "function_calls.remote.openapi_config": ("OpenApiServerConfig", "OpenApiSettings"),
             "function_calls.toolsets": ("ToolFilter",),
         },
     )
