@@ -3,9 +3,11 @@ scheduler or web framework is loaded to print the usage (bench/cli_startup.py ti
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from function_calls.handlers import BUILTIN_MODULES
 
@@ -59,6 +61,30 @@ def test_the_package_still_exports_the_runtime() -> None:
 
     assert bot.Bot.__name__ == "Bot" and bot.load_config.__name__ == "load_config"
     assert all(getattr(bot, name) is not None for name in bot.__all__)
+
+
+# The packages whose names are imported when first asked for (storage.lazy).
+LAZY = (
+    "bot",
+    "function_calls",
+    "function_calls.handlers",
+    "function_calls.links",
+    "function_calls.plugins",
+    "function_calls.remote",
+    "function_calls.search",
+    "function_calls.toolsets",
+    "storage",
+)
+
+
+def test_each_lazy_package_exports_every_name_it_lists() -> None:
+    for name in LAZY:
+        package = importlib.import_module(name)
+        for export in package.__all__:
+            value = getattr(package, export)
+            assert value is not None and not isinstance(value, ModuleType), (name, export)
+            assert vars(package)[export] is value  # kept: asked once, imported once
+        assert not hasattr(package, "Nonexistent")  # an AttributeError, as without laziness
 
 
 # What `check` on a config of SQLite and no model, search, MCP server or plugin needs
