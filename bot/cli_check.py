@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from bot.config import Config
 from bot.status import config_lines, model_warning, plugin_lines, probe_search
-from function_calls.server_info import served_models
 from storage import Database, StorageError, current_revision, head_revision, upgrade
 from storage.migrate import is_known
 
@@ -58,6 +57,8 @@ def check(config: Config) -> int:
             )
             return 1
     if config.llm.base_url:
+        from function_calls.server_info import served_models  # the model client
+
         key = config.llm.api_key.get_secret_value() if config.llm.api_key else None
         served = asyncio.run(served_models(config.llm.base_url, api_key=key))
         warning = model_warning(config, served)

@@ -11,11 +11,11 @@ from urllib.parse import urlsplit, urlunsplit
 from bot.adapters import PLATFORMS
 from bot.config import Config
 from function_calls.search import SearchError
-from function_calls.server_info import ContextWindow
 from storage import head_revision
 
-if TYPE_CHECKING:  # the plugin loader is for `check` of a config with plugins only
+if TYPE_CHECKING:  # the plugin loader and the model client: `check` of a config with them
     from function_calls.plugins import PluginStatus
+    from function_calls.server_info import ContextWindow
 
 
 def config_lines(

@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from openai import AsyncOpenAI
 
 from function_calls.usage import estimate_tokens
 
@@ -169,10 +170,6 @@ async def served_models(
 ) -> tuple[str, ...] | None:
     """The names of the models the server at `base_url` lists (GET /models), or None when
     it does not answer within `within` seconds or has no such list."""
-    # The model client only when asked: `groupmate check` reads this module's
-    # ContextWindow without a model configured.
-    from openai import AsyncOpenAI
-
     try:
         async with (
             asyncio.timeout(within),

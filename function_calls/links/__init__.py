@@ -11,7 +11,6 @@ if TYPE_CHECKING:
     from function_calls.links.addresses import AllowList, forbidden
     from function_calls.links.extract import Article, read_article
     from function_calls.links.fetch import (
-        FetchLimits,
         LinkError,
         LinkRefused,
         LinkUnreadable,
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
         Resolver,
     )
     from function_calls.links.found import find_links
+    from function_calls.links.limits import FetchLimits
 
 __all__ = [
     "AllowList",
@@ -44,7 +44,6 @@ if not TYPE_CHECKING:
             "function_calls.links.addresses": ("AllowList", "forbidden"),
             "function_calls.links.extract": ("Article", "read_article"),
             "function_calls.links.fetch": (
-                "FetchLimits",
                 "LinkError",
                 "LinkRefused",
                 "LinkUnreadable",
@@ -53,5 +52,6 @@ if not TYPE_CHECKING:
                 "Resolver",
             ),
             "function_calls.links.found": ("find_links",),
+            "function_calls.links.limits": ("FetchLimits",),
         },
     )
