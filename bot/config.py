@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from bot.logs import LogFormat
-from function_calls.handlers.audience import ReminderRules
+from function_calls.handlers.audience_rules import ReminderRules
 from function_calls.handlers.reminder_refusals import unknown_zone
 from function_calls.plugins import BuiltinsConfig, PluginSpec
 from function_calls.policy import PolicyConfig
