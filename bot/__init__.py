@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from bot.app import Bot, settle_heap
@@ -13,20 +14,14 @@ if TYPE_CHECKING:
 __all__ = ["Bot", "Config", "ConfigError", "IncomingMessage", "Reply", "load_config", "settle_heap"]
 
 # Imported when first used, not with the package: `groupmate --help` imports bot.cli,
-# hence this package, and the bot's modules take seconds to import.
-_HOMES = {
-    "Bot": "bot.app",
-    "settle_heap": "bot.app",
-    "Config": "bot.config",
-    "ConfigError": "bot.config",
-    "load_config": "bot.config",
-    "IncomingMessage": "bot.messages",
-    "Reply": "bot.messages",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'bot' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+# hence this package, and the bot's modules take seconds to import. Not for type
+# checkers: they read the imports above, and a typo stays an error.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_exports(
+        __name__,
+        {
+            "bot.app": ("Bot", "settle_heap"),
+            "bot.config": ("Config", "ConfigError", "load_config"),
+            "bot.messages": ("IncomingMessage", "Reply"),
+        },
+    )

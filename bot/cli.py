@@ -56,7 +56,7 @@ def _prompt_formats() -> Sequence[str]:
 
 
 def _tool_schemas() -> Sequence[str]:
-    from function_calls.llm import ToolSchema
+    from function_calls.vocabulary import ToolSchema
 
     return get_args(ToolSchema)
 

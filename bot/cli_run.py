@@ -1,48 +1,20 @@
 """What the `groupmate` commands do once their arguments are read (bot.cli reads them):
 chat, serve, mcp, check, plugins, db, plugin new. Apart from bot.cli so that `--help`
-and a mistyped argument import none of this."""
+and a mistyped argument import none of this; each command's module is imported when it
+runs (bot.cli_serve, bot.cli_check, bot.cli_data, bot.eval.cli), so that one imports
+none of the others' (`check` no web server, `serve` no eval)."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import errno
-import logging
 import os
-import signal
-import socket
 import sys
-from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any
 
-import uvicorn
-
-from bot import cli_data
-from bot.adapters import configured
-from bot.adapters.console import run_console
-from bot.adapters.http import create_app
-from bot.adapters.mcp_server import McpEndpoint
-from bot.app import Bot, llm_context_window, prompt_budget, settle_heap
-from bot.cli import DATA_COMMANDS, DEFAULT_CONFIG, INSECURE_FLAG
-from bot.config import Config, ConfigError, is_loopback, load_config
-from bot.eval import cli as eval_cli
+from bot.cli import DATA_COMMANDS, DEFAULT_CONFIG
+from bot.config import Config, ConfigError, load_config
 from bot.logs import setup_logging
-from bot.plugin_runtime import configured_plugins, listing
-from bot.scaffold import ScaffoldError, new_plugin
-from bot.status import config_lines, model_warning, plugin_lines, probe_search
-from function_calls.server_info import served_models
-from storage import (
-    Database,
-    StorageError,
-    current_revision,
-    head_revision,
-    upgrade,
-)
-from storage.migrate import is_known
-
-log = logging.getLogger(__name__)
+from storage import StorageError
 
 
 def _config(options: argparse.Namespace) -> Config:
@@ -56,211 +28,10 @@ def _config(options: argparse.Namespace) -> Config:
     return config
 
 
-async def _mcp(config: Config) -> None:
-    """The bot's tools over stdio, for an MCP client that launched this process. Reminders
-    set here are delivered by the bot process that runs the chats (`serve` or `chat`)."""
-    async with Bot(config, deliver=False, remote_tools=False) as bot:
-        await McpEndpoint(bot, auth="operator").serve_stdio()
-
-
-async def _chat(config: Config) -> None:
-    # Not the web pages' process: their chats' reminders are left to `serve`.
-    await run_console(Bot(config, web_pages=False), user=os.environ.get("USER") or "you")
-
-
-def serve_refusal(config: Config, *, insecure_no_auth: bool) -> str | None:
-    """Why `serve` must not start with this config, or None.
-
-    Without a token every /v1 route is open, which is only safe on a loopback address.
-    """
-    webhook = config.adapters.webhook
-    if webhook.token or is_loopback(webhook.host):
-        return None
-    if insecure_no_auth:
-        log.warning(
-            "serving the HTTP API on %s without adapters.webhook.token (%s): every /v1 "
-            "route is open to anyone who can reach it",
-            webhook.host,
-            INSECURE_FLAG,
-        )
-        return None
-    return (
-        f"refusing to serve the HTTP API on {webhook.host} without adapters.webhook.token "
-        f"(every /v1 route would be open); set a token, bind 127.0.0.1, or pass {INSECURE_FLAG}"
-    )
-
-
-class _Server(uvicorn.Server):
-    """Says where it listens once it does, with the real port when the config says 0."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        # uvicorn's own handlers re-raise a SIGTERM once serving stopped, which would end
-        # the process inside `async with Bot`: reminder sends in flight would get no close
-        # grace and their outcomes would not be written. _serve handles the signals instead.
-        yield
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        settle_heap()  # before saying so: whoever waits for the line finds it settled
-        if self.started and self.servers and self.servers[0].sockets:
-            port = self.servers[0].sockets[0].getsockname()[1]
-            host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
-            print(f"groupmate serving on http://{host}:{port}", flush=True)
-            print(f"  playground: http://{host}:{port}/", flush=True)
-            print(f"  dashboard:  http://{host}:{port}/admin", flush=True)
-            print("  (a chat in this terminal instead: make chat)", flush=True)
-
-
-def _listening(host: str, port: int) -> socket.socket:
-    """The HTTP API's socket, bound before anything starts: a port in use is said in
-    the words of the setting to change, not as an OSError after the bot started."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-        sock = socket.socket(family, kind, proto)
-    except OSError as exc:
-        raise ConfigError(f"adapters.webhook.host: cannot listen on {host!r} ({exc})") from None
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        if exc.errno == errno.EADDRINUSE:
-            reason = "is in use by another program (another groupmate, a model server…)"
-        else:
-            reason = f"cannot be listened on ({exc.strerror})"
-        raise ConfigError(
-            f"{where} {reason}: set adapters.webhook.port (and host) in the config, or "
-            "pass serve --port N (--host H)"
-        ) from None
-    return sock
-
-
-def _with_address(config: Config, host: str | None, port: int | None) -> Config:
-    """The config with `serve --host/--port` in place of adapters.webhook's."""
-    if host is None and port is None:
-        return config
-    webhook = config.adapters.webhook
-    changed = webhook.model_copy(
-        update={"host": host or webhook.host, "port": webhook.port if port is None else port}
-    )
-    adapters = config.adapters.model_copy(update={"webhook": changed})
-    return config.model_copy(update={"adapters": adapters})
-
-
-async def _serve(config: Config) -> None:
-    webhook = config.adapters.webhook
-    listening = _listening(webhook.host, webhook.port)
-    bot = Bot(config)
-    for adapter in configured(config):
-        bot.add_adapter(adapter)
-    async with bot:
-        server = _Server(
-            uvicorn.Config(
-                create_app(bot),
-                host=webhook.host,
-                port=webhook.port,
-                lifespan="on",
-                log_level="warning",
-                access_log=False,
-                # Our logging (text or JSON, with correlation ids) for uvicorn's lines too,
-                # not a handler of its own.
-                log_config=None,
-                # Longer than clients' usual idle expiry, so they never reuse a connection
-                # the server is closing at that very moment.
-                timeout_keep_alive=30,
-                # At most this long for requests under way at a stop (the event streams of
-                # open pages are ended at once, by the signal handler below).
-                timeout_graceful_shutdown=5,
-            )
-        )
-
-        def stop(signum: int) -> None:
-            # The open pages' event streams end first: otherwise the server waits its whole
-            # graceful timeout for them, then cancels them mid-response.
-            if bot.live is not None:
-                bot.live.close()
-            server.handle_exit(signum, None)
-
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            # Stop serving, then leave `async with Bot`, which closes the bot in order.
-            # (No loop signal handlers on Windows: Ctrl+C ends it as KeyboardInterrupt.)
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(signum, stop, signum)
-        await server.serve(sockets=[listening])
-
-
-def _check(config: Config) -> int:
-    """What is enabled, without secrets; 1 when a configured plugin does not load (the
-    bot would serve without it)."""
-    database = Database(config.storage.url)
-    try:
-        revision = current_revision(database)
-    except StorageError as exc:
-        revision = f"unreachable ({exc})"
-    finally:
-        database.close()
-    # The context window as `serve` would find it: asked of the server when not configured.
-    context = asyncio.run(llm_context_window(config.llm)) if config.llm.enabled else None
-    print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
-    budget = asyncio.run(prompt_budget(config, context)) if context is not None else None
-    if budget is not None:
-        print(budget.describe())
-        if not budget.fits:
-            print(
-                f"groupmate: the model's window ({budget.window.tokens} tokens) is too small "
-                f"for the bot's own instructions ({budget.minimal} tokens, and "
-                f"{budget.answer} kept for the answer): start the server with a larger "
-                "window and set llm.context_tokens to it, or lower llm.max_output_tokens",
-                file=sys.stderr,
-            )
-            return 1
-    if config.llm.base_url:
-        key = config.llm.api_key.get_secret_value() if config.llm.api_key else None
-        served = asyncio.run(served_models(config.llm.base_url, api_key=key))
-        warning = model_warning(config, served)
-        if warning is not None:
-            print(f"groupmate: warning: {warning}", file=sys.stderr)
-    if config.search.enabled:
-        print("\n".join(asyncio.run(probe_search(config))))
-    plugins = [s for s in configured_plugins(config).statuses if not s.builtin]
-    print("\n".join(plugin_lines(plugins) or ["plugins: none configured"]))
-    failed = [s for s in plugins if s.state == "failed"]
-    for status in failed:
-        print(f"groupmate: plugin {status.name} does not load: {status.error}", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def _plugins(config: Config) -> int:
-    """Configured plugins (loaded, or why not) and installed ones the config leaves
-    off; 1 when a configured one does not load."""
-    statuses = listing(config)
-    print("\n".join(plugin_lines(statuses) or ["no plugins configured or installed"]))
-    return 1 if any(s.state == "failed" for s in statuses) else 0
-
-
-def _db(config: Config, action: str) -> int:
-    database = Database(config.storage.url)
-    try:
-        copy = upgrade(database) if action == "upgrade" else None
-        revision = current_revision(database)
-    finally:
-        database.close()
-    if copy is not None:
-        print(f"copied the database to {copy} before upgrading it")
-    state = "up to date" if revision == head_revision() else f"behind {head_revision()}"
-    if not is_known(revision):
-        state = "newer than this groupmate knows: it won't start on it"
-    print(f"{database.safe_url}: schema revision {revision or 'none'} ({state})")
-    return 0
-
-
 def _plugin_new(options: argparse.Namespace) -> int:
     """`groupmate plugin new NAME [--dir PATH]`: a plugin project to start from."""
+    from bot.scaffold import ScaffoldError, new_plugin  # the built-in tools' names: not for others
+
     directory = Path(options.dir) if options.dir is not None else None
     try:
         target, written = new_plugin(options.name, directory)
@@ -274,15 +45,30 @@ def _plugin_new(options: argparse.Namespace) -> int:
     return 0
 
 
-def _run_fast(main: Coroutine[Any, Any, None]) -> None:
-    """Run the server on uvloop where it is installed (not on Windows): the event loop's
-    own cost per request is about half of asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(main)
-        return
-    uvloop.run(main)
+def _command(options: argparse.Namespace, config: Config) -> int:
+    if options.command == "check":
+        from bot import cli_check
+
+        return cli_check.check(config)
+    if options.command == "plugins":
+        from bot import cli_check
+
+        return cli_check.list_plugins(config)
+    if options.command == "db":
+        from bot import cli_check
+
+        return cli_check.db(config, options.action)
+    if options.command in DATA_COMMANDS:
+        from bot import cli_data
+
+        return cli_data.run(options, config)
+    if options.command == "eval":
+        from bot.eval import cli as eval_cli
+
+        return eval_cli.run(options, config)
+    from bot import cli_serve
+
+    return cli_serve.run(options, config)
 
 
 def run(options: argparse.Namespace) -> int:
@@ -293,33 +79,9 @@ def run(options: argparse.Namespace) -> int:
         config = _config(options)
         level = os.environ.get("GROUPMATE_LOG_LEVEL") or config.logging.level
         setup_logging(level, config.logging.format)
-        if options.command == "check":
-            return _check(config)
-        if options.command == "plugins":
-            return _plugins(config)
-        if options.command == "db":
-            return _db(config, options.action)
-        if options.command in DATA_COMMANDS:
-            return cli_data.run(options, config)
-        if options.command == "eval":
-            return eval_cli.run(options, config)
-        if options.command == "serve":
-            config = _with_address(config, options.host, options.port)
-            refusal = serve_refusal(config, insecure_no_auth=options.insecure_no_auth)
-            if refusal is not None:
-                print(f"groupmate: {refusal}", file=sys.stderr)
-                return 2
-        if options.command == "mcp":
-            McpEndpoint.check(config)
-            asyncio.run(_mcp(config))
-            return 0
-        if options.command == "chat":
-            asyncio.run(_chat(config))
-        else:
-            _run_fast(_serve(config))
+        return _command(options, config)
     except KeyboardInterrupt:
         return 130
     except (ConfigError, StorageError) as exc:
         print(f"groupmate: {exc}", file=sys.stderr)
         return 2
-    return 0

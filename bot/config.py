@@ -23,15 +23,15 @@ from pydantic import (
 )
 
 from bot.logs import LogFormat
-from function_calls.handlers.audience import ReminderRules
+from function_calls.handlers.audience_rules import ReminderRules
 from function_calls.handlers.reminder_refusals import unknown_zone
-from function_calls.llm import ToolMode, ToolSchema
 from function_calls.plugins import BuiltinsConfig, PluginSpec
 from function_calls.policy import PolicyConfig
 from function_calls.prompt_formats import PromptFormat
 from function_calls.remote import McpSettings, OpenApiSettings
 from function_calls.search.config import SearchSettings
 from function_calls.settings_keys import unknown_setting
+from function_calls.vocabulary import ToolMode, ToolSchema
 from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from storage.recurrence import Kind
 from storage.vocabulary import ChatType, Permission

@@ -63,13 +63,11 @@ from function_calls.server_info import ContextWindow
 from function_calls.system_prompt import DEFAULT_PERSONA, build_context
 from function_calls.turn import CallMode, Turn, TurnObserver, TurnResult, run_calls
 from function_calls.usage import Usage
+from function_calls.vocabulary import ToolMode as ToolMode  # re-exported
+from function_calls.vocabulary import ToolSchema as ToolSchema  # re-exported
 
 log = logging.getLogger("groupmate.llm")
 
-ToolMode = Literal[CallMode, "auto"]
-# Which argument schemas the model is shown: "auto" is compact in prompt mode (small
-# local models) and under a small window, full with native tool calling otherwise.
-ToolSchema = Literal["auto", SchemaView]
 # Under this window (in tokens), `tool_schema: auto` shows native mode the compact view.
 _COMPACT_BELOW = 8192
 _NUDGE = "Answer my last message directly in plain text."

@@ -22,6 +22,7 @@ from function_calls.tolerant_json import MalformedCall
 from function_calls.toolsets import ToolListing
 from function_calls.usage import Usage
 from function_calls.validation import InvalidArgumentsError
+from function_calls.vocabulary import CallMode as CallMode  # re-exported
 from storage.vocabulary import Effect
 
 # How a turn ended. "answered": the model's answer and/or the tools' own replies.
@@ -31,9 +32,6 @@ from storage.vocabulary import Effect
 # unreadable) once more than the retries allow; nothing of that round ran and `error`
 # is the plain sentence. "out_of_rounds": max_rounds was reached. "unavailable": the
 # endpoint failed, or the message does not fit the context window.
-# How tools reach the model in a request: the API's `tools` ("native"), or described in
-# the system prompt and read back from its text ("prompt").
-CallMode = Literal["native", "prompt"]
 TurnEnding = Literal[
     "answered", "no_answer", "withheld", "repairs_ran_out", "out_of_rounds", "unavailable"
 ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from function_calls.schema import SchemaView
+
 # Effect, CallSource and AuthMethod describe the audit log's rows too: storage's words.
 from storage.vocabulary import EFFECTS, AuthMethod, CallSource, ChatType, Effect
 
@@ -12,10 +14,13 @@ __all__ = [
     "SCOPES",
     "WHO",
     "AuthMethod",
+    "CallMode",
     "CallSource",
     "Effect",
     "PluginState",
     "Scope",
+    "ToolMode",
+    "ToolSchema",
     "Who",
 ]
 
@@ -35,3 +40,12 @@ WHO: tuple[Who, ...] = get_args(Who)
 # (the config names it with `disabled: true`), "available" (installed with an entry
 # point, not named in the config: installed is not enabled).
 PluginState = Literal["loaded", "failed", "disabled", "available"]
+
+
+# How tools reach the model in a request: the API's `tools` ("native"), or described in
+# the system prompt and read back from its text ("prompt"); "auto" (the config's) picks.
+CallMode = Literal["native", "prompt"]
+ToolMode = Literal[CallMode, "auto"]
+# Which argument schemas the model is shown: "auto" is compact in prompt mode (small
+# local models) and under a small window, full with native tool calling otherwise.
+ToolSchema = Literal["auto", SchemaView]

@@ -8,11 +8,14 @@ fires at its first occurrence. Both are what `zoneinfo` does for `fold=0`.
 from __future__ import annotations
 
 import calendar
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
+
+from storage.errors import InvalidTimezoneError
 
 Kind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
@@ -120,3 +123,15 @@ class Schedule:
         while current is not None and current <= until:
             yield current
             current = self.first_after(current) if self.recurring else None
+
+
+@functools.cache
+def _known_zones() -> frozenset[str]:
+    return frozenset(available_timezones() - {"Factory", "localtime"})
+
+
+def check_timezone(name: str) -> str:
+    """Return the IANA zone name, or raise InvalidTimezoneError."""
+    if name not in _known_zones():
+        raise InvalidTimezoneError(name)
+    return name

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import available_timezones
 
 from sqlalchemy.orm import Session
 
@@ -17,7 +16,6 @@ from storage.changes import HistoryEntry, ReminderChange, Requester
 from storage.chat_data import ChatDataDeleted, delete_chat
 from storage.database import DEFAULT_URL, Database
 from storage.errors import (
-    InvalidTimezoneError,
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderStateError,
@@ -28,6 +26,7 @@ from storage.models import utc_now
 from storage.outgoing import Sender
 from storage.policy import DeliveryPolicy
 from storage.reach import WaitingChat, unclaimed_after, waiting_chats
+from storage.recurrence import check_timezone as check_timezone  # re-exported
 from storage.repository import NewReminder, ReminderView
 from storage.scheduler import (
     Act,
@@ -45,18 +44,6 @@ from storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, Remin
 _ZONE_CACHE_SECONDS = 10.0
 _ZONE_CACHE_SIZE = 10_000
 _ZONE_TTL = timedelta(seconds=_ZONE_CACHE_SECONDS)
-
-
-@functools.cache
-def _known_zones() -> frozenset[str]:
-    return frozenset(available_timezones() - {"Factory", "localtime"})
-
-
-def check_timezone(name: str) -> str:
-    """Return the IANA zone name, or raise InvalidTimezoneError."""
-    if name not in _known_zones():
-        raise InvalidTimezoneError(name)
-    return name
 
 
 class ReminderService:

@@ -18,7 +18,7 @@ import pyte
 import pytest
 import yaml
 
-from bot.cli_run import serve_refusal
+from bot.cli_serve import serve_refusal
 from bot.config import Config, parse_config
 from groupmate.testing import stub_llm as s
 

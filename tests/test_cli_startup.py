@@ -3,9 +3,13 @@ scheduler or web framework is loaded to print the usage (bench/cli_startup.py ti
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+
+from function_calls.handlers import BUILTIN_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("openai", "sqlalchemy", "apscheduler", "fastapi", "uvicorn", "bot.app", "bot.config")
@@ -57,3 +61,55 @@ def test_the_package_still_exports_the_runtime() -> None:
 
     assert bot.Bot.__name__ == "Bot" and bot.load_config.__name__ == "load_config"
     assert all(getattr(bot, name) is not None for name in bot.__all__)
+
+
+# The packages whose names are imported when first asked for (storage.lazy).
+LAZY = (
+    "bot",
+    "function_calls",
+    "function_calls.handlers",
+    "function_calls.links",
+    "function_calls.plugins",
+    "function_calls.remote",
+    "function_calls.search",
+    "function_calls.toolsets",
+    "storage",
+)
+
+
+def test_each_lazy_package_exports_every_name_it_lists() -> None:
+    for name in LAZY:
+        package = importlib.import_module(name)
+        for export in package.__all__:
+            value = getattr(package, export)
+            assert value is not None and not isinstance(value, ModuleType), (name, export)
+            assert vars(package)[export] is value  # kept: asked once, imported once
+        assert not hasattr(package, "Nonexistent")  # an AttributeError, as without laziness
+
+
+# What `check` on a config of SQLite and no model, search, MCP server or plugin needs
+# none of: the model client, MCP, the web server, the scheduler and the built-in tools.
+CHECK_UNUSED = (
+    "openai",
+    "mcp",
+    "fastapi",
+    "uvicorn",
+    "apscheduler",
+    *BUILTIN_MODULES.values(),
+)
+
+
+def test_check_of_a_minimal_config_imports_only_what_it_reports(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(f"storage: {{url: 'sqlite:///{tmp_path}/bot.db'}}\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(heavy=CHECK_UNUSED), "--config", str(config), "check"],
+        env={"PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    *report, loaded = done.stdout.strip().splitlines()
+    assert "plugins: none configured" in report, done.stdout + done.stderr
+    assert loaded.split()[1:] == []

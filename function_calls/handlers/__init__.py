@@ -5,72 +5,24 @@ importing this package registers nothing. Also the reminder wording the bot uses
 
 from __future__ import annotations
 
-from functools import cache
+from typing import TYPE_CHECKING
 
-from function_calls.handlers.reminder_args import ReminderArgs
-from function_calls.handlers.reminder_changes import ReminderUpdateArgs
-from function_calls.handlers.reminder_refusals import refusal_text
-from function_calls.handlers.reminder_words import describe_schedule, reminder_message
-from function_calls.handlers.reminders import ReminderRefArgs
-from function_calls.handlers.timezone import TimezoneArgs
-from function_calls.plugins import BuiltinsConfig, PluginSet, PluginSpec, load_plugins
-from function_calls.registry import Tool, ToolRegistry
-from function_calls.toolsets import CombinedToolset
+from storage.lazy import lazy_exports
 
-# Each family's module; "core" (/help, /tools) is always on.
-BUILTIN_MODULES: dict[str, str] = {
-    "core": "function_calls.handlers.core",
-    "reminders": "function_calls.handlers.reminder_family",
-    "timezone": "function_calls.handlers.timezone",
-    "budget": "function_calls.handlers.budget",
-    "summary": "function_calls.handlers.summary_family",
-    "links": "function_calls.handlers.read_url",
-    "search": "function_calls.handlers.web_search",
-    "memory": "function_calls.handlers.chat_memory",
-}
-
-# The order the model is shown the built-in tools (the eval measured this one): setting
-# a reminder first, the tools that put one off right after reminder_update.
-BUILTIN_ORDER: tuple[str, ...] = (
-    "reminder_set", "reminder_list", "reminder_delete", "token_budget", "chat_tools",
-    "help", "summary", "chat_search", "chat_catchup", "read_url", "reminder_update",
-    "reminder_snooze", "reminder_pause", "reminder_resume", "reminder_history", "reminder_rules",
-    "set_timezone", "web_search", "delivery_retry", "chat_data_delete", "followup_settings",
-    "chat_find", "chat_forget", "digest_settings",
-)  # fmt: skip
-_POSITION = {name: index for index, name in enumerate(BUILTIN_ORDER)}
-
-
-def _position(tool: Tool) -> int:
-    return _POSITION.get(tool.name, len(_POSITION))
-
-
-def in_model_order(plugins: PluginSet) -> CombinedToolset:
-    """The tools of `plugins` as one set: the built-ins first, in `BUILTIN_ORDER` (the
-    one place it is applied), then each other plugin's own set."""
-    return plugins.toolset(_position)
-
-
-def builtin_plugins(switches: BuiltinsConfig | None = None) -> PluginSet:
-    """The built-in families `switches` leave on ("core" always), loaded as plugins
-    are; each family is loaded once per process (its tools are immutable)."""
-    on = switches or BuiltinsConfig()
-    families = [f for f in BUILTIN_MODULES if f == "core" or getattr(on, f)]
-    return PluginSet.combined(*(_family(family) for family in families))
-
-
-@cache
-def _family(family: str) -> PluginSet:
-    loaded = load_plugins([PluginSpec(module=BUILTIN_MODULES[family])], builtin=True)
-    if loaded.failed:  # groupmate's own code: a bug, not a configuration
-        raise RuntimeError(f"built-in tools failed to load: {loaded.failed}")
-    return loaded
-
-
-def builtin_tools() -> ToolRegistry:
-    """Every built-in tool, in the model's order, in a registry of the caller's own."""
-    return ToolRegistry(in_model_order(builtin_plugins()))
-
+if TYPE_CHECKING:
+    from function_calls.handlers.families import (
+        BUILTIN_MODULES,
+        BUILTIN_ORDER,
+        builtin_plugins,
+        builtin_tools,
+        in_model_order,
+    )
+    from function_calls.handlers.reminder_args import ReminderArgs
+    from function_calls.handlers.reminder_changes import ReminderUpdateArgs
+    from function_calls.handlers.reminder_refusals import refusal_text
+    from function_calls.handlers.reminder_words import describe_schedule, reminder_message
+    from function_calls.handlers.reminders import ReminderRefArgs
+    from function_calls.handlers.timezone import TimezoneArgs
 
 __all__ = [
     "BUILTIN_MODULES",
@@ -86,3 +38,24 @@ __all__ = [
     "refusal_text",
     "reminder_message",
 ]
+
+# Not for type checkers: they read the imports above, and a typo stays an error.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_exports(
+        __name__,
+        {
+            "function_calls.handlers.families": (
+                "BUILTIN_MODULES",
+                "BUILTIN_ORDER",
+                "builtin_plugins",
+                "builtin_tools",
+                "in_model_order",
+            ),
+            "function_calls.handlers.reminder_args": ("ReminderArgs",),
+            "function_calls.handlers.reminder_changes": ("ReminderUpdateArgs",),
+            "function_calls.handlers.reminder_refusals": ("refusal_text",),
+            "function_calls.handlers.reminder_words": ("describe_schedule", "reminder_message"),
+            "function_calls.handlers.reminders": ("ReminderRefArgs",),
+            "function_calls.handlers.timezone": ("TimezoneArgs",),
+        },
+    )

@@ -7,39 +7,16 @@ directory (a `MemberDirectory` in `ctx.deps`). A name neither knows is refused, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from function_calls.context import MessageContext
 from function_calls.grammar import means_everyone
+from function_calls.handlers.audience_rules import ReminderRules as ReminderRules  # re-exported
+from function_calls.handlers.audience_rules import rule_changes as rule_changes  # re-exported
 from function_calls.services import AudienceRules, MemberDirectory
 from storage import Member
 from storage.repository import Audience
-from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS, Permission
-
-
-@dataclass(frozen=True, slots=True)
-class ReminderRules:
-    """Who may remind others; the config's defaults, overridden per chat by its settings."""
-
-    remind_others: Permission = "members"
-    remind_everyone: Permission = "admins"
-
-    def for_chat(self, settings: Mapping[str, object]) -> ReminderRules:
-        others = settings.get(SETTING_OTHERS, self.remind_others)
-        everyone = settings.get(SETTING_EVERYONE, self.remind_everyone)
-        return ReminderRules(
-            others if others in PERMISSIONS else self.remind_others,
-            everyone if everyone in PERMISSIONS else self.remind_everyone,
-        )
-
-
-def rule_changes(
-    remind_others: Permission | None, remind_everyone: Permission | None
-) -> dict[str, str]:
-    """The chat settings to write for the rules given (None: left as they are)."""
-    given = {SETTING_OTHERS: remind_others, SETTING_EVERYONE: remind_everyone}
-    return {key: value for key, value in given.items() if value is not None}
+from storage.vocabulary import Permission
 
 
 class AudienceRefused(Exception):

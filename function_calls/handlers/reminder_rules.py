@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from function_calls.context import MessageContext
-from function_calls.handlers.audience import ReminderRules, rule_changes
+from function_calls.handlers.audience_rules import ReminderRules, rule_changes
 from function_calls.handlers.settings_change import settings_after
 from function_calls.registry import tool_function
 from function_calls.result import FunctionResult

@@ -1,18 +1,25 @@
 """Reading links users send: a fetch that never reaches inside the network, and the
 page's main text."""
 
-from function_calls.links.addresses import AllowList, forbidden
-from function_calls.links.extract import Article, read_article
-from function_calls.links.fetch import (
-    FetchLimits,
-    LinkError,
-    LinkRefused,
-    LinkUnreadable,
-    Page,
-    PageFetcher,
-    Resolver,
-)
-from function_calls.links.found import find_links
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from storage.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from function_calls.links.addresses import AllowList, forbidden
+    from function_calls.links.extract import Article, read_article
+    from function_calls.links.fetch import (
+        LinkError,
+        LinkRefused,
+        LinkUnreadable,
+        Page,
+        PageFetcher,
+        Resolver,
+    )
+    from function_calls.links.found import find_links
+    from function_calls.links.limits import FetchLimits
 
 __all__ = [
     "AllowList",
@@ -28,3 +35,23 @@ __all__ = [
     "forbidden",
     "read_article",
 ]
+
+# Not for type checkers: they read the imports above, and a typo stays an error.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_exports(
+        __name__,
+        {
+            "function_calls.links.addresses": ("AllowList", "forbidden"),
+            "function_calls.links.extract": ("Article", "read_article"),
+            "function_calls.links.fetch": (
+                "LinkError",
+                "LinkRefused",
+                "LinkUnreadable",
+                "Page",
+                "PageFetcher",
+                "Resolver",
+            ),
+            "function_calls.links.found": ("find_links",),
+            "function_calls.links.limits": ("FetchLimits",),
+        },
+    )

@@ -16,13 +16,14 @@ import re
 import socket
 import zlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import charset_normalizer
 import httpx
 
-from function_calls.links.addresses import AllowList, IPAddress, forbidden, parse_address
+from function_calls.links.addresses import IPAddress, forbidden, parse_address
+from function_calls.links.limits import FetchLimits as FetchLimits  # re-exported
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +61,6 @@ class LinkRefused(LinkError):
 
 class LinkUnreadable(LinkError):
     """The page could not be fetched or is not a web page or plain text."""
-
-
-@dataclass(frozen=True, slots=True)
-class FetchLimits:
-    max_bytes: int = 2_000_000
-    connect_timeout: float = 5.0
-    timeout: float = 20.0  # the whole fetch: every redirect and the body
-    max_redirects: int = 5
-    allow: AllowList = field(default_factory=AllowList)
 
 
 @dataclass(frozen=True, slots=True)

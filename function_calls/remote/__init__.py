@@ -5,16 +5,19 @@ lists, scope, admin_only and prefix; the bot's composition holds them, and their
 are validated and run through the same `ToolInvoker` as the bot's own.
 """
 
-from function_calls.remote.mcp_client import CONTEXT_META_KEY, McpServerTools, McpTools
-from function_calls.remote.mcp_config import McpServerConfig, McpSettings, McpTransport
-from function_calls.remote.naming import exposed_name
-from function_calls.remote.openapi import (
-    OpenApiServerConfig,
-    OpenApiSettings,
-    OpenApiTools,
-    OpenApiToolSet,
-)
-from function_calls.toolsets import ToolFilter
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from storage.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from function_calls.remote.mcp_client import CONTEXT_META_KEY, McpServerTools, McpTools
+    from function_calls.remote.mcp_config import McpServerConfig, McpSettings, McpTransport
+    from function_calls.remote.naming import exposed_name
+    from function_calls.remote.openapi import OpenApiTools, OpenApiToolSet
+    from function_calls.remote.openapi_config import OpenApiServerConfig, OpenApiSettings
+    from function_calls.toolsets import ToolFilter
 
 __all__ = [
     "CONTEXT_META_KEY",
@@ -30,3 +33,17 @@ __all__ = [
     "ToolFilter",
     "exposed_name",
 ]
+
+# Not for type checkers: they read the imports above, and a typo stays an error.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_exports(
+        __name__,
+        {
+            "function_calls.remote.mcp_client": ("CONTEXT_META_KEY", "McpServerTools", "McpTools"),
+            "function_calls.remote.mcp_config": ("McpServerConfig", "McpSettings", "McpTransport"),
+            "function_calls.remote.naming": ("exposed_name",),
+            "function_calls.remote.openapi": ("OpenApiTools", "OpenApiToolSet"),
+            "function_calls.remote.openapi_config": ("OpenApiServerConfig", "OpenApiSettings"),
+            "function_calls.toolsets": ("ToolFilter",),
+        },
+    )

@@ -21,11 +21,12 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, SecretStr, field_validator
 
 from function_calls.context import MessageContext
 from function_calls.errors import ToolDefinitionError, ToolError
 from function_calls.remote.external import as_configured, external_tool
+from function_calls.remote.openapi_config import OpenApiServerConfig as OpenApiServerConfig
+from function_calls.remote.openapi_config import OpenApiSettings as OpenApiSettings
 from function_calls.remote.openapi_spec import Operation, operations
 from function_calls.remote.results import MAX_RESULT_CHARS, limited
 from function_calls.result import FunctionResult, to_compact_json
@@ -34,10 +35,8 @@ from function_calls.toolsets import (
     AbstractToolset,
     CombinedToolset,
     ListingMemo,
-    ToolFilter,
     ToolListing,
 )
-from function_calls.vocabulary import Scope
 
 log = logging.getLogger(__name__)
 
@@ -46,42 +45,6 @@ _MAX_ERROR_TEXT = 500
 # Read at most this much of an answer; the model is shown far less (MAX_RESULT_CHARS).
 _MAX_BYTES = 1_000_000
 _CUT_NOTE = f"\n[cut: the answer was over {_MAX_BYTES:,} bytes; this is the start]"
-
-
-class OpenApiServerConfig(BaseModel):
-    """One OpenAPI tool server."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    url: str
-    spec: str | None = None  # a path or URL; default <url>/openapi.json
-    headers: dict[str, SecretStr] = Field(default_factory=dict)
-    tools: ToolFilter = ToolFilter()
-    prefix: str = ""
-    admin_only: bool = False
-    scope: Scope = "both"
-    timeout: PositiveFloat = 30.0
-
-    @field_validator("url")
-    @classmethod
-    def _http(cls, value: str) -> str:
-        if urlsplit(value).scheme not in ("http", "https"):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
-
-    def spec_location(self) -> str:
-        return self.spec or f"{self.url}/openapi.json"
-
-    def plain_headers(self) -> dict[str, str]:
-        return {key: value.get_secret_value() for key, value in self.headers.items()}
-
-
-class OpenApiSettings(BaseModel):
-    """`openapi:` in config.yaml."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    servers: tuple[OpenApiServerConfig, ...] = ()
 
 
 class OpenApiTools(AbstractToolset):

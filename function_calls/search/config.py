@@ -17,7 +17,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, m
 
 from function_calls.links import AllowList, FetchLimits
 from function_calls.search._types import SearchProvider
-from function_calls.search.providers import BraveSearch, ModelSearch, SearxngSearch, TavilySearch
 from function_calls.search.service import WebSearch
 
 ProviderName = Literal["perplexity", "openai", "searxng", "tavily", "brave"]
@@ -66,6 +65,15 @@ class ProviderSettings(_Strict):
 
     def provider(self, max_results: int) -> SearchProvider:
         assert self.base_url is not None  # filled in by _complete
+        # Imported here, not with the config: the providers import the model client, and
+        # `groupmate check` of a config without search reads this module.
+        from function_calls.search.providers import (
+            BraveSearch,
+            ModelSearch,
+            SearxngSearch,
+            TavilySearch,
+        )
+
         key = self.api_key.get_secret_value() if self.api_key else None
         if self.name in ("perplexity", "openai"):
             return ModelSearch(

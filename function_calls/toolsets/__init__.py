@@ -11,26 +11,35 @@ The built-ins, each plugin, each MCP and each OpenAPI server are sets; a bot com
 them once, and its `ToolInvoker` adds the policy and the switches: `invoker.registry`.
 """
 
-from function_calls.toolsets._abstract import (
-    AbstractToolset,
-    HiddenTool,
-    ListingMemo,
-    PrepareTools,
-    Refusal,
-    ToolListing,
-    ToolPredicate,
-    own_listing,
-)
-from function_calls.toolsets._combined import CombinedToolset
-from function_calls.toolsets._function import FunctionToolset
-from function_calls.toolsets._narrowed import NarrowedToolset, ToolFilter, narrowed_scope
-from function_calls.toolsets._prefixed import MAX_TOOL_NAME, PrefixedToolset, exposed_name
-from function_calls.toolsets._wrappers import (
-    FilteredToolset,
-    PreparedToolset,
-    RefusingToolset,
-    WrapperToolset,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from storage.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from function_calls.toolsets._abstract import (
+        AbstractToolset,
+        HiddenTool,
+        ListingMemo,
+        PrepareTools,
+        Refusal,
+        ToolListing,
+        ToolPredicate,
+        own_listing,
+    )
+    from function_calls.toolsets._combined import CombinedToolset
+    from function_calls.toolsets._filter import ToolFilter
+    from function_calls.toolsets._function import FunctionToolset
+    from function_calls.toolsets._names import MAX_TOOL_NAME, exposed_name
+    from function_calls.toolsets._narrowed import NarrowedToolset, narrowed_scope
+    from function_calls.toolsets._prefixed import PrefixedToolset
+    from function_calls.toolsets._wrappers import (
+        FilteredToolset,
+        PreparedToolset,
+        RefusingToolset,
+        WrapperToolset,
+    )
 
 __all__ = [
     "MAX_TOOL_NAME",
@@ -54,3 +63,36 @@ __all__ = [
     "narrowed_scope",
     "own_listing",
 ]
+
+# Not for type checkers: they read the imports above, and a typo stays an error.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_exports(
+        __name__,
+        {
+            "function_calls.toolsets._abstract": (
+                "AbstractToolset",
+                "HiddenTool",
+                "ListingMemo",
+                "PrepareTools",
+                "Refusal",
+                "ToolListing",
+                "ToolPredicate",
+                "own_listing",
+            ),
+            "function_calls.toolsets._combined": ("CombinedToolset",),
+            "function_calls.toolsets._function": ("FunctionToolset",),
+            "function_calls.toolsets._filter": ("ToolFilter",),
+            "function_calls.toolsets._narrowed": (
+                "NarrowedToolset",
+                "narrowed_scope",
+            ),
+            "function_calls.toolsets._names": ("MAX_TOOL_NAME", "exposed_name"),
+            "function_calls.toolsets._prefixed": ("PrefixedToolset",),
+            "function_calls.toolsets._wrappers": (
+                "FilteredToolset",
+                "PreparedToolset",
+                "RefusingToolset",
+                "WrapperToolset",
+            ),
+        },
+    )

@@ -3,36 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from function_calls.context import MessageContext
 from function_calls.tools import Tool
 from function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
+from function_calls.toolsets._names import MAX_TOOL_NAME as MAX_TOOL_NAME  # re-exported
+from function_calls.toolsets._names import exposed_name
 from function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
 
 log = logging.getLogger(__name__)
-
-# The OpenAI API's rule for function names.
-MAX_TOOL_NAME = 64
-_NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def exposed_name(prefix: str, name: str) -> str:
-    """The name the model sees for a tool spelled `name` (a server's own spelling).
-
-    Characters the API does not allow become "_". A name that would be too long keeps
-    its start and ends in a short hash of the whole, so two long names stay distinct and
-    the same name always maps to the same tool.
-    """
-    full = _NOT_ALLOWED.sub("_", f"{prefix}{name}")
-    if len(full) <= MAX_TOOL_NAME:
-        return full
-    digest = hashlib.sha256(f"{prefix}{name}".encode()).hexdigest()[:8]
-    return f"{full[: MAX_TOOL_NAME - len(digest) - 1]}_{digest}"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

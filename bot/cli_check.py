@@ -1,0 +1,100 @@
+"""What `groupmate check`, `plugins` and `db` do: report the config, the database and the
+plugins. Apart from `serve`'s modules: a config of no model, search or plugin imports
+no model client, web server or built-in tool to be reported."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from bot.config import Config
+from bot.status import config_lines, model_warning, plugin_lines, probe_search
+from storage import Database, StorageError, current_revision, head_revision, upgrade
+from storage.migrate import is_known
+
+if TYPE_CHECKING:
+    from function_calls.plugins import PluginStatus
+
+
+def _plugin_statuses(config: Config) -> list[PluginStatus]:
+    """The config's plugins, each loaded or why not. With none configured nothing loads:
+    the built-in tools load (their modules imported) only to find a plugin's clash."""
+    if not config.plugins:
+        return []
+    from bot.plugin_runtime import configured_plugins
+
+    return [s for s in configured_plugins(config).statuses if not s.builtin]
+
+
+def check(config: Config) -> int:
+    """What is enabled, without secrets; 1 when a configured plugin does not load (the
+    bot would serve without it)."""
+    database = Database(config.storage.url)
+    try:
+        revision = current_revision(database)
+    except StorageError as exc:
+        revision = f"unreachable ({exc})"
+    finally:
+        database.close()
+    context = None
+    if config.llm.enabled:  # the bot (and its model client) only for a config with a model
+        from bot.app import llm_context_window, prompt_budget
+
+        # The context window as `serve` would find it: asked of the server when not configured.
+        context = asyncio.run(llm_context_window(config.llm))
+    print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
+    if context is not None:
+        budget = asyncio.run(prompt_budget(config, context))
+        print(budget.describe())
+        if not budget.fits:
+            print(
+                f"groupmate: the model's window ({budget.window.tokens} tokens) is too small "
+                f"for the bot's own instructions ({budget.minimal} tokens, and "
+                f"{budget.answer} kept for the answer): start the server with a larger "
+                "window and set llm.context_tokens to it, or lower llm.max_output_tokens",
+                file=sys.stderr,
+            )
+            return 1
+    if config.llm.base_url:
+        from function_calls.server_info import served_models  # the model client
+
+        key = config.llm.api_key.get_secret_value() if config.llm.api_key else None
+        served = asyncio.run(served_models(config.llm.base_url, api_key=key))
+        warning = model_warning(config, served)
+        if warning is not None:
+            print(f"groupmate: warning: {warning}", file=sys.stderr)
+    if config.search.enabled:
+        print("\n".join(asyncio.run(probe_search(config))))
+    plugins = _plugin_statuses(config)
+    print("\n".join(plugin_lines(plugins) or ["plugins: none configured"]))
+    failed = [s for s in plugins if s.state == "failed"]
+    for status in failed:
+        print(f"groupmate: plugin {status.name} does not load: {status.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def list_plugins(config: Config) -> int:
+    """Configured plugins (loaded, or why not) and installed ones the config leaves
+    off; 1 when a configured one does not load."""
+    from bot.plugin_runtime import listing  # the plugin machinery: not for `check` without
+
+    statuses = listing(config)
+    print("\n".join(plugin_lines(statuses) or ["no plugins configured or installed"]))
+    return 1 if any(s.state == "failed" for s in statuses) else 0
+
+
+def db(config: Config, action: str) -> int:
+    database = Database(config.storage.url)
+    try:
+        copy = upgrade(database) if action == "upgrade" else None
+        revision = current_revision(database)
+    finally:
+        database.close()
+    if copy is not None:
+        print(f"copied the database to {copy} before upgrading it")
+    state = "up to date" if revision == head_revision() else f"behind {head_revision()}"
+    if not is_known(revision):
+        state = "newer than this groupmate knows: it won't start on it"
+    print(f"{database.safe_url}: schema revision {revision or 'none'} ({state})")
+    return 0
