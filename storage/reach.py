@@ -40,12 +40,17 @@ class Reach:
         """`covers` as SQL, for the claim queries."""
         if "" in self.prefixes:
             return true()
-        # autoescape: a prefix is a literal string, never a LIKE pattern.
-        clauses = [chat_id.startswith(prefix, autoescape=True) for prefix in self.prefixes]
+        clauses = [_starts(chat_id, prefix) for prefix in self.prefixes]
         if self.others:
-            own = [chat_id.startswith(p, autoescape=True) for p in self.platforms]
+            own = [_starts(chat_id, p) for p in self.platforms]
             clauses.append(not_(or_(*own)) if own else true())
         return or_(*clauses) if clauses else false()
+
+
+def _starts(chat_id: ColumnElement[str], prefix: str) -> ColumnElement[bool]:
+    # Compared exactly, as `covers` does: SQLite's LIKE ignores case, so "TG:1" would be
+    # claimed as Telegram's by SQL and not routed there in Python.
+    return func.substr(chat_id, 1, len(prefix)) == prefix
 
 
 def within(reach: Reach | None, chat_id: ColumnElement[str]) -> ColumnElement[bool]:

@@ -18,8 +18,12 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from storage import NewReminder, ReminderService, Schedule, utc_now
+from storage import NewReminder, Reach, ReminderService, Schedule, utc_now
+from storage.models import Reminder
+from storage.reach import within
 from tests.conftest import FakeClock
 from tests.http_harness import Servers
 from tests.processes import serve
@@ -137,3 +141,33 @@ async def test_the_outbound_webhook_gets_only_the_webhooks_own_chats(
         ("console", ["console:group"], 1)
     ]
     assert len(receiver.calls) == 1
+
+
+@pytest.mark.parametrize(
+    "reach",
+    [
+        Reach(("tg:", "console:")),
+        Reach(("web:",), others=True, platforms=("tg:", "console:", "web:", "dc:")),
+        Reach((), others=True, platforms=("tg:",)),
+    ],
+)
+async def test_the_claims_filter_covers_exactly_the_chats_the_router_delivers(
+    database_url: str, reach: Reach
+) -> None:
+    """What the claim query selects is what the router sends: case and LIKE's wildcards
+    included ("TG:1" is no Telegram chat; "t_:1" and "%" are plain characters)."""
+    chats = ["tg:1", "TG:1", "Tg:1", "console:group", "CONSOLE:x", "web:a", "g1", "t_:1", "%"]
+    chats += ["dc:9", "tg", ""]
+    due = utc_now() + timedelta(days=1)
+    async with ReminderService.open(database_url) as service:
+        for chat in chats:
+            once = Schedule.once_at(due, "UTC")
+            await service.create(NewReminder(chat, "group", "u-1", "Ann", "x", once, due))
+
+        def selected(session: Session) -> set[str]:
+            found = session.execute(
+                select(Reminder.chat_id).where(within(reach, Reminder.__table__.c.chat_id))
+            )
+            return {row.chat_id for row in found}
+
+        assert await service.database.read(selected) == {c for c in chats if reach.covers(c)}
