@@ -7,7 +7,7 @@ serialized: the claim either sees the new time or has already moved the reminder
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, cast
 
@@ -277,11 +277,19 @@ def recently_delivered(session: Session, chat_id: str, since: datetime) -> list[
     return [_view(row) for row in rows]
 
 
-def snooze(session: Session, root: ReminderView, until: datetime, now: datetime) -> ReminderView:
+def snooze(
+    session: Session, root: ReminderView, until: datetime, now: datetime, requester: Requester
+) -> ReminderView:
     """Fire `root`'s content again at `until`: a one-time reminder of its own.
 
     One pending snooze per reminder: snoozing again moves it rather than adding another.
+    A reminder for everyone, snoozed by a member who neither set it nor administers the
+    chat, comes back without pinging everyone: else any member could ping the whole
+    chat every minute.
     """
+    audience = root.audience
+    if audience.everyone and not (requester.is_admin or requester.user_id == root.created_by):
+        audience = replace(audience, everyone=False)
     pending = session.execute(
         select(_reminders)
         .where(_reminders.c.snooze_of == root.id, _reminders.c.status == REMINDER_ACTIVE)
@@ -298,6 +306,7 @@ def snooze(session: Session, root: ReminderView, until: datetime, now: datetime)
                 next_fire_at=until,
                 version=_reminders.c.version + 1,
                 updated_at=now,
+                **({} if audience.everyone else {"everyone": False}),
             )
         )
         return get_reminder(session, pending.id)
@@ -310,7 +319,7 @@ def snooze(session: Session, root: ReminderView, until: datetime, now: datetime)
         content=root.content,
         schedule=schedule,
         first_fire_at=until,
-        audience=root.audience,
+        audience=audience,
         snooze_of=root.id,
         action=root.action,  # a snoozed "/summary" runs again later
     )

@@ -359,7 +359,7 @@ class ReminderService:
             )
             if changes.delivered_in(session, root) is None:
                 raise ReminderStateError(root.short_id, "not_delivered")
-            return root, changes.snooze(session, root, until, now)
+            return root, changes.snooze(session, root, until, now, requester)
 
         root, snoozed = await self.database.write(run)
         self._plan(snoozed)

@@ -125,3 +125,24 @@ def _claim(audience: Audience, *, chat_id: str = "g1", **fields: Any) -> Claim:
         "timezone": "Europe/Berlin", "audience": audience,
     }  # fmt: skip
     return Claim(**(values | fields))
+
+
+async def test_a_member_snoozing_a_reminder_for_everyone_pings_no_one_else(
+    groupmate_bot: BotFactory,
+) -> None:
+    """Anyone a reminder is for may snooze it; a reminder for everyone is for every
+    member, but only an admin (or who set it) may bring back the ping to everyone."""
+    bot = await groupmate_bot()
+    await bot.say("remind everyone in 5 minutes to run", sender="ada", admin=True)
+    await bot.advance(timedelta(minutes=6))
+    (fired,) = bot.outbox
+    assert fired.everyone
+    (snoozed,) = await bot.say("/snooze 1 10m")  # Alice, a member
+    assert snoozed.startswith("💤 Snoozed #1")
+    await bot.advance(timedelta(minutes=11))
+    again = bot.outbox[1]
+    assert (again.text, again.everyone) == ("⏰ Reminder for @Ada: run", False)
+    (by_admin,) = await bot.say("/snooze 1 10m", sender="ada", admin=True)
+    assert by_admin.startswith("💤 Snoozed #1")
+    await bot.advance(timedelta(minutes=11))
+    assert bot.outbox[2].everyone
