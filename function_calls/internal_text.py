@@ -137,9 +137,13 @@ NOT_DONE: dict[str, PlainSentence] = {
         f"{_NOTHING_DONE}: that has been used too often for now; please try again later.",
         f"{_NOTHING_DONE_ZH}：这个功能现在用得太频繁了，请稍后再试。",
     ),
+    # A call that ran out of time may still finish (its transaction commits): never
+    # "nothing was set", or the user sends it again and gets it twice.
     "timeout": PlainSentence(
-        f"{_NOTHING_DONE}: it didn't go through in time. Please try again in a moment.",
-        f"{_NOTHING_DONE_ZH}：操作没能及时完成。请稍后再试。",
+        "That took too long to confirm, so it may or may not have gone through. Please "
+        "check (/reminders for reminders) before trying again.",
+        "操作没能及时确认，可能已经完成，也可能没有。"
+        "请先检查一下（提醒可以用 /reminders 查看）再重试。",
     ),
     "failed": PlainSentence(
         f"{_NOTHING_DONE}: it didn't go through. Please try again in a moment.",

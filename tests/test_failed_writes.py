@@ -5,6 +5,7 @@ nothing was set, in their language, without the tool's or the validation's words
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ import pytest
 from bot.app import Bot
 from bot.config import parse_config
 from bot.messages import IncomingMessage
+from function_calls import FunctionResult, FunctionToolset
+from function_calls.tools import build_tool
 from groupmate.testing.stub_llm import StubLLM, calls, text
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
@@ -109,3 +112,30 @@ async def test_no_answer_after_a_refused_write_says_nothing_was_set(
         (answer,) = await answers(bot, NUDGE)
         assert answer.startswith(NOTHING_EN)
         assert await nothing_stored(bot)
+
+
+async def test_a_write_that_ran_out_of_time_is_not_said_to_have_failed(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    """A call that times out may still finish (its transaction commits after): the user
+    is told to check, never "nothing was set", which would have them send it twice."""
+    finished = asyncio.Event()
+
+    async def slow_save() -> FunctionResult:
+        await asyncio.sleep(0.5)
+        finished.set()
+        return FunctionResult.direct("Saved.")
+
+    slow = build_tool(
+        slow_save, name="note_save", description="Save a note.", timeout=0.1, effect="write"
+    )
+    data: dict[str, Any] = {
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"},
+    }
+    stub.script(calls(("note_save", {})), text("Done."))
+    bot = Bot(parse_config(data, environ={}), registry=FunctionToolset([slow]))
+    async with bot:
+        (reply,) = await answers(bot, "@groupmate save a note")
+    assert reply.startswith("That took too long to confirm, so it may or may not have gone")
+    assert "Nothing was set" not in reply and "Done." not in reply
