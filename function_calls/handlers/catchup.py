@@ -101,8 +101,26 @@ async def chat_catchup(
     usage: UsageLog | None,
     store: PluginStore | None,
 ) -> FunctionResult:
-    lang: Lang = "zh" if is_cjk(ctx.text) else "en"
     window, seen = await _window(ctx, chatlog, reminders, store)
+    answer = await _answer(ctx, window, seen, reminders, llm, limits, usage)
+    if store is not None and ctx.source in _LIVE_SOURCES:
+        # Only once the answer is made (not when it timed out or failed): what it shows,
+        # the asker has now seen, and the next catch-up starts here.
+        seen_at = window.until.astimezone(UTC).isoformat()
+        await store.set(_SEEN_KEY.format(sender=ctx.sender_id), seen_at)
+    return answer
+
+
+async def _answer(
+    ctx: MessageContext,
+    window: ChatWindow,
+    seen: Since,
+    reminders: ReminderService,
+    llm: TextCompleter | None,
+    limits: DailyLimits | None,
+    usage: UsageLog | None,
+) -> FunctionResult:
+    lang: Lang = "zh" if is_cjk(ctx.text) else "en"
     clock = Clock(window.zone, lang, window.since, window.until)
     # Other people's conversation: what was said to or by the bot (an earlier catch-up,
     # say) and the asker's own words are nothing new to them.
@@ -190,9 +208,6 @@ async def _window(
     seen = seen_from(times[:_LOOK_BACK], until, caught_up)
     since = seen.at + timedelta(microseconds=1) if seen.at else until - DEFAULT_WINDOW
     window = await gather_window(chatlog, reminders, ctx.chat_id, since, until)
-    if store is not None and ctx.source in _LIVE_SOURCES:
-        # What this answer shows, the asker has now seen: the next catch-up starts here.
-        await store.set(_SEEN_KEY.format(sender=ctx.sender_id), until.astimezone(UTC).isoformat())
     return window, seen.since
 
 
