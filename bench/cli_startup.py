@@ -1,5 +1,5 @@
 """How long `groupmate --help` and `groupmate check` take to answer, as a person typing
-them waits: a new `python -m bot.cli` process each time (the interpreter's start, the
+them waits: a new `python -m groupmate.bot.cli` process each time (the interpreter's start, the
 imports, the work), on a config of SQLite and no model.
 
 Each runs ROUNDS times in turns; prints the median and the slowest and writes
@@ -27,7 +27,7 @@ ROUNDS = 7
 def _seconds(args: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "groupmate.bot.cli", *args],
         env=env,
         cwd=ROOT,
         check=True,

@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.grammar import GrammarError, parse_reminder
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.grammar import GrammarError, parse_reminder
 
 RESULTS = Path(__file__).parent / "results" / "commands.json"
 NOW = datetime(2026, 11, 23, 14, 10, tzinfo=ZoneInfo("Europe/Berlin"))

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import yaml
 
-from function_calls.grammar import read_whole
+from groupmate.function_calls.grammar import read_whole
 from tests.processes import serve, stub_llm
 
 RESULTS = Path(__file__).parent / "results" / "fast_path.json"

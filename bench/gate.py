@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.app import Bot, settle_heap
-from bot.config import parse_config
-from bot.messages import IncomingMessage
+from groupmate.bot.app import Bot, settle_heap
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
 
 RESULTS = Path(__file__).parent / "results" / "gate.json"
 NOW = datetime(2026, 11, 23, 14, 10, tzinfo=ZoneInfo("Europe/Berlin"))

@@ -16,8 +16,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from function_calls.links import AllowList, FetchLimits, PageFetcher, read_article
-from function_calls.search import SearxngSearch, WebSearch
+from groupmate.function_calls.links import AllowList, FetchLimits, PageFetcher, read_article
+from groupmate.function_calls.search import SearxngSearch, WebSearch
 from tests.page_server import PageServer
 from tests.search_servers import FakeSearch
 

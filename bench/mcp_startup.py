@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.app import Bot
-from bot.config import parse_config
-from function_calls import MessageContext
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.function_calls import MessageContext
 from tests.mcp_servers import sqlite_server_command, time_server_command
 
 RESULTS = Path(__file__).parent / "results" / "mcp_startup.json"

@@ -30,9 +30,9 @@ from typing import Any
 
 import aiohttp
 
-from bot.app import Bot, settle_heap
-from bot.config import parse_config
-from bot.messages import IncomingMessage
+from groupmate.bot.app import Bot, settle_heap
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
 from tests.processes import databases, serve, stub_llm
 
 RESULTS = Path(__file__).parent / "results" / "per_message.json"

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.app import Bot, settle_heap
-from bot.config import parse_config
-from bot.messages import IncomingMessage
+from groupmate.bot.app import Bot, settle_heap
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
 
 RESULTS = Path(__file__).parent / "results" / "plugins.json"
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,8 +40,8 @@ _ids = itertools.count()
 _LOAD = """
 import sys, time, json
 began = time.perf_counter()
-from bot.config import parse_config
-from bot.plugin_runtime import configured_plugins
+from groupmate.bot.config import parse_config
+from groupmate.bot.plugin_runtime import configured_plugins
 imported = time.perf_counter()
 plugins = configured_plugins(parse_config({"plugins": json.loads(sys.argv[1])}))
 done = time.perf_counter()

@@ -30,11 +30,18 @@ from typing import Any
 
 from sqlalchemy import insert
 
-from bot.outbound import OutboundRouter
-from function_calls.handlers import builtin_tools
-from function_calls.handlers.reminder_words import reminder_message
-from storage import Database, NewReminder, OutgoingMessage, ReminderService, Schedule, upgrade
-from storage.models import Chat, Reminder
+from groupmate.bot.outbound import OutboundRouter
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import (
+    Database,
+    NewReminder,
+    OutgoingMessage,
+    ReminderService,
+    Schedule,
+    upgrade,
+)
+from groupmate.storage.models import Chat, Reminder
 
 TOTAL = 100_000
 CHATS = 1_000
@@ -141,7 +148,7 @@ class _StallMonitor:
 
 
 async def measure(url: str, spawned_at: float) -> dict[str, Any]:
-    from function_calls import Deps, MessageContext
+    from groupmate.function_calls import Deps, MessageContext
 
     received: dict[str, float] = {}
     arrived = asyncio.Event()

@@ -30,10 +30,10 @@ from typing import Any, cast
 
 from sqlalchemy import Table, insert
 
-from storage import Database, upgrade
-from storage.chatlog import ChatLog, LogEntry
-from storage.models import ChatMessage, MessageReaction
-from storage.search import MessageSearch, index_new, parse_query
+from groupmate.storage import Database, upgrade
+from groupmate.storage.chatlog import ChatLog, LogEntry
+from groupmate.storage.models import ChatMessage, MessageReaction
+from groupmate.storage.search import MessageSearch, index_new, parse_query
 from tests.processes import databases
 
 RESULTS = Path(__file__).parent / "results" / "search.json"

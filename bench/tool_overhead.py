@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
-from function_calls import FunctionCallLLM, FunctionResult, MessageContext, ToolRegistry
+from groupmate.function_calls import FunctionCallLLM, FunctionResult, MessageContext, ToolRegistry
 
 RESULTS = Path(__file__).parent / "results" / "tool_overhead.json"
 _llm_seconds: contextvars.ContextVar[list[float]] = contextvars.ContextVar("llm_seconds")

@@ -20,8 +20,8 @@ import statistics
 import time
 from pathlib import Path
 
-from function_calls.registry import Tool
-from function_calls.selection import ToolSelector
+from groupmate.function_calls.registry import Tool
+from groupmate.function_calls.selection import ToolSelector
 from tests.selection.catalog import load_corpus
 from tests.selection.measure import corpus_tools
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from bot.app import Bot, settle_heap
-    from bot.config import Config, ConfigError, load_config
-    from bot.messages import IncomingMessage, Reply
+    from groupmate.bot.app import Bot, settle_heap
+    from groupmate.bot.config import Config, ConfigError, load_config
+    from groupmate.bot.messages import IncomingMessage, Reply
 
 __all__ = ["Bot", "Config", "ConfigError", "IncomingMessage", "Reply", "load_config", "settle_heap"]
 
@@ -20,8 +20,8 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "bot.app": ("Bot", "settle_heap"),
-            "bot.config": ("Config", "ConfigError", "load_config"),
-            "bot.messages": ("IncomingMessage", "Reply"),
+            "groupmate.bot.app": ("Bot", "settle_heap"),
+            "groupmate.bot.config": ("Config", "ConfigError", "load_config"),
+            "groupmate.bot.messages": ("IncomingMessage", "Reply"),
         },
     )

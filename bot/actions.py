@@ -16,18 +16,18 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.budget import TokenBudget
-from bot.commands import Commands
-from bot.contexts import Caller, ContextFactory
-from function_calls import MessageContext, ToolInvoker
-from function_calls.digest_core import chat_language
-from function_calls.handlers.digest import gather_window
-from function_calls.handlers.reminder_words import format_local, late_note
-from function_calls.services import TextCompleter
-from storage import OutgoingMessage, ReminderService, ScheduledAction
-from storage.chatlog import ChatLog
-from storage.deliveries import Claim
-from storage.vocabulary import SETTING_QUIET_DIGEST
+from groupmate.bot.budget import TokenBudget
+from groupmate.bot.commands import Commands
+from groupmate.bot.contexts import Caller, ContextFactory
+from groupmate.function_calls import MessageContext, ToolInvoker
+from groupmate.function_calls.digest_core import chat_language
+from groupmate.function_calls.handlers.digest import gather_window
+from groupmate.function_calls.handlers.reminder_words import format_local, late_note
+from groupmate.function_calls.services import TextCompleter
+from groupmate.storage import OutgoingMessage, ReminderService, ScheduledAction
+from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.vocabulary import SETTING_QUIET_DIGEST
 
 log = logging.getLogger(__name__)
 

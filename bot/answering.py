@@ -17,28 +17,28 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from bot.budget import TokenBudget
-from bot.commands import COMMAND_ALIASES, CommandError, Commands
-from bot.config import Config
-from bot.contexts import ContextFactory
-from bot.messages import IncomingMessage
-from bot.offers import SET, Offers
-from bot.ratelimit import Budgets
-from function_calls import (
+from groupmate.bot.budget import TokenBudget
+from groupmate.bot.commands import COMMAND_ALIASES, CommandError, Commands
+from groupmate.bot.config import Config
+from groupmate.bot.contexts import ContextFactory
+from groupmate.bot.messages import IncomingMessage
+from groupmate.bot.offers import SET, Offers
+from groupmate.bot.ratelimit import Budgets
+from groupmate.function_calls import (
     ChatTurn,
     FunctionCallLLM,
     MessageContext,
     ToolInvoker,
     TurnResult,
 )
-from function_calls.confirmations import Confirmations
-from function_calls.grammar import classify_ask, read_whole
-from function_calls.internal_text import STORAGE_DOWN
-from storage import OutgoingMessage, ReminderService, Sender, StorageError
-from storage.chatlog import ChatLog, LoggedMessage
-from storage.overview import TurnLog
+from groupmate.function_calls.confirmations import Confirmations
+from groupmate.function_calls.grammar import classify_ask, read_whole
+from groupmate.function_calls.internal_text import STORAGE_DOWN
+from groupmate.storage import OutgoingMessage, ReminderService, Sender, StorageError
+from groupmate.storage.chatlog import ChatLog, LoggedMessage
+from groupmate.storage.overview import TurnLog
 
-log = logging.getLogger("bot.router")
+log = logging.getLogger("groupmate.bot.router")
 # Call outcomes that sent the model back to correct itself: the turn's repair rounds.
 _REPAIRABLE = frozenset({"invalid", "unknown", "hidden", "malformed"})
 

@@ -14,48 +14,48 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-from bot.actions import ActionRunner, BotCommands
-from bot.adapters.base import Adapter
-from bot.adapters.http_metrics import MetricsServer, serve_on_own_address
-from bot.answering import Answerer
-from bot.budget import TokenBudget
-from bot.config import Config, LLMSettings, load_config
-from bot.contexts import Caller, ContextFactory
-from bot.messages import IncomingMessage, IncomingReaction, Reply
-from bot.metrics import Metrics
-from bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
-from bot.plugin_runtime import PluginRuntime, configured_plugins
-from bot.router import Deliver, Router
-from bot.web_events import WEB_PREFIX, LiveEvents
-from function_calls import FunctionCallLLM, MessageContext, ToolInvoker
-from function_calls.confirmations import Confirmations
-from function_calls.deps import Deps
-from function_calls.errors import LLMUnavailableError
-from function_calls.handlers.budget import BudgetLimits
-from function_calls.handlers.reminder_words import reminder_message
-from function_calls.links import PageFetcher
-from function_calls.llm import PromptBudget
-from function_calls.plugins import PluginStatus, PluginStore, PluginStores
-from function_calls.policy import ToolPolicy
-from function_calls.remote import McpTools, OpenApiToolSet
-from function_calls.search import SearchProvider, WebSearch
-from function_calls.server_info import ContextWindow, context_window
-from function_calls.services import (
+from groupmate.bot.actions import ActionRunner, BotCommands
+from groupmate.bot.adapters.base import Adapter
+from groupmate.bot.adapters.http_metrics import MetricsServer, serve_on_own_address
+from groupmate.bot.answering import Answerer
+from groupmate.bot.budget import TokenBudget
+from groupmate.bot.config import Config, LLMSettings, load_config
+from groupmate.bot.contexts import Caller, ContextFactory
+from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.bot.metrics import Metrics
+from groupmate.bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
+from groupmate.bot.plugin_runtime import PluginRuntime, configured_plugins
+from groupmate.bot.router import Deliver, Router
+from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
+from groupmate.function_calls import FunctionCallLLM, MessageContext, ToolInvoker
+from groupmate.function_calls.confirmations import Confirmations
+from groupmate.function_calls.deps import Deps
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.handlers.budget import BudgetLimits
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.function_calls.links import PageFetcher
+from groupmate.function_calls.llm import PromptBudget
+from groupmate.function_calls.plugins import PluginStatus, PluginStore, PluginStores
+from groupmate.function_calls.policy import ToolPolicy
+from groupmate.function_calls.remote import McpTools, OpenApiToolSet
+from groupmate.function_calls.search import SearchProvider, WebSearch
+from groupmate.function_calls.server_info import ContextWindow, context_window
+from groupmate.function_calls.services import (
     AudienceRules,
     DailyLimits,
     MemberDirectory,
     ScheduledCommands,
     TextCompleter,
 )
-from function_calls.toolsets import AbstractToolset, CombinedToolset
-from storage import OutgoingMessage, ReminderService, Sender, SendError, utc_now
-from storage.audit import AuditLog
-from storage.chat_locks import ChatLocks
-from storage.chatlog import ChatLog
-from storage.deliveries import Claim
-from storage.overview import TurnLog
-from storage.plugin_data import PluginData
-from storage.usage import UsageLog
+from groupmate.function_calls.toolsets import AbstractToolset, CombinedToolset
+from groupmate.storage import OutgoingMessage, ReminderService, Sender, SendError, utc_now
+from groupmate.storage.audit import AuditLog
+from groupmate.storage.chat_locks import ChatLocks
+from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.overview import TurnLog
+from groupmate.storage.plugin_data import PluginData
+from groupmate.storage.usage import UsageLog
 
 log = logging.getLogger(__name__)
 _PRUNE_INTERVAL = 3600.0

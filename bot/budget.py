@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from function_calls import MessageContext, TurnResult
-from function_calls.handlers.budget import BudgetLimits, chat_limit, next_reset
-from function_calls.handlers.reminder_words import format_local
-from storage import ReminderService
-from storage.usage import UsageLog
+from groupmate.function_calls import MessageContext, TurnResult
+from groupmate.function_calls.handlers.budget import BudgetLimits, chat_limit, next_reset
+from groupmate.function_calls.handlers.reminder_words import format_local
+from groupmate.storage import ReminderService
+from groupmate.storage.usage import UsageLog
 
 _MAX_NOTIFIED = 100_000
 

@@ -36,8 +36,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.messages import IncomingMessage
-from storage.chatlog import LogEntry, LoggedMessage
+from groupmate.bot.messages import IncomingMessage
+from groupmate.storage.chatlog import LogEntry, LoggedMessage
 
 # A burst is answered after this many messages, or this many windows after its first.
 MAX_PARTS = 10

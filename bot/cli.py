@@ -50,19 +50,19 @@ class _Later(Sequence[str]):
 
 
 def _prompt_formats() -> Sequence[str]:
-    from function_calls.prompt_formats import PROMPT_FORMATS
+    from groupmate.function_calls.prompt_formats import PROMPT_FORMATS
 
     return list(PROMPT_FORMATS)
 
 
 def _tool_schemas() -> Sequence[str]:
-    from function_calls.vocabulary import ToolSchema
+    from groupmate.function_calls.vocabulary import ToolSchema
 
     return get_args(ToolSchema)
 
 
 def _vias() -> Sequence[str]:
-    from bot.eval.runner import Via
+    from groupmate.bot.eval.runner import Via
 
     return get_args(Via)
 
@@ -179,7 +179,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     options = parser().parse_args(argv)
-    from bot import cli_run
+    from groupmate.bot import cli_run
 
     return cli_run.run(options)
 

@@ -8,13 +8,13 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from bot.config import Config
-from bot.status import config_lines, model_warning, plugin_lines, probe_search
-from storage import Database, StorageError, current_revision, head_revision, upgrade
-from storage.migrate import is_known
+from groupmate.bot.config import Config
+from groupmate.bot.status import config_lines, model_warning, plugin_lines, probe_search
+from groupmate.storage import Database, StorageError, current_revision, head_revision, upgrade
+from groupmate.storage.migrate import is_known
 
 if TYPE_CHECKING:
-    from function_calls.plugins import PluginStatus
+    from groupmate.function_calls.plugins import PluginStatus
 
 
 def _plugin_statuses(config: Config) -> list[PluginStatus]:
@@ -22,7 +22,7 @@ def _plugin_statuses(config: Config) -> list[PluginStatus]:
     the built-in tools load (their modules imported) only to find a plugin's clash."""
     if not config.plugins:
         return []
-    from bot.plugin_runtime import configured_plugins
+    from groupmate.bot.plugin_runtime import configured_plugins
 
     return [s for s in configured_plugins(config).statuses if not s.builtin]
 
@@ -39,7 +39,7 @@ def check(config: Config) -> int:
         database.close()
     context = None
     if config.llm.enabled:  # the bot (and its model client) only for a config with a model
-        from bot.app import llm_context_window, prompt_budget
+        from groupmate.bot.app import llm_context_window, prompt_budget
 
         # The context window as `serve` would find it: asked of the server when not configured.
         context = asyncio.run(llm_context_window(config.llm))
@@ -57,7 +57,7 @@ def check(config: Config) -> int:
             )
             return 1
     if config.llm.base_url:
-        from function_calls.server_info import served_models  # the model client
+        from groupmate.function_calls.server_info import served_models  # the model client
 
         key = config.llm.api_key.get_secret_value() if config.llm.api_key else None
         served = asyncio.run(served_models(config.llm.base_url, api_key=key))
@@ -77,7 +77,9 @@ def check(config: Config) -> int:
 def list_plugins(config: Config) -> int:
     """Configured plugins (loaded, or why not) and installed ones the config leaves
     off; 1 when a configured one does not load."""
-    from bot.plugin_runtime import listing  # the plugin machinery: not for `check` without
+    from groupmate.bot.plugin_runtime import (
+        listing,  # the plugin machinery: not for `check` without
+    )
 
     statuses = listing(config)
     print("\n".join(plugin_lines(statuses) or ["no plugins configured or installed"]))

@@ -9,10 +9,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.config import Config
-from storage import Database
-from storage.backup import copy_sqlite, sqlite_file
-from storage.transfer import Counts, export_file, import_file
+from groupmate.bot.config import Config
+from groupmate.storage import Database
+from groupmate.storage.backup import copy_sqlite, sqlite_file
+from groupmate.storage.transfer import Counts, export_file, import_file
 
 _PG_BACKUP = (
     "backup copies a SQLite file; a PostgreSQL database is backed up with its own tools, "

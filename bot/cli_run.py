@@ -11,10 +11,10 @@ import os
 import sys
 from pathlib import Path
 
-from bot.cli import DATA_COMMANDS, DEFAULT_CONFIG
-from bot.config import Config, ConfigError, load_config
-from bot.logs import setup_logging
-from storage import StorageError
+from groupmate.bot.cli import DATA_COMMANDS, DEFAULT_CONFIG
+from groupmate.bot.config import Config, ConfigError, load_config
+from groupmate.bot.logs import setup_logging
+from groupmate.storage import StorageError
 
 
 def _config(options: argparse.Namespace) -> Config:
@@ -30,7 +30,10 @@ def _config(options: argparse.Namespace) -> Config:
 
 def _plugin_new(options: argparse.Namespace) -> int:
     """`groupmate plugin new NAME [--dir PATH]`: a plugin project to start from."""
-    from bot.scaffold import ScaffoldError, new_plugin  # the built-in tools' names: not for others
+    from groupmate.bot.scaffold import (  # the built-in tools' names: not for others
+        ScaffoldError,
+        new_plugin,
+    )
 
     directory = Path(options.dir) if options.dir is not None else None
     try:
@@ -47,26 +50,26 @@ def _plugin_new(options: argparse.Namespace) -> int:
 
 def _command(options: argparse.Namespace, config: Config) -> int:
     if options.command == "check":
-        from bot import cli_check
+        from groupmate.bot import cli_check
 
         return cli_check.check(config)
     if options.command == "plugins":
-        from bot import cli_check
+        from groupmate.bot import cli_check
 
         return cli_check.list_plugins(config)
     if options.command == "db":
-        from bot import cli_check
+        from groupmate.bot import cli_check
 
         return cli_check.db(config, options.action)
     if options.command in DATA_COMMANDS:
-        from bot import cli_data
+        from groupmate.bot import cli_data
 
         return cli_data.run(options, config)
     if options.command == "eval":
-        from bot.eval import cli as eval_cli
+        from groupmate.bot.eval import cli as eval_cli
 
         return eval_cli.run(options, config)
-    from bot import cli_serve
+    from groupmate.bot import cli_serve
 
     return cli_serve.run(options, config)
 

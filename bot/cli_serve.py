@@ -17,13 +17,13 @@ from typing import Any
 
 import uvicorn
 
-from bot.adapters import configured
-from bot.adapters.console import run_console
-from bot.adapters.http import create_app
-from bot.adapters.mcp_server import McpEndpoint
-from bot.app import Bot, settle_heap
-from bot.cli import INSECURE_FLAG
-from bot.config import Config, ConfigError, is_loopback
+from groupmate.bot.adapters import configured
+from groupmate.bot.adapters.console import run_console
+from groupmate.bot.adapters.http import create_app
+from groupmate.bot.adapters.mcp_server import McpEndpoint
+from groupmate.bot.app import Bot, settle_heap
+from groupmate.bot.cli import INSECURE_FLAG
+from groupmate.bot.config import Config, ConfigError, is_loopback
 
 log = logging.getLogger(__name__)
 

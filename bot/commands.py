@@ -11,11 +11,11 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from bot.edit_words import AmbiguousEdit, edit_arguments
-from bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
-from bot.help_text import Command as HelpCommand
-from bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
-from function_calls import (
+from groupmate.bot.edit_words import AmbiguousEdit, edit_arguments
+from groupmate.bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
+from groupmate.bot.help_text import Command as HelpCommand
+from groupmate.bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
+from groupmate.function_calls import (
     FunctionResult,
     InvalidArgumentsError,
     MessageContext,
@@ -27,34 +27,34 @@ from function_calls import (
     UnknownToolError,
     ValidatedToolCall,
 )
-from function_calls.digest_core import Lang
-from function_calls.grammar import (
+from groupmate.function_calls.digest_core import Lang
+from groupmate.function_calls.grammar import (
     CJK,
     DEFAULT_TIME,
     GrammarError,
     parse_duration,
     parse_reminder,
 )
-from function_calls.handlers.budget import MAX_LIMIT
-from function_calls.handlers.digest_settings import QUIET_WORDS
-from function_calls.handlers.followup import (
+from groupmate.function_calls.handlers.budget import MAX_LIMIT
+from groupmate.function_calls.handlers.digest_settings import QUIET_WORDS
+from groupmate.function_calls.handlers.followup import (
     MAX_SECONDS,
     MIN_SECONDS,
     SECONDS_WORDS,
     SWITCH_WORDS,
 )
-from function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
-from function_calls.handlers.help import plain_examples
-from function_calls.handlers.reminder_refusals import refusal_text
-from function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
-from function_calls.handlers.reminder_words import refusal
-from function_calls.internal_text import refusal_of
-from function_calls.links import PageFetcher, find_links
-from function_calls.registry import Tool
-from function_calls.search import WebSearch
-from function_calls.selection import ToolSelector
-from storage import StorageError, StorageUnavailableError
-from storage.vocabulary import (
+from groupmate.function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
+from groupmate.function_calls.handlers.help import plain_examples
+from groupmate.function_calls.handlers.reminder_refusals import refusal_text
+from groupmate.function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
+from groupmate.function_calls.handlers.reminder_words import refusal
+from groupmate.function_calls.internal_text import refusal_of
+from groupmate.function_calls.links import PageFetcher, find_links
+from groupmate.function_calls.registry import Tool
+from groupmate.function_calls.search import WebSearch
+from groupmate.function_calls.selection import ToolSelector
+from groupmate.storage import StorageError, StorageUnavailableError
+from groupmate.storage.vocabulary import (
     PERMISSIONS,
     QUIET_DIGESTS,
     SETTING_EVERYONE,

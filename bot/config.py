@@ -22,19 +22,19 @@ from pydantic import (
     model_validator,
 )
 
-from bot.logs import LogFormat
-from function_calls.handlers.audience_rules import ReminderRules
-from function_calls.handlers.reminder_refusals import unknown_zone
-from function_calls.plugins import BuiltinsConfig, PluginSpec
-from function_calls.policy import PolicyConfig
-from function_calls.prompt_formats import PromptFormat
-from function_calls.remote import McpSettings, OpenApiSettings
-from function_calls.search.config import SearchSettings
-from function_calls.settings_keys import unknown_setting
-from function_calls.vocabulary import ToolMode, ToolSchema
-from storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
-from storage.recurrence import Kind
-from storage.vocabulary import ChatType, Permission
+from groupmate.bot.logs import LogFormat
+from groupmate.function_calls.handlers.audience_rules import ReminderRules
+from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
+from groupmate.function_calls.plugins import BuiltinsConfig, PluginSpec
+from groupmate.function_calls.policy import PolicyConfig
+from groupmate.function_calls.prompt_formats import PromptFormat
+from groupmate.function_calls.remote import McpSettings, OpenApiSettings
+from groupmate.function_calls.search.config import SearchSettings
+from groupmate.function_calls.settings_keys import unknown_setting
+from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
+from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
+from groupmate.storage.recurrence import Kind
+from groupmate.storage.vocabulary import ChatType, Permission
 
 # `${...}` as the shell reads it: NAME, then an operator and its word. Anything else in
 # `${...}` is refused (a typo must not become a secret's value).

@@ -9,12 +9,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.config import Config
-from bot.messages import IncomingMessage
-from function_calls import AuthMethod, CallSource, ChatType, MessageContext
-from function_calls.deps import Deps, Progress
-from function_calls.policy import tools_off
-from storage import Member, ReminderService
+from groupmate.bot.config import Config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls import AuthMethod, CallSource, ChatType, MessageContext
+from groupmate.function_calls.deps import Deps, Progress
+from groupmate.function_calls.policy import tools_off
+from groupmate.storage import Member, ReminderService
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from function_calls.grammar import CJK, GrammarError, split_when
+from groupmate.function_calls.grammar import CJK, GrammarError, split_when
 
 __all__ = ["AmbiguousEdit", "edit_arguments"]
 

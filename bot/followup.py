@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.messages import IncomingMessage
+from groupmate.bot.messages import IncomingMessage
 
 # A handle typed as text ("@bob", "@Bob_Smith"), not an e-mail address's "@".
 _HANDLE = re.compile(r"(?<![\w@])@([\w.-]+)")

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from function_calls.digest_core import Lang
-from function_calls.registry import Tool
-from function_calls.selection import ToolSelector
+from groupmate.function_calls.digest_core import Lang
+from groupmate.function_calls.registry import Tool
+from groupmate.function_calls.selection import ToolSelector
 
 # What each built-in command is for, as a person would put it.
 ABOUT: dict[str, tuple[str, str]] = {

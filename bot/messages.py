@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from function_calls import ChatType
-from storage import Member
+from groupmate.function_calls import ChatType
+from groupmate.storage import Member
 
 
 @dataclass(frozen=True, slots=True)

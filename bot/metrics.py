@@ -25,18 +25,18 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
-from bot.adapters.base import Adapter, AdapterState, connection_state
-from bot.config import MetricsSettings
-from bot.messages import IncomingMessage
-from function_calls.errors import InvocationOutcome
-from function_calls.llm import RequestOutcome
-from function_calls.remote import McpServerTools, McpTools, OpenApiToolSet
-from function_calls.remote.mcp_client import ServerState
-from function_calls.toolsets import AbstractToolset
-from function_calls.usage import Usage
-from storage.deliveries import Claim, Outcome
-from storage.group_commit import GroupCommit
-from storage.vocabulary import FinishedOutcome
+from groupmate.bot.adapters.base import Adapter, AdapterState, connection_state
+from groupmate.bot.config import MetricsSettings
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.errors import InvocationOutcome
+from groupmate.function_calls.llm import RequestOutcome
+from groupmate.function_calls.remote import McpServerTools, McpTools, OpenApiToolSet
+from groupmate.function_calls.remote.mcp_client import ServerState
+from groupmate.function_calls.toolsets import AbstractToolset
+from groupmate.function_calls.usage import Usage
+from groupmate.storage.deliveries import Claim, Outcome
+from groupmate.storage.group_commit import GroupCommit
+from groupmate.storage.vocabulary import FinishedOutcome
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from function_calls import (
+from groupmate.function_calls import (
     InvalidArgumentsError,
     MessageContext,
     ToolCall,
@@ -21,23 +21,23 @@ from function_calls import (
     ToolInvoker,
     TurnResult,
 )
-from function_calls.claims import CLAIM, asks_back, sounds_done
-from function_calls.grammar import (
+from groupmate.function_calls.claims import CLAIM, asks_back, sounds_done
+from groupmate.function_calls.grammar import (
     CJK,
     GrammarError,
     about_existing,
     asked_reminder,
     classify_ask,
 )
-from function_calls.handlers.reminder_args import ReminderArgs
-from function_calls.handlers.reminder_words import (
+from groupmate.function_calls.handlers.reminder_args import ReminderArgs
+from groupmate.function_calls.handlers.reminder_words import (
     describe_schedule,
     describe_schedule_zh,
     format_local,
     format_local_zh,
     refusal,
 )
-from function_calls.internal_text import refusal_of
+from groupmate.function_calls.internal_text import refusal_of
 
 OFFER_TTL = timedelta(minutes=10)
 _MAX_PENDING = 10_000

@@ -7,9 +7,9 @@ import uuid
 
 import httpx
 
-from bot.adapters import CHAT_PREFIXES
-from function_calls.services import MemberDirectory
-from storage import Member, OutgoingMessage, Reach, Sender, SendError
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.function_calls.services import MemberDirectory
+from groupmate.storage import Member, OutgoingMessage, Reach, Sender, SendError
 
 log = logging.getLogger(__name__)
 

@@ -9,19 +9,19 @@ import logging
 from contextlib import AsyncExitStack
 from typing import Any
 
-from bot.config import Config
-from function_calls.context import MessageContext
-from function_calls.deps import Deps
-from function_calls.handlers import BUILTIN_MODULES, builtin_plugins, in_model_order
-from function_calls.plugins import (
+from groupmate.bot.config import Config
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.deps import Deps
+from groupmate.function_calls.handlers import BUILTIN_MODULES, builtin_plugins, in_model_order
+from groupmate.function_calls.plugins import (
     LoadedPlugin,
     PluginSet,
     PluginStatus,
     available,
     load_plugins,
 )
-from function_calls.plugins.found import described
-from function_calls.toolsets import AbstractToolset, ToolListing
+from groupmate.function_calls.plugins.found import described
+from groupmate.function_calls.toolsets import AbstractToolset, ToolListing
 
 log = logging.getLogger(__name__)
 # A service that has not started by then fails its plugin: startup never hangs on one.

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.config import RateLimitConfig
+from groupmate.bot.config import RateLimitConfig
 
 
 @dataclass(slots=True)

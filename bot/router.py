@@ -16,21 +16,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from bot.answering import Answerer
-from bot.bursts import Burst, Bursts, Part, without_earlier
-from bot.commands import Commands
-from bot.config import Config
-from bot.followup import Followups
-from bot.logs import new_correlation_id
-from bot.messages import IncomingMessage, IncomingReaction, Reply
-from function_calls import MessageContext
-from function_calls.handlers.followup import followup_window
-from storage import StorageError, utc_now
-from storage.chat_locks import ChatLocks
-from storage.chatlog import ChatLog, LogEntry, LoggedMessage, Reaction, Received, Seen
+from groupmate.bot.answering import Answerer
+from groupmate.bot.bursts import Burst, Bursts, Part, without_earlier
+from groupmate.bot.commands import Commands
+from groupmate.bot.config import Config
+from groupmate.bot.followup import Followups
+from groupmate.bot.logs import new_correlation_id
+from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.function_calls import MessageContext
+from groupmate.function_calls.handlers.followup import followup_window
+from groupmate.storage import StorageError, utc_now
+from groupmate.storage.chat_locks import ChatLocks
+from groupmate.storage.chatlog import ChatLog, LogEntry, LoggedMessage, Reaction, Received, Seen
 
 if TYPE_CHECKING:
-    from bot.metrics import Metrics
+    from groupmate.bot.metrics import Metrics
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from bot.commands import COMMAND_ALIASES, COMMAND_USAGE, DECLARED_ALIASES
-from function_calls.handlers import BUILTIN_MODULES, BUILTIN_ORDER
+from groupmate.bot.commands import COMMAND_ALIASES, COMMAND_USAGE, DECLARED_ALIASES
+from groupmate.function_calls.handlers import BUILTIN_MODULES, BUILTIN_ORDER
 
 # As a tool's command (function_calls.registry.COMMAND_NAME): the name is the plugin's,
 # its tool's and its command's, and the module's after "groupmate_".

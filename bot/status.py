@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from bot.adapters import PLATFORMS
-from bot.config import Config
-from function_calls.search import SearchError
-from storage import head_revision
+from groupmate.bot.adapters import PLATFORMS
+from groupmate.bot.config import Config
+from groupmate.function_calls.search import SearchError
+from groupmate.storage import head_revision
 
 if TYPE_CHECKING:  # the plugin loader and the model client: `check` of a config with them
-    from function_calls.plugins import PluginStatus
-    from function_calls.server_info import ContextWindow
+    from groupmate.function_calls.plugins import PluginStatus
+    from groupmate.function_calls.server_info import ContextWindow
 
 
 def config_lines(

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from function_calls import Tool
+from groupmate.function_calls import Tool
 
 log = logging.getLogger(__name__)
 

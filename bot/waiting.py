@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.adapters import platform_of
-from storage import WaitingChat
+from groupmate.bot.adapters import platform_of
+from groupmate.storage import WaitingChat
 
 # What serves each platform's chats, as the operator would start it.
 _SERVED_BY = {

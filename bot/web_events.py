@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.adapters import CHAT_PREFIXES
-from storage import OutgoingMessage
-from storage.chatlog import ChatLog, LogEntry
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.storage import OutgoingMessage
+from groupmate.storage.chatlog import ChatLog, LogEntry
 
 log = logging.getLogger(__name__)
 

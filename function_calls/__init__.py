@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from function_calls._shaping import ChatTurn
-    from function_calls.context import ChatType, MessageContext, validation_context
-    from function_calls.deps import Deps, Progress
-    from function_calls.errors import (
+    from groupmate.function_calls._shaping import ChatTurn
+    from groupmate.function_calls.context import ChatType, MessageContext, validation_context
+    from groupmate.function_calls.deps import Deps, Progress
+    from groupmate.function_calls.errors import (
         DuplicateToolError,
         FunctionCallError,
         InvocationOutcome,
@@ -25,16 +25,16 @@ if TYPE_CHECKING:
         ToolTimeoutError,
         UnknownToolError,
     )
-    from function_calls.invoker import (
+    from groupmate.function_calls.invoker import (
         ToolCall,
         ToolInvocation,
         ToolInvoker,
         ValidatedToolCall,
     )
-    from function_calls.llm import FunctionCallLLM, ToolMode
-    from function_calls.policy import ToolPolicy, ToolRule
-    from function_calls.prompt_formats import PromptFormat
-    from function_calls.registry import (
+    from groupmate.function_calls.llm import FunctionCallLLM, ToolMode
+    from groupmate.function_calls.policy import ToolPolicy, ToolRule
+    from groupmate.function_calls.prompt_formats import PromptFormat
+    from groupmate.function_calls.registry import (
         Example,
         NoArguments,
         Tool,
@@ -42,12 +42,12 @@ if TYPE_CHECKING:
         build_tool,
         tool_function,
     )
-    from function_calls.result import Failure, FunctionResult, Touched
-    from function_calls.services import TextCompleter
-    from function_calls.toolsets import AbstractToolset, CombinedToolset, FunctionToolset
-    from function_calls.turn import ToolCallRecord, TurnEnding, TurnResult
-    from function_calls.validation import ArgumentIssue, InvalidArgumentsError
-    from function_calls.vocabulary import AuthMethod, CallSource, Effect, Scope, Who
+    from groupmate.function_calls.result import Failure, FunctionResult, Touched
+    from groupmate.function_calls.services import TextCompleter
+    from groupmate.function_calls.toolsets import AbstractToolset, CombinedToolset, FunctionToolset
+    from groupmate.function_calls.turn import ToolCallRecord, TurnEnding, TurnResult
+    from groupmate.function_calls.validation import ArgumentIssue, InvalidArgumentsError
+    from groupmate.function_calls.vocabulary import AuthMethod, CallSource, Effect, Scope, Who
 
 __all__ = [
     "AbstractToolset",
@@ -108,10 +108,14 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "function_calls._shaping": ("ChatTurn",),
-            "function_calls.context": ("ChatType", "MessageContext", "validation_context"),
-            "function_calls.deps": ("Deps", "Progress"),
-            "function_calls.errors": (
+            "groupmate.function_calls._shaping": ("ChatTurn",),
+            "groupmate.function_calls.context": (
+                "ChatType",
+                "MessageContext",
+                "validation_context",
+            ),
+            "groupmate.function_calls.deps": ("Deps", "Progress"),
+            "groupmate.function_calls.errors": (
                 "DuplicateToolError",
                 "FunctionCallError",
                 "InvocationOutcome",
@@ -126,16 +130,16 @@ if not TYPE_CHECKING:
                 "ToolTimeoutError",
                 "UnknownToolError",
             ),
-            "function_calls.invoker": (
+            "groupmate.function_calls.invoker": (
                 "ToolCall",
                 "ToolInvocation",
                 "ToolInvoker",
                 "ValidatedToolCall",
             ),
-            "function_calls.llm": ("FunctionCallLLM", "ToolMode"),
-            "function_calls.policy": ("ToolPolicy", "ToolRule"),
-            "function_calls.prompt_formats": ("PromptFormat",),
-            "function_calls.registry": (
+            "groupmate.function_calls.llm": ("FunctionCallLLM", "ToolMode"),
+            "groupmate.function_calls.policy": ("ToolPolicy", "ToolRule"),
+            "groupmate.function_calls.prompt_formats": ("PromptFormat",),
+            "groupmate.function_calls.registry": (
                 "Example",
                 "NoArguments",
                 "Tool",
@@ -143,11 +147,21 @@ if not TYPE_CHECKING:
                 "build_tool",
                 "tool_function",
             ),
-            "function_calls.result": ("Failure", "FunctionResult", "Touched"),
-            "function_calls.services": ("TextCompleter",),
-            "function_calls.toolsets": ("AbstractToolset", "CombinedToolset", "FunctionToolset"),
-            "function_calls.turn": ("ToolCallRecord", "TurnEnding", "TurnResult"),
-            "function_calls.validation": ("ArgumentIssue", "InvalidArgumentsError"),
-            "function_calls.vocabulary": ("AuthMethod", "CallSource", "Effect", "Scope", "Who"),
+            "groupmate.function_calls.result": ("Failure", "FunctionResult", "Touched"),
+            "groupmate.function_calls.services": ("TextCompleter",),
+            "groupmate.function_calls.toolsets": (
+                "AbstractToolset",
+                "CombinedToolset",
+                "FunctionToolset",
+            ),
+            "groupmate.function_calls.turn": ("ToolCallRecord", "TurnEnding", "TurnResult"),
+            "groupmate.function_calls.validation": ("ArgumentIssue", "InvalidArgumentsError"),
+            "groupmate.function_calls.vocabulary": (
+                "AuthMethod",
+                "CallSource",
+                "Effect",
+                "Scope",
+                "Who",
+            ),
         },
     )

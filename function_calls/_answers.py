@@ -7,8 +7,8 @@ import json
 import re
 from typing import Any
 
-from function_calls._shaping import BOT_NAME, ChatTurn, transcript_line
-from function_calls.turn import ToolCallRecord, Turn
+from groupmate.function_calls._shaping import BOT_NAME, ChatTurn, transcript_line
+from groupmate.function_calls.turn import ToolCallRecord, Turn
 
 
 def parrots(turn: Turn, text: str) -> bool:

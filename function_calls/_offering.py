@@ -7,21 +7,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from function_calls import _transport as transport
-from function_calls.context_window import text_tokens, tools_tokens
-from function_calls.prompt_formats import (
+from groupmate.function_calls import _transport as transport
+from groupmate.function_calls.context_window import text_tokens, tools_tokens
+from groupmate.function_calls.prompt_formats import (
     PromptFormat,
     WorkedExample,
     render_tool_instructions,
     tool_text,
 )
-from function_calls.registry import Tool
-from function_calls.schema import SchemaView
-from function_calls.selection import FIND_TOOLS, ToolSelector, finder_tool
-from function_calls.selection_words import has_chinese
-from function_calls.system_prompt import build_system_prompt
-from function_calls.toolsets import ToolListing
-from function_calls.turn import CallMode, Turn
+from groupmate.function_calls.registry import Tool
+from groupmate.function_calls.schema import SchemaView
+from groupmate.function_calls.selection import FIND_TOOLS, ToolSelector, finder_tool
+from groupmate.function_calls.selection_words import has_chinese
+from groupmate.function_calls.system_prompt import build_system_prompt
+from groupmate.function_calls.toolsets import ToolListing
+from groupmate.function_calls.turn import CallMode, Turn
 
 # Costs kept, one per tool, mode and view; past this many they are worked out again.
 _COSTS_KEPT = 4096

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from function_calls.prompt_formats import PromptFormat, render_tool_results
-from function_calls.prompt_parser import parse_tool_calls
-from function_calls.registry import Tool
-from function_calls.tolerant_json import MalformedCall
-from function_calls.validation import ArgumentIssue
+from groupmate.function_calls.prompt_formats import PromptFormat, render_tool_results
+from groupmate.function_calls.prompt_parser import parse_tool_calls
+from groupmate.function_calls.registry import Tool
+from groupmate.function_calls.tolerant_json import MalformedCall
+from groupmate.function_calls.validation import ArgumentIssue
 
 Message = dict[str, Any]
 UNPARSABLE = "(unparsable tool call)"

@@ -17,9 +17,9 @@ from typing import Any, Literal
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient, RequestOptions
 
-from function_calls.context_window import tools_tokens
-from function_calls.errors import LLMUnavailableError
-from function_calls.usage import Usage, usage_of
+from groupmate.function_calls.context_window import tools_tokens
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.usage import Usage, usage_of
 
 log = logging.getLogger("groupmate.llm")
 

@@ -9,12 +9,12 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 
-from function_calls.context_window import ContextOverflowError, text_tokens
-from function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGURED, UNFINISHED
-from function_calls.server_info import ContextWindow
-from function_calls.system_prompt import build_system_prompt
-from function_calls.turn import Turn
-from function_calls.usage import Usage
+from groupmate.function_calls.context_window import ContextOverflowError, text_tokens
+from groupmate.function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGURED, UNFINISHED
+from groupmate.function_calls.server_info import ContextWindow
+from groupmate.function_calls.system_prompt import build_system_prompt
+from groupmate.function_calls.turn import Turn
+from groupmate.function_calls.usage import Usage
 
 log = logging.getLogger("groupmate.llm")
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from storage.audit import AuditEntry
+from groupmate.storage.audit import AuditEntry
 
 # An argument whose name says it holds a secret is never written down: whole words of
 # the name ("api_key", "X-Auth-Token"), not any name that contains them ("tokens_per_day",

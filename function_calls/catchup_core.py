@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
-from function_calls.digest_core import (
+from groupmate.function_calls.digest_core import (
     Clock,
     marked_lines,
     most_telling,
@@ -16,8 +16,8 @@ from function_calls.digest_core import (
     reminder_line,
     said,
 )
-from function_calls.digest_lines import is_question, mentions
-from storage.chat_window import ReminderEvent, WindowMessage
+from groupmate.function_calls.digest_lines import is_question, mentions
+from groupmate.storage.chat_window import ReminderEvent, WindowMessage
 
 MAX_EACH = 10
 

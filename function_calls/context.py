@@ -9,11 +9,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationInfo
 
-from function_calls.deps import Deps
-from function_calls.vocabulary import AuthMethod, CallSource
-from storage.models import utc_now
-from storage.outgoing import Member
-from storage.vocabulary import ChatType as ChatType  # re-exported: function_calls.ChatType
+from groupmate.function_calls.deps import Deps
+from groupmate.function_calls.vocabulary import AuthMethod, CallSource
+from groupmate.storage.models import utc_now
+from groupmate.storage.outgoing import Member
+from groupmate.storage.vocabulary import (
+    ChatType as ChatType,  # re-exported: function_calls.ChatType
+)
 
 MESSAGE_CONTEXT_KEY = "message_context"
 

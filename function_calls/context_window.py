@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from function_calls.usage import estimate_tokens
+from groupmate.function_calls.usage import estimate_tokens
 
 _CUT_RESULT_CHARS = 600
 _CUT_NOTE = " … [cut to fit the context window]"

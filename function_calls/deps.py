@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, Union, get_args, get_origin
 
-from function_calls.plugin_store import PluginStore, PluginStores
+from groupmate.function_calls.plugin_store import PluginStore, PluginStores
 
 T = TypeVar("T")
 

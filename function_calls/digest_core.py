@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from function_calls.digest_lines import LineKind, is_cjk, line_kind
-from function_calls.links.found import find_links
-from storage.chat_window import ReminderEvent, WindowMessage
+from groupmate.function_calls.digest_lines import LineKind, is_cjk, line_kind
+from groupmate.function_calls.links.found import find_links
+from groupmate.storage.chat_window import ReminderEvent, WindowMessage
 
 Lang = Literal["en", "zh"]
 

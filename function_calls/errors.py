@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from storage.vocabulary import InvocationOutcome as InvocationOutcome  # re-exported
+from groupmate.storage.vocabulary import InvocationOutcome as InvocationOutcome  # re-exported
 
 # Why a tool is not offered to a sender in a chat.
 HiddenReason = Literal[

@@ -22,13 +22,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from function_calls.errors import (
+from groupmate.function_calls.errors import (
     ToolHiddenError,
     ToolInvocationError,
     ToolRateLimitedError,
     ToolSwitchedOffError,
 )
-from function_calls.grammar import CJK
+from groupmate.function_calls.grammar import CJK
 
 __all__ = [
     "COULD_NOT_DO",

@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from function_calls.audit import AuditSink, redacted
-from function_calls.context import MessageContext
-from function_calls.errors import (
+from groupmate.function_calls.audit import AuditSink, redacted
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import (
     InvocationOutcome,
     ToolError,
     ToolFailedError,
@@ -38,12 +38,12 @@ from function_calls.errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
-from function_calls.policy import ToolPolicy, governed
-from function_calls.result import FunctionResult
-from function_calls.schema import SchemaView
-from function_calls.tools import Tool
-from function_calls.toolsets import AbstractToolset, ToolListing
-from storage.audit import AuditEntry
+from groupmate.function_calls.policy import ToolPolicy, governed
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.schema import SchemaView
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.toolsets import AbstractToolset, ToolListing
+from groupmate.storage.audit import AuditEntry
 
 log = logging.getLogger(__name__)
 

@@ -18,53 +18,53 @@ from typing import Any, Literal, Self, get_args
 import openai
 from openai import AsyncOpenAI
 
-from function_calls import _shaping as shaping
-from function_calls import _transport as transport
-from function_calls._answers import failed_writes, found_data, parrots
-from function_calls._offering import Offering
-from function_calls._shaping import ChatTurn, Message, ModelReply
-from function_calls._transport import RequestObserver
-from function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
-from function_calls._window import PromptBudget as PromptBudget  # re-exported
-from function_calls._window import Window
-from function_calls.claims import owns_up
-from function_calls.context import MessageContext
-from function_calls.context_window import (
+from groupmate.function_calls import _shaping as shaping
+from groupmate.function_calls import _transport as transport
+from groupmate.function_calls._answers import failed_writes, found_data, parrots
+from groupmate.function_calls._offering import Offering
+from groupmate.function_calls._shaping import ChatTurn, Message, ModelReply
+from groupmate.function_calls._transport import RequestObserver
+from groupmate.function_calls._transport import RequestOutcome as RequestOutcome  # re-exported
+from groupmate.function_calls._window import PromptBudget as PromptBudget  # re-exported
+from groupmate.function_calls._window import Window
+from groupmate.function_calls.claims import owns_up
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.context_window import (
     ContextOverflowError,
     fit,
     refused_window,
     request_tokens,
     text_tokens,
 )
-from function_calls.errors import LLMUnavailableError
-from function_calls.internal_text import (
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.internal_text import (
     COULD_NOT_DO,
     NO_ANSWER,
     UNFINISHED,
     internal_marker,
     nothing_done,
 )
-from function_calls.invoker import ToolInvoker
-from function_calls.prompt_formats import (
+from groupmate.function_calls.invoker import ToolInvoker
+from groupmate.function_calls.prompt_formats import (
     PROMPT_FORMATS,
     PromptFormat,
     frame_text,
 )
-from function_calls.registry import Tool, ToolRegistry
-from function_calls.schema import SchemaView
-from function_calls.selection import (
+from groupmate.function_calls.registry import Tool, ToolRegistry
+from groupmate.function_calls.schema import SchemaView
+from groupmate.function_calls.selection import (
     DEFAULT_MAX_TOOLS,
     FIND_TOOLS,
     ToolOffer,
     ToolSelector,
     finder_tool,
 )
-from function_calls.server_info import ContextWindow
-from function_calls.system_prompt import DEFAULT_PERSONA, build_context
-from function_calls.turn import CallMode, Turn, TurnObserver, TurnResult, run_calls
-from function_calls.usage import Usage
-from function_calls.vocabulary import ToolMode as ToolMode  # re-exported
-from function_calls.vocabulary import ToolSchema as ToolSchema  # re-exported
+from groupmate.function_calls.server_info import ContextWindow
+from groupmate.function_calls.system_prompt import DEFAULT_PERSONA, build_context
+from groupmate.function_calls.turn import CallMode, Turn, TurnObserver, TurnResult, run_calls
+from groupmate.function_calls.usage import Usage
+from groupmate.function_calls.vocabulary import ToolMode as ToolMode  # re-exported
+from groupmate.function_calls.vocabulary import ToolSchema as ToolSchema  # re-exported
 
 log = logging.getLogger("groupmate.llm")
 

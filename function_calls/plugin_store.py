@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from storage.plugin_data import GLOBAL, PluginData
+from groupmate.storage.plugin_data import GLOBAL, PluginData
 
 # What a value may be (json.loads gives back one of these).
 JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from function_calls.errors import HiddenReason, ToolRateLimitedError
-from function_calls.vocabulary import EFFECTS, Effect, Scope, Who
-from storage.vocabulary import SETTING_TOOLS_OFF
+from groupmate.function_calls.errors import HiddenReason, ToolRateLimitedError
+from groupmate.function_calls.vocabulary import EFFECTS, Effect, Scope, Who
+from groupmate.storage.vocabulary import SETTING_TOOLS_OFF
 
 if TYPE_CHECKING:  # for annotations: reading a config imports no message context
-    from function_calls.context import MessageContext
-    from function_calls.tools import Tool
-    from function_calls.toolsets import AbstractToolset
+    from groupmate.function_calls.context import MessageContext
+    from groupmate.function_calls.tools import Tool
+    from groupmate.function_calls.toolsets import AbstractToolset
 
 
 _EFFECT_KEY = "effect:"

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from function_calls.tolerant_json import (
+from groupmate.function_calls.tolerant_json import (
     _EXHAUSTED,
     _MAX_DEPTH,
     _TOO_DEEP,

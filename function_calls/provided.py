@@ -5,24 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from function_calls.confirmations import Confirmations
-from function_calls.deps import Progress
-from function_calls.links import PageFetcher
-from function_calls.plugin_store import PluginStore
-from function_calls.policy import ToolPolicy
-from function_calls.search import WebSearch
-from function_calls.services import (
+from groupmate.function_calls.confirmations import Confirmations
+from groupmate.function_calls.deps import Progress
+from groupmate.function_calls.links import PageFetcher
+from groupmate.function_calls.plugin_store import PluginStore
+from groupmate.function_calls.policy import ToolPolicy
+from groupmate.function_calls.search import WebSearch
+from groupmate.function_calls.services import (
     AudienceRules,
     DailyLimits,
     MemberDirectory,
     ScheduledCommands,
     TextCompleter,
 )
-from function_calls.toolsets import AbstractToolset
-from storage import ReminderService
-from storage.audit import AuditLog
-from storage.chatlog import ChatLog
-from storage.usage import UsageLog
+from groupmate.function_calls.toolsets import AbstractToolset
+from groupmate.storage import ReminderService
+from groupmate.storage.audit import AuditLog
+from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.usage import UsageLog
 
 BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
     {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from function_calls.tools import (
+from groupmate.function_calls.tools import (
     COMMAND_NAME,
     TOOL_MARK,
     TOOL_NAME,
@@ -22,8 +22,8 @@ from function_calls.tools import (
     tool_options,
     tool_validators,
 )
-from function_calls.toolsets import FunctionToolset
-from function_calls.vocabulary import Effect, Scope
+from groupmate.function_calls.toolsets import FunctionToolset
+from groupmate.function_calls.vocabulary import Effect, Scope
 
 __all__ = [
     "COMMAND_NAME",

@@ -32,8 +32,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.registry import Tool, build_tool
-from function_calls.selection_words import (
+from groupmate.function_calls.registry import Tool, build_tool
+from groupmate.function_calls.selection_words import (
     is_follow_up,
     is_piece,
     is_question,

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from function_calls.selection_lexicon import (
+from groupmate.function_calls.selection_lexicon import (
     CHINESE_STOP,
     FILE_EXTENSIONS,
     FOLLOW_UP_ENDS,

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 from openai import AsyncOpenAI
 
-from function_calls.usage import estimate_tokens
+from groupmate.function_calls.usage import estimate_tokens
 
 log = logging.getLogger("groupmate.llm")
 

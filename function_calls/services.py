@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from storage.outgoing import Member
-from storage.vocabulary import Permission
+from groupmate.storage.outgoing import Member
+from groupmate.storage.vocabulary import Permission
 
 if TYPE_CHECKING:
-    from function_calls.context import MessageContext
+    from groupmate.function_calls.context import MessageContext
 
 
 class ScheduledCommands(Protocol):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from function_calls.context import MessageContext
+from groupmate.function_calls.context import MessageContext
 
 DEFAULT_PERSONA = (
     "You are groupmate, a helpful assistant that lives in a chat. "

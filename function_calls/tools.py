@@ -15,22 +15,22 @@ from typing import Any, TypeVar, get_type_hints
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict
 
-from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
-from function_calls.deps import Dependency, optional_of
-from function_calls.errors import (
+from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
+from groupmate.function_calls.deps import Dependency, optional_of
+from groupmate.function_calls.errors import (
     HiddenReason,
     ToolDefinitionError,
 )
-from function_calls.plugin_store import PluginStore
-from function_calls.result import FunctionResult
-from function_calls.schema import (
+from groupmate.function_calls.plugin_store import PluginStore
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.schema import (
     JsonSchema,
     SchemaView,
     is_strict_compatible,
     model_parameters_schema,
 )
-from function_calls.validation import ArgumentValidator, InvalidArgumentsError
-from function_calls.vocabulary import EFFECTS, SCOPES, Effect, Scope
+from groupmate.function_calls.validation import ArgumentValidator, InvalidArgumentsError
+from groupmate.function_calls.vocabulary import EFFECTS, SCOPES, Effect, Scope
 
 Handler = Callable[..., Any]
 HandlerT = TypeVar("HandlerT", bound=Handler)
@@ -253,7 +253,7 @@ class ToolOptions:
 
 def builtin_provides(kind: type[Any]) -> bool:
     """Whether the bot itself may provide `kind` (see `function_calls.provided`)."""
-    from function_calls.provided import BUILTIN_TYPES  # it imports this module
+    from groupmate.function_calls.provided import BUILTIN_TYPES  # it imports this module
 
     return kind in BUILTIN_TYPES
 

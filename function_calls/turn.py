@@ -7,23 +7,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from function_calls import _shaping as shaping
-from function_calls._shaping import Message, ModelReply
-from function_calls.context import MessageContext
-from function_calls.errors import InvocationOutcome, UnknownToolError
-from function_calls.internal_text import COULD_NOT_DO, PlainSentence, refusal_of
-from function_calls.invoker import ToolCall, ToolInvocation, ToolInvoker
-from function_calls.prompt_formats import PromptFormat
-from function_calls.registry import Tool
-from function_calls.result import to_compact_json
-from function_calls.schema import SchemaView
-from function_calls.selection import FIND_TOOLS, FindToolsArgs, ToolOffer, finder_tool
-from function_calls.tolerant_json import MalformedCall
-from function_calls.toolsets import ToolListing
-from function_calls.usage import Usage
-from function_calls.validation import InvalidArgumentsError
-from function_calls.vocabulary import CallMode as CallMode  # re-exported
-from storage.vocabulary import Effect
+from groupmate.function_calls import _shaping as shaping
+from groupmate.function_calls._shaping import Message, ModelReply
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import InvocationOutcome, UnknownToolError
+from groupmate.function_calls.internal_text import COULD_NOT_DO, PlainSentence, refusal_of
+from groupmate.function_calls.invoker import ToolCall, ToolInvocation, ToolInvoker
+from groupmate.function_calls.prompt_formats import PromptFormat
+from groupmate.function_calls.registry import Tool
+from groupmate.function_calls.result import to_compact_json
+from groupmate.function_calls.schema import SchemaView
+from groupmate.function_calls.selection import FIND_TOOLS, FindToolsArgs, ToolOffer, finder_tool
+from groupmate.function_calls.tolerant_json import MalformedCall
+from groupmate.function_calls.toolsets import ToolListing
+from groupmate.function_calls.usage import Usage
+from groupmate.function_calls.validation import InvalidArgumentsError
+from groupmate.function_calls.vocabulary import CallMode as CallMode  # re-exported
+from groupmate.storage.vocabulary import Effect
 
 # How a turn ended. "answered": the model's answer and/or the tools' own replies.
 # "no_answer": the model said nothing, even when nudged. "withheld": its answer was

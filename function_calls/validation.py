@@ -14,9 +14,9 @@ from jsonschema.exceptions import best_match
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from function_calls.errors import InvocationOutcome, ToolInvocationError
-from function_calls.result import to_compact_json
-from function_calls.schema import JsonSchema
+from groupmate.function_calls.errors import InvocationOutcome, ToolInvocationError
+from groupmate.function_calls.result import to_compact_json
+from groupmate.function_calls.schema import JsonSchema
 
 log = logging.getLogger("groupmate.validation")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from function_calls.schema import SchemaView
+from groupmate.function_calls.schema import SchemaView
 
 # Effect, CallSource and AuthMethod describe the audit log's rows too: storage's words.
-from storage.vocabulary import EFFECTS, AuthMethod, CallSource, ChatType, Effect
+from groupmate.storage.vocabulary import EFFECTS, AuthMethod, CallSource, ChatType, Effect
 
 __all__ = [
     "EFFECTS",

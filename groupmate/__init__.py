@@ -1,29 +1,229 @@
-"""groupmate's public API for plugin authors: everything a plugin imports.
+"""groupmate's public API: the one import path for plugins and for programs that embed
+the bot.
 
     from groupmate import FunctionResult, MessageContext, Plugin, PluginStore, tool_function
+    from groupmate import Bot, FunctionCallLLM, IncomingMessage, ToolRegistry
 
-`groupmate.testing` is the test kit (a pytest plugin: see README, "Write a plugin").
+The repository's folders `bot/`, `function_calls/` and `storage/` are installed as
+`groupmate.bot`, `groupmate.function_calls` and `groupmate.storage` (the symbolic links
+in this folder; the wheel holds copies), so nothing but `groupmate` lands in
+site-packages. `groupmate.testing` is the test kit (a pytest plugin: see README, "Write
+a plugin").
 """
 
-from function_calls.context import MessageContext
-from function_calls.deps import Progress
-from function_calls.errors import ToolError
-from function_calls.plugin_store import JsonValue, PluginStore
-from function_calls.plugins.declare import Plugin
-from function_calls.registry import Example, NoArguments, tool_function
-from function_calls.result import FunctionResult
-from function_calls.toolsets import AbstractToolset
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from groupmate.storage.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from groupmate.bot import (
+        Bot,
+        Config,
+        ConfigError,
+        IncomingMessage,
+        Reply,
+        load_config,
+        settle_heap,
+    )
+    from groupmate.function_calls import (
+        AbstractToolset,
+        ArgumentIssue,
+        AuthMethod,
+        CallSource,
+        ChatTurn,
+        ChatType,
+        CombinedToolset,
+        Deps,
+        DuplicateToolError,
+        Effect,
+        Example,
+        Failure,
+        FunctionCallError,
+        FunctionCallLLM,
+        FunctionResult,
+        FunctionToolset,
+        InvalidArgumentsError,
+        InvocationOutcome,
+        LLMUnavailableError,
+        MessageContext,
+        NoArguments,
+        Progress,
+        PromptFormat,
+        Scope,
+        TextCompleter,
+        Tool,
+        ToolCall,
+        ToolCallRecord,
+        ToolDefinitionError,
+        ToolError,
+        ToolFailedError,
+        ToolHiddenError,
+        ToolInvocation,
+        ToolInvocationError,
+        ToolInvoker,
+        ToolMode,
+        ToolPolicy,
+        ToolRateLimitedError,
+        ToolRegistry,
+        ToolRule,
+        ToolSwitchedOffError,
+        ToolTimeoutError,
+        Touched,
+        TurnEnding,
+        TurnResult,
+        UnknownToolError,
+        ValidatedToolCall,
+        Who,
+        build_tool,
+        tool_function,
+        validation_context,
+    )
+    from groupmate.function_calls.plugin_store import (
+        JsonValue,
+        PluginStore,
+    )
+    from groupmate.function_calls.plugins.declare import (
+        Plugin,
+    )
 
 __all__ = [
     "AbstractToolset",
+    "ArgumentIssue",
+    "AuthMethod",
+    "Bot",
+    "CallSource",
+    "ChatTurn",
+    "ChatType",
+    "CombinedToolset",
+    "Config",
+    "ConfigError",
+    "Deps",
+    "DuplicateToolError",
+    "Effect",
     "Example",
+    "Failure",
+    "FunctionCallError",
+    "FunctionCallLLM",
     "FunctionResult",
+    "FunctionToolset",
+    "IncomingMessage",
+    "InvalidArgumentsError",
+    "InvocationOutcome",
     "JsonValue",
+    "LLMUnavailableError",
     "MessageContext",
     "NoArguments",
     "Plugin",
     "PluginStore",
     "Progress",
+    "PromptFormat",
+    "Reply",
+    "Scope",
+    "TextCompleter",
+    "Tool",
+    "ToolCall",
+    "ToolCallRecord",
+    "ToolDefinitionError",
     "ToolError",
+    "ToolFailedError",
+    "ToolHiddenError",
+    "ToolInvocation",
+    "ToolInvocationError",
+    "ToolInvoker",
+    "ToolMode",
+    "ToolPolicy",
+    "ToolRateLimitedError",
+    "ToolRegistry",
+    "ToolRule",
+    "ToolSwitchedOffError",
+    "ToolTimeoutError",
+    "Touched",
+    "TurnEnding",
+    "TurnResult",
+    "UnknownToolError",
+    "ValidatedToolCall",
+    "Who",
+    "build_tool",
+    "load_config",
+    "settle_heap",
     "tool_function",
+    "validation_context",
 ]
+
+# Imported when first used (PEP 562), not with the package: every `groupmate.*` import
+# runs this file first, and `groupmate --help` must not import the model client.
+if not TYPE_CHECKING:
+    __getattr__ = lazy_exports(
+        __name__,
+        {
+            "groupmate.bot": (
+                "Bot",
+                "Config",
+                "ConfigError",
+                "IncomingMessage",
+                "Reply",
+                "load_config",
+                "settle_heap",
+            ),
+            "groupmate.function_calls": (
+                "AbstractToolset",
+                "ArgumentIssue",
+                "AuthMethod",
+                "CallSource",
+                "ChatTurn",
+                "ChatType",
+                "CombinedToolset",
+                "Deps",
+                "DuplicateToolError",
+                "Effect",
+                "Example",
+                "Failure",
+                "FunctionCallError",
+                "FunctionCallLLM",
+                "FunctionResult",
+                "FunctionToolset",
+                "InvalidArgumentsError",
+                "InvocationOutcome",
+                "LLMUnavailableError",
+                "MessageContext",
+                "NoArguments",
+                "Progress",
+                "PromptFormat",
+                "Scope",
+                "TextCompleter",
+                "Tool",
+                "ToolCall",
+                "ToolCallRecord",
+                "ToolDefinitionError",
+                "ToolError",
+                "ToolFailedError",
+                "ToolHiddenError",
+                "ToolInvocation",
+                "ToolInvocationError",
+                "ToolInvoker",
+                "ToolMode",
+                "ToolPolicy",
+                "ToolRateLimitedError",
+                "ToolRegistry",
+                "ToolRule",
+                "ToolSwitchedOffError",
+                "ToolTimeoutError",
+                "Touched",
+                "TurnEnding",
+                "TurnResult",
+                "UnknownToolError",
+                "ValidatedToolCall",
+                "Who",
+                "build_tool",
+                "tool_function",
+                "validation_context",
+            ),
+            "groupmate.function_calls.plugin_store": (
+                "JsonValue",
+                "PluginStore",
+            ),
+            "groupmate.function_calls.plugins.declare": ("Plugin",),
+        },
+    )

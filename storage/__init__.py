@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from storage.database import DEFAULT_URL, Database, normalize_url
-    from storage.errors import (
+    from groupmate.storage.database import DEFAULT_URL, Database, normalize_url
+    from groupmate.storage.errors import (
         InvalidTimezoneError,
         NewerDatabaseError,
         NotEmptyError,
@@ -22,16 +22,16 @@ if TYPE_CHECKING:
         StorageUnavailableError,
         TransferError,
     )
-    from storage.migrate import current_revision, head_revision, upgrade
-    from storage.models import utc_now
-    from storage.outgoing import Member, OutgoingMessage, Sender, SendError
-    from storage.policy import DEFAULT_GRACE, DeliveryPolicy
-    from storage.reach import Reach, WaitingChat
-    from storage.recurrence import KINDS, Kind, Schedule, check_timezone
-    from storage.repository import NewReminder, ReminderView, ScheduledAction
-    from storage.scheduler import Act, Compose, ReminderScheduler
-    from storage.service import ReminderService
-    from storage.transfer import export_file, import_file
+    from groupmate.storage.migrate import current_revision, head_revision, upgrade
+    from groupmate.storage.models import utc_now
+    from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
+    from groupmate.storage.policy import DEFAULT_GRACE, DeliveryPolicy
+    from groupmate.storage.reach import Reach, WaitingChat
+    from groupmate.storage.recurrence import KINDS, Kind, Schedule, check_timezone
+    from groupmate.storage.repository import NewReminder, ReminderView, ScheduledAction
+    from groupmate.storage.scheduler import Act, Compose, ReminderScheduler
+    from groupmate.storage.service import ReminderService
+    from groupmate.storage.transfer import export_file, import_file
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -81,8 +81,8 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "storage.database": ("DEFAULT_URL", "Database", "normalize_url"),
-            "storage.errors": (
+            "groupmate.storage.database": ("DEFAULT_URL", "Database", "normalize_url"),
+            "groupmate.storage.errors": (
                 "InvalidTimezoneError",
                 "NewerDatabaseError",
                 "NotEmptyError",
@@ -96,15 +96,15 @@ if not TYPE_CHECKING:
                 "StorageUnavailableError",
                 "TransferError",
             ),
-            "storage.migrate": ("current_revision", "head_revision", "upgrade"),
-            "storage.models": ("utc_now",),
-            "storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
-            "storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),
-            "storage.reach": ("Reach", "WaitingChat"),
-            "storage.recurrence": ("KINDS", "Kind", "Schedule", "check_timezone"),
-            "storage.repository": ("NewReminder", "ReminderView", "ScheduledAction"),
-            "storage.scheduler": ("Act", "Compose", "ReminderScheduler"),
-            "storage.service": ("ReminderService",),
-            "storage.transfer": ("export_file", "import_file"),
+            "groupmate.storage.migrate": ("current_revision", "head_revision", "upgrade"),
+            "groupmate.storage.models": ("utc_now",),
+            "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
+            "groupmate.storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),
+            "groupmate.storage.reach": ("Reach", "WaitingChat"),
+            "groupmate.storage.recurrence": ("KINDS", "Kind", "Schedule", "check_timezone"),
+            "groupmate.storage.repository": ("NewReminder", "ReminderView", "ScheduledAction"),
+            "groupmate.storage.scheduler": ("Act", "Compose", "ReminderScheduler"),
+            "groupmate.storage.service": ("ReminderService",),
+            "groupmate.storage.transfer": ("export_file", "import_file"),
         },
     )

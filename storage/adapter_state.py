@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from storage.database import Database
-from storage.models import AdapterState
+from groupmate.storage.database import Database
+from groupmate.storage.models import AdapterState
 
 
 async def load_state(database: Database, key: str) -> str | None:

@@ -13,9 +13,9 @@ from typing import Any, cast
 from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.orm import Session
 
-from storage.database import Database
-from storage.models import AuditRow
-from storage.vocabulary import AuthMethod, CallSource, Effect, InvocationOutcome
+from groupmate.storage.database import Database
+from groupmate.storage.models import AuditRow
+from groupmate.storage.vocabulary import AuthMethod, CallSource, Effect, InvocationOutcome
 
 _audit = cast(Table, AuditRow.__table__)
 MAX_PAGE = 200

@@ -10,8 +10,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from storage.database import Database
-from storage.errors import StorageError
+from groupmate.storage.database import Database
+from groupmate.storage.errors import StorageError
 
 log = logging.getLogger(__name__)
 # How long a copy waits for a lock (a checkpoint, a migration's start), as the bot does.

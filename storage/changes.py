@@ -14,8 +14,8 @@ from typing import Any, cast
 from sqlalchemy import Table, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from storage.errors import ReminderNotFoundError, ReminderPermissionError
-from storage.models import (
+from groupmate.storage.errors import ReminderNotFoundError, ReminderPermissionError
+from groupmate.storage.models import (
     DELIVERED,
     OUTCOME_PENDING,
     REMINDER_ACTIVE,
@@ -26,8 +26,8 @@ from storage.models import (
     Delivery,
     Reminder,
 )
-from storage.recurrence import Schedule
-from storage.repository import (
+from groupmate.storage.recurrence import Schedule
+from groupmate.storage.repository import (
     REMINDER_FIRST,
     Audience,
     NewReminder,
@@ -38,7 +38,7 @@ from storage.repository import (
     get_reminder,
     parse_reference,
 )
-from storage.vocabulary import HistoryOutcome, ReminderAction
+from groupmate.storage.vocabulary import HistoryOutcome, ReminderAction
 
 _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)

@@ -10,8 +10,8 @@ from typing import cast
 from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import Session
 
-from storage import plugin_data
-from storage.models import (
+from groupmate.storage import plugin_data
+from groupmate.storage.models import (
     AuditRow,
     Chat,
     ChatMessage,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL
 
-from storage.errors import StorageUnavailableError
+from groupmate.storage.errors import StorageUnavailableError
 
 if TYPE_CHECKING:
     import psycopg

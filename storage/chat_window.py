@@ -11,7 +11,7 @@ from typing import Any, Literal, cast
 from sqlalchemy import Row, Table, func, select
 from sqlalchemy.orm import Session
 
-from storage.models import (
+from groupmate.storage.models import (
     DELIVERED,
     REMINDER_CANCELLED,
     ChatMessage,

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
-from storage import chatlog_rows as units
-from storage.chatlog_rows import (
+from groupmate.storage import chatlog_rows as units
+from groupmate.storage.chatlog_rows import (
     LogEntry,
     LoggedMessage,
     PagedMessage,
@@ -22,7 +22,7 @@ from storage.chatlog_rows import (
     Received,
     Seen,
 )
-from storage.database import Database
+from groupmate.storage.database import Database
 
 __all__ = [
     "ChatLog",

@@ -14,7 +14,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from storage.models import ChatMessage, MessageReaction
+from groupmate.storage.models import ChatMessage, MessageReaction
 
 _messages = cast(Table, ChatMessage.__table__)
 _reactions = cast(Table, MessageReaction.__table__)

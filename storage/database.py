@@ -19,8 +19,8 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool, StaticPool
 
-from storage.errors import StorageConfigError, StorageUnavailableError
-from storage.group_commit import GroupCommit
+from groupmate.storage.errors import StorageConfigError, StorageUnavailableError
+from groupmate.storage.group_commit import GroupCommit
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from typing import Any, cast
 from sqlalchemy import Row, Table, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
-from storage.models import (
+from groupmate.storage.models import (
     OUTCOME_CANCELLED,
     OUTCOME_PENDING,
     OUTCOME_SKIPPED_MISSED,
@@ -22,17 +22,17 @@ from storage.models import (
     Delivery,
     Reminder,
 )
-from storage.policy import DeliveryPolicy
-from storage.reach import Reach, within
-from storage.recurrence import Kind, Schedule
-from storage.repository import (
+from groupmate.storage.policy import DeliveryPolicy
+from groupmate.storage.reach import Reach, within
+from groupmate.storage.recurrence import Kind, Schedule
+from groupmate.storage.repository import (
     Audience,
     ScheduledAction,
     _insert_ignoring_conflicts,
     _rowcount,
     _view,
 )
-from storage.vocabulary import DeliveryOutcome
+from groupmate.storage.vocabulary import DeliveryOutcome
 
 _reminders = cast(Table, Reminder.__table__)
 _deliveries = cast(Table, Delivery.__table__)

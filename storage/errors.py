@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from storage.vocabulary import NotFoundReason, ReminderAction, SnoozeTargetProblem, StateProblem
+from groupmate.storage.vocabulary import (
+    NotFoundReason,
+    ReminderAction,
+    SnoozeTargetProblem,
+    StateProblem,
+)
 
 
 class StorageError(Exception):

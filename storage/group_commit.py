@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
-from storage.errors import StorageError, StorageUnavailableError
+from groupmate.storage.errors import StorageError, StorageUnavailableError
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -16,9 +16,9 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.orm import Session
 
-from storage.backup import copy_before_upgrade
-from storage.database import Database
-from storage.errors import NewerDatabaseError
+from groupmate.storage.backup import copy_before_upgrade
+from groupmate.storage.database import Database
+from groupmate.storage.errors import NewerDatabaseError
 
 _SCRIPTS = Path(__file__).parent / "migrations"
 # Any fixed number; it names the lock that keeps two processes from migrating at once.

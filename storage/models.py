@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from storage.vocabulary import DeliveryOutcome, ReminderStatus
+from groupmate.storage.vocabulary import DeliveryOutcome, ReminderStatus
 
 # Stable constraint names so migrations can refer to them on every backend.
 NAMING_CONVENTION = {

@@ -6,10 +6,10 @@ import asyncio
 import functools
 import logging
 
-from storage.database import Database
-from storage.deliveries import Outcome, record_outcomes
-from storage.errors import StorageUnavailableError
-from storage.outgoing import safe_error
+from groupmate.storage.database import Database
+from groupmate.storage.deliveries import Outcome, record_outcomes
+from groupmate.storage.errors import StorageUnavailableError
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 

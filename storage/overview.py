@@ -13,9 +13,9 @@ from typing import Any, cast
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from storage.database import Database
-from storage.deliveries import Claim, _claim
-from storage.models import (
+from groupmate.storage.database import Database
+from groupmate.storage.deliveries import Claim, _claim
+from groupmate.storage.models import (
     DELIVERED,
     OUTCOME_FAILED,
     OUTCOME_PENDING,
@@ -29,8 +29,8 @@ from storage.models import (
     LLMUsage,
     Reminder,
 )
-from storage.repository import ReminderView, _view
-from storage.vocabulary import DeliveryOutcome, FinishedOutcome
+from groupmate.storage.repository import ReminderView, _view
+from groupmate.storage.vocabulary import DeliveryOutcome, FinishedOutcome
 
 _chats = cast(Table, Chat.__table__)
 _messages = cast(Table, ChatMessage.__table__)

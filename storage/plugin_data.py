@@ -15,9 +15,9 @@ from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from storage.database import Database
-from storage.errors import StorageError
-from storage.models import PluginData as _Row
+from groupmate.storage.database import Database
+from groupmate.storage.errors import StorageError
+from groupmate.storage.models import PluginData as _Row
 
 _data = cast(Table, _Row.__table__)
 GLOBAL = ""  # the chat id of a plugin's global values

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from types import MappingProxyType
 
-from storage.recurrence import Kind
+from groupmate.storage.recurrence import Kind
 
 _DEFAULT_GRACE: dict[Kind, timedelta] = {
     "once": timedelta(hours=6),

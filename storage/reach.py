@@ -15,7 +15,7 @@ from typing import cast
 from sqlalchemy import ColumnElement, Table, and_, false, func, not_, or_, select, true
 from sqlalchemy.orm import Session
 
-from storage.models import OUTCOME_PENDING, REMINDER_ACTIVE, Delivery, Reminder
+from groupmate.storage.models import OUTCOME_PENDING, REMINDER_ACTIVE, Delivery, Reminder
 
 _reminders = cast(Table, Reminder.__table__)
 _deliveries = cast(Table, Delivery.__table__)

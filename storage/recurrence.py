@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
 from zoneinfo import ZoneInfo, available_timezones
 
-from storage.errors import InvalidTimezoneError
+from groupmate.storage.errors import InvalidTimezoneError
 
 Kind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
 KINDS: tuple[Kind, ...] = get_args(Kind)

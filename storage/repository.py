@@ -26,16 +26,16 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from storage.models import (
+from groupmate.storage.models import (
     REMINDER_ACTIVE,
     REMINDER_CANCELLED,
     REMINDER_PAUSED,
     Chat,
     Reminder,
 )
-from storage.outgoing import Member
-from storage.reach import Reach, within
-from storage.recurrence import Kind, Schedule
+from groupmate.storage.outgoing import Member
+from groupmate.storage.reach import Reach, within
+from groupmate.storage.recurrence import Kind, Schedule
 
 _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)

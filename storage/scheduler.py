@@ -27,8 +27,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_PAUSED, STATE_STOPPED
 from apscheduler.util import datetime_to_utc_timestamp
 
-from storage.database import Database
-from storage.deliveries import (
+from groupmate.storage.database import Database
+from groupmate.storage.deliveries import (
     Claim,
     Outcome,
     claim_due,
@@ -36,7 +36,7 @@ from storage.deliveries import (
     reclaim_stale,
     reminder_cancelled,
 )
-from storage.models import (
+from groupmate.storage.models import (
     OUTCOME_CANCELLED,
     OUTCOME_FAILED,
     OUTCOME_PENDING,
@@ -45,12 +45,12 @@ from storage.models import (
     OUTCOME_SKIPPED_QUIET,
     utc_now,
 )
-from storage.outcome_writer import OutcomeWriter
-from storage.outgoing import OutgoingMessage, Sender, safe_error
-from storage.policy import DeliveryPolicy
-from storage.reach import Reach
-from storage.repository import due_before
-from storage.vocabulary import DeliveryOutcome
+from groupmate.storage.outcome_writer import OutcomeWriter
+from groupmate.storage.outgoing import OutgoingMessage, Sender, safe_error
+from groupmate.storage.policy import DeliveryPolicy
+from groupmate.storage.reach import Reach
+from groupmate.storage.repository import due_before
+from groupmate.storage.vocabulary import DeliveryOutcome
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
-from storage.database import Database
-from storage.errors import StorageError
-from storage.search_rows import (
+from groupmate.storage.database import Database
+from groupmate.storage.errors import StorageError
+from groupmate.storage.search_rows import (
     Asked,
     Forgotten,
     FoundMessage,

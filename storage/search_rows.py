@@ -38,8 +38,8 @@ from sqlalchemy.sql import Select, Subquery
 from sqlalchemy.sql.base import ReadOnlyColumnCollection
 from sqlalchemy.sql.elements import BindParameter
 
-from storage.chatlog_rows import drop_orphan_reactions
-from storage.models import ChatMessage, MessageReaction
+from groupmate.storage.chatlog_rows import drop_orphan_reactions
+from groupmate.storage.models import ChatMessage, MessageReaction
 
 _messages = cast(Table, ChatMessage.__table__)
 _reactions = cast(Table, MessageReaction.__table__)

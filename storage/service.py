@@ -11,24 +11,24 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from storage import changes, overview, repository
-from storage.changes import HistoryEntry, ReminderChange, Requester
-from storage.chat_data import ChatDataDeleted, delete_chat
-from storage.database import DEFAULT_URL, Database
-from storage.errors import (
+from groupmate.storage import changes, overview, repository
+from groupmate.storage.changes import HistoryEntry, ReminderChange, Requester
+from groupmate.storage.chat_data import ChatDataDeleted, delete_chat
+from groupmate.storage.database import DEFAULT_URL, Database
+from groupmate.storage.errors import (
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderStateError,
     SnoozeTargetError,
 )
-from storage.migrate import upgrade
-from storage.models import utc_now
-from storage.outgoing import Sender
-from storage.policy import DeliveryPolicy
-from storage.reach import WaitingChat, unclaimed_after, waiting_chats
-from storage.recurrence import check_timezone as check_timezone  # re-exported
-from storage.repository import NewReminder, ReminderView
-from storage.scheduler import (
+from groupmate.storage.migrate import upgrade
+from groupmate.storage.models import utc_now
+from groupmate.storage.outgoing import Sender
+from groupmate.storage.policy import DeliveryPolicy
+from groupmate.storage.reach import WaitingChat, unclaimed_after, waiting_chats
+from groupmate.storage.recurrence import check_timezone as check_timezone  # re-exported
+from groupmate.storage.repository import NewReminder, ReminderView
+from groupmate.storage.scheduler import (
     Act,
     Clock,
     Compose,
@@ -36,7 +36,7 @@ from storage.scheduler import (
     Reachable,
     ReminderScheduler,
 )
-from storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, ReminderAction
+from groupmate.storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, ReminderAction
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
 # Cached this long, a change made by another process (or straight in the database) shows

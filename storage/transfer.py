@@ -38,12 +38,30 @@ from sqlalchemy import Table, func, insert, literal, select, text
 from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.orm import Session
 
-from storage.backup import create_private, partial_file, refuse_database_files, sqlite_file
-from storage.database import Database
-from storage.errors import NewerDatabaseError, NotEmptyError, TransferError
-from storage.migrate import head_revision, is_known, locked_revision, migrate, schema_revision
-from storage.search_rows import index_new
-from storage.transfer_rows import BY_NAME, TABLES, RowError, decode_row, encode_row, in_key_order
+from groupmate.storage.backup import (
+    create_private,
+    partial_file,
+    refuse_database_files,
+    sqlite_file,
+)
+from groupmate.storage.database import Database
+from groupmate.storage.errors import NewerDatabaseError, NotEmptyError, TransferError
+from groupmate.storage.migrate import (
+    head_revision,
+    is_known,
+    locked_revision,
+    migrate,
+    schema_revision,
+)
+from groupmate.storage.search_rows import index_new
+from groupmate.storage.transfer_rows import (
+    BY_NAME,
+    TABLES,
+    RowError,
+    decode_row,
+    encode_row,
+    in_key_order,
+)
 
 FORMAT = "groupmate-export"
 FORMAT_VERSION = 1

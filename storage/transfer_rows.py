@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Column, Date, Integer, String, Table, Time
 from sqlalchemy.sql.elements import ColumnElement
 
-from storage.models import Base, UTCDateTime
+from groupmate.storage.models import Base, UTCDateTime
 
 # Every table of the schema, parents before children (a delivery names its reminder, a
 # reminder its chat); a table added to the models goes too. Not rows of their own: the

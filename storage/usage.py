@@ -13,8 +13,8 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from storage.database import Database
-from storage.models import LLMUsage
+from groupmate.storage.database import Database
+from groupmate.storage.models import LLMUsage
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,19 @@ from typing import Any
 
 import pytest
 
-from function_calls import Deps, FunctionCallLLM, MessageContext, ToolRegistry
-from function_calls.handlers.reminder_words import reminder_message
+from groupmate.function_calls import Deps, FunctionCallLLM, MessageContext, ToolRegistry
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import (
+    Database,
+    DeliveryPolicy,
+    OutgoingMessage,
+    ReminderService,
+    SendError,
+    upgrade,
+)
 from groupmate.testing.clock import DEFAULT_START
 from groupmate.testing.clock import FakeClock as FakeClock  # tests import it from here
 from groupmate.testing.stub_llm import StubLLM
-from storage import Database, DeliveryPolicy, OutgoingMessage, ReminderService, SendError, upgrade
 from tests.http_harness import Servers
 from tests.postgres import create_database, drop_database, postgres_server
 from tests.receiver import Receiver

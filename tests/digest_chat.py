@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from storage.chat_window import ReminderEvent, WindowMessage
+from groupmate.storage.chat_window import ReminderEvent, WindowMessage
 
 ZONE = ZoneInfo("Asia/Shanghai")
 SINCE = datetime(2026, 11, 24, 9, 0, tzinfo=ZONE).astimezone(UTC)  # a Tuesday

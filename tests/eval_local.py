@@ -15,9 +15,9 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.eval import load_cases, run_eval
-from bot.eval.report import failures, summarize, table, write_json
-from bot.eval.runner import CaseResult, EvalSettings, Profile, Via
+from groupmate.bot.eval import load_cases, run_eval
+from groupmate.bot.eval.report import failures, summarize, table, write_json
+from groupmate.bot.eval.runner import CaseResult, EvalSettings, Profile, Via
 from tests.llama_server import MODELS, QWEN_CODER_1_5B, llama_server
 
 ROOT = Path(__file__).resolve().parent.parent

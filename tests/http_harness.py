@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import uvicorn
 
-from bot.adapters import configured
-from bot.adapters.http import create_app
-from bot.app import Bot
-from bot.config import parse_config
+from groupmate.bot.adapters import configured
+from groupmate.bot.adapters.http import create_app
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
 from groupmate.testing.stub_llm import StubLLM
 
 TOKEN = "t0k-secret"
@@ -134,7 +134,7 @@ async def delivered_ids(bot: Bot, *, at_least: int = 1, within: float = 10.0) ->
     returned) is written after the send, so a reply to a reminder waits for it."""
     from sqlalchemy import select
 
-    from storage.models import Delivery
+    from groupmate.storage.models import Delivery
     from tests.conftest import eventually
 
     assert bot.reminders is not None
@@ -158,7 +158,7 @@ async def make_due(bot: Bot, *, ago: timedelta = timedelta(seconds=1)) -> None:
     the way to make one go off at once (the watchdog finds it within 200 ms)."""
     from sqlalchemy import update
 
-    from storage.models import Reminder
+    from groupmate.storage.models import Reminder
 
     assert bot.reminders is not None
     due = datetime.now(UTC) - ago
@@ -172,7 +172,7 @@ def fell_due_while_down(servers: Servers, *, ago: timedelta = timedelta(minutes=
     now, while nothing ran (so it goes off late, with the note, when one starts)."""
     from sqlalchemy import create_engine, update
 
-    from storage.models import Reminder
+    from groupmate.storage.models import Reminder
 
     engine = create_engine(f"sqlite:///{servers.tmp_path / 'bot.db'}")
     with engine.begin() as connection:

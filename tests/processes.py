@@ -85,7 +85,7 @@ def serve(
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "config.yaml"
         path.write_text(yaml.safe_dump(config))
-        program = program or [python, "-m", "bot.cli"]
+        program = program or [python, "-m", "groupmate.bot.cli"]
         command = [*program, "--config", str(path), "serve", *extra]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         base_url = f"http://127.0.0.1:{port}"

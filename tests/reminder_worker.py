@@ -25,8 +25,14 @@ import signal
 import time
 from datetime import UTC, datetime, timedelta
 
-from function_calls.handlers.reminder_words import reminder_message
-from storage import DEFAULT_GRACE, DeliveryPolicy, OutgoingMessage, ReminderService, Sender
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import (
+    DEFAULT_GRACE,
+    DeliveryPolicy,
+    OutgoingMessage,
+    ReminderService,
+    Sender,
+)
 
 
 def _sink(path: str, worker: str, hang_after: int | None, meet_rival: float) -> Sender:

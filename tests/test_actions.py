@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from groupmate.storage import OutgoingMessage
 from groupmate.testing.stub_llm import StubLLM, text
-from storage import OutgoingMessage
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import Api, Servers, llm_section
 

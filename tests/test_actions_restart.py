@@ -19,8 +19,8 @@ import pytest
 import yaml
 from sqlalchemy import create_engine, update
 
+from groupmate.storage.models import Reminder
 from groupmate.testing.stub_llm import StubLLM, text
-from storage.models import Reminder
 from tests.http_harness import TOKEN
 from tests.processes import free_port, wait_until_answers
 from tests.receiver import Receiver
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @contextmanager
 def serving(config_path: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
-    command = [sys.executable, "-m", "bot.cli", "--config", str(config_path), "serve"]
+    command = [sys.executable, "-m", "groupmate.bot.cli", "--config", str(config_path), "serve"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         wait_until_answers(f"http://127.0.0.1:{port}/healthz", process)

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from starlette.routing import BaseRoute
 
-from bot.adapters.base import Adapter, BotHost, split_text
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.services import MemberDirectory
-from storage import Member, OutgoingMessage
+from groupmate.bot.adapters.base import Adapter, BotHost, split_text
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.services import MemberDirectory
+from groupmate.storage import Member, OutgoingMessage
 from tests.http_harness import Servers
 
 
@@ -93,7 +93,7 @@ async def test_healthz_shows_each_adapter(servers: Servers) -> None:
 
 
 def test_each_present_section_builds_its_adapter() -> None:
-    from bot.adapters import configured
+    from groupmate.bot.adapters import configured
 
     sections = {
         "telegram": {"token": "123:abc"},

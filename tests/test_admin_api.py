@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from groupmate.storage import OutgoingMessage, SendError
 from groupmate.testing.stub_llm import StubLLM, tool_then_answer
-from storage import OutgoingMessage, SendError
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import Servers, llm_section
 

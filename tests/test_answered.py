@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from sqlalchemy import text as text_sql
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage, Reply
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage, Reply
+from groupmate.storage import Database, SendError, upgrade
+from groupmate.storage.chatlog import ChatLog, LogEntry, Seen
 from groupmate.testing.stub_llm import StubLLM, text
-from storage import Database, SendError, upgrade
-from storage.chatlog import ChatLog, LogEntry, Seen
 from tests.conftest import eventually
 
 
@@ -67,7 +67,7 @@ async def test_an_answered_message_is_not_answered_again_after_a_restart(
     async with make_bot(database_url, stub) as bot:
         assert [r.text for r in await bot.handle(message("@groupmate hello"))] == ["hi Ann"]
     async with make_bot(database_url, stub) as bot:
-        with caplog.at_level(logging.INFO, logger="bot.router"):
+        with caplog.at_level(logging.INFO, logger="groupmate.bot.router"):
             assert await bot.handle(message("@groupmate hello")) == []
     assert len(stub.requests) == 1
     assert "seen before" in caplog.text

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.audit import MASK, redacted
-from storage import Database, upgrade
-from storage.audit import AuditEntry, AuditLog, AuditQuery
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.audit import MASK, redacted
+from groupmate.storage import Database, upgrade
+from groupmate.storage.audit import AuditEntry, AuditLog, AuditQuery
 
 T0 = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 
@@ -156,7 +156,7 @@ async def test_showing_is_not_audited_and_a_refused_change_is(tmp_path: Path) ->
 def test_remote_tools_say_what_they_do() -> None:
     from mcp_types import ToolAnnotations
 
-    from function_calls.remote.mcp_client import _effect
+    from groupmate.function_calls.remote.mcp_client import _effect
 
     assert _effect(None) == "write"
     assert _effect(ToolAnnotations(read_only_hint=True)) == "external"  # MCP's open world

@@ -7,11 +7,11 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.storage.usage import UsageLog
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
-from storage.usage import UsageLog
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import create_engine
 
-from bot.app import Bot
-from bot.messages import IncomingMessage, Reply
+from groupmate.bot.app import Bot
+from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.testing.stub_llm import StubLLM
 from tests.http_harness import echo_bot
 

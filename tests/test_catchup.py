@@ -8,15 +8,15 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.catchup_core import Asker, for_you
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.catchup_core import Asker, for_you
+from groupmate.storage import Database, Member, upgrade
+from groupmate.storage.chat_window import ReminderEvent, WindowMessage, window_messages
+from groupmate.storage.chatlog import ChatLog, LogEntry
+from groupmate.storage.usage import UsageLog
 from groupmate.testing.stub_llm import StubLLM, calls, error, text
-from storage import Database, Member, upgrade
-from storage.chat_window import ReminderEvent, WindowMessage, window_messages
-from storage.chatlog import ChatLog, LogEntry
-from storage.usage import UsageLog
 
 START = datetime(2026, 11, 24, 1, 0, tzinfo=UTC)  # 09:00 in Shanghai
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from function_calls.handlers.catchup import AWAY, SeenFrom, seen_from
+from groupmate.function_calls.handlers.catchup import AWAY, SeenFrom, seen_from
 from tests.test_catchup import Clock, a_morning, make_bot, say
 
 

@@ -18,8 +18,8 @@ import pyte
 import pytest
 import yaml
 
-from bot.cli_serve import serve_refusal
-from bot.config import Config, parse_config
+from groupmate.bot.cli_serve import serve_refusal
+from groupmate.bot.config import Config, parse_config
 from groupmate.testing import stub_llm as s
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ def _config(tmp_path: Path, **sections: object) -> Path:
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "groupmate.bot.cli", *args],
         env=_env(**env),
         capture_output=True,
         text=True,
@@ -67,7 +67,7 @@ class Terminal:
         self._screen = pyte.Screen(100, 30)
         self._stream = pyte.ByteStream(self._screen)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "--config", str(config), "chat"],
+            [sys.executable, "-m", "groupmate.bot.cli", "--config", str(config), "chat"],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -382,7 +382,15 @@ def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
 def test_serve_insecure_no_auth_starts_on_a_public_address_and_warns(tmp_path: Path) -> None:
     config = _public_config(tmp_path)
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "serve", "--config", str(config), "--insecure-no-auth"],
+        [
+            sys.executable,
+            "-m",
+            "groupmate.bot.cli",
+            "serve",
+            "--config",
+            str(config),
+            "--insecure-no-auth",
+        ],
         env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -438,7 +446,7 @@ def test_which_addresses_need_a_token(host: str, public: bool) -> None:
 
 
 def test_the_template_is_a_valid_config_as_make_run_uses_it() -> None:
-    from bot.config import load_config
+    from groupmate.bot.config import load_config
 
     # `make run` copies it to config.yaml unchanged; sections with every line commented
     # out (`budget:`, `mcp:`) are null in YAML and mean the defaults.
@@ -448,8 +456,8 @@ def test_the_template_is_a_valid_config_as_make_run_uses_it() -> None:
 
 
 def test_check_never_shows_a_password_in_the_llm_url() -> None:
-    from bot.config import parse_config
-    from bot.status import config_lines
+    from groupmate.bot.config import parse_config
+    from groupmate.bot.status import config_lines
 
     config = parse_config(
         {"llm": {"base_url": "http://bot:s3cret@127.0.0.1:8080/v1", "context_tokens": 4096}},

@@ -9,15 +9,23 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from function_calls.handlers import BUILTIN_MODULES
+from groupmate.function_calls.handlers import BUILTIN_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("openai", "sqlalchemy", "apscheduler", "fastapi", "uvicorn", "bot.app", "bot.config")
+HEAVY = (
+    "openai",
+    "sqlalchemy",
+    "apscheduler",
+    "fastapi",
+    "uvicorn",
+    "groupmate.bot.app",
+    "groupmate.bot.config",
+)
 
 # The CLI's own main, as `groupmate --help` runs it; then which heavy modules it loaded.
 _PROBE = """
 import sys
-from bot.cli import main
+from groupmate.bot.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -57,7 +65,7 @@ def test_a_commands_help_and_a_mistyped_command_import_none_of_the_bot() -> None
 
 
 def test_the_package_still_exports_the_runtime() -> None:
-    import bot
+    from groupmate import bot
 
     assert bot.Bot.__name__ == "Bot" and bot.load_config.__name__ == "load_config"
     assert all(getattr(bot, name) is not None for name in bot.__all__)
@@ -65,15 +73,16 @@ def test_the_package_still_exports_the_runtime() -> None:
 
 # The packages whose names are imported when first asked for (storage.lazy).
 LAZY = (
-    "bot",
-    "function_calls",
-    "function_calls.handlers",
-    "function_calls.links",
-    "function_calls.plugins",
-    "function_calls.remote",
-    "function_calls.search",
-    "function_calls.toolsets",
-    "storage",
+    "groupmate",
+    "groupmate.bot",
+    "groupmate.function_calls",
+    "groupmate.function_calls.handlers",
+    "groupmate.function_calls.links",
+    "groupmate.function_calls.plugins",
+    "groupmate.function_calls.remote",
+    "groupmate.function_calls.search",
+    "groupmate.function_calls.toolsets",
+    "groupmate.storage",
 )
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, load_config
-from bot.container import TemplateChanged, first_config
+from groupmate.bot.config import Config, load_config
+from groupmate.bot.container import TemplateChanged, first_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.context_window import ContextOverflowError, fit
-from function_calls.internal_text import MESSAGE_TOO_LONG
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.context_window import ContextOverflowError, fit
+from groupmate.function_calls.internal_text import MESSAGE_TOO_LONG
 from groupmate.testing.stub_llm import Reply, StubLLM, error, text
 
 CONTEXT = 4096

@@ -24,10 +24,10 @@ import httpx
 import pytest
 import yaml
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.server_info import DEFAULT_CONTEXT_TOKENS
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.server_info import DEFAULT_CONTEXT_TOKENS
 from groupmate.testing import stub_llm as s
 from tests.mcp_servers import default_path_servers
 from tests.selection.catalog import PLUGIN_MODULES
@@ -144,7 +144,7 @@ def test_groupmate_serve_answers_hi_with_the_minimal_config(
     log = tmp_path / "serve.log"
     with open(log, "wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "--config", str(path), "serve"],
+            [sys.executable, "-m", "groupmate.bot.cli", "--config", str(path), "serve"],
             cwd=ROOT,
             env=env,
             stdout=output,

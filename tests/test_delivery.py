@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import Row, update
 from sqlalchemy.orm import Session
 
-from function_calls.handlers.reminder_words import reminder_message
-from storage import (
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import (
     DeliveryPolicy,
     NewReminder,
     OutgoingMessage,
@@ -20,10 +20,10 @@ from storage import (
     ReminderView,
     Schedule,
 )
-from storage.changes import Requester
-from storage.deliveries import deliveries_of
-from storage.models import Reminder
-from storage.outgoing import SendError
+from groupmate.storage.changes import Requester
+from groupmate.storage.deliveries import deliveries_of
+from groupmate.storage.models import Reminder
+from groupmate.storage.outgoing import SendError
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, chat_ctx
 from tests.test_reminder_tools import call
 

@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from function_calls.digest_core import MAX_LINES, Lang, offline_digest
-from function_calls.digest_lines import is_question, line_kind, mentions
-from storage.chat_window import ReminderEvent, WindowMessage
+from groupmate.function_calls.digest_core import MAX_LINES, Lang, offline_digest
+from groupmate.function_calls.digest_lines import is_question, line_kind, mentions
+from groupmate.storage.chat_window import ReminderEvent, WindowMessage
 from tests import digest_chat
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")

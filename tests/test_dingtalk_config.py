@@ -11,9 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.adapters.dingtalk_events import as_shown, fingerprint, incoming, parse, render_mentions
-from bot.adapters.dingtalk_http import UsedSignatures
-from storage import Member
+from groupmate.bot.adapters.dingtalk_events import (
+    as_shown,
+    fingerprint,
+    incoming,
+    parse,
+    render_mentions,
+)
+from groupmate.bot.adapters.dingtalk_http import UsedSignatures
+from groupmate.storage import Member
 from tests.fake_dingtalk import GROUP, FakeDingTalk
 
 
@@ -65,7 +71,7 @@ def test_signature_headers_are_taken_once_until_they_expire() -> None:
 
 
 def test_a_section_without_the_app_secret_is_refused() -> None:
-    from bot.config import ConfigError, parse_config
+    from groupmate.bot.config import ConfigError, parse_config
 
     with pytest.raises(ConfigError) as refused:
         parse_config({"adapters": {"dingtalk": {"client_id": "x"}}}, environ={})
@@ -73,10 +79,10 @@ def test_a_section_without_the_app_secret_is_refused() -> None:
 
 
 def test_the_readmes_dingtalk_section_is_a_valid_config() -> None:
-    from bot.adapters import configured
-    from bot.adapters.base import Adapter
-    from bot.adapters.dingtalk import DingTalkAdapter
-    from bot.config import parse_config
+    from groupmate.bot.adapters import configured
+    from groupmate.bot.adapters.base import Adapter
+    from groupmate.bot.adapters.dingtalk import DingTalkAdapter
+    from groupmate.bot.config import parse_config
 
     text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     part = text.split("## DingTalk\n", 1)[1].split("\n## ", 1)[0]

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from storage import Member, OutgoingMessage, SendError
+from groupmate.storage import Member, OutgoingMessage, SendError
 from tests.fake_dingtalk import CLIENT_ID, GROUP, FakeDingTalk
 from tests.http_harness import Servers, delivered_ids, fell_due_while_down, make_due
 from tests.test_dingtalk import fake, sent, start

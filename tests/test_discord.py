@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from groupmate.storage import Member, OutgoingMessage
 from groupmate.testing.stub_llm import StubLLM, calls, text
-from storage import Member, OutgoingMessage
 from tests.conftest import eventually
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import BOT, BOT_ROLE, CHANNEL, THREAD, TOKEN, USERS
@@ -157,7 +157,7 @@ async def test_each_message_is_acted_on_once_repeated_resumed_or_after_a_restart
     fake.drop()
     await eventually(lambda: adapter.status()["last_error"] == "could not connect", within=10)
     assert adapter.status()["state"] == "reconnecting"
-    said = [r.getMessage() for r in caplog.records if r.name == "bot.adapters.discord"]
+    said = [r.getMessage() for r in caplog.records if r.name == "groupmate.bot.adapters.discord"]
     assert said[-2:] == [  # each reason as it was: not the old close code again
         "discord: gateway: closed with 4000; reconnecting",
         "discord: could not connect; reconnecting",

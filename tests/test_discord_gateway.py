@@ -21,11 +21,11 @@ import yaml
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from bot.adapters import configured
-from bot.adapters.discord import DiscordAdapter
-from bot.adapters.discord_events import render
-from bot.config import ConfigError, parse_config
-from storage import Member
+from groupmate.bot.adapters import configured
+from groupmate.bot.adapters.discord import DiscordAdapter
+from groupmate.bot.adapters.discord_events import render
+from groupmate.bot.config import ConfigError, parse_config
+from groupmate.storage import Member
 from tests.conftest import eventually
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import BOT, CHANNEL, MESSAGE_CONTENT, TOKEN

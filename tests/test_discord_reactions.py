@@ -165,7 +165,7 @@ def kept(servers: Servers, channel: str) -> list[tuple[str, str, str, str]]:
 def test_a_reaction_event_as_the_bot_sees_it() -> None:
     from discord import PartialEmoji, RawReactionActionEvent
 
-    from bot.adapters.discord_events import reaction_of
+    from groupmate.bot.adapters.discord_events import reaction_of
     from tests.fake_discord_guild import BOT, GUILD
 
     def event(emoji: PartialEmoji, kind: Any = "REACTION_ADD", **data: Any) -> Any:

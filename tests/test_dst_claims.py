@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from storage import ReminderService
+from groupmate.storage import ReminderService
 from tests.conftest import FakeClock, Outbox
 from tests.test_delivery import deliveries, make, scheduler
 

@@ -14,13 +14,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
-from bot.cli import main
-from bot.config import LLMSettings, parse_config
-from bot.eval import Outcome, Verdict, load_cases
-from bot.eval.cases import Case, RelativeTime
-from bot.eval.judge import State, judge
-from bot.eval.relative import Moment, expected, resolve
-from bot.eval.runner import CaseResult, EvalSettings, eval_config, run_case, run_eval
+from groupmate.bot.cli import main
+from groupmate.bot.config import LLMSettings, parse_config
+from groupmate.bot.eval import Outcome, Verdict, load_cases
+from groupmate.bot.eval.cases import Case, RelativeTime
+from groupmate.bot.eval.judge import State, judge
+from groupmate.bot.eval.relative import Moment, expected, resolve
+from groupmate.bot.eval.runner import CaseResult, EvalSettings, eval_config, run_case, run_eval
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, error, text
 
 CORPUS = Path(__file__).resolve().parent.parent / "evals"
@@ -413,7 +413,7 @@ async def test_a_minimal_run_over_http_never_makes_the_sender_an_admin(stub: Stu
 
 
 def test_a_reply_with_internal_text_is_counted_against_the_run() -> None:
-    from bot.eval.report import shows_internal_text
+    from groupmate.bot.eval.report import shows_internal_text
 
     assert shows_internal_text("Sorry: the details for reminder_set were invalid ((arguments) x)")
     assert shows_internal_text('{"name": "reminder_set", "arguments": {"when": "9"}}')

@@ -18,11 +18,8 @@ import pytest
 import yaml
 from sqlalchemy import func, inspect, select, text
 
-from bot.messages import IncomingMessage, IncomingReaction
-from groupmate.testing.bot import TestBot
-from groupmate.testing.clock import FakeClock
-from groupmate.testing.model import ScriptedModel
-from storage import (
+from groupmate.bot.messages import IncomingMessage, IncomingReaction
+from groupmate.storage import (
     Database,
     Member,
     NotEmptyError,
@@ -33,10 +30,13 @@ from storage import (
     import_file,
     upgrade,
 )
-from storage.adapter_state import save_state
-from storage.search import parse_query
-from storage.search_rows import search
-from storage.transfer_rows import TABLES
+from groupmate.storage.adapter_state import save_state
+from groupmate.storage.search import parse_query
+from groupmate.storage.search_rows import search
+from groupmate.storage.transfer_rows import TABLES
+from groupmate.testing.bot import TestBot
+from groupmate.testing.clock import FakeClock
+from groupmate.testing.model import ScriptedModel
 from tests.postgres import create_database, drop_database
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,15 +14,15 @@ from zoneinfo import ZoneInfo
 import pytest
 import yaml
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.grammar import classify_ask, read_whole
-from function_calls.handlers.reminder_words import describe_schedule, reminder_message
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.grammar import classify_ask, read_whole
+from groupmate.function_calls.handlers.reminder_words import describe_schedule, reminder_message
+from groupmate.storage import Member
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.repository import Audience
 from groupmate.testing.stub_llm import StubLLM, calls, text
-from storage import Member
-from storage.deliveries import Claim
-from storage.repository import Audience
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "fast_path_corpus.yaml").read_text("utf-8"))
 CORPUS_NOW = datetime.strptime(CORPUS["now"], "%Y-%m-%d %H:%M").replace(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from sqlalchemy import delete, insert, text, update
 
-from storage import Database, upgrade
-from storage.chatlog import ChatLog, LogEntry
-from storage.models import ChatMessage
-from storage.search import MessageSearch, SearchQuery, parse_query
+from groupmate.storage import Database, upgrade
+from groupmate.storage.chatlog import ChatLog, LogEntry
+from groupmate.storage.models import ChatMessage
+from groupmate.storage.search import MessageSearch, SearchQuery, parse_query
 from tests.conftest import eventually
 
 START = datetime(2026, 3, 1, 9, tzinfo=UTC)

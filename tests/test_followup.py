@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from bot.app import Bot
-from bot.messages import IncomingMessage
+from groupmate.bot.app import Bot
+from groupmate.bot.messages import IncomingMessage
+from groupmate.storage import Member
 from groupmate.testing.stub_llm import StubLLM
-from storage import Member
 from tests.conftest import FakeClock
 from tests.http_harness import echo_bot
 

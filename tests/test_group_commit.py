@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import text as text_sql
 from sqlalchemy.orm import Session
 
-from storage import Database, upgrade
-from storage.chatlog import ChatLog, LogEntry
-from storage.group_commit import GroupCommit
+from groupmate.storage import Database, upgrade
+from groupmate.storage.chatlog import ChatLog, LogEntry
+from groupmate.storage.group_commit import GroupCommit
 
 AT = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 MAX_QUEUED = 200
@@ -126,7 +126,7 @@ async def test_one_failing_unit_costs_only_itself(
         await batches.write_soon(_fail, what="a logged thing")
         last = asyncio.create_task(batches.write(lambda session: _insert(session, "last")))
         await settle()
-    with caplog.at_level(logging.ERROR, logger="storage.group_commit"):
+    with caplog.at_level(logging.ERROR, logger="groupmate.storage.group_commit"):
         await asyncio.gather(first, last)
         with pytest.raises(ValueError, match="a unit's own error"):
             await failing

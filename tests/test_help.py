@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls import FunctionResult, MessageContext, ToolRegistry
-from function_calls.handlers import builtin_tools
+import groupmate.function_calls.handlers  # noqa: F401  (registers the built-in tools)
+from groupmate.function_calls import FunctionResult, MessageContext, ToolRegistry
+from groupmate.function_calls.handlers import builtin_tools
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 from tests.test_catchup import Clock, make_bot, say

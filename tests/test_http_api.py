@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 import httpx
 from sqlalchemy import update
 
+from groupmate.storage.models import Reminder
 from groupmate.testing.stub_llm import StubLLM, calls, earlier_chat, raw, text
-from storage.models import Reminder
 from tests.conftest import FakeClock
 from tests.http_harness import Servers, llm_section
 from tests.receiver import Receiver

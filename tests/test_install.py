@@ -55,6 +55,18 @@ def test_the_wheel_installs_with_the_oldest_pip_and_serves(tmp_path: Path) -> No
     constraints.write_text("\n".join(_PIN.findall(lock)) + "\n")
     run(*pip, "install", "--quiet", "--constraint", constraints, wheel)
     run(venv / "bin" / "python", "-c", "import lxml.html.clean, trafilatura")
+    # groupmate adds one top-level name and one command: a plugin's own `bot/` or
+    # `storage.py` can't shadow it, nor it a plugin's.
+    (record,) = venv.glob("lib/python3*/site-packages/groupmate-*.dist-info/RECORD")
+    installed = {line.split(",")[0] for line in record.read_text().splitlines()}
+    assert {path.split("/")[0] for path in installed if not path.startswith("..")} == {
+        "groupmate",
+        record.parent.name,
+    }
+    assert {Path(path).name for path in installed if path.startswith("..")} == {"groupmate"}
+    for other in ("bot", "function_calls", "storage"):
+        done = subprocess.run([venv / "bin" / "python", "-c", f"import {other}"], cwd=tmp_path)
+        assert done.returncode != 0, other
     config = {
         "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
         "adapters": {"webhook": {"token": "install-test-token"}},

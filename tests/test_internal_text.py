@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from function_calls import (
+from groupmate.function_calls import (
     FunctionResult,
     MessageContext,
     ToolInvoker,
@@ -27,9 +27,9 @@ from function_calls import (
     TurnResult,
     tool_function,
 )
-from function_calls._shaping import tool_parameters
-from function_calls.grammar import CJK
-from function_calls.internal_text import (
+from groupmate.function_calls._shaping import tool_parameters
+from groupmate.function_calls.grammar import CJK
+from groupmate.function_calls.internal_text import (
     COULD_NOT_DO,
     INTERNAL_MARKERS,
     NO_ANSWER,
@@ -37,7 +37,7 @@ from function_calls.internal_text import (
     UNFINISHED,
     internal_marker,
 )
-from function_calls.turn import CallMode
+from groupmate.function_calls.turn import CallMode
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 

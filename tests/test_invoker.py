@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, model_validator
 
-from bot.commands import CommandError, Commands
-from function_calls import (
+from groupmate.bot.commands import CommandError, Commands
+from groupmate.function_calls import (
     FunctionResult,
     InvalidArgumentsError,
     MessageContext,
@@ -27,7 +27,7 @@ from function_calls import (
     UnknownToolError,
     tool_function,
 )
-from storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLog
 from tests.conftest import make_ctx
 
 

@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
+from groupmate.storage import Member, OutgoingMessage
 from groupmate.testing.stub_llm import StubLLM, calls
 from groupmate.testing.stub_llm import text as text_reply
-from storage import Member, OutgoingMessage
 from tests.conftest import eventually
 from tests.fake_lark import (
     APP_ID,
@@ -305,8 +305,8 @@ async def test_a_reply_to_the_bots_message_is_for_it_even_after_a_restart(
 async def test_status_from_connecting_to_connected_and_no_secret_in_the_logs(
     servers: Servers, fake: FakeLark, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from bot.adapters.lark import LarkAdapter
-    from bot.config import LarkSettings
+    from groupmate.bot.adapters.lark import LarkAdapter
+    from groupmate.bot.config import LarkSettings
 
     caplog.set_level(logging.DEBUG)
     idle = LarkAdapter(LarkSettings.model_validate(fake.section()), bot_name="groupmate")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.adapters.lark_events import render_text, text_of
+from groupmate.bot.adapters.lark_events import render_text, text_of
 from tests.fake_lark import APP_ID
 
 
@@ -40,8 +40,8 @@ def test_mentions_render_as_at_tags_and_no_other_text_does() -> None:
      ({"domain": "lark", "api_url": "http://127.0.0.1:9/"}, "http://127.0.0.1:9")],
 )  # fmt: skip
 def test_feishu_and_lark_domains(overrides: dict[str, str], origin: str) -> None:
-    from bot.adapters.lark_api import LarkApi
-    from bot.config import parse_config
+    from groupmate.bot.adapters.lark_api import LarkApi
+    from groupmate.bot.config import parse_config
 
     lark = {"app_id": APP_ID, "app_secret": "s", "verification_token": "v"} | overrides
     config = parse_config({"adapters": {"lark": lark}}, environ={})
@@ -59,8 +59,8 @@ def test_feishu_and_lark_domains(overrides: dict[str, str], origin: str) -> None
     ],
 )  # fmt: skip
 def test_a_section_without_what_its_mode_needs_is_refused(lark: dict[str, str], said: str) -> None:
-    from bot.adapters import configured
-    from bot.config import ConfigError, parse_config
+    from groupmate.bot.adapters import configured
+    from groupmate.bot.config import ConfigError, parse_config
 
     with pytest.raises(ConfigError) as refused:
         configured(parse_config({"adapters": {"lark": lark}}, environ={}))
@@ -73,10 +73,10 @@ def test_the_readmes_lark_section_is_a_valid_config() -> None:
 
     import yaml
 
-    from bot.adapters import configured
-    from bot.adapters.base import Adapter
-    from bot.adapters.lark import LarkAdapter
-    from bot.config import parse_config
+    from groupmate.bot.adapters import configured
+    from groupmate.bot.adapters.base import Adapter
+    from groupmate.bot.adapters.lark import LarkAdapter
+    from groupmate.bot.config import parse_config
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     part = readme.split("## Lark/Feishu\n", 1)[1].split("\n## ", 1)[0]

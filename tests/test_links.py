@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from function_calls.links import (
+from groupmate.function_calls.links import (
     AllowList,
     FetchLimits,
     LinkRefused,
@@ -21,9 +21,9 @@ from function_calls.links import (
     forbidden,
     read_article,
 )
-from function_calls.links.addresses import IPAddress, split_host_port
-from function_calls.links.extract import _title_tag
-from function_calls.links.fetch import decode, system_resolver
+from groupmate.function_calls.links.addresses import IPAddress, split_host_port
+from groupmate.function_calls.links.extract import _title_tag
+from groupmate.function_calls.links.fetch import decode, system_resolver
 from tests.page_server import PageServer
 from tests.tool_venv import free_port
 

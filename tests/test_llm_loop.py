@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, model_validator
 
-from function_calls import (
+from groupmate.function_calls import (
     ChatTurn,
     FunctionResult,
     MessageContext,
@@ -18,7 +18,12 @@ from function_calls import (
     ToolRegistry,
     tool_function,
 )
-from function_calls.internal_text import COULD_NOT_DO, NO_ANSWER, NOT_AVAILABLE, UNFINISHED
+from groupmate.function_calls.internal_text import (
+    COULD_NOT_DO,
+    NO_ANSWER,
+    NOT_AVAILABLE,
+    UNFINISHED,
+)
 from groupmate.testing import stub_llm as s
 from tests.conftest import FIXED_NOW, make_ctx
 

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from function_calls import (
+from groupmate.function_calls import (
     Example,
     FunctionResult,
     MessageContext,
@@ -14,8 +14,8 @@ from function_calls import (
     ToolRegistry,
     tool_function,
 )
-from function_calls.internal_text import COULD_NOT_DO
-from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
+from groupmate.function_calls.internal_text import COULD_NOT_DO
+from groupmate.function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 

@@ -20,13 +20,13 @@ import pytest
 import yaml
 from sqlalchemy import create_engine, text, update
 
-from bot.adapters import configured
-from bot.adapters.matrix import ENCRYPTED_NOTICE, MatrixAdapter
-from bot.app import Bot
-from bot.config import parse_config
+from groupmate.bot.adapters import configured
+from groupmate.bot.adapters.matrix import ENCRYPTED_NOTICE, MatrixAdapter
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.storage import Database, Member, OutgoingMessage
+from groupmate.storage.models import Reminder
 from groupmate.testing import stub_llm as s
-from storage import Database, Member, OutgoingMessage
-from storage.models import Reminder
 from tests.http_harness import llm_section, make_config
 from tests.synapse import Client, Synapse, User, ensure_synapse, membership
 from tests.tool_venv import stop_process
@@ -85,7 +85,7 @@ class BotProcess:
         env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "bot.cli", "serve", "--config", str(self.config)],
+                [sys.executable, "-m", "groupmate.bot.cli", "serve", "--config", str(self.config)],
                 env=env,
                 stdout=log,
                 stderr=log,

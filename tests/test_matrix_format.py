@@ -13,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.adapters.matrix_client import MatrixClient, MatrixError
-from bot.adapters.matrix_format import (
+from groupmate.bot.adapters.matrix_client import MatrixClient, MatrixError
+from groupmate.bot.adapters.matrix_format import (
     mentioned_users,
     plain_body,
     render,
@@ -23,8 +23,8 @@ from bot.adapters.matrix_format import (
     thread_root,
     transaction_id,
 )
+from groupmate.storage import Member
 from groupmate.testing.threaded_server import ThreadedServer
-from storage import Member
 
 
 def test_people_become_pills_and_user_text_is_escaped() -> None:

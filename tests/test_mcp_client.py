@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls import (
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls import (
     InvalidArgumentsError,
     ToolFailedError,
     ToolHiddenError,
@@ -27,7 +27,7 @@ from function_calls import (
     ToolTimeoutError,
     UnknownToolError,
 )
-from function_calls.remote import McpSettings, McpTools
+from groupmate.function_calls.remote import McpSettings, McpTools
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
 from tests.conftest import eventually, make_ctx
 from tests.mcp_servers import fixture_server_http, fixture_server_stdio

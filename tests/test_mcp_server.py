@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from storage import ReminderService
+from groupmate.storage import ReminderService
 from tests.http_harness import TOKEN, Servers
 from tests.tool_venv import ROOT
 
@@ -41,7 +41,9 @@ async def test_stdio_lists_and_sets_the_configured_chats_reminders(tmp_path: Pat
         )
     )
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "bot.cli", "--config", str(config), "mcp"], cwd=ROOT
+        command=sys.executable,
+        args=["-m", "groupmate.bot.cli", "--config", str(config), "mcp"],
+        cwd=ROOT,
     )
     async with Client(params, mode="legacy") as client:
         names = [tool.name for tool in (await client.list_tools()).tools]

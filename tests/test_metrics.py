@@ -22,9 +22,9 @@ import pytest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.cli import main
-from bot.config import load_config, parse_config
-from bot.logs import new_correlation_id, setup_logging
+from groupmate.bot.cli import main
+from groupmate.bot.config import load_config, parse_config
+from groupmate.bot.logs import new_correlation_id, setup_logging
 from groupmate.testing.stub_llm import StubLLM, calls, error, raw, text
 from groupmate.testing.threaded_server import ThreadedServer
 from tests.conftest import ROOT, eventually

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls.handlers.reminder_words import describe_schedule
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.handlers.reminder_words import describe_schedule
 from groupmate.testing import BotFactory, FakeClock
 from groupmate.testing.stub_llm import StubLLM, calls, text
 

@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import update
 from websockets.exceptions import InvalidStatus
 
-from bot.adapters.onebot_segments import parse_cq, read, render
-from storage import Member, OutgoingMessage, SendError
-from storage.models import Reminder
+from groupmate.bot.adapters.onebot_segments import parse_cq, read, render
+from groupmate.storage import Member, OutgoingMessage, SendError
+from groupmate.storage.models import Reminder
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers
 from tests.onebot_client import OneBotClient, at, reply, text

@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls import (
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls import (
     InvalidArgumentsError,
     ToolFailedError,
     ToolInvoker,
     ToolTimeoutError,
 )
-from function_calls.remote import OpenApiSettings, OpenApiToolSet
-from function_calls.remote.results import MAX_RESULT_CHARS
+from groupmate.function_calls.remote import OpenApiSettings, OpenApiToolSet
+from groupmate.function_calls.remote.results import MAX_RESULT_CHARS
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
 from groupmate.testing.threaded_server import ThreadedServer
 from tests.conftest import make_ctx

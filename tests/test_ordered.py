@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Hashable
 
-from bot.adapters.ordered import OrderedWork
+from groupmate.bot.adapters.ordered import OrderedWork
 from tests.conftest import eventually
 
 

@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from function_calls.plugins import PluginStores
-from storage import ReminderService
-from storage.plugin_data import MAX_VALUE_BYTES, PluginData, PluginValueError
+from groupmate.function_calls.plugins import PluginStores
+from groupmate.storage import ReminderService
+from groupmate.storage.plugin_data import MAX_VALUE_BYTES, PluginData, PluginValueError
 from tests.conftest import FakeClock
 
 

@@ -58,7 +58,7 @@ def python(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _run(python: str, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [python, "-m", "bot.cli", "--config", str(config), *args]
+    command = [python, "-m", "groupmate.bot.cli", "--config", str(config), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=config.parent)
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.scaffold import PluginNames, ScaffoldError, new_plugin, render
+from groupmate.bot.cli import main
+from groupmate.bot.scaffold import PluginNames, ScaffoldError, new_plugin, render
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -161,7 +161,7 @@ def test_a_directory_with_files_is_refused(
 
 def test_the_refusal_is_the_command_s_exit_status_without_a_traceback(tmp_path: Path) -> None:
     done = _run(
-        [sys.executable, "-m", "bot.cli", "plugin", "new", "Not-Valid"],
+        [sys.executable, "-m", "groupmate.bot.cli", "plugin", "new", "Not-Valid"],
         tmp_path,
         PYTHONPATH=str(ROOT),
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from function_calls.internal_text import NOT_AVAILABLE
+from groupmate.function_calls.internal_text import NOT_AVAILABLE
 from groupmate.testing import TestBot
 from tests.conftest import make_ctx
 
@@ -30,7 +30,7 @@ def tools_of(bot: TestBot) -> tuple[str, ...]:
 async def test_a_group_scope_never_makes_a_private_tool_a_group_tool(
     groupmate_bot: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="function_calls.plugins.loader")
+    caplog.set_level(logging.WARNING, logger="groupmate.function_calls.plugins.loader")
     bot = await groupmate_bot(plugins=[{"module": SCOPED, "scope": "group"}])
     # private ∩ group: no chat is both, so the diary is offered nowhere: not even as a
     # command (the words go to the model, which the test has not scripted).

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from function_calls import ToolRegistry
-from function_calls.handlers import builtin_tools
-from function_calls.registry import tool_options
+from groupmate.function_calls import ToolRegistry
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.registry import tool_options
+from groupmate.storage.audit import AuditQuery
 from groupmate.testing import TestBot
-from storage.audit import AuditQuery
 from tests.http_harness import Servers
 from tests.plugin_fixtures.dice import LoadedDie
 
@@ -255,7 +255,7 @@ def test_check_exits_non_zero_naming_the_broken_plugin(tmp_path: Path) -> None:
     )
     env = {"DICE_TOKEN": "s3cret-dice-token", "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "--config", str(config), "check"],
+        [sys.executable, "-m", "groupmate.bot.cli", "--config", str(config), "check"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, env=env, check=False,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
@@ -266,7 +266,7 @@ def test_check_exits_non_zero_naming_the_broken_plugin(tmp_path: Path) -> None:
     assert "s3cret-dice-token" not in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     listed = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "--config", str(config), "plugins"],
+        [sys.executable, "-m", "groupmate.bot.cli", "--config", str(config), "plugins"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, env=env, check=False,
     )  # fmt: skip
     assert listed.returncode == 1

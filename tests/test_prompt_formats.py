@@ -9,14 +9,14 @@ from typing import Any, get_args
 
 import pytest
 
-from function_calls.prompt_formats import (
+from groupmate.function_calls.prompt_formats import (
     PROMPT_FORMATS,
     PromptFormat,
     render_tool_instructions,
     render_tool_results,
 )
-from function_calls.prompt_parser import parse_tool_calls
-from function_calls.tolerant_json import ParsedCall
+from groupmate.function_calls.prompt_parser import parse_tool_calls
+from groupmate.function_calls.tolerant_json import ParsedCall
 
 TOOLS: list[dict[str, Any]] = [
     {

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from function_calls.prompt_parser import ParsedReply, _parse, parse_tool_calls
-from function_calls.tolerant_json import MalformedCall, ParsedCall
+from groupmate.function_calls.prompt_parser import ParsedReply, _parse, parse_tool_calls
+from groupmate.function_calls.tolerant_json import MalformedCall, ParsedCall
 
 TOOLS: dict[str, frozenset[str]] = {
     "weather": frozenset({"city", "units"}),

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bot.answering import rate_limited
-from bot.config import RateLimitConfig
-from bot.ratelimit import Budgets
+from groupmate.bot.answering import rate_limited
+from groupmate.bot.config import RateLimitConfig
+from groupmate.bot.ratelimit import Budgets
 from groupmate.testing import StubLLM
 from groupmate.testing import stub_llm as s
 from tests.test_router import make_bot, message

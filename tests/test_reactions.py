@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import create_engine, text
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage, IncomingReaction
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage, IncomingReaction
 from tests.conftest import FakeClock, eventually
 from tests.digest_reading import engaged, line_of
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.page_server import PageServer
 from tests.search_servers import BRAVE_KEY, FakeSearch, hits

@@ -72,7 +72,7 @@ def test_embedding_example_runs(tmp_path: Path) -> None:
 def test_the_mcp_and_openapi_example_is_a_valid_config() -> None:
     import yaml
 
-    from bot.config import parse_config
+    from groupmate.bot.config import parse_config
 
     text = (ROOT / "README.md").read_text()
     section = text.split("## Tools from MCP and OpenAPI servers", 1)[1]
@@ -94,7 +94,7 @@ def test_the_mcp_and_openapi_example_is_a_valid_config() -> None:
 def test_the_search_example_is_a_valid_config() -> None:
     import yaml
 
-    from bot.config import parse_config
+    from groupmate.bot.config import parse_config
 
     text = (ROOT / "README.md").read_text()
     section = text.split("## Search", 1)[1]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.eval import Outcome, load_cases
-from bot.eval.runner import EvalSettings, run_case
+from groupmate.bot.eval import Outcome, load_cases
+from groupmate.bot.eval.runner import EvalSettings, run_case
 from tests.eval_local import MAX_OUTPUT, N_CTX
 from tests.llama_server import LlamaServer, llama_server
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from function_calls.handlers import builtin_tools
-from function_calls.prompt_parser import parse_tool_calls
-from function_calls.tolerant_json import ParsedCall
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.prompt_parser import parse_tool_calls
+from groupmate.function_calls.tolerant_json import ParsedCall
+from groupmate.storage import ReminderService
 from groupmate.testing.stub_llm import StubLLM, calls, text
-from storage import ReminderService
 from tests.conftest import FakeClock, chat_ctx
 from tests.test_reminder_tools import active
 

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from function_calls.handlers.reminder_words import format_local
-from storage.recurrence import Kind, Schedule, local_instant
+from groupmate.function_calls.handlers.reminder_words import format_local
+from groupmate.storage.recurrence import Kind, Schedule, local_instant
 
 NEW_YORK = "America/New_York"
 BERLIN = "Europe/Berlin"

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from function_calls import (
+from groupmate.function_calls import (
     ChatType,
     DuplicateToolError,
     FunctionResult,
@@ -18,7 +18,7 @@ from function_calls import (
     UnknownToolError,
     tool_function,
 )
-from function_calls.handlers import builtin_tools
+from groupmate.function_calls.handlers import builtin_tools
 from tests.conftest import make_ctx
 
 

@@ -9,11 +9,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls import InvalidArgumentsError
-from function_calls.grammar import GrammarError, parse_reminder
-from function_calls.handlers import builtin_tools
-from function_calls.handlers.reminder_words import describe_schedule
+import groupmate.function_calls.handlers  # noqa: F401  (registers the built-in tools)
+from groupmate.function_calls import InvalidArgumentsError
+from groupmate.function_calls.grammar import GrammarError, parse_reminder
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.handlers.reminder_words import describe_schedule
 from tests.conftest import make_ctx
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -13,13 +13,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from jsonschema import Draft202012Validator
 
-import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls.context import MessageContext
-from function_calls.handlers import builtin_tools
-from function_calls.handlers.reminder_args import MAX_CONTENT, ReminderArgs
-from function_calls.registry import Tool
-from function_calls.validation import ArgumentIssue, InvalidArgumentsError
-from storage.recurrence import Schedule
+import groupmate.function_calls.handlers  # noqa: F401  (registers the built-in tools)
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.handlers.reminder_args import MAX_CONTENT, ReminderArgs
+from groupmate.function_calls.registry import Tool
+from groupmate.function_calls.validation import ArgumentIssue, InvalidArgumentsError
+from groupmate.storage.recurrence import Schedule
 from tests.conftest import FIXED_NOW, make_ctx
 
 BERLIN = "Europe/Berlin"

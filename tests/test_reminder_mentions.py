@@ -14,13 +14,13 @@ from typing import Any
 
 from sqlalchemy import update
 
-from bot.adapters.console import GROUP_CHAT, ConsoleChat
-from function_calls.handlers.reminder_words import reminder_message
+from groupmate.bot.adapters.console import GROUP_CHAT, ConsoleChat
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import Member, NewReminder, ReminderService, Schedule
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.models import Reminder
+from groupmate.storage.repository import Audience
 from groupmate.testing import BotFactory, FakeClock
-from storage import Member, NewReminder, ReminderService, Schedule
-from storage.deliveries import Claim
-from storage.models import Reminder
-from storage.repository import Audience
 from tests.conftest import Outbox
 from tests.http_harness import Servers
 from tests.receiver import Receiver

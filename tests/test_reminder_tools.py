@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls import FunctionResult, MessageContext
-from function_calls.handlers import builtin_tools
+import groupmate.function_calls.handlers  # noqa: F401  (registers the built-in tools)
+from groupmate.function_calls import FunctionResult, MessageContext
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.storage import ReminderService
 from groupmate.testing.stub_llm import StubLLM, calls, text
-from storage import ReminderService
 from tests.conftest import FakeClock, chat_ctx
 
 

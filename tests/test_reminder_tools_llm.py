@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from function_calls.internal_text import COULD_NOT_DO
+from groupmate.function_calls.internal_text import COULD_NOT_DO
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers, llm_section

@@ -9,17 +9,17 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from function_calls.handlers.audience import describe_audience
-from function_calls.handlers.reminder_refusals import refusal_text
-from function_calls.handlers.reminder_words import (
+from groupmate.function_calls.handlers.audience import describe_audience
+from groupmate.function_calls.handlers.reminder_refusals import refusal_text
+from groupmate.function_calls.handlers.reminder_words import (
     describe_audience_zh,
     describe_schedule,
     describe_schedule_zh,
     format_local_zh,
     ordinal,
 )
-from function_calls.internal_text import STORAGE_DOWN
-from storage import (
+from groupmate.function_calls.internal_text import STORAGE_DOWN
+from groupmate.storage import (
     InvalidTimezoneError,
     Member,
     ReminderChangedError,
@@ -30,8 +30,8 @@ from storage import (
     StorageError,
     StorageUnavailableError,
 )
-from storage.recurrence import Schedule
-from storage.repository import Audience
+from groupmate.storage.recurrence import Schedule
+from groupmate.storage.repository import Audience
 from tests.conftest import make_ctx
 
 BERLIN = ZoneInfo("Europe/Berlin")

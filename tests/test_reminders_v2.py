@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import update
 
-from storage.models import Reminder
+from groupmate.storage.models import Reminder
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers
 from tests.receiver import Receiver

@@ -19,8 +19,8 @@ import pytest
 from sqlalchemy import Row, text
 from sqlalchemy.orm import Session
 
-from function_calls.handlers.reminder_words import reminder_message
-from storage import (
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import (
     Database,
     Kind,
     Member,
@@ -34,10 +34,10 @@ from storage import (
     Schedule,
     SnoozeTargetError,
 )
-from storage.changes import ReminderChange, Requester
-from storage.deliveries import deliveries_of
-from storage.repository import Audience, create_reminder, get_reminder
-from storage.scheduler import DispatchStats
+from groupmate.storage.changes import ReminderChange, Requester
+from groupmate.storage.deliveries import deliveries_of
+from groupmate.storage.repository import Audience, create_reminder, get_reminder
+from groupmate.storage.scheduler import DispatchStats
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, Worker
 from tests.test_delivery import deliveries, make, outcomes, scheduler
 from tests.test_restart import sink_lines, wait_until

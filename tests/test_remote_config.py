@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from bot.config import ConfigError, load_config, parse_config
-from function_calls import InvalidArgumentsError, ToolDefinitionError
-from function_calls.remote import ToolFilter, exposed_name
-from function_calls.remote.external import external_tool
-from function_calls.result import FunctionResult
-from function_calls.schema import external_parameters_schema
+from groupmate.bot.config import ConfigError, load_config, parse_config
+from groupmate.function_calls import InvalidArgumentsError, ToolDefinitionError
+from groupmate.function_calls.remote import ToolFilter, exposed_name
+from groupmate.function_calls.remote.external import external_tool
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.schema import external_parameters_schema
 
 
 def server(entry: dict[str, Any], environ: dict[str, str] | None = None) -> Any:

@@ -12,10 +12,10 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from storage import Database, NewReminder, Schedule
-from storage.deliveries import deliveries_of
-from storage.models import Delivery
-from storage.repository import create_reminder
+from groupmate.storage import Database, NewReminder, Schedule
+from groupmate.storage.deliveries import deliveries_of
+from groupmate.storage.models import Delivery
+from groupmate.storage.repository import create_reminder
 from tests.conftest import Worker
 
 

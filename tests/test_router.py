@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.logs import new_correlation_id, setup_logging
-from bot.messages import IncomingMessage
-from function_calls.handlers.summary import asks_about_the_chat, summarize
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.logs import new_correlation_id, setup_logging
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls.handlers.summary import asks_about_the_chat, summarize
+from groupmate.storage import OutgoingMessage
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, earlier_chat, latest_message, text
-from storage import OutgoingMessage
 from tests.conftest import eventually
 
 
@@ -231,8 +231,8 @@ def test_the_words_that_ask_for_a_summary(asks: str) -> None:
 def test_a_summary_is_not_a_links_summary(said: str, replied: str, words: str | None) -> None:
     from pydantic import ValidationError
 
-    from function_calls.context import MESSAGE_CONTEXT_KEY
-    from function_calls.handlers.summary import SummaryArgs
+    from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY
+    from groupmate.function_calls.handlers.summary import SummaryArgs
     from tests.conftest import make_ctx
 
     ctx = make_ctx(text=said, reply_text=replied)

@@ -8,9 +8,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
-import function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from function_calls.handlers import builtin_tools
-from function_calls.schema import (
+import groupmate.function_calls.handlers  # noqa: F401  (registers the built-in tools)
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.schema import (
     COMPACT_HIDDEN,
     COMPACT_REQUIRED,
     is_strict_compatible,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.config import ConfigError, parse_config
-from function_calls.search import BraveSearch, ModelSearch, SearxngSearch
+from groupmate.bot.config import ConfigError, parse_config
+from groupmate.function_calls.search import BraveSearch, ModelSearch, SearxngSearch
 
 
 def search(section: dict[str, Any], **environ: str) -> Any:

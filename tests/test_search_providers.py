@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from function_calls.search import (
+from groupmate.function_calls.search import (
     BraveSearch,
     HttpSearch,
     SearchAuthError,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from function_calls.handlers import builtin_tools
-from function_calls.plugins import PluginSet, PluginSpec, load_plugins
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.plugins import PluginSet, PluginSpec, load_plugins
 from tests.selection.capture_mcp_tools import SERVERS, list_tools, server_params
 from tests.selection.catalog import (
     PLUGIN_MODULES,

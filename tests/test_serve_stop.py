@@ -21,7 +21,7 @@ from tests.test_cli import _config, _env
 def test_serve_stops_at_once_with_a_page_listening(tmp_path: Path, stop: signal.Signals) -> None:
     config = _config(tmp_path, adapters={"webhook": {"port": 0}})
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "serve", "--config", str(config)],
+        [sys.executable, "-m", "groupmate.bot.cli", "serve", "--config", str(config)],
         env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -22,17 +22,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.status import config_lines
-from function_calls import FunctionCallLLM
-from function_calls.server_info import (
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.status import config_lines
+from groupmate.function_calls import FunctionCallLLM
+from groupmate.function_calls.server_info import (
     ContextWindow,
     context_window,
     discover_context,
     known_window,
 )
-from function_calls.usage import estimate_tokens
+from groupmate.function_calls.usage import estimate_tokens
 from groupmate.testing.threaded_server import ThreadedServer
 from tests.conftest import make_ctx
 
@@ -325,7 +325,7 @@ def test_check_asks_the_server_as_serve_would(
     config.write_text(yaml.safe_dump({"llm": llm, "storage": storage}))
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), "KEY": KEY}
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "check", "--config", str(config)],
+        [sys.executable, "-m", "groupmate.bot.cli", "check", "--config", str(config)],
         env=env,
         capture_output=True,
         text=True,

@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import Row
 
-from function_calls.handlers.reminder_words import reminder_message
-from storage import DeliveryPolicy, OutgoingMessage, ReminderService, SendError
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import DeliveryPolicy, OutgoingMessage, ReminderService, SendError
 from tests.conftest import FakeClock, Outbox
 from tests.test_delivery import deliveries, make, outcomes, scheduler
 

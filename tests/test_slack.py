@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.slack import render_mrkdwn
+from groupmate.bot.adapters.slack import render_mrkdwn
+from groupmate.storage import Member
 from groupmate.testing.stub_llm import StubLLM, calls, text
-from storage import Member
 from tests.conftest import eventually
 from tests.fake_slack import (
     APP_TOKEN,
@@ -217,7 +217,7 @@ def test_mrkdwn_escapes_text_and_mentions_the_people() -> None:
 def test_a_section_without_what_its_mode_needs_is_refused(
     section: dict[str, str], said: str
 ) -> None:
-    from bot.config import ConfigError, parse_config
+    from groupmate.bot.config import ConfigError, parse_config
 
     with pytest.raises(ConfigError) as refused:
         parse_config({"adapters": {"slack": section}}, environ={})
@@ -230,9 +230,9 @@ def test_the_readmes_slack_section_is_a_valid_config() -> None:
 
     import yaml
 
-    from bot.adapters import configured
-    from bot.adapters.slack import SlackAdapter
-    from bot.config import parse_config
+    from groupmate.bot.adapters import configured
+    from groupmate.bot.adapters.slack import SlackAdapter
+    from groupmate.bot.config import parse_config
 
     text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     section = text.split("## Slack\n", 1)[1].split("\n## ", 1)[0]

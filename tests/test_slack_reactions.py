@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.slack_events import reaction_of
+from groupmate.bot.adapters.slack_events import reaction_of
 from tests.conftest import eventually
 from tests.digest_reading import counts, engaged
 from tests.fake_slack import (

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from storage import Database, upgrade
-from storage.models import Chat, Reminder
+from groupmate.storage import Database, upgrade
+from groupmate.storage.models import Chat, Reminder
 from tests.postgres import create_database, drop_database
 
 AT = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from groupmate.storage.audit import AuditQuery
 from groupmate.testing import BotFactory, FakeClock
-from storage.audit import AuditQuery
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
 CONFIG: dict[str, Any] = {"bot": {"timezone": "Europe/Berlin"}}

@@ -10,7 +10,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from storage import (
+from groupmate.storage import (
     Database,
     ReminderService,
     StorageConfigError,
@@ -19,8 +19,8 @@ from storage import (
     normalize_url,
     upgrade,
 )
-from storage.models import Base
-from storage.search_rows import INDEX_OBJECTS
+from groupmate.storage.models import Base
+from groupmate.storage.search_rows import INDEX_OBJECTS
 from tests.conftest import FakeClock, chat_ctx
 from tests.postgres import create_database, drop_database
 from tests.test_reminder_tools import call

@@ -14,14 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.adapters import configured
-from bot.adapters.http import create_app
-from bot.adapters.telegram import TelegramAdapter
-from bot.adapters.telegram_api import render_html
-from bot.app import Bot
-from bot.config import parse_config
+from groupmate.bot.adapters import configured
+from groupmate.bot.adapters.http import create_app
+from groupmate.bot.adapters.telegram import TelegramAdapter
+from groupmate.bot.adapters.telegram_api import render_html
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.storage import Member, OutgoingMessage, SendError
 from groupmate.testing.stub_llm import StubLLM, text
-from storage import Member, OutgoingMessage, SendError
 from tests.conftest import eventually
 from tests.fake_telegram import (
     ALICE,

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.adapters import configured
-from bot.adapters.http import create_app
-from bot.app import Bot
-from bot.config import parse_config
+from groupmate.bot.adapters import configured
+from groupmate.bot.adapters.http import create_app
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
 from tests.conftest import eventually
 from tests.digest_reading import engaged, line_of
 from tests.fake_telegram import ALICE, BOB, BOT_ID, GROUP, TOKEN, FakeTelegram, user

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from apscheduler.schedulers.base import STATE_RUNNING
 
-from function_calls.handlers.reminder_words import reminder_message
-from storage import (
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.storage import (
     DeliveryPolicy,
     NewReminder,
     OutgoingMessage,

@@ -10,19 +10,19 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from bot.tool_commands import CommandWordsError, ToolCommand
-from function_calls import (
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.bot.tool_commands import CommandWordsError, ToolCommand
+from groupmate.function_calls import (
     FunctionResult,
     MessageContext,
     ToolDefinitionError,
     ToolRegistry,
     build_tool,
 )
-from function_calls.handlers import builtin_tools
-from storage.audit import AuditQuery
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.storage.audit import AuditQuery
 
 
 class WeatherArgs(BaseModel):

@@ -15,8 +15,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import BaseModel
 
-from bot.config import ConfigError, parse_config
-from function_calls import (
+from groupmate.bot.config import ConfigError, parse_config
+from groupmate.function_calls import (
     MessageContext,
     ToolCall,
     ToolHiddenError,
@@ -26,8 +26,8 @@ from function_calls import (
     ToolRegistry,
     ToolRule,
 )
+from groupmate.storage.changes import Requester
 from groupmate.testing.stub_llm import StubLLM, calls, text
-from storage.changes import Requester
 from tests.conftest import make_ctx
 from tests.http_harness import TOKEN, Api, Servers, llm_section
 

@@ -12,11 +12,17 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from function_calls import ChatTurn, FunctionResult, MessageContext, ToolRegistry, tool_function
-from function_calls.handlers import builtin_tools
-from function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGURED
-from function_calls.selection import FIND_TOOLS, ToolSelector
-from function_calls.selection_words import terms
+from groupmate.function_calls import (
+    ChatTurn,
+    FunctionResult,
+    MessageContext,
+    ToolRegistry,
+    tool_function,
+)
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGURED
+from groupmate.function_calls.selection import FIND_TOOLS, ToolSelector
+from groupmate.function_calls.selection_words import terms
 from groupmate.testing import stub_llm as s
 from tests.selection.measure import corpus_tools, measure, member
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
-from function_calls import (
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls import (
     FunctionResult,
     MessageContext,
     Tool,
@@ -27,16 +27,16 @@ from function_calls import (
     UnknownToolError,
     build_tool,
 )
-from function_calls.handlers import builtin_tools
-from function_calls.remote.external import external_tool
-from function_calls.toolsets import (
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.remote.external import external_tool
+from groupmate.function_calls.toolsets import (
     AbstractToolset,
     CombinedToolset,
     FunctionToolset,
     ToolFilter,
     exposed_name,
 )
-from function_calls.vocabulary import Scope
+from groupmate.function_calls.vocabulary import Scope
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 

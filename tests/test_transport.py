@@ -8,14 +8,14 @@ import time
 import pytest
 from openai import AsyncAzureOpenAI
 
-from function_calls import (
+from groupmate.function_calls import (
     FunctionCallLLM,
     FunctionResult,
     MessageContext,
     ToolRegistry,
     tool_function,
 )
-from function_calls._transport import ToolList, encode_body
+from groupmate.function_calls._transport import ToolList, encode_body
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
 

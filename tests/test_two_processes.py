@@ -21,9 +21,9 @@ import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from storage import NewReminder, Reach, ReminderService, Schedule, utc_now
-from storage.models import Reminder
-from storage.reach import within
+from groupmate.storage import NewReminder, Reach, ReminderService, Schedule, utc_now
+from groupmate.storage.models import Reminder
+from groupmate.storage.reach import within
 from tests.conftest import FakeClock
 from tests.http_harness import Servers
 from tests.processes import serve

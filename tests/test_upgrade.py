@@ -17,9 +17,9 @@ import pytest
 import yaml
 from sqlalchemy import inspect, text
 
+from groupmate.storage import Database, NewerDatabaseError, current_revision, head_revision, upgrade
 from groupmate.testing.bot import TestBot
 from groupmate.testing.model import ScriptedModel
-from storage import Database, NewerDatabaseError, current_revision, head_revision, upgrade
 from tests.processes import serve
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,8 +6,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from function_calls import InvalidArgumentsError
-from function_calls.registry import Tool, build_tool
+from groupmate.function_calls import InvalidArgumentsError
+from groupmate.function_calls.registry import Tool, build_tool
 
 
 class Attendee(BaseModel):

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from playwright.async_api import Page, Response, expect
 
+from groupmate.storage import OutgoingMessage, SendError
 from groupmate.testing.stub_llm import StubLLM, tool_then_answer
-from storage import OutgoingMessage, SendError
 from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock, eventually
 from tests.fake_slack import SIGNING_SECRET, FakeSlack

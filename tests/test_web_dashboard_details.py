@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.async_api import Page, expect
 
-from function_calls.handlers.reminder_words import format_local
+from groupmate.function_calls.handlers.reminder_words import format_local
 from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import Servers

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from playwright.async_api import Page, expect
 
-from storage import SendError
+from groupmate.storage import SendError
 from tests.conftest import FakeClock, eventually
 from tests.http_harness import Servers
 from tests.test_web_dashboard import open_dashboard

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Locator, Page, expect
 
-from storage.chatlog import LogEntry
+from groupmate.storage.chatlog import LogEntry
 from tests.browser import ARTIFACTS
 from tests.http_harness import TOKEN, Api, Servers
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from playwright.async_api import Page, expect
 
+from groupmate.storage.chatlog import LogEntry
 from groupmate.testing.stub_llm import StubLLM, calls
-from storage.chatlog import LogEntry
 from tests.browser import ARTIFACTS
 from tests.conftest import FakeClock
 from tests.http_harness import TOKEN, Api, Servers, llm_section

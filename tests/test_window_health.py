@@ -4,7 +4,7 @@ plain sentence, and a window that fits says nothing."""
 
 from __future__ import annotations
 
-from function_calls.internal_text import MISCONFIGURED
+from groupmate.function_calls.internal_text import MISCONFIGURED
 from groupmate.testing.stub_llm import StubLLM, text
 from tests.http_harness import Servers, llm_section
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from storage import Database, ReminderService, upgrade
-from storage.service import _ZONE_CACHE_SECONDS
+from groupmate.storage import Database, ReminderService, upgrade
+from groupmate.storage.service import _ZONE_CACHE_SECONDS
 from tests.conftest import FakeClock
 
 

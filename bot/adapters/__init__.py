@@ -7,22 +7,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, cast
 
-from bot.config import ConfigError
+from groupmate.bot.config import ConfigError
 
 if TYPE_CHECKING:
-    from bot.adapters.base import Adapter
-    from bot.config import Config
+    from groupmate.bot.adapters.base import Adapter
+    from groupmate.bot.config import Config
 
 # Section name -> "module:Class". Imported only when configured: a bot without Matrix
 # never loads its library.
 PLATFORMS = {
-    "telegram": "bot.adapters.telegram:TelegramAdapter",
-    "matrix": "bot.adapters.matrix:MatrixAdapter",
-    "onebot": "bot.adapters.onebot:OneBotAdapter",
-    "slack": "bot.adapters.slack:SlackAdapter",
-    "discord": "bot.adapters.discord:DiscordAdapter",
-    "lark": "bot.adapters.lark:LarkAdapter",
-    "dingtalk": "bot.adapters.dingtalk:DingTalkAdapter",
+    "telegram": "groupmate.bot.adapters.telegram:TelegramAdapter",
+    "matrix": "groupmate.bot.adapters.matrix:MatrixAdapter",
+    "onebot": "groupmate.bot.adapters.onebot:OneBotAdapter",
+    "slack": "groupmate.bot.adapters.slack:SlackAdapter",
+    "discord": "groupmate.bot.adapters.discord:DiscordAdapter",
+    "lark": "groupmate.bot.adapters.lark:LarkAdapter",
+    "dingtalk": "groupmate.bot.adapters.dingtalk:DingTalkAdapter",
 }
 
 

@@ -6,11 +6,17 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.handlers.followup import MAX_SECONDS, MIN_SECONDS
-from function_calls.handlers.reminder_words import describe_schedule
-from storage import ReminderView
-from storage.recurrence import Kind
-from storage.vocabulary import FinishedOutcome, HistoryOutcome, Permission, QuietDigest, Switch
+from groupmate.function_calls.handlers.followup import MAX_SECONDS, MIN_SECONDS
+from groupmate.function_calls.handlers.reminder_words import describe_schedule
+from groupmate.storage import ReminderView
+from groupmate.storage.recurrence import Kind
+from groupmate.storage.vocabulary import (
+    FinishedOutcome,
+    HistoryOutcome,
+    Permission,
+    QuietDigest,
+    Switch,
+)
 
 
 class MemberIO(BaseModel):

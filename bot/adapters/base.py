@@ -17,9 +17,9 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from bot.messages import IncomingMessage, IncomingReaction, Reply
-from bot.router import Deliver
-from storage import Member, OutgoingMessage, ReminderService
+from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.bot.router import Deliver
+from groupmate.storage import Member, OutgoingMessage, ReminderService
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute

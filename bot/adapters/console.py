@@ -18,10 +18,10 @@ from typing import TextIO
 from prompt_toolkit import PromptSession
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from bot.adapters import CHAT_PREFIXES
-from bot.app import Bot
-from bot.messages import IncomingMessage
-from storage import Member, OutgoingMessage
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.app import Bot
+from groupmate.bot.messages import IncomingMessage
+from groupmate.storage import Member, OutgoingMessage
 
 CHAT_PREFIX = CHAT_PREFIXES["console"]
 GROUP_CHAT = f"{CHAT_PREFIX}group"

@@ -45,7 +45,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters.base import (
+from groupmate.bot.adapters.base import (
     BotHost,
     connection_state,
     finish,
@@ -53,13 +53,13 @@ from bot.adapters.base import (
     sent_with_retries,
     split_text,
 )
-from bot.adapters.dingtalk_api import (
+from groupmate.bot.adapters.dingtalk_api import (
     CredentialsRefused,
     DingTalkError,
     OpenApi,
     redact_urls_in_logs,
 )
-from bot.adapters.dingtalk_events import (
+from groupmate.bot.adapters.dingtalk_events import (
     Hook,
     fingerprint,
     hook_of,
@@ -69,12 +69,12 @@ from bot.adapters.dingtalk_events import (
     sender_of,
     title_of,
 )
-from bot.adapters.dingtalk_http import UsedSignatures, callback_payload
-from bot.adapters.dingtalk_people import PREFIX, People
-from bot.config import DingTalkSettings
-from bot.messages import Reply
-from storage import Member, OutgoingMessage, SendError, StorageError, utc_now
-from storage.database import Database
+from groupmate.bot.adapters.dingtalk_http import UsedSignatures, callback_payload
+from groupmate.bot.adapters.dingtalk_people import PREFIX, People
+from groupmate.bot.config import DingTalkSettings
+from groupmate.bot.messages import Reply
+from groupmate.storage import Member, OutgoingMessage, SendError, StorageError, utc_now
+from groupmate.storage.database import Database
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 from dingtalk_stream.version import VERSION_STRING
 
-from bot.config import DingTalkSettings
+from groupmate.bot.config import DingTalkSettings
 
 log = logging.getLogger(__name__)
 

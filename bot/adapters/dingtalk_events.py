@@ -28,10 +28,10 @@ from typing import Any
 
 from dingtalk_stream import ChatbotMessage
 
-from bot.adapters.base import mention_pieces, mention_targets
-from bot.adapters.dingtalk_people import PREFIX
-from bot.messages import IncomingMessage
-from storage import Member
+from groupmate.bot.adapters.base import mention_pieces, mention_targets
+from groupmate.bot.adapters.dingtalk_people import PREFIX
+from groupmate.bot.messages import IncomingMessage
+from groupmate.storage import Member
 
 _AT_NAME = re.compile(r"@([^\s@]+)")
 _TRAILING = ",.;:!?)]}'\"，。；：！？、）】"  # noqa: RUF001  # after a name: not part of it

@@ -15,11 +15,11 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from bot.adapters import CHAT_PREFIXES
-from bot.adapters.base import the_one
-from storage import Member, StorageError
-from storage.adapter_state import load_state, save_state
-from storage.database import Database
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.adapters.base import the_one
+from groupmate.storage import Member, StorageError
+from groupmate.storage.adapter_state import load_state, save_state
+from groupmate.storage.database import Database
 
 log = logging.getLogger(__name__)
 PREFIX = CHAT_PREFIXES["dingtalk"]

@@ -40,8 +40,14 @@ from discord.gateway import DiscordWebSocket
 from discord.http import Route
 from starlette.routing import BaseRoute
 
-from bot.adapters.base import BotHost, connection_state, finish, sent_with_retries, split_text
-from bot.adapters.discord_events import (
+from groupmate.bot.adapters.base import (
+    BotHost,
+    connection_state,
+    finish,
+    sent_with_retries,
+    split_text,
+)
+from groupmate.bot.adapters.discord_events import (
     MESSAGE_LIMIT,
     PREFIX,
     incoming,
@@ -52,10 +58,10 @@ from bot.adapters.discord_events import (
     render,
     user_ids,
 )
-from bot.adapters.discord_gateway import Gateway
-from bot.config import ConfigError, DiscordSettings
-from bot.messages import IncomingReaction, Reply
-from storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.bot.adapters.discord_gateway import Gateway
+from groupmate.bot.config import ConfigError, DiscordSettings
+from groupmate.bot.messages import IncomingReaction, Reply
+from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 import discord
 
-from bot.adapters import CHAT_PREFIXES
-from bot.adapters.base import mention_pieces, mention_targets
-from bot.messages import IncomingMessage, IncomingReaction
-from storage import Member
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.adapters.base import mention_pieces, mention_targets
+from groupmate.bot.messages import IncomingMessage, IncomingReaction
+from groupmate.storage import Member
 
 PREFIX = CHAT_PREFIXES["discord"]
 MESSAGE_LIMIT = 2000  # characters: Discord refuses longer messages

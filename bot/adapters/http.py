@@ -18,24 +18,24 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.adapters.api_models import MemberIO
-from bot.adapters.http_admin import admin_routes
-from bot.adapters.http_calls import STORAGE_DOWN_ERROR
-from bot.adapters.http_metrics import METRICS_PATH, metrics_routes
-from bot.adapters.http_reminders import reminder_routes
-from bot.adapters.http_search import search_routes
-from bot.adapters.http_tools import tool_routes
-from bot.adapters.http_web import page_routes, web_routes
-from bot.adapters.mcp_server import McpEndpoint
-from bot.app import Bot
-from bot.messages import IncomingMessage
-from bot.waiting import by_platform
-from bot.web_events import WEB_PREFIX
-from storage import (
+from groupmate.bot.adapters.api_models import MemberIO
+from groupmate.bot.adapters.http_admin import admin_routes
+from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR
+from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
+from groupmate.bot.adapters.http_reminders import reminder_routes
+from groupmate.bot.adapters.http_search import search_routes
+from groupmate.bot.adapters.http_tools import tool_routes
+from groupmate.bot.adapters.http_web import page_routes, web_routes
+from groupmate.bot.adapters.mcp_server import McpEndpoint
+from groupmate.bot.app import Bot
+from groupmate.bot.messages import IncomingMessage
+from groupmate.bot.waiting import by_platform
+from groupmate.bot.web_events import WEB_PREFIX
+from groupmate.storage import (
     Member,
     StorageUnavailableError,
 )
-from storage.vocabulary import ChatType
+from groupmate.storage.vocabulary import ChatType
 
 log = logging.getLogger(__name__)
 # Paths that need the bearer token when one is set: the API, and the MCP endpoint.

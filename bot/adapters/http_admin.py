@@ -14,12 +14,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
-from bot.adapters.api_models import ReminderOut, reminder_out
-from bot.adapters.http_calls import Refused, api_context, call_tool
-from bot.app import Bot
-from bot.status import config_lines
-from bot.waiting import by_platform
-from function_calls import (
+from groupmate.bot.adapters.api_models import ReminderOut, reminder_out
+from groupmate.bot.adapters.http_calls import Refused, api_context, call_tool
+from groupmate.bot.app import Bot
+from groupmate.bot.status import config_lines
+from groupmate.bot.waiting import by_platform
+from groupmate.function_calls import (
     Effect,
     InvalidArgumentsError,
     InvocationOutcome,
@@ -27,10 +27,10 @@ from function_calls import (
     ToolInvocationError,
     Who,
 )
-from function_calls.vocabulary import PluginState
-from storage import ReminderService, current_revision
-from storage.overview import DeliveryRecord
-from storage.vocabulary import ChatType, DeliveryOutcome, ReminderStatus
+from groupmate.function_calls.vocabulary import PluginState
+from groupmate.storage import ReminderService, current_revision
+from groupmate.storage.overview import DeliveryRecord
+from groupmate.storage.vocabulary import ChatType, DeliveryOutcome, ReminderStatus
 
 
 class ChatOut(BaseModel):

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
-from bot.contexts import Caller
-from function_calls import (
+from groupmate.bot.contexts import Caller
+from groupmate.function_calls import (
     AuthMethod,
     CallSource,
     ChatType,
@@ -38,11 +38,11 @@ from function_calls import (
     ToolTimeoutError,
     UnknownToolError,
 )
-from function_calls.result import Failure
-from storage import Member, StorageUnavailableError
+from groupmate.function_calls.result import Failure
+from groupmate.storage import Member, StorageUnavailableError
 
 if TYPE_CHECKING:
-    from bot.app import Bot
+    from groupmate.bot.app import Bot
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
 # The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).

@@ -22,11 +22,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.config import MetricsSettings
-from bot.metrics import Metrics
+from groupmate.bot.config import MetricsSettings
+from groupmate.bot.metrics import Metrics
 
 if TYPE_CHECKING:
-    from bot.app import Bot
+    from groupmate.bot.app import Bot
 
 log = logging.getLogger(__name__)
 METRICS_PATH = "/metrics"

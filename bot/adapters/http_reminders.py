@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from bot.adapters.api_models import (
+from groupmate.bot.adapters.api_models import (
     ActionIO,
     HistoryOut,
     MemberIO,
@@ -29,7 +29,7 @@ from bot.adapters.api_models import (
     SnoozeOut,
     reminder_out,
 )
-from bot.adapters.http_calls import (
+from groupmate.bot.adapters.http_calls import (
     FAILURE_STATUS,
     ActingAs,
     Refused,
@@ -38,15 +38,15 @@ from bot.adapters.http_calls import (
     json_object,
     not_run,
 )
-from function_calls import MessageContext, ToolCall, ToolInvocationError
-from function_calls.handlers.followup import followup_seconds, followup_window
-from function_calls.handlers.reminder_snooze import DEFAULT_SNOOZE_MINUTES, Snoozed
-from function_calls.handlers.reminders import refused, requester
-from storage import Member, ReminderService, ReminderView, StorageError
-from storage.vocabulary import CHAT_TYPES, SETTING_QUIET_DIGEST
+from groupmate.function_calls import MessageContext, ToolCall, ToolInvocationError
+from groupmate.function_calls.handlers.followup import followup_seconds, followup_window
+from groupmate.function_calls.handlers.reminder_snooze import DEFAULT_SNOOZE_MINUTES, Snoozed
+from groupmate.function_calls.handlers.reminders import refused, requester
+from groupmate.storage import Member, ReminderService, ReminderView, StorageError
+from groupmate.storage.vocabulary import CHAT_TYPES, SETTING_QUIET_DIGEST
 
 if TYPE_CHECKING:
-    from bot.app import Bot
+    from groupmate.bot.app import Bot
 
 
 # PUT /settings's fields, by the tool that changes them (in the order they run: the zone

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel
 
-from storage.search import MessageSearch, parse_query
+from groupmate.storage.search import MessageSearch, parse_query
 
 if TYPE_CHECKING:
-    from bot.app import Bot
+    from groupmate.bot.app import Bot
 
 
 class SearchHitOut(BaseModel):

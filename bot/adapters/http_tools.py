@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.adapters.http_calls import Refused, api_context, call_tool
-from function_calls import Effect, Who
-from function_calls.errors import HiddenReason
-from storage.audit import MAX_PAGE, AuditQuery
+from groupmate.bot.adapters.http_calls import Refused, api_context, call_tool
+from groupmate.function_calls import Effect, Who
+from groupmate.function_calls.errors import HiddenReason
+from groupmate.storage.audit import MAX_PAGE, AuditQuery
 
 if TYPE_CHECKING:
-    from bot.app import Bot
+    from groupmate.bot.app import Bot
 
 
 class ChatToolOut(BaseModel):

@@ -21,8 +21,8 @@ from pydantic import BaseModel
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from bot.app import Bot
-from bot.web_events import WEB_PREFIX
+from groupmate.bot.app import Bot
+from groupmate.bot.web_events import WEB_PREFIX
 
 STATIC = Path(__file__).resolve().parent.parent / "web"
 _HEARTBEAT = 15.0

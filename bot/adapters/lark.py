@@ -43,8 +43,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters import CHAT_PREFIXES
-from bot.adapters.base import (
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.adapters.base import (
     BotHost,
     connection_state,
     finish,
@@ -52,8 +52,8 @@ from bot.adapters.base import (
     sent_with_retries,
     split_text,
 )
-from bot.adapters.lark_api import LarkApi, LarkError
-from bot.adapters.lark_events import (
+from groupmate.bot.adapters.lark_api import LarkApi, LarkError
+from groupmate.bot.adapters.lark_events import (
     Malformed,
     Refused,
     mentions_of,
@@ -61,11 +61,11 @@ from bot.adapters.lark_events import (
     render_text,
     text_of,
 )
-from bot.adapters.lark_reactions import REACTION_EVENTS, LarkReactions, lark_time
-from bot.adapters.lark_ws import LongConnection
-from bot.config import LarkSettings
-from bot.messages import IncomingMessage, Reply
-from storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.bot.adapters.lark_reactions import REACTION_EVENTS, LarkReactions, lark_time
+from groupmate.bot.adapters.lark_ws import LongConnection
+from groupmate.bot.config import LarkSettings
+from groupmate.bot.messages import IncomingMessage, Reply
+from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from lark_oapi.core.const import FEISHU_DOMAIN, LARK_DOMAIN
 from lark_oapi.core.http import Transport
 from lark_oapi.core.token import CreateSelfTenantTokenRequest, CreateTokenRequestBody
 
-from bot.config import ConfigError, LarkSettings
+from groupmate.bot.config import ConfigError, LarkSettings
 
 log = logging.getLogger(__name__)
 

@@ -23,12 +23,12 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.adapters.base import BotHost
-from bot.adapters.lark_api import LarkApi, LarkError
-from bot.messages import IncomingReaction
-from function_calls import ChatType
+from groupmate.bot.adapters.base import BotHost
+from groupmate.bot.adapters.lark_api import LarkApi, LarkError
+from groupmate.bot.messages import IncomingReaction
+from groupmate.function_calls import ChatType
 
-log = logging.getLogger("bot.adapters.lark")
+log = logging.getLogger("groupmate.bot.adapters.lark")
 
 REACTION_EVENTS = {  # event type -> whether it adds the reaction (else takes it back)
     "im.message.reaction.created_v1": True,

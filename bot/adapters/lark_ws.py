@@ -43,11 +43,11 @@ import lark_oapi.ws.client as ws_client
 from lark_oapi.ws.const import AUTH_FAILED
 from lark_oapi.ws.exception import ClientException
 
-from bot.adapters.base import BotHost
-from bot.adapters.lark_api import base_url
-from bot.config import LarkSettings
-from storage.chat_locks import ChatLocks
-from storage.errors import StorageUnavailableError
+from groupmate.bot.adapters.base import BotHost
+from groupmate.bot.adapters.lark_api import base_url
+from groupmate.bot.config import LarkSettings
+from groupmate.storage.chat_locks import ChatLocks
+from groupmate.storage.errors import StorageUnavailableError
 
 log = logging.getLogger(__name__)
 

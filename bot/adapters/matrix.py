@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from nio import SyncResponse
 
-from bot.adapters.base import BotHost, the_one
-from bot.adapters.matrix_client import (
+from groupmate.bot.adapters.base import BotHost, the_one
+from groupmate.bot.adapters.matrix_client import (
     MatrixClient,
     MatrixError,
     RoomInfo,
     Unreachable,
     localpart,
 )
-from bot.adapters.matrix_format import (
+from groupmate.bot.adapters.matrix_format import (
     PREFIX,
     after_join,
     is_edit,
@@ -47,17 +47,17 @@ from bot.adapters.matrix_format import (
     transaction_id,
     wire_id,
 )
-from bot.adapters.matrix_login import log_in
-from bot.adapters.ordered import OrderedWork
-from bot.messages import IncomingMessage, IncomingReaction, Reply
-from storage import Member, OutgoingMessage, SendError, utc_now
-from storage.adapter_state import load_state, save_state
+from groupmate.bot.adapters.matrix_login import log_in
+from groupmate.bot.adapters.ordered import OrderedWork
+from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.storage.adapter_state import load_state, save_state
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from bot.config import MatrixSettings
-    from storage import Database
+    from groupmate.bot.config import MatrixSettings
+    from groupmate.storage import Database
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from nio import (
     SyncResponse,
 )
 
-from storage import SendError
+from groupmate.storage import SendError
 
 _MAX_RATE_LIMIT_WAITS = 5
 _CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry

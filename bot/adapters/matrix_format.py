@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
-from bot.adapters import CHAT_PREFIXES
-from bot.messages import IncomingReaction
-from function_calls import ChatType
-from storage import Member
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.messages import IncomingReaction
+from groupmate.function_calls import ChatType
+from groupmate.storage import Member
 
 PREFIX = CHAT_PREFIXES["matrix"]
 _PILL = re.compile(r"""href=["']https://matrix\.to/#/([^"'?/]+)""")

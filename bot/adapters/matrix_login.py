@@ -7,12 +7,12 @@ import json
 import logging
 from typing import TYPE_CHECKING
 
-from bot.adapters.matrix_client import MatrixClient, MatrixError
-from storage.adapter_state import load_state, save_state
+from groupmate.bot.adapters.matrix_client import MatrixClient, MatrixError
+from groupmate.storage.adapter_state import load_state, save_state
 
 if TYPE_CHECKING:
-    from bot.config import MatrixSettings
-    from storage import Database
+    from groupmate.bot.config import MatrixSettings
+    from groupmate.storage import Database
 
 log = logging.getLogger(__name__)
 

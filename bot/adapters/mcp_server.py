@@ -21,10 +21,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 
-from bot.app import Bot
-from bot.config import Config, ConfigError
-from bot.contexts import Caller
-from function_calls import (
+from groupmate.bot.app import Bot
+from groupmate.bot.config import Config, ConfigError
+from groupmate.bot.contexts import Caller
+from groupmate.function_calls import (
     AuthMethod,
     FunctionResult,
     InvalidArgumentsError,
@@ -33,7 +33,7 @@ from function_calls import (
     ToolInvocationError,
     UnknownToolError,
 )
-from function_calls.result import to_compact_json
+from groupmate.function_calls.result import to_compact_json
 
 log = logging.getLogger(__name__)
 

@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any
 from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from bot.adapters import CHAT_PREFIXES
-from bot.adapters import onebot_segments as seg
-from bot.adapters.base import BotHost, split_text, the_one
-from bot.adapters.onebot_account import Account, close_quietly
-from bot.config import is_loopback
-from bot.messages import IncomingMessage, Reply
-from storage import Member, OutgoingMessage, SendError, utc_now
-from storage.vocabulary import ChatType, is_chat_type
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.adapters import onebot_segments as seg
+from groupmate.bot.adapters.base import BotHost, split_text, the_one
+from groupmate.bot.adapters.onebot_account import Account, close_quietly
+from groupmate.bot.config import is_loopback
+from groupmate.bot.messages import IncomingMessage, Reply
+from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.storage.vocabulary import ChatType, is_chat_type
 
 if TYPE_CHECKING:
-    from bot.config import OneBotSettings
+    from groupmate.bot.config import OneBotSettings
 
 log = logging.getLogger(__name__)
 

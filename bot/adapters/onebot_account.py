@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
-from storage import SendError, utc_now
+from groupmate.storage import SendError, utc_now
 
 
 class Account:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from storage import Member
+from groupmate.storage import Member
 
 Segment = dict[str, Any]  # {"type": "text", "data": {"text": "hi"}}, as the spec has it
 

@@ -39,8 +39,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.adapters import CHAT_PREFIXES
-from bot.adapters.base import (
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.adapters.base import (
     BotHost,
     connection_state,
     finish,
@@ -49,7 +49,7 @@ from bot.adapters.base import (
     sent_with_retries,
     split_text,
 )
-from bot.adapters.slack_events import (
+from groupmate.bot.adapters.slack_events import (
     ONLY_WHAT_IT_IS_SENT,
     USER_TOKEN,
     Reading,
@@ -57,10 +57,10 @@ from bot.adapters.slack_events import (
     reaction_of,
     reading_of,
 )
-from bot.adapters.slack_people import SlackPeople, code_of
-from bot.config import ConfigError, SlackSettings
-from bot.messages import IncomingMessage, Reply
-from storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.bot.adapters.slack_people import SlackPeople, code_of
+from groupmate.bot.config import ConfigError, SlackSettings
+from groupmate.bot.messages import IncomingMessage, Reply
+from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
 

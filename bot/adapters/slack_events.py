@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from bot.messages import IncomingReaction
+from groupmate.bot.messages import IncomingReaction
 
 # Slack's encoding of a user mention in text: <@U123> or <@U123|name>.
 USER_TOKEN = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")

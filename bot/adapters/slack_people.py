@@ -17,10 +17,10 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.adapters.base import the_one
-from storage import Member
+from groupmate.bot.adapters.base import the_one
+from groupmate.storage import Member
 
-log = logging.getLogger("bot.adapters.slack")
+log = logging.getLogger("groupmate.bot.adapters.slack")
 
 _ADMIN_TTL = 300.0  # seconds a users.info answer is trusted
 _DIRECTORY_TTL = 600.0  # seconds the workspace's member list (and a channel's) is trusted

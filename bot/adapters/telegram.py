@@ -38,10 +38,10 @@ from telegram import (
     User,
 )
 
-from bot.adapters import CHAT_PREFIXES
-from bot.adapters.base import BotHost, split_text, the_one
-from bot.adapters.ordered import OrderedWork
-from bot.adapters.telegram_api import (
+from groupmate.bot.adapters import CHAT_PREFIXES
+from groupmate.bot.adapters.base import BotHost, split_text, the_one
+from groupmate.bot.adapters.ordered import OrderedWork
+from groupmate.bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
     ApiError,
     call,
@@ -51,10 +51,10 @@ from bot.adapters.telegram_api import (
     replace_spans,
     user_number,
 )
-from bot.commands import Commands
-from bot.config import ConfigError, TelegramSettings
-from bot.messages import IncomingMessage, IncomingReaction, Reply
-from storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.bot.commands import Commands
+from groupmate.bot.config import ConfigError, TelegramSettings
+from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
 

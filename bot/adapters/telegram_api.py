@@ -23,8 +23,8 @@ from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
-from bot.adapters.base import mention_pieces
-from storage import Member
+from groupmate.bot.adapters.base import mention_pieces
+from groupmate.storage import Member
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,9 @@
 database, against any OpenAI-compatible endpoint; judged by what was stored and
 answered, never by what the model said."""
 
-from bot.eval.cases import Case, load_cases
-from bot.eval.judge import Outcome, Verdict
-from bot.eval.runner import CaseResult, EvalSettings, run_eval
+from groupmate.bot.eval.cases import Case, load_cases
+from groupmate.bot.eval.judge import Outcome, Verdict
+from groupmate.bot.eval.runner import CaseResult, EvalSettings, run_eval
 
 __all__ = [
     "Case",

@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
-from storage.recurrence import Kind
-from storage.vocabulary import ChatType
+from groupmate.storage.recurrence import Kind
+from groupmate.storage.vocabulary import ChatType
 
 
 class _Strict(BaseModel):

@@ -6,10 +6,10 @@ import argparse
 import asyncio
 import sys
 
-from bot.config import Config
-from bot.eval.cases import load_cases
-from bot.eval.report import failures, summarize, table, write_json
-from bot.eval.runner import CaseResult, EvalSettings, run_eval
+from groupmate.bot.config import Config
+from groupmate.bot.eval.cases import load_cases
+from groupmate.bot.eval.report import failures, summarize, table, write_json
+from groupmate.bot.eval.runner import CaseResult, EvalSettings, run_eval
 
 
 def run(options: argparse.Namespace, config: Config) -> int:

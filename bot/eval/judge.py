@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
-from bot.eval.cases import Case, ExpectedReminder, RelativeTime
-from bot.eval.relative import Expected, Moment, expected
-from storage import ReminderView
+from groupmate.bot.eval.cases import Case, ExpectedReminder, RelativeTime
+from groupmate.bot.eval.relative import Expected, Moment, expected
+from groupmate.storage import ReminderView
 
 # A reply that says a reminder exists ("⏰ Reminder #1 set", "I'll remind you", 已设置).
 _CLAIM = re.compile(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.eval.cases import RelativeTime
+from groupmate.bot.eval.cases import RelativeTime
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # Every anchor recurs within two months (a month day up to 28, a weekday, a workday).

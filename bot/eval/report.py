@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.eval.judge import Outcome
-from bot.eval.runner import CaseResult, EvalSettings
-from function_calls.handlers import builtin_tools
-from function_calls.internal_text import internal_marker
+from groupmate.bot.eval.judge import Outcome
+from groupmate.bot.eval.runner import CaseResult, EvalSettings
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.internal_text import internal_marker
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,17 +20,17 @@ from typing import Any, Literal
 import httpx
 import uvicorn
 
-from bot.adapters.http import create_app
-from bot.app import Bot
-from bot.config import parse_config
-from bot.eval.cases import Case, SearchHit
-from bot.eval.judge import State, Verdict, judge
-from bot.eval.relative import Moment
-from bot.messages import IncomingMessage
-from function_calls import MessageContext, TurnResult
-from function_calls.search import SearchAnswer, Source
-from function_calls.usage import Usage
-from storage import OutgoingMessage, utc_now
+from groupmate.bot.adapters.http import create_app
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.eval.cases import Case, SearchHit
+from groupmate.bot.eval.judge import State, Verdict, judge
+from groupmate.bot.eval.relative import Moment
+from groupmate.bot.messages import IncomingMessage
+from groupmate.function_calls import MessageContext, TurnResult
+from groupmate.function_calls.search import SearchAnswer, Source
+from groupmate.function_calls.usage import Usage
+from groupmate.storage import OutgoingMessage, utc_now
 
 CHAT = {"group": "eval:group", "private": "eval:private"}
 OTHER_CHAT = "eval:other"

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from function_calls.grammar.chinese import ChineseWhenParser
-from function_calls.grammar.english import WhenParser
-from function_calls.grammar.english_words import _CONTENT_LEADS, _TIES, tokenize
-from function_calls.grammar.spec import (
+from groupmate.function_calls.grammar.chinese import ChineseWhenParser
+from groupmate.function_calls.grammar.english import WhenParser
+from groupmate.function_calls.grammar.english_words import _CONTENT_LEADS, _TIES, tokenize
+from groupmate.function_calls.grammar.spec import (
     DEFAULT_TIME,
     Clock,
     GrammarError,
@@ -259,7 +259,7 @@ def asked_reminder(text: str, now: datetime) -> ParsedReminder | None:
 
 
 # Last: the request reader calls back into the functions above.
-from function_calls.grammar.request import (  # noqa: E402
+from groupmate.function_calls.grammar.request import (  # noqa: E402
     AskKind,
     ParsedRequest,
     ReminderAsk,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from function_calls.grammar.spec import (
+from groupmate.function_calls.grammar.spec import (
     Clock,
     Day,
     DayPart,
@@ -21,7 +21,7 @@ from function_calls.grammar.spec import (
     WeekdayMode,
     WhenSpec,
 )
-from storage.recurrence import MAX_INTERVAL
+from groupmate.storage.recurrence import MAX_INTERVAL
 
 _NUM = r"(?:\d+|[零〇一二两三四五六七八九十]+)"
 _WD = r"(?P<wd>[一二三四五六日天1-7])"

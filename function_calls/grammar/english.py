@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from function_calls.grammar.english_words import (
+from groupmate.function_calls.grammar.english_words import (
     _DAY_UNITS,
     _EXCEPTIONS,
     _HOUR_UNITS,
@@ -38,7 +38,7 @@ from function_calls.grammar.english_words import (
     _number,
     _ordinal,
 )
-from function_calls.grammar.spec import (
+from groupmate.function_calls.grammar.spec import (
     Clock,
     Day,
     Delay,
@@ -47,7 +47,7 @@ from function_calls.grammar.spec import (
     WeekdayMode,
     WhenSpec,
 )
-from storage.recurrence import MAX_INTERVAL
+from groupmate.storage.recurrence import MAX_INTERVAL
 
 
 class WhenParser:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from function_calls.grammar.spec import DayPart
+from groupmate.function_calls.grammar.spec import DayPart
 
 _TOKEN = re.compile(
     r"""

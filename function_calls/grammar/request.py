@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-import function_calls.grammar as grammar  # the package imports this module last
-from function_calls.grammar.chinese import ChineseWhenParser
-from function_calls.grammar.english import WhenParser
-from function_calls.grammar.english_words import tokenize
-from function_calls.grammar.spec import GrammarError
+import groupmate.function_calls.grammar as grammar  # the package imports this module last
+from groupmate.function_calls.grammar.chinese import ChineseWhenParser
+from groupmate.function_calls.grammar.english import WhenParser
+from groupmate.function_calls.grammar.english_words import tokenize
+from groupmate.function_calls.grammar.spec import GrammarError
 
 AskKind = Literal["request", "not_a_request", "unclear", "none"]
 """request: asks for a new reminder in a form read here; not_a_request: speaks of

@@ -14,7 +14,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from storage.recurrence import Kind, local_instant
+from groupmate.storage.recurrence import Kind, local_instant
 
 Meridiem = Literal["am", "pm"]
 DayPart = Literal["morning", "noon", "afternoon", "evening", "night"]

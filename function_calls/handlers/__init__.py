@@ -7,22 +7,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from function_calls.handlers.families import (
+    from groupmate.function_calls.handlers.families import (
         BUILTIN_MODULES,
         BUILTIN_ORDER,
         builtin_plugins,
         builtin_tools,
         in_model_order,
     )
-    from function_calls.handlers.reminder_args import ReminderArgs
-    from function_calls.handlers.reminder_changes import ReminderUpdateArgs
-    from function_calls.handlers.reminder_refusals import refusal_text
-    from function_calls.handlers.reminder_words import describe_schedule, reminder_message
-    from function_calls.handlers.reminders import ReminderRefArgs
-    from function_calls.handlers.timezone import TimezoneArgs
+    from groupmate.function_calls.handlers.reminder_args import ReminderArgs
+    from groupmate.function_calls.handlers.reminder_changes import ReminderUpdateArgs
+    from groupmate.function_calls.handlers.reminder_refusals import refusal_text
+    from groupmate.function_calls.handlers.reminder_words import describe_schedule, reminder_message
+    from groupmate.function_calls.handlers.reminders import ReminderRefArgs
+    from groupmate.function_calls.handlers.timezone import TimezoneArgs
 
 __all__ = [
     "BUILTIN_MODULES",
@@ -44,18 +44,21 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "function_calls.handlers.families": (
+            "groupmate.function_calls.handlers.families": (
                 "BUILTIN_MODULES",
                 "BUILTIN_ORDER",
                 "builtin_plugins",
                 "builtin_tools",
                 "in_model_order",
             ),
-            "function_calls.handlers.reminder_args": ("ReminderArgs",),
-            "function_calls.handlers.reminder_changes": ("ReminderUpdateArgs",),
-            "function_calls.handlers.reminder_refusals": ("refusal_text",),
-            "function_calls.handlers.reminder_words": ("describe_schedule", "reminder_message"),
-            "function_calls.handlers.reminders": ("ReminderRefArgs",),
-            "function_calls.handlers.timezone": ("TimezoneArgs",),
+            "groupmate.function_calls.handlers.reminder_args": ("ReminderArgs",),
+            "groupmate.function_calls.handlers.reminder_changes": ("ReminderUpdateArgs",),
+            "groupmate.function_calls.handlers.reminder_refusals": ("refusal_text",),
+            "groupmate.function_calls.handlers.reminder_words": (
+                "describe_schedule",
+                "reminder_message",
+            ),
+            "groupmate.function_calls.handlers.reminders": ("ReminderRefArgs",),
+            "groupmate.function_calls.handlers.timezone": ("TimezoneArgs",),
         },
     )

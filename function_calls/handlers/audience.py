@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from function_calls.context import MessageContext
-from function_calls.grammar import means_everyone
-from function_calls.handlers.audience_rules import ReminderRules as ReminderRules  # re-exported
-from function_calls.handlers.audience_rules import rule_changes as rule_changes  # re-exported
-from function_calls.services import AudienceRules, MemberDirectory
-from storage import Member
-from storage.repository import Audience
-from storage.vocabulary import Permission
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.grammar import means_everyone
+from groupmate.function_calls.handlers.audience_rules import (
+    ReminderRules as ReminderRules,  # re-exported
+)
+from groupmate.function_calls.handlers.audience_rules import (
+    rule_changes as rule_changes,  # re-exported
+)
+from groupmate.function_calls.services import AudienceRules, MemberDirectory
+from groupmate.storage import Member
+from groupmate.storage.repository import Audience
+from groupmate.storage.vocabulary import Permission
 
 
 class AudienceRefused(Exception):

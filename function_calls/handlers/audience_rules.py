@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS, Permission
+from groupmate.storage.vocabulary import PERMISSIONS, SETTING_EVERYONE, SETTING_OTHERS, Permission
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,16 +8,16 @@ from datetime import UTC, datetime, time, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.context import MessageContext
-from function_calls.handlers.reminder_words import format_local
-from function_calls.handlers.reminders import refused
-from function_calls.plugins.declare import Plugin
-from function_calls.registry import tool_function
-from function_calls.result import FunctionResult
-from function_calls.services import DailyLimits
-from storage import ReminderService, StorageError
-from storage.usage import UsageLog
-from storage.vocabulary import SETTING_TOKEN_BUDGET
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.reminder_words import format_local
+from groupmate.function_calls.handlers.reminders import refused
+from groupmate.function_calls.plugins.declare import Plugin
+from groupmate.function_calls.registry import tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.services import DailyLimits
+from groupmate.storage import ReminderService, StorageError
+from groupmate.storage.usage import UsageLog
+from groupmate.storage.vocabulary import SETTING_TOKEN_BUDGET
 
 MAX_LIMIT = 100_000_000
 

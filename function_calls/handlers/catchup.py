@@ -12,22 +12,22 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
-from function_calls.catchup_core import Asker, ForYou, for_you
-from function_calls.context import MessageContext, validation_context
-from function_calls.digest_core import Clock, Lang, people
-from function_calls.digest_lines import is_cjk
-from function_calls.errors import LLMUnavailableError
-from function_calls.handlers.budget import chat_limit
-from function_calls.handlers.digest import ChatWindow, gather_window
-from function_calls.handlers.summary import asks_about_the_chat, summarize
-from function_calls.plugin_store import PluginStore
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from function_calls.services import DailyLimits, TextCompleter
-from storage import ReminderService
-from storage.chat_window import last_spoke, theirs
-from storage.chatlog import ChatLog
-from storage.usage import UsageLog
+from groupmate.function_calls.catchup_core import Asker, ForYou, for_you
+from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.digest_core import Clock, Lang, people
+from groupmate.function_calls.digest_lines import is_cjk
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.handlers.budget import chat_limit
+from groupmate.function_calls.handlers.digest import ChatWindow, gather_window
+from groupmate.function_calls.handlers.summary import asks_about_the_chat, summarize
+from groupmate.function_calls.plugin_store import PluginStore
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.services import DailyLimits, TextCompleter
+from groupmate.storage import ReminderService
+from groupmate.storage.chat_window import last_spoke, theirs
+from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.usage import UsageLog
 
 # With no message of theirs to start from, catch-up covers this much.
 DEFAULT_WINDOW = timedelta(hours=24)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.context import MessageContext
-from function_calls.handlers.reminders import refused
-from function_calls.registry import tool_function
-from function_calls.result import FunctionResult
-from storage import ReminderService, StorageError
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.reminders import refused
+from groupmate.function_calls.registry import tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.storage import ReminderService, StorageError
 
 
 class ChatDataDeleteArgs(BaseModel):

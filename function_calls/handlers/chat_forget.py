@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.confirmations import CONFIRM_TTL, Confirmations
-from function_calls.context import MessageContext
-from function_calls.handlers.reminders import refused
-from function_calls.internal_text import PlainSentence
-from function_calls.registry import tool_function
-from function_calls.result import FunctionResult
-from storage import StorageError
-from storage.chatlog import ChatLog
-from storage.search import Forgotten, MessageSearch
+from groupmate.function_calls.confirmations import CONFIRM_TTL, Confirmations
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.reminders import refused
+from groupmate.function_calls.internal_text import PlainSentence
+from groupmate.function_calls.registry import tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.storage import StorageError
+from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.search import Forgotten, MessageSearch
 
 NAME = "chat_forget"
 _ME = frozenset({"me", "mine", "my messages", "我", "我的"})

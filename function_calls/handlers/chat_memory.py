@@ -11,17 +11,17 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from function_calls.context import MessageContext
-from function_calls.errors import LLMUnavailableError
-from function_calls.grammar import CJK
-from function_calls.handlers.chat_forget import chat_forget
-from function_calls.internal_text import PlainSentence
-from function_calls.plugins.declare import Plugin
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from function_calls.services import TextCompleter
-from storage import ReminderService
-from storage.search import Asked, FoundMessage, MessageSearch, SearchQuery, parse_query
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.grammar import CJK
+from groupmate.function_calls.handlers.chat_forget import chat_forget
+from groupmate.function_calls.internal_text import PlainSentence
+from groupmate.function_calls.plugins.declare import Plugin
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.services import TextCompleter
+from groupmate.storage import ReminderService
+from groupmate.storage.search import Asked, FoundMessage, MessageSearch, SearchQuery, parse_query
 
 PAGE = 5  # /find's page: what a chat window shows without scrolling
 _LAST_PAGE = 99  # a bigger number at the end is a word ("room 101"), not a page

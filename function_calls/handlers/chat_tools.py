@@ -8,14 +8,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.context import MessageContext
-from function_calls.handlers.reminders import refused
-from function_calls.policy import ToolPolicy, tools_off
-from function_calls.registry import Tool, tool_function
-from function_calls.result import FunctionResult
-from function_calls.toolsets import AbstractToolset
-from storage import ReminderService, StorageError
-from storage.vocabulary import SETTING_TOOLS_OFF
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.reminders import refused
+from groupmate.function_calls.policy import ToolPolicy, tools_off
+from groupmate.function_calls.registry import Tool, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.toolsets import AbstractToolset
+from groupmate.storage import ReminderService, StorageError
+from groupmate.storage.vocabulary import SETTING_TOOLS_OFF
 
 NAME = "chat_tools"
 _NAMES = Field(

@@ -1,11 +1,11 @@
 """The tools every bot has, whatever the config switches off: /help, /tools, deleting a
 chat's data, and a group's follow-up setting."""
 
-from function_calls.handlers.chat_data import chat_data_delete
-from function_calls.handlers.chat_tools import chat_tools
-from function_calls.handlers.followup import followup_settings
-from function_calls.handlers.help import show_help
-from function_calls.plugins.declare import Plugin
+from groupmate.function_calls.handlers.chat_data import chat_data_delete
+from groupmate.function_calls.handlers.chat_tools import chat_tools
+from groupmate.function_calls.handlers.followup import followup_settings
+from groupmate.function_calls.handlers.help import show_help
+from groupmate.function_calls.plugins.declare import Plugin
 
 plugin = Plugin("core")
 

@@ -10,10 +10,15 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
-from function_calls.digest_core import Lang, offline_digest
-from storage import ReminderService
-from storage.chat_window import ReminderEvent, WindowMessage, reminder_events, window_messages
-from storage.chatlog import ChatLog
+from groupmate.function_calls.digest_core import Lang, offline_digest
+from groupmate.storage import ReminderService
+from groupmate.storage.chat_window import (
+    ReminderEvent,
+    WindowMessage,
+    reminder_events,
+    window_messages,
+)
+from groupmate.storage.chatlog import ChatLog
 
 # A window's messages read at most: a week away from a busy group is thousands of lines;
 # the digest of the newest of them says the rest were left out.

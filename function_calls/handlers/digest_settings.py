@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from function_calls.context import MessageContext
-from function_calls.handlers.settings_change import settings_after
-from function_calls.registry import tool_function
-from function_calls.result import FunctionResult
-from storage import ReminderService
-from storage.vocabulary import QUIET_DIGESTS, SETTING_QUIET_DIGEST, QuietDigest
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.settings_change import settings_after
+from groupmate.function_calls.registry import tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.storage import ReminderService
+from groupmate.storage.vocabulary import QUIET_DIGESTS, SETTING_QUIET_DIGEST, QuietDigest
 
 # What the setting takes, in words (the command's and the arguments' own refusals).
 QUIET_WORDS = "digest_when_quiet is post or skip, e.g. /settings digest_when_quiet skip"

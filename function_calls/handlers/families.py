@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from functools import cache
 
-from function_calls.plugins import BuiltinsConfig, PluginSet, PluginSpec, load_plugins
-from function_calls.registry import Tool, ToolRegistry
-from function_calls.toolsets import CombinedToolset
+from groupmate.function_calls.plugins import BuiltinsConfig, PluginSet, PluginSpec, load_plugins
+from groupmate.function_calls.registry import Tool, ToolRegistry
+from groupmate.function_calls.toolsets import CombinedToolset
 
 # Each family's module; "core" (/help, /tools) is always on.
 BUILTIN_MODULES: dict[str, str] = {
-    "core": "function_calls.handlers.core",
-    "reminders": "function_calls.handlers.reminder_family",
-    "timezone": "function_calls.handlers.timezone",
-    "budget": "function_calls.handlers.budget",
-    "summary": "function_calls.handlers.summary_family",
-    "links": "function_calls.handlers.read_url",
-    "search": "function_calls.handlers.web_search",
-    "memory": "function_calls.handlers.chat_memory",
+    "core": "groupmate.function_calls.handlers.core",
+    "reminders": "groupmate.function_calls.handlers.reminder_family",
+    "timezone": "groupmate.function_calls.handlers.timezone",
+    "budget": "groupmate.function_calls.handlers.budget",
+    "summary": "groupmate.function_calls.handlers.summary_family",
+    "links": "groupmate.function_calls.handlers.read_url",
+    "search": "groupmate.function_calls.handlers.web_search",
+    "memory": "groupmate.function_calls.handlers.chat_memory",
 }
 
 # The order the model is shown the built-in tools (the eval measured this one): setting

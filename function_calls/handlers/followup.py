@@ -9,12 +9,12 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.context import MessageContext
-from function_calls.handlers.settings_change import settings_after
-from function_calls.registry import tool_function
-from function_calls.result import FunctionResult
-from storage import ReminderService
-from storage.vocabulary import SETTING_FOLLOWUP, SETTING_FOLLOWUP_SECONDS, Switch
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.settings_change import settings_after
+from groupmate.function_calls.registry import tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.storage import ReminderService
+from groupmate.storage.vocabulary import SETTING_FOLLOWUP, SETTING_FOLLOWUP_SECONDS, Switch
 
 NAME = "followup_settings"
 DEFAULT_SECONDS = 120

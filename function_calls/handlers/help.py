@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from function_calls.context import MessageContext
-from function_calls.registry import Tool, tool_function
-from function_calls.result import FunctionResult
-from function_calls.toolsets import AbstractToolset
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.registry import Tool, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.toolsets import AbstractToolset
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 

@@ -10,15 +10,15 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
-from function_calls.context import MessageContext, validation_context
-from function_calls.deps import Progress
-from function_calls.errors import LLMUnavailableError
-from function_calls.handlers.summary import summarize
-from function_calls.links import Article, LinkError, PageFetcher, find_links, read_article
-from function_calls.plugins.declare import Plugin
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from function_calls.services import TextCompleter
+from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.deps import Progress
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.handlers.summary import summarize
+from groupmate.function_calls.links import Article, LinkError, PageFetcher, find_links, read_article
+from groupmate.function_calls.plugins.declare import Plugin
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.services import TextCompleter
 
 _MAP_PROMPT = (
     "You summarize part of a web page. Give its main points as a few short bullet points, "

@@ -5,9 +5,9 @@ action, and whether its creator may schedule it. The run itself is the bot's
 
 from __future__ import annotations
 
-from function_calls.context import MessageContext
-from function_calls.services import ScheduledCommands
-from storage import ScheduledAction
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.services import ScheduledCommands
+from groupmate.storage import ScheduledAction
 
 
 class ActionRefused(Exception):

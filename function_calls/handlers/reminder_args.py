@@ -22,16 +22,16 @@ from pydantic import (
     model_validator,
 )
 
-from function_calls.context import MessageContext, validation_context
-from function_calls.handlers.reminder_words import format_local
-from function_calls.handlers.reminder_words_check import (
+from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.handlers.reminder_words import format_local
+from groupmate.function_calls.handlers.reminder_words_check import (
     _check_the_words,
     check_agreement,
     phrase_rule,
     read_phrase,
 )
-from function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
-from storage.recurrence import (
+from groupmate.function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
+from groupmate.storage.recurrence import (
     INTERVAL_KINDS,
     MAX_INTERVAL,
     Kind,

@@ -19,10 +19,10 @@ from pydantic import (
     model_validator,
 )
 
-from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import GrammarError, split_when
-from function_calls.handlers.audience import AudienceRefused
-from function_calls.handlers.reminder_args import (
+from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
+from groupmate.function_calls.grammar import GrammarError, split_when
+from groupmate.function_calls.handlers.audience import AudienceRefused
+from groupmate.function_calls.handlers.reminder_args import (
     MAX_IN_MINUTES,
     MAX_WHEN,
     MAX_WHO,
@@ -32,14 +32,14 @@ from function_calls.handlers.reminder_args import (
     ReminderArgs,
     WhoItem,
 )
-from function_calls.handlers.reminder_words_check import (
+from groupmate.function_calls.handlers.reminder_words_check import (
     bare_clock,
     check_agreement,
     check_edit_words,
     phrase_rule,
     read_phrase,
 )
-from function_calls.handlers.reminders import (
+from groupmate.function_calls.handlers.reminders import (
     audience_for,
     check_reference,
     describe_reminder,
@@ -49,12 +49,12 @@ from function_calls.handlers.reminders import (
     snapshot,
     touched,
 )
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from function_calls.schema import COMPACT_HIDDEN
-from storage import ReminderService, ReminderView, StorageError
-from storage.changes import ReminderChange
-from storage.recurrence import MAX_INTERVAL, Kind
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.schema import COMPACT_HIDDEN
+from groupmate.storage import ReminderService, ReminderView, StorageError
+from groupmate.storage.changes import ReminderChange
+from groupmate.storage.recurrence import MAX_INTERVAL, Kind
 
 
 class ReminderUpdateArgs(BaseModel):

@@ -2,14 +2,18 @@
 out): setting, listing, changing, putting off, their history and rules, and the
 dashboard's delivery retry."""
 
-from function_calls.handlers.delivery_retry import delivery_retry
-from function_calls.handlers.digest_settings import digest_settings
-from function_calls.handlers.reminder_changes import reminder_update
-from function_calls.handlers.reminder_history import reminder_history
-from function_calls.handlers.reminder_rules import reminder_rules
-from function_calls.handlers.reminder_snooze import reminder_pause, reminder_resume, reminder_snooze
-from function_calls.handlers.reminders import reminder_delete, reminder_list, reminder_set
-from function_calls.plugins.declare import Plugin
+from groupmate.function_calls.handlers.delivery_retry import delivery_retry
+from groupmate.function_calls.handlers.digest_settings import digest_settings
+from groupmate.function_calls.handlers.reminder_changes import reminder_update
+from groupmate.function_calls.handlers.reminder_history import reminder_history
+from groupmate.function_calls.handlers.reminder_rules import reminder_rules
+from groupmate.function_calls.handlers.reminder_snooze import (
+    reminder_pause,
+    reminder_resume,
+    reminder_snooze,
+)
+from groupmate.function_calls.handlers.reminders import reminder_delete, reminder_list, reminder_set
+from groupmate.function_calls.plugins.declare import Plugin
 
 plugin = Plugin("reminders")
 

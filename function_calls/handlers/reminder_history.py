@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from function_calls.context import MessageContext
-from function_calls.handlers.reminder_words import format_local, outcome_words
-from function_calls.handlers.reminders import check_reference, refused, reminder_service
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from storage import ReminderService, StorageError
-from storage.audit import MAX_PAGE, AuditEntry, AuditLog, AuditQuery
-from storage.changes import HistoryEntry
-from storage.repository import parse_reference
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.reminder_words import format_local, outcome_words
+from groupmate.function_calls.handlers.reminders import check_reference, refused, reminder_service
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.storage import ReminderService, StorageError
+from groupmate.storage.audit import MAX_PAGE, AuditEntry, AuditLog, AuditQuery
+from groupmate.storage.changes import HistoryEntry
+from groupmate.storage.repository import parse_reference
 
 
 class ReminderHistoryArgs(BaseModel):

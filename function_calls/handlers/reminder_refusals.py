@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from function_calls.internal_text import STORAGE_DOWN, PlainSentence
-from storage import (
+from groupmate.function_calls.internal_text import STORAGE_DOWN, PlainSentence
+from groupmate.storage import (
     InvalidTimezoneError,
     ReminderChangedError,
     ReminderNotFoundError,
@@ -21,7 +21,7 @@ from storage import (
     SnoozeTargetError,
     StorageError,
 )
-from storage.vocabulary import ReminderAction
+from groupmate.storage.vocabulary import ReminderAction
 
 __all__ = ["refusal_sentence", "refusal_text", "unknown_zone"]
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from function_calls.context import MessageContext
-from function_calls.handlers.audience_rules import ReminderRules, rule_changes
-from function_calls.handlers.settings_change import settings_after
-from function_calls.registry import tool_function
-from function_calls.result import FunctionResult
-from function_calls.services import AudienceRules
-from storage import ReminderService
-from storage.vocabulary import Permission
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.audience_rules import ReminderRules, rule_changes
+from groupmate.function_calls.handlers.settings_change import settings_after
+from groupmate.function_calls.registry import tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.services import AudienceRules
+from groupmate.storage import ReminderService
+from groupmate.storage.vocabulary import Permission
 
 
 class ReminderRulesArgs(BaseModel):

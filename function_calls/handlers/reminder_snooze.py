@@ -12,12 +12,12 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
-from function_calls.grammar import parse_duration
-from function_calls.handlers.reminder_args import MAX_WHEN, ReminderArgs
-from function_calls.handlers.reminder_words import format_local
-from function_calls.handlers.reminder_words_check import phrase_rule, read_phrase
-from function_calls.handlers.reminders import (
+from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext, validation_context
+from groupmate.function_calls.grammar import parse_duration
+from groupmate.function_calls.handlers.reminder_args import MAX_WHEN, ReminderArgs
+from groupmate.function_calls.handlers.reminder_words import format_local
+from groupmate.function_calls.handlers.reminder_words_check import phrase_rule, read_phrase
+from groupmate.function_calls.handlers.reminders import (
     ReminderRefArgs,
     check_reference,
     describe_reminder,
@@ -27,10 +27,10 @@ from function_calls.handlers.reminders import (
     snapshot,
     touched,
 )
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from function_calls.schema import COMPACT_HIDDEN
-from storage import ReminderService, ReminderView, StorageError
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.schema import COMPACT_HIDDEN
+from groupmate.storage import ReminderService, ReminderView, StorageError
 
 MAX_SNOOZE_MINUTES = 7 * 24 * 60
 DEFAULT_SNOOZE_MINUTES = 10

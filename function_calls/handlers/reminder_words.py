@@ -12,16 +12,16 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from function_calls.context import MessageContext
-from function_calls.grammar import CJK
-from function_calls.handlers.audience import describe_audience
-from function_calls.handlers.reminder_actions import shown
-from function_calls.validation import InvalidArgumentsError
-from storage import Member, OutgoingMessage, ReminderView
-from storage.deliveries import Claim
-from storage.recurrence import Schedule
-from storage.repository import Audience
-from storage.vocabulary import HistoryOutcome
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.grammar import CJK
+from groupmate.function_calls.handlers.audience import describe_audience
+from groupmate.function_calls.handlers.reminder_actions import shown
+from groupmate.function_calls.validation import InvalidArgumentsError
+from groupmate.storage import Member, OutgoingMessage, ReminderView
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.recurrence import Schedule
+from groupmate.storage.repository import Audience
+from groupmate.storage.vocabulary import HistoryOutcome
 
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _WEEKDAYS_ZH = "一二三四五六日"

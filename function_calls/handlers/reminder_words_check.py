@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
-from function_calls.grammar import (
+from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
+from groupmate.function_calls.grammar import (
     CJK,
     Clock,
     GrammarError,
@@ -27,11 +27,11 @@ from function_calls.grammar import (
     speaks_of_reminders,
     split_when,
 )
-from function_calls.handlers.reminder_words import describe_schedule, format_local
-from storage.recurrence import Schedule
+from groupmate.function_calls.handlers.reminder_words import describe_schedule, format_local
+from groupmate.storage.recurrence import Schedule
 
 if TYPE_CHECKING:
-    from storage import ReminderView
+    from groupmate.storage import ReminderView
 
 
 WHEN_EXAMPLES = (
@@ -204,7 +204,7 @@ def _suggestion(spec: WhenSpec, wanted: tuple[Schedule, datetime], ctx: MessageC
 def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
     # ReminderArgs runs this check while it validates, and this check validates with
     # ReminderArgs: imported when called, once both modules are loaded.
-    from function_calls.handlers.reminder_args import ReminderArgs
+    from groupmate.function_calls.handlers.reminder_args import ReminderArgs
 
     fields = phrase_rule(spec, ctx, None)
     args = ReminderArgs.model_validate(
@@ -242,7 +242,7 @@ def check_agreement(
     phrase: str, fields: dict[str, Any], given: dict[str, Any], ctx: MessageContext
 ) -> None:
     """Both `when` and structured fields: they must name the same time and rule."""
-    from function_calls.handlers.reminder_args import ReminderArgs  # as in `_timed`
+    from groupmate.function_calls.handlers.reminder_args import ReminderArgs  # as in `_timed`
 
     context = {MESSAGE_CONTEXT_KEY: ctx}
     by_phrase = ReminderArgs.model_validate({**fields, "content": "-"}, context=context)

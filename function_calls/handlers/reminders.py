@@ -10,27 +10,31 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from function_calls.context import MessageContext
-from function_calls.errors import ToolError
-from function_calls.handlers.audience import (
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import ToolError
+from groupmate.function_calls.handlers.audience import (
     AudienceRefused,
     ReminderRules,
     asked_for_everyone,
     resolve_audience,
 )
-from function_calls.handlers.reminder_actions import ActionRefused, scheduled_action, shown
-from function_calls.handlers.reminder_args import ReminderArgs
-from function_calls.handlers.reminder_refusals import refusal_text
-from function_calls.handlers.reminder_words import (
+from groupmate.function_calls.handlers.reminder_actions import (
+    ActionRefused,
+    scheduled_action,
+    shown,
+)
+from groupmate.function_calls.handlers.reminder_args import ReminderArgs
+from groupmate.function_calls.handlers.reminder_refusals import refusal_text
+from groupmate.function_calls.handlers.reminder_words import (
     confirmation,
     describe_schedule,
     format_local,
     outcome_words,
 )
-from function_calls.registry import Example, tool_function
-from function_calls.result import Failure, FunctionResult, Touched
-from function_calls.services import AudienceRules
-from storage import (
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import Failure, FunctionResult, Touched
+from groupmate.function_calls.services import AudienceRules
+from groupmate.storage import (
     NewReminder,
     ReminderChangedError,
     ReminderNotFoundError,
@@ -41,8 +45,8 @@ from storage import (
     StorageError,
     StorageUnavailableError,
 )
-from storage.changes import Requester
-from storage.repository import Audience, parse_reference
+from groupmate.storage.changes import Requester
+from groupmate.storage.repository import Audience, parse_reference
 
 LIST_LIMIT = 50
 

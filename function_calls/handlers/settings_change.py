@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from function_calls.context import MessageContext
-from function_calls.handlers.reminders import refused
-from function_calls.result import FunctionResult
-from storage import ReminderService, StorageError
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.reminders import refused
+from groupmate.function_calls.result import FunctionResult
+from groupmate.storage import ReminderService, StorageError
 
 
 async def settings_after(

@@ -9,18 +9,18 @@ from typing import Any, Self
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
-from function_calls.context import MessageContext, validation_context
-from function_calls.digest_core import chat_language
-from function_calls.digest_lines import is_cjk
-from function_calls.errors import LLMUnavailableError
-from function_calls.handlers.digest import gather_window
-from function_calls.links.found import find_links
-from function_calls.plugins.declare import Plugin
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from function_calls.services import TextCompleter
-from storage import ReminderService
-from storage.chatlog import ChatLog, LoggedMessage
+from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.digest_core import chat_language
+from groupmate.function_calls.digest_lines import is_cjk
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.handlers.digest import gather_window
+from groupmate.function_calls.links.found import find_links
+from groupmate.function_calls.plugins.declare import Plugin
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.services import TextCompleter
+from groupmate.storage import ReminderService
+from groupmate.storage.chatlog import ChatLog, LoggedMessage
 
 DEFAULT_MESSAGES = 100
 CHUNK_CHARS = 12_000

@@ -8,13 +8,13 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field, field_validator
 
-from function_calls.context import MessageContext
-from function_calls.handlers.reminder_refusals import unknown_zone
-from function_calls.handlers.reminders import describe_reminder, refused
-from function_calls.plugins.declare import Plugin
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from storage import InvalidTimezoneError, ReminderService, StorageError, check_timezone
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
+from groupmate.function_calls.handlers.reminders import describe_reminder, refused
+from groupmate.function_calls.plugins.declare import Plugin
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.storage import InvalidTimezoneError, ReminderService, StorageError, check_timezone
 
 # A built-in family, loaded as any plugin is (`builtins: {timezone: false}` leaves it out).
 plugin = Plugin("timezone")

@@ -8,14 +8,20 @@ import re
 
 from pydantic import BaseModel, Field
 
-from function_calls.context import MessageContext
-from function_calls.deps import Progress
-from function_calls.errors import LLMUnavailableError
-from function_calls.plugins.declare import Plugin
-from function_calls.registry import Example, tool_function
-from function_calls.result import FunctionResult
-from function_calls.search import SearchAuthError, SearchError, SearchLimitError, Source, WebSearch
-from function_calls.services import TextCompleter
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.deps import Progress
+from groupmate.function_calls.errors import LLMUnavailableError
+from groupmate.function_calls.plugins.declare import Plugin
+from groupmate.function_calls.registry import Example, tool_function
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.search import (
+    SearchAuthError,
+    SearchError,
+    SearchLimitError,
+    Source,
+    WebSearch,
+)
+from groupmate.function_calls.services import TextCompleter
 
 MAX_SOURCES = 5
 _CITATION = re.compile(r"\[(\d+)\]")

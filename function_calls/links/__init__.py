@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from function_calls.links.addresses import AllowList, forbidden
-    from function_calls.links.extract import Article, read_article
-    from function_calls.links.fetch import (
+    from groupmate.function_calls.links.addresses import AllowList, forbidden
+    from groupmate.function_calls.links.extract import Article, read_article
+    from groupmate.function_calls.links.fetch import (
         LinkError,
         LinkRefused,
         LinkUnreadable,
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
         PageFetcher,
         Resolver,
     )
-    from function_calls.links.found import find_links
-    from function_calls.links.limits import FetchLimits
+    from groupmate.function_calls.links.found import find_links
+    from groupmate.function_calls.links.limits import FetchLimits
 
 __all__ = [
     "AllowList",
@@ -41,9 +41,9 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "function_calls.links.addresses": ("AllowList", "forbidden"),
-            "function_calls.links.extract": ("Article", "read_article"),
-            "function_calls.links.fetch": (
+            "groupmate.function_calls.links.addresses": ("AllowList", "forbidden"),
+            "groupmate.function_calls.links.extract": ("Article", "read_article"),
+            "groupmate.function_calls.links.fetch": (
                 "LinkError",
                 "LinkRefused",
                 "LinkUnreadable",
@@ -51,7 +51,7 @@ if not TYPE_CHECKING:
                 "PageFetcher",
                 "Resolver",
             ),
-            "function_calls.links.found": ("find_links",),
-            "function_calls.links.limits": ("FetchLimits",),
+            "groupmate.function_calls.links.found": ("find_links",),
+            "groupmate.function_calls.links.limits": ("FetchLimits",),
         },
     )

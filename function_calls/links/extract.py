@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import trafilatura
 
-from function_calls.links.fetch import LinkUnreadable, Page
+from groupmate.function_calls.links.fetch import LinkUnreadable, Page
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
 LEAD_CHARS = 900

@@ -22,8 +22,8 @@ from typing import Literal
 import charset_normalizer
 import httpx
 
-from function_calls.links.addresses import IPAddress, forbidden, parse_address
-from function_calls.links.limits import FetchLimits as FetchLimits  # re-exported
+from groupmate.function_calls.links.addresses import IPAddress, forbidden, parse_address
+from groupmate.function_calls.links.limits import FetchLimits as FetchLimits  # re-exported
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from function_calls.links.addresses import AllowList
+from groupmate.function_calls.links.addresses import AllowList
 
 
 @dataclass(frozen=True, slots=True)

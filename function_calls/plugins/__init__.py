@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from function_calls.plugin_store import JsonValue, PluginStore, PluginStores
-    from function_calls.plugins.declare import Plugin, Service
-    from function_calls.plugins.found import PluginError, entry_points
-    from function_calls.plugins.loader import (
+    from groupmate.function_calls.plugin_store import JsonValue, PluginStore, PluginStores
+    from groupmate.function_calls.plugins.declare import Plugin, Service
+    from groupmate.function_calls.plugins.found import PluginError, entry_points
+    from groupmate.function_calls.plugins.loader import (
         LoadedPlugin,
         PluginSet,
         PluginStatus,
         available,
         load_plugins,
     )
-    from function_calls.plugins.spec import ENTRY_POINT_GROUP, BuiltinsConfig, PluginSpec
+    from groupmate.function_calls.plugins.spec import ENTRY_POINT_GROUP, BuiltinsConfig, PluginSpec
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -47,16 +47,20 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "function_calls.plugin_store": ("JsonValue", "PluginStore", "PluginStores"),
-            "function_calls.plugins.declare": ("Plugin", "Service"),
-            "function_calls.plugins.found": ("PluginError", "entry_points"),
-            "function_calls.plugins.loader": (
+            "groupmate.function_calls.plugin_store": ("JsonValue", "PluginStore", "PluginStores"),
+            "groupmate.function_calls.plugins.declare": ("Plugin", "Service"),
+            "groupmate.function_calls.plugins.found": ("PluginError", "entry_points"),
+            "groupmate.function_calls.plugins.loader": (
                 "LoadedPlugin",
                 "PluginSet",
                 "PluginStatus",
                 "available",
                 "load_plugins",
             ),
-            "function_calls.plugins.spec": ("ENTRY_POINT_GROUP", "BuiltinsConfig", "PluginSpec"),
+            "groupmate.function_calls.plugins.spec": (
+                "ENTRY_POINT_GROUP",
+                "BuiltinsConfig",
+                "PluginSpec",
+            ),
         },
     )

@@ -24,9 +24,9 @@ from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
-from function_calls.deps import Dependency, optional_of
-from function_calls.errors import ToolDefinitionError
-from function_calls.registry import Handler
+from groupmate.function_calls.deps import Dependency, optional_of
+from groupmate.function_calls.errors import ToolDefinitionError
+from groupmate.function_calls.registry import Handler
 
 F = TypeVar("F", bound=Callable[..., Any])
 PLUGIN_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")

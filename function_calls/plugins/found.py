@@ -13,11 +13,11 @@ from types import ModuleType
 
 from pydantic import BaseModel, ValidationError
 
-from function_calls.errors import ToolDefinitionError
-from function_calls.plugins.declare import Plugin, Service
-from function_calls.plugins.spec import ENTRY_POINT_GROUP, PluginSpec
-from function_calls.registry import Handler, tool_options
-from function_calls.settings_keys import unknown_setting
+from groupmate.function_calls.errors import ToolDefinitionError
+from groupmate.function_calls.plugins.declare import Plugin, Service
+from groupmate.function_calls.plugins.spec import ENTRY_POINT_GROUP, PluginSpec
+from groupmate.function_calls.registry import Handler, tool_options
+from groupmate.function_calls.settings_keys import unknown_setting
 
 log = logging.getLogger(__name__)
 # Errors whose message says what is missing or broken in the code (a module's name, a

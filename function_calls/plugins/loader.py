@@ -23,19 +23,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from function_calls.errors import ToolDefinitionError
-from function_calls.plugins.declare import Service
-from function_calls.plugins.found import Found, PluginError, entry_points, find
-from function_calls.plugins.spec import PluginSpec
-from function_calls.provided import BUILTIN_TYPES, SERVICE_TYPES
-from function_calls.tools import Handler, Tool, tool_from, tool_options
-from function_calls.toolsets import (
+from groupmate.function_calls.errors import ToolDefinitionError
+from groupmate.function_calls.plugins.declare import Service
+from groupmate.function_calls.plugins.found import Found, PluginError, entry_points, find
+from groupmate.function_calls.plugins.spec import PluginSpec
+from groupmate.function_calls.provided import BUILTIN_TYPES, SERVICE_TYPES
+from groupmate.function_calls.tools import Handler, Tool, tool_from, tool_options
+from groupmate.function_calls.toolsets import (
     AbstractToolset,
     CombinedToolset,
     FunctionToolset,
     narrowed_scope,
 )
-from function_calls.vocabulary import PluginState
+from groupmate.function_calls.vocabulary import PluginState
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from function_calls.toolsets import ToolFilter
-from function_calls.vocabulary import Scope
+from groupmate.function_calls.toolsets import ToolFilter
+from groupmate.function_calls.vocabulary import Scope
 
 ENTRY_POINT_GROUP = "groupmate.plugins"
 

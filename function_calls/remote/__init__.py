@@ -9,15 +9,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from function_calls.remote.mcp_client import CONTEXT_META_KEY, McpServerTools, McpTools
-    from function_calls.remote.mcp_config import McpServerConfig, McpSettings, McpTransport
-    from function_calls.remote.naming import exposed_name
-    from function_calls.remote.openapi import OpenApiTools, OpenApiToolSet
-    from function_calls.remote.openapi_config import OpenApiServerConfig, OpenApiSettings
-    from function_calls.toolsets import ToolFilter
+    from groupmate.function_calls.remote.mcp_client import (
+        CONTEXT_META_KEY,
+        McpServerTools,
+        McpTools,
+    )
+    from groupmate.function_calls.remote.mcp_config import (
+        McpServerConfig,
+        McpSettings,
+        McpTransport,
+    )
+    from groupmate.function_calls.remote.naming import exposed_name
+    from groupmate.function_calls.remote.openapi import OpenApiTools, OpenApiToolSet
+    from groupmate.function_calls.remote.openapi_config import OpenApiServerConfig, OpenApiSettings
+    from groupmate.function_calls.toolsets import ToolFilter
 
 __all__ = [
     "CONTEXT_META_KEY",
@@ -39,11 +47,22 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "function_calls.remote.mcp_client": ("CONTEXT_META_KEY", "McpServerTools", "McpTools"),
-            "function_calls.remote.mcp_config": ("McpServerConfig", "McpSettings", "McpTransport"),
-            "function_calls.remote.naming": ("exposed_name",),
-            "function_calls.remote.openapi": ("OpenApiTools", "OpenApiToolSet"),
-            "function_calls.remote.openapi_config": ("OpenApiServerConfig", "OpenApiSettings"),
-            "function_calls.toolsets": ("ToolFilter",),
+            "groupmate.function_calls.remote.mcp_client": (
+                "CONTEXT_META_KEY",
+                "McpServerTools",
+                "McpTools",
+            ),
+            "groupmate.function_calls.remote.mcp_config": (
+                "McpServerConfig",
+                "McpSettings",
+                "McpTransport",
+            ),
+            "groupmate.function_calls.remote.naming": ("exposed_name",),
+            "groupmate.function_calls.remote.openapi": ("OpenApiTools", "OpenApiToolSet"),
+            "groupmate.function_calls.remote.openapi_config": (
+                "OpenApiServerConfig",
+                "OpenApiSettings",
+            ),
+            "groupmate.function_calls.toolsets": ("ToolFilter",),
         },
     )

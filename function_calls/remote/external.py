@@ -8,13 +8,13 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from function_calls.context import MessageContext
-from function_calls.errors import ToolDefinitionError
-from function_calls.result import FunctionResult
-from function_calls.schema import external_parameters_schema, is_strict_compatible
-from function_calls.tools import TOOL_NAME, Tool, tool_validators
-from function_calls.toolsets import AbstractToolset, ToolFilter, exposed_name
-from function_calls.vocabulary import Effect, Scope
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import ToolDefinitionError
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.schema import external_parameters_schema, is_strict_compatible
+from groupmate.function_calls.tools import TOOL_NAME, Tool, tool_validators
+from groupmate.function_calls.toolsets import AbstractToolset, ToolFilter, exposed_name
+from groupmate.function_calls.vocabulary import Effect, Scope
 
 # Runs a tool defined elsewhere with its checked arguments.
 ExternalCall = Callable[[MessageContext, dict[str, Any]], Awaitable[FunctionResult]]

@@ -33,15 +33,20 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from function_calls.context import MessageContext
-from function_calls.errors import ToolDefinitionError, ToolError
-from function_calls.remote.external import as_configured, external_tool
-from function_calls.remote.mcp_config import McpServerConfig, McpSettings
-from function_calls.remote.results import content_text, limited
-from function_calls.result import FunctionResult
-from function_calls.tools import Tool
-from function_calls.toolsets import AbstractToolset, CombinedToolset, ListingMemo, ToolListing
-from function_calls.vocabulary import Effect
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import ToolDefinitionError, ToolError
+from groupmate.function_calls.remote.external import as_configured, external_tool
+from groupmate.function_calls.remote.mcp_config import McpServerConfig, McpSettings
+from groupmate.function_calls.remote.results import content_text, limited
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.toolsets import (
+    AbstractToolset,
+    CombinedToolset,
+    ListingMemo,
+    ToolListing,
+)
+from groupmate.function_calls.vocabulary import Effect
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ from pydantic import (
     model_validator,
 )
 
-from function_calls.remote.naming import MAX_TOOL_NAME, default_prefix
-from function_calls.toolsets import ToolFilter
-from function_calls.vocabulary import Scope
+from groupmate.function_calls.remote.naming import MAX_TOOL_NAME, default_prefix
+from groupmate.function_calls.toolsets import ToolFilter
+from groupmate.function_calls.vocabulary import Scope
 
 log = logging.getLogger(__name__)
 

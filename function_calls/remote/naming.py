@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from function_calls.toolsets import MAX_TOOL_NAME, exposed_name
+from groupmate.function_calls.toolsets import MAX_TOOL_NAME, exposed_name
 
 __all__ = ["MAX_TOOL_NAME", "default_prefix", "exposed_name"]
 

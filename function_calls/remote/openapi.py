@@ -22,16 +22,18 @@ from urllib.parse import quote, urlsplit
 import httpx
 import yaml
 
-from function_calls.context import MessageContext
-from function_calls.errors import ToolDefinitionError, ToolError
-from function_calls.remote.external import as_configured, external_tool
-from function_calls.remote.openapi_config import OpenApiServerConfig as OpenApiServerConfig
-from function_calls.remote.openapi_config import OpenApiSettings as OpenApiSettings
-from function_calls.remote.openapi_spec import Operation, operations
-from function_calls.remote.results import MAX_RESULT_CHARS, limited
-from function_calls.result import FunctionResult, to_compact_json
-from function_calls.tools import Tool
-from function_calls.toolsets import (
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import ToolDefinitionError, ToolError
+from groupmate.function_calls.remote.external import as_configured, external_tool
+from groupmate.function_calls.remote.openapi_config import (
+    OpenApiServerConfig as OpenApiServerConfig,
+)
+from groupmate.function_calls.remote.openapi_config import OpenApiSettings as OpenApiSettings
+from groupmate.function_calls.remote.openapi_spec import Operation, operations
+from groupmate.function_calls.remote.results import MAX_RESULT_CHARS, limited
+from groupmate.function_calls.result import FunctionResult, to_compact_json
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.toolsets import (
     AbstractToolset,
     CombinedToolset,
     ListingMemo,

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, SecretStr, field_validator
 
-from function_calls.toolsets import ToolFilter
-from function_calls.vocabulary import Scope
+from groupmate.function_calls.toolsets import ToolFilter
+from groupmate.function_calls.vocabulary import Scope
 
 
 class OpenApiServerConfig(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any
 
 import mcp_types as types
 
-from function_calls.result import to_compact_json
+from groupmate.function_calls.result import to_compact_json
 
 # A tool result is read by the model on every later round of the turn: a page of text
 # is plenty, and a huge one would crowd out the conversation.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from function_calls.search._types import (
+    from groupmate.function_calls.search._types import (
         SearchAnswer,
         SearchAuthError,
         SearchError,
@@ -20,14 +20,14 @@ if TYPE_CHECKING:
         SearchUnreadableError,
         Source,
     )
-    from function_calls.search.providers import (
+    from groupmate.function_calls.search.providers import (
         BraveSearch,
         HttpSearch,
         ModelSearch,
         SearxngSearch,
         TavilySearch,
     )
-    from function_calls.search.service import Found, WebSearch
+    from groupmate.function_calls.search.service import Found, WebSearch
 
 __all__ = [
     "BraveSearch",
@@ -54,7 +54,7 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "function_calls.search._types": (
+            "groupmate.function_calls.search._types": (
                 "SearchAnswer",
                 "SearchAuthError",
                 "SearchError",
@@ -66,13 +66,13 @@ if not TYPE_CHECKING:
                 "SearchUnreadableError",
                 "Source",
             ),
-            "function_calls.search.providers": (
+            "groupmate.function_calls.search.providers": (
                 "BraveSearch",
                 "HttpSearch",
                 "ModelSearch",
                 "SearxngSearch",
                 "TavilySearch",
             ),
-            "function_calls.search.service": ("Found", "WebSearch"),
+            "groupmate.function_calls.search.service": ("Found", "WebSearch"),
         },
     )

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, model_validator
 
-from function_calls.links import AllowList, FetchLimits
-from function_calls.search._types import SearchProvider
-from function_calls.search.service import WebSearch
+from groupmate.function_calls.links import AllowList, FetchLimits
+from groupmate.function_calls.search._types import SearchProvider
+from groupmate.function_calls.search.service import WebSearch
 
 ProviderName = Literal["perplexity", "openai", "searxng", "tavily", "brave"]
 DEFAULT_URLS: dict[str, str] = {
@@ -67,7 +67,7 @@ class ProviderSettings(_Strict):
         assert self.base_url is not None  # filled in by _complete
         # Imported here, not with the config: the providers import the model client, and
         # `groupmate check` of a config without search reads this module.
-        from function_calls.search.providers import (
+        from groupmate.function_calls.search.providers import (
             BraveSearch,
             ModelSearch,
             SearxngSearch,

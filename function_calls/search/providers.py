@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import openai
 
-from function_calls.search._types import (
+from groupmate.function_calls.search._types import (
     SearchAnswer,
     SearchAuthError,
     SearchRateLimitError,

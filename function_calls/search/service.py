@@ -9,7 +9,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from function_calls.search._types import (
+from groupmate.function_calls.search._types import (
     SearchAnswer,
     SearchError,
     SearchLimitError,

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.lazy import lazy_exports
+from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from function_calls.toolsets._abstract import (
+    from groupmate.function_calls.toolsets._abstract import (
         AbstractToolset,
         HiddenTool,
         ListingMemo,
@@ -28,13 +28,13 @@ if TYPE_CHECKING:
         ToolPredicate,
         own_listing,
     )
-    from function_calls.toolsets._combined import CombinedToolset
-    from function_calls.toolsets._filter import ToolFilter
-    from function_calls.toolsets._function import FunctionToolset
-    from function_calls.toolsets._names import MAX_TOOL_NAME, exposed_name
-    from function_calls.toolsets._narrowed import NarrowedToolset, narrowed_scope
-    from function_calls.toolsets._prefixed import PrefixedToolset
-    from function_calls.toolsets._wrappers import (
+    from groupmate.function_calls.toolsets._combined import CombinedToolset
+    from groupmate.function_calls.toolsets._filter import ToolFilter
+    from groupmate.function_calls.toolsets._function import FunctionToolset
+    from groupmate.function_calls.toolsets._names import MAX_TOOL_NAME, exposed_name
+    from groupmate.function_calls.toolsets._narrowed import NarrowedToolset, narrowed_scope
+    from groupmate.function_calls.toolsets._prefixed import PrefixedToolset
+    from groupmate.function_calls.toolsets._wrappers import (
         FilteredToolset,
         PreparedToolset,
         RefusingToolset,
@@ -69,7 +69,7 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "function_calls.toolsets._abstract": (
+            "groupmate.function_calls.toolsets._abstract": (
                 "AbstractToolset",
                 "HiddenTool",
                 "ListingMemo",
@@ -79,16 +79,16 @@ if not TYPE_CHECKING:
                 "ToolPredicate",
                 "own_listing",
             ),
-            "function_calls.toolsets._combined": ("CombinedToolset",),
-            "function_calls.toolsets._function": ("FunctionToolset",),
-            "function_calls.toolsets._filter": ("ToolFilter",),
-            "function_calls.toolsets._narrowed": (
+            "groupmate.function_calls.toolsets._combined": ("CombinedToolset",),
+            "groupmate.function_calls.toolsets._function": ("FunctionToolset",),
+            "groupmate.function_calls.toolsets._filter": ("ToolFilter",),
+            "groupmate.function_calls.toolsets._narrowed": (
                 "NarrowedToolset",
                 "narrowed_scope",
             ),
-            "function_calls.toolsets._names": ("MAX_TOOL_NAME", "exposed_name"),
-            "function_calls.toolsets._prefixed": ("PrefixedToolset",),
-            "function_calls.toolsets._wrappers": (
+            "groupmate.function_calls.toolsets._names": ("MAX_TOOL_NAME", "exposed_name"),
+            "groupmate.function_calls.toolsets._prefixed": ("PrefixedToolset",),
+            "groupmate.function_calls.toolsets._wrappers": (
                 "FilteredToolset",
                 "PreparedToolset",
                 "RefusingToolset",

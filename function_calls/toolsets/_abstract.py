@@ -8,15 +8,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from function_calls.context import MessageContext
-from function_calls.errors import HiddenReason, UnknownToolError
-from function_calls.tools import Tool
-from function_calls.vocabulary import Scope
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import HiddenReason, UnknownToolError
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.vocabulary import Scope
 
 if TYPE_CHECKING:
-    from function_calls.toolsets._narrowed import ToolFilter
-    from function_calls.toolsets._prefixed import PrefixedToolset
-    from function_calls.toolsets._wrappers import FilteredToolset, PreparedToolset, RefusingToolset
+    from groupmate.function_calls.toolsets._narrowed import ToolFilter
+    from groupmate.function_calls.toolsets._prefixed import PrefixedToolset
+    from groupmate.function_calls.toolsets._wrappers import (
+        FilteredToolset,
+        PreparedToolset,
+        RefusingToolset,
+    )
 
 ToolPredicate = Callable[[MessageContext | None, Tool], bool]
 """Whether a set keeps a tool for a context (None: for listings, whoever asks; asked
@@ -169,20 +173,20 @@ class AbstractToolset(ABC):
         """Only the tools `keep` admits for the context; the others are not there at
         all for it (a call of one is unknown). `narrowed` and `refusing` hide instead,
         with a reason."""
-        from function_calls.toolsets._wrappers import FilteredToolset
+        from groupmate.function_calls.toolsets._wrappers import FilteredToolset
 
         return FilteredToolset(self, keep)
 
     def prefixed(self, prefix: str) -> PrefixedToolset:
         """The same tools under `exposed_name(prefix, name)`."""
-        from function_calls.toolsets._prefixed import PrefixedToolset
+        from groupmate.function_calls.toolsets._prefixed import PrefixedToolset
 
         return PrefixedToolset(self, prefix)
 
     def prepared(self, prepare: PrepareTools) -> PreparedToolset:
         """The tools `prepare` keeps of those offered for each context; it may drop
         tools, never add one (ToolDefinitionError if it tries)."""
-        from function_calls.toolsets._wrappers import PreparedToolset
+        from groupmate.function_calls.toolsets._wrappers import PreparedToolset
 
         return PreparedToolset(self, prepare)
 
@@ -191,7 +195,7 @@ class AbstractToolset(ABC):
     ) -> AbstractToolset:
         """A config's options on this set (see `NarrowedToolset`); the set itself when
         they narrow nothing."""
-        from function_calls.toolsets._narrowed import NarrowedToolset, ToolFilter
+        from groupmate.function_calls.toolsets._narrowed import NarrowedToolset, ToolFilter
 
         tools = tools if tools is not None else ToolFilter()
         if scope == "both" and not admin_only and tools.admits_all():
@@ -200,6 +204,6 @@ class AbstractToolset(ABC):
 
     def refusing(self, refuse: Refusal) -> RefusingToolset:
         """The tools `refuse` gives a reason for are hidden, with that reason."""
-        from function_calls.toolsets._wrappers import RefusingToolset
+        from groupmate.function_calls.toolsets._wrappers import RefusingToolset
 
         return RefusingToolset(self, refuse)

@@ -6,9 +6,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from function_calls.context import MessageContext
-from function_calls.tools import Tool
-from function_calls.toolsets._abstract import (
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.toolsets._abstract import (
     AbstractToolset,
     HiddenTool,
     ListingMemo,

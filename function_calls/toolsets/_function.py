@@ -7,9 +7,9 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from function_calls.context import MessageContext
-from function_calls.errors import DuplicateToolError
-from function_calls.tools import (
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import DuplicateToolError
+from groupmate.function_calls.tools import (
     Example,
     Handler,
     HandlerT,
@@ -18,12 +18,12 @@ from function_calls.tools import (
     build_tool,
     tool_from,
 )
-from function_calls.toolsets._abstract import (
+from groupmate.function_calls.toolsets._abstract import (
     AbstractToolset,
     ListingMemo,
     ToolListing,
 )
-from function_calls.vocabulary import Effect, Scope
+from groupmate.function_calls.vocabulary import Effect, Scope
 
 
 class FunctionToolset(AbstractToolset):

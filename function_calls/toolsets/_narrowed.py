@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from function_calls.context import MessageContext
-from function_calls.tools import Tool
-from function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
-from function_calls.toolsets._filter import ToolFilter as ToolFilter  # re-exported
-from function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
-from function_calls.vocabulary import Scope
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
+from groupmate.function_calls.toolsets._filter import ToolFilter as ToolFilter  # re-exported
+from groupmate.function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
+from groupmate.function_calls.vocabulary import Scope
 
 
 def narrowed_scope(declared: Scope, narrowing: Scope) -> Scope | None:

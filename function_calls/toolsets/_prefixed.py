@@ -7,12 +7,12 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from function_calls.context import MessageContext
-from function_calls.tools import Tool
-from function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
-from function_calls.toolsets._names import MAX_TOOL_NAME as MAX_TOOL_NAME  # re-exported
-from function_calls.toolsets._names import exposed_name
-from function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
+from groupmate.function_calls.toolsets._names import MAX_TOOL_NAME as MAX_TOOL_NAME  # re-exported
+from groupmate.function_calls.toolsets._names import exposed_name
+from groupmate.function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from function_calls.context import MessageContext
-from function_calls.errors import ToolDefinitionError
-from function_calls.tools import Tool
-from function_calls.toolsets._abstract import (
+from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.errors import ToolDefinitionError
+from groupmate.function_calls.tools import Tool
+from groupmate.function_calls.toolsets._abstract import (
     AbstractToolset,
     HiddenTool,
     ListingMemo,

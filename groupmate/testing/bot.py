@@ -15,17 +15,17 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from bot.app import Bot
-from bot.config import parse_config
-from bot.messages import IncomingMessage
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
+from groupmate.storage import OutgoingMessage, ReminderScheduler
+from groupmate.storage.repository import due_before
 from groupmate.testing.clock import FakeClock
 from groupmate.testing.model import ScriptedModel
 from groupmate.testing.stub_llm import StubLLM
-from storage import OutgoingMessage, ReminderScheduler
-from storage.repository import due_before
 
 if TYPE_CHECKING:
-    from function_calls.plugins import PluginStatus, PluginStore
+    from groupmate.function_calls.plugins import PluginStatus, PluginStore
 
 PluginSpec = str | ModuleType | Mapping[str, Any]
 """A plugin to enable, as in config.yaml's `plugins:` list: a module or entry-point

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from storage.models import Base
+from groupmate.storage.models import Base
 
 connection = context.config.attributes["connection"]
 context.configure(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from function_calls.plugins import PluginStores
 from groupmate import tool_function
+from groupmate.function_calls.plugins import PluginStores
 
 
 @tool_function(description="Peeks at the dice plugin's values.", command="peek")

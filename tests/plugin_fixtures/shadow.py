@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from groupmate import Plugin, tool_function
-from storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLog
 
 plugin = Plugin("shadow")
 

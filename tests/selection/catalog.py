@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import yaml
 
-from function_calls.remote.naming import default_prefix, exposed_name
+from groupmate.function_calls.remote.naming import default_prefix, exposed_name
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus.yaml"

@@ -29,18 +29,18 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
-from function_calls._shaping import BOT_NAME
-from function_calls.deps import Deps
-from function_calls.handlers import BUILTIN_MODULES, builtin_tools
-from function_calls.plugins import PluginSpec, load_plugins
-from function_calls.provided import BUILTIN_TYPES
-from function_calls.remote.external import external_tool
-from function_calls.remote.naming import default_prefix, exposed_name
-from function_calls.result import FunctionResult
-from function_calls.selection import FIND_TOOLS
-from function_calls.server_info import DEFAULT_CONTEXT_TOKENS
-from function_calls.usage import estimate_tokens
+from groupmate.function_calls import ChatTurn, FunctionCallLLM, MessageContext, ToolRegistry
+from groupmate.function_calls._shaping import BOT_NAME
+from groupmate.function_calls.deps import Deps
+from groupmate.function_calls.handlers import BUILTIN_MODULES, builtin_tools
+from groupmate.function_calls.plugins import PluginSpec, load_plugins
+from groupmate.function_calls.provided import BUILTIN_TYPES
+from groupmate.function_calls.remote.external import external_tool
+from groupmate.function_calls.remote.naming import default_prefix, exposed_name
+from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.selection import FIND_TOOLS
+from groupmate.function_calls.server_info import DEFAULT_CONTEXT_TOKENS
+from groupmate.function_calls.usage import estimate_tokens
 from tests.selection.catalog import PLUGIN_MODULES, CorpusEntry, load_corpus, mcp_tool_lists
 from tests.tool_venv import ROOT
 
