@@ -20,8 +20,10 @@ def test_the_wheel_installs_one_package_and_one_command(tmp_path: Path) -> None:
     source = tmp_path / "source"
     source.mkdir()
     for part in SOURCES:  # as they are in a checkout: groupmate/bot is a link to bot/
-        copy = shutil.copytree if (ROOT / part).is_dir() else shutil.copy
-        copy(ROOT / part, source / part, **({"symlinks": True} if part == "groupmate" else {}))
+        if (ROOT / part).is_dir():
+            shutil.copytree(ROOT / part, source / part, symlinks=True)
+        else:
+            shutil.copy(ROOT / part, source / part)
     assert (source / "groupmate" / "bot").is_symlink()
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
