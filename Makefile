@@ -62,7 +62,12 @@ test: lint typecheck pytest
 test-images: $(STAMP)
 	$(BIN)/pytest -m image -rP
 
+# The revision `bench.versus` compares this checkout with: the commit before the work
+# being judged (issue 39's restructuring: dafe1bb).
+BENCH_BASE ?= dafe1bb
+
 bench: $(STAMP)
+	$(BIN)/python -m bench.versus --base $(BENCH_BASE)
 	$(BIN)/python -m bench.tool_overhead
 	$(BIN)/python -m bench.reminders
 	$(BIN)/python -m bench.per_message
