@@ -24,16 +24,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from groupmate.function_calls.tolerant_json import (
-    _EXHAUSTED,
-    _MAX_DEPTH,
-    _TOO_DEEP,
+    EXHAUSTED,
+    MAX_DEPTH,
+    TOO_DEEP,
     MalformedCall,
     ParsedCall,
-    _is_clear_call,
-    _load,
-    _normalize,
-    _scan_value_end,
-    _truncate,
+    as_calls,
+    is_clear_call,
+    load_value,
+    scan_value_end,
+    truncate_raw,
 )
 
 __all__ = ["ParsedReply", "parse_tool_calls"]
@@ -191,8 +191,10 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
                 # llama-cpp-python's chatml-function-calling style in the text:
                 # "functions.reminder_set:\n{...arguments...}".
                 name, prefix_start = prefixed
-                stop = _scan_value_end(body, match.start(), budget)
-                value = None if stop is None or stop < 0 else _load(body[match.start() : stop])[0]
+                stop = scan_value_end(body, match.start(), budget)
+                value = (
+                    None if stop is None or stop < 0 else load_value(body[match.start() : stop])[0]
+                )
                 if stop is not None and isinstance(value, dict):
                     segments.append(body[text_start:prefix_start])
                     results.append(ParsedCall(name, value))
@@ -253,7 +255,7 @@ def _wrapped_call(
     start = inner.find("{")
     if start < 0:
         return []
-    value, error = _load(inner[start:].strip())
+    value, error = load_value(inner[start:].strip())
     if error is not None or not isinstance(value, dict) or value.get("name") not in known:
         return []
     if not isinstance(value.get("arguments", value.get("parameters")), dict | str):
@@ -266,17 +268,17 @@ def _parse_bare(
     body: str, start: int, known: Mapping[str, frozenset[str]], budget: list[int]
 ) -> tuple[list[ParsedCall | MalformedCall] | None, int]:
     """Try a JSON value in free text; ``(None, resume_at)`` when it is not clearly a call."""
-    end = _scan_value_end(body, start, budget)
+    end = scan_value_end(body, start, budget)
     if end is None or end < 0:
         return None, start + 1
-    value, error = _load(body[start:end])
+    value, error = load_value(body[start:end])
     if error is not None:
         # Broken bare JSON stays text, but inner objects may still be well-formed calls.
         return None, start + 1
-    if not _is_clear_call(value, known):
+    if not is_clear_call(value, known):
         # Valid JSON that is not a call is data shown to the user; its inner objects too.
         return None, end
-    return _normalize(value, body[start:end], known), end
+    return as_calls(value, body[start:end], known), end
 
 
 def _parse_tag_block(
@@ -311,9 +313,9 @@ def _parse_tag_block(
             break
         if body[pos] in "{[":
             error: str | None = None
-            value_end = _scan_value_end(body, pos, budget)
+            value_end = scan_value_end(body, pos, budget)
             if value_end is not None and value_end >= 0:
-                value, error = _load(body[pos:value_end])
+                value, error = load_value(body[pos:value_end])
                 if error is None:
                     found.append((value, body[pos:value_end]))
                     pos = value_end
@@ -325,13 +327,13 @@ def _parse_tag_block(
                 content = _TRAILING_FENCE_RE.sub("", body[pos:content_end]).strip()
                 # Only comments can hide a bracket from the scanner in otherwise valid input;
                 # without them the slow tolerant decoders would fail anyway.
-                value, error = _load(content, tolerant=_COMMENT_RE.search(content) is not None)
+                value, error = load_value(content, tolerant=_COMMENT_RE.search(content) is not None)
                 if error is None:
                     found.append((value, content))
                     break
-            if value_end == _TOO_DEEP:
-                problem = f"JSON nested deeper than {_MAX_DEPTH} levels"
-            elif value_end == _EXHAUSTED:
+            if value_end == TOO_DEEP:
+                problem = f"JSON nested deeper than {MAX_DEPTH} levels"
+            elif value_end == EXHAUSTED:
                 problem = "the reply is too large or irregular to parse"
             else:
                 problem = f"invalid JSON: {error}"
@@ -342,18 +344,18 @@ def _parse_tag_block(
                 break
             _, end = _block_extent(body, pos)
             problem = "expected a JSON object inside <tool_call>"
-        found.append(MalformedCall(_truncate(body[tag_start:end]), problem))
+        found.append(MalformedCall(truncate_raw(body[tag_start:end]), problem))
         break
     block = body[tag_start:end]
     if not found:
-        return [MalformedCall(_truncate(block), "empty <tool_call> block")], end
+        return [MalformedCall(truncate_raw(block), "empty <tool_call> block")], end
     results: list[ParsedCall | MalformedCall] = []
     for item in found:
         if isinstance(item, MalformedCall):
             results.append(item)
         else:
             value, source = item
-            results.extend(_normalize(value, block if len(found) == 1 else source, known))
+            results.extend(as_calls(value, block if len(found) == 1 else source, known))
     return results, end
 
 

@@ -33,10 +33,10 @@ from groupmate.storage.repository import (
     NewReminder,
     ReminderView,
     ScheduledAction,
-    _view,
     create_reminder,
     get_reminder,
     parse_reference,
+    reminder_view,
 )
 from groupmate.storage.vocabulary import HistoryOutcome, ReminderAction
 
@@ -107,7 +107,7 @@ def locate(
         )
         query = query.order_by(*REMINDER_FIRST)
         row = session.execute(query.with_for_update() if for_update else query).first()
-        found = None if row is None else _view(row)
+        found = None if row is None else reminder_view(row)
     if found is None or (requester.private and found.created_by != requester.user_id):
         # A full id is internal (a reply to a reminder's message resolves to one): don't
         # give it back; the number a user typed is.
@@ -244,9 +244,9 @@ def by_message(session: Session, chat_id: str, message_id: str) -> list[Reminder
     ).all()
     roots = list(dict.fromkeys(row.snooze_of or row.id for row in rows))
     if len(roots) < 2:  # the one the delivery was (its root is located by the caller)
-        return [_view(row) for row in rows[:1]]
+        return [reminder_view(row) for row in rows[:1]]
     by_id = {
-        row.id: _view(row)
+        row.id: reminder_view(row)
         for row in session.execute(select(_reminders).where(_reminders.c.id.in_(roots))).all()
     }
     return [by_id[root] for root in roots if root in by_id]
@@ -274,7 +274,7 @@ def recently_delivered(session: Session, chat_id: str, since: datetime) -> list[
         .where(_reminders.c.status != REMINDER_CANCELLED)
         .order_by(latest.c.last.desc())
     ).all()
-    return [_view(row) for row in rows]
+    return [reminder_view(row) for row in rows]
 
 
 def snooze(

@@ -28,9 +28,9 @@ from groupmate.storage.recurrence import Kind, Schedule
 from groupmate.storage.repository import (
     Audience,
     ScheduledAction,
-    _insert_ignoring_conflicts,
-    _rowcount,
-    _view,
+    insert_ignoring_conflicts,
+    reminder_view,
+    rowcount,
 )
 from groupmate.storage.vocabulary import DeliveryOutcome
 
@@ -166,7 +166,7 @@ def _insert_deliveries(session: Session, records: list[dict[str, Any]]) -> list[
     if _is_postgres(session):
         arrays = {key: [r[name] for r in records] for key, name in _DELIVERY_ARRAYS.items()}
         return list(session.execute(_DELIVERIES_POSTGRES, arrays).all())
-    statement = _insert_ignoring_conflicts(session, _deliveries).returning(
+    statement = insert_ignoring_conflicts(session, _deliveries).returning(
         _deliveries.c.id,
         _deliveries.c.reminder_id,
         _deliveries.c.occurrence,
@@ -183,7 +183,7 @@ def _is_postgres(session: Session) -> bool:
 def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) -> int:
     """Advance next_fire_at where it still holds the value read; returns rows swapped."""
     if not _is_postgres(session):
-        return _rowcount(session.execute(_CAS_NEXT_FIRE_SQLITE, swaps))
+        return rowcount(session.execute(_CAS_NEXT_FIRE_SQLITE, swaps))
     arrays = {
         "ids": [s["b_id"] for s in swaps],
         "dues": [s["b_due"] for s in swaps],
@@ -191,7 +191,7 @@ def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) ->
         "statuses": [s["b_status"] for s in swaps],
         "now": swaps[0]["b_now"],
     }
-    return _rowcount(session.execute(_CAS_NEXT_FIRE_POSTGRES, arrays))
+    return rowcount(session.execute(_CAS_NEXT_FIRE_POSTGRES, arrays))
 
 
 class ClaimConflictError(RuntimeError):
@@ -227,7 +227,7 @@ def claim_due(
     swaps: list[dict[str, Any]] = []
     by_id: dict[str, Row[Any]] = {}
     for row in rows:
-        schedule = _view(row).schedule
+        schedule = reminder_view(row).schedule
         due: datetime = row.next_fire_at
         occurrences = _missed(schedule, due, now, policy.max_backlog_records)
         next_fire_at = schedule.first_after(now) if schedule.recurring else None
@@ -270,7 +270,7 @@ def claim_due(
     if records:
         inserted = _insert_deliveries(session, records)
         claims = [
-            _claim(item.id, by_id[item.reminder_id], item.occurrence, 0, item.late)
+            claim_of(item.id, by_id[item.reminder_id], item.occurrence, 0, item.late)
             for item in inserted
             if item.outcome == OUTCOME_PENDING
         ]
@@ -291,7 +291,7 @@ def _skipped(reminder_id: str, occurrence: datetime, now: datetime) -> dict[str,
     }
 
 
-def _claim(
+def claim_of(
     delivery_id: int, row: Row[Any], occurrence: datetime, attempts: int, late: bool
 ) -> Claim:
     return Claim(
@@ -364,7 +364,7 @@ def reclaim_stale(
         )
         if "outcome" not in values:
             late = late_by > policy.late_after
-            claims.append(_claim(row.delivery_id, row, row.occurrence, row.attempts, late))
+            claims.append(claim_of(row.delivery_id, row, row.occurrence, row.attempts, late))
     return claims
 
 

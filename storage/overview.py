@@ -14,7 +14,7 @@ from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from groupmate.storage.database import Database
-from groupmate.storage.deliveries import Claim, _claim
+from groupmate.storage.deliveries import Claim, claim_of
 from groupmate.storage.models import (
     DELIVERED,
     OUTCOME_FAILED,
@@ -29,7 +29,7 @@ from groupmate.storage.models import (
     LLMUsage,
     Reminder,
 )
-from groupmate.storage.repository import ReminderView, _view
+from groupmate.storage.repository import ReminderView, reminder_view
 from groupmate.storage.vocabulary import DeliveryOutcome, FinishedOutcome
 
 _chats = cast(Table, Chat.__table__)
@@ -182,7 +182,7 @@ def claim_failed_delivery(
         .values(outcome=OUTCOME_PENDING, lease_until=lease_until, finished_at=None)
     )
     late = now - row.occurrence > late_after
-    return _claim(row.delivery_id, row, row.occurrence, 0, late=late)
+    return claim_of(row.delivery_id, row, row.occurrence, 0, late=late)
 
 
 def record_turn(session: Session, values: dict[str, Any], keep: int) -> None:
@@ -272,7 +272,7 @@ def finished_reminders(session: Session, chat_id: str, limit: int) -> list[Remin
         .order_by(_reminders.c.updated_at.desc())
         .limit(limit)
     ).all()
-    return [_view(row) for row in rows]
+    return [reminder_view(row) for row in rows]
 
 
 def last_outcomes(

@@ -41,7 +41,7 @@ _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)
 
 
-def _rowcount(result: Result[Any]) -> int:
+def rowcount(result: Result[Any]) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
@@ -130,7 +130,7 @@ class NewReminder:
     action: ScheduledAction | None = None
 
 
-def _view(row: Reminder | Row[Any]) -> ReminderView:
+def reminder_view(row: Reminder | Row[Any]) -> ReminderView:
     kind = cast(Kind, row.kind)
     schedule = Schedule(
         kind, row.local_time, row.timezone, row.local_date, row.weekday, row.day, row.interval
@@ -154,7 +154,7 @@ def _view(row: Reminder | Row[Any]) -> ReminderView:
     )
 
 
-def _insert_ignoring_conflicts(session: Session, table: Any) -> Insert:
+def insert_ignoring_conflicts(session: Session, table: Any) -> Insert:
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     return cast(Insert, dialect.insert(table).on_conflict_do_nothing())
 
@@ -171,7 +171,7 @@ def ensure_chat(session: Session, chat_id: str, chat_type: str, now: datetime) -
         "created_at": now,
         "updated_at": now,
     }
-    session.execute(_insert_ignoring_conflicts(session, _chats).values(**values))
+    session.execute(insert_ignoring_conflicts(session, _chats).values(**values))
 
 
 def chat_settings(session: Session, chat_id: str) -> dict[str, Any]:
@@ -260,7 +260,9 @@ def set_chat_timezone(
                 local = row.next_fire_at.astimezone(zone)
                 values.update(local_date=local.date(), local_time=local.time())
         elif not due:
-            values["next_fire_at"] = _view(row).schedule.with_timezone(timezone).first_after(now)
+            values["next_fire_at"] = (
+                reminder_view(row).schedule.with_timezone(timezone).first_after(now)
+            )
         session.execute(
             update(_reminders)
             .where(_reminders.c.id == row.id)
@@ -309,7 +311,7 @@ def create_reminder(session: Session, new: NewReminder, now: datetime) -> Remind
     )
     session.add(reminder)
     session.flush()
-    return _view(reminder)
+    return reminder_view(reminder)
 
 
 def next_short_id(session: Session, chat_id: str) -> int:
@@ -326,7 +328,7 @@ def next_short_id(session: Session, chat_id: str) -> int:
 
 def get_reminder(session: Session, reminder_id: str) -> ReminderView:
     row = session.execute(select(_reminders).where(_reminders.c.id == reminder_id)).one()
-    return _view(row)
+    return reminder_view(row)
 
 
 # `list_active` runs for every "what reminders do we have": built once, bound per call.
@@ -355,7 +357,7 @@ def list_active(
     else:
         rows = session.execute(_ACTIVE_BY, {**params, "creator": created_by}).all()
     total = rows[0].total if rows else 0
-    return [_view(row) for row in rows], total
+    return [reminder_view(row) for row in rows], total
 
 
 def parse_reference(reference: str) -> int | str | None:
@@ -384,7 +386,7 @@ def find_reminder(
     )
     query = query.order_by(*REMINDER_FIRST)
     row = session.execute(query.with_for_update() if for_update else query).first()
-    return None if row is None else _view(row)
+    return None if row is None else reminder_view(row)
 
 
 # A number names a reminder and its snoozes: the reminder itself first, else its pending
@@ -407,7 +409,7 @@ def cancel_reminder(session: Session, reminder: ReminderView, now: datetime) -> 
             updated_at=now,
         )
     )
-    return _rowcount(result) == 1
+    return rowcount(result) == 1
 
 
 def due_before(

@@ -15,7 +15,7 @@ from typing import Any
 
 from groupmate.function_calls.grammar.chinese import ChineseWhenParser
 from groupmate.function_calls.grammar.english import WhenParser
-from groupmate.function_calls.grammar.english_words import _CONTENT_LEADS, _TIES, tokenize
+from groupmate.function_calls.grammar.english_words import CONTENT_LEADS, TIES, tokenize
 from groupmate.function_calls.grammar.spec import (
     DEFAULT_TIME,
     Clock,
@@ -168,7 +168,7 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
         return leading.spec, _content(rest)
     # No leading when: a trailing one, "call mom tomorrow at 9".
     for index in range(first + 1, len(tokens)):
-        if tokens[index - 1].text in _TIES:
+        if tokens[index - 1].text in TIES:
             continue
         trailing = WhenParser(text, tokens, index)
         try:
@@ -182,7 +182,7 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
 
 
 def _content(text: str) -> str:
-    content = _CONTENT_LEADS.sub("", text.strip()).strip()
+    content = CONTENT_LEADS.sub("", text.strip()).strip()
     if len(content) >= 2 and _QUOTES.get(content[0]) == content[-1]:
         content = content[1:-1].strip()
     return content

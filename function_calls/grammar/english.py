@@ -14,29 +14,29 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from groupmate.function_calls.grammar.english_words import (
-    _DAY_UNITS,
-    _EXCEPTIONS,
-    _HOUR_UNITS,
-    _JOINERS,
-    _LEADS_INTO_TIME,
-    _MINUTE_UNITS,
-    _PARTS,
-    _PLURAL_WEEKDAYS,
-    _SPAN_UNITS,
-    _TIME_WORDS,
-    _TOMORROW,
-    _TOO_SHORT_UNITS,
-    _UNIT_MINUTES,
-    _UNITS,
-    _UNSUPPORTED_UNITS,
-    _VAGUE,
-    _WEEK_UNITS,
+    DAY_UNITS,
+    EXCEPTIONS,
+    HOUR_UNITS,
+    JOINERS,
+    LEADS_INTO_TIME,
+    MINUTE_UNITS,
     MONTHS,
     NUMBER_WORDS,
+    PARTS,
+    PLURAL_WEEKDAYS,
+    SPAN_UNITS,
+    TIME_WORDS,
+    TOMORROW,
+    TOO_SHORT_UNITS,
+    UNIT_MINUTES,
+    UNITS,
+    UNSUPPORTED_UNITS,
+    VAGUE,
+    WEEK_UNITS,
     WEEKDAYS,
     Token,
-    _number,
-    _ordinal,
+    number_value,
+    ordinal_value,
 )
 from groupmate.function_calls.grammar.spec import (
     Clock,
@@ -117,17 +117,17 @@ class WhenParser:
         and 5pm", "on friday or saturday"), an exception ("except fridays"), an end ("for
         a week"). Each would be dropped into the content, and the reminder silently wrong."""
         word, following = token.text, self.word(1)
-        if word in _EXCEPTIONS or (word == "but" and following in ("not", "except", "skip")):
+        if word in EXCEPTIONS or (word == "but" and following in ("not", "except", "skip")):
             raise GrammarError(
                 "Exceptions such as “except friday” aren't supported; "
                 "set one reminder for each rule you want."
             )
-        if word in _JOINERS and (self._looks_like_time(1) or following in _JOINERS):
+        if word in JOINERS and (self._looks_like_time(1) or following in JOINERS):
             raise GrammarError(
                 "One time per reminder: I see more than one. Set one reminder for each time."
             )
         ends = word == "for" and (
-            _number(self.peek(1)) is not None and self.word(2).rstrip("s") in _SPAN_UNITS
+            number_value(self.peek(1)) is not None and self.word(2).rstrip("s") in SPAN_UNITS
         )
         if self.spec.repeat is not None and (
             ends or (word in ("for", "until") and following == "ever")
@@ -144,14 +144,14 @@ class WhenParser:
         following, after = self.word(ahead + 1), self.peek(ahead + 1)
         return (
             token.kind in ("iso", "dotted", "clock", "hourmer", "ordinal", "dur", "slash", "number")
-            or token.text in _TIME_WORDS
+            or token.text in TIME_WORDS
             or (
-                token.text in _LEADS_INTO_TIME
+                token.text in LEADS_INTO_TIME
                 and (
-                    following in _TIME_WORDS
-                    or following in _VAGUE
+                    following in TIME_WORDS
+                    or following in VAGUE
                     or following in MONTHS
-                    or _number(after) is not None
+                    or number_value(after) is not None
                     or (after is not None and after.kind != "word")
                 )
             )
@@ -190,7 +190,7 @@ class WhenParser:
                 break
             value, unit = amount[0], self._unit(amount[1])
             if unit in ("minute", "hour"):
-                minutes += round(value * _UNIT_MINUTES[unit])
+                minutes += round(value * UNIT_MINUTES[unit])
             else:
                 whole = value * (7 if unit == "week" else 1)
                 if whole != int(whole):
@@ -200,7 +200,7 @@ class WhenParser:
             found = True
             if self.word() == "and" and self.word(1) == "a" and self.word(2) == "half":
                 self.i += 3  # "an hour and a half"
-                minutes += _UNIT_MINUTES[unit] // 2
+                minutes += UNIT_MINUTES[unit] // 2
                 break
             if self.word() == "and" and self._amount_follows():
                 self.i += 1
@@ -210,7 +210,7 @@ class WhenParser:
 
     def _amount_follows(self) -> bool:
         token = self.peek(1)
-        return token is not None and (token.kind == "dur" or _number(token) is not None)
+        return token is not None and (token.kind == "dur" or number_value(token) is not None)
 
     def _amount(self) -> tuple[float, str] | None:
         token = self.peek()
@@ -222,7 +222,7 @@ class WhenParser:
             assert match is not None
             value, unit, extra = float(match[1]), match[2], match[3]
             if extra is not None:  # "1h30"
-                if unit not in _HOUR_UNITS:
+                if unit not in HOUR_UNITS:
                     raise GrammarError(f"I couldn't read the delay “{token.text}”.")
                 return value * 60 + int(extra), "m"
             return value, self._unit(unit)
@@ -240,10 +240,10 @@ class WhenParser:
         if unit_token is None or unit_token.kind != "word":
             return None
         text = unit_token.text
-        if text not in _MINUTE_UNITS | _HOUR_UNITS | _DAY_UNITS | _WEEK_UNITS:
-            if text in _TOO_SHORT_UNITS:
+        if text not in MINUTE_UNITS | HOUR_UNITS | DAY_UNITS | WEEK_UNITS:
+            if text in TOO_SHORT_UNITS:
                 raise GrammarError("The shortest delay is one minute.")
-            if text in _UNSUPPORTED_UNITS:
+            if text in UNSUPPORTED_UNITS:
                 raise GrammarError(f"Give the date instead of “{token.text} {text}”.")
             return None
         self.i += 2
@@ -252,7 +252,7 @@ class WhenParser:
     @staticmethod
     def _unit(text: str) -> str:
         """The canonical unit ("minute", "hour", "day", "week") of a unit word."""
-        for name, units in _UNITS.items():
+        for name, units in UNITS.items():
             if text in units:
                 return name
         raise GrammarError(f"I couldn't read the unit “{text}”; use minutes, hours or days.")
@@ -278,9 +278,9 @@ class WhenParser:
             return Repeat("weekdays")
         if self._weekday_span():
             return Repeat("weekdays")
-        if word in _PLURAL_WEEKDAYS or (word == "on" and self.word(1) in _PLURAL_WEEKDAYS):
+        if word in PLURAL_WEEKDAYS or (word == "on" and self.word(1) in PLURAL_WEEKDAYS):
             self.i += 1 if word != "on" else 2
-            return self._one_weekday(_PLURAL_WEEKDAYS[self.tokens[self.i - 1].text], 1)
+            return self._one_weekday(PLURAL_WEEKDAYS[self.tokens[self.i - 1].text], 1)
         if word in ("weekly", "biweekly", "fortnightly"):
             self.i += 1
             interval = 1 if word == "weekly" else 2
@@ -288,7 +288,7 @@ class WhenParser:
         if word == "monthly":
             self.i += 1
             return Repeat("monthly", day=self._on_day_of_month(required=True))
-        if word in ("on", "the") or _ordinal(self.peek()) is not None:
+        if word in ("on", "the") or ordinal_value(self.peek()) is not None:
             return self._nth_of_every_month()
         if word not in ("every", "each"):
             return None
@@ -301,8 +301,8 @@ class WhenParser:
         if word == "other":
             interval, word = 2, self.word(1)
             self.i += 1
-        elif _number(self.peek()) is not None and word not in ("a", "an"):
-            interval = _number(self.peek()) or 0  # "every 0 days" is refused, not daily
+        elif number_value(self.peek()) is not None and word not in ("a", "an"):
+            interval = number_value(self.peek()) or 0  # "every 0 days" is refused, not daily
             self.i += 1
             word = self.word()
         elif word == "fortnight":
@@ -315,9 +315,9 @@ class WhenParser:
         if word in ("day", "days"):
             self.i += 1
             return Repeat("daily", interval=interval)
-        if word in _PARTS and word not in ("tonight", "noon") and interval == 1:
+        if word in PARTS and word not in ("tonight", "noon") and interval == 1:
             self.i += 1
-            self.spec.set_part(_PARTS[word], word)
+            self.spec.set_part(PARTS[word], word)
             return Repeat("daily")
         if word in ("weekday", "workday") or (
             word in ("working", "work") and self.word(1) == "day"
@@ -340,13 +340,13 @@ class WhenParser:
         if word in ("month", "months"):
             self.i += 1
             return Repeat("monthly", interval=interval, day=self._on_day_of_month(True))
-        if word in _HOUR_UNITS | _MINUTE_UNITS | _TOO_SHORT_UNITS:
+        if word in HOUR_UNITS | MINUTE_UNITS | TOO_SHORT_UNITS:
             raise GrammarError("The shortest repeat is daily; use “every day at …”.")
         if word in ("year", "years"):
             raise GrammarError("Yearly reminders aren't supported; set one for the date.")
         if word in ("weekend", "weekends"):
             raise GrammarError("Set one reminder for Saturday and one for Sunday.")
-        if _ordinal(self.peek()) is not None:
+        if ordinal_value(self.peek()) is not None:
             raise GrammarError(
                 "Write “every month on the 1st”, or a weekday such as “every monday”."
             )
@@ -377,9 +377,9 @@ class WhenParser:
         if self.word() == "on":
             self.i += 1
         word = self.word()
-        if word in WEEKDAYS or word in _PLURAL_WEEKDAYS:
+        if word in WEEKDAYS or word in PLURAL_WEEKDAYS:
             self.i += 1
-            return WEEKDAYS.get(word, _PLURAL_WEEKDAYS.get(word))
+            return WEEKDAYS.get(word, PLURAL_WEEKDAYS.get(word))
         self.i = at
         if required:
             raise GrammarError("On which day of the week? For example “every week on monday”.")
@@ -396,7 +396,7 @@ class WhenParser:
         if self.word() == "last" and self.word(1) == "day":
             self.i += 2
             return 31
-        day = _ordinal(self.peek())
+        day = ordinal_value(self.peek())
         if day is not None:
             if not 1 <= day <= 31:
                 raise GrammarError(f"“{self.word()}” is not a day of the month.")
@@ -437,7 +437,7 @@ class WhenParser:
             self.i += 1
             self.spec.set_part("evening", word)
             return Day("offset", offset=0)
-        if word in _TOMORROW:
+        if word in TOMORROW:
             self.i += 1
             return Day("offset", offset=1)
         if word == "yesterday":
@@ -447,13 +447,13 @@ class WhenParser:
             self.word(1),
         ) == ("day", "after"):
             skip = 3 if word == "the" else 2
-            if self.word(skip) in _TOMORROW:
+            if self.word(skip) in TOMORROW:
                 self.i += skip + 1
                 return Day("offset", offset=2)
             return None
         if word == "this" and self.word(1) in ("morning", "afternoon", "evening"):
             self.i += 2
-            self.spec.set_part(_PARTS[self.word(-1)], self.word(-1))
+            self.spec.set_part(PARTS[self.word(-1)], self.word(-1))
             return Day("offset", offset=0)
         return self._weekday_day() or self._date()
 
@@ -506,14 +506,14 @@ class WhenParser:
             self.i += 1
             return self._slash_date(token.text)
         dot = 1 if self.word(1) == "." else 0  # "Dec. 24"
-        if token.text in MONTHS and _ordinal(self.peek(1 + dot)) is not None:
+        if token.text in MONTHS and ordinal_value(self.peek(1 + dot)) is not None:
             # "dec 24", "december 24th", "dec 24 2026"
             self.i += 2 + dot
-            return self._with_year(MONTHS[token.text], _ordinal(self.peek(-1)) or 0)
+            return self._with_year(MONTHS[token.text], ordinal_value(self.peek(-1)) or 0)
         if self.word() == "the":
             self.i += 1
             token = self.peek() or token
-        day = _ordinal(token) if token.kind in ("ordinal", "number") else None
+        day = ordinal_value(token) if token.kind in ("ordinal", "number") else None
         if day is not None:
             after = 1 + (self.word(1) == "of")
             month_word = self.word(after)
@@ -576,7 +576,7 @@ class WhenParser:
             self.i += 1
             return Clock(0, 0, exact=True, text="midnight")
         if word in ("half", "quarter") and self.word(1) in ("past", "after", "to"):
-            hour = _number(self.peek(2))
+            hour = number_value(self.peek(2))
             if hour is None:
                 return None
             self.i += 3
@@ -597,7 +597,7 @@ class WhenParser:
             self.i += 1
             hour = int(re.match(r"\d+", word)[0])  # type: ignore[index]
             return Clock(hour, 0, "am" if "a" in word else "pm", text=word)
-        hour = None if token.text in ("a", "an") else _number(token)
+        hour = None if token.text in ("a", "an") else number_value(token)
         if hour is None or (token.kind == "word" and not after_at):
             return None
         following = self.word(1)
@@ -628,7 +628,7 @@ class WhenParser:
         word = self.word()
         if word in ("morning", "afternoon", "evening", "night"):
             self.i += 1
-            self.spec.set_part(_PARTS[word], self.span(start))
+            self.spec.set_part(PARTS[word], self.span(start))
             return True
         self.i = start
         return False

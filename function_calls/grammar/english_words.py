@@ -35,7 +35,7 @@ WEEKDAYS = {
     "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
     "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
 }  # fmt: skip
-_PLURAL_WEEKDAYS = {f"{name}s": day for name, day in WEEKDAYS.items() if len(name) > 5}
+PLURAL_WEEKDAYS = {f"{name}s": day for name, day in WEEKDAYS.items() if len(name) > 5}
 MONTHS = {
     "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
     "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
@@ -48,34 +48,34 @@ NUMBER_WORDS = {
     "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50,
     "sixty": 60, "ninety": 90,
 }  # fmt: skip
-_MINUTE_UNITS = {"minute", "minutes", "min", "mins", "m"}
-_HOUR_UNITS = {"hour", "hours", "hr", "hrs", "h"}
-_DAY_UNITS = {"day", "days", "d"}
-_WEEK_UNITS = {"week", "weeks", "wk", "wks", "w"}
-_UNITS = {"minute": _MINUTE_UNITS, "hour": _HOUR_UNITS, "day": _DAY_UNITS, "week": _WEEK_UNITS}
-_UNIT_MINUTES = {"minute": 1, "hour": 60, "day": 1440, "week": 10080}
-_TOO_SHORT_UNITS = {"second", "seconds", "sec", "secs", "s"}
-_UNSUPPORTED_UNITS = {"month", "months", "year", "years"}
-_TOMORROW = {"tomorrow", "tmrw", "tmr", "tomorow", "tommorow", "tommorrow", "2moro"}
-_PARTS: dict[str, DayPart] = {
+MINUTE_UNITS = {"minute", "minutes", "min", "mins", "m"}
+HOUR_UNITS = {"hour", "hours", "hr", "hrs", "h"}
+DAY_UNITS = {"day", "days", "d"}
+WEEK_UNITS = {"week", "weeks", "wk", "wks", "w"}
+UNITS = {"minute": MINUTE_UNITS, "hour": HOUR_UNITS, "day": DAY_UNITS, "week": WEEK_UNITS}
+UNIT_MINUTES = {"minute": 1, "hour": 60, "day": 1440, "week": 10080}
+TOO_SHORT_UNITS = {"second", "seconds", "sec", "secs", "s"}
+UNSUPPORTED_UNITS = {"month", "months", "year", "years"}
+TOMORROW = {"tomorrow", "tmrw", "tmr", "tomorow", "tommorow", "tommorrow", "2moro"}
+PARTS: dict[str, DayPart] = {
     "morning": "morning", "afternoon": "afternoon", "evening": "evening", "night": "night",
     "tonight": "evening", "noon": "noon",
 }  # fmt: skip
 # Words that only ever mean time: at a clause boundary they are an error, never content.
-_TIME_WORDS = {
+TIME_WORDS = {
     "tonight", "today", "tomorrow", "yesterday", "noon", "midday", "midnight", "am", "pm",
-    "o'clock", "oclock", "every", "each", "everyday", *_TOMORROW, *WEEKDAYS,
+    "o'clock", "oclock", "every", "each", "everyday", *TOMORROW, *WEEKDAYS,
 }  # fmt: skip
-_LEADS_INTO_TIME = {"at", "on", "in", "next", "this", "coming", "until", "till", "from",
+LEADS_INTO_TIME = {"at", "on", "in", "next", "this", "coming", "until", "till", "from",
                     "starting", "by", "before", "after"}  # fmt: skip
-_VAGUE = {"week", "weekend", "month", "year", "later", "soon", "sometime", "morning",
+VAGUE = {"week", "weekend", "month", "year", "later", "soon", "sometime", "morning",
           "afternoon", "evening", "night", "hour", "minute"}  # fmt: skip
-_JOINERS = {"and", "or", "&", "+", ",", "/"}
-_EXCEPTIONS = {"except", "excluding", "exclusive", "apart", "unless"}
-_SPAN_UNITS = {"day", "week", "month", "year", "time"}
+JOINERS = {"and", "or", "&", "+", ",", "/"}
+EXCEPTIONS = {"except", "excluding", "exclusive", "apart", "unless"}
+SPAN_UNITS = {"day", "week", "month", "year", "time"}
 # A when at the end of the text is not one if these words tie it to the content.
-_TIES = {"for", "before", "by", "until", "till", "from", "since", "after", "of", "than"}
-_CONTENT_LEADS = re.compile(r"^(?:[\s,;:\-–—]+|(?:to|that|about)\b\s*)+", re.IGNORECASE)
+TIES = {"for", "before", "by", "until", "till", "from", "since", "after", "of", "than"}
+CONTENT_LEADS = re.compile(r"^(?:[\s,;:\-–—]+|(?:to|that|about)\b\s*)+", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
-def _number(token: Token | None) -> int | None:
+def number_value(token: Token | None) -> int | None:
     if token is None:
         return None
     if token.kind == "number" and token.text.isdigit():
@@ -102,7 +102,7 @@ def _number(token: Token | None) -> int | None:
     return NUMBER_WORDS.get(token.text) if token.kind == "word" else None
 
 
-def _ordinal(token: Token | None) -> int | None:
+def ordinal_value(token: Token | None) -> int | None:
     if token is None:
         return None
     if token.kind == "ordinal":

@@ -25,8 +25,8 @@ from pydantic import (
 from groupmate.function_calls.context import MessageContext, validation_context
 from groupmate.function_calls.handlers.reminder_words import format_local
 from groupmate.function_calls.handlers.reminder_words_check import (
-    _check_the_words,
     check_agreement,
+    check_the_words,
     phrase_rule,
     read_phrase,
 )
@@ -248,7 +248,7 @@ class ReminderArgs(BaseModel):
         ctx = validation_context(info)
         if ctx is not None:
             schedule, first = self.resolve(ctx)
-            _check_the_words(ctx, (schedule, first), self.content)
+            check_the_words(ctx, (schedule, first), self.content)
         return self
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:

@@ -91,7 +91,7 @@ def phrase_rule(
         raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
 
 
-def _check_the_words(ctx: MessageContext, timed: tuple[Schedule, datetime], content: str) -> None:
+def check_the_words(ctx: MessageContext, timed: tuple[Schedule, datetime], content: str) -> None:
     """When the user's own message names the time exactly (the `/remind` grammar reads
     it), the reminder must be that time: a small model's date arithmetic is checked, not
     trusted. A time the grammar would ask about is asked about, not set."""
