@@ -12,17 +12,24 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
+from groupmate.bot.adapters.console_settings import ConsoleSettings
+from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
+from groupmate.bot.adapters.discord_settings import DiscordSettings
+from groupmate.bot.adapters.http_settings import WebhookSettings
+from groupmate.bot.adapters.lark_settings import LarkSettings
+from groupmate.bot.adapters.matrix_settings import MatrixSettings
+from groupmate.bot.adapters.onebot_settings import OneBotSettings
+from groupmate.bot.adapters.slack_settings import SlackSettings
+from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.logs import LogFormat
+from groupmate.bot.sections import OptionalText, Secret, Section
 from groupmate.function_calls.handlers.audience_rules import ReminderRules
 from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
 from groupmate.function_calls.plugins import BuiltinsConfig, PluginSpec
@@ -49,10 +56,6 @@ class ConfigError(Exception):
     """The configuration is unusable; the message names the key."""
 
 
-def _is_section(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
 def _duration(value: Any) -> Any:
     if isinstance(value, str):
         match = _DURATION.match(value)
@@ -67,53 +70,26 @@ def _duration(value: Any) -> Any:
 Duration = Annotated[timedelta, BeforeValidator(_duration)]
 
 
-def _unset_if_empty(value: Any) -> Any:
-    return None if isinstance(value, str) and not value.strip() else value
-
-
-# An unset ${ENV_VAR} interpolates to "", which means "not configured".
-Secret = Annotated[SecretStr | None, BeforeValidator(_unset_if_empty)]
-OptionalText = Annotated[str | None, BeforeValidator(_unset_if_empty)]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _empty_subsections(cls, data: Any) -> Any:
-        # A section whose every line is commented out (`budget:` above `# tokens…`) is
-        # null in YAML; it means "the defaults", as an absent one does.
-        if isinstance(data, dict):
-            return {
-                key: value
-                for key, value in data.items()
-                if value is not None
-                or not (key in cls.model_fields and _is_section(cls.model_fields[key].annotation))
-            }
-        return data
-
-
-class GroupsConfig(_Section):
+class GroupsConfig(Section):
     allow: list[str] = Field(default_factory=lambda: ["*"])
 
     def allows(self, chat_id: str) -> bool:
         return "*" in self.allow or chat_id in self.allow
 
 
-class HistoryConfig(_Section):
+class HistoryConfig(Section):
     max_messages: int = Field(40, ge=0, le=500)
     max_chars: int = Field(6000, ge=0, le=200_000)
 
 
-class RetentionConfig(_Section):
+class RetentionConfig(Section):
     max_messages_per_chat: int = Field(5000, ge=100)
     max_days: int = Field(30, ge=1)
     # Days the audit log keeps who made the bot do what.
     audit_days: int = Field(90, ge=1)
 
 
-class RateLimitConfig(_Section):
+class RateLimitConfig(Section):
     user_per_minute: float = Field(10, gt=0)
     chat_per_minute: float = Field(30, gt=0)
     burst: int = Field(5, ge=1)
@@ -123,7 +99,7 @@ class RateLimitConfig(_Section):
     command_burst: int = Field(20, ge=1)
 
 
-class BotSettings(_Section):
+class BotSettings(Section):
     name: str = Field("groupmate", min_length=1, max_length=64)
     timezone: str = "UTC"
     admins: list[str] = Field(default_factory=list)
@@ -145,14 +121,14 @@ class BotSettings(_Section):
             raise ValueError(unknown_zone(exc.name)) from None
 
 
-class BudgetConfig(_Section):
+class BudgetConfig(Section):
     """Tokens (prompt + completion) the model may use per UTC day; None: no limit."""
 
     tokens_per_chat_per_day: int | None = Field(None, ge=1)
     tokens_per_day: int | None = Field(None, ge=1)
 
 
-class LLMSettings(_Section):
+class LLMSettings(Section):
     base_url: OptionalText = None
     api_key: Secret = None
     model: str = "gpt-4o-mini"
@@ -187,184 +163,11 @@ class LLMSettings(_Section):
         return self.api_key is not None or self.base_url is not None
 
 
-class StorageSettings(_Section):
+class StorageSettings(Section):
     url: str = DEFAULT_URL
 
 
-class WebhookSettings(_Section):
-    enabled: bool = False
-    host: str = "127.0.0.1"
-    port: int = Field(8080, ge=0, le=65535)
-    outbound_url: OptionalText = None
-    token: Secret = None
-    max_body_bytes: int = Field(64 * 1024, ge=1024)
-
-
-class ConsoleSettings(_Section):
-    enabled: bool = True
-
-
-class TelegramSettings(_Section):
-    """Present = enabled. Long polling unless `webhook_url` is set."""
-
-    token: Secret = None
-    api_base: str = "https://api.telegram.org"
-    webhook_url: OptionalText = None
-    webhook_secret: Secret = None
-    # Seconds one getUpdates long poll waits for news; Telegram allows up to 50.
-    poll_timeout: float = Field(25.0, gt=0, le=50)
-
-    @model_validator(mode="after")
-    def _needs_the_token(self) -> TelegramSettings:
-        # `groupmate check` (and serve) say what is missing before anything connects.
-        if self.token is None:
-            raise ValueError("token required (unset)")
-        if self.webhook_url and self.webhook_secret is None:
-            raise ValueError("webhook_secret required with webhook_url (unset)")
-        return self
-
-
-class MatrixSettings(_Section):
-    """Present = enabled. An access token, or a password used once to log in."""
-
-    homeserver: str
-    user_id: str
-    access_token: Secret = None
-    password: Secret = None
-    allow_rooms: list[str] = Field(default_factory=list)  # empty: every invite
-    msgtype: Literal["m.text", "m.notice"] = "m.text"
-    # Events per room in one sync; a longer gap is fetched page by page, up to max_gap.
-    timeline_limit: int = Field(100, ge=1, le=1000)
-    max_gap: int = Field(500, ge=0)
-
-    @model_validator(mode="after")
-    def _needs_a_login(self) -> MatrixSettings:
-        if self.access_token is None and self.password is None:
-            raise ValueError("access_token or password required (unset)")
-        return self
-
-
-class OneBotSettings(_Section):
-    """Present = enabled: OneBot v11 reverse WebSocket on the HTTP server."""
-
-    path: str = "/onebot/v11/ws"
-    access_token: Secret = None
-    timeout: float = Field(10, gt=0)  # seconds to wait for the answer to a send action
-
-
-class SlackSettings(_Section):
-    """Present = enabled: the Events API (Slack posts to /slack/events on `groupmate
-    serve`) or Socket Mode (the bot connects out to Slack: no public address needed)."""
-
-    bot_token: Secret = None  # xoxb-…
-    signing_secret: Secret = None  # events mode: Slack's signature on every post
-    mode: Literal["events", "socket"] = "events"
-    app_token: Secret = None  # xapp-…, socket mode only
-    api_url: str = "https://slack.com/api/"  # override for tests and proxies
-    timeout: int = Field(30, gt=0, le=300)  # seconds one Web API request may take
-
-    @model_validator(mode="after")
-    def _what_the_mode_needs(self) -> SlackSettings:
-        # `groupmate check` (and serve) say what is missing before anything connects.
-        missing = [
-            name
-            for name, needed in (
-                ("bot_token", True),
-                ("signing_secret", self.mode == "events"),
-                ("app_token", self.mode == "socket"),
-            )
-            if needed and getattr(self, name) is None
-        ]
-        if missing:
-            raise ValueError(f"{' and '.join(missing)} required in {self.mode} mode (unset)")
-        return self
-
-
-class DiscordSettings(_Section):
-    """Present = enabled: the bot user of a Discord application, over the gateway."""
-
-    token: Secret = None  # the bot token (Developer Portal, Bot)
-    api_url: str = "https://discord.com/api/v10"  # REST base; override for tests and proxies
-    # Needed to read messages that don't mention the bot (the prefix, replies); without
-    # it (Developer Portal, Bot, Privileged Gateway Intents) mentions and DMs still work.
-    message_content: bool = True
-    # Seconds a send may wait out a 429 (at least 30, discord.py's floor; a longer one
-    # fails the send and the reminder is retried later); a send is given up after that
-    # wait plus this again.
-    timeout: int = Field(30, gt=0, le=300)
-
-    @model_validator(mode="after")
-    def _needs_the_token(self) -> DiscordSettings:
-        if self.token is None:
-            raise ValueError("token required (unset)")
-        return self
-
-    @field_validator("api_url")
-    @classmethod
-    def _a_versioned_base(cls, value: str) -> str:
-        # discord.py appends paths like /channels/1/messages to it: the base must name
-        # the API version, as Discord's does.
-        if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?/api/v\d+/?", value):
-            raise ValueError("api_url must end in /api/v<N>, e.g. https://discord.com/api/v10")
-        return value
-
-    @model_validator(mode="after")
-    def _needs_a_token(self) -> DiscordSettings:
-        if self.token is None:
-            raise ValueError("token required (unset)")
-        return self
-
-
-class LarkSettings(_Section):
-    """Present = enabled: a Lark/Feishu custom app's bot, with events by webhook (Lark
-    posts to /lark/events on `groupmate serve`) or by the long connection (the bot
-    connects out: no public address needed; one process only)."""
-
-    app_id: str | None = None  # cli_…
-    app_secret: Secret = None
-    mode: Literal["webhook", "websocket"] = "webhook"
-    verification_token: Secret = None  # webhook mode: in every event Lark posts
-    encrypt_key: Secret = None  # when set in the console: events AES-256-CBC and signed
-    domain: Literal["feishu", "lark"] = "feishu"  # open.feishu.cn or open.larksuite.com
-    api_url: OptionalText = None  # overrides `domain`: tests and proxies
-    timeout: int = Field(30, gt=0, le=300)  # seconds one open API request may take
-
-    @model_validator(mode="after")
-    def _what_the_mode_needs(self) -> LarkSettings:
-        missing = [
-            name
-            for name, needed in (
-                ("app_id", True),
-                ("app_secret", True),
-                ("verification_token", self.mode == "webhook"),
-            )
-            if needed and getattr(self, name) is None
-        ]
-        if missing:
-            raise ValueError(f"{' and '.join(missing)} required in {self.mode} mode (unset)")
-        return self
-
-
-class DingTalkSettings(_Section):
-    """Present = enabled: a DingTalk app's robot, in Stream mode (the bot connects out)
-    or by HTTP callbacks (DingTalk posts to /dingtalk/events, signed with the secret)."""
-
-    client_id: str | None = None  # the app's Client ID (AppKey)
-    client_secret: Secret = None  # its Client Secret (AppSecret): signs the callbacks too
-    robot_code: OptionalText = None  # the robot's code; the Client ID when unset
-    mode: Literal["stream", "http"] = "stream"
-    api_url: str = "https://api.dingtalk.com"  # override for tests and proxies
-    timeout: int = Field(30, gt=0, le=300)  # seconds one open API request may take
-
-    @model_validator(mode="after")
-    def _needs_the_app(self) -> DingTalkSettings:
-        missing = [n for n in ("client_id", "client_secret") if getattr(self, n) is None]
-        if missing:
-            raise ValueError(f"{' and '.join(missing)} required (unset)")
-        return self
-
-
-class AdaptersSettings(_Section):
+class AdaptersSettings(Section):
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
     telegram: TelegramSettings | None = None
@@ -376,7 +179,7 @@ class AdaptersSettings(_Section):
     dingtalk: DingTalkSettings | None = None
 
 
-class ReminderSettings(_Section):
+class ReminderSettings(Section):
     grace: dict[Kind, Duration] = Field(default_factory=dict)
     late_after: Duration = timedelta(minutes=1)
     send_attempts: int = Field(5, ge=1, le=20)
@@ -410,14 +213,14 @@ class ReminderSettings(_Section):
         )
 
 
-class LoggingSettings(_Section):
+class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     # "json": one object per line (time, level, logger, message, correlation_id), for a
     # log collector; "text" for a person reading the terminal.
     format: LogFormat = "text"
 
 
-class MetricsSettings(_Section):
+class MetricsSettings(Section):
     """`GET /metrics` in Prometheus's text format (bot.metrics). On the HTTP API's port
     it needs the API token, as /v1 does; with `port` set it is served there instead, on
     an address of its own without a token: keep that one on a loopback or private host."""
@@ -430,7 +233,7 @@ class MetricsSettings(_Section):
     port: int | None = Field(None, ge=0, le=65535)
 
 
-class McpServeSettings(_Section):
+class McpServeSettings(Section):
     """`groupmate mcp` (stdio) and `/mcp` on `groupmate serve`: who the caller acts as.
 
     The chat and the acting user come from here, never from the caller's arguments.
@@ -449,7 +252,7 @@ class McpConfig(McpSettings):
     health_interval: Annotated[float, Field(gt=0)] = 15.0
 
 
-class Config(_Section):
+class Config(Section):
     bot: BotSettings = Field(default_factory=BotSettings)
     mcp: McpConfig = Field(default_factory=McpConfig)
     openapi: OpenApiSettings = Field(default_factory=OpenApiSettings)

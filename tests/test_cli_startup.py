@@ -122,3 +122,50 @@ def test_check_of_a_minimal_config_imports_only_what_it_reports(tmp_path: Path) 
     *report, loaded = done.stdout.strip().splitlines()
     assert "plugins: none configured" in report, done.stdout + done.stderr
     assert loaded.split()[1:] == []
+
+
+# Each chat platform's library; a settings section is checked without loading it.
+PLATFORM_SDKS = (
+    "telegram",
+    "nio",
+    "slack_sdk",
+    "slack_bolt",
+    "discord",
+    "lark_oapi",
+    "dingtalk_stream",
+    "prompt_toolkit",
+)
+EVERY_PLATFORM = """
+storage: {{url: 'sqlite:///{folder}/bot.db'}}
+adapters:
+  telegram: {{token: t}}
+  matrix: {{homeserver: 'http://127.0.0.1:9', user_id: '@bot:local', access_token: a}}
+  onebot: {{}}
+  slack: {{bot_token: xoxb-1, signing_secret: s}}
+  discord: {{token: t}}
+  lark: {{app_id: cli_1, app_secret: s, verification_token: v}}
+  dingtalk: {{client_id: c, client_secret: s}}
+"""
+
+
+def test_check_of_every_platform_imports_no_platform_library(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(EVERY_PLATFORM.format(folder=tmp_path))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _PROBE.format(heavy=PLATFORM_SDKS),
+            "--config",
+            str(config),
+            "check",
+        ],
+        env={"PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    *report, loaded = done.stdout.strip().splitlines()
+    assert "plugins: none configured" in report, done.stdout + done.stderr
+    assert loaded.split()[1:] == []

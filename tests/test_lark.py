@@ -306,7 +306,7 @@ async def test_status_from_connecting_to_connected_and_no_secret_in_the_logs(
     servers: Servers, fake: FakeLark, caplog: pytest.LogCaptureFixture
 ) -> None:
     from groupmate.bot.adapters.lark import LarkAdapter
-    from groupmate.bot.config import LarkSettings
+    from groupmate.bot.adapters.lark_settings import LarkSettings
 
     caplog.set_level(logging.DEBUG)
     idle = LarkAdapter(LarkSettings.model_validate(fake.section()), bot_name="groupmate")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, cast
 
-from groupmate.bot.config import ConfigError
-
 if TYPE_CHECKING:
     from groupmate.bot.adapters.base import Adapter
     from groupmate.bot.config import Config
@@ -52,6 +50,10 @@ def platform_of(chat_id: str) -> str:
 
 def configured(config: Config) -> list[Adapter]:
     """The adapters whose sections are present in the config, in a fixed order."""
+    # Here, not at the top: bot.config reads each adapter's settings module, which runs
+    # this package first.
+    from groupmate.bot.config import ConfigError
+
     adapters: list[Adapter] = []
     for name, target in PLATFORMS.items():
         section = getattr(config.adapters, name)

@@ -71,7 +71,7 @@ from groupmate.bot.adapters.dingtalk_events import (
 )
 from groupmate.bot.adapters.dingtalk_http import UsedSignatures, callback_payload
 from groupmate.bot.adapters.dingtalk_people import PREFIX, People
-from groupmate.bot.config import DingTalkSettings
+from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
 from groupmate.bot.messages import Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, StorageError, utc_now
 from groupmate.storage.database import Database

@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 from dingtalk_stream.version import VERSION_STRING
 
-from groupmate.bot.config import DingTalkSettings
+from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
 
 log = logging.getLogger(__name__)
 

@@ -59,7 +59,8 @@ from groupmate.bot.adapters.discord_events import (
     user_ids,
 )
 from groupmate.bot.adapters.discord_gateway import Gateway
-from groupmate.bot.config import ConfigError, DiscordSettings
+from groupmate.bot.adapters.discord_settings import DiscordSettings
+from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingReaction, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 

@@ -62,8 +62,8 @@ from groupmate.bot.adapters.lark_events import (
     text_of,
 )
 from groupmate.bot.adapters.lark_reactions import REACTION_EVENTS, LarkReactions, lark_time
+from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.bot.adapters.lark_ws import LongConnection
-from groupmate.bot.config import LarkSettings
 from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 

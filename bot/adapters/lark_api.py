@@ -35,7 +35,8 @@ from lark_oapi.core.const import FEISHU_DOMAIN, LARK_DOMAIN
 from lark_oapi.core.http import Transport
 from lark_oapi.core.token import CreateSelfTenantTokenRequest, CreateTokenRequestBody
 
-from groupmate.bot.config import ConfigError, LarkSettings
+from groupmate.bot.adapters.lark_settings import LarkSettings
+from groupmate.bot.config import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from typing import Any
 from lark_oapi.core.utils import AESCipher
 
 from groupmate.bot.adapters.base import mention_pieces
-from groupmate.bot.config import LarkSettings
+from groupmate.bot.adapters.lark_settings import LarkSettings
 
 _NOT_A_TAG = re.compile(r"<(?=\s*/?\s*at\b)", re.IGNORECASE)  # "<at", "</at", "< AT"
 

@@ -45,7 +45,7 @@ from lark_oapi.ws.exception import ClientException
 
 from groupmate.bot.adapters.base import BotHost
 from groupmate.bot.adapters.lark_api import base_url
-from groupmate.bot.config import LarkSettings
+from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.storage.chat_locks import ChatLocks
 from groupmate.storage.errors import StorageUnavailableError
 

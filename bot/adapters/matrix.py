@@ -56,7 +56,7 @@ from groupmate.storage.adapter_state import load_state, save_state
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from groupmate.bot.config import MatrixSettings
+    from groupmate.bot.adapters.matrix_settings import MatrixSettings
     from groupmate.storage import Database
 
 log = logging.getLogger(__name__)

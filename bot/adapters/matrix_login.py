@@ -11,7 +11,7 @@ from groupmate.bot.adapters.matrix_client import MatrixClient, MatrixError
 from groupmate.storage.adapter_state import load_state, save_state
 
 if TYPE_CHECKING:
-    from groupmate.bot.config import MatrixSettings
+    from groupmate.bot.adapters.matrix_settings import MatrixSettings
     from groupmate.storage import Database
 
 log = logging.getLogger(__name__)

@@ -34,7 +34,7 @@ from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 from groupmate.storage.vocabulary import ChatType, is_chat_type
 
 if TYPE_CHECKING:
-    from groupmate.bot.config import OneBotSettings
+    from groupmate.bot.adapters.onebot_settings import OneBotSettings
 
 log = logging.getLogger(__name__)
 

@@ -58,7 +58,8 @@ from groupmate.bot.adapters.slack_events import (
     reading_of,
 )
 from groupmate.bot.adapters.slack_people import SlackPeople, code_of
-from groupmate.bot.config import ConfigError, SlackSettings
+from groupmate.bot.adapters.slack_settings import SlackSettings
+from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 

@@ -51,8 +51,9 @@ from groupmate.bot.adapters.telegram_api import (
     replace_spans,
     user_number,
 )
+from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.commands import Commands
-from groupmate.bot.config import ConfigError, TelegramSettings
+from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 

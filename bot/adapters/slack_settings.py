@@ -1,0 +1,37 @@
+"""The `adapters.slack` section, checked without loading slack-bolt."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from groupmate.bot.sections import Secret, Section
+
+
+class SlackSettings(Section):
+    """Present = enabled: the Events API (Slack posts to /slack/events on `groupmate
+    serve`) or Socket Mode (the bot connects out to Slack: no public address needed)."""
+
+    bot_token: Secret = None  # xoxb-…
+    signing_secret: Secret = None  # events mode: Slack's signature on every post
+    mode: Literal["events", "socket"] = "events"
+    app_token: Secret = None  # xapp-…, socket mode only
+    api_url: str = "https://slack.com/api/"  # override for tests and proxies
+    timeout: int = Field(30, gt=0, le=300)  # seconds one Web API request may take
+
+    @model_validator(mode="after")
+    def _what_the_mode_needs(self) -> SlackSettings:
+        # `groupmate check` (and serve) say what is missing before anything connects.
+        missing = [
+            name
+            for name, needed in (
+                ("bot_token", True),
+                ("signing_secret", self.mode == "events"),
+                ("app_token", self.mode == "socket"),
+            )
+            if needed and getattr(self, name) is None
+        ]
+        if missing:
+            raise ValueError(f"{' and '.join(missing)} required in {self.mode} mode (unset)")
+        return self

@@ -1,0 +1,27 @@
+"""The `adapters.telegram` section, checked without loading the Telegram library."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from groupmate.bot.sections import OptionalText, Secret, Section
+
+
+class TelegramSettings(Section):
+    """Present = enabled. Long polling unless `webhook_url` is set."""
+
+    token: Secret = None
+    api_base: str = "https://api.telegram.org"
+    webhook_url: OptionalText = None
+    webhook_secret: Secret = None
+    # Seconds one getUpdates long poll waits for news; Telegram allows up to 50.
+    poll_timeout: float = Field(25.0, gt=0, le=50)
+
+    @model_validator(mode="after")
+    def _needs_the_token(self) -> TelegramSettings:
+        # `groupmate check` (and serve) say what is missing before anything connects.
+        if self.token is None:
+            raise ValueError("token required (unset)")
+        if self.webhook_url and self.webhook_secret is None:
+            raise ValueError("webhook_secret required with webhook_url (unset)")
+        return self
