@@ -6,6 +6,7 @@ platform's library, and bot.config composes them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, SecretStr, model_validator
@@ -22,6 +23,14 @@ def _unset_if_empty(value: Any) -> Any:
 # An unset ${ENV_VAR} interpolates to "", which means "not configured".
 Secret = Annotated[SecretStr | None, BeforeValidator(_unset_if_empty)]
 OptionalText = Annotated[str | None, BeforeValidator(_unset_if_empty)]
+
+
+def require(section: BaseModel, needed: Mapping[str, bool], *, context: str = "") -> None:
+    """ValueError naming each setting that is `needed` (True) and unset: `groupmate check`
+    (and serve) say what is missing before anything connects."""
+    missing = [name for name, wanted in needed.items() if wanted and getattr(section, name) is None]
+    if missing:
+        raise ValueError(f"{' and '.join(missing)} required{context} (unset)")
 
 
 class Section(BaseModel):

@@ -108,11 +108,10 @@ CHECK_UNUSED = (
 )
 
 
-def test_check_of_a_minimal_config_imports_only_what_it_reports(tmp_path: Path) -> None:
-    config = tmp_path / "config.yaml"
-    config.write_text(f"storage: {{url: 'sqlite:///{tmp_path}/bot.db'}}\n")
+def _check(config: Path, heavy: tuple[str, ...]) -> tuple[list[str], list[str], str]:
+    """`groupmate check` of `config`: its report, which of `heavy` it loaded, all it said."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(heavy=CHECK_UNUSED), "--config", str(config), "check"],
+        [sys.executable, "-c", _PROBE.format(heavy=heavy), "--config", str(config), "check"],
         env={"PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
@@ -120,8 +119,15 @@ def test_check_of_a_minimal_config_imports_only_what_it_reports(tmp_path: Path) 
         check=True,
     )
     *report, loaded = done.stdout.strip().splitlines()
-    assert "plugins: none configured" in report, done.stdout + done.stderr
-    assert loaded.split()[1:] == []
+    return report, loaded.split()[1:], done.stdout + done.stderr
+
+
+def test_check_of_a_minimal_config_imports_only_what_it_reports(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(f"storage: {{url: 'sqlite:///{tmp_path}/bot.db'}}\n")
+    report, loaded, said = _check(config, CHECK_UNUSED)
+    assert "plugins: none configured" in report, said
+    assert loaded == []
 
 
 # Each chat platform's library; a settings section is checked without loading it.
@@ -151,21 +157,6 @@ adapters:
 def test_check_of_every_platform_imports_no_platform_library(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(EVERY_PLATFORM.format(folder=tmp_path))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _PROBE.format(heavy=PLATFORM_SDKS),
-            "--config",
-            str(config),
-            "check",
-        ],
-        env={"PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    *report, loaded = done.stdout.strip().splitlines()
-    assert "plugins: none configured" in report, done.stdout + done.stderr
-    assert loaded.split()[1:] == []
+    report, loaded, said = _check(config, PLATFORM_SDKS)
+    assert "plugins: none configured" in report, said
+    assert loaded == []

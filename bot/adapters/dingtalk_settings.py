@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from groupmate.bot.sections import OptionalText, Secret, Section
+from groupmate.bot.sections import OptionalText, Secret, Section, require
 
 
 class DingTalkSettings(Section):
@@ -22,7 +22,5 @@ class DingTalkSettings(Section):
 
     @model_validator(mode="after")
     def _needs_the_app(self) -> DingTalkSettings:
-        missing = [n for n in ("client_id", "client_secret") if getattr(self, n) is None]
-        if missing:
-            raise ValueError(f"{' and '.join(missing)} required (unset)")
+        require(self, {"client_id": True, "client_secret": True})
         return self

@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from groupmate.bot.sections import Secret, Section
+from groupmate.bot.sections import Secret, Section, require
 
 
 class DiscordSettings(Section):
@@ -24,8 +24,7 @@ class DiscordSettings(Section):
 
     @model_validator(mode="after")
     def _needs_the_token(self) -> DiscordSettings:
-        if self.token is None:
-            raise ValueError("token required (unset)")
+        require(self, {"token": True})
         return self
 
     @field_validator("api_url")

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from groupmate.bot.sections import OptionalText, Secret, Section
+from groupmate.bot.sections import OptionalText, Secret, Section, require
 
 
 class LarkSettings(Section):
@@ -25,15 +25,6 @@ class LarkSettings(Section):
 
     @model_validator(mode="after")
     def _what_the_mode_needs(self) -> LarkSettings:
-        missing = [
-            name
-            for name, needed in (
-                ("app_id", True),
-                ("app_secret", True),
-                ("verification_token", self.mode == "webhook"),
-            )
-            if needed and getattr(self, name) is None
-        ]
-        if missing:
-            raise ValueError(f"{' and '.join(missing)} required in {self.mode} mode (unset)")
+        needed = {"app_id": True, "app_secret": True, "verification_token": self.mode == "webhook"}
+        require(self, needed, context=f" in {self.mode} mode")
         return self

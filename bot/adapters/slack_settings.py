@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from groupmate.bot.sections import Secret, Section
+from groupmate.bot.sections import Secret, Section, require
 
 
 class SlackSettings(Section):
@@ -22,16 +22,10 @@ class SlackSettings(Section):
 
     @model_validator(mode="after")
     def _what_the_mode_needs(self) -> SlackSettings:
-        # `groupmate check` (and serve) say what is missing before anything connects.
-        missing = [
-            name
-            for name, needed in (
-                ("bot_token", True),
-                ("signing_secret", self.mode == "events"),
-                ("app_token", self.mode == "socket"),
-            )
-            if needed and getattr(self, name) is None
-        ]
-        if missing:
-            raise ValueError(f"{' and '.join(missing)} required in {self.mode} mode (unset)")
+        needed = {
+            "bot_token": True,
+            "signing_secret": self.mode == "events",
+            "app_token": self.mode == "socket",
+        }
+        require(self, needed, context=f" in {self.mode} mode")
         return self

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from groupmate.bot.sections import OptionalText, Secret, Section
+from groupmate.bot.sections import OptionalText, Secret, Section, require
 
 
 class TelegramSettings(Section):
@@ -19,9 +19,7 @@ class TelegramSettings(Section):
 
     @model_validator(mode="after")
     def _needs_the_token(self) -> TelegramSettings:
-        # `groupmate check` (and serve) say what is missing before anything connects.
-        if self.token is None:
-            raise ValueError("token required (unset)")
+        require(self, {"token": True})
         if self.webhook_url and self.webhook_secret is None:
             raise ValueError("webhook_secret required with webhook_url (unset)")
         return self
