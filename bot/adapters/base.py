@@ -15,11 +15,13 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.bot.router import Deliver
-from groupmate.storage import Member, OutgoingMessage, ReminderService
+from groupmate.storage import Member, OutgoingMessage, ReminderService, SendError
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -95,6 +97,48 @@ def connection_state(
     return "reconnecting" if last_error else "connecting"
 
 
+def iso(moment: datetime | None) -> str | None:
+    """A moment as status() shows it: ISO 8601, or None for not yet."""
+    return moment.isoformat() if moment else None
+
+
+def connection_status(
+    *,
+    connected: bool,
+    since: datetime | None,
+    last_event: datetime | None,
+    last_error: str | None,
+    auth_failed: bool = False,
+    standby: bool = False,
+    warning: str | None = None,
+    **details: Any,
+) -> dict[str, Any]:
+    """status() of an adapter with one connection: its state, the platform's own
+    `details`, when it came up, when it last heard something and what last went wrong
+    (else a `warning`, which changes no state)."""
+    state = connection_state(
+        connected=connected, auth_failed=auth_failed, last_error=last_error, standby=standby
+    )
+    return {
+        "state": state,
+        "connected": connected,
+        **details,
+        "since": iso(since),
+        "last_event": iso(last_event),
+        "last_error": last_error or warning,
+    }
+
+
+def platform_chat(message: OutgoingMessage, prefix: str, platform: str, *, stopped: bool) -> str:
+    """The platform's own id of the chat `message` goes to. SendError for a chat of
+    another platform, or while the adapter is stopped (the engine retries it later)."""
+    if not message.chat_id.startswith(prefix):
+        raise SendError(f"not a {platform} chat id: {message.chat_id}")
+    if stopped:
+        raise SendError(f"the {platform.lower()} adapter is stopped")  # retried after a restart
+    return message.chat_id.removeprefix(prefix)
+
+
 def split_text(text: str, limit: int) -> list[str]:
     """`text` in pieces of at most `limit` characters, cut at paragraph breaks, else at
     line breaks, else at spaces, and only as a last resort inside a word."""
@@ -117,6 +161,28 @@ def split_text(text: str, limit: int) -> list[str]:
     if rest or not pieces:
         pieces.append(rest)
     return pieces
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One platform message's worth of a longer text."""
+
+    text: str
+    index: int  # its place among the pieces: what a per-piece idempotency key names
+    first: bool  # no piece went out before it: the one that replies or mentions everyone
+
+
+async def send_in_pieces(
+    text: str, limit: int, send: Callable[[Piece], Awaitable[str | None]]
+) -> str | None:
+    """`text` in pieces of at most `limit` characters, blank ones left out, each sent by
+    `send` in order; the id of the first sent (what a reply or a reaction names it by)."""
+    first: str | None = None
+    for index, piece in enumerate(split_text(text, limit)):
+        if piece.strip():
+            sent = await send(Piece(piece, index, first is None))
+            first = first or sent
+    return first
 
 
 def mention_targets(people: Iterable[Member], prefix: str) -> dict[str, str]:

@@ -47,9 +47,10 @@ from starlette.routing import BaseRoute, Route
 
 from groupmate.bot.adapters.base import (
     BotHost,
-    connection_state,
+    connection_status,
     finish,
     mention_targets,
+    platform_chat,
     sent_with_retries,
     split_text,
 )
@@ -289,11 +290,7 @@ class DingTalkAdapter:
     # -- outgoing ----------------------------------------------------------------------
 
     async def send(self, message: OutgoingMessage) -> str | None:
-        if not message.chat_id.startswith(PREFIX):
-            raise SendError(f"not a DingTalk chat id: {message.chat_id}")
-        if self._stopped:
-            raise SendError("the dingtalk adapter is stopped")  # retried after a restart
-        conversation = message.chat_id.removeprefix(PREFIX)
+        conversation = platform_chat(message, PREFIX, "DingTalk", stopped=self._stopped)
         try:
             sent_id, notified = await self._send_text(
                 conversation, message.text, message.people, answer=False, all_=message.everyone
@@ -384,18 +381,15 @@ class DingTalkAdapter:
 
     def status(self) -> dict[str, Any]:
         connected = self._connected_since is not None
-        state = connection_state(
-            connected=connected, auth_failed=self._auth_failed, last_error=self._last_error
+        return connection_status(
+            connected=connected,
+            since=self._connected_since,
+            last_event=self._last_event,
+            last_error=self._last_error,
+            auth_failed=self._auth_failed,
+            mode=self._settings.mode,
+            robot_code=self._api.robot_code,
         )
-        return {
-            "state": state,
-            "connected": connected,
-            "mode": self._settings.mode,
-            "robot_code": self._api.robot_code,
-            "since": self._connected_since.isoformat() if self._connected_since else None,
-            "last_event": self._last_event.isoformat() if self._last_event else None,
-            "last_error": self._last_error,
-        }
 
 
 def _safe(exc: Exception) -> str:

@@ -42,8 +42,10 @@ from starlette.routing import BaseRoute
 
 from groupmate.bot.adapters.base import (
     BotHost,
-    connection_state,
+    Piece,
+    connection_status,
     finish,
+    send_in_pieces,
     sent_with_retries,
     split_text,
 )
@@ -364,21 +366,20 @@ class DiscordAdapter:
             replied_user=False,
         )
         key = message.idempotency_key
-        first: str | None = None
+
+        async def send(piece: Piece) -> str:
+            # discord.py sends `enforce_nonce` with each nonce. One per piece: a retry after
+            # a partial send repeats none. Without a key (a progress line): the library's
+            # random one.
+            once = nonce(key, piece.index) if key is not None else None
+            text = render(piece.text, message.people)
+            if message.everyone and piece.first:
+                text = f"@everyone {text}"
+            post = functools.partial(channel.send, text, allowed_mentions=allowed, nonce=once)
+            return str((await self._sent(post)).id)
+
         try:
-            for index, piece in enumerate(split_text(message.text, MESSAGE_LIMIT)):
-                if not piece.strip():
-                    continue
-                # discord.py sends `enforce_nonce` with each nonce. One per piece: a retry
-                # after a partial send repeats none. Without a key (a progress line): the
-                # library's random one.
-                once = nonce(key, index) if key is not None else None
-                text = render(piece, message.people)
-                if message.everyone and first is None:
-                    text = f"@everyone {text}"
-                post = functools.partial(channel.send, text, allowed_mentions=allowed, nonce=once)
-                sent = await self._sent(post)
-                first = first or str(sent.id)
+            return await send_in_pieces(message.text, MESSAGE_LIMIT, send)
         except discord.HTTPException as exc:
             raise SendError(f"discord send: HTTP {exc.status} (code {exc.code})") from None
         except discord.RateLimited as exc:  # longer than discord.py waits: retried later
@@ -387,26 +388,22 @@ class DiscordAdapter:
             raise SendError(f"discord send: {type(exc).__name__}") from None
         except RuntimeError:  # aiohttp: the session closed under the send (a stop)
             raise SendError("discord send: the connection closed") from None
-        return first
 
     def status(self) -> dict[str, Any]:
         connected = self._connected_since is not None
-        state = connection_state(
-            connected=connected, auth_failed=self._auth_failed, last_error=self._last_error
-        )
-        warning = _CONTENT_WARNING if self._refused_content else None
         # The last heartbeat's round trip: Discord ACKs each (inf before the first ACK).
         latency = self._client.latency if connected and self._client is not None else math.nan
-        return {
-            "state": state,
-            "connected": connected,
-            "user_id": str(self._me) if self._me else None,
-            "message_content": self._message_content,
-            "latency_ms": round(latency * 1000) if math.isfinite(latency) else None,
-            "since": self._connected_since.isoformat() if self._connected_since else None,
-            "last_event": self._last_event.isoformat() if self._last_event else None,
-            "last_error": self._last_error or warning,
-        }
+        return connection_status(
+            connected=connected,
+            since=self._connected_since,
+            last_event=self._last_event,
+            last_error=self._last_error,
+            auth_failed=self._auth_failed,
+            warning=_CONTENT_WARNING if self._refused_content else None,
+            user_id=str(self._me) if self._me else None,
+            message_content=self._message_content,
+            latency_ms=round(latency * 1000) if math.isfinite(latency) else None,
+        )
 
 
 def _names(user: discord.abc.User) -> frozenset[str]:

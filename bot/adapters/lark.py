@@ -46,9 +46,12 @@ from starlette.routing import BaseRoute, Route
 from groupmate.bot.adapters import CHAT_PREFIXES
 from groupmate.bot.adapters.base import (
     BotHost,
-    connection_state,
+    Piece,
+    connection_status,
     finish,
     mention_targets,
+    platform_chat,
+    send_in_pieces,
     sent_with_retries,
     split_text,
 )
@@ -351,49 +354,39 @@ class LarkAdapter:
     # -- outgoing ----------------------------------------------------------------------
 
     async def send(self, message: OutgoingMessage) -> str | None:
-        if not message.chat_id.startswith(self.chat_prefix):
-            raise SendError(f"not a Lark chat id: {message.chat_id}")
-        if self._stopped:
-            raise SendError("the lark adapter is stopped")  # retried after a restart
-        chat = message.chat_id.removeprefix(self.chat_prefix)
+        chat = platform_chat(message, self.chat_prefix, "Lark", stopped=self._stopped)
         people = mention_targets(message.people, self.chat_prefix)
         key = message.idempotency_key
-        first: str | None = None
+
+        async def send(piece: Piece) -> str | None:
+            uuid = _uuid(key, piece.index) if key is not None else None
+            everyone = message.everyone and piece.first
+            content = render_text(piece.text, people, everyone=everyone)
+            sent = await self._api.send(chat, content, uuid)
+            if sent:
+                self._sent.append(sent)
+                self._reactions.remember(sent, chat)
+            return sent
+
         try:
-            for index, piece in enumerate(split_text(message.text, MESSAGE_LIMIT)):
-                if not piece.strip():
-                    continue
-                uuid = _uuid(key, index) if key is not None else None
-                everyone = message.everyone and first is None
-                content = render_text(piece, people, everyone=everyone)
-                sent = await self._api.send(chat, content, uuid)
-                if sent:
-                    self._sent.append(sent)
-                    self._reactions.remember(sent, chat)
-                    first = first or sent
+            return await send_in_pieces(message.text, MESSAGE_LIMIT, send)
         except LarkError as exc:
             raise SendError(f"lark {exc}") from None
-        return first
 
     def status(self) -> dict[str, Any]:
         long = self._long.status() if self._long is not None else None
         connected = self._connected_since is not None and (long is None or long["connected"])
         last_error = self._last_error or (long["last_error"] if long else None)
-        state = connection_state(
+        return connection_status(
             connected=connected,
-            auth_failed=self._auth_failed or (long is not None and long["auth_failed"]),
+            since=self._connected_since,
+            last_event=self._last_event,
             last_error=last_error,
+            auth_failed=self._auth_failed or (long is not None and long["auth_failed"]),
             standby=long is not None and long["standby"],  # another process holds it
+            mode=self._settings.mode,
+            open_id=self._me or None,
         )
-        return {
-            "state": state,
-            "connected": connected,
-            "mode": self._settings.mode,
-            "open_id": self._me or None,
-            "since": self._connected_since.isoformat() if self._connected_since else None,
-            "last_event": self._last_event.isoformat() if self._last_event else None,
-            "last_error": last_error,
-        }
 
 
 def _uuid(key: str, index: int) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from nio import SyncResponse
 
-from groupmate.bot.adapters.base import BotHost, the_one
+from groupmate.bot.adapters.base import BotHost, iso, the_one
 from groupmate.bot.adapters.matrix_client import (
     MatrixClient,
     MatrixError,
@@ -143,8 +143,8 @@ class MatrixAdapter:
         return {
             "user_id": self.user_id,
             "connected": self._connected_since is not None,
-            "connected_since": _iso(self._connected_since),
-            "last_event_at": _iso(self._last_event_at),
+            "connected_since": iso(self._connected_since),
+            "last_event_at": iso(self._last_event_at),
             "last_error": self._last_error,
         }
 
@@ -441,7 +441,3 @@ class MatrixAdapter:
             raise error(f"matrix: sending to {room_id} failed: {exc}") from None
         self._sent.append(event_id)
         return event_id
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()

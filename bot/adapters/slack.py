@@ -42,12 +42,14 @@ from starlette.routing import BaseRoute, Route
 from groupmate.bot.adapters import CHAT_PREFIXES
 from groupmate.bot.adapters.base import (
     BotHost,
-    connection_state,
+    Piece,
+    connection_status,
     finish,
     mention_pieces,
     mention_targets,
+    platform_chat,
+    send_in_pieces,
     sent_with_retries,
-    split_text,
 )
 from groupmate.bot.adapters.slack_events import (
     ONLY_WHAT_IT_IS_SENT,
@@ -340,11 +342,7 @@ class SlackAdapter:
     # -- outgoing ----------------------------------------------------------------------
 
     async def send(self, message: OutgoingMessage) -> str | None:
-        if not message.chat_id.startswith(self.chat_prefix):
-            raise SendError(f"not a Slack chat id: {message.chat_id}")
-        if self._stopped:
-            raise SendError("the slack adapter is stopped")  # retried after a restart
-        channel = message.chat_id.removeprefix(self.chat_prefix)
+        channel = platform_chat(message, self.chat_prefix, "Slack", stopped=self._stopped)
         try:
             return await self._post(
                 channel, message.text, message.people, None, everyone=message.everyone
@@ -368,42 +366,41 @@ class SlackAdapter:
         acknowledged, Slack won't send it again); the first piece's `ts`, which replies
         in its thread name. With `everyone`, the first piece mentions the channel
         (`<!channel>`, Slack's mention of all its members)."""
-        first: str | None = None
-        for piece in split_text(text, MESSAGE_LIMIT):
-            if not piece.strip():
-                continue
+
+        async def send(piece: Piece) -> str:
             post = functools.partial(
                 self._client.chat_postMessage,
                 channel=channel,
-                text=("<!channel> " if everyone and first is None else "")
-                + render_mrkdwn(piece, people),
+                text=("<!channel> " if everyone and piece.first else "")
+                + render_mrkdwn(piece.text, people),
                 thread_ts=thread,
                 unfurl_links=False,
                 unfurl_media=False,
             )
             answer = await sent_with_retries(post, what="slack: an answer", attempts=attempts)
-            if first is None:
-                first = str(answer.get("ts"))
-        return first
+            return str(answer.get("ts"))
+
+        return await send_in_pieces(text, MESSAGE_LIMIT, send)
 
     def status(self) -> dict[str, Any]:
         connected = self._connected_since is not None and (
             self._settings.mode != "socket" or self._socket_up
         )
-        state = connection_state(
-            connected=connected, auth_failed=self._auth_failed, last_error=self._last_error
+        status = connection_status(
+            connected=connected,
+            since=self._connected_since,
+            last_event=self._last_event,
+            last_error=self._last_error,
+            auth_failed=self._auth_failed,
+            mode=self._settings.mode,
+            user_id=self._me or None,
+            team=self._team or None,
         )
-        return {
-            "state": state,
-            "connected": connected,
-            "mode": self._settings.mode,
-            "user_id": self._me or None,
-            "team": self._team or None,
-            "since": self._connected_since.isoformat() if self._connected_since else None,
-            "last_event": self._last_event.isoformat() if self._last_event else None,
-            "last_error": self._last_error,
-            "reads": self.reads,
-        } | ({"memory": ONLY_WHAT_IT_IS_SENT} if self.reads == "only what it is sent" else {})
+        return (
+            status
+            | {"reads": self.reads}
+            | ({"memory": ONLY_WHAT_IT_IS_SENT} if self.reads == "only what it is sent" else {})
+        )
 
     @property
     def reads(self) -> Reading:

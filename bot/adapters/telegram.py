@@ -39,7 +39,7 @@ from telegram import (
 )
 
 from groupmate.bot.adapters import CHAT_PREFIXES
-from groupmate.bot.adapters.base import BotHost, split_text, the_one
+from groupmate.bot.adapters.base import BotHost, Piece, iso, send_in_pieces, the_one
 from groupmate.bot.adapters.ordered import OrderedWork
 from groupmate.bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
@@ -426,28 +426,26 @@ class TelegramAdapter:
         self, chat: int, text: str, people: Sequence[Member], reply_to: int | None
     ) -> str | None:
         """Sends `text` in pieces Telegram accepts; the first piece's message id."""
-        first: str | None = None
-        for piece in split_text(text, MESSAGE_LIMIT):
-            if not piece.strip():
-                continue
+
+        async def send(piece: Piece) -> str:
             # Only the first piece is a reply; it goes out even if that message is gone.
             reply = (
                 ReplyParameters(reply_to, allow_sending_without_reply=True)
-                if reply_to is not None and first is None
+                if reply_to is not None and piece.first
                 else None
             )
             request = partial(
                 self._client.send_message,
                 chat,
-                render_html(piece, people),
+                render_html(piece.text, people),
                 parse_mode="HTML",
                 link_preview_options=_NO_PREVIEW,
                 reply_parameters=reply,
             )
             sent = await call("sendMessage", request, patient=True)
-            if first is None:
-                first = str(sent.message_id)
-        return first
+            return str(sent.message_id)
+
+        return await send_in_pieces(text, MESSAGE_LIMIT, send)
 
     # -- webhook and status ------------------------------------------------------------
 
@@ -478,8 +476,8 @@ class TelegramAdapter:
             "connected": self._connected_since is not None,
             "mode": "webhook" if self._settings.webhook_url else "polling",
             "username": self._username or None,
-            "since": self._connected_since.isoformat() if self._connected_since else None,
-            "last_update": self._last_update.isoformat() if self._last_update else None,
+            "since": iso(self._connected_since),
+            "last_update": iso(self._last_update),
             "last_error": self._last_error,
         }
 
