@@ -17,7 +17,7 @@ import pytest
 from groupmate.bot.adapters import configured
 from groupmate.bot.adapters.http import create_app
 from groupmate.bot.adapters.telegram import TelegramAdapter
-from groupmate.bot.adapters.telegram_api import render_html
+from groupmate.bot.adapters.telegram_events import render_html
 from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.storage import Member, OutgoingMessage, SendError

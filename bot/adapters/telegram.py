@@ -31,7 +31,6 @@ from telegram import (
     ChatMember,
     LinkPreviewOptions,
     Message,
-    MessageEntity,
     MessageReactionUpdated,
     ReplyParameters,
     Update,
@@ -46,15 +45,18 @@ from groupmate.bot.adapters.telegram_api import (
     ApiError,
     call,
     new_client,
-    reaction_changes,
-    render_html,
-    replace_spans,
     user_number,
+)
+from groupmate.bot.adapters.telegram_events import (
+    addressing,
+    is_answered,
+    reactions_of,
+    render_html,
 )
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.commands import Commands
 from groupmate.bot.config import ConfigError
-from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 
 log = logging.getLogger(__name__)
@@ -246,8 +248,8 @@ class TelegramAdapter:
         the whole set before and after)."""
         assert self._bot is not None
         chat = update.chat
-        if chat.type not in (chat.PRIVATE, chat.GROUP, chat.SUPERGROUP):
-            return  # channels, as for messages
+        if not is_answered(chat):
+            return
         chat_id = f"tg:{chat.id}"
         person = update.user
         if person is not None:
@@ -262,19 +264,8 @@ class TelegramAdapter:
             sender = f"tg:{update.actor_chat.id}"
         else:
             return
-        added, removed = reaction_changes(update.old_reaction, update.new_reaction)
-        changes = [(emoji, False) for emoji in removed] + [(emoji, True) for emoji in added]
         try:
-            for emoji, on in changes:
-                reaction = IncomingReaction(
-                    chat_id=chat_id,
-                    chat_type="private" if chat.type == chat.PRIVATE else "group",
-                    sender_id=sender,
-                    message_id=str(update.message_id),  # as IncomingMessage.message_id
-                    emoji=emoji,
-                    added=on,
-                    timestamp=update.date,
-                )
+            for reaction in reactions_of(update, sender):
                 await self._bot.react(reaction)
         except Exception as exc:
             log.error("telegram: reporting a reaction failed: %s", _safe(exc))
@@ -297,38 +288,22 @@ class TelegramAdapter:
     async def _incoming(self, message: Message) -> IncomingMessage | None:
         """The bot's view of a Telegram message; None for what it ignores."""
         assert self._bot is not None  # updates are answered once started
-        chat, sender, text = message.chat, message.from_user, message.text or ""
-        if chat.type not in (chat.PRIVATE, chat.GROUP, chat.SUPERGROUP):
-            return None  # channels
+        chat, sender = message.chat, message.from_user
+        if not is_answered(chat):
+            return None
         if sender is None or sender.is_bot:
             return None  # other bots (no bot-to-bot loops), anonymous admins
         chat_id = f"tg:{chat.id}"
         sender_member = self._remember(chat_id, sender)
+        read = addressing(message, username=self._username, me=self._me_id, bot_name=self._bot_name)
+        text, mentions_bot = read.text, read.mentions_bot
         mentions: list[Member] = []
-        mentions_bot = False
-        spans: list[tuple[int, int, str]] = []
-        for entity in message.entities:
-            offset, length = entity.offset, entity.length
-            part = message.parse_entity(entity)  # Telegram counts in UTF-16 code units
-            if entity.type == MessageEntity.MENTION:
-                if part[1:].casefold() == self._username.casefold():
-                    mentions_bot = True
-                    spans.append((offset, length, f"@{self._bot_name}"))  # the router strips it
-                elif (found := self._find_seen(chat_id, part[1:])) is not None:
-                    mentions.append(found)
-            elif entity.type == MessageEntity.TEXT_MENTION and entity.user is not None:
-                if entity.user.id == self._me_id:
-                    mentions_bot = True
-                else:
-                    self._remember(chat_id, entity.user)
-                    mentions.append(Member(f"tg:{entity.user.id}", part))
-            elif entity.type == MessageEntity.BOT_COMMAND and "@" in part:
-                command, _, target = part.partition("@")
-                if target.casefold() == self._username.casefold():
-                    # "/remind@groupmate_bot": the router knows the bot by its config name.
-                    spans.append((offset, length, f"{command}@{self._bot_name}"))
-        if spans:
-            text = replace_spans(text, spans)
+        for other in read.others:
+            if other.user is not None:  # a text mention: now a person seen in the chat
+                self._remember(chat_id, other.user)
+                mentions.append(Member(f"tg:{other.user.id}", other.shown))
+            elif (found := self._find_seen(chat_id, other.shown[1:])) is not None:
+                mentions.append(found)
         replied = message.reply_to_message
         replied_from = replied.from_user if replied is not None else None
         reply_to_bot = replied_from is not None and replied_from.id == self._me_id

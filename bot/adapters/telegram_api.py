@@ -1,6 +1,5 @@
 """The Telegram Bot API through python-telegram-bot's `telegram.Bot`: its errors named
-by method, 429s waited out, the token kept out of logs and errors, the HTML the adapter
-sends (text mentions, escaping), and the emoji a reaction update changed.
+by method, 429s waited out, and the token kept out of logs and errors.
 
 The token is part of every request URL (`/bot<token>/sendMessage`), which httpx logs at
 INFO and PTB at DEBUG (PTB's InvalidToken even quotes it): a redacting filter on their
@@ -10,21 +9,16 @@ loggers, and on every message this module builds, keeps the token out.
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
 
 import telegram
-from telegram import ReactionType, ReactionTypeCustomEmoji, ReactionTypeEmoji
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
-
-from groupmate.bot.adapters.base import mention_pieces
-from groupmate.storage import Member
 
 log = logging.getLogger(__name__)
 
@@ -149,53 +143,3 @@ def user_number(user_id: str) -> int | None:
     """12345 for "tg:12345"; None for an id from another platform."""
     number = user_id.removeprefix("tg:")
     return int(number) if number.lstrip("-").isdigit() else None
-
-
-def reaction_changes(
-    old: Sequence[ReactionType], new: Sequence[ReactionType]
-) -> tuple[list[str], list[str]]:
-    """The emoji a `message_reaction` update added and took back: Telegram sends a
-    person's whole set before and after, not the change. A custom emoji stands as
-    "custom:<id>" (a digest can't draw it, but counts it apart from the others); a paid
-    reaction (stars) is left out: it is no emoji the person picked."""
-    before, after = _names(old), _names(new)
-    return [e for e in after if e not in before], [e for e in before if e not in after]
-
-
-def _names(reactions: Sequence[ReactionType]) -> list[str]:
-    found: list[str] = []
-    for reaction in reactions:
-        if isinstance(reaction, ReactionTypeEmoji):
-            found.append(reaction.emoji)
-        elif isinstance(reaction, ReactionTypeCustomEmoji):
-            found.append(f"custom:{reaction.custom_emoji_id}")
-    return list(dict.fromkeys(found))
-
-
-def render_html(text: str, people: Sequence[Member]) -> str:
-    """`text` as Telegram HTML: everything escaped, and each "@name" of `people` a text
-    mention (a link to the user, which notifies them even without a username)."""
-    links: dict[str, int] = {}
-    for person in people:
-        number = user_number(person.user_id)
-        if person.name and number is not None:
-            links.setdefault(f"@{person.name.lstrip('@')}", number)
-    out = []
-    for piece, mention in mention_pieces(text, links):
-        if mention:
-            out.append(f'<a href="tg://user?id={links[piece]}">{html.escape(piece)}</a>')
-        else:
-            out.append(html.escape(piece, quote=False))
-    return "".join(out)
-
-
-def replace_spans(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
-    """`text` with each (UTF-16 offset, length, replacement) applied."""
-    units = text.encode("utf-16-le")
-    out = bytearray()
-    position = 0
-    for offset, length, replacement in sorted(spans):
-        out += units[position : 2 * offset] + replacement.encode("utf-16-le")
-        position = 2 * (offset + length)
-    out += units[position:]
-    return out.decode("utf-16-le", errors="replace")
