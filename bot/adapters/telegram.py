@@ -15,9 +15,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
-import time
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -28,17 +26,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from telegram import (
     BotCommand,
-    ChatMember,
     LinkPreviewOptions,
     Message,
     MessageReactionUpdated,
     ReplyParameters,
     Update,
-    User,
 )
 
 from groupmate.bot.adapters import CHAT_PREFIXES
-from groupmate.bot.adapters.base import BotHost, Piece, iso, send_in_pieces, the_one
+from groupmate.bot.adapters.base import BotHost, Piece, iso, send_in_pieces
 from groupmate.bot.adapters.ordered import OrderedWork
 from groupmate.bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
@@ -53,6 +49,7 @@ from groupmate.bot.adapters.telegram_events import (
     reactions_of,
     render_html,
 )
+from groupmate.bot.adapters.telegram_people import TelegramPeople
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.commands import Commands
 from groupmate.bot.config import ConfigError
@@ -72,7 +69,6 @@ BOT_COMMANDS = (
     ("tz", "Set this chat's time zone"),
     ("help", "What I can do"),
 )
-_ADMIN_TTL = 300.0  # seconds a getChatMember answer is trusted
 _BACKOFF_MAX = 30.0
 _REPLY_ATTEMPTS = 4  # a reply lost to a network blip is retried this often
 _DRAIN_TIMEOUT = 10.0  # stop() waits this long for messages being answered
@@ -80,14 +76,6 @@ _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 # The updates asked for (getUpdates and setWebhook): Telegram leaves out message_reaction
 # unless it is named, and remembers the last list it was given.
 _UPDATES = (Update.MESSAGE, Update.MESSAGE_REACTION)
-
-
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """A user the adapter saw in a chat, so that "remind @bob" can find Bob."""
-
-    member: Member
-    username: str
 
 
 class TelegramAdapter:
@@ -115,8 +103,7 @@ class TelegramAdapter:
         self._work: OrderedWork[int, Message | MessageReactionUpdated] = OrderedWork(
             self._answer_in_chat
         )
-        self._admins: dict[tuple[int, int], tuple[float, bool]] = {}
-        self._seen: dict[str, dict[str, _Seen]] = {}
+        self._people = TelegramPeople(self._client)
         self._connected_since: datetime | None = None
         self._last_update: datetime | None = None
         self._last_error: str | None = None
@@ -256,7 +243,7 @@ class TelegramAdapter:
             if person.is_bot or person.id == self._me_id:
                 return  # this bot's own reactions are never counted; nor other bots'
             # Someone who reacts is in the chat: "remind @them" can find them now.
-            sender = self._remember(chat_id, person).user_id
+            sender = self._people.remember(chat_id, person).user_id
         elif update.actor_chat is not None:
             # Anonymous: a group's anonymous admin (the group itself) or a channel. Counted
             # as that chat: Telegram doesn't say which admin, so they all count once per
@@ -294,15 +281,15 @@ class TelegramAdapter:
         if sender is None or sender.is_bot:
             return None  # other bots (no bot-to-bot loops), anonymous admins
         chat_id = f"tg:{chat.id}"
-        sender_member = self._remember(chat_id, sender)
+        sender_member = self._people.remember(chat_id, sender)
         read = addressing(message, username=self._username, me=self._me_id, bot_name=self._bot_name)
         text, mentions_bot = read.text, read.mentions_bot
         mentions: list[Member] = []
         for other in read.others:
             if other.user is not None:  # a text mention: now a person seen in the chat
-                self._remember(chat_id, other.user)
+                self._people.remember(chat_id, other.user)
                 mentions.append(Member(f"tg:{other.user.id}", other.shown))
-            elif (found := self._find_seen(chat_id, other.shown[1:])) is not None:
+            elif (found := self._people.find(chat_id, other.shown[1:])) is not None:
                 mentions.append(found)
         replied = message.reply_to_message
         replied_from = replied.from_user if replied is not None else None
@@ -322,7 +309,9 @@ class TelegramAdapter:
             mentions_bot=mentions_bot,
             mention_entities=True,
             reply_to_bot=reply_to_bot,
-            sender_is_admin=group and maybe_for_bot and await self._is_admin(chat.id, sender.id),
+            sender_is_admin=group
+            and maybe_for_bot
+            and await self._people.is_admin(chat.id, sender.id),
             message_id=str(message.message_id),
             timestamp=message.date,
             mentions=tuple(dict.fromkeys(mentions)),
@@ -330,41 +319,9 @@ class TelegramAdapter:
             one_at_a_time=True,  # OrderedWork: a chat's updates in order
         )
 
-    def _remember(self, chat_id: str, user: User) -> Member:
-        username = user.username or ""
-        member = Member(f"tg:{user.id}", user.full_name or username or str(user.id))
-        self._seen.setdefault(chat_id, {})[member.user_id] = _Seen(member, username)
-        return member
-
-    def _find_seen(self, chat_id: str, name: str) -> Member | None:
-        wanted = name.casefold().lstrip("@")
-        for seen in self._seen.get(chat_id, {}).values():
-            if wanted == seen.username.casefold():
-                return Member(seen.member.user_id, seen.username)  # shown as "@username"
-        # A username is one person's; a display name may be several people's.
-        return the_one(
-            seen.member
-            for seen in self._seen.get(chat_id, {}).values()
-            if wanted == seen.member.name.casefold()
-        )
-
     async def find(self, chat_id: str, name: str) -> Member | None:
         """A member this adapter has seen in the chat (Telegram lists no members)."""
-        return self._find_seen(chat_id, name)
-
-    async def _is_admin(self, chat: int, user: int) -> bool:
-        now = time.monotonic()
-        cached = self._admins.get((chat, user))
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        try:
-            member = await call("getChatMember", lambda: self._client.get_chat_member(chat, user))
-            is_admin = member.status in (ChatMember.OWNER, ChatMember.ADMINISTRATOR)
-        except ApiError as exc:
-            log.warning("telegram: %s", exc)
-            return False  # unknown is not admin; ask again next time
-        self._admins[(chat, user)] = (now + _ADMIN_TTL, is_admin)
-        return is_admin
+        return self._people.find(chat_id, name)
 
     # -- outgoing ----------------------------------------------------------------------
 
