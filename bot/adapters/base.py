@@ -129,6 +129,30 @@ def connection_status(
     }
 
 
+@dataclass(slots=True)
+class Link:
+    """What an adapter knows of its one connection to the platform, for status()."""
+
+    since: datetime | None = None  # when it came up; None while down
+    last_event: datetime | None = None
+    last_error: str | None = None
+    auth_failed: bool = False  # the platform refused the credentials: not retried
+
+    def status(
+        self, *, connected: bool | None = None, warning: str | None = None, **details: Any
+    ) -> dict[str, Any]:
+        """connection_status() of this link; `connected` where up takes more than `since`."""
+        return connection_status(
+            connected=self.since is not None if connected is None else connected,
+            since=self.since,
+            last_event=self.last_event,
+            last_error=self.last_error,
+            auth_failed=self.auth_failed,
+            warning=warning,
+            **details,
+        )
+
+
 def platform_chat(message: OutgoingMessage, prefix: str, platform: str, *, stopped: bool) -> str:
     """The platform's own id of the chat `message` goes to. SendError for a chat of
     another platform, or while the adapter is stopped (the engine retries it later)."""

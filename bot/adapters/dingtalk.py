@@ -34,7 +34,6 @@ import json
 import logging
 import time
 from collections.abc import Coroutine, Sequence
-from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import quote_plus
 
@@ -47,7 +46,7 @@ from starlette.routing import BaseRoute, Route
 
 from groupmate.bot.adapters.base import (
     BotHost,
-    connection_status,
+    Link,
     finish,
     mention_targets,
     platform_chat,
@@ -131,10 +130,7 @@ class DingTalkAdapter:
         self._signatures = UsedSignatures()
         self._tasks: set[asyncio.Task[None]] = set()
         self._runner: asyncio.Task[None] | None = None
-        self._connected_since: datetime | None = None
-        self._last_event: datetime | None = None
-        self._last_error: str | None = None
-        self._auth_failed = False
+        self._link = Link()
         self._stopped = False
 
     def _database(self) -> Database | None:
@@ -161,17 +157,17 @@ class DingTalkAdapter:
                     return
                 up_for = await self._stream_once()
             except CredentialsRefused as exc:
-                self._auth_failed, self._last_error = True, str(exc)
+                self._link.auth_failed, self._link.last_error = True, str(exc)
                 log.error("dingtalk: %s (check adapters.dingtalk.client_secret)", exc)
                 return
             except DingTalkError as exc:
-                self._last_error = str(exc)
+                self._link.last_error = str(exc)
             except Exception as exc:  # an answer no one foresaw must not end the loop
-                self._last_error = f"stream: {type(exc).__name__}"
-            self._connected_since = None
+                self._link.last_error = f"stream: {type(exc).__name__}"
+            self._link.since = None
             if up_for >= _STEADY:
                 backoff = 1.0  # it was up a while: this is a new trouble
-            log.warning("dingtalk: %s; reconnecting in %.0fs", self._last_error, backoff)
+            log.warning("dingtalk: %s; reconnecting in %.0fs", self._link.last_error, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, _BACKOFF_MAX)
 
@@ -191,14 +187,14 @@ class DingTalkAdapter:
                 async for raw in socket:
                     if await self._frame(raw) == StreamClient.TAG_DISCONNECT:
                         break  # DingTalk moves the client: connect anew
-            self._last_error = "stream: closed by DingTalk"
+            self._link.last_error = "stream: closed by DingTalk"
         except (OSError, TimeoutError, websockets.WebSocketException) as exc:
-            self._last_error = f"stream: {type(exc).__name__}"
+            self._link.last_error = f"stream: {type(exc).__name__}"
         return 0.0 if began is None else time.monotonic() - began
 
     def _up(self) -> None:
-        self._connected_since = utc_now()
-        self._last_error = None
+        self._link.since = utc_now()
+        self._link.last_error = None
         log.info(
             "dingtalk: connected (%s mode, robot %s)", self._settings.mode, self._api.robot_code
         )
@@ -220,7 +216,7 @@ class DingTalkAdapter:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._runner
-        self._connected_since = None
+        self._link.since = None
         await finish(self._tasks)  # they end before the client they use is closed
         await self._api.aclose()
 
@@ -243,7 +239,7 @@ class DingTalkAdapter:
 
     def _accept(self, data: Any) -> None:
         """A robot message from either mode: answered in a task, after the ack."""
-        self._last_event = utc_now()
+        self._link.last_event = utc_now()
         message = parse(data)
         if message is None:
             log.warning("dingtalk: a robot message without msgId/conversation/sender dropped")
@@ -380,13 +376,7 @@ class DingTalkAdapter:
         return "single"
 
     def status(self) -> dict[str, Any]:
-        connected = self._connected_since is not None
-        return connection_status(
-            connected=connected,
-            since=self._connected_since,
-            last_event=self._last_event,
-            last_error=self._last_error,
-            auth_failed=self._auth_failed,
+        return self._link.status(
             mode=self._settings.mode,
             robot_code=self._api.robot_code,
         )

@@ -30,7 +30,6 @@ import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -42,8 +41,8 @@ from starlette.routing import BaseRoute
 
 from groupmate.bot.adapters.base import (
     BotHost,
+    Link,
     Piece,
-    connection_status,
     finish,
     send_in_pieces,
     sent_with_retries,
@@ -109,10 +108,7 @@ class DiscordAdapter:
         # Per chat, the people seen in it with the names they go by.
         self._seen: dict[str, dict[str, tuple[Member, frozenset[str]]]] = {}
         self._guild_of: dict[str, int] = {}  # chat id -> its guild, for the directory
-        self._connected_since: datetime | None = None
-        self._last_event: datetime | None = None
-        self._last_error: str | None = None
-        self._auth_failed = False
+        self._link = Link()
         self._stopped = False
         self._backoff = 1.0
 
@@ -136,12 +132,12 @@ class DiscordAdapter:
             try:
                 pause = await self._session(client)
             finally:
-                self._connected_since = None
+                self._link.since = None
                 await client.close()
             if pause is None or self._stopped:
                 return
             if pause:
-                log.warning("discord: %s; reconnecting in %.0fs", self._last_error, pause)
+                log.warning("discord: %s; reconnecting in %.0fs", self._link.last_error, pause)
                 await asyncio.sleep(pause)
                 self._backoff = min(self._backoff * 2, _BACKOFF_MAX)
 
@@ -165,29 +161,29 @@ class DiscordAdapter:
                 self._message_content = False
                 log.error("discord: %s; connecting without it", _CONTENT_WARNING)
                 return 0.0
-            self._last_error = "gateway: 4014 disallowed intents"
+            self._link.last_error = "gateway: 4014 disallowed intents"
         except discord.ConnectionClosed as exc:
             if exc.code == _AUTH_FAILED:
                 self._auth("gateway: 4004 authentication failed")
                 return None
-            self._last_error = f"gateway: closed with {exc.code}"
+            self._link.last_error = f"gateway: closed with {exc.code}"
         except discord.HTTPException as exc:
-            self._last_error = f"REST: {_safe(exc)}"
+            self._link.last_error = f"REST: {_safe(exc)}"
         except Exception as exc:  # the network or the library: logged, retried
             # Before its first connection, discord.py gives up with an AttributeError of
             # its own; the failure worth showing is that there was no connection.
             up = client.ws is not None
-            self._last_error = f"gateway: {_safe(exc)}" if up else "could not connect"
+            self._link.last_error = f"gateway: {_safe(exc)}" if up else "could not connect"
         return self._backoff
 
     def _auth(self, error: str) -> None:
-        self._auth_failed, self._last_error = True, error
+        self._link.auth_failed, self._link.last_error = True, error
         log.error("discord: %s (check adapters.discord.token); not retried", error)
 
     def on_connected(self) -> None:
-        self._connected_since = utc_now()
-        self._last_event = self._connected_since
-        self._last_error = None
+        self._link.since = utc_now()
+        self._link.last_event = self._link.since
+        self._link.last_error = None
         self._backoff = 1.0
         if self._refused_content:
             log.warning("discord: %s", _CONTENT_WARNING)
@@ -201,8 +197,8 @@ class DiscordAdapter:
     def on_disconnected(self, reason: str) -> None:
         if self._stopped:
             return
-        self._connected_since = None
-        self._last_error = reason
+        self._link.since = None
+        self._link.last_error = reason
         log.warning("discord: %s; reconnecting", reason)
 
     async def stop(self) -> None:
@@ -228,7 +224,7 @@ class DiscordAdapter:
     # -- incoming ----------------------------------------------------------------------
 
     def on_message(self, message: discord.Message) -> None:
-        self._last_event = utc_now()
+        self._link.last_event = utc_now()
         if not is_spoken(message):
             return  # other bots (and this one: no loops), joins, pins
         if self._stopped:  # Discord will not send it again: say so
@@ -260,7 +256,7 @@ class DiscordAdapter:
             log.debug("discord: the failure", exc_info=True)
 
     def on_reaction(self, payload: discord.RawReactionActionEvent) -> None:
-        self._last_event = utc_now()
+        self._link.last_event = utc_now()
         if self._stopped:
             return
         reaction = reaction_of(payload, me=self._me)
@@ -390,15 +386,10 @@ class DiscordAdapter:
             raise SendError("discord send: the connection closed") from None
 
     def status(self) -> dict[str, Any]:
-        connected = self._connected_since is not None
+        connected = self._link.since is not None
         # The last heartbeat's round trip: Discord ACKs each (inf before the first ACK).
         latency = self._client.latency if connected and self._client is not None else math.nan
-        return connection_status(
-            connected=connected,
-            since=self._connected_since,
-            last_event=self._last_event,
-            last_error=self._last_error,
-            auth_failed=self._auth_failed,
+        return self._link.status(
             warning=_CONTENT_WARNING if self._refused_content else None,
             user_id=str(self._me) if self._me else None,
             message_content=self._message_content,

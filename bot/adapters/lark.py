@@ -36,7 +36,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -46,6 +45,7 @@ from starlette.routing import BaseRoute, Route
 from groupmate.bot.adapters import CHAT_PREFIXES
 from groupmate.bot.adapters.base import (
     BotHost,
+    Link,
     Piece,
     connection_status,
     finish,
@@ -103,10 +103,7 @@ class LarkAdapter:
         self._connector: asyncio.Task[None] | None = None
         self._long: LongConnection | None = None
         self._ready = asyncio.Event()
-        self._connected_since: datetime | None = None
-        self._last_event: datetime | None = None
-        self._last_error: str | None = None
-        self._auth_failed = False
+        self._link = Link()
         self._stopped = False
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -128,9 +125,9 @@ class LarkAdapter:
                 if not self._me:
                     raise LarkError("bot info", "no open_id")
             except LarkError as exc:
-                self._last_error = str(exc)
+                self._link.last_error = str(exc)
                 if exc.auth:
-                    self._auth_failed = True
+                    self._link.auth_failed = True
                     log.error("lark: %s (check adapters.lark.app_id/app_secret)", exc)
                     return  # waiting won't fix a refused secret
                 log.warning("lark: %s; retrying in %.0fs", exc, backoff)
@@ -139,12 +136,12 @@ class LarkAdapter:
                 continue
             break
         self._ready.set()
-        self._last_error = None
+        self._link.last_error = None
         if self._settings.mode == "websocket":
             assert self._bot is not None and self._loop is not None
             self._long = LongConnection(self._settings, self._bot, self._loop, self._accept)
             await self._long.start()
-        self._connected_since = utc_now()
+        self._link.since = utc_now()
         log.info("lark: ready as %s (%s mode)", self._me, self._settings.mode)
 
     async def stop(self) -> None:
@@ -185,7 +182,7 @@ class LarkAdapter:
 
     def _accept(self, event: dict[str, Any]) -> None:
         """One event (either mode, on the bot's loop): a message is answered in a task."""
-        self._last_event = utc_now()
+        self._link.last_event = utc_now()
         header, body = event.get("header"), event.get("event")
         if not isinstance(header, dict) or not isinstance(body, dict):
             log.warning("lark: an event without a header or body; ignored")
@@ -375,14 +372,14 @@ class LarkAdapter:
 
     def status(self) -> dict[str, Any]:
         long = self._long.status() if self._long is not None else None
-        connected = self._connected_since is not None and (long is None or long["connected"])
-        last_error = self._last_error or (long["last_error"] if long else None)
+        connected = self._link.since is not None and (long is None or long["connected"])
+        last_error = self._link.last_error or (long["last_error"] if long else None)
         return connection_status(
             connected=connected,
-            since=self._connected_since,
-            last_event=self._last_event,
+            since=self._link.since,
+            last_event=self._link.last_event,
             last_error=last_error,
-            auth_failed=self._auth_failed or (long is not None and long["auth_failed"]),
+            auth_failed=self._link.auth_failed or (long is not None and long["auth_failed"]),
             standby=long is not None and long["standby"],  # another process holds it
             mode=self._settings.mode,
             open_id=self._me or None,

@@ -42,8 +42,8 @@ from starlette.routing import BaseRoute, Route
 from groupmate.bot.adapters import CHAT_PREFIXES
 from groupmate.bot.adapters.base import (
     BotHost,
+    Link,
     Piece,
-    connection_status,
     finish,
     mention_pieces,
     mention_targets,
@@ -122,12 +122,9 @@ class SlackAdapter:
         self._channel_messages = False  # a channel's message event came
         self._tasks: set[asyncio.Task[None]] = set()
         self._connector: asyncio.Task[None] | None = None
-        self._connected_since: datetime | None = None
-        self._last_event: datetime | None = None
-        self._last_error: str | None = None
+        self._link = Link()
         self._stopped = False
         self._ready = asyncio.Event()  # auth.test answered: the bot knows its own id
-        self._auth_failed = False
         self._socket_up = False  # socket mode: the WebSocket is open (polled)
         self._monitor: asyncio.Task[None] | None = None
 
@@ -143,13 +140,13 @@ class SlackAdapter:
             try:
                 answer = await self._client.auth_test()
             except SlackApiError as exc:
-                self._last_error = f"auth.test: {code_of(exc)}"
+                self._link.last_error = f"auth.test: {code_of(exc)}"
                 if code_of(exc) in ("invalid_auth", "not_authed", "token_revoked"):
-                    self._auth_failed = True
-                    log.error("slack: %s (check adapters.slack.bot_token)", self._last_error)
+                    self._link.auth_failed = True
+                    log.error("slack: %s (check adapters.slack.bot_token)", self._link.last_error)
                     return  # waiting won't fix a wrong token
             except (TimeoutError, SlackClientError, OSError) as exc:
-                self._last_error = f"auth.test: {type(exc).__name__}"
+                self._link.last_error = f"auth.test: {type(exc).__name__}"
             else:
                 self._me, self._team = str(answer["user_id"]), str(answer.get("team", ""))
                 self._scopes = reading_of(answer.headers)
@@ -157,11 +154,11 @@ class SlackAdapter:
                 if self._settings.mode == "socket":
                     await self._open_socket()
                     self._monitor = asyncio.create_task(self._watch_socket(), name="slack-socket")
-                self._connected_since = utc_now()
-                self._last_error = None
+                self._link.since = utc_now()
+                self._link.last_error = None
                 log.info("slack: connected as %s in %s", self._me, self._team or "a workspace")
                 return
-            log.warning("slack: %s; retrying in %.0fs", self._last_error, backoff)
+            log.warning("slack: %s; retrying in %.0fs", self._link.last_error, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, _BACKOFF_MAX)
 
@@ -184,12 +181,12 @@ class SlackAdapter:
             try:
                 up = await self._socket.client.is_connected()
             except Exception as exc:
-                up, self._last_error = False, f"socket: {type(exc).__name__}"
+                up, self._link.last_error = False, f"socket: {type(exc).__name__}"
             if up and not self._socket_up:
-                self._last_error = None
+                self._link.last_error = None
             elif not up and self._socket_up:
-                self._last_error = "socket: disconnected; slack_sdk is reconnecting"
-                log.warning("slack: %s", self._last_error)
+                self._link.last_error = "socket: disconnected; slack_sdk is reconnecting"
+                log.warning("slack: %s", self._link.last_error)
             self._socket_up = up
             await asyncio.sleep(_SOCKET_POLL)
 
@@ -227,7 +224,7 @@ class SlackAdapter:
         return await self._handler.handle(request)
 
     async def _on_message(self, event: dict[str, Any]) -> None:
-        self._last_event = utc_now()
+        self._link.last_event = utc_now()
         if event.get("type") == "message" and event.get("channel_type") != "im":
             self._channel_messages = True  # Slack sends this app its channels' messages
         if event.get("subtype") not in _MESSAGE_SUBTYPES or event.get("bot_id"):
@@ -239,7 +236,7 @@ class SlackAdapter:
         task.add_done_callback(self._tasks.discard)
 
     async def _on_reaction(self, event: dict[str, Any]) -> None:
-        self._last_event = utc_now()
+        self._link.last_event = utc_now()
         if self._stopped:
             return
         task = asyncio.create_task(self._react(event))
@@ -383,15 +380,11 @@ class SlackAdapter:
         return await send_in_pieces(text, MESSAGE_LIMIT, send)
 
     def status(self) -> dict[str, Any]:
-        connected = self._connected_since is not None and (
+        connected = self._link.since is not None and (
             self._settings.mode != "socket" or self._socket_up
         )
-        status = connection_status(
+        status = self._link.status(
             connected=connected,
-            since=self._connected_since,
-            last_event=self._last_event,
-            last_error=self._last_error,
-            auth_failed=self._auth_failed,
             mode=self._settings.mode,
             user_id=self._me or None,
             team=self._team or None,
