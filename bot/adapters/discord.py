@@ -46,7 +46,6 @@ from groupmate.bot.adapters.base import (
     finish,
     send_in_pieces,
     sent_with_retries,
-    split_text,
 )
 from groupmate.bot.adapters.discord_events import (
     MESSAGE_LIMIT,
@@ -279,18 +278,18 @@ class DiscordAdapter:
         (if it was deleted meanwhile, a plain message there); each piece tried again
         with the same nonce, so a try whose answer was lost shows once."""
         reference = message.to_reference(fail_if_not_exists=False)
-        for number, piece in enumerate(split_text(text, MESSAGE_LIMIT)):
-            if piece.strip():
-                post = functools.partial(
-                    message.channel.send,
-                    piece,
-                    reference=reference,
-                    allowed_mentions=_REPLY_MENTIONS[index > 0 or number > 0],
-                    nonce=nonce(f"reply:{message.id}:{index}", number),
-                )
-                await sent_with_retries(
-                    functools.partial(self._sent, post), what="discord: an answer"
-                )
+
+        async def send(piece: Piece) -> None:
+            post = functools.partial(
+                message.channel.send,
+                piece.text,
+                reference=reference,
+                allowed_mentions=_REPLY_MENTIONS[index > 0 or piece.index > 0],
+                nonce=nonce(f"reply:{message.id}:{index}", piece.index),
+            )
+            await sent_with_retries(functools.partial(self._sent, post), what="discord: an answer")
+
+        await send_in_pieces(text, MESSAGE_LIMIT, send)
 
     async def _sent(self, post: Callable[[], Awaitable[discord.Message]]) -> discord.Message:
         """`post`, waited for at most the adapter's wait. It runs to its end even when the

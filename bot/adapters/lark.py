@@ -53,7 +53,6 @@ from groupmate.bot.adapters.base import (
     platform_chat,
     send_in_pieces,
     sent_with_retries,
-    split_text,
 )
 from groupmate.bot.adapters.lark_api import LarkApi, LarkError
 from groupmate.bot.adapters.lark_events import (
@@ -213,24 +212,22 @@ class LarkAdapter:
             in_thread = bool(event["message"].get("thread_id"))
             pieces = itertools.count()
 
-            async def deliver(replies: list[Reply]) -> None:
+            async def answer(piece: Piece) -> None:
                 # Lark took the event (acknowledged): it won't push it again, so a reply
                 # that fails for a moment is sent again, with the same uuid: Lark posts
                 # one message per uuid (also when the message is answered again after a
                 # restart, within Lark's hour).
+                content = render_text(piece.text, {})
+                uuid = _uuid(f"reply:{message_id}", next(pieces))
+                post = functools.partial(self._api.reply, message_id, content, in_thread, uuid)
+                sent = await sent_with_retries(post, what="lark: an answer")
+                if sent:
+                    self._sent.append(sent)
+                    self._reactions.remember(sent, chat)
+
+            async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    for piece in split_text(reply.text, MESSAGE_LIMIT):
-                        if not piece.strip():
-                            continue
-                        content = render_text(piece, {})
-                        uuid = _uuid(f"reply:{message_id}", next(pieces))
-                        post = functools.partial(
-                            self._api.reply, message_id, content, in_thread, uuid
-                        )
-                        sent = await sent_with_retries(post, what="lark: an answer")
-                        if sent:
-                            self._sent.append(sent)
-                            self._reactions.remember(sent, chat)
+                    await send_in_pieces(reply.text, MESSAGE_LIMIT, answer)
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
