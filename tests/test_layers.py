@@ -29,12 +29,17 @@ def imported(path: Path, module: str) -> Iterator[tuple[int, str]]:
         if isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                anchor = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{anchor}.{base}" if base else anchor
-            yield node.lineno, base
+            yield node.lineno, absolute(node, package)
+
+
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module a `from … import` in `package` reads from."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        anchor = ".".join(parts[: len(parts) - node.level + 1])
+        base = f"{anchor}.{base}" if base else anchor
+    return base
 
 
 def crossings(folder: str, forbidden: tuple[str, ...]) -> list[str]:

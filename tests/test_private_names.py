@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.test_layers import ROOT, absolute
+
 FOLDERS = ("bot", "function_calls", "storage")
 
 
@@ -56,10 +57,7 @@ def violations(root: Path = ROOT) -> list[str]:
                 if isinstance(node, ast.Import):
                     targets = [(alias.name, None) for alias in node.names]
                 else:
-                    base = node.module or ""
-                    if node.level:
-                        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                        base = ".".join([*anchor, *([base] if base else [])])
+                    base = absolute(node, package)
                     targets = [(base, alias.name) for alias in node.names]
                 for module, name in targets:
                     if not module.startswith("groupmate."):

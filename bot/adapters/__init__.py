@@ -1,6 +1,7 @@
 """Chat platform adapters. Each platform is one module with one class that keeps the
 contract in `bot.adapters.base` and is built as `Class(settings, bot_name=...)` from its
-config section; `configured` builds those whose section is present."""
+config section (`<platform>_settings.py`); `configured` builds those whose section is
+present."""
 
 from __future__ import annotations
 

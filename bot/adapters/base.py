@@ -5,8 +5,9 @@ own prefix, e.g. "tg:-100123"), hands them to `bot.handle`, and sends the replie
 the platform's way (as a reply to the triggering message where the platform has those).
 It also delivers the bot's own messages (reminders, progress lines) for its chats: the
 bot routes each `OutgoingMessage` to the adapter whose `chat_prefix` its chat id starts
-with. Everything platform-specific stays in the adapter's module: a new platform is a
-module with a class like this and a config section, nothing else.
+with. Everything platform-specific stays in the adapter's modules: a new platform is a
+module with a class like this and its config section in `<platform>_settings.py` (which
+loads no platform library: `groupmate check` reads it), nothing else.
 """
 
 from __future__ import annotations
