@@ -29,7 +29,6 @@ from groupmate.bot.adapters.onebot_settings import OneBotSettings
 from groupmate.bot.adapters.slack_settings import SlackSettings
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.logs import LogFormat
-from groupmate.bot.sections import OptionalText, Secret, Section
 from groupmate.function_calls.handlers.audience_rules import ReminderRules
 from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
 from groupmate.function_calls.plugins import BuiltinsConfig, PluginSpec
@@ -37,6 +36,7 @@ from groupmate.function_calls.policy import PolicyConfig
 from groupmate.function_calls.prompt_formats import PromptFormat
 from groupmate.function_calls.remote import McpSettings, OpenApiSettings
 from groupmate.function_calls.search.config import SearchSettings
+from groupmate.function_calls.sections import OptionalText, Secret, Section
 from groupmate.function_calls.settings_keys import unknown_setting
 from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone

@@ -8,6 +8,8 @@ from typing import Any, cast, get_args
 
 from pydantic import BaseModel
 
+from groupmate.function_calls.sections import is_section
+
 
 def unknown_setting(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
     """The message for the unknown key at `loc` of `model`'s document: the setting it
@@ -26,22 +28,18 @@ def _settings_at(model: type[BaseModel], path: tuple[int | str, ...]) -> list[st
     for part in path:
         if isinstance(part, int):
             continue  # an item of a list: its section is the list's
-        found = current.model_fields.get(part) if _is_section(current) else None
+        found = current.model_fields.get(part) if is_section(current) else None
         if found is None:
             return []
         current = _section_of(found.annotation)
         if current is None:
             return []
-    return list(current.model_fields) if _is_section(current) else []
-
-
-def _is_section(value: Any) -> bool:
-    return isinstance(value, type) and issubclass(value, BaseModel)
+    return list(current.model_fields) if is_section(current) else []
 
 
 def _section_of(annotation: Any) -> type[BaseModel] | None:
     """The settings model an annotation holds (in `X | None`, `list[X]`, ...), if one."""
-    if _is_section(annotation):
+    if is_section(annotation):
         return cast(type[BaseModel], annotation)
     for argument in get_args(annotation):
         found = _section_of(argument)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from groupmate.bot.sections import Section
+from groupmate.function_calls.sections import Section
 
 
 class ConsoleSettings(Section):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from groupmate.bot.sections import OptionalText, Secret, Section, require
+from groupmate.function_calls.sections import OptionalText, Secret, Section, require
 
 
 class DingTalkSettings(Section):

@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from groupmate.bot.sections import Secret, Section, require
+from groupmate.function_calls.sections import Secret, Section, require
 
 
 class DiscordSettings(Section):

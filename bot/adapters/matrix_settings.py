@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from groupmate.bot.sections import Secret, Section
+from groupmate.function_calls.sections import Secret, Section
 
 
 class MatrixSettings(Section):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from groupmate.bot.sections import Secret, Section
+from groupmate.function_calls.sections import Secret, Section
 
 
 class OneBotSettings(Section):

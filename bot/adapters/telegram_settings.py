@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from groupmate.bot.sections import OptionalText, Secret, Section, require
+from groupmate.function_calls.sections import OptionalText, Secret, Section, require
 
 
 class TelegramSettings(Section):

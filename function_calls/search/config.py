@@ -11,13 +11,14 @@ the cache and the per-chat limit; and `search.fetch`, the limits of reading link
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Self
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from groupmate.function_calls.links import AllowList, FetchLimits
 from groupmate.function_calls.search._types import SearchProvider
 from groupmate.function_calls.search.service import WebSearch
+from groupmate.function_calls.sections import OptionalText, Secret
 
 ProviderName = Literal["perplexity", "openai", "searxng", "tavily", "brave"]
 DEFAULT_URLS: dict[str, str] = {
@@ -26,15 +27,6 @@ DEFAULT_URLS: dict[str, str] = {
     "brave": "https://api.search.brave.com",
 }
 _KEYED = frozenset({"perplexity", "tavily", "brave"})
-
-
-def _unset_if_empty(value: Any) -> Any:
-    return None if isinstance(value, str) and not value.strip() else value
-
-
-# An unset ${ENV_VAR} interpolates to "", which means "not configured".
-_Secret = Annotated[SecretStr | None, BeforeValidator(_unset_if_empty)]
-_Text = Annotated[str | None, BeforeValidator(_unset_if_empty)]
 
 
 class _Strict(BaseModel):
@@ -46,8 +38,8 @@ class ProviderSettings(_Strict):
     none: they are yours); `model` is for perplexity and openai only."""
 
     name: ProviderName
-    base_url: _Text = None
-    api_key: _Secret = None
+    base_url: OptionalText = None
+    api_key: Secret = None
     model: str = "sonar"
     timeout: float = Field(15, gt=0, le=120)
 
@@ -122,8 +114,8 @@ class SearchSettings(_Strict):
     it), or `providers`, a list tried in order: names, or mappings like ProviderSettings."""
 
     provider: ProviderName | Literal["none"] = "none"
-    base_url: _Text = None
-    api_key: _Secret = None
+    base_url: OptionalText = None
+    api_key: Secret = None
     model: str = "sonar"
     timeout: float = Field(15, gt=0, le=120)
     providers: list[ProviderSettings] = Field(default_factory=list)

@@ -2,7 +2,7 @@
 null subsection for its defaults, and the types of values an unset ${ENV_VAR} leaves empty.
 
 Light on purpose: each adapter's settings module builds on it without loading the
-platform's library, and bot.config composes them."""
+platform's library, as the tools' settings (search) do, and bot.config composes them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, SecretStr, model_validator
 
 
-def _is_section(annotation: Any) -> bool:
+def is_section(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
@@ -46,6 +46,6 @@ class Section(BaseModel):
                 key: value
                 for key, value in data.items()
                 if value is not None
-                or not (key in cls.model_fields and _is_section(cls.model_fields[key].annotation))
+                or not (key in cls.model_fields and is_section(cls.model_fields[key].annotation))
             }
         return data
