@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from nio import SyncResponse
 
-from groupmate.bot.adapters.base import BotHost, iso, the_one
+from groupmate.bot.adapters.base import BotHost, Link, iso, the_one
 from groupmate.bot.adapters.matrix_client import (
     MatrixClient,
     MatrixError,
@@ -97,9 +97,7 @@ class MatrixAdapter:
         # Rooms answered concurrently, each in order; says which since-token is safe.
         self._work: OrderedWork[str, dict[str, Any]] = OrderedWork(self._answer)
         self._logged_in = False
-        self._connected_since: datetime | None = None
-        self._last_event_at: datetime | None = None
-        self._last_error: str | None = None
+        self._link = Link()
 
     # -- the adapter contract -------------------------------------------------------
 
@@ -142,10 +140,10 @@ class MatrixAdapter:
     def status(self) -> dict[str, Any]:
         return {
             "user_id": self.user_id,
-            "connected": self._connected_since is not None,
-            "connected_since": iso(self._connected_since),
-            "last_event_at": iso(self._last_event_at),
-            "last_error": self._last_error,
+            "connected": self._link.since is not None,
+            "connected_since": iso(self._link.since),
+            "last_event_at": iso(self._link.last_event),
+            "last_error": self._link.last_error,
         }
 
     def routes(self) -> Sequence[BaseRoute]:
@@ -183,22 +181,22 @@ class MatrixAdapter:
                 data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, self._filter())
                 # Connected as soon as a sync answers, before its events are handled: a
                 # status read meanwhile must not say otherwise.
-                if self._connected_since is None:
-                    self._connected_since = utc_now()
+                if self._link.since is None:
+                    self._link.since = utc_now()
                     log.info("matrix: connected as %s", self.user_id)
                 handling = await self._process(data, self._since)
                 self._since = str(data.next_batch)
                 self._work.add(self._since, handling)
                 await self._save_progress(wait=len(self._work) > _MAX_BATCHES_AHEAD)
-                self._last_error = None
+                self._link.last_error = None
                 backoff = 1.0
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 if isinstance(exc, MatrixError) and exc.errcode == "M_UNKNOWN_TOKEN":
                     self._logged_in = False  # log in again (with the password, if any)
-                self._connected_since = None
-                self._last_error = str(exc) if isinstance(exc, MatrixError) else repr(exc)
+                self._link.since = None
+                self._link.last_error = str(exc) if isinstance(exc, MatrixError) else repr(exc)
                 log.warning("matrix: sync failed (%s); retrying in %.0fs", exc, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
@@ -262,7 +260,7 @@ class MatrixAdapter:
             encrypted = any(e.get("type") == "m.room.encryption" for e in states)
             events = []
             for event in after_join(timeline, self.user_id):
-                self._last_event_at = utc_now()
+                self._link.last_event = utc_now()
                 if event.get("sender") == self.user_id:
                     continue
                 if event.get("type") == "m.room.encrypted":

@@ -16,7 +16,7 @@ import contextlib
 import hmac
 import logging
 from collections.abc import Hashable, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,7 +34,7 @@ from telegram import (
 )
 
 from groupmate.bot.adapters import CHAT_PREFIXES
-from groupmate.bot.adapters.base import BotHost, Piece, iso, send_in_pieces
+from groupmate.bot.adapters.base import BotHost, Link, Piece, iso, send_in_pieces
 from groupmate.bot.adapters.ordered import OrderedWork
 from groupmate.bot.adapters.telegram_api import (
     MESSAGE_LIMIT,
@@ -104,9 +104,7 @@ class TelegramAdapter:
             self._answer_in_chat
         )
         self._people = TelegramPeople(self._client)
-        self._connected_since: datetime | None = None
-        self._last_update: datetime | None = None
-        self._last_error: str | None = None
+        self._link = Link()
         self._stopped = False
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -145,8 +143,8 @@ class TelegramAdapter:
                 await self._poll_once()
                 backoff = 1.0
             except ApiError as exc:
-                self._connected_since = None
-                self._last_error = str(exc)
+                self._link.since = None
+                self._link.last_error = str(exc)
                 wait = exc.retry_after if exc.retry_after is not None else backoff
                 log.warning("telegram: %s; retrying in %.0fs", exc, wait)
                 await asyncio.sleep(wait)
@@ -170,8 +168,8 @@ class TelegramAdapter:
         commands = [BotCommand(c, d) for c, d in BOT_COMMANDS]
         await call("setMyCommands", lambda: client.set_my_commands(commands))
         self._me_id, self._username = client.bot.id, client.bot.username or ""
-        self._connected_since = utc_now()
-        self._last_error = None
+        self._link.since = utc_now()
+        self._link.last_error = None
         log.info("telegram: connected as @%s", self._username)
 
     async def _poll_once(self) -> None:
@@ -190,9 +188,9 @@ class TelegramAdapter:
                 offset=offset, timeout=timeout, allowed_updates=_UPDATES
             ),
         )
-        if self._connected_since is None:
-            self._connected_since = utc_now()
-            self._last_error = None
+        if self._link.since is None:
+            self._link.since = utc_now()
+            self._link.last_error = None
         fresh = [u for u in updates if self._offset is None or u.update_id >= self._offset]
         for update in fresh:
             self._dispatch(update)
@@ -210,7 +208,7 @@ class TelegramAdapter:
         if self._offset is not None and update_id < self._offset:
             return  # seen already (a webhook retry)
         self._offset = update_id + 1
-        self._last_update = utc_now()
+        self._link.last_event = utc_now()
         reaction = update.message_reaction
         if reaction is not None:
             # In its chat's queue, after the messages that came before it: the message it
@@ -405,12 +403,12 @@ class TelegramAdapter:
 
     def status(self) -> dict[str, Any]:
         return {
-            "connected": self._connected_since is not None,
+            "connected": self._link.since is not None,
             "mode": "webhook" if self._settings.webhook_url else "polling",
             "username": self._username or None,
-            "since": iso(self._connected_since),
-            "last_update": iso(self._last_update),
-            "last_error": self._last_error,
+            "since": iso(self._link.since),
+            "last_update": iso(self._link.last_event),
+            "last_error": self._link.last_error,
         }
 
 
