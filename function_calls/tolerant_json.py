@@ -18,7 +18,18 @@ from typing import Any, Final
 
 import json5
 
-__all__ = ["MalformedCall", "ParsedCall"]
+__all__ = [
+    "EXHAUSTED",
+    "MAX_DEPTH",
+    "TOO_DEEP",
+    "MalformedCall",
+    "ParsedCall",
+    "is_clear_call",
+    "load_json",
+    "normalize_calls",
+    "scan_value_end",
+    "truncate_raw",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,21 +51,21 @@ class MalformedCall:
 _RAW_LIMIT: Final = 300
 # Deeper values are not plausible tool arguments; the cap also bounds the scanner's work on
 # bracket soup and keeps recursive checks far from the interpreter's recursion limit.
-_MAX_DEPTH: Final = 100
-_TOO_DEEP: Final = -1
-_EXHAUSTED: Final = -2
+MAX_DEPTH: Final = 100
+TOO_DEEP: Final = -1
+EXHAUSTED: Final = -2
 # Characters the bracket scanner has to look at; everything else is skipped in bulk.
 _SCAN_RE: Final = re.compile(r"[\"'\\{}\[\]]")
 _CLOSERS: Final = {"}": "{", "]": "["}
 _ALIAS_PREFIXES: Final = ("functions.", "function.")
 
 
-def _scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
+def scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
     """Return the index just past the balanced ``{...}``/``[...]`` starting at ``start``.
 
     Quote-aware (``"`` and ``'`` with backslash escapes) so that braces, brackets and tags
-    inside string values do not count. ``None`` if unbalanced or mismatched, ``_TOO_DEEP``
-    if nested deeper than ``_MAX_DEPTH``.
+    inside string values do not count. ``None`` if unbalanced or mismatched, ``TOO_DEEP``
+    if nested deeper than ``MAX_DEPTH``.
     """
     stack: list[str] = []
     quote: str | None = None
@@ -62,7 +73,7 @@ def _scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
     while (match := _SCAN_RE.search(text, pos)) is not None:
         budget[0] -= 1
         if budget[0] < 0:
-            return _EXHAUSTED
+            return EXHAUSTED
         char = match.group(0)
         pos = match.end()
         if quote is not None:
@@ -74,8 +85,8 @@ def _scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
             quote = char
         elif char in "{[":
             stack.append(char)
-            if len(stack) > _MAX_DEPTH:
-                return _TOO_DEEP
+            if len(stack) > MAX_DEPTH:
+                return TOO_DEEP
         elif char in "}]":
             if not stack or stack.pop() != _CLOSERS[char]:
                 return None
@@ -84,7 +95,7 @@ def _scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
     return None
 
 
-def _load(source: str, *, tolerant: bool = True) -> tuple[Any, str | None]:
+def load_json(source: str, *, tolerant: bool = True) -> tuple[Any, str | None]:
     """Decode JSON, then (if ``tolerant``) JSON5, then a Python literal.
 
     Returns ``(value, None)`` or ``(None, reason)``, the reason being strict JSON's complaint.
@@ -115,7 +126,7 @@ def _load(source: str, *, tolerant: bool = True) -> tuple[Any, str | None]:
 
 def _is_jsonish(value: Any, depth: int) -> bool:
     """Whether a Python literal only uses JSON types (no sets, tuples, bytes...)."""
-    if depth > _MAX_DEPTH:
+    if depth > MAX_DEPTH:
         return False
     if value is None or isinstance(value, str | int | float):
         return True
@@ -144,7 +155,7 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _is_clear_call(value: Any, known: Mapping[str, frozenset[str]]) -> bool:
+def is_clear_call(value: Any, known: Mapping[str, frozenset[str]]) -> bool:
     """Whether JSON found in free text is unmistakably a tool call (not data in prose)."""
     if isinstance(value, list):
         return bool(value) and all(_is_clear_call_object(item, known) for item in value)
@@ -180,20 +191,20 @@ def _is_clear_call_object(value: Any, known: Mapping[str, frozenset[str]]) -> bo
     return False
 
 
-def _normalize(
+def normalize_calls(
     value: Any, raw: str, known: Mapping[str, frozenset[str]]
 ) -> list[ParsedCall | MalformedCall]:
     """Turn a decoded value (object, list of objects, ``tool_calls`` wrapper) into results."""
     if isinstance(value, list):
         if len(value) == 1 and not isinstance(value[0], list):
-            return _normalize(value[0], raw, known)
+            return normalize_calls(value[0], raw, known)
         return [_normalize_entry(item, _dump(item), known) for item in value]
     if isinstance(value, dict) and "name" not in value and "tool_calls" in value:
         entries = value["tool_calls"]
         if isinstance(entries, dict):
             entries = [entries]
         if not isinstance(entries, list):
-            return [MalformedCall(_truncate(raw), "tool_calls must be an array")]
+            return [MalformedCall(truncate_raw(raw), "tool_calls must be an array")]
         if len(entries) == 1:
             return [_normalize_entry(entries[0], raw, known)]
         return [_normalize_entry(item, _dump(item), known) for item in entries]
@@ -206,7 +217,7 @@ def _normalize_entry(
     """Validate one call object and resolve the common shape variations."""
     if not isinstance(value, dict):
         return MalformedCall(
-            _truncate(raw), f"expected a JSON object with a tool name, got {_json_type(value)}"
+            truncate_raw(raw), f"expected a JSON object with a tool name, got {_json_type(value)}"
         )
     function = value.get("function")
     if "name" not in value and isinstance(function, dict):
@@ -227,18 +238,20 @@ def _normalize_entry(
         }
         problem = None
     if arguments is None:
-        return MalformedCall(_truncate(raw), problem or "invalid arguments")
+        return MalformedCall(truncate_raw(raw), problem or "invalid arguments")
     if name is None:
         nested = arguments.get("name")
         if not (isinstance(nested, str) and nested in known):
-            return MalformedCall(_truncate(raw), "missing tool name")
+            return MalformedCall(truncate_raw(raw), "missing tool name")
         name = nested
         arguments = {key: item for key, item in arguments.items() if key != "name"}
     if not isinstance(name, str):
-        return MalformedCall(_truncate(raw), f"tool name must be a string, got {_json_type(name)}")
+        return MalformedCall(
+            truncate_raw(raw), f"tool name must be a string, got {_json_type(name)}"
+        )
     name = _resolve_alias(name.strip(), known)
     if not name:
-        return MalformedCall(_truncate(raw), "empty tool name")
+        return MalformedCall(truncate_raw(raw), "empty tool name")
     parameters = known.get(name)
     if parameters is not None and "name" not in parameters and arguments.get("name") == name:
         # The model repeated the tool name inside the arguments; the tool takes no "name".
@@ -254,7 +267,7 @@ def _coerce_arguments(value: Any) -> tuple[dict[str, Any] | None, str | None]:
         source = value.strip()
         if not source:
             return {}, None
-        decoded, error = _load(source)
+        decoded, error = load_json(source)
         if error is not None:
             return None, f"arguments string is not valid JSON: {error}"
         if not isinstance(decoded, dict):
@@ -285,6 +298,6 @@ def _dump(value: Any) -> str:
         return repr(value)
 
 
-def _truncate(raw: str) -> str:
+def truncate_raw(raw: str) -> str:
     raw = raw.strip()
     return raw if len(raw) <= _RAW_LIMIT else raw[: _RAW_LIMIT - 1] + "…"
