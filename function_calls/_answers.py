@@ -1,14 +1,27 @@
-"""What becomes of a model's answer that is not one: a copy of the bot's earlier line,
-or none at all after a tool found what was asked (see FunctionCallLLM._converse)."""
+"""What the user is told at the end of a turn: the model's answer, unless it reads as
+internal text or claims a write that never went through; and what becomes of an answer
+that is not one: a copy of the bot's earlier line, or none at all after a tool found what
+was asked (see FunctionCallLLM._converse)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Iterable
 from typing import Any
 
-from groupmate.function_calls._shaping import BOT_NAME, ChatTurn, transcript_line
-from groupmate.function_calls.turn import ToolCallRecord, Turn
+from groupmate.function_calls._shaping import BOT_NAME, ChatTurn, tool_parameters, transcript_line
+from groupmate.function_calls.claims import owns_up
+from groupmate.function_calls.internal_text import (
+    COULD_NOT_DO,
+    NO_ANSWER,
+    internal_marker,
+    nothing_done,
+)
+from groupmate.function_calls.turn import ToolCallRecord, Turn, TurnResult
+
+log = logging.getLogger("groupmate.llm")
 
 
 def parrots(turn: Turn, text: str) -> bool:
@@ -86,3 +99,47 @@ def _plain_value(value: Any) -> str:
 
 
 _FOUND_CHARS = 1500  # of a tool's data shown as it came
+
+
+def no_answer(turn: Turn) -> TurnResult:
+    """The model gave no answer of its own. What a tool of this turn found, when one
+    did (a small model asked the time in Tokyo called the time server, then could not
+    phrase its answer): the data as it came, plainly, rather than no answer."""
+    if turn.replies:
+        return turn.finish(ending="no_answer")
+    failed = failed_writes(turn.records)
+    if failed is not None:  # the one thing worth saying: nothing was done
+        return turn.finish(turn.say(nothing_done(failed.outcome)), ending="no_answer")
+    found = found_data(turn)
+    if found is not None:
+        return turn.finish(found, ending="no_answer")
+    return turn.finish(turn.say(NO_ANSWER), ending="no_answer")
+
+
+def final_answer(turn: Turn, text: str, tool_names: Iterable[str]) -> TurnResult:
+    """The turn ends with the model's text: the one place it becomes the user's answer,
+    so the one place internal text is kept from the user."""
+    # After the tools' own replies, nothing more is needed: "couldn't do that" under
+    # "⏰ Reminder #3 set" would contradict what was done.
+    if not text:
+        return no_answer(turn)
+    marker = internal_marker(text, tool_names, tool_parameters(turn.tools))
+    failed = failed_writes(turn.records)
+    if failed is not None and (marker is not None or not owns_up(text)):
+        # Every write the turn tried failed (a call refused for a time the user never
+        # said, say), and the answer may read as done ("Done."): whatever the message's
+        # words, a claim without a deed is not passed on. The tool's own words (a
+        # refusal it answered the user with) stand, or the plain "nothing was done".
+        log.info("chat %s: no write went through; the answer was withheld", turn.ctx.chat_id)
+        plain = turn.say(nothing_done(failed.outcome))
+        return turn.finish(None if turn.replies else plain, ending="withheld")
+    if marker is None:
+        return turn.finish(text)
+    # The text itself stays out of the log: it may quote the chat.
+    log.warning(
+        "chat %s: the model's answer looked internal (%s, %d chars); withheld",
+        turn.ctx.chat_id,
+        marker,
+        len(text),
+    )
+    return turn.finish(None if turn.replies else turn.say(COULD_NOT_DO), ending="withheld")

@@ -10,8 +10,9 @@ OpenAI-shaped objects) but never guesses at broken JSON: a broken call inside ex
 becomes a :class:`MalformedCall` so the bot can ask the model to repair it, and anything that is
 not clearly a call stays user-visible text. :func:`parse_tool_calls` never raises.
 
-This module finds where calls are in a reply (tags, markers, bare values, reasoning) and
-tidies the text left around them; :mod:`function_calls.tolerant_json` decodes each value.
+This module finds where calls are in a reply (tags, markers, bare values, reasoning);
+:mod:`function_calls.tolerant_json` decodes each value, and
+:mod:`function_calls.reply_text` tidies the text left around them.
 """
 
 from __future__ import annotations
@@ -23,15 +24,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from groupmate.function_calls.reply_text import CALL, CallMarker, assemble_text
 from groupmate.function_calls.tolerant_json import (
     EXHAUSTED,
     MAX_DEPTH,
     TOO_DEEP,
     MalformedCall,
     ParsedCall,
-    as_calls,
     is_clear_call,
-    load_value,
+    load_json,
+    normalize_calls,
     scan_value_end,
     truncate_raw,
 )
@@ -97,11 +99,6 @@ _TOKEN_RE: Final = re.compile(
 _TAG_NOISE_RE: Final = re.compile(r"(?:\s+|```[\w+-]*)+")
 _TRAILING_FENCE_RE: Final = re.compile(r"\s*```\s*\Z")
 _COMMENT_RE: Final = re.compile(r"//|/\*|#")
-# What may sit between two removed calls without being worth keeping as text.
-_SEPARATOR_RE: Final = re.compile(r"[\s,;]*")
-_FENCE_LINE_RE: Final = re.compile(r"[ \t]*```")
-_EMPTY_INLINE_FENCE_RE: Final = re.compile(r"[ \t]*```[\w+-]*[ \t]*```(?!`)")
-_BLANK_LINES_RE: Final = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 
 _FUNCTIONS_PREFIX_RE: Final = re.compile(r"functions\.([A-Za-z0-9_-]{1,64}):\s*")
 # "functions.reminder_set:" left alone on a line, its arguments never written.
@@ -128,17 +125,10 @@ def parse_tool_calls(
 # --------------------------------------------------------------------------- scanning
 
 
-class _CallMarker:
-    """Placeholder in the segment list where a call (or call attempt) was cut out."""
-
-
-_CALL: Final = _CallMarker()
-
-
 def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
     body = _deepseek_markers_as_tags(_SPECIAL_TOKENS_RE.sub("", text))
     budget = [_SCAN_BUDGET]
-    segments: list[str | _CallMarker] = []
+    segments: list[str | CallMarker] = []
     results: list[ParsedCall | MalformedCall] = []
     text_start = pos = 0
     # Reasoning tags count only here, between calls: the scanner steps over decoded calls
@@ -175,13 +165,13 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
                 wrapped = _wrapped_call(body[match.end() : closing.start()], known, budget)
             if wrapped:
                 results.extend(wrapped)
-                segments.append(_CALL)
+                segments.append(CALL)
             text_start = pos = len(body) if closing is None else closing.end()
         elif token.startswith("<"):
             segments.append(body[text_start : match.start()])
             block_results, end = _parse_tag_block(body, match.start(), match.end(), known, budget)
             results.extend(block_results)
-            segments.append(_CALL)
+            segments.append(CALL)
             text_start = pos = end
         elif budget[0] <= 0:
             pos = match.end()
@@ -193,12 +183,12 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
                 name, prefix_start = prefixed
                 stop = scan_value_end(body, match.start(), budget)
                 value = (
-                    None if stop is None or stop < 0 else load_value(body[match.start() : stop])[0]
+                    None if stop is None or stop < 0 else load_json(body[match.start() : stop])[0]
                 )
                 if stop is not None and isinstance(value, dict):
                     segments.append(body[text_start:prefix_start])
                     results.append(ParsedCall(name, value))
-                    segments.append(_CALL)
+                    segments.append(CALL)
                     text_start = pos = stop
                     continue
             bare_results, end = _parse_bare(body, match.start(), known, budget)
@@ -207,11 +197,11 @@ def _parse(text: str, known: Mapping[str, frozenset[str]]) -> ParsedReply:
                 continue
             segments.append(body[text_start : match.start()])
             results.extend(bare_results)
-            segments.append(_CALL)
+            segments.append(CALL)
             text_start = pos = end
     segments.append(body[text_start:])
     return ParsedReply(
-        text=_DANGLING_PREFIX_RE.sub("", _assemble_text(segments)).strip(),
+        text=_DANGLING_PREFIX_RE.sub("", assemble_text(segments)).strip(),
         calls=tuple(r for r in results if isinstance(r, ParsedCall)),
         malformed=tuple(r for r in results if isinstance(r, MalformedCall)),
     )
@@ -255,7 +245,7 @@ def _wrapped_call(
     start = inner.find("{")
     if start < 0:
         return []
-    value, error = load_value(inner[start:].strip())
+    value, error = load_json(inner[start:].strip())
     if error is not None or not isinstance(value, dict) or value.get("name") not in known:
         return []
     if not isinstance(value.get("arguments", value.get("parameters")), dict | str):
@@ -271,14 +261,14 @@ def _parse_bare(
     end = scan_value_end(body, start, budget)
     if end is None or end < 0:
         return None, start + 1
-    value, error = load_value(body[start:end])
+    value, error = load_json(body[start:end])
     if error is not None:
         # Broken bare JSON stays text, but inner objects may still be well-formed calls.
         return None, start + 1
     if not is_clear_call(value, known):
         # Valid JSON that is not a call is data shown to the user; its inner objects too.
         return None, end
-    return as_calls(value, body[start:end], known), end
+    return normalize_calls(value, body[start:end], known), end
 
 
 def _parse_tag_block(
@@ -315,7 +305,7 @@ def _parse_tag_block(
             error: str | None = None
             value_end = scan_value_end(body, pos, budget)
             if value_end is not None and value_end >= 0:
-                value, error = load_value(body[pos:value_end])
+                value, error = load_json(body[pos:value_end])
                 if error is None:
                     found.append((value, body[pos:value_end]))
                     pos = value_end
@@ -327,7 +317,7 @@ def _parse_tag_block(
                 content = _TRAILING_FENCE_RE.sub("", body[pos:content_end]).strip()
                 # Only comments can hide a bracket from the scanner in otherwise valid input;
                 # without them the slow tolerant decoders would fail anyway.
-                value, error = load_value(content, tolerant=_COMMENT_RE.search(content) is not None)
+                value, error = load_json(content, tolerant=_COMMENT_RE.search(content) is not None)
                 if error is None:
                     found.append((value, content))
                     break
@@ -355,7 +345,7 @@ def _parse_tag_block(
             results.append(item)
         else:
             value, source = item
-            results.extend(as_calls(value, block if len(found) == 1 else source, known))
+            results.extend(normalize_calls(value, block if len(found) == 1 else source, known))
     return results, end
 
 
@@ -371,61 +361,3 @@ def _block_extent(body: str, pos: int) -> tuple[int, int]:
     if closing is not None and closing.start() < stop:
         return closing.start(), closing.end()
     return stop, stop
-
-
-# --------------------------------------------------------------------------- text
-
-
-def _assemble_text(segments: list[str | _CallMarker]) -> str:
-    """Join the text around removed calls and tidy what the removal left behind."""
-    pieces: list[str] = []
-    after_call = False
-    for index, segment in enumerate(segments):
-        if isinstance(segment, _CallMarker):
-            after_call = True
-            continue
-        before_call = index + 1 < len(segments) and isinstance(segments[index + 1], _CallMarker)
-        if after_call and before_call and _SEPARATOR_RE.fullmatch(segment):
-            continue  # the ", " or newline between two calls
-        if after_call and pieces and pieces[-1] and segment:
-            # Where an inline call was cut out, leave exactly one space between the words.
-            left, right = pieces[-1][-1], segment[0]
-            if not left.isspace() and not right.isspace():
-                segment = " " + segment
-            elif left in " \t" and right in " \t":
-                segment = segment.lstrip(" \t")
-        pieces.append(segment)
-        after_call = False
-    # Reasoning tags never get here (the scanner consumes them); one inside JSON data the
-    # model shows is part of that data.
-    text = _drop_empty_fences("".join(pieces))
-    return _BLANK_LINES_RE.sub("\n\n", text).strip()
-
-
-def _drop_empty_fences(text: str) -> str:
-    """Remove markdown code fences left empty by cutting out the calls they wrapped."""
-    if "```" not in text:
-        return text
-    kept: list[str] = []
-    open_at: int | None = None
-    for line in text.split("\n"):
-        if open_at is None and "```" in line:
-            # An inline fence around a call that was cut out: "Checking ```json ``` now".
-            emptied = _EMPTY_INLINE_FENCE_RE.sub("", line)
-            if emptied != line and not emptied.strip():
-                continue
-            line = emptied
-        if _FENCE_LINE_RE.match(line) is None:
-            kept.append(line)
-        elif open_at is None:
-            open_at = len(kept)
-            kept.append(line)
-        else:
-            if all(not inner.strip() for inner in kept[open_at + 1 :]):
-                del kept[open_at:]
-            else:
-                kept.append(line)
-            open_at = None
-    if open_at is not None and all(not inner.strip() for inner in kept[open_at + 1 :]):
-        del kept[open_at:]  # an opening fence whose content was cut out and never closed
-    return "\n".join(kept)

@@ -24,9 +24,9 @@ __all__ = [
     "TOO_DEEP",
     "MalformedCall",
     "ParsedCall",
-    "as_calls",
     "is_clear_call",
-    "load_value",
+    "load_json",
+    "normalize_calls",
     "scan_value_end",
     "truncate_raw",
 ]
@@ -95,7 +95,7 @@ def scan_value_end(text: str, start: int, budget: list[int]) -> int | None:
     return None
 
 
-def load_value(source: str, *, tolerant: bool = True) -> tuple[Any, str | None]:
+def load_json(source: str, *, tolerant: bool = True) -> tuple[Any, str | None]:
     """Decode JSON, then (if ``tolerant``) JSON5, then a Python literal.
 
     Returns ``(value, None)`` or ``(None, reason)``, the reason being strict JSON's complaint.
@@ -191,13 +191,13 @@ def _is_clear_call_object(value: Any, known: Mapping[str, frozenset[str]]) -> bo
     return False
 
 
-def as_calls(
+def normalize_calls(
     value: Any, raw: str, known: Mapping[str, frozenset[str]]
 ) -> list[ParsedCall | MalformedCall]:
     """Turn a decoded value (object, list of objects, ``tool_calls`` wrapper) into results."""
     if isinstance(value, list):
         if len(value) == 1 and not isinstance(value[0], list):
-            return as_calls(value[0], raw, known)
+            return normalize_calls(value[0], raw, known)
         return [_normalize_entry(item, _dump(item), known) for item in value]
     if isinstance(value, dict) and "name" not in value and "tool_calls" in value:
         entries = value["tool_calls"]
@@ -267,7 +267,7 @@ def _coerce_arguments(value: Any) -> tuple[dict[str, Any] | None, str | None]:
         source = value.strip()
         if not source:
             return {}, None
-        decoded, error = load_value(source)
+        decoded, error = load_json(source)
         if error is not None:
             return None, f"arguments string is not valid JSON: {error}"
         if not isinstance(decoded, dict):

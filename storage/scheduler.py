@@ -6,26 +6,19 @@ a deliveries row), sends, then records the outcome. A watchdog sweeps overdue ro
 the timer stalls, and takes over deliveries whose dispatcher died mid-send.
 
 The message's wording is the caller's (a `Compose` given to the scheduler); the
-`OutcomeWriter` writes the outcomes.
+`OutcomeWriter` writes the outcomes; `ReminderTimers` keeps the timers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
-from apscheduler.executors.debug import DebugExecutor
-from apscheduler.jobstores.base import JobLookupError
-from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.schedulers.base import STATE_PAUSED, STATE_STOPPED
-from apscheduler.util import datetime_to_utc_timestamp
 
 from groupmate.storage.database import Database
 from groupmate.storage.deliveries import (
@@ -50,6 +43,7 @@ from groupmate.storage.outgoing import OutgoingMessage, Sender, safe_error
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.reach import Reach
 from groupmate.storage.repository import due_before
+from groupmate.storage.timers import ReminderTimers
 from groupmate.storage.vocabulary import DeliveryOutcome
 
 log = logging.getLogger(__name__)
@@ -68,31 +62,7 @@ while it runs). Occurrences of other chats are left for a process that delivers 
 DeliveryObserver = Callable[[Claim, Outcome], None]
 """Told each outcome this dispatcher records for a claim (a retry's "pending" one too), as
 it is queued for writing: the bot's metrics count them. It must not raise or block."""
-# APScheduler processes every due timer in one synchronous call; slices keep the loop free.
-_TIMER_SLICE = 200
 _LAUNCH_SLICE = 20
-
-
-class _SlicedMemoryJobStore(MemoryJobStore):  # type: ignore[misc]
-    """Hands APScheduler at most `limit` due jobs per pass.
-
-    With 5,000 timers due in the same second, the stock store makes APScheduler process
-    all of them in one call (about half a second of stalled event loop here). Sliced, the
-    scheduler sees that more are due, waits 0 s and continues on the next loop iteration.
-    """
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self._limit = limit
-
-    def get_due_jobs(self, now: datetime) -> list[Any]:
-        now_timestamp = datetime_to_utc_timestamp(now)
-        pending: list[Any] = []
-        for job, timestamp in self._jobs:
-            if timestamp is None or timestamp > now_timestamp or len(pending) >= self._limit:
-                break
-            pending.append(job)
-        return pending
 
 
 @dataclass(slots=True)
@@ -124,15 +94,8 @@ class ReminderScheduler:
         self._act = act
         self.policy = policy or DeliveryPolicy()
         self._clock = clock
-        self.timer = AsyncIOScheduler(
-            timezone=UTC,
-            jobstores={"default": _SlicedMemoryJobStore(_TIMER_SLICE)},
-            # The callback only sets a flag, so it runs inline: no task or thread per timer.
-            executors={"default": DebugExecutor()},
-            job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
-        )
-        self._planned: dict[str, datetime] = {}
         self._wake = asyncio.Event()
+        self._timers = ReminderTimers(self.wake)
         self._outcomes = OutcomeWriter(database)
         self._send_slots = asyncio.Semaphore(self.policy.max_concurrent_sends)
         self._sends: set[asyncio.Task[str]] = set()
@@ -150,7 +113,7 @@ class ReminderScheduler:
         if self._started:
             return
         self._started = True
-        self.timer.start()
+        self._timers.start()
         self._recorder = asyncio.create_task(self._outcomes.run(), name="reminders-record")
         self._background = [
             asyncio.create_task(self._dispatch_loop(), name="reminders-dispatch"),
@@ -167,8 +130,7 @@ class ReminderScheduler:
         if not self._started:
             return
         self._started = False
-        if self.timer.state != STATE_STOPPED:
-            self.timer.shutdown(wait=False)
+        self._timers.shutdown()
         # Holding the pass lock, no claim is half-launched while the loops are cancelled.
         async with self._pass_lock:
             for task in self._background:
@@ -194,7 +156,12 @@ class ReminderScheduler:
     @property
     def planned(self) -> int:
         """How many reminders have a timer right now."""
-        return len(self._planned)
+        return len(self._timers)
+
+    @property
+    def timer(self) -> AsyncIOScheduler:
+        """The APScheduler the timers run in."""
+        return self._timers.timer
 
     # --- timers --------------------------------------------------------------------
 
@@ -205,48 +172,24 @@ class ReminderScheduler:
         if fire_at is None or fire_at > self._clock() + self.policy.horizon:
             self.unplan(reminder_id)
             return
-        if self._planned.get(reminder_id) == fire_at:
-            return
-        self.timer.add_job(
-            self._on_timer,
-            "date",
-            run_date=fire_at,
-            id=reminder_id,
-            args=[reminder_id],
-            replace_existing=True,
-        )
-        self._planned[reminder_id] = fire_at
+        self._timers.set(reminder_id, fire_at)
 
     def unplan(self, reminder_id: str) -> None:
-        if self._planned.pop(reminder_id, None) is not None:
-            with contextlib.suppress(JobLookupError):
-                self.timer.remove_job(reminder_id)
+        self._timers.clear(reminder_id)
 
     async def refill(self) -> None:
         """Give a timer to every reminder due within the horizon that lacks one."""
         now = self._clock()
         reach = self.reach()
         rows = await self._database.read(lambda s: due_before(s, now + self.policy.horizon, reach))
-        missing = [(rid, at) for rid, at in rows if self._planned.get(rid) != at]
+        missing = self._timers.missing(rows)
         if any(at <= now for _, at in missing):
             self.wake()
-        for start in range(0, len(missing), _TIMER_SLICE):
-            # Paused, add_job skips its per-job wakeup; slices keep the event loop free.
-            self.timer.pause()
-            try:
-                for reminder_id, fire_at in missing[start : start + _TIMER_SLICE]:
-                    self.plan(reminder_id, fire_at)
-            finally:
-                self.timer.resume()
-            await asyncio.sleep(0)
+        await self._timers.set_many(missing, self.plan)
 
     def reach(self) -> Reach | None:
         """The chats this dispatcher claims for (None: every chat)."""
         return None if self._reach is None else self._reach()
-
-    def _on_timer(self, reminder_id: str) -> None:
-        self._planned.pop(reminder_id, None)
-        self.wake()
 
     def wake(self) -> None:
         """Ask the dispatcher to claim whatever is due now."""
@@ -440,13 +383,7 @@ class ReminderScheduler:
             await asyncio.sleep(interval)
 
     async def _sweep(self) -> None:
-        if self.timer.state == STATE_PAUSED:
-            log.warning("the reminder timer was paused; the watchdog resumed it")
-            self.timer.resume()
-        elif self.timer.state == STATE_STOPPED:
-            log.warning("the reminder timer had stopped; the watchdog restarted it")
-            self._planned.clear()
-            self.timer.start()
+        self._timers.keep_running()
         stats = await self._dispatch_pass(reclaim=True)
         if stats.claimed:
             log.info("watchdog claimed %d due reminders", stats.claimed)

@@ -1,0 +1,71 @@
+"""The seams along which the tool-calling loop, tool selection, the prompt-mode parser and
+the reminder scheduler were split (issue 39): each part imports only what lies below it,
+and no part reaches into another's private names. Read from the source, so a crossing
+fails here even where it would import without a cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A module -> the modules it must not import: the one it was split from, or the one that
+# uses it (the split-off part lies below; importing back up would tie the halves again).
+BELOW = {
+    "function_calls/reply_text.py": {"prompt_parser", "tolerant_json"},
+    "function_calls/tolerant_json.py": {"prompt_parser", "reply_text"},
+    "function_calls/tool_index.py": {"selection"},
+    "function_calls/_prompting.py": {"llm", "_asking", "_answers"},
+    "function_calls/_asking.py": {"llm", "_answers"},
+    "function_calls/_answers.py": {"llm", "_asking", "_prompting"},
+    "storage/timers.py": {"scheduler"},
+}
+# The modules of the split: what one needs of another is public there.
+SPLIT = sorted(
+    {*BELOW, "function_calls/prompt_parser.py", "function_calls/selection.py"}
+    | {"function_calls/llm.py", "storage/scheduler.py"}
+)
+
+
+def imports(path: str) -> list[tuple[str, str]]:
+    """(module, name) of each `from groupmate… import name` in the file; (module, "")
+    for each `import groupmate…`."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("groupmate"):
+            found += [(node.module or "", alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(a.name, "") for a in node.names if a.name.startswith("groupmate")]
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(BELOW))
+def test_a_split_off_part_does_not_import_what_it_was_split_from(path: str) -> None:
+    crossings = []
+    for module, name in imports(path):
+        # `from groupmate.function_calls import _shaping` names the module in `name`.
+        last = module.rsplit(".", 1)[-1]
+        if last in BELOW[path] or name in BELOW[path]:
+            crossings.append(f"{module} {name}".strip())
+    assert crossings == [], f"{path} imports upward: {crossings}"
+
+
+@pytest.mark.parametrize("path", SPLIT)
+def test_no_private_name_is_imported_across_the_split(path: str) -> None:
+    # Private modules (`_shaping`, the loop's parts) are the package's own; a private
+    # name inside a module is not another module's to import.
+    private = [
+        f"{module}.{name}"
+        for module, name in imports(path)
+        if name.startswith("_") and not (ROOT / _module_file(module, name)).exists()
+    ]
+    assert private == [], f"{path} imports private names: {private}"
+
+
+def _module_file(module: str, name: str) -> str:
+    """Where `name` would be a module of the package `module` (groupmate.x -> x/)."""
+    return "/".join([*module.split(".")[1:], f"{name}.py"])
