@@ -24,7 +24,7 @@ from groupmate.function_calls.digest_core import chat_language
 from groupmate.function_calls.handlers.digest import gather_window
 from groupmate.function_calls.handlers.reminder_words import format_local, late_note
 from groupmate.function_calls.services import TextCompleter
-from groupmate.storage import OutgoingMessage, ReminderService, ScheduledAction
+from groupmate.storage import OutgoingMessage, ReminderReader, ScheduledAction
 from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.vocabulary import SETTING_QUIET_DIGEST
@@ -90,7 +90,7 @@ class ActionRunner:
         commands: Commands,
         scheduled: BotCommands,
         contexts: ContextFactory,
-        reminders: ReminderService,
+        reminders: ReminderReader,
         chatlog: ChatLog,
         llm: TextCompleter | None,
         budget: TokenBudget | None,

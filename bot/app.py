@@ -24,6 +24,7 @@ from groupmate.bot.contexts import Caller, ContextFactory
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.bot.metrics import Metrics
 from groupmate.bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
+from groupmate.bot.plugin_calls import PluginGate
 from groupmate.bot.plugin_runtime import PluginRuntime, configured_plugins
 from groupmate.bot.router import Deliver, Router
 from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
@@ -48,7 +49,15 @@ from groupmate.function_calls.services import (
     TextCompleter,
 )
 from groupmate.function_calls.toolsets import AbstractToolset, CombinedToolset
-from groupmate.storage import OutgoingMessage, ReminderService, Sender, SendError, utc_now
+from groupmate.storage import (
+    Database,
+    OutgoingMessage,
+    ReminderReader,
+    ReminderService,
+    Sender,
+    SendError,
+    utc_now,
+)
 from groupmate.storage.audit import AuditLog
 from groupmate.storage.chat_locks import ChatLocks
 from groupmate.storage.chatlog import ChatLog
@@ -339,9 +348,12 @@ class Bot:
         )
         self._stores = PluginStores(PluginData(self.reminders.database, self._clock))
         confirmations = Confirmations()
+        reader = ReminderReader(self.reminders)
         deps = Deps(
             {
                 ReminderService: self.reminders,
+                ReminderReader: reader,
+                Database: self.reminders.database,
                 ChatLog: chatlog,
                 Confirmations: confirmations,
                 ScheduledCommands: self._scheduled,
@@ -358,7 +370,8 @@ class Bot:
         )
         # Plugins' services start before the tools are settled: a plugin whose service
         # fails is failed, and its tools are not offered.
-        deps = await self._plugins.start(self._stack, deps)
+        gate = PluginGate(reader)
+        deps = await self._plugins.start(self._stack, deps, gate)
         self._plugins.log_failures()
         await self._start_remote_tools()
         self.invoker.audit = self.audit
@@ -405,11 +418,12 @@ class Bot:
             confirmations=confirmations,
         )
         self._scheduled.attach(answerer.commands, self.invoker)
+        gate.attach(self.contexts, self.invoker)
         self._actions = ActionRunner(
             commands=answerer.commands,
             scheduled=self._scheduled,
             contexts=self.contexts,
-            reminders=self.reminders,
+            reminders=reader,
             chatlog=chatlog,
             llm=self.llm,
             budget=budget,

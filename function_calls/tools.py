@@ -258,6 +258,28 @@ def builtin_provides(kind: type[Any]) -> bool:
     return kind in BUILTIN_TYPES
 
 
+def builtin_writes(kind: type[Any]) -> bool:
+    """Whether `kind` can change the bot's state (see `function_calls.provided`)."""
+    from groupmate.function_calls.provided import WRITE_TYPES  # it imports this module
+
+    return kind in WRITE_TYPES
+
+
+def _check_effect(name: str, effect: Effect, deps: Sequence[Dependency]) -> None:
+    """A tool that may change state says so: the policy keys on `effect`, and only
+    writes are audited, so a "read" tool holding a writer would change state unseen."""
+    if effect == "write":
+        return
+    for dependency in deps:
+        if builtin_writes(dependency.kind):
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {dependency.param!r} "
+                f"({dependency.kind.__name__}) can change the bot's state, but the tool "
+                f'is declared effect="{effect}". Ask for the read-only ReminderReader '
+                'instead, or declare effect="write"'
+            )
+
+
 def build_tool(
     handler: Handler,
     *,
@@ -296,6 +318,7 @@ def build_tool(
             f"tool {tool_name!r} needs a description= or a docstring: the model chooses by it"
         )
     binding = _bind_parameters(handler, tool_name, opts.localns, provides)
+    _check_effect(tool_name, opts.effect, binding.deps)
     if not plugin and any(dep.kind is PluginStore for dep in binding.deps):
         raise ToolDefinitionError(
             f"tool {tool_name!r}: a PluginStore is its plugin's; load the tool as a plugin "

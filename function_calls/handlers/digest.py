@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.orm import Session
 
 from groupmate.function_calls.digest_core import Lang, offline_digest
-from groupmate.storage import ReminderService
+from groupmate.storage import ReminderReader
 from groupmate.storage.chat_window import (
     ReminderEvent,
     WindowMessage,
@@ -52,7 +52,7 @@ class ChatWindow:
 
 async def gather_window(
     chatlog: ChatLog,
-    reminders: ReminderService,
+    reminders: ReminderReader,
     chat_id: str,
     since: datetime,
     until: datetime,
@@ -67,7 +67,7 @@ async def gather_window(
         events = reminder_events(session, chat_id, since, until, MAX_REMINDER_EVENTS)
         return messages, events
 
-    messages, events = await reminders.database.read(read)
+    messages, events = await reminders.read(read)
     zone = ZoneInfo(await reminders.timezone_of(chat_id))
     cut = limit if len(messages) > limit else None
     return ChatWindow(tuple(messages[-limit:]), tuple(events), zone, since, until, cut)
@@ -75,7 +75,7 @@ async def gather_window(
 
 async def chat_digest(
     chatlog: ChatLog,
-    reminders: ReminderService,
+    reminders: ReminderReader,
     chat_id: str,
     since: datetime,
     until: datetime,

@@ -7,10 +7,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.handlers.reminder_words import format_local, outcome_words
-from groupmate.function_calls.handlers.reminders import check_reference, refused, reminder_service
+from groupmate.function_calls.handlers.reminders import check_reference, refused
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
-from groupmate.storage import ReminderService, StorageError
+from groupmate.storage import ReminderReader, StorageError
 from groupmate.storage.audit import MAX_PAGE, AuditEntry, AuditLog, AuditQuery
 from groupmate.storage.changes import HistoryEntry
 from groupmate.storage.repository import parse_reference
@@ -42,6 +42,7 @@ _VIA = {
     "dashboard": " from the dashboard",
     "playground": " from the playground",
     "schedule": " by a scheduled action",
+    "plugin": " by a plugin",
 }
 # Deliveries are searched this far back for one reminder's lines.
 _SCAN = 200
@@ -77,10 +78,10 @@ def _change_line(entry: AuditEntry, ctx: MessageContext) -> str:
 async def reminder_history(
     ctx: MessageContext,
     args: ReminderHistoryArgs,
-    service: ReminderService,
+    service: ReminderReader,
 ) -> FunctionResult:
     if args.reminder_id is not None:
-        return await _one(ctx, args.reminder_id, args.limit)
+        return await _one(ctx, service, args.reminder_id, args.limit)
     own = ctx.sender_id if ctx.chat_type == "private" else None
     try:
         entries = await service.history(ctx.chat_id, limit=args.limit, created_by=own)
@@ -94,12 +95,13 @@ async def reminder_history(
     return FunctionResult.direct("\n".join(lines), data=data)
 
 
-async def _one(ctx: MessageContext, reference: str, limit: int) -> FunctionResult:
+async def _one(
+    ctx: MessageContext, service: ReminderReader, reference: str, limit: int
+) -> FunctionResult:
     """One reminder: who set and changed it (the audit log), and what it did."""
     key = parse_reference(reference)
     if not isinstance(key, int):  # a full id is internal: users name reminders by number
         return FunctionResult.refused("Name the reminder by its number, e.g. #4.", "refused")
-    service = reminder_service(ctx)
     own = ctx.sender_id if ctx.chat_type == "private" else None
     label = f"#{key}"
     try:

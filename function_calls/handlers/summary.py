@@ -19,7 +19,7 @@ from groupmate.function_calls.plugins.declare import Plugin
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import TextCompleter
-from groupmate.storage import ReminderService
+from groupmate.storage import ReminderReader
 from groupmate.storage.chatlog import ChatLog, LoggedMessage
 
 DEFAULT_MESSAGES = 100
@@ -178,7 +178,7 @@ async def summary(
     ctx: MessageContext,
     args: SummaryArgs,
     chatlog: ChatLog,
-    reminders: ReminderService,
+    reminders: ReminderReader,
     llm: TextCompleter | None,
 ) -> FunctionResult:
     # One more than asked: the newest entry is normally the request itself.
@@ -215,7 +215,7 @@ async def summary(
 async def _offline(
     ctx: MessageContext,
     chatlog: ChatLog,
-    reminders: ReminderService,
+    reminders: ReminderReader,
     messages: list[LoggedMessage],
 ) -> str:
     """The offline digest of the same messages (from the first to the last), in the
