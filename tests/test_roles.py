@@ -1,0 +1,104 @@
+"""Services by role: read tools and plugins' services get read-only views; a tool that
+asks for a writer must say it writes (checked when it is built); a plugin's background
+work changes state only by calling tools through the invoker, as itself, audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from groupmate.function_calls import MessageContext
+from groupmate.function_calls.errors import ToolDefinitionError
+from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.provided import WRITE_TYPES
+from groupmate.function_calls.registry import build_tool
+from groupmate.storage import ReminderReader, ReminderService
+from groupmate.storage.audit import AuditLog, AuditQuery
+from tests.plugin_fixtures.nightly import Nightly
+
+
+async def counts(ctx: MessageContext, service: ReminderService) -> str:
+    """How many reminders the chat has."""
+    return str((await service.list_for_chat(ctx.chat_id))[1])
+
+
+async def reads(ctx: MessageContext, service: ReminderReader) -> str:
+    """How many reminders the chat has."""
+    return str((await service.list_for_chat(ctx.chat_id))[1])
+
+
+async def audits(ctx: MessageContext, audit: AuditLog) -> str:
+    """What was done here."""
+    return str(await audit.page(AuditQuery(chat_id=ctx.chat_id)))
+
+
+@pytest.mark.parametrize("effect", ["read", "external"])
+@pytest.mark.parametrize(
+    ("handler", "param", "kind"),
+    [(counts, "service", ReminderService), (audits, "audit", AuditLog)],
+)
+def test_a_tool_that_asks_for_a_writer_must_declare_it_writes(
+    effect: Any, handler: Any, param: str, kind: type[Any]
+) -> None:
+    with pytest.raises(ToolDefinitionError) as refused:
+        build_tool(handler, effect=effect)
+    said = str(refused.value)
+    assert f"tool {handler.__name__!r}" in said and f"parameter {param!r}" in said
+    assert kind.__name__ in said and 'effect="write"' in said and "ReminderReader" in said
+    assert build_tool(handler, effect="write").effect == "write"
+
+
+def test_a_read_tool_gets_the_read_only_view() -> None:
+    tool = build_tool(reads, effect="read")
+    assert [dep.kind for dep in tool.deps] == [ReminderReader]
+    assert not hasattr(ReminderReader, "create") and not hasattr(ReminderReader, "database")
+    for tool in builtin_tools():
+        if tool.effect != "write":
+            assert not {dep.kind for dep in tool.deps} & WRITE_TYPES, tool.name
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "reason"),
+    [
+        (
+            "tests.plugin_fixtures.read_writer",
+            "readwriter",
+            "tool 'count_reminders': parameter 'service' (ReminderService) can change the "
+            'bot\'s state, but the tool is declared effect="read"',
+        ),
+        (
+            "tests.plugin_fixtures.writer_service",
+            "writer",
+            "parameter 'service' (ReminderService) can change the bot's state, which a "
+            "plugin's service may not hold",
+        ),
+    ],
+)
+async def test_a_plugin_asking_for_a_writer_where_it_may_not_fails(
+    groupmate_bot: Any, module: str, name: str, reason: str
+) -> None:
+    bot = await groupmate_bot(plugins=[module])
+    [status] = [s for s in bot.plugins if s.name == name]
+    assert status.state == "failed"
+    assert reason in (status.error or "")
+
+
+async def test_a_plugins_background_work_calls_tools_as_itself_and_is_audited(
+    groupmate_bot: Any,
+) -> None:
+    bot = await groupmate_bot(plugins=["tests.plugin_fixtures.nightly"])
+    service = Nightly.running
+    assert service is not None
+    made = await service.remind("group-1", "water the plants")
+    assert made.failure is None and "water the plants" in str(made.reply)
+    assert await service.count("group-1") == 1
+    assert bot.app.audit is not None
+    [row] = await bot.app.audit.page(AuditQuery(chat_id="group-1", tool="reminder_set"))
+    assert (row.source, row.auth, row.sender_id, row.sender_name) == (
+        "plugin",
+        "config",
+        "plugin:nightly",
+        "nightly",
+    )
+    assert row.outcome == "ok" and row.target_label == "#1"
