@@ -428,6 +428,7 @@ class Bot:
             llm=self.llm,
             budget=budget,
             admins=frozenset(config.bot.admins),
+            audit=self.audit,
         )
         self._actions_ready.set()
         self._router = Router(
