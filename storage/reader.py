@@ -41,7 +41,12 @@ class ReminderReader:
         return await self._service.get(reminder_id)
 
     async def find(
-        self, chat_id: str, reference: str, requester: Requester, *, may: ReminderAction
+        self,
+        chat_id: str,
+        reference: str,
+        requester: Requester,
+        *,
+        may: ReminderAction = "change",
     ) -> ReminderView:
         """A live reminder of this chat that the requester may `may`."""
         return await self._service.find(chat_id, reference, requester, may=may)

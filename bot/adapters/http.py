@@ -22,7 +22,7 @@ from groupmate.bot.adapters.api_models import MemberIO
 from groupmate.bot.adapters.http_admin import admin_routes
 from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR
 from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
-from groupmate.bot.adapters.http_reminders import reminder_routes
+from groupmate.bot.adapters.http_reminders import router as reminder_router
 from groupmate.bot.adapters.http_search import search_routes
 from groupmate.bot.adapters.http_tools import tool_routes
 from groupmate.bot.adapters.http_web import page_routes, web_routes
@@ -274,7 +274,7 @@ def create_app(bot: Bot) -> ASGIApp:
         out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
         return RepliesOut(replies=out)
 
-    app.include_router(reminder_routes(bot))
+    app.include_router(reminder_router)
     app.include_router(web_routes(bot))
     app.include_router(search_routes(bot))
     app.include_router(admin_routes(bot))

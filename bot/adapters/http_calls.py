@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
+from groupmate.bot.app import Bot
 from groupmate.bot.contexts import Caller
 from groupmate.function_calls import (
     AuthMethod,
@@ -40,9 +41,6 @@ from groupmate.function_calls import (
 )
 from groupmate.function_calls.result import Failure
 from groupmate.storage import Member, StorageUnavailableError
-
-if TYPE_CHECKING:
-    from groupmate.bot.app import Bot
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
 # The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).
@@ -86,6 +84,15 @@ def acting_as(
 
 
 ActingAs = Annotated[Person | None, Depends(acting_as)]
+
+
+def running_bot(request: Request) -> Bot:
+    """The bot the app serves (`create_app` puts it in the app's state)."""
+    bot: Bot = request.app.state.bot
+    return bot
+
+
+RunningBot = Annotated[Bot, Depends(running_bot)]
 
 
 class Refused(Exception):
