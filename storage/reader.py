@@ -33,6 +33,11 @@ class ReminderReader:
     def default_timezone(self) -> str:
         return self._service.default_timezone
 
+    @property
+    def delivers(self) -> bool:
+        """Whether this process delivers reminders (it has a sender and a scheduler)."""
+        return self._service.scheduler is not None
+
     async def read(self, work: Callable[[Session], T]) -> T:
         """Run `work` in a read session of the database (a query of one's own)."""
         return await self._service.database.read(work)

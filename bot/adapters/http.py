@@ -19,7 +19,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groupmate.bot.adapters.api_models import MemberIO
-from groupmate.bot.adapters.http_admin import admin_routes
+from groupmate.bot.adapters.http_admin import router as admin_router
 from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR
 from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
 from groupmate.bot.adapters.http_reminders import router as reminder_router
@@ -277,7 +277,7 @@ def create_app(bot: Bot) -> ASGIApp:
     app.include_router(reminder_router)
     app.include_router(web_routes(bot))
     app.include_router(search_routes(bot))
-    app.include_router(admin_routes(bot))
+    app.include_router(admin_router)
     app.include_router(tool_routes(bot))
     app.router.routes.extend(page_routes())
     app.router.routes.extend(metrics_routes(bot))

@@ -40,7 +40,7 @@ from groupmate.function_calls import (
     UnknownToolError,
 )
 from groupmate.function_calls.result import Failure
-from groupmate.storage import Member, StorageUnavailableError
+from groupmate.storage import Member, ReminderReader, StorageUnavailableError
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
 # The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).
@@ -93,6 +93,17 @@ def running_bot(request: Request) -> Bot:
 
 
 RunningBot = Annotated[Bot, Depends(running_bot)]
+
+
+def reminder_reader(bot: RunningBot) -> ReminderReader:
+    """What a route reads the reminders, settings and deliveries through: the read-only
+    view (a route that changes something calls a tool: `call_tool`)."""
+    if bot.reminders is None:
+        raise HTTPException(503, "the bot is not running")
+    return ReminderReader(bot.reminders)
+
+
+Reminders = Annotated[ReminderReader, Depends(reminder_reader)]
 
 
 class Refused(Exception):

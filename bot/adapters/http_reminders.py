@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
@@ -32,6 +32,7 @@ from groupmate.bot.adapters.http_calls import (
     FAILURE_STATUS,
     ActingAs,
     Refused,
+    Reminders,
     RunningBot,
     api_context,
     call_tool,
@@ -70,16 +71,6 @@ def _members(raw: dict[str, Any]) -> tuple[Member, ...]:
         raise HTTPException(422, "each mention needs a user_id and a name") from None
     return tuple(Member(m.user_id, m.name) for m in members)
 
-
-def reminder_reader(request: Request) -> ReminderReader:
-    """The read-only view the GET routes (and the answers of the others) read through."""
-    service = request.app.state.bot.reminders
-    if service is None:
-        raise HTTPException(503, "the bot is not running")
-    return ReminderReader(service)
-
-
-Reminders = Annotated[ReminderReader, Depends(reminder_reader)]
 
 _EXTRA_CREATE = {
     "created_by": {"type": "string", "minLength": 1, "description": "the creator's user id"},
