@@ -81,16 +81,16 @@ class ReminderReader:
         return await self._service.timezone_of(chat_id)
 
     async def chat_row(self, chat_id: str) -> ChatRow:
-        return await self._service.chat_row(chat_id)
+        return await self._service.chats.chat_row(chat_id)
 
     async def chat_type_of(self, chat_id: str) -> ChatType:
-        return await self._service.chat_type_of(chat_id)
+        return await self._service.chats.chat_type_of(chat_id)
 
     async def settings_of(self, chat_id: str, *, cached: bool = False) -> dict[str, Any]:
         return await self._service.settings_of(chat_id, cached=cached)
 
     async def chat_summaries(self) -> list[overview.ChatSummary]:
-        return await self._service.chat_summaries()
+        return await self._service.deliveries_admin.chat_summaries()
 
     async def deliveries(
         self,
@@ -99,13 +99,15 @@ class ReminderReader:
         outcome: DeliveryOutcome | None = None,
         limit: int = 100,
     ) -> list[overview.DeliveryRecord]:
-        return await self._service.deliveries(chat_id=chat_id, outcome=outcome, limit=limit)
+        return await self._service.deliveries_admin.deliveries(
+            chat_id=chat_id, outcome=outcome, limit=limit
+        )
 
     async def scheduler_health(self) -> dict[str, Any]:
-        return await self._service.scheduler_health()
+        return await self._service.deliveries_admin.scheduler_health()
 
     async def waiting(self) -> list[WaitingChat]:
-        return await self._service.waiting()
+        return await self._service.deliveries_admin.waiting()
 
     async def delivery_chat(self, delivery_id: int) -> str | None:
-        return await self._service.delivery_chat(delivery_id)
+        return await self._service.deliveries_admin.delivery_chat(delivery_id)

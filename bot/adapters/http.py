@@ -244,7 +244,11 @@ def create_app(bot: Bot) -> ASGIApp:
         # operator (/v1/status, the dashboard, the log).
         plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
         up = bot.reminders is not None and await bot.reminders.database.reachable()
-        waiting = by_platform(await bot.reminders.waiting()) if bot.reminders and up else []
+        waiting = (
+            by_platform(await bot.reminders.deliveries_admin.waiting())
+            if bot.reminders and up
+            else []
+        )
         health: dict[str, Any] = {
             "status": "ok",
             "database": "ok" if up else "unavailable",

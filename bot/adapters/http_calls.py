@@ -184,7 +184,9 @@ async def api_context(
     `person`, the call is that member's instead, with the rights their chat message
     would have (see `ContextFactory.for_message`)."""
     if chat_type is None:
-        chat_type = "group" if bot.reminders is None else await bot.reminders.chat_type_of(chat_id)
+        chat_type = (
+            "group" if bot.reminders is None else await bot.reminders.chats.chat_type_of(chat_id)
+        )
     webhook = bot.config.adapters.webhook
     # Without a configured token, whoever reached the port called: the audit says so.
     auth: AuthMethod = "token" if webhook.token else "none"

@@ -74,7 +74,7 @@ async def token_budget(
                 "Only a group admin can change this chat's budget.", "forbidden"
             )
         try:
-            await service.update_settings(
+            await service.chats.update_settings(
                 ctx.chat_id, ctx.chat_type, {SETTING_TOKEN_BUDGET: args.tokens_per_day}
             )
         except StorageError as exc:
