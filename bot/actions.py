@@ -20,13 +20,12 @@ from groupmate.bot.budget import TokenBudget
 from groupmate.bot.commands import Commands
 from groupmate.bot.contexts import Caller, ContextFactory
 from groupmate.function_calls import MessageContext, ToolInvoker
-from groupmate.function_calls.audit import AuditSink
+from groupmate.function_calls.audit import AuditSink, entry_for
 from groupmate.function_calls.digest_core import chat_language
 from groupmate.function_calls.handlers.digest import gather_window
 from groupmate.function_calls.handlers.reminder_words import format_local, late_note
 from groupmate.function_calls.services import TextCompleter
 from groupmate.storage import OutgoingMessage, ReminderReader, ScheduledAction
-from groupmate.storage.audit import AuditEntry
 from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.vocabulary import SETTING_QUIET_DIGEST
@@ -179,19 +178,8 @@ class ActionRunner:
         offline digest): every scheduled run is on record, as the invoker's are."""
         if self._audit is None:
             return
-        entry = AuditEntry(
-            at=ctx.clock(),
-            chat_id=ctx.chat_id,
-            sender_id=ctx.sender_id,
-            sender_name=ctx.sender_name,
-            auth=ctx.auth,
-            source=ctx.source,
-            tool=self._commands.tool_of(action.command) or action.command,
-            effect="read",
-            outcome="ok",
-            arguments={"command": action.shown},
-            detail=detail,
-        )
+        tool = self._commands.tool_of(action.command) or action.command
+        entry = entry_for(ctx, tool, "read", "ok", {"command": action.shown}, detail=detail)
         try:
             await self._audit.record(entry)
         except Exception:  # the run is done: a lost row must not turn it into a failure
