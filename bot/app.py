@@ -58,7 +58,7 @@ from groupmate.storage import (
     SendError,
     utc_now,
 )
-from groupmate.storage.audit import AuditLog
+from groupmate.storage.audit import AuditLog, AuditReader
 from groupmate.storage.chat_locks import ChatLocks
 from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.deliveries import Claim
@@ -363,6 +363,7 @@ class Bot:
                 MemberDirectory: self.members,
                 ToolPolicy: self.policy,
                 AuditLog: self.audit,
+                AuditReader: AuditReader(self.audit),
                 WebSearch: self._web_search(),
                 PageFetcher: self._page_fetcher(),
             },

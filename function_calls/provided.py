@@ -21,7 +21,7 @@ from groupmate.function_calls.services import (
 )
 from groupmate.function_calls.toolsets import AbstractToolset
 from groupmate.storage import Database, ReminderService
-from groupmate.storage.audit import AuditLog
+from groupmate.storage.audit import AuditLog, AuditReader
 from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.reader import ReminderReader
 from groupmate.storage.usage import UsageLog
@@ -33,6 +33,7 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
         ChatLog,
         UsageLog,
         AuditLog,
+        AuditReader,
         WebSearch,
         PageFetcher,
         AbstractToolset,  # the invoker's tools (help and /tools list them)
@@ -48,10 +49,11 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
     }
 )
 
-# What can change the bot's state (reminders, settings, the audit trail): only a tool
-# declared effect="write" may ask for one (checked when it is built), and no plugin's
-# service may; the others read through `ReminderReader`.
-WRITE_TYPES: frozenset[type[Any]] = frozenset({ReminderService, AuditLog})
+# What can change the bot's state (reminders, settings, the audit trail, the database
+# itself): only a tool declared effect="write" may ask for one (checked when it is
+# built; the database handle, none), and no plugin's service may; the others read
+# through `ReminderReader` and `AuditReader`.
+WRITE_TYPES: frozenset[type[Any]] = frozenset({ReminderService, AuditLog, Database})
 
 # What a plugin's service may ask for besides its plugin's settings and earlier services:
 # the bot's services that exist before plugins start (the model's client, the tool list

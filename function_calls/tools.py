@@ -5,6 +5,7 @@ the parameters it takes), built once; `build_tool` makes one from a handler and 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import re
@@ -163,7 +164,11 @@ class Tool:
         return validator.validate(raw_arguments, context)
 
     async def invoke(self, ctx: MessageContext, arguments: BaseModel) -> FunctionResult:
-        """Run the handler; plain functions run in a worker thread."""
+        """Run the handler; plain functions run in a worker thread. A tool that does not
+        write gets no writer from `ctx.deps` either: what it was refused as a parameter
+        (see `_check_effect`), it can't look up."""
+        if self.effect != "write":
+            ctx = dataclasses.replace(ctx, deps=ctx.deps.withholding(write_types()))
         kwargs: dict[str, Any] = {}
         if self.ctx_param:
             kwargs[self.ctx_param] = ctx
@@ -258,11 +263,11 @@ def builtin_provides(kind: type[Any]) -> bool:
     return kind in BUILTIN_TYPES
 
 
-def builtin_writes(kind: type[Any]) -> bool:
-    """Whether `kind` can change the bot's state (see `function_calls.provided`)."""
+def write_types() -> frozenset[type[Any]]:
+    """The types that can change the bot's state (see `function_calls.provided`)."""
     from groupmate.function_calls.provided import WRITE_TYPES  # it imports this module
 
-    return kind in WRITE_TYPES
+    return WRITE_TYPES
 
 
 def _check_effect(name: str, effect: Effect, deps: Sequence[Dependency]) -> None:
@@ -271,7 +276,7 @@ def _check_effect(name: str, effect: Effect, deps: Sequence[Dependency]) -> None
     if effect == "write":
         return
     for dependency in deps:
-        if builtin_writes(dependency.kind):
+        if dependency.kind in write_types():
             raise ToolDefinitionError(
                 f"tool {name!r}: parameter {dependency.param!r} "
                 f"({dependency.kind.__name__}) can change the bot's state, but the tool "

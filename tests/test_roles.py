@@ -9,12 +9,14 @@ from typing import Any
 import pytest
 
 from groupmate.function_calls import MessageContext
+from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.handlers import builtin_tools
 from groupmate.function_calls.provided import WRITE_TYPES
-from groupmate.function_calls.registry import build_tool
-from groupmate.storage import ReminderReader, ReminderService
+from groupmate.function_calls.registry import NoArguments, build_tool
+from groupmate.storage import Database, ReminderReader, ReminderService
 from groupmate.storage.audit import AuditLog, AuditQuery
+from tests.conftest import make_ctx
 from tests.plugin_fixtures.nightly import Nightly
 
 
@@ -102,3 +104,37 @@ async def test_a_plugins_background_work_calls_tools_as_itself_and_is_audited(
         "nightly",
     )
     assert row.outcome == "ok" and row.target_label == "#1"
+
+
+async def looks_up(ctx: MessageContext) -> str:
+    """What this context hands out."""
+    kinds = (ReminderService, ReminderReader, AuditLog, Database)
+    return ",".join(kind.__name__ for kind in kinds if ctx.deps.get(kind) is not None)
+
+
+@pytest.mark.parametrize("effect", ["read", "external"])
+async def test_a_tool_that_does_not_write_cannot_look_a_writer_up_either(effect: Any) -> None:
+    """What a non-write tool was refused as a parameter, `ctx.deps` does not hand it."""
+    deps = Deps(
+        {
+            ReminderService: object(),
+            ReminderReader: object(),
+            AuditLog: object(),
+            Database: object(),
+        }
+    )
+    ctx = make_ctx(deps=deps)
+    seen = await build_tool(looks_up, effect=effect).invoke(ctx, NoArguments())
+    assert seen.data == "ReminderReader"
+    wrote = await build_tool(looks_up, effect="write").invoke(ctx, NoArguments())
+    assert wrote.data == "ReminderService,ReminderReader,AuditLog,Database"
+
+
+async def test_a_read_tool_still_lists_the_write_tools_its_sender_may_use(
+    groupmate_bot: Any,
+) -> None:
+    """Withheld, not gone: help (a read) lists the reminder tools, which need a writer."""
+    bot = await groupmate_bot()
+    bot.model.calls("help", {})
+    [listed] = await bot.say("what can you do?")
+    assert "cancel #7" in listed and "switch our time zone to London" in listed

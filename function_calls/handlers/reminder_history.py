@@ -11,7 +11,7 @@ from groupmate.function_calls.handlers.reminders import check_reference, refused
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.storage import ReminderReader, StorageError
-from groupmate.storage.audit import MAX_PAGE, AuditEntry, AuditLog, AuditQuery
+from groupmate.storage.audit import MAX_PAGE, AuditEntry, AuditQuery, AuditReader
 from groupmate.storage.changes import HistoryEntry
 from groupmate.storage.repository import parse_reference
 
@@ -79,9 +79,10 @@ async def reminder_history(
     ctx: MessageContext,
     args: ReminderHistoryArgs,
     service: ReminderReader,
+    audit: AuditReader | None,
 ) -> FunctionResult:
     if args.reminder_id is not None:
-        return await _one(ctx, service, args.reminder_id, args.limit)
+        return await _one(ctx, service, audit, args.reminder_id, args.limit)
     own = ctx.sender_id if ctx.chat_type == "private" else None
     try:
         entries = await service.history(ctx.chat_id, limit=args.limit, created_by=own)
@@ -96,7 +97,11 @@ async def reminder_history(
 
 
 async def _one(
-    ctx: MessageContext, service: ReminderReader, reference: str, limit: int
+    ctx: MessageContext,
+    service: ReminderReader,
+    audit: AuditReader | None,
+    reference: str,
+    limit: int,
 ) -> FunctionResult:
     """One reminder: who set and changed it (the audit log), and what it did."""
     key = parse_reference(reference)
@@ -106,7 +111,6 @@ async def _one(
     label = f"#{key}"
     try:
         changes: list[AuditEntry] = []
-        audit = ctx.deps.get(AuditLog)
         if audit is not None:
             query = AuditQuery(
                 chat_id=ctx.chat_id,

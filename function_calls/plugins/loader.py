@@ -149,7 +149,7 @@ def _check_services(found: Found) -> None:
         what = f"service {service.factory.__qualname__!r}"
         for dependency in service.params:
             kind = dependency.kind
-            if kind in WRITE_TYPES:
+            if kind in WRITE_TYPES and kind not in allowed:
                 raise PluginError(
                     f"{what}: parameter {dependency.param!r} ({kind.__name__}) can change "
                     "the bot's state, which a plugin's service may not hold. Read through "
