@@ -4,10 +4,13 @@ work changes state only by calling tools through the invoker, as itself, audited
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 import pytest
+from fastapi.routing import APIRoute
 
+from groupmate.bot.adapters import http_admin as admin_api
+from groupmate.bot.adapters import http_reminders as reminders_api
 from groupmate.function_calls import MessageContext
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.errors import ToolDefinitionError
@@ -138,3 +141,27 @@ async def test_a_read_tool_still_lists_the_write_tools_its_sender_may_use(
     bot.model.calls("help", {})
     [listed] = await bot.say("what can you do?")
     assert "cancel #7" in listed and "switch our time zone to London" in listed
+
+
+def test_the_rest_read_routes_ask_for_the_read_only_view() -> None:
+    """The REST routes that read get `ReminderReader` (`Reminders`), never the service."""
+    routes = [*reminders_api.router.routes, *admin_api.router.routes]
+    viewing: set[str] = set()
+    for route in routes:
+        assert isinstance(route, APIRoute)
+        hints = get_type_hints(route.endpoint, include_extras=True).values()
+        kinds = {get_args(hint)[0] if get_args(hint) else hint for hint in hints}
+        assert ReminderService not in kinds, route.path
+        if set(route.methods or ()) <= {"GET", "HEAD"} and ReminderReader in kinds:
+            viewing.add(route.path)
+    assert viewing >= {
+        "/v1/chats/{chat_id}/reminders",
+        "/v1/chats/{chat_id}/reminders/{reminder_id}",
+        "/v1/chats/{chat_id}/history",
+        "/v1/chats/{chat_id}/settings",
+        "/v1/chats",
+        "/v1/reminders",
+        "/v1/deliveries",
+        "/v1/waiting",
+        "/v1/status",
+    }
