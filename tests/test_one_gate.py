@@ -2,7 +2,9 @@
 bot's `ToolInvoker`, and the audit log holds a row for each: the seven REST reminder
 actions, each slash command that changes state, the accepted offer, the model's call,
 an MCP client's call and the dashboard's "run". A route or command that called a
-handler or a domain function around the invoker would leave its row out."""
+handler or a domain function around the invoker would leave its row out. Which routes
+and commands change state is read from the app's route table and the command table, so
+a new one is called (and must leave its row) or the test fails."""
 
 from __future__ import annotations
 
