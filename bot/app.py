@@ -60,7 +60,7 @@ from groupmate.storage import (
 )
 from groupmate.storage.audit import AuditLog, AuditReader
 from groupmate.storage.chat_locks import ChatLocks
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLog, ChatLogReader
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.overview import TurnLog
 from groupmate.storage.plugin_data import PluginData
@@ -355,6 +355,7 @@ class Bot:
                 ReminderReader: reader,
                 Database: self.reminders.database,
                 ChatLog: chatlog,
+                ChatLogReader: ChatLogReader(chatlog),
                 Confirmations: confirmations,
                 ScheduledCommands: self._scheduled,
                 UsageLog: usage,

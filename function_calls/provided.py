@@ -22,7 +22,7 @@ from groupmate.function_calls.services import (
 from groupmate.function_calls.toolsets import AbstractToolset
 from groupmate.storage import Database, ReminderService
 from groupmate.storage.audit import AuditLog, AuditReader
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLog, ChatLogReader
 from groupmate.storage.reader import ReminderReader
 from groupmate.storage.usage import UsageLog
 
@@ -31,6 +31,7 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
         ReminderService,
         ReminderReader,
         ChatLog,
+        ChatLogReader,
         UsageLog,
         AuditLog,
         AuditReader,
@@ -49,11 +50,11 @@ BUILTIN_TYPES: frozenset[type[Any]] = frozenset(
     }
 )
 
-# What can change the bot's state (reminders, settings, the audit trail, the database
-# itself): only a tool declared effect="write" may ask for one (checked when it is
-# built; the database handle, none), and no plugin's service may; the others read
-# through `ReminderReader` and `AuditReader`.
-WRITE_TYPES: frozenset[type[Any]] = frozenset({ReminderService, AuditLog, Database})
+# What can change the bot's state (reminders, settings, the chat log, the audit trail,
+# the database itself): only a tool declared effect="write" may ask for one (checked
+# when it is built; the database handle, none), and no plugin's service may; the others
+# read through `ReminderReader`, `ChatLogReader` and `AuditReader`.
+WRITE_TYPES: frozenset[type[Any]] = frozenset({ReminderService, ChatLog, AuditLog, Database})
 
 # What a plugin's service may ask for besides its plugin's settings and earlier services:
 # the bot's services that exist before plugins start (the model's client, the tool list
@@ -64,7 +65,7 @@ SERVICE_TYPES: frozenset[type[Any]] = (
     BUILTIN_TYPES
     - {TextCompleter, ScheduledCommands, AbstractToolset, Progress, PluginStore}
     - WRITE_TYPES
-    - {ChatLog, UsageLog}
+    - {UsageLog}
 ) | {PluginTools}
 
 # groupmate's own families' services may also have the database handle: the memory

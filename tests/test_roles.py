@@ -19,6 +19,7 @@ from groupmate.function_calls.provided import WRITE_TYPES
 from groupmate.function_calls.registry import NoArguments, build_tool
 from groupmate.storage import Database, ReminderReader, ReminderService
 from groupmate.storage.audit import AuditLog, AuditQuery
+from groupmate.storage.chatlog import ChatLog
 from tests.conftest import make_ctx
 from tests.plugin_fixtures.nightly import Nightly
 
@@ -38,10 +39,19 @@ async def audits(ctx: MessageContext, audit: AuditLog) -> str:
     return str(await audit.page(AuditQuery(chat_id=ctx.chat_id)))
 
 
+async def recalls(ctx: MessageContext, chatlog: ChatLog) -> str:
+    """What was said here."""
+    return str(await chatlog.recent(ctx.chat_id, 10))
+
+
 @pytest.mark.parametrize("effect", ["read", "external"])
 @pytest.mark.parametrize(
     ("handler", "param", "kind"),
-    [(counts, "service", ReminderService), (audits, "audit", AuditLog)],
+    [
+        (counts, "service", ReminderService),
+        (audits, "audit", AuditLog),
+        (recalls, "chatlog", ChatLog),
+    ],
 )
 def test_a_tool_that_asks_for_a_writer_must_declare_it_writes(
     effect: Any, handler: Any, param: str, kind: type[Any]

@@ -26,7 +26,7 @@ from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import DailyLimits, TextCompleter
 from groupmate.storage import ReminderReader
 from groupmate.storage.chat_window import last_spoke, theirs
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLogReader
 from groupmate.storage.usage import UsageLog
 
 # With no message of theirs to start from, catch-up covers this much.
@@ -94,7 +94,7 @@ class CatchupArgs(BaseModel):
 async def chat_catchup(
     ctx: MessageContext,
     args: CatchupArgs,
-    chatlog: ChatLog,
+    chatlog: ChatLogReader,
     reminders: ReminderReader,
     llm: TextCompleter | None,
     limits: DailyLimits | None,
@@ -187,7 +187,10 @@ def seen_from(spoke: Sequence[datetime], until: datetime, caught_up: datetime | 
 
 
 async def _window(
-    ctx: MessageContext, chatlog: ChatLog, reminders: ReminderReader, store: PluginStore | None
+    ctx: MessageContext,
+    chatlog: ChatLogReader,
+    reminders: ReminderReader,
+    store: PluginStore | None,
 ) -> tuple[ChatWindow, Since]:
     """From where the asker's unseen part begins (see `seen_from`) until the request."""
     until = ctx.clock()

@@ -11,14 +11,14 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.orm import Session
 
 from groupmate.function_calls.digest_core import Lang, offline_digest
-from groupmate.storage import ReminderReader
+from groupmate.storage import ReminderReader, ReminderService
 from groupmate.storage.chat_window import (
     ReminderEvent,
     WindowMessage,
     reminder_events,
     window_messages,
 )
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLog, ChatLogReader
 
 # A window's messages read at most: a week away from a busy group is thousands of lines;
 # the digest of the newest of them says the rest were left out.
@@ -51,8 +51,8 @@ class ChatWindow:
 
 
 async def gather_window(
-    chatlog: ChatLog,
-    reminders: ReminderReader,
+    chatlog: ChatLogReader | ChatLog,
+    reminders: ReminderReader | ReminderService,
     chat_id: str,
     since: datetime,
     until: datetime,
@@ -61,6 +61,8 @@ async def gather_window(
 ) -> ChatWindow:
     """The window of one chat, read in one transaction, in the chat's time zone."""
     await chatlog.flush()  # what was logged before the call is in the window
+    if isinstance(reminders, ReminderService):  # a caller holding the service reads too
+        reminders = ReminderReader(reminders)
 
     def read(session: Session) -> tuple[list[WindowMessage], list[ReminderEvent]]:
         messages = window_messages(session, chat_id, since, until, limit + 1)
@@ -74,8 +76,8 @@ async def gather_window(
 
 
 async def chat_digest(
-    chatlog: ChatLog,
-    reminders: ReminderReader,
+    chatlog: ChatLogReader | ChatLog,
+    reminders: ReminderReader | ReminderService,
     chat_id: str,
     since: datetime,
     until: datetime,

@@ -20,7 +20,7 @@ from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import TextCompleter
 from groupmate.storage import ReminderReader
-from groupmate.storage.chatlog import ChatLog, LoggedMessage
+from groupmate.storage.chatlog import ChatLogReader, LoggedMessage
 
 DEFAULT_MESSAGES = 100
 CHUNK_CHARS = 12_000
@@ -177,7 +177,7 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
 async def summary(
     ctx: MessageContext,
     args: SummaryArgs,
-    chatlog: ChatLog,
+    chatlog: ChatLogReader,
     reminders: ReminderReader,
     llm: TextCompleter | None,
 ) -> FunctionResult:
@@ -214,7 +214,7 @@ async def summary(
 
 async def _offline(
     ctx: MessageContext,
-    chatlog: ChatLog,
+    chatlog: ChatLogReader,
     reminders: ReminderReader,
     messages: list[LoggedMessage],
 ) -> str:
