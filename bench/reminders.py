@@ -37,6 +37,7 @@ from groupmate.storage import (
     Database,
     NewReminder,
     OutgoingMessage,
+    ReminderReader,
     ReminderService,
     Schedule,
     upgrade,
@@ -182,7 +183,12 @@ async def measure(url: str, spawned_at: float) -> dict[str, Any]:
         assert scheduler is not None
 
         tool = builtin_tools().get("reminder_list")
-        ctx = MessageContext("chat-7", "group", "u-1", deps=Deps({ReminderService: service}))
+        ctx = MessageContext(
+            "chat-7",
+            "group",
+            "u-1",
+            deps=Deps({ReminderService: service, ReminderReader: ReminderReader(service)}),
+        )
         latencies = []
         for _ in range(200):
             begin = time.perf_counter()

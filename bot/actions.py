@@ -20,11 +20,12 @@ from groupmate.bot.budget import TokenBudget
 from groupmate.bot.commands import Commands
 from groupmate.bot.contexts import Caller, ContextFactory
 from groupmate.function_calls import MessageContext, ToolInvoker
+from groupmate.function_calls.audit import AuditSink, entry_for
 from groupmate.function_calls.digest_core import chat_language
 from groupmate.function_calls.handlers.digest import gather_window
 from groupmate.function_calls.handlers.reminder_words import format_local, late_note
 from groupmate.function_calls.services import TextCompleter
-from groupmate.storage import OutgoingMessage, ReminderService, ScheduledAction
+from groupmate.storage import OutgoingMessage, ReminderReader, ScheduledAction
 from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.vocabulary import SETTING_QUIET_DIGEST
@@ -90,11 +91,12 @@ class ActionRunner:
         commands: Commands,
         scheduled: BotCommands,
         contexts: ContextFactory,
-        reminders: ReminderService,
+        reminders: ReminderReader,
         chatlog: ChatLog,
         llm: TextCompleter | None,
         budget: TokenBudget | None,
         admins: frozenset[str],
+        audit: AuditSink | None = None,
     ) -> None:
         self._commands = commands
         self._scheduled = scheduled
@@ -104,6 +106,7 @@ class ActionRunner:
         self._llm = llm
         self._budget = budget
         self._admins = admins
+        self._audit = audit
 
     async def __call__(self, claim: Claim, now: datetime) -> OutgoingMessage | None:
         action = claim.action
@@ -155,17 +158,32 @@ class ActionRunner:
         if not said:
             settings = await self._reminders.settings_of(claim.chat_id)
             if settings.get(SETTING_QUIET_DIGEST) == "skip":
+                await self._record(ctx, action, "quiet day: nothing posted")
                 return _Run(None)
+            await self._record(ctx, action, "quiet day")
             return _Run(f"Quiet day: nothing new since {format_local(since, ctx.zone)}.")
         if action.command == "summary":  # /catchup falls back to the digest by itself
             why_offline = await self._offline_because(ctx)
             if why_offline is not None:
+                await self._record(ctx, action, f"offline digest: {why_offline}")
                 return _Run(f"({why_offline}: the offline digest.)\n{window.digest(lang)}")
             if not action.args:
                 # The day's digest covers what was said since the last one, however much.
                 hours = min((claim.occurrence - since).total_seconds() / 3600, 168.0)
                 return _Run(await self._commands.call(ctx, "summary", {"hours": hours}))
         return _Run(await self._commands.run(ctx, action.command, action.args))
+
+    async def _record(self, ctx: MessageContext, action: ScheduledAction, detail: str) -> None:
+        """The audit row of a run answered here, without its tool (a quiet day, the
+        offline digest): every scheduled run is on record, as the invoker's are."""
+        if self._audit is None:
+            return
+        tool = self._commands.tool_of(action.command) or action.command
+        entry = entry_for(ctx, tool, "read", "ok", {"command": action.shown}, detail=detail)
+        try:
+            await self._audit.record(entry)
+        except Exception:  # the run is done: a lost row must not turn it into a failure
+            log.exception("audit entry for %s not queued", action.shown)
 
     async def _offline_because(self, ctx: MessageContext) -> str | None:
         """Why the model can't write this digest now (none configured, the budget is

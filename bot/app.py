@@ -24,6 +24,7 @@ from groupmate.bot.contexts import Caller, ContextFactory
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.bot.metrics import Metrics
 from groupmate.bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
+from groupmate.bot.plugin_calls import PluginGate
 from groupmate.bot.plugin_runtime import PluginRuntime, configured_plugins
 from groupmate.bot.router import Deliver, Router
 from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
@@ -48,10 +49,18 @@ from groupmate.function_calls.services import (
     TextCompleter,
 )
 from groupmate.function_calls.toolsets import AbstractToolset, CombinedToolset
-from groupmate.storage import OutgoingMessage, ReminderService, Sender, SendError, utc_now
-from groupmate.storage.audit import AuditLog
+from groupmate.storage import (
+    Database,
+    OutgoingMessage,
+    ReminderReader,
+    ReminderService,
+    Sender,
+    SendError,
+    utc_now,
+)
+from groupmate.storage.audit import AuditLog, AuditReader
 from groupmate.storage.chat_locks import ChatLocks
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLog, ChatLogReader
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.overview import TurnLog
 from groupmate.storage.plugin_data import PluginData
@@ -339,10 +348,14 @@ class Bot:
         )
         self._stores = PluginStores(PluginData(self.reminders.database, self._clock))
         confirmations = Confirmations()
+        reader = ReminderReader(self.reminders)
         deps = Deps(
             {
                 ReminderService: self.reminders,
+                ReminderReader: reader,
+                Database: self.reminders.database,
                 ChatLog: chatlog,
+                ChatLogReader: ChatLogReader(chatlog),
                 Confirmations: confirmations,
                 ScheduledCommands: self._scheduled,
                 UsageLog: usage,
@@ -351,6 +364,7 @@ class Bot:
                 MemberDirectory: self.members,
                 ToolPolicy: self.policy,
                 AuditLog: self.audit,
+                AuditReader: AuditReader(self.audit),
                 WebSearch: self._web_search(),
                 PageFetcher: self._page_fetcher(),
             },
@@ -358,7 +372,8 @@ class Bot:
         )
         # Plugins' services start before the tools are settled: a plugin whose service
         # fails is failed, and its tools are not offered.
-        deps = await self._plugins.start(self._stack, deps)
+        gate = PluginGate(reader)
+        deps = await self._plugins.start(self._stack, deps, gate)
         self._plugins.log_failures()
         await self._start_remote_tools()
         self.invoker.audit = self.audit
@@ -405,15 +420,17 @@ class Bot:
             confirmations=confirmations,
         )
         self._scheduled.attach(answerer.commands, self.invoker)
+        gate.attach(self.contexts, self.invoker)
         self._actions = ActionRunner(
             commands=answerer.commands,
             scheduled=self._scheduled,
             contexts=self.contexts,
-            reminders=self.reminders,
+            reminders=reader,
             chatlog=chatlog,
             llm=self.llm,
             budget=budget,
             admins=frozenset(config.bot.admins),
+            audit=self.audit,
         )
         self._actions_ready.set()
         self._router = Router(

@@ -87,7 +87,7 @@ class ContextFactory:
         self, caller: Caller, deps: Deps, *, reply_to: str | None = None
     ) -> MessageContext:
         # Through the service's short-lived cache: a chat's row is read once per 10 s.
-        chat = await self._reminders.chat_row(caller.chat_id)
+        chat = await self._reminders.chats.chat_row(caller.chat_id)
         return MessageContext(
             chat_id=caller.chat_id,
             chat_type=caller.chat_type,

@@ -13,6 +13,7 @@ from groupmate.bot.config import Config
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.handlers import BUILTIN_MODULES, builtin_plugins, in_model_order
+from groupmate.function_calls.plugin_calls import PluginTools, ToolGate
 from groupmate.function_calls.plugins import (
     LoadedPlugin,
     PluginSet,
@@ -74,17 +75,20 @@ class PluginRuntime(AbstractToolset):
         for status in self.plugins.failed:
             log.error("plugin %s is not loaded: %s", status.name, status.error)
 
-    async def start(self, stack: AsyncExitStack, deps: Deps) -> Deps:
+    async def start(self, stack: AsyncExitStack, deps: Deps, gate: ToolGate | None = None) -> Deps:
         """Start each loaded plugin's services, in order; returns `deps` with every
         plugin's settings and services, each seen by its own plugin's handlers only. A
-        plugin whose service fails is failed, and what it had started is stopped."""
+        plugin whose service fails is failed, and what it had started is stopped. With
+        `gate`, a service may ask for `PluginTools`: the bot's tools, called as its
+        plugin."""
         bot: dict[type[Any], object] = {kind: deps.get(kind) for kind in deps.kinds()}
         for plugin in self.plugins.loaded:
             own: dict[type[Any], object] = {}
             if plugin.settings is not None:
                 own[type(plugin.settings)] = plugin.settings
             if plugin.services:
-                started = await self._start_services(plugin, stack, {**bot, **own})
+                calls = {} if gate is None else {PluginTools: PluginTools(plugin.name, gate)}
+                started = await self._start_services(plugin, stack, {**bot, **calls, **own})
                 if started is None:
                     continue
                 own.update(started)

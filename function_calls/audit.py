@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from groupmate.storage.audit import AuditEntry
+from groupmate.storage.vocabulary import Effect, InvocationOutcome
+
+if TYPE_CHECKING:
+    from groupmate.function_calls.context import MessageContext
+    from groupmate.function_calls.result import Touched
 
 # An argument whose name says it holds a secret is never written down: whole words of
 # the name ("api_key", "X-Auth-Token"), not any name that contains them ("tokens_per_day",
@@ -33,6 +38,35 @@ class AuditSink(Protocol):
     """Where audit entries go (storage.audit.AuditLog)."""
 
     async def record(self, entry: AuditEntry) -> None: ...
+
+
+def entry_for(
+    ctx: MessageContext,
+    tool: str,
+    effect: Effect,
+    outcome: InvocationOutcome,
+    arguments: Mapping[str, Any],
+    *,
+    detail: str | None = None,
+    touched: Touched | None = None,
+) -> AuditEntry:
+    """The audit entry of one call in `ctx`: who, from where, how they proved it, and
+    the redacted arguments."""
+    return AuditEntry(
+        at=ctx.clock(),
+        chat_id=ctx.chat_id,
+        sender_id=ctx.sender_id,
+        sender_name=ctx.sender_name,
+        auth=ctx.auth,
+        source=ctx.source,
+        tool=tool,
+        effect=effect,
+        outcome=outcome,
+        arguments=redacted(arguments),
+        target=touched.id if touched is not None else None,
+        target_label=touched.label if touched is not None else None,
+        detail=detail,
+    )
 
 
 def redacted(arguments: Mapping[str, Any]) -> dict[str, Any]:

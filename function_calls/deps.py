@@ -16,7 +16,7 @@ without it the tool is not offered at all there (a search tool on a bot without 
 from __future__ import annotations
 
 import types
-from collections.abc import Awaitable, Iterator, Mapping
+from collections.abc import Awaitable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, Union, get_args, get_origin
 
@@ -55,7 +55,7 @@ class Deps:
     services, which only its handlers see: two plugins may each have an
     `httpx.AsyncClient`); immutable (`with_` and `scoped` make copies)."""
 
-    __slots__ = ("_scoped", "_stores", "_values")
+    __slots__ = ("_scoped", "_stores", "_values", "_withheld")
 
     def __init__(
         self,
@@ -63,15 +63,20 @@ class Deps:
         *,
         stores: PluginStores | None = None,
         scoped: Mapping[str, Mapping[type[Any], object]] | None = None,
+        withheld: frozenset[type[Any]] = frozenset(),
     ) -> None:
         self._values: dict[type[Any], object] = {
             kind: value for kind, value in (values or {}).items() if value is not None
         }
         self._stores = stores
         self._scoped: dict[str, Mapping[type[Any], object]] = dict(scoped or {})
+        self._withheld = withheld
 
     def get(self, kind: type[T]) -> T | None:
-        """The bot's object of type `kind`, or None where this bot has none."""
+        """The bot's object of type `kind`, or None where this bot has none (or it is
+        withheld here)."""
+        if kind in self._withheld:
+            return None
         found = self._values.get(kind)
         return found  # type: ignore[return-value]  # stored under its own type
 
@@ -85,16 +90,28 @@ class Deps:
             values.pop(kind, None)
         else:
             values[kind] = value
-        return Deps(values, stores=self._stores, scoped=self._scoped)
+        return Deps(values, stores=self._stores, scoped=self._scoped, withheld=self._withheld)
+
+    def withholding(self, kinds: Iterable[type[Any]]) -> Deps:
+        """A copy that hands out no object of `kinds` (the bot's, or a plugin's own),
+        though it still says the bot has them: a listing of tools made with it is the
+        sender's, while whoever holds it can't get at those objects."""
+        return Deps(
+            self._values,
+            stores=self._stores,
+            scoped=self._scoped,
+            withheld=self._withheld | frozenset(kinds),
+        )
 
     def with_stores(self, stores: PluginStores) -> Deps:
         """A copy whose plugins' handlers get their `PluginStore` from `stores`."""
-        return Deps(self._values, stores=stores, scoped=self._scoped)
+        return Deps(self._values, stores=stores, scoped=self._scoped, withheld=self._withheld)
 
     def scoped(self, plugin: str, values: Mapping[type[Any], object]) -> Deps:
         """A copy in which `plugin`'s handlers also get `values` (its settings and
         services), ahead of the bot's own."""
-        return Deps(self._values, stores=self._stores, scoped={**self._scoped, plugin: values})
+        scoped = {**self._scoped, plugin: values}
+        return Deps(self._values, stores=self._stores, scoped=scoped, withheld=self._withheld)
 
     def kinds(self) -> Iterator[type[Any]]:
         return iter(self._values)
@@ -111,6 +128,8 @@ class Deps:
         object of that type, else the bot's. A plugin's store is its own and the chat's,
         never another's (the plugin and the chat come from the tool and the context)."""
         kind = dependency.kind
+        if kind in self._withheld:
+            return None
         if kind is PluginStore:
             if self._stores is None or not plugin:
                 return None

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from groupmate.function_calls.audit import AuditSink, redacted
+from groupmate.function_calls.audit import AuditSink, entry_for
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.errors import (
     InvocationOutcome,
@@ -365,21 +365,14 @@ def _entry(
         outcome, detail = "refused", result.failure
     else:
         outcome = "ok"
-    touched = result.touched if result is not None else None
-    return AuditEntry(
-        at=ctx.clock(),
-        chat_id=ctx.chat_id,
-        sender_id=ctx.sender_id,
-        sender_name=ctx.sender_name,
-        auth=ctx.auth,
-        source=ctx.source,
-        tool=validated.tool.name,
-        effect=validated.tool.effect,
-        outcome=outcome,
-        arguments=redacted(validated.arguments.model_dump(mode="json")),
-        target=touched.id if touched is not None else None,
-        target_label=touched.label if touched is not None else None,
+    return entry_for(
+        ctx,
+        validated.tool.name,
+        validated.tool.effect,
+        outcome,
+        validated.arguments.model_dump(mode="json"),
         detail=detail,
+        touched=result.touched if result is not None else None,
     )
 
 

@@ -5,6 +5,7 @@ the parameters it takes), built once; `build_tool` makes one from a handler and 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import re
@@ -163,7 +164,11 @@ class Tool:
         return validator.validate(raw_arguments, context)
 
     async def invoke(self, ctx: MessageContext, arguments: BaseModel) -> FunctionResult:
-        """Run the handler; plain functions run in a worker thread."""
+        """Run the handler; plain functions run in a worker thread. A tool that does not
+        write gets no writer from `ctx.deps` either: what it was refused as a parameter
+        (see `_check_effect`), it can't look up."""
+        if self.effect != "write":
+            ctx = dataclasses.replace(ctx, deps=ctx.deps.withholding(write_types()))
         kwargs: dict[str, Any] = {}
         if self.ctx_param:
             kwargs[self.ctx_param] = ctx
@@ -258,6 +263,28 @@ def builtin_provides(kind: type[Any]) -> bool:
     return kind in BUILTIN_TYPES
 
 
+def write_types() -> frozenset[type[Any]]:
+    """The types that can change the bot's state (see `function_calls.provided`)."""
+    from groupmate.function_calls.provided import WRITE_TYPES  # it imports this module
+
+    return WRITE_TYPES
+
+
+def _check_effect(name: str, effect: Effect, deps: Sequence[Dependency]) -> None:
+    """A tool that may change state says so: the policy keys on `effect`, and only
+    writes are audited, so a "read" tool holding a writer would change state unseen."""
+    if effect == "write":
+        return
+    for dependency in deps:
+        if dependency.kind in write_types():
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {dependency.param!r} "
+                f"({dependency.kind.__name__}) can change the bot's state, but the tool "
+                f'is declared effect="{effect}". Ask for the read-only ReminderReader '
+                'instead, or declare effect="write"'
+            )
+
+
 def build_tool(
     handler: Handler,
     *,
@@ -296,6 +323,7 @@ def build_tool(
             f"tool {tool_name!r} needs a description= or a docstring: the model chooses by it"
         )
     binding = _bind_parameters(handler, tool_name, opts.localns, provides)
+    _check_effect(tool_name, opts.effect, binding.deps)
     if not plugin and any(dep.kind is PluginStore for dep in binding.deps):
         raise ToolDefinitionError(
             f"tool {tool_name!r}: a PluginStore is its plugin's; load the tool as a plugin "

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         tool_function,
         validation_context,
     )
+    from groupmate.function_calls.plugin_calls import PluginTools
     from groupmate.function_calls.plugin_store import (
         JsonValue,
         PluginStore,
@@ -117,6 +118,7 @@ __all__ = [
     "NoArguments",
     "Plugin",
     "PluginStore",
+    "PluginTools",
     "Progress",
     "PromptFormat",
     "Reply",
@@ -220,6 +222,7 @@ if not TYPE_CHECKING:
                 "tool_function",
                 "validation_context",
             ),
+            "groupmate.function_calls.plugin_calls": ("PluginTools",),
             "groupmate.function_calls.plugin_store": (
                 "JsonValue",
                 "PluginStore",

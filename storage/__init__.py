@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
     from groupmate.storage.policy import DEFAULT_GRACE, DeliveryPolicy
     from groupmate.storage.reach import Reach, WaitingChat
+    from groupmate.storage.reader import ReminderReader
     from groupmate.storage.recurrence import KINDS, Kind, Schedule, check_timezone
     from groupmate.storage.repository import NewReminder, ReminderView, ScheduledAction
     from groupmate.storage.scheduler import Act, Compose, ReminderScheduler
@@ -52,6 +53,7 @@ __all__ = [
     "ReminderChangedError",
     "ReminderNotFoundError",
     "ReminderPermissionError",
+    "ReminderReader",
     "ReminderScheduler",
     "ReminderService",
     "ReminderStateError",
@@ -101,6 +103,7 @@ if not TYPE_CHECKING:
             "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
             "groupmate.storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),
             "groupmate.storage.reach": ("Reach", "WaitingChat"),
+            "groupmate.storage.reader": ("ReminderReader",),
             "groupmate.storage.recurrence": ("KINDS", "Kind", "Schedule", "check_timezone"),
             "groupmate.storage.repository": ("NewReminder", "ReminderView", "ScheduledAction"),
             "groupmate.storage.scheduler": ("Act", "Compose", "ReminderScheduler"),

@@ -146,3 +146,16 @@ class AuditLog:
     async def prune_expired(self, now: datetime) -> int:
         """Drop the entries older than `max_age`; run periodically."""
         return await self._database.write(functools.partial(_prune, before=now - self.max_age))
+
+
+class AuditReader:
+    """The read-only view of the audit log, for read tools: its pages, never a row."""
+
+    __slots__ = ("_log",)
+
+    def __init__(self, log: AuditLog) -> None:
+        self._log = log
+
+    async def page(self, query: AuditQuery) -> list[AuditEntry]:
+        """Matching entries, newest first."""
+        return await self._log.page(query)

@@ -291,3 +291,39 @@ class ChatLog:
         return await self._database.write(
             functools.partial(units.prune, chat_id=chat_id, keep=self.keep, before=before)
         )
+
+
+class ChatLogReader:
+    """The read-only view of the chat log, for read tools and plugins' services: what
+    was said, never a change (no logging, no pruning)."""
+
+    __slots__ = ("_log",)
+
+    def __init__(self, log: ChatLog) -> None:
+        self._log = log
+
+    async def flush(self) -> None:
+        """Wait for the rows logged so far to be written, so a read sees them."""
+        await self._log.flush()
+
+    async def recent(
+        self, chat_id: str, limit: int, *, since: datetime | None = None
+    ) -> list[LoggedMessage]:
+        return await self._log.recent(chat_id, limit, since=since)
+
+    async def history_to(self, chat_id: str, message_id: str, limit: int) -> list[LoggedMessage]:
+        return await self._log.history_to(chat_id, message_id, limit)
+
+    async def page(
+        self, chat_id: str, *, before: int | None = None, limit: int = 50
+    ) -> list[PagedMessage]:
+        return await self._log.page(chat_id, before=before, limit=limit)
+
+    async def count(self, chat_id: str) -> int:
+        return await self._log.count(chat_id)
+
+    async def text_of(self, chat_id: str, message_id: str) -> str | None:
+        return await self._log.text_of(chat_id, message_id)
+
+    async def answer_to(self, chat_id: str, message_id: str) -> list[str]:
+        return await self._log.answer_to(chat_id, message_id)

@@ -14,7 +14,9 @@ from sqlalchemy.orm import Session
 from groupmate.storage import changes, overview, repository
 from groupmate.storage.changes import HistoryEntry, ReminderChange, Requester
 from groupmate.storage.chat_data import ChatDataDeleted, delete_chat
+from groupmate.storage.chat_settings import ZONE_CACHE_SIZE, ChatSettings
 from groupmate.storage.database import DEFAULT_URL, Database
+from groupmate.storage.delivery_admin import DeliveryAdmin
 from groupmate.storage.errors import (
     ReminderChangedError,
     ReminderNotFoundError,
@@ -25,7 +27,6 @@ from groupmate.storage.migrate import upgrade
 from groupmate.storage.models import utc_now
 from groupmate.storage.outgoing import Sender
 from groupmate.storage.policy import DeliveryPolicy
-from groupmate.storage.reach import WaitingChat, unclaimed_after, waiting_chats
 from groupmate.storage.recurrence import check_timezone as check_timezone  # re-exported
 from groupmate.storage.repository import NewReminder, ReminderView
 from groupmate.storage.scheduler import (
@@ -36,18 +37,12 @@ from groupmate.storage.scheduler import (
     Reachable,
     ReminderScheduler,
 )
-from groupmate.storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, ReminderAction
-
-# A chat's zone (and, for the budget check, its settings) is read for every message.
-# Cached this long, a change made by another process (or straight in the database) shows
-# within seconds; this process's own changes are seen at once.
-_ZONE_CACHE_SECONDS = 10.0
-_ZONE_CACHE_SIZE = 10_000
-_ZONE_TTL = timedelta(seconds=_ZONE_CACHE_SECONDS)
+from groupmate.storage.vocabulary import ChatType, FinishedOutcome, ReminderAction
 
 
 class ReminderService:
-    """Create, list and delete reminders; keep the scheduler's timers in step."""
+    """Create, list and delete reminders; keep the scheduler's timers in step. A chat's
+    zone and settings are `chats`' job; the deliveries' administration, `deliveries_admin`'s."""
 
     def __init__(
         self,
@@ -56,18 +51,16 @@ class ReminderService:
         scheduler: ReminderScheduler | None = None,
         default_timezone: str = "UTC",
         clock: Clock = utc_now,
-        zone_cache_size: int = _ZONE_CACHE_SIZE,
+        zone_cache_size: int = ZONE_CACHE_SIZE,
     ) -> None:
         self.database = database
         self.scheduler = scheduler
-        self.default_timezone = check_timezone(default_timezone)
+        self.chats = ChatSettings(
+            database, default_timezone=default_timezone, clock=clock, cache_size=zone_cache_size
+        )
+        self.deliveries_admin = DeliveryAdmin(database, scheduler=scheduler, clock=clock)
+        self.default_timezone = self.chats.default_timezone
         self._clock = clock
-        # Every message needs its chat's zone; a short-lived cache spares a query each.
-        # chat id -> (stored zone and settings, when they were read); oldest reads first.
-        self._chats: dict[str, tuple[repository.ChatRow, datetime]] = {}
-        self._zone_cache_size = max(zone_cache_size, 0)
-        # Bumped by every change of a chat's row, so a read that raced one is not cached.
-        self._zone_changes = 0
 
     @classmethod
     @asynccontextmanager
@@ -122,84 +115,17 @@ class ReminderService:
 
     async def timezone_of(self, chat_id: str) -> str:
         """The chat's IANA zone, or the bot's default when the chat never set one."""
-        return (await self._chat_row(chat_id)).timezone or self.default_timezone
-
-    async def chat_row(self, chat_id: str) -> repository.ChatRow:
-        """The chat's own zone (None: the bot's default), settings and type, as every
-        message reads them: up to the zone cache's age old (see `settings_of`)."""
-        return await self._chat_row(chat_id)
-
-    async def chat_type_of(self, chat_id: str) -> ChatType:
-        """The type the chat was stored with; a chat never stored is taken for a group."""
-        stored = (await self._chat_row(chat_id)).chat_type
-        return "private" if stored == "private" else "group"
+        return await self.chats.timezone_of(chat_id)
 
     async def settings_of(self, chat_id: str, *, cached: bool = False) -> dict[str, Any]:
-        """The chat's own settings (not the bot's defaults). `cached` allows an answer
-        up to the zone cache's age (a per-message check); else they are read now."""
-        if cached:
-            return dict((await self._chat_row(chat_id)).settings)
-        return await self.database.read(
-            functools.partial(repository.chat_settings, chat_id=chat_id)
-        )
-
-    async def _chat_row(self, chat_id: str) -> repository.ChatRow:
-        now = self._clock()
-        cached = self._chats.get(chat_id)
-        # A clock that went backwards also ends an entry, rather than stretching its life.
-        if cached is not None and cached[1] <= now < cached[1] + _ZONE_TTL:
-            return cached[0]
-        changes = self._zone_changes
-        stored = await self.database.read(functools.partial(repository.chat_row, chat_id=chat_id))
-        if changes == self._zone_changes and self._zone_cache_size:
-            self._chats.pop(chat_id, None)  # re-inserted at the end: the newest read
-            while len(self._chats) >= self._zone_cache_size:
-                del self._chats[next(iter(self._chats))]
-            self._chats[chat_id] = (stored, now)
-        return stored
-
-    def _forget(self, chat_id: str) -> None:
-        """The chat's row changed here: the next read goes to the database."""
-        self._chats.pop(chat_id, None)
-        self._zone_changes += 1
-
-    async def update_settings(
-        self, chat_id: str, chat_type: ChatType, values: repository.SettingsChange
-    ) -> dict[str, Any]:
-        """Merge into the chat's settings; a None value removes a key. `values` may be a
-        function of the current settings, run under the row's lock."""
-        self._forget(chat_id)
-        try:
-            return await self.database.write(
-                functools.partial(
-                    repository.update_chat_settings,
-                    chat_id=chat_id,
-                    chat_type=chat_type,
-                    values=values,
-                    now=self._clock(),
-                )
-            )
-        finally:
-            # Again after the write: a read meanwhile (another chat's message, a REST
-            # call) may have cached the old settings.
-            self._forget(chat_id)
+        """The chat's own settings (see `ChatSettings.settings_of`)."""
+        return await self.chats.settings_of(chat_id, cached=cached)
 
     async def set_timezone(
         self, chat_id: str, chat_type: ChatType, timezone: str
     ) -> list[ReminderView]:
         """Change the chat's zone; returns the recurring reminders that moved with it."""
-        check_timezone(timezone)
-        now = self._clock()
-        moved = await self.database.write(
-            functools.partial(
-                repository.set_chat_timezone,
-                chat_id=chat_id,
-                chat_type=chat_type,
-                timezone=timezone,
-                now=now,
-            )
-        )
-        self._forget(chat_id)
+        moved = await self.chats.set_timezone(chat_id, chat_type, timezone)
         for reminder in moved:
             self._plan(reminder)
         return moved
@@ -406,69 +332,13 @@ class ReminderService:
             functools.partial(changes.history, chat_id=chat_id, limit=limit, created_by=created_by)
         )
 
-    async def chat_summaries(self) -> list[overview.ChatSummary]:
-        return await self.database.read(overview.chat_summaries)
-
-    async def deliveries(
-        self,
-        *,
-        chat_id: str | None = None,
-        outcome: DeliveryOutcome | None = None,
-        limit: int = 100,
-    ) -> list[overview.DeliveryRecord]:
-        return await self.database.read(
-            functools.partial(
-                overview.delivery_records, chat_id=chat_id, outcome=outcome, limit=limit
-            )
-        )
-
-    async def scheduler_health(self) -> dict[str, Any]:
-        now = self._clock()
-        return await self.database.read(functools.partial(overview.scheduler_counts, now=now))
-
-    async def waiting(self) -> list[WaitingChat]:
-        """Chats whose due reminders no running process has claimed: none delivers to
-        them. They wait (never marked failed for it) until one that does starts."""
-        policy = self.scheduler.policy if self.scheduler is not None else DeliveryPolicy()
-        before = self._clock() - unclaimed_after(policy.watchdog_interval)
-        return await self.database.read(functools.partial(waiting_chats, before=before))
-
-    async def delivery_chat(self, delivery_id: int) -> str | None:
-        """The chat a delivery belongs to; None when there is no such delivery."""
-        return await self.database.read(
-            functools.partial(overview.delivery_chat, delivery_id=delivery_id)
-        )
-
-    async def retry_delivery(self, delivery_id: int, chat_id: str) -> DeliveryOutcome:
-        """Send a failed delivery again, now; its new outcome. Raises NotRetryableError
-        (not failed, its reminder was deleted, or its chat is not delivered here) and
-        RuntimeError without a sender."""
-        if self.scheduler is None:
-            raise RuntimeError("this process does not deliver reminders")
-        reach = self.scheduler.reach()
-        if reach is not None and not reach.covers(chat_id):
-            raise overview.NotRetryableError(delivery_id, elsewhere=True)
-        now = self._clock()
-        policy = self.scheduler.policy
-        claim = await self.database.write(
-            functools.partial(
-                overview.claim_failed_delivery,
-                delivery_id=delivery_id,
-                chat_id=chat_id,
-                now=now,
-                lease_until=now + policy.lease,
-                late_after=policy.late_after,
-            )
-        )
-        return await self.scheduler.deliver_now(claim)
-
     async def delete_chat_data(self, chat_id: str) -> ChatDataDeleted:
         """Everything stored for one chat, plugins' values included (storage.chat_data);
         its reminders' timers are cleared. Rows of the chat still queued for writing
         are written first, so none comes back after."""
         await self.database.batches.flush()
         deleted = await self.database.write(functools.partial(delete_chat, chat_id=chat_id))
-        self._forget(chat_id)
+        self.chats.forget(chat_id)
         if self.scheduler is not None:
             for reminder_id in deleted.reminder_ids:
                 self.scheduler.unplan(reminder_id)

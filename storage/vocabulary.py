@@ -88,14 +88,16 @@ EFFECTS: tuple[Effect, ...] = get_args(Effect)
 
 # Where a call came from: the model's turn, a slash command (or the grammar's fast
 # path), the REST API, an MCP client, the dashboard's admin API, the playground acting
-# as one of its people, an accepted offer, or a scheduled action.
+# as one of its people, an accepted offer, a scheduled action, or a plugin's own
+# background work (function_calls.plugin_calls).
 CallSource = Literal[
-    "model", "command", "rest", "mcp", "dashboard", "playground", "offer", "schedule"
+    "model", "command", "rest", "mcp", "dashboard", "playground", "offer", "schedule", "plugin"
 ]
 # How the caller proved who they are: the chat platform said so, they presented the
-# API token, nothing (the API has no token configured: whoever reached the port), or
-# they are the operator at the bot's own terminal or MCP stdio.
-AuthMethod = Literal["platform", "token", "none", "operator"]
+# API token, nothing (the API has no token configured: whoever reached the port), they
+# are the operator at the bot's own terminal or MCP stdio, or the config loaded them (a
+# plugin acting as itself).
+AuthMethod = Literal["platform", "token", "none", "operator", "config"]
 
 # What became of one call. "ok": it ran. "refused": it ran and declined (no such
 # reminder, not yours to change). "malformed": the model wrote a call that could not be

@@ -18,6 +18,7 @@ from groupmate.storage import (
     Database,
     DeliveryPolicy,
     OutgoingMessage,
+    ReminderReader,
     ReminderService,
     SendError,
     upgrade,
@@ -202,7 +203,8 @@ async def reminders(
 
 def chat_ctx(service: ReminderService, clock: FakeClock, **overrides: Any) -> MessageContext:
     """A message context wired to the reminder service, on the fake clock."""
-    values: dict[str, Any] = {"deps": Deps({ReminderService: service}), "clock": clock}
+    deps = Deps({ReminderService: service, ReminderReader: ReminderReader(service)})
+    values: dict[str, Any] = {"deps": deps, "clock": clock}
     values.update(overrides)
     return make_ctx(**values)
 

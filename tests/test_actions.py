@@ -121,6 +121,32 @@ async def test_without_a_model_a_summary_action_is_the_offline_digest(
     assert "we agreed to ship on friday" in posted  # a decision, quoted
 
 
+async def scheduled_rows(api: Api) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = (
+        await api.client.get("/v1/audit", params={"tool": "summary"})
+    ).json()["entries"]
+    return [e for e in entries if e["source"] == "schedule"]
+
+
+async def test_a_quiet_day_and_the_offline_digest_are_audited_as_scheduled_runs(
+    database_url: str, servers: Servers
+) -> None:
+    clock = FakeClock()
+    api, recorder = await bot_with_recorder(servers, clock, database_url)
+    await say(api, "/remind every day at 18:00 /summary")
+    clock.set(at(18))
+    await eventually(lambda: len(recorder.sent) == 1, within=10)
+    [quiet] = await scheduled_rows(api)
+    assert (quiet["chat_id"], quiet["sender_id"], quiet["detail"]) == (CHAT, "u-alice", "quiet day")
+    await say(api, "we agreed to ship on friday", sender_id="u-bob", sender_name="Bob")
+    clock.set(at(18, day=22))
+    await eventually(lambda: len(recorder.sent) == 2, within=10)
+    assert "the offline digest" in recorder.texts()[1]
+    offline, _ = await scheduled_rows(api)  # newest first
+    assert offline["detail"] == "offline digest: No language model here"
+    assert offline["outcome"] == "ok" and offline["arguments"] == {"command": "/summary"}
+
+
 async def test_a_creator_no_longer_allowed_gets_told_instead_of_a_run(
     database_url: str, servers: Servers, stub: StubLLM
 ) -> None:

@@ -2,17 +2,23 @@
 bot's `ToolInvoker`, and the audit log holds a row for each: the seven REST reminder
 actions, each slash command that changes state, the accepted offer, the model's call,
 an MCP client's call and the dashboard's "run". A route or command that called a
-handler or a domain function around the invoker would leave its row out."""
+handler or a domain function around the invoker would leave its row out. Which routes
+and commands change state is read from the app's route table and the command table, so
+a new one is called (and must leave its row) or the test fails."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from groupmate.bot.commands import Commands
+from groupmate.storage import OutgoingMessage, SendError
 from groupmate.testing.stub_llm import StubLLM, calls, text
+from tests.conftest import FakeClock, eventually
 from tests.http_harness import TOKEN, Api, Servers, llm_section
 
 SERVE = {"chat_id": "g1", "user_id": "u-claude", "user_name": "Claude"}
@@ -178,3 +184,139 @@ async def test_the_grammars_fast_path_goes_through_the_invoker(servers: Servers)
         "ok",
     )
     assert row["arguments"]["content"] == "stretch" and row["target_label"] == "#1"
+
+
+# How to make each state-changing call of the test below; the test takes WHICH calls
+# change state from the app's route table and the command table, so a route or command
+# that is not here fails it. "{id}" is a live reminder's id, "{delivery}" a failed
+# delivery's.
+ROUTE_CALLS: dict[str, tuple[str, dict[str, Any] | None]] = {
+    "POST /v1/messages": (
+        "/v1/messages",
+        {
+            "chat_id": "g1",
+            "chat_type": "group",
+            "sender_id": "u-alice",
+            "text": "/remind in 5 minutes tea",
+            "message_id": "m1",
+        },
+    ),
+    "POST /v1/chats/{chat_id}/reminders": (
+        "/v1/chats/g1/reminders",
+        {"created_by": "u-alice", "type": "daily", "time": "07:00", "content": "pills"},
+    ),
+    "PATCH /v1/chats/{chat_id}/reminders/{reminder_id}": (
+        "/v1/chats/g1/reminders/{id}",
+        {"content": "vitamins"},
+    ),
+    "POST /v1/chats/{chat_id}/reminders/{reminder_id}/pause": (
+        "/v1/chats/g1/reminders/{id}/pause",
+        None,
+    ),
+    "POST /v1/chats/{chat_id}/reminders/{reminder_id}/resume": (
+        "/v1/chats/g1/reminders/{id}/resume",
+        None,
+    ),
+    "POST /v1/chats/{chat_id}/reminders/{reminder_id}/snooze": (
+        "/v1/chats/g1/reminders/{id}/snooze",
+        None,
+    ),
+    "DELETE /v1/chats/{chat_id}/reminders/{reminder_id}": ("/v1/chats/g1/reminders/{id}", None),
+    "PUT /v1/chats/{chat_id}/settings": ("/v1/chats/g1/settings", {"timezone": "Europe/London"}),
+    "PUT /v1/chats/{chat_id}/tools": ("/v1/chats/g1/tools", {"off": ["summary"]}),
+    "POST /v1/tools/{name}/run": (
+        "/v1/tools/reminder_set/run",
+        {"chat_id": "g1", "arguments": {"when": "in 3 hours", "content": "stretch"}},
+    ),
+    "POST /v1/deliveries/{delivery_id}/retry": ("/v1/deliveries/{delivery}/retry", None),
+    "DELETE /v1/chats/{chat_id}": ("/v1/chats/g2", None),
+}
+COMMAND_CALLS: dict[str, tuple[str, ...]] = {  # what is said, in turn
+    "remind": ("/remind every monday at 9 standup",),
+    "提醒": ("/提醒 明天上午9点 开会",),
+    "edit": ("/edit #{n} at 10",),
+    "pause": ("/pause #{n}",),
+    "resume": ("/resume #{n}",),
+    "snooze": ("/snooze #{n} 10m",),
+    "cancel": ("/cancel #{n}",),
+    "tz": ("/tz Europe/Berlin",),
+    "settings": ("/settings remind_others admins",),
+    "budget": ("/budget 50000",),
+    "tools": ("/tools on summary",),
+    "forget": ("/forget me", "yes"),
+}
+
+
+async def changing_routes(api: Api) -> set[str]:
+    """The app's routes other than GET and HEAD: its OpenAPI document is made from the
+    route table, and every API route is in it (the pages and /mcp are not API routes)."""
+    document = (await api.client.get("/openapi.json")).json()
+    return {
+        f"{method.upper()} {path}"
+        for path, operations in document["paths"].items()
+        for method in operations
+        if method not in ("get", "head")
+    }
+
+
+def changing_commands(api: Api) -> set[str]:
+    """The slash commands whose tool changes state, from the bot's command table."""
+    commands = Commands(api.bot.invoker)
+    unknown = [name for name in commands.names() if commands.tool_of(name) is None]
+    assert not unknown, f"commands that name no tool: {unknown}"
+    tools = {tool.name: tool for tool in api.bot.registry}
+    return {
+        name
+        for name in commands.names()
+        if (tool := tools.get(commands.tool_of(name) or "")) is not None and tool.effect == "write"
+    }
+
+
+async def test_every_route_and_command_that_changes_state_leaves_its_audit_row(
+    servers: Servers,
+) -> None:
+    clock = FakeClock()
+    api = await servers.start(clock)
+
+    async def down(message: OutgoingMessage) -> str:
+        raise SendError("the platform answered HTTP 502")
+
+    api.bot.on_outgoing(down, chat_prefix="tg:")
+    await api.say("/remind in 1 minute call home", chat_id="tg:42")
+    clock.advance(timedelta(minutes=1, seconds=1))
+
+    async def failed() -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (
+            await api.client.get("/v1/deliveries", params={"outcome": "failed"})
+        ).json()
+        return found
+
+    async def any_failed() -> bool:
+        return bool(await failed())
+
+    await eventually(any_failed, within=15)
+    delivery = (await failed())[0]["id"]
+    await api.say("/remind tomorrow at 9 call mom", chat_id="g2")
+
+    assert await changing_routes(api) == set(ROUTE_CALLS), "a route the gate test does not call"
+    assert changing_commands(api) == set(COMMAND_CALLS), "a command the gate test does not say"
+    reminder = ""
+    for route, (url, body) in ROUTE_CALLS.items():
+        before = {row["id"] for row in await audit(api)}
+        method = route.split(" ", 1)[0]
+        answer = await api.client.request(
+            method, url.format(id=reminder, delivery=delivery), json=body
+        )
+        assert answer.status_code < 500 and answer.status_code != 422, (route, answer.text)
+        if route == "POST /v1/chats/{chat_id}/reminders":
+            reminder = answer.json()["id"]
+        new = [row for row in await audit(api) if row["id"] not in before]
+        assert len(new) == 1, (route, new)
+    label = ""
+    for name, words in COMMAND_CALLS.items():
+        before = {row["id"] for row in await audit(api)}
+        for said in words:
+            await api.say(said.format(n=label), sender_id="u-admin", sender_name="Admin")
+        new = [row for row in await audit(api) if row["id"] not in before]
+        assert [row["source"] for row in new] == ["command"], (name, new)
+        label = label or new[0]["target_label"].lstrip("#")

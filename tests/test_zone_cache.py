@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event
 
 from groupmate.storage import Database, ReminderService, upgrade
-from groupmate.storage.service import _ZONE_CACHE_SECONDS
+from groupmate.storage.chat_settings import ZONE_CACHE_SECONDS
 from tests.conftest import FakeClock
 
 
@@ -69,7 +69,7 @@ async def test_entries_expire_and_a_clock_going_back_ends_them(
     reminders: ReminderService, clock: FakeClock, zone_reads: ZoneReads
 ) -> None:
     await reminders.timezone_of("chat-1")
-    clock.advance(timedelta(seconds=_ZONE_CACHE_SECONDS - 1))
+    clock.advance(timedelta(seconds=ZONE_CACHE_SECONDS - 1))
     await reminders.timezone_of("chat-1")
     assert zone_reads.count == 1
     clock.advance(timedelta(seconds=1))
@@ -87,7 +87,7 @@ async def test_a_change_by_another_process_shows_after_the_ttl(
     async with ReminderService.open(database_url, clock=clock, migrate=False) as other:
         await other.set_timezone("chat-1", "group", "America/New_York")
     assert await reminders.timezone_of("chat-1") == "Europe/Berlin"  # cached
-    clock.advance(timedelta(seconds=_ZONE_CACHE_SECONDS))
+    clock.advance(timedelta(seconds=ZONE_CACHE_SECONDS))
     assert await reminders.timezone_of("chat-1") == "America/New_York"
 
 

@@ -19,10 +19,10 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groupmate.bot.adapters.api_models import MemberIO
-from groupmate.bot.adapters.http_admin import admin_routes
+from groupmate.bot.adapters.http_admin import router as admin_router
 from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR
 from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
-from groupmate.bot.adapters.http_reminders import reminder_routes
+from groupmate.bot.adapters.http_reminders import router as reminder_router
 from groupmate.bot.adapters.http_search import search_routes
 from groupmate.bot.adapters.http_tools import tool_routes
 from groupmate.bot.adapters.http_web import page_routes, web_routes
@@ -244,7 +244,11 @@ def create_app(bot: Bot) -> ASGIApp:
         # operator (/v1/status, the dashboard, the log).
         plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
         up = bot.reminders is not None and await bot.reminders.database.reachable()
-        waiting = by_platform(await bot.reminders.waiting()) if bot.reminders and up else []
+        waiting = (
+            by_platform(await bot.reminders.deliveries_admin.waiting())
+            if bot.reminders and up
+            else []
+        )
         health: dict[str, Any] = {
             "status": "ok",
             "database": "ok" if up else "unavailable",
@@ -274,10 +278,10 @@ def create_app(bot: Bot) -> ASGIApp:
         out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
         return RepliesOut(replies=out)
 
-    app.include_router(reminder_routes(bot))
+    app.include_router(reminder_router)
     app.include_router(web_routes(bot))
     app.include_router(search_routes(bot))
-    app.include_router(admin_routes(bot))
+    app.include_router(admin_router)
     app.include_router(tool_routes(bot))
     app.router.routes.extend(page_routes())
     app.router.routes.extend(metrics_routes(bot))

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
+from groupmate.bot.app import Bot
 from groupmate.bot.contexts import Caller
 from groupmate.function_calls import (
     AuthMethod,
@@ -39,10 +40,7 @@ from groupmate.function_calls import (
     UnknownToolError,
 )
 from groupmate.function_calls.result import Failure
-from groupmate.storage import Member, StorageUnavailableError
-
-if TYPE_CHECKING:
-    from groupmate.bot.app import Bot
+from groupmate.storage import Member, ReminderReader, StorageUnavailableError
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
 # The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).
@@ -86,6 +84,26 @@ def acting_as(
 
 
 ActingAs = Annotated[Person | None, Depends(acting_as)]
+
+
+def running_bot(request: Request) -> Bot:
+    """The bot the app serves (`create_app` puts it in the app's state)."""
+    bot: Bot = request.app.state.bot
+    return bot
+
+
+RunningBot = Annotated[Bot, Depends(running_bot)]
+
+
+def reminder_reader(bot: RunningBot) -> ReminderReader:
+    """What a route reads the reminders, settings and deliveries through: the read-only
+    view (a route that changes something calls a tool: `call_tool`)."""
+    if bot.reminders is None:
+        raise HTTPException(503, "the bot is not running")
+    return ReminderReader(bot.reminders)
+
+
+Reminders = Annotated[ReminderReader, Depends(reminder_reader)]
 
 
 class Refused(Exception):
@@ -166,7 +184,9 @@ async def api_context(
     `person`, the call is that member's instead, with the rights their chat message
     would have (see `ContextFactory.for_message`)."""
     if chat_type is None:
-        chat_type = "group" if bot.reminders is None else await bot.reminders.chat_type_of(chat_id)
+        chat_type = (
+            "group" if bot.reminders is None else await bot.reminders.chats.chat_type_of(chat_id)
+        )
     webhook = bot.config.adapters.webhook
     # Without a configured token, whoever reached the port called: the audit says so.
     auth: AuthMethod = "token" if webhook.token else "none"

@@ -48,7 +48,9 @@ class AuditOut(BaseModel):
     sender_id: str
     sender_name: str
     auth: str = Field(description="platform, token or operator")
-    source: str = Field(description="model, command, rest, mcp, dashboard, offer or schedule")
+    source: str = Field(
+        description="model, command, rest, mcp, dashboard, offer, schedule or plugin"
+    )
     tool: str
     effect: str
     arguments: dict[str, Any] = Field(description="redacted: secrets masked, long text cut")

@@ -15,7 +15,7 @@ from groupmate.function_calls.plugins.declare import Plugin
 from groupmate.function_calls.registry import tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import DailyLimits
-from groupmate.storage import ReminderService, StorageError
+from groupmate.storage import ReminderReader, ReminderService, StorageError
 from groupmate.storage.usage import UsageLog
 from groupmate.storage.vocabulary import SETTING_TOKEN_BUDGET
 
@@ -41,7 +41,9 @@ class BudgetArgs(BaseModel):
     )
 
 
-async def chat_limit(service: ReminderService, limits: DailyLimits, chat_id: str) -> int | None:
+async def chat_limit(
+    service: ReminderReader | ReminderService, limits: DailyLimits, chat_id: str
+) -> int | None:
     # Checked before every model turn: the cached row (a change in another process
     # shows within the zone cache's seconds; one made here, at once).
     own = (await service.settings_of(chat_id, cached=True)).get(SETTING_TOKEN_BUDGET)
@@ -72,7 +74,7 @@ async def token_budget(
                 "Only a group admin can change this chat's budget.", "forbidden"
             )
         try:
-            await service.update_settings(
+            await service.chats.update_settings(
                 ctx.chat_id, ctx.chat_type, {SETTING_TOKEN_BUDGET: args.tokens_per_day}
             )
         except StorageError as exc:

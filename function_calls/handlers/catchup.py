@@ -24,9 +24,9 @@ from groupmate.function_calls.plugin_store import PluginStore
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import DailyLimits, TextCompleter
-from groupmate.storage import ReminderService
+from groupmate.storage import ReminderReader
 from groupmate.storage.chat_window import last_spoke, theirs
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLogReader
 from groupmate.storage.usage import UsageLog
 
 # With no message of theirs to start from, catch-up covers this much.
@@ -94,8 +94,8 @@ class CatchupArgs(BaseModel):
 async def chat_catchup(
     ctx: MessageContext,
     args: CatchupArgs,
-    chatlog: ChatLog,
-    reminders: ReminderService,
+    chatlog: ChatLogReader,
+    reminders: ReminderReader,
     llm: TextCompleter | None,
     limits: DailyLimits | None,
     usage: UsageLog | None,
@@ -115,7 +115,7 @@ async def _answer(
     ctx: MessageContext,
     window: ChatWindow,
     seen: Since,
-    reminders: ReminderService,
+    reminders: ReminderReader,
     llm: TextCompleter | None,
     limits: DailyLimits | None,
     usage: UsageLog | None,
@@ -128,7 +128,7 @@ async def _answer(
     if not said and not window.reminders:
         return FunctionResult.direct(_nothing_new(window, clock, seen=seen))
     replied = {m.reply_to for m in window.messages if m.reply_to and not m.from_bot}
-    earlier = await reminders.database.read(
+    earlier = await reminders.read(
         lambda session: theirs(session, ctx.chat_id, ctx.sender_id, replied)
     )
     asker = Asker(ctx.sender_id, ctx.sender_name)
@@ -187,13 +187,16 @@ def seen_from(spoke: Sequence[datetime], until: datetime, caught_up: datetime | 
 
 
 async def _window(
-    ctx: MessageContext, chatlog: ChatLog, reminders: ReminderService, store: PluginStore | None
+    ctx: MessageContext,
+    chatlog: ChatLogReader,
+    reminders: ReminderReader,
+    store: PluginStore | None,
 ) -> tuple[ChatWindow, Since]:
     """From where the asker's unseen part begins (see `seen_from`) until the request."""
     until = ctx.clock()
     await chatlog.flush()
     asked = ctx.request_messages
-    times = await reminders.database.read(
+    times = await reminders.read(
         lambda session: last_spoke(session, ctx.chat_id, ctx.sender_id, asked + _LOOK_BACK)
     )
     # The messages the router just logged are the request itself (several, for a burst):
@@ -213,7 +216,7 @@ async def _window(
 
 async def _budget_spent(
     ctx: MessageContext,
-    reminders: ReminderService,
+    reminders: ReminderReader,
     limits: DailyLimits | None,
     usage: UsageLog | None,
 ) -> bool:

@@ -20,7 +20,7 @@ from groupmate.function_calls.plugins.declare import Plugin
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import TextCompleter
-from groupmate.storage import ReminderService
+from groupmate.storage import Database
 from groupmate.storage.search import Asked, FoundMessage, MessageSearch, SearchQuery, parse_query
 
 PAGE = 5  # /find's page: what a chat window shows without scrolling
@@ -41,8 +41,8 @@ plugin = Plugin("memory")
 
 
 @plugin.service
-async def message_search(reminders: ReminderService) -> AsyncIterator[MessageSearch]:
-    search = MessageSearch(reminders.database)
+async def message_search(database: Database) -> AsyncIterator[MessageSearch]:
+    search = MessageSearch(database)
     async with search.indexing():  # new messages join the index every second
         yield search
 

@@ -88,7 +88,7 @@ async def chat_tools(
             return {SETTING_TOOLS_OFF: now_off or None}
 
         try:
-            stored = await service.update_settings(ctx.chat_id, ctx.chat_type, switch)
+            stored = await service.chats.update_settings(ctx.chat_id, ctx.chat_type, switch)
             switched = set(tools_off(stored))
         except StorageError as exc:
             return refused(exc, ctx.text, {"changed": False})

@@ -31,7 +31,7 @@ async def delivery_retry(
     service: ReminderService,
 ) -> FunctionResult:
     try:
-        outcome = await service.retry_delivery(args.delivery_id, ctx.chat_id)
+        outcome = await service.deliveries_admin.retry_delivery(args.delivery_id, ctx.chat_id)
     except NotRetryableError as exc:
         if exc.elsewhere:
             return FunctionResult.refused(

@@ -11,14 +11,14 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.orm import Session
 
 from groupmate.function_calls.digest_core import Lang, offline_digest
-from groupmate.storage import ReminderService
+from groupmate.storage import ReminderReader, ReminderService
 from groupmate.storage.chat_window import (
     ReminderEvent,
     WindowMessage,
     reminder_events,
     window_messages,
 )
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.chatlog import ChatLog, ChatLogReader
 
 # A window's messages read at most: a week away from a busy group is thousands of lines;
 # the digest of the newest of them says the rest were left out.
@@ -51,8 +51,8 @@ class ChatWindow:
 
 
 async def gather_window(
-    chatlog: ChatLog,
-    reminders: ReminderService,
+    chatlog: ChatLogReader | ChatLog,
+    reminders: ReminderReader | ReminderService,
     chat_id: str,
     since: datetime,
     until: datetime,
@@ -61,21 +61,23 @@ async def gather_window(
 ) -> ChatWindow:
     """The window of one chat, read in one transaction, in the chat's time zone."""
     await chatlog.flush()  # what was logged before the call is in the window
+    if isinstance(reminders, ReminderService):  # a caller holding the service reads too
+        reminders = ReminderReader(reminders)
 
     def read(session: Session) -> tuple[list[WindowMessage], list[ReminderEvent]]:
         messages = window_messages(session, chat_id, since, until, limit + 1)
         events = reminder_events(session, chat_id, since, until, MAX_REMINDER_EVENTS)
         return messages, events
 
-    messages, events = await reminders.database.read(read)
+    messages, events = await reminders.read(read)
     zone = ZoneInfo(await reminders.timezone_of(chat_id))
     cut = limit if len(messages) > limit else None
     return ChatWindow(tuple(messages[-limit:]), tuple(events), zone, since, until, cut)
 
 
 async def chat_digest(
-    chatlog: ChatLog,
-    reminders: ReminderService,
+    chatlog: ChatLogReader | ChatLog,
+    reminders: ReminderReader | ReminderService,
     chat_id: str,
     since: datetime,
     until: datetime,

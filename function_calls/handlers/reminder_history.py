@@ -7,11 +7,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.handlers.reminder_words import format_local, outcome_words
-from groupmate.function_calls.handlers.reminders import check_reference, refused, reminder_service
+from groupmate.function_calls.handlers.reminders import check_reference, refused
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
-from groupmate.storage import ReminderService, StorageError
-from groupmate.storage.audit import MAX_PAGE, AuditEntry, AuditLog, AuditQuery
+from groupmate.storage import ReminderReader, StorageError
+from groupmate.storage.audit import MAX_PAGE, AuditEntry, AuditQuery, AuditReader
 from groupmate.storage.changes import HistoryEntry
 from groupmate.storage.repository import parse_reference
 
@@ -42,6 +42,7 @@ _VIA = {
     "dashboard": " from the dashboard",
     "playground": " from the playground",
     "schedule": " by a scheduled action",
+    "plugin": " by a plugin",
 }
 # Deliveries are searched this far back for one reminder's lines.
 _SCAN = 200
@@ -77,10 +78,11 @@ def _change_line(entry: AuditEntry, ctx: MessageContext) -> str:
 async def reminder_history(
     ctx: MessageContext,
     args: ReminderHistoryArgs,
-    service: ReminderService,
+    service: ReminderReader,
+    audit: AuditReader | None,
 ) -> FunctionResult:
     if args.reminder_id is not None:
-        return await _one(ctx, args.reminder_id, args.limit)
+        return await _one(ctx, service, audit, args.reminder_id, args.limit)
     own = ctx.sender_id if ctx.chat_type == "private" else None
     try:
         entries = await service.history(ctx.chat_id, limit=args.limit, created_by=own)
@@ -94,17 +96,21 @@ async def reminder_history(
     return FunctionResult.direct("\n".join(lines), data=data)
 
 
-async def _one(ctx: MessageContext, reference: str, limit: int) -> FunctionResult:
+async def _one(
+    ctx: MessageContext,
+    service: ReminderReader,
+    audit: AuditReader | None,
+    reference: str,
+    limit: int,
+) -> FunctionResult:
     """One reminder: who set and changed it (the audit log), and what it did."""
     key = parse_reference(reference)
     if not isinstance(key, int):  # a full id is internal: users name reminders by number
         return FunctionResult.refused("Name the reminder by its number, e.g. #4.", "refused")
-    service = reminder_service(ctx)
     own = ctx.sender_id if ctx.chat_type == "private" else None
     label = f"#{key}"
     try:
         changes: list[AuditEntry] = []
-        audit = ctx.deps.get(AuditLog)
         if audit is not None:
             query = AuditQuery(
                 chat_id=ctx.chat_id,

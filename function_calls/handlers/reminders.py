@@ -39,6 +39,7 @@ from groupmate.storage import (
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderPermissionError,
+    ReminderReader,
     ReminderService,
     ReminderStateError,
     ReminderView,
@@ -215,7 +216,7 @@ async def audience_for(
     description="List this chat's active reminders with their IDs and next times.",
     examples=[Example("which reminders are set?", {})],
 )
-async def reminder_list(ctx: MessageContext, service: ReminderService) -> FunctionResult:
+async def reminder_list(ctx: MessageContext, service: ReminderReader) -> FunctionResult:
     own = ctx.sender_id if ctx.chat_type == "private" else None
     try:
         reminders, total = await service.list_for_chat(

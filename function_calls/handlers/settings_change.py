@@ -29,7 +29,7 @@ async def settings_after(
                 f"Only a group admin can change {what}.", "forbidden", {"changed": False}
             )
         if changes:
-            return await service.update_settings(ctx.chat_id, ctx.chat_type, dict(changes))
+            return await service.chats.update_settings(ctx.chat_id, ctx.chat_type, dict(changes))
         return await service.settings_of(ctx.chat_id)
     except StorageError as exc:
         return refused(exc, ctx.text, {"changed": False})

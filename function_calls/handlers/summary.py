@@ -19,8 +19,8 @@ from groupmate.function_calls.plugins.declare import Plugin
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import TextCompleter
-from groupmate.storage import ReminderService
-from groupmate.storage.chatlog import ChatLog, LoggedMessage
+from groupmate.storage import ReminderReader
+from groupmate.storage.chatlog import ChatLogReader, LoggedMessage
 
 DEFAULT_MESSAGES = 100
 CHUNK_CHARS = 12_000
@@ -177,8 +177,8 @@ def _newest_within(lines: list[str], budget: int) -> list[str]:
 async def summary(
     ctx: MessageContext,
     args: SummaryArgs,
-    chatlog: ChatLog,
-    reminders: ReminderService,
+    chatlog: ChatLogReader,
+    reminders: ReminderReader,
     llm: TextCompleter | None,
 ) -> FunctionResult:
     # One more than asked: the newest entry is normally the request itself.
@@ -214,8 +214,8 @@ async def summary(
 
 async def _offline(
     ctx: MessageContext,
-    chatlog: ChatLog,
-    reminders: ReminderService,
+    chatlog: ChatLogReader,
+    reminders: ReminderReader,
     messages: list[LoggedMessage],
 ) -> str:
     """The offline digest of the same messages (from the first to the last), in the

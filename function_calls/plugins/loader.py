@@ -27,7 +27,12 @@ from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.plugins.declare import Service
 from groupmate.function_calls.plugins.found import Found, PluginError, entry_points, find
 from groupmate.function_calls.plugins.spec import PluginSpec
-from groupmate.function_calls.provided import BUILTIN_TYPES, SERVICE_TYPES
+from groupmate.function_calls.provided import (
+    BUILTIN_SERVICE_TYPES,
+    BUILTIN_TYPES,
+    SERVICE_TYPES,
+    WRITE_TYPES,
+)
 from groupmate.function_calls.tools import Handler, Tool, tool_from, tool_options
 from groupmate.function_calls.toolsets import (
     AbstractToolset,
@@ -135,21 +140,32 @@ def _matches(pattern: str, handler: Handler) -> bool:
 
 def _check_services(found: Found) -> None:
     """Each service makes a type of its own (none of the bot's), and asks only for what
-    it can have: the plugin's settings, the bot's services, the plugin's earlier ones."""
+    it can have: the plugin's settings, the bot's read-only services and `PluginTools`,
+    the plugin's earlier ones."""
     own = type(found.settings) if found.settings is not None else None
+    allowed = BUILTIN_SERVICE_TYPES if found.builtin else SERVICE_TYPES
     made: set[type[Any]] = set()
     for service in found.services:
         what = f"service {service.factory.__qualname__!r}"
         for dependency in service.params:
             kind = dependency.kind
-            if not (dependency.optional or kind is own or kind in SERVICE_TYPES or kind in made):
+            if kind in WRITE_TYPES and kind not in allowed:
                 raise PluginError(
-                    f"{what}: parameter {dependency.param!r} ({kind.__name__}): nothing "
-                    "provides it (a service takes the plugin's settings, the bot's services "
-                    "and the plugin's earlier services)",
+                    f"{what}: parameter {dependency.param!r} ({kind.__name__}) can change "
+                    "the bot's state, which a plugin's service may not hold. Read through "
+                    "ReminderReader; change state with PluginTools (the bot's tools, "
+                    "called through its invoker as the plugin)",
                     found.name,
                 )
-        if service.kind in BUILTIN_TYPES or service.kind is own or service.kind in made:
+            if not (dependency.optional or kind is own or kind in allowed or kind in made):
+                raise PluginError(
+                    f"{what}: parameter {dependency.param!r} ({kind.__name__}): nothing "
+                    "provides it (a service takes the plugin's settings, the bot's "
+                    "read-only services, PluginTools and the plugin's earlier services)",
+                    found.name,
+                )
+        taken = service.kind in BUILTIN_TYPES or service.kind in allowed
+        if taken or service.kind is own or service.kind in made:
             raise PluginError(
                 f"{what}: {service.kind.__name__} is already provided (by the bot, the "
                 "plugin's settings or another of its services); make a type of its own",

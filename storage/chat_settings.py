@@ -1,0 +1,124 @@
+"""`ChatSettings`: each chat's zone, settings and type, as every message reads them
+(through a short-lived cache) and as the settings tools change them."""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime, timedelta
+from typing import Any
+
+from groupmate.storage import repository
+from groupmate.storage.database import Database
+from groupmate.storage.recurrence import check_timezone
+from groupmate.storage.repository import ReminderView
+from groupmate.storage.scheduler import Clock
+from groupmate.storage.vocabulary import ChatType
+
+# A chat's zone (and, for the budget check, its settings) is read for every message.
+# Cached this long, a change made by another process (or straight in the database) shows
+# within seconds; this process's own changes are seen at once.
+ZONE_CACHE_SECONDS = 10.0
+ZONE_CACHE_SIZE = 10_000
+_ZONE_TTL = timedelta(seconds=ZONE_CACHE_SECONDS)
+
+
+class ChatSettings:
+    """The chats' rows: zone, settings and type, read through the zone cache."""
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        default_timezone: str,
+        clock: Clock,
+        cache_size: int = ZONE_CACHE_SIZE,
+    ) -> None:
+        self.database = database
+        self.default_timezone = check_timezone(default_timezone)
+        self._clock = clock
+        # Every message needs its chat's zone; a short-lived cache spares a query each.
+        # chat id -> (stored zone and settings, when they were read); oldest reads first.
+        self._chats: dict[str, tuple[repository.ChatRow, datetime]] = {}
+        self._cache_size = max(cache_size, 0)
+        # Bumped by every change of a chat's row, so a read that raced one is not cached.
+        self._zone_changes = 0
+
+    async def timezone_of(self, chat_id: str) -> str:
+        """The chat's IANA zone, or the bot's default when the chat never set one."""
+        return (await self.chat_row(chat_id)).timezone or self.default_timezone
+
+    async def chat_row(self, chat_id: str) -> repository.ChatRow:
+        """The chat's own zone (None: the bot's default), settings and type, as every
+        message reads them: up to the zone cache's age old (see `settings_of`)."""
+        now = self._clock()
+        cached = self._chats.get(chat_id)
+        # A clock that went backwards also ends an entry, rather than stretching its life.
+        if cached is not None and cached[1] <= now < cached[1] + _ZONE_TTL:
+            return cached[0]
+        changes = self._zone_changes
+        stored = await self.database.read(functools.partial(repository.chat_row, chat_id=chat_id))
+        if changes == self._zone_changes and self._cache_size:
+            self._chats.pop(chat_id, None)  # re-inserted at the end: the newest read
+            while len(self._chats) >= self._cache_size:
+                del self._chats[next(iter(self._chats))]
+            self._chats[chat_id] = (stored, now)
+        return stored
+
+    async def chat_type_of(self, chat_id: str) -> ChatType:
+        """The type the chat was stored with; a chat never stored is taken for a group."""
+        stored = (await self.chat_row(chat_id)).chat_type
+        return "private" if stored == "private" else "group"
+
+    async def settings_of(self, chat_id: str, *, cached: bool = False) -> dict[str, Any]:
+        """The chat's own settings (not the bot's defaults). `cached` allows an answer
+        up to the zone cache's age (a per-message check); else they are read now."""
+        if cached:
+            return dict((await self.chat_row(chat_id)).settings)
+        return await self.database.read(
+            functools.partial(repository.chat_settings, chat_id=chat_id)
+        )
+
+    def forget(self, chat_id: str) -> None:
+        """The chat's row changed here: the next read goes to the database."""
+        self._chats.pop(chat_id, None)
+        self._zone_changes += 1
+
+    async def update_settings(
+        self, chat_id: str, chat_type: ChatType, values: repository.SettingsChange
+    ) -> dict[str, Any]:
+        """Merge into the chat's settings; a None value removes a key. `values` may be a
+        function of the current settings, run under the row's lock."""
+        self.forget(chat_id)
+        try:
+            return await self.database.write(
+                functools.partial(
+                    repository.update_chat_settings,
+                    chat_id=chat_id,
+                    chat_type=chat_type,
+                    values=values,
+                    now=self._clock(),
+                )
+            )
+        finally:
+            # Again after the write: a read meanwhile (another chat's message, a REST
+            # call) may have cached the old settings.
+            self.forget(chat_id)
+
+    async def set_timezone(
+        self, chat_id: str, chat_type: ChatType, timezone: str
+    ) -> list[ReminderView]:
+        """Change the chat's zone; returns the recurring reminders that moved with it
+        (their timers are the caller's to move)."""
+        check_timezone(timezone)
+        now = self._clock()
+        moved = await self.database.write(
+            functools.partial(
+                repository.set_chat_timezone,
+                chat_id=chat_id,
+                chat_type=chat_type,
+                timezone=timezone,
+                now=now,
+            )
+        )
+        self.forget(chat_id)
+        return moved
