@@ -209,6 +209,7 @@ class Bot:
         self._actions_ready = asyncio.Event()
         self._router: Router | None = None
         self.reminders: ReminderService | None = None
+        self.database: Database | None = None  # the reminders' one; adapters and routes get it
         self.llm: FunctionCallLLM | None = None
         self.chatlog: ChatLog | None = None
         self.live: LiveEvents | None = None
@@ -330,6 +331,7 @@ class Bot:
                 reach=self.outbound.reach,
             )
         )
+        self.database = self.reminders.database
         retention = config.bot.retention
         chatlog = self.chatlog = ChatLog(
             self.reminders.database,

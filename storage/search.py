@@ -153,3 +153,29 @@ class MessageSearch:
     async def forget_chat(self, chat_id: str) -> Forgotten:
         await self._database.batches.flush()
         return await self._database.write(functools.partial(forget_chat, chat_id=chat_id))
+
+
+class SearchReader:
+    """The read-only view of the search, for read routes: finding messages, never
+    forgetting them."""
+
+    __slots__ = ("_search",)
+
+    def __init__(self, search: MessageSearch) -> None:
+        self._search = search
+
+    async def search(
+        self,
+        chat_id: str,
+        query: SearchQuery,
+        *,
+        limit: int,
+        before: int | None = None,
+        said_before: datetime | None = None,
+    ) -> list[FoundMessage]:
+        return await self._search.search(
+            chat_id, query, limit=limit, before=before, said_before=said_before
+        )
+
+    async def position_of(self, chat_id: str, message_id: str) -> int | None:
+        return await self._search.position_of(chat_id, message_id)

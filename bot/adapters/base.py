@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.bot.router import Deliver
-from groupmate.storage import Member, OutgoingMessage, ReminderService, SendError
+from groupmate.storage import Database, Member, OutgoingMessage, SendError
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -35,8 +35,8 @@ class BotHost(Protocol):
     """What an adapter sees of the bot that starts it (`bot.app.Bot` is one)."""
 
     @property
-    def reminders(self) -> ReminderService | None:
-        """The bot's reminder service (and through it, its database); None before start."""
+    def database(self) -> Database | None:
+        """The bot's database (adapter state, locks), not a service: None before start."""
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message; `deliver` sends them."""

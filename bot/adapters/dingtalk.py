@@ -134,8 +134,7 @@ class DingTalkAdapter:
         self._stopped = False
 
     def _database(self) -> Database | None:
-        reminders = self._bot.reminders if self._bot is not None else None
-        return reminders.database if reminders is not None else None
+        return self._bot.database if self._bot is not None else None
 
     # -- lifecycle ---------------------------------------------------------------------
 

@@ -23,9 +23,10 @@ from groupmate.bot.adapters.http_admin import router as admin_router
 from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR
 from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
 from groupmate.bot.adapters.http_reminders import router as reminder_router
-from groupmate.bot.adapters.http_search import search_routes
-from groupmate.bot.adapters.http_tools import tool_routes
-from groupmate.bot.adapters.http_web import page_routes, web_routes
+from groupmate.bot.adapters.http_search import router as search_router
+from groupmate.bot.adapters.http_tools import router as tool_router
+from groupmate.bot.adapters.http_web import page_routes
+from groupmate.bot.adapters.http_web import router as web_router
 from groupmate.bot.adapters.mcp_server import McpEndpoint
 from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage
@@ -243,7 +244,7 @@ def create_app(bot: Bot) -> ASGIApp:
         # The state only: /healthz needs no token, and why a plugin failed is for the
         # operator (/v1/status, the dashboard, the log).
         plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
-        up = bot.reminders is not None and await bot.reminders.database.reachable()
+        up = bot.database is not None and await bot.database.reachable()
         waiting = (
             by_platform(await bot.reminders.deliveries_admin.waiting())
             if bot.reminders and up
@@ -279,10 +280,10 @@ def create_app(bot: Bot) -> ASGIApp:
         return RepliesOut(replies=out)
 
     app.include_router(reminder_router)
-    app.include_router(web_routes(bot))
-    app.include_router(search_routes(bot))
+    app.include_router(web_router)
+    app.include_router(search_router)
     app.include_router(admin_router)
-    app.include_router(tool_routes(bot))
+    app.include_router(tool_router)
     app.router.routes.extend(page_routes())
     app.router.routes.extend(metrics_routes(bot))
     app.router.routes.append(Route("/mcp", endpoint=mcp, include_in_schema=False))

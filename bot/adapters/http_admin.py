@@ -31,7 +31,14 @@ from groupmate.bot.adapters.admin_models import (
     WaitingOut,
 )
 from groupmate.bot.adapters.api_models import reminder_out
-from groupmate.bot.adapters.http_calls import Refused, Reminders, RunningBot, api_context, call_tool
+from groupmate.bot.adapters.http_calls import (
+    Refused,
+    Reminders,
+    RunningBot,
+    Store,
+    api_context,
+    call_tool,
+)
 from groupmate.bot.status import config_lines
 from groupmate.bot.waiting import by_platform
 from groupmate.function_calls import (
@@ -254,12 +261,11 @@ async def waiting(service: Reminders) -> list[WaitingOut]:
 
 
 @router.get("/status")
-async def status(service: Reminders, bot: RunningBot) -> StatusOut:
+async def status(service: Reminders, database: Store, bot: RunningBot) -> StatusOut:
     """What `groupmate check` prints, the adapters' connections, the MCP servers, the
     plugins (loaded, or failed and why) and the scheduler's health."""
     reminders = bot.reminders
     assert reminders is not None  # `Reminders` answered 503 otherwise
-    database = reminders.database
     try:
         revision: str | None = await asyncio.to_thread(current_revision, database)
     except Exception as exc:

@@ -40,7 +40,10 @@ from groupmate.function_calls import (
     UnknownToolError,
 )
 from groupmate.function_calls.result import Failure
-from groupmate.storage import Member, ReminderReader, StorageUnavailableError
+from groupmate.storage import Database, Member, ReminderReader, StorageUnavailableError
+from groupmate.storage.audit import AuditReader
+from groupmate.storage.chatlog import ChatLogReader
+from groupmate.storage.search import MessageSearch, SearchReader
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
 # The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).
@@ -104,6 +107,44 @@ def reminder_reader(bot: RunningBot) -> ReminderReader:
 
 
 Reminders = Annotated[ReminderReader, Depends(reminder_reader)]
+
+
+def database(bot: RunningBot) -> Database:
+    """The bot's database, for what no service covers (is it up, its revision)."""
+    if bot.database is None:
+        raise HTTPException(503, "the bot is not running")
+    return bot.database
+
+
+Store = Annotated[Database, Depends(database)]
+
+
+def audit_reader(bot: RunningBot) -> AuditReader:
+    """Who made the bot do what: the audit log's read-only view."""
+    if bot.audit is None:
+        raise HTTPException(503, "the bot is not running")
+    return AuditReader(bot.audit)
+
+
+Audit = Annotated[AuditReader, Depends(audit_reader)]
+
+
+def chat_history(bot: RunningBot) -> ChatLogReader:
+    """The chats' logged messages: the chat log's read-only view."""
+    if bot.chatlog is None:
+        raise HTTPException(503, "the bot is not running")
+    return ChatLogReader(bot.chatlog)
+
+
+History = Annotated[ChatLogReader, Depends(chat_history)]
+
+
+def message_search(store: Store) -> SearchReader:
+    """Finding a chat's messages: the search's read-only view (forgetting is a tool's)."""
+    return SearchReader(MessageSearch(store))
+
+
+Search = Annotated[SearchReader, Depends(message_search)]
 
 
 class Refused(Exception):

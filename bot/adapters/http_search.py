@@ -5,15 +5,13 @@ like the chat's history; it reads that one chat only."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel
 
-from groupmate.storage.search import MessageSearch, parse_query
-
-if TYPE_CHECKING:
-    from groupmate.bot.app import Bot
+from groupmate.bot.adapters.http_calls import Search
+from groupmate.storage.search import parse_query
 
 
 class SearchHitOut(BaseModel):
@@ -24,46 +22,42 @@ class SearchHitOut(BaseModel):
     at: str
 
 
-def search_routes(bot: Bot) -> APIRouter:
-    routes = APIRouter()
+router = APIRouter()
 
-    @routes.get("/v1/chats/{chat_id}/search")
-    async def search(
-        chat_id: str,
-        q: Annotated[str, Query(min_length=1, max_length=300)],
-        before: Annotated[str | None, Query(max_length=255)] = None,
-        limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    ) -> list[SearchHitOut]:
-        """Messages of this chat that match `q` (all words, "quoted phrases",
-        from:@name), newest first. `before` pages back: the `message_id` of the last
-        result (exact), or a time (ISO 8601; only messages said before it)."""
-        query = parse_query(q)
-        if query.empty:
-            raise HTTPException(422, "q names nothing to find")
-        if bot.reminders is None:
-            raise HTTPException(503, "the bot is not running")
-        found_in = MessageSearch(bot.reminders.database)
-        position: int | None = None
-        said_before = None if before is None else _time(before)
-        if before is not None and said_before is None:
-            position = await found_in.position_of(chat_id, before)
-            if position is None:
-                raise HTTPException(404, "before: no such message in this chat")
-        hits = await found_in.search(
-            chat_id, query, limit=limit, before=position, said_before=said_before
+
+@router.get("/v1/chats/{chat_id}/search")
+async def search(
+    chat_id: str,
+    q: Annotated[str, Query(min_length=1, max_length=300)],
+    found_in: Search,
+    before: Annotated[str | None, Query(max_length=255)] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> list[SearchHitOut]:
+    """Messages of this chat that match `q` (all words, "quoted phrases",
+    from:@name), newest first. `before` pages back: the `message_id` of the last
+    result (exact), or a time (ISO 8601; only messages said before it)."""
+    query = parse_query(q)
+    if query.empty:
+        raise HTTPException(422, "q names nothing to find")
+    position: int | None = None
+    said_before = None if before is None else _time(before)
+    if before is not None and said_before is None:
+        position = await found_in.position_of(chat_id, before)
+        if position is None:
+            raise HTTPException(404, "before: no such message in this chat")
+    hits = await found_in.search(
+        chat_id, query, limit=limit, before=position, said_before=said_before
+    )
+    return [
+        SearchHitOut(
+            message_id=m.message_id,
+            sender_id=m.sender_id,
+            sender_name=m.sender_name,
+            text=m.text,
+            at=m.at.isoformat(),
         )
-        return [
-            SearchHitOut(
-                message_id=m.message_id,
-                sender_id=m.sender_id,
-                sender_name=m.sender_name,
-                text=m.text,
-                at=m.at.isoformat(),
-            )
-            for m in hits
-        ]
-
-    return routes
+        for m in hits
+    ]
 
 
 def _time(value: str) -> datetime | None:

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from groupmate.bot.adapters.http_calls import Refused, api_context, call_tool
+from groupmate.bot.adapters.http_calls import Audit, Refused, RunningBot, api_context, call_tool
 from groupmate.function_calls import Effect, Who
 from groupmate.function_calls.errors import HiddenReason
 from groupmate.storage.audit import MAX_PAGE, AuditQuery
-
-if TYPE_CHECKING:
-    from groupmate.bot.app import Bot
 
 
 class ChatToolOut(BaseModel):
@@ -65,54 +62,53 @@ class AuditPageOut(BaseModel):
     next_before: int | None = Field(description="pass as `before` for the next page")
 
 
-def tool_routes(bot: Bot) -> APIRouter:
-    routes = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1")
 
-    @routes.get("/chats/{chat_id}/tools")
-    async def chat_tools(chat_id: str) -> list[ChatToolOut]:
-        """As a member of the chat sees them (the policy's `admins` tools are hidden)."""
-        ctx = await api_context(bot, chat_id)
-        # In a private chat its one member owns it; never one of the bot's admins.
-        member = dataclasses.replace(ctx, is_admin=ctx.chat_type == "private", bot_admin=False)
-        # The bot's one set: every tool it has, and what it offers this member here.
-        listing = bot.registry.listing(member)
-        return [
-            ChatToolOut(
-                name=tool.name,
-                effect=tool.effect,
-                who=bot.policy.who(tool.name, tool.effect),
-                offered=tool.name in listing.offered,
-                hidden=listing.reason(tool.name),
-            )
-            for tool in bot.registry
-        ]
 
-    @routes.put("/chats/{chat_id}/tools")
-    async def switch_tools(chat_id: str, body: ToolSwitchIn) -> Any:
-        ctx = await api_context(bot, chat_id)
-        raw = body.model_dump(exclude_none=True)
-        try:
-            result = await call_tool(bot, ctx, "chat_tools", raw)
-        except Refused as exc:
-            return exc.response
-        return {"off": result.value}
+@router.get("/chats/{chat_id}/tools")
+async def chat_tools(chat_id: str, bot: RunningBot) -> list[ChatToolOut]:
+    """As a member of the chat sees them (the policy's `admins` tools are hidden)."""
+    ctx = await api_context(bot, chat_id)
+    # In a private chat its one member owns it; never one of the bot's admins.
+    member = dataclasses.replace(ctx, is_admin=ctx.chat_type == "private", bot_admin=False)
+    # The bot's one set: every tool it has, and what it offers this member here.
+    listing = bot.registry.listing(member)
+    return [
+        ChatToolOut(
+            name=tool.name,
+            effect=tool.effect,
+            who=bot.policy.who(tool.name, tool.effect),
+            offered=tool.name in listing.offered,
+            hidden=listing.reason(tool.name),
+        )
+        for tool in bot.registry
+    ]
 
-    @routes.get("/audit")
-    async def audit(
-        chat_id: str | None = None,
-        tool: str | None = None,
-        since: datetime | None = None,
-        before: Annotated[int | None, Query(ge=1)] = None,
-        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
-    ) -> AuditPageOut:
-        if bot.audit is None:
-            raise HTTPException(503, "the bot is not running")
-        if since is not None and since.tzinfo is None:
-            raise HTTPException(422, "since needs a time zone, e.g. 2026-11-25T09:00:00Z")
-        query = AuditQuery(chat_id=chat_id, tool=tool, since=since, before=before, limit=limit)
-        entries = await bot.audit.page(query)
-        rows = [AuditOut.model_validate(e, from_attributes=True) for e in entries]
-        next_before = entries[-1].id if len(entries) == limit else None
-        return AuditPageOut(entries=rows, next_before=next_before)
 
-    return routes
+@router.put("/chats/{chat_id}/tools")
+async def switch_tools(chat_id: str, body: ToolSwitchIn, bot: RunningBot) -> Any:
+    ctx = await api_context(bot, chat_id)
+    raw = body.model_dump(exclude_none=True)
+    try:
+        result = await call_tool(bot, ctx, "chat_tools", raw)
+    except Refused as exc:
+        return exc.response
+    return {"off": result.value}
+
+
+@router.get("/audit")
+async def audit(
+    log: Audit,
+    chat_id: str | None = None,
+    tool: str | None = None,
+    since: datetime | None = None,
+    before: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+) -> AuditPageOut:
+    if since is not None and since.tzinfo is None:
+        raise HTTPException(422, "since needs a time zone, e.g. 2026-11-25T09:00:00Z")
+    query = AuditQuery(chat_id=chat_id, tool=tool, since=since, before=before, limit=limit)
+    entries = await log.page(query)
+    rows = [AuditOut.model_validate(e, from_attributes=True) for e in entries]
+    next_before = entries[-1].id if len(entries) == limit else None
+    return AuditPageOut(entries=rows, next_before=next_before)

@@ -107,8 +107,8 @@ class LongConnection:
     async def _lead(self) -> None:
         """Runs the connection while this process may (always on SQLite; while it holds
         the lease on PostgreSQL), and opens it again when it ends, unless Lark refused."""
-        reminders = self._host.reminders
-        locks = ChatLocks(reminders.database.url) if reminders is not None else None
+        database = self._host.database
+        locks = ChatLocks(database.url) if database is not None else None
         shared = locks is not None and locks.enabled
         self._standby = shared
         backoff = 1.0

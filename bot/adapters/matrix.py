@@ -102,10 +102,10 @@ class MatrixAdapter:
     # -- the adapter contract -------------------------------------------------------
 
     async def start(self, bot: BotHost) -> None:
-        if bot.reminders is None:
+        if bot.database is None:
             raise RuntimeError("the Matrix adapter needs the bot's database")
         self._bot = bot
-        self._database = bot.reminders.database
+        self._database = bot.database
         # Logging in and syncing run in the task, with backoff: a homeserver that is
         # down at start delays Matrix, not the rest of the bot.
         self._task = asyncio.create_task(self._run(), name="matrix-sync")
