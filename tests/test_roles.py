@@ -4,6 +4,8 @@ work changes state only by calling tools through the invoker, as itself, audited
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 import pytest
@@ -11,6 +13,10 @@ from fastapi.routing import APIRoute
 
 from groupmate.bot.adapters import http_admin as admin_api
 from groupmate.bot.adapters import http_reminders as reminders_api
+from groupmate.bot.adapters import http_search as search_api
+from groupmate.bot.adapters import http_tools as tools_api
+from groupmate.bot.adapters import http_web as web_api
+from groupmate.bot.adapters.base import BotHost
 from groupmate.function_calls import MessageContext
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.errors import ToolDefinitionError
@@ -18,10 +24,13 @@ from groupmate.function_calls.handlers import builtin_tools
 from groupmate.function_calls.provided import WRITE_TYPES
 from groupmate.function_calls.registry import NoArguments, build_tool
 from groupmate.storage import Database, ReminderReader, ReminderService
-from groupmate.storage.audit import AuditLog, AuditQuery
-from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.audit import AuditLog, AuditQuery, AuditReader
+from groupmate.storage.chatlog import ChatLog, ChatLogReader
+from groupmate.storage.search import MessageSearch, SearchReader
 from tests.conftest import make_ctx
 from tests.plugin_fixtures.nightly import Nightly
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 async def counts(ctx: MessageContext, service: ReminderService) -> str:
@@ -175,3 +184,37 @@ def test_the_rest_read_routes_ask_for_the_read_only_view() -> None:
         "/v1/waiting",
         "/v1/status",
     }
+
+
+def test_the_other_rest_routes_ask_for_views_never_writers() -> None:
+    """The tools, audit, search and web routes are module-level routers whose routes ask
+    for what they use (`Depends`); the ones that read get read-only views."""
+    writers = {ReminderService, AuditLog, ChatLog, MessageSearch}
+    routes = [*tools_api.router.routes, *search_api.router.routes, *web_api.router.routes]
+    reading: dict[str, set[type]] = {}
+    for route in routes:
+        assert isinstance(route, APIRoute)
+        hints = get_type_hints(route.endpoint, include_extras=True).values()
+        kinds = {get_args(hint)[0] if get_args(hint) else hint for hint in hints}
+        assert not kinds & writers, route.path
+        if set(route.methods or ()) <= {"GET", "HEAD"}:
+            reading[route.path] = kinds
+    assert AuditReader in reading["/v1/audit"]
+    assert SearchReader in reading["/v1/chats/{chat_id}/search"]
+    assert ChatLogReader in reading["/v1/chats/{chat_id}/messages"]
+
+
+def test_no_adapter_reaches_the_database_through_the_reminder_service() -> None:
+    """Adapters and routes get the bot's `Database` (`BotHost.database`, `Store`), never
+    `reminders.database`: the service is not the database handle."""
+    assert not hasattr(BotHost, "reminders")
+    found = []
+    for path in sorted((ROOT / "bot" / "adapters").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Attribute) or node.attr != "database":
+                continue
+            owner = node.value
+            name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+            if name in {"reminders", "service", "_service"}:
+                found.append(f"{path.name}:{node.lineno}")
+    assert found == []
