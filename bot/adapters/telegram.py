@@ -17,7 +17,6 @@ import hmac
 import logging
 from collections.abc import Hashable, Sequence
 from datetime import timedelta
-from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,18 +25,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from telegram import (
     BotCommand,
-    LinkPreviewOptions,
     Message,
     MessageReactionUpdated,
-    ReplyParameters,
     Update,
 )
 
 from groupmate.bot.adapters import CHAT_PREFIXES
-from groupmate.bot.adapters.base import BotHost, Link, Piece, iso, send_in_pieces
+from groupmate.bot.adapters.base import BotHost, Link, iso
 from groupmate.bot.adapters.ordered import OrderedWork
 from groupmate.bot.adapters.telegram_api import (
-    MESSAGE_LIMIT,
     ApiError,
     call,
     new_client,
@@ -47,9 +43,9 @@ from groupmate.bot.adapters.telegram_events import (
     addressing,
     is_answered,
     reactions_of,
-    render_html,
 )
 from groupmate.bot.adapters.telegram_people import TelegramPeople
+from groupmate.bot.adapters.telegram_send import send_reply, send_text
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.commands import Commands
 from groupmate.bot.config import ConfigError
@@ -70,9 +66,7 @@ BOT_COMMANDS = (
     ("help", "What I can do"),
 )
 _BACKOFF_MAX = 30.0
-_REPLY_ATTEMPTS = 4  # a reply lost to a network blip is retried this often
 _DRAIN_TIMEOUT = 10.0  # stop() waits this long for messages being answered
-_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 # The updates asked for (getUpdates and setWebhook): Telegram leaves out message_reaction
 # unless it is named, and remembers the last list it was given.
 _UPDATES = (Update.MESSAGE, Update.MESSAGE_REACTION)
@@ -263,8 +257,9 @@ class TelegramAdapter:
                 return
 
             async def deliver(replies: list[Reply]) -> None:
+                chat = message.chat.id
                 for reply in replies:
-                    await self._deliver(message.chat.id, reply.text, (), message.message_id)
+                    await send_reply(self._client, chat, reply.text, (), message.message_id)
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
@@ -332,50 +327,9 @@ class TelegramAdapter:
         try:
             # Telegram has no mention of everyone (`message.everyone`): its people, the
             # one who set it among them, are text mentions, which notify in a muted group.
-            return await self._send_text(chat, message.text, message.people, None)
+            return await send_text(self._client, chat, message.text, message.people, None)
         except ApiError as exc:
             raise SendError(f"telegram {exc}") from None
-
-    async def _deliver(
-        self, chat: int, text: str, people: Sequence[Member], reply_to: int | None
-    ) -> None:
-        """A reply to an incoming message: retried through network blips."""
-        backoff = 1.0
-        for attempt in range(_REPLY_ATTEMPTS):
-            try:
-                await self._send_text(chat, text, people, reply_to)
-                return
-            except ApiError as exc:
-                if not exc.transient or attempt == _REPLY_ATTEMPTS - 1:
-                    raise
-                log.warning("telegram: %s; retrying in %.0fs", exc, backoff)
-                await asyncio.sleep(backoff)
-                backoff *= 2
-
-    async def _send_text(
-        self, chat: int, text: str, people: Sequence[Member], reply_to: int | None
-    ) -> str | None:
-        """Sends `text` in pieces Telegram accepts; the first piece's message id."""
-
-        async def send(piece: Piece) -> str:
-            # Only the first piece is a reply; it goes out even if that message is gone.
-            reply = (
-                ReplyParameters(reply_to, allow_sending_without_reply=True)
-                if reply_to is not None and piece.first
-                else None
-            )
-            request = partial(
-                self._client.send_message,
-                chat,
-                render_html(piece.text, people),
-                parse_mode="HTML",
-                link_preview_options=_NO_PREVIEW,
-                reply_parameters=reply,
-            )
-            sent = await call("sendMessage", request, patient=True)
-            return str(sent.message_id)
-
-        return await send_in_pieces(text, MESSAGE_LIMIT, send)
 
     # -- webhook and status ------------------------------------------------------------
 
