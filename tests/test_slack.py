@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from groupmate.bot.adapters.slack import render_mrkdwn
+from groupmate.bot.adapters.slack_send import render_mrkdwn
 from groupmate.storage import Member
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.conftest import eventually

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -40,17 +39,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from groupmate.bot.adapters import CHAT_PREFIXES
-from groupmate.bot.adapters.base import (
-    BotHost,
-    Link,
-    Piece,
-    finish,
-    mention_pieces,
-    mention_targets,
-    platform_chat,
-    send_in_pieces,
-    sent_with_retries,
-)
+from groupmate.bot.adapters.base import BotHost, Link, finish, platform_chat
 from groupmate.bot.adapters.slack_events import (
     ONLY_WHAT_IT_IS_SENT,
     USER_TOKEN,
@@ -60,6 +49,7 @@ from groupmate.bot.adapters.slack_events import (
     reading_of,
 )
 from groupmate.bot.adapters.slack_people import SlackPeople, code_of
+from groupmate.bot.adapters.slack_send import post
 from groupmate.bot.adapters.slack_settings import SlackSettings
 from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingMessage, Reply
@@ -68,7 +58,6 @@ from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
-MESSAGE_LIMIT = 3000  # characters of one message Slack shows whole (it takes 40,000)
 _BACKOFF_MAX = 30.0
 _READY_WAIT = 60.0  # seconds an early event waits for the connection
 _SOCKET_POLL = 2.0  # seconds between two looks at the Socket Mode connection
@@ -269,7 +258,7 @@ class SlackAdapter:
 
             async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    await self._post(channel, reply.text, (), thread, attempts=3)
+                    await post(self._client, channel, reply.text, (), thread, attempts=3)
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
@@ -341,43 +330,18 @@ class SlackAdapter:
     async def send(self, message: OutgoingMessage) -> str | None:
         channel = platform_chat(message, self.chat_prefix, "Slack", stopped=self._stopped)
         try:
-            return await self._post(
-                channel, message.text, message.people, None, everyone=message.everyone
+            return await post(
+                self._client,
+                channel,
+                message.text,
+                message.people,
+                None,
+                everyone=message.everyone,
             )
         except SlackApiError as exc:
             raise SendError(f"slack chat.postMessage: {code_of(exc)}") from None
         except (TimeoutError, SlackClientError, OSError) as exc:
             raise SendError(f"slack chat.postMessage: {type(exc).__name__}") from None
-
-    async def _post(
-        self,
-        channel: str,
-        text: str,
-        people: Sequence[Member],
-        thread: str | None,
-        *,
-        attempts: int = 1,
-        everyone: bool = False,
-    ) -> str | None:
-        """`text` in pieces, each tried up to `attempts` times (an answer: its event was
-        acknowledged, Slack won't send it again); the first piece's `ts`, which replies
-        in its thread name. With `everyone`, the first piece mentions the channel
-        (`<!channel>`, Slack's mention of all its members)."""
-
-        async def send(piece: Piece) -> str:
-            post = functools.partial(
-                self._client.chat_postMessage,
-                channel=channel,
-                text=("<!channel> " if everyone and piece.first else "")
-                + render_mrkdwn(piece.text, people),
-                thread_ts=thread,
-                unfurl_links=False,
-                unfurl_media=False,
-            )
-            answer = await sent_with_retries(post, what="slack: an answer", attempts=attempts)
-            return str(answer.get("ts"))
-
-        return await send_in_pieces(text, MESSAGE_LIMIT, send)
 
     def status(self) -> dict[str, Any]:
         connected = self._link.since is not None and (
@@ -404,20 +368,6 @@ class SlackAdapter:
         comes as an `app_mention` in either mode), so they count only that way: a
         channel's `message` event shows the bot reads them, whatever the header said."""
         return "every message" if self._channel_messages else self._scopes
-
-
-def render_mrkdwn(text: str, people: Sequence[Member]) -> str:
-    """`text` for Slack: &, < and > escaped, and each "@name" of `people` a mention
-    (`<@U123>`), which notifies them."""
-    links = mention_targets(people, "sl:")
-    return "".join(
-        f"<@{links[piece]}>" if mention else _escaped(piece)
-        for piece, mention in mention_pieces(text, links)
-    )
-
-
-def _escaped(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _safe(exc: Exception) -> str:
