@@ -21,8 +21,6 @@ from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from nio import SyncResponse
-
 from groupmate.bot.adapters.base import BotHost, Link, iso, the_one
 from groupmate.bot.adapters.matrix_client import (
     MatrixClient,
@@ -33,7 +31,6 @@ from groupmate.bot.adapters.matrix_client import (
 )
 from groupmate.bot.adapters.matrix_format import (
     PREFIX,
-    after_join,
     is_edit,
     mentioned_users,
     names_any,
@@ -48,6 +45,7 @@ from groupmate.bot.adapters.matrix_format import (
     wire_id,
 )
 from groupmate.bot.adapters.matrix_login import log_in
+from groupmate.bot.adapters.matrix_sync import FIRST_FILTER, SyncReader
 from groupmate.bot.adapters.ordered import OrderedWork
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
@@ -68,15 +66,9 @@ ENCRYPTED_NOTICE = (
     "This room is end-to-end encrypted and I can't read encrypted messages. "
     "Please talk to me in an unencrypted room."
 )
-_GAP_PAGE = 100
 _MAX_BATCHES_AHEAD = 20  # synced but unhandled batches before syncing waits
 _DRAIN_TIMEOUT = 10.0  # stop() waits this long for answers in flight
 _ANSWER_ATTEMPTS = 7  # backing off 1 s to 32 s: outlasts a homeserver restart
-# The first sync only yields a token (and pending invites): no history.
-# What the bot does something with: messages it may answer, reactions digests count.
-_HANDLED = frozenset({"m.room.message", "m.reaction", "m.room.redaction"})
-_FIRST_FILTER: dict[str, Any] = {"presence": {"types": []}, "room": {"timeline": {"limit": 0}}}
-_MEMBERSHIP_TYPES = {"m.room.member", "m.room.power_levels"}
 
 
 class MatrixAdapter:
@@ -98,6 +90,9 @@ class MatrixAdapter:
         self._work: OrderedWork[str, dict[str, Any]] = OrderedWork(self._answer)
         self._logged_in = False
         self._link = Link()
+        self._sync = SyncReader(
+            self._client, settings, self._rooms, self._link, self._encrypted_notice
+        )
 
     # -- the adapter contract -------------------------------------------------------
 
@@ -178,13 +173,13 @@ class MatrixAdapter:
                     self._logged_in = True
                 if self._since is None:
                     self._since = await self._first_token()
-                data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, self._filter())
+                data = await self._client.sync(self._since, SYNC_TIMEOUT_MS, self._sync.filter())
                 # Connected as soon as a sync answers, before its events are handled: a
                 # status read meanwhile must not say otherwise.
                 if self._link.since is None:
                     self._link.since = utc_now()
                     log.info("matrix: connected as %s", self.user_id)
-                handling = await self._process(data, self._since)
+                handling = await self._sync.events(data, self._since)
                 self._since = str(data.next_batch)
                 self._work.add(self._since, handling)
                 await self._save_progress(wait=len(self._work) > _MAX_BATCHES_AHEAD)
@@ -201,17 +196,6 @@ class MatrixAdapter:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
 
-    def _filter(self) -> dict[str, Any]:
-        # No presence, account data or typing: only what the bot answers or tracks.
-        return {
-            "presence": {"types": []},
-            "account_data": {"types": []},
-            "room": {
-                "timeline": {"limit": self.settings.timeline_limit},
-                "ephemeral": {"types": []},
-            },
-        }
-
     @property
     def _db(self) -> Database:
         assert self._database is not None, "start() first"
@@ -224,8 +208,8 @@ class MatrixAdapter:
         stored = await load_state(self._db, self._key("since"))
         if stored:
             return stored
-        data = await self._client.sync(None, 0, _FIRST_FILTER)
-        await self._invites(data)
+        data = await self._client.sync(None, 0, FIRST_FILTER)
+        await self._sync.invites(data)
         token = str(data.next_batch)
         await save_state(self._db, self._key("since"), token)
         log.info("matrix: first start; earlier room history is not answered")
@@ -237,67 +221,6 @@ class MatrixAdapter:
         token = await self._work.checkpoint(wait=wait)
         if token is not None:
             await save_state(self._db, self._key("since"), token)
-
-    async def _process(
-        self, data: SyncResponse, since: str
-    ) -> list[tuple[Hashable, list[dict[str, Any]]]]:
-        """A sync batch's messages to answer, and reactions to count, per room."""
-        await self._invites(data)
-        for room_id in data.rooms.leave:
-            self._rooms.pop(room_id, None)  # left or kicked: its members are stale
-        handling: list[tuple[Hashable, list[dict[str, Any]]]] = []
-        for room_id, room in data.rooms.join.items():
-            # The raw events: the mapping below reads the wire format, not nio's classes.
-            timeline: list[dict[str, Any]] = [e.source for e in room.timeline.events]
-            if room.timeline.limited and room.timeline.prev_batch:
-                # More happened since `since` than one sync carries (a long downtime):
-                # the rest comes first, or those messages would never be answered.
-                gap = await self._gap(room_id, room.timeline.prev_batch, since)
-                timeline = [*gap, *timeline]
-            states = [*(e.source for e in room.state), *timeline]
-            if any(e.get("type") in _MEMBERSHIP_TYPES for e in states if "state_key" in e):
-                self._rooms.pop(room_id, None)
-            encrypted = any(e.get("type") == "m.room.encryption" for e in states)
-            events = []
-            for event in after_join(timeline, self.user_id):
-                self._link.last_event = utc_now()
-                if event.get("sender") == self.user_id:
-                    continue
-                if event.get("type") == "m.room.encrypted":
-                    encrypted = True
-                elif event.get("type") in _HANDLED:  # in the room's order, with its messages
-                    events.append(event)
-            if events:
-                handling.append((room_id, events))
-            if encrypted:
-                await self._encrypted_notice(room_id)
-        return handling
-
-    async def _gap(self, room_id: str, prev_batch: str, since: str) -> list[dict[str, Any]]:
-        """The events between the last sync and this batch, oldest first, at most max_gap:
-        beyond that the oldest are dropped (and logged), not the bot stalled."""
-        events: list[dict[str, Any]] = []
-        token: str | None = prev_batch
-        while token is not None and len(events) < self.settings.max_gap:
-            page_size = min(_GAP_PAGE, self.settings.max_gap - len(events))
-            page, token = await self._client.events_before(room_id, token, since, page_size)
-            events.extend(page)
-        skipped = " (the limit; older ones are skipped)" if token is not None else ""
-        log.info("matrix: %d missed events in %s%s", len(events), room_id, skipped)
-        return events[::-1]
-
-    async def _invites(self, data: SyncResponse) -> None:
-        for room_id in data.rooms.invite:
-            allowed = self.settings.allow_rooms
-            try:
-                if not allowed or room_id in allowed:
-                    await self._client.join(room_id)
-                    log.info("matrix: joined %s on invite", room_id)
-                else:
-                    await self._client.leave(room_id)
-                    log.info("matrix: declined an invite to %s (not in allow_rooms)", room_id)
-            except MatrixError as exc:
-                log.warning("matrix: answering the invite to %s failed: %s", room_id, exc)
 
     async def _encrypted_notice(self, room_id: str) -> None:
         """Once per room: we cannot read it, and silence would look like a dead bot."""
