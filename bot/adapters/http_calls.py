@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
@@ -44,6 +44,8 @@ from groupmate.storage import Database, Member, ReminderReader, StorageUnavailab
 from groupmate.storage.audit import AuditReader
 from groupmate.storage.chatlog import ChatLogReader
 from groupmate.storage.search import MessageSearch, SearchReader
+
+T = TypeVar("T")
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
 # The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).
@@ -98,12 +100,17 @@ def running_bot(request: Request) -> Bot:
 RunningBot = Annotated[Bot, Depends(running_bot)]
 
 
+def running(part: T | None) -> T:
+    """A part the bot opens when it starts (its database, logs, services): 503 before."""
+    if part is None:
+        raise HTTPException(503, "the bot is not running")
+    return part
+
+
 def reminder_reader(bot: RunningBot) -> ReminderReader:
     """What a route reads the reminders, settings and deliveries through: the read-only
     view (a route that changes something calls a tool: `call_tool`)."""
-    if bot.reminders is None:
-        raise HTTPException(503, "the bot is not running")
-    return ReminderReader(bot.reminders)
+    return ReminderReader(running(bot.reminders))
 
 
 Reminders = Annotated[ReminderReader, Depends(reminder_reader)]
@@ -111,9 +118,7 @@ Reminders = Annotated[ReminderReader, Depends(reminder_reader)]
 
 def database(bot: RunningBot) -> Database:
     """The bot's database, for what no service covers (is it up, its revision)."""
-    if bot.database is None:
-        raise HTTPException(503, "the bot is not running")
-    return bot.database
+    return running(bot.database)
 
 
 Store = Annotated[Database, Depends(database)]
@@ -121,9 +126,7 @@ Store = Annotated[Database, Depends(database)]
 
 def audit_reader(bot: RunningBot) -> AuditReader:
     """Who made the bot do what: the audit log's read-only view."""
-    if bot.audit is None:
-        raise HTTPException(503, "the bot is not running")
-    return AuditReader(bot.audit)
+    return AuditReader(running(bot.audit))
 
 
 Audit = Annotated[AuditReader, Depends(audit_reader)]
@@ -131,9 +134,7 @@ Audit = Annotated[AuditReader, Depends(audit_reader)]
 
 def chat_history(bot: RunningBot) -> ChatLogReader:
     """The chats' logged messages: the chat log's read-only view."""
-    if bot.chatlog is None:
-        raise HTTPException(503, "the bot is not running")
-    return ChatLogReader(bot.chatlog)
+    return ChatLogReader(running(bot.chatlog))
 
 
 History = Annotated[ChatLogReader, Depends(chat_history)]
