@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groupmate.bot.adapters.api_models import MemberIO
 from groupmate.bot.adapters.http_admin import router as admin_router
-from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR
+from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR, RunningBot
 from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
 from groupmate.bot.adapters.http_reminders import router as reminder_router
 from groupmate.bot.adapters.http_search import router as search_router
@@ -79,6 +79,62 @@ class ReplyOut(BaseModel):
 
 class RepliesOut(BaseModel):
     replies: list[ReplyOut]
+
+
+def api_token(bot: Bot) -> str:
+    """`adapters.webhook.token`; "" when none is set (then the API is open)."""
+    webhook = bot.config.adapters.webhook
+    return webhook.token.get_secret_value() if webhook.token else ""
+
+
+router = APIRouter()
+
+
+@router.get("/healthz")
+async def healthz(bot: RunningBot) -> dict[str, Any]:
+    """Liveness, whether the database answers ("ok" or "unavailable": the bot goes on
+    serving what needs none, and recovers by itself when it is back), the language
+    model's state (off, warming, ready, warm-up failed: see `LLMStatus`), each chat
+    platform's connection status, each plugin's state (a failed plugin leaves
+    the bot serving: "ok" all the same; no secrets, no reasons), and per platform
+    how many due reminders wait because no running process delivers there."""
+    adapters = {a.name: a.status() for a in bot.adapters}
+    # The state only: /healthz needs no token, and why a plugin failed is for the
+    # operator (/v1/status, the dashboard, the log).
+    plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
+    up = bot.database is not None and await bot.database.reachable()
+    waiting = (
+        by_platform(await bot.reminders.deliveries_admin.waiting()) if bot.reminders and up else []
+    )
+    health: dict[str, Any] = {
+        "status": "ok",
+        "database": "ok" if up else "unavailable",
+        "llm": bot.llm_status,
+        "adapters": adapters,
+        "plugins": plugins,
+        "reminders_waiting": {found.platform: found.reminders for found in waiting},
+    }
+    if bot.llm_problem is not None:
+        # Sizes and setting names only: what the operator must change.
+        health["llm"] = "misconfigured"
+        health["llm_problem"] = bot.llm_problem
+    return health
+
+
+@router.post("/v1/messages")
+async def post_message(body: MessageIn, bot: RunningBot) -> RepliesOut:
+    fields = body.model_dump(exclude={"mentions"})
+    mentions = tuple(Member(m.user_id, m.name) for m in body.mentions)
+    # With a token set, the gate let only callers that presented it this far. Without
+    # one, anyone who reaches the port could claim admin rights in a platform's chat.
+    # The playground's web: chats are the exception: their people are simulated, their
+    # admin switch is the way to try /tz, and that caller already administers every
+    # chat through the rest of /v1.
+    trusted = bool(api_token(bot)) or body.chat_id.startswith(WEB_PREFIX)
+    fields["sender_is_admin"] = body.sender_is_admin and trusted
+    replies = await bot.handle(IncomingMessage(**fields, mentions=mentions))
+    out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
+    return RepliesOut(replies=out)
 
 
 class _Gate:
@@ -208,7 +264,7 @@ class _McpRoute:
 def create_app(bot: Bot) -> ASGIApp:
     """The ASGI app for a running (entered) bot, with the body size limit in front."""
     webhook = bot.config.adapters.webhook
-    token = webhook.token.get_secret_value() if webhook.token else ""
+    token = api_token(bot)
     mcp = _McpRoute(bot, token)
     app = FastAPI(
         title="groupmate", version="1", docs_url=None, redoc_url=None, lifespan=mcp.lifespan
@@ -232,53 +288,7 @@ def create_app(bot: Bot) -> ASGIApp:
     async def _storage_down(request: Request, exc: StorageUnavailableError) -> JSONResponse:
         return JSONResponse({"error": STORAGE_DOWN_ERROR}, status_code=503)
 
-    @app.get("/healthz")
-    async def healthz() -> dict[str, Any]:
-        """Liveness, whether the database answers ("ok" or "unavailable": the bot goes on
-        serving what needs none, and recovers by itself when it is back), the language
-        model's state (off, warming, ready, warm-up failed: see `LLMStatus`), each chat
-        platform's connection status, each plugin's state (a failed plugin leaves
-        the bot serving: "ok" all the same; no secrets, no reasons), and per platform
-        how many due reminders wait because no running process delivers there."""
-        adapters = {a.name: a.status() for a in bot.adapters}
-        # The state only: /healthz needs no token, and why a plugin failed is for the
-        # operator (/v1/status, the dashboard, the log).
-        plugins = {p.name: p.state for p in bot.plugins if not p.builtin}
-        up = bot.database is not None and await bot.database.reachable()
-        waiting = (
-            by_platform(await bot.reminders.deliveries_admin.waiting())
-            if bot.reminders and up
-            else []
-        )
-        health: dict[str, Any] = {
-            "status": "ok",
-            "database": "ok" if up else "unavailable",
-            "llm": bot.llm_status,
-            "adapters": adapters,
-            "plugins": plugins,
-            "reminders_waiting": {found.platform: found.reminders for found in waiting},
-        }
-        if bot.llm_problem is not None:
-            # Sizes and setting names only: what the operator must change.
-            health["llm"] = "misconfigured"
-            health["llm_problem"] = bot.llm_problem
-        return health
-
-    @app.post("/v1/messages")
-    async def post_message(body: MessageIn) -> RepliesOut:
-        fields = body.model_dump(exclude={"mentions"})
-        mentions = tuple(Member(m.user_id, m.name) for m in body.mentions)
-        # With a token set, the gate let only callers that presented it this far. Without
-        # one, anyone who reaches the port could claim admin rights in a platform's chat.
-        # The playground's web: chats are the exception: their people are simulated, their
-        # admin switch is the way to try /tz, and that caller already administers every
-        # chat through the rest of /v1.
-        trusted = bool(token) or body.chat_id.startswith(WEB_PREFIX)
-        fields["sender_is_admin"] = body.sender_is_admin and trusted
-        replies = await bot.handle(IncomingMessage(**fields, mentions=mentions))
-        out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
-        return RepliesOut(replies=out)
-
+    app.include_router(router)
     app.include_router(reminder_router)
     app.include_router(web_router)
     app.include_router(search_router)
