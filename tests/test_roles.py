@@ -11,6 +11,7 @@ from typing import Any, get_args, get_type_hints
 import pytest
 from fastapi.routing import APIRoute
 
+from groupmate.bot.adapters import http as http_api
 from groupmate.bot.adapters import http_admin as admin_api
 from groupmate.bot.adapters import http_reminders as reminders_api
 from groupmate.bot.adapters import http_search as search_api
@@ -190,7 +191,12 @@ def test_the_other_rest_routes_ask_for_views_never_writers() -> None:
     """The tools, audit, search and web routes are module-level routers whose routes ask
     for what they use (`Depends`); the ones that read get read-only views."""
     writers = {ReminderService, AuditLog, ChatLog, MessageSearch}
-    routes = [*tools_api.router.routes, *search_api.router.routes, *web_api.router.routes]
+    routes = [
+        *http_api.router.routes,
+        *tools_api.router.routes,
+        *search_api.router.routes,
+        *web_api.router.routes,
+    ]
     reading: dict[str, set[type]] = {}
     for route in routes:
         assert isinstance(route, APIRoute)
@@ -217,4 +223,24 @@ def test_no_adapter_reaches_the_database_through_the_reminder_service() -> None:
             name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
             if name in {"reminders", "service", "_service"}:
                 found.append(f"{path.name}:{node.lineno}")
+    assert found == []
+
+
+def test_no_route_is_declared_inside_a_function() -> None:
+    """Routes are module-level (`@router.get(...)` at the top of a module), asking for what
+    they use with `Depends`: no factory closes over the bot to reach its parts."""
+    verbs = {"get", "put", "post", "patch", "delete", "head", "api_route", "websocket"}
+    found = []
+    for path in sorted((ROOT / "bot" / "adapters").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for outer in ast.walk(tree):
+            if not isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for inner in ast.walk(outer):
+                if inner is outer or not isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                for decorator in inner.decorator_list:
+                    call = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    if isinstance(call, ast.Attribute) and call.attr in verbs:
+                        found.append(f"{path.name}:{inner.lineno} {inner.name}")
     assert found == []
