@@ -113,7 +113,7 @@ class ActionRunner:
                 chat_id=claim.chat_id,
                 sender_id=claim.created_by,
                 sender_name=claim.created_by_name,
-                chat_type="private" if claim.chat_type == "private" else "group",
+                chat_type=claim.chat_type,
                 source="schedule",
                 auth="platform",  # the platform vouched for the creator when they set it
                 bot_admin=claim.created_by in self._admins,

@@ -32,7 +32,7 @@ from groupmate.storage.repository import (
     _rowcount,
     _view,
 )
-from groupmate.storage.vocabulary import DeliveryOutcome
+from groupmate.storage.vocabulary import ChatType, DeliveryOutcome, stored_chat_type
 
 _reminders = cast(Table, Reminder.__table__)
 _deliveries = cast(Table, Delivery.__table__)
@@ -48,7 +48,7 @@ class Claim:
     attempts: int
     late: bool
     chat_id: str
-    chat_type: str
+    chat_type: ChatType
     created_by: str
     created_by_name: str
     content: str
@@ -302,7 +302,7 @@ def _claim(
         attempts=attempts,
         late=late,
         chat_id=row.chat_id,
-        chat_type=row.chat_type,
+        chat_type=stored_chat_type(row.chat_type),
         created_by=row.created_by,
         created_by_name=row.created_by_name,
         content=row.content,

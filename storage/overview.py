@@ -30,7 +30,12 @@ from groupmate.storage.models import (
     Reminder,
 )
 from groupmate.storage.repository import ReminderView, _view
-from groupmate.storage.vocabulary import DeliveryOutcome, FinishedOutcome
+from groupmate.storage.vocabulary import (
+    ChatType,
+    DeliveryOutcome,
+    FinishedOutcome,
+    stored_chat_type,
+)
 
 _chats = cast(Table, Chat.__table__)
 _messages = cast(Table, ChatMessage.__table__)
@@ -43,7 +48,7 @@ _usage = cast(Table, LLMUsage.__table__)
 @dataclass(frozen=True, slots=True)
 class ChatSummary:
     chat_id: str
-    chat_type: str | None
+    chat_type: ChatType | None
     timezone: str | None
     messages: int
     last_activity: datetime | None
@@ -74,7 +79,7 @@ def chat_summaries(session: Session) -> list[ChatSummary]:
         summaries.append(
             ChatSummary(
                 chat_id=chat_id,
-                chat_type=row.chat_type if row is not None else None,
+                chat_type=stored_chat_type(row.chat_type) if row is not None else None,
                 timezone=row.timezone if row is not None else None,
                 messages=count,
                 last_activity=last,

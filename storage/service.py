@@ -131,8 +131,7 @@ class ReminderService:
 
     async def chat_type_of(self, chat_id: str) -> ChatType:
         """The type the chat was stored with; a chat never stored is taken for a group."""
-        stored = (await self._chat_row(chat_id)).chat_type
-        return "private" if stored == "private" else "group"
+        return (await self._chat_row(chat_id)).chat_type or "group"
 
     async def settings_of(self, chat_id: str, *, cached: bool = False) -> dict[str, Any]:
         """The chat's own settings (not the bot's defaults). `cached` allows an answer

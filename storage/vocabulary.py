@@ -17,6 +17,12 @@ def is_chat_type(value: object) -> TypeGuard[ChatType]:
     return value in CHAT_TYPES
 
 
+def stored_chat_type(value: str) -> ChatType:
+    """A chat's type as a row holds it (a plain string column): storage writes only
+    CHAT_TYPES, so this narrows once, where rows are read, and callers need no coercion."""
+    return "private" if value == "private" else "group"
+
+
 # A reminder's status: active and paused ones are live (listed, editable); a one-time
 # reminder that fired is done; a deleted one is cancelled (kept for its history).
 LiveStatus = Literal["active", "paused"]

@@ -43,7 +43,7 @@ from groupmate.function_calls.handlers.followup import followup_seconds, followu
 from groupmate.function_calls.handlers.reminder_snooze import DEFAULT_SNOOZE_MINUTES, Snoozed
 from groupmate.function_calls.handlers.reminders import refused, requester
 from groupmate.storage import Member, ReminderService, ReminderView, StorageError
-from groupmate.storage.vocabulary import CHAT_TYPES, SETTING_QUIET_DIGEST
+from groupmate.storage.vocabulary import CHAT_TYPES, SETTING_QUIET_DIGEST, is_chat_type
 
 if TYPE_CHECKING:
     from groupmate.bot.app import Bot
@@ -173,7 +173,7 @@ def reminder_routes(bot: Bot) -> APIRouter:
         if not isinstance(created_by, str) or not created_by:
             issue = {"path": "created_by", "problem": "required field is missing"}
             return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
-        if chat_type not in CHAT_TYPES:
+        if not is_chat_type(chat_type):
             issue = {"path": "chat_type", "problem": "must be 'group' or 'private'"}
             return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
         if raw.get("action", ...) is None:  # what GET shows of a plain reminder
@@ -197,7 +197,7 @@ def reminder_routes(bot: Bot) -> APIRouter:
             chat_id,
             sender_id=created_by,
             sender_name=str(created_by_name),
-            chat_type="private" if chat_type == "private" else "group",
+            chat_type=chat_type,
             mentioned=_members(raw),
         )
         return await reminder(ctx, "reminder_set", raw)
