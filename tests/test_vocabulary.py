@@ -32,3 +32,32 @@ def test_storage_dataclasses_type_their_chat_type() -> None:
         and "Mapped" not in ast.unparse(node.annotation)  # the column itself is a string
     ]
     assert loose == []
+
+
+# Functions that turn an exception into a string for another job than the log: a
+# plugin's status (`described`), and an MCP server's failure with its own configured
+# secrets blanked out (its text is quoted, unlike `safe_error`'s).
+NOT_FOR_THE_LOG = {
+    ("function_calls/plugins/found.py", "described"),
+    ("function_calls/remote/mcp_client.py", "_describe"),
+}
+
+
+def test_one_helper_makes_an_error_loggable() -> None:
+    # One rule (storage.outgoing.safe_error) for which error texts are safe to quote; a
+    # platform adds its codes through `code=`, not through a helper of its own.
+    helpers = []
+    for path in sources(*PACKAGES):
+        where = str(path.relative_to(ROOT))
+        for node in ast.walk(parsed(path)):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            takes_error = any(
+                arg.annotation is not None
+                and ast.unparse(arg.annotation) in ("Exception", "BaseException")
+                for arg in node.args.args
+            )
+            returns = ast.unparse(node.returns) if node.returns is not None else ""
+            if takes_error and returns == "str" and (where, node.name) not in NOT_FOR_THE_LOG:
+                helpers.append(f"{where}:{node.name}")
+    assert helpers == ["storage/outgoing.py:safe_error"]
