@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from groupmate.bot.budget import TokenBudget
 from groupmate.bot.commands import Commands
-from groupmate.bot.contexts import Caller, ContextFactory
+from groupmate.bot.contexts import Caller, ContextFactory, rights
 from groupmate.function_calls import MessageContext, ToolInvoker
 from groupmate.function_calls.digest_core import chat_language
 from groupmate.function_calls.handlers.digest import gather_window
@@ -108,6 +108,7 @@ class ActionRunner:
     async def __call__(self, claim: Claim, now: datetime) -> OutgoingMessage | None:
         action = claim.action
         assert action is not None  # the scheduler asks only for reminders with one
+        admin = rights(self._admins, claim.created_by, claim.chat_type)
         ctx = await self._contexts.for_caller(
             Caller(
                 chat_id=claim.chat_id,
@@ -116,7 +117,8 @@ class ActionRunner:
                 chat_type=claim.chat_type,
                 source="schedule",
                 auth="platform",  # the platform vouched for the creator when they set it
-                bot_admin=claim.created_by in self._admins,
+                is_admin=admin.is_admin,
+                bot_admin=admin.bot_admin,
             )
         )
         try:

@@ -61,3 +61,18 @@ def test_one_helper_makes_an_error_loggable() -> None:
             if takes_error and returns == "str" and (where, node.name) not in NOT_FOR_THE_LOG:
                 helpers.append(f"{where}:{node.name}")
     assert helpers == ["storage/outgoing.py:safe_error"]
+
+
+def test_one_rule_says_who_is_an_admin() -> None:
+    # `bot.contexts.rights` is the rule; every other place that says whether a caller is
+    # an admin (of the chat, or of the bot) takes its answer from a `Rights`.
+    written = []
+    for path in sources("bot"):
+        if path == ROOT / "bot" / "contexts.py":
+            continue
+        for node in ast.walk(parsed(path)):
+            if not isinstance(node, ast.keyword) or node.arg not in ("is_admin", "bot_admin"):
+                continue
+            if not (isinstance(node.value, ast.Attribute) and node.value.attr == node.arg):
+                written.append(f"{path.relative_to(ROOT)}:{node.value.lineno}")
+    assert written == []
