@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from groupmate.storage.vocabulary import InvocationOutcome as InvocationOutcome  # re-exported
+from groupmate.function_calls.vocabulary import (
+    InvocationOutcome as InvocationOutcome,
+)  # re-exported
 
 # Why a tool is not offered to a sender in a chat.
 HiddenReason = Literal[

@@ -1,7 +1,9 @@
 """The words storage shares with the layers above it, each defined once: what its rows
 hold (a chat's type, a reminder's status, a delivery's outcome), the keys and values of a
 chat's settings, and the reasons its errors carry (`storage.errors`). Every other module
-imports them from here; a schedule's kinds are `storage.recurrence.Kind`."""
+imports them from here; a schedule's kinds are `storage.recurrence.Kind`. The tool-calling
+words an audit row holds (a call's effect, source, auth, outcome) are the tools' own
+(`function_calls.vocabulary`): storage keeps them as plain strings."""
 
 from __future__ import annotations
 
@@ -85,35 +87,3 @@ NotFoundReason = Literal["absent", "finished", "past_due", SnoozeTargetProblem]
 # Why a reminder can't do that as it is (ReminderStateError.problem): a snooze's rule is
 # its reminder's; a one-time reminder does not pause; one not yet sent does not snooze.
 StateProblem = Literal["snooze_rule", "once_pause", "not_delivered"]
-
-# What a tool does: "read" changes nothing; "write" changes the bot's state (a
-# reminder); "external" reaches a server outside the bot (a search, a page, an MCP or
-# OpenAPI tool). Writes and external calls are audited.
-Effect = Literal["read", "write", "external"]
-EFFECTS: tuple[Effect, ...] = get_args(Effect)
-
-# Where a call came from: the model's turn, a slash command (or the grammar's fast
-# path), the REST API, an MCP client, the dashboard's admin API, the playground acting
-# as one of its people, an accepted offer, or a scheduled action.
-CallSource = Literal[
-    "model", "command", "rest", "mcp", "dashboard", "playground", "offer", "schedule"
-]
-# How the caller proved who they are: the chat platform said so, they presented the
-# API token, nothing (the API has no token configured: whoever reached the port), or
-# they are the operator at the bot's own terminal or MCP stdio.
-AuthMethod = Literal["platform", "token", "none", "operator"]
-
-# What became of one call. "ok": it ran. "refused": it ran and declined (no such
-# reminder, not yours to change). "malformed": the model wrote a call that could not be
-# read at all. The rest are the invoker's errors (function_calls.errors).
-InvocationOutcome = Literal[
-    "ok",
-    "refused",
-    "invalid",
-    "unknown",
-    "hidden",
-    "limited",
-    "timeout",
-    "failed",
-    "malformed",
-]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from groupmate.function_calls import vocabulary
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "function_calls", "storage")
 
@@ -76,3 +78,24 @@ def test_one_rule_says_who_is_an_admin() -> None:
             if not (isinstance(node.value, ast.Attribute) and node.value.attr == node.arg):
                 written.append(f"{path.relative_to(ROOT)}:{node.value.lineno}")
     assert written == []
+
+
+TOOL_WORDS = {"Effect", "EFFECTS", "CallSource", "AuthMethod", "InvocationOutcome"}
+
+
+def test_the_tool_calling_words_live_beside_the_tools() -> None:
+    # Storage records an audit row's effect, source, auth and outcome as plain strings;
+    # their meaning is the tools' (function_calls.vocabulary), one layer up.
+    in_storage = []
+    for path in sources("storage"):
+        for node in ast.walk(parsed(path)):
+            if isinstance(node, ast.Name):
+                names = [node.id]
+            elif isinstance(node, ast.ImportFrom):
+                names = [alias.asname or alias.name for alias in node.names]
+            else:
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            in_storage += [f"{where} {name}" for name in names if name in TOOL_WORDS]
+    assert in_storage == []
+    assert set(vars(vocabulary)) >= TOOL_WORDS
