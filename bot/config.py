@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from groupmate.bot.logs import LogFormat
+from groupmate.function_calls.filters import Filter
 from groupmate.function_calls.handlers.audience_rules import ReminderRules
 from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
 from groupmate.function_calls.plugins import BuiltinsConfig, PluginSpec
@@ -94,11 +95,10 @@ class _Section(BaseModel):
         return data
 
 
-class GroupsConfig(_Section):
-    allow: list[str] = Field(default_factory=lambda: ["*"])
+class GroupsConfig(Filter):
+    """The groups the bot answers in (`bot.groups`): all, unless the config says."""
 
-    def allows(self, chat_id: str) -> bool:
-        return "*" in self.allow or chat_id in self.allow
+    allow: list[str] | None = Field(default_factory=lambda: ["*"])
 
 
 class HistoryConfig(_Section):

@@ -90,7 +90,7 @@ class Router:
         delivered, so a platform's redelivery after a crash resends the logged answer.
         Errors raised by `deliver` reach the caller; the router's own become a reply.
         """
-        if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
+        if message.chat_type == "group" and not self.config.bot.groups.admits(message.chat_id):
             return []  # not an enabled chat: not even logged, nor counted
         if self._metrics is not None:
             self._metrics.received(message)
@@ -147,7 +147,7 @@ class Router:
         """A reaction to a message of an enabled chat, kept with the log (a reaction to a
         message the log does not have is not kept: nothing to count it on)."""
         chat = reaction.chat_id
-        if reaction.chat_type == "group" and not self.config.bot.groups.allows(chat):
+        if reaction.chat_type == "group" and not self.config.bot.groups.admits(chat):
             return
         at = self._when(reaction.timestamp)
         kept = Reaction(

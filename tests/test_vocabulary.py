@@ -99,3 +99,24 @@ def test_the_tool_calling_words_live_beside_the_tools() -> None:
             in_storage += [f"{where} {name}" for name in names if name in TOOL_WORDS]
     assert in_storage == []
     assert set(vars(vocabulary)) >= TOOL_WORDS
+
+
+def test_one_kind_of_allow_and_deny_list() -> None:
+    # A config's allow/deny lists (tools, a policy rule's chats, the bot's groups) are
+    # one kind, `function_calls.filters.Filter`, with one default and globs everywhere.
+    others = [
+        f"{path.relative_to(ROOT)}:{node.name}"
+        for path in sources(*PACKAGES)
+        for node in ast.walk(parsed(path))
+        if isinstance(node, ast.ClassDef)
+        and node.name != "Filter"
+        and "Filter" not in [ast.unparse(base) for base in node.bases]
+        and any(
+            isinstance(item, ast.AnnAssign)
+            and isinstance(item.target, ast.Name)
+            and item.target.id in ("allow", "deny")
+            and "str" in ast.unparse(item.annotation)  # names; not an address's networks
+            for item in node.body
+        )
+    ]
+    assert others == []
