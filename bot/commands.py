@@ -54,6 +54,7 @@ from groupmate.function_calls.registry import Tool
 from groupmate.function_calls.search import WebSearch
 from groupmate.function_calls.selection import ToolSelector
 from groupmate.storage import StorageError, StorageUnavailableError
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.vocabulary import (
     PERMISSIONS,
     QUIET_DIGESTS,
@@ -101,7 +102,7 @@ DECLARED_ALIASES = {"查找": "find"}
 _GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
 
 
-class CommandError(Exception):
+class CommandError(GroupmateError):
     """The command could not be understood; the message says how to write it."""
 
 

@@ -34,6 +34,7 @@ from groupmate.function_calls.search.config import SearchSettings
 from groupmate.function_calls.settings_keys import unknown_setting
 from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.recurrence import Kind
 from groupmate.storage.vocabulary import ChatType, Permission
 
@@ -46,7 +47,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
-class ConfigError(Exception):
+class ConfigError(GroupmateError):
     """The configuration is unusable; the message names the key."""
 
 

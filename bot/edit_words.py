@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from groupmate.function_calls.grammar import CJK, GrammarError, split_when
+from groupmate.storage.exceptions import GroupmateError
 
 __all__ = ["AmbiguousEdit", "edit_arguments"]
 
@@ -22,7 +23,7 @@ __all__ = ["AmbiguousEdit", "edit_arguments"]
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|「([^」]+)」")
 
 
-class AmbiguousEdit(ValueError):
+class AmbiguousEdit(GroupmateError, ValueError):
     """The words may name a new time or rule, or be part of the new text; `question`
     asks which, in the user's language."""
 

@@ -25,6 +25,7 @@ from typing import ClassVar, Literal
 from groupmate.function_calls.vocabulary import (
     InvocationOutcome as InvocationOutcome,
 )  # re-exported
+from groupmate.storage.exceptions import GroupmateError
 
 # Why a tool is not offered to a sender in a chat.
 HiddenReason = Literal[
@@ -32,7 +33,7 @@ HiddenReason = Literal[
 ]
 
 
-class FunctionCallError(Exception):
+class FunctionCallError(GroupmateError):
     """Base class for every error raised by `function_calls`."""
 
 

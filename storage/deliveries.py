@@ -12,6 +12,7 @@ from typing import Any, cast
 from sqlalchemy import Row, Table, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import (
     OUTCOME_CANCELLED,
     OUTCOME_PENDING,
@@ -194,7 +195,7 @@ def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) ->
     return _rowcount(session.execute(_CAS_NEXT_FIRE_POSTGRES, arrays))
 
 
-class ClaimConflictError(RuntimeError):
+class ClaimConflictError(GroupmateError, RuntimeError):
     """A due row changed under a claim; the transaction is rolled back and retried."""
 
 

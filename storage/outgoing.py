@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from groupmate.storage.exceptions import GroupmateError
+
 OutgoingKind = Literal["reminder", "notice"]
 
 
@@ -18,7 +20,7 @@ class Member:
     name: str = ""
 
 
-class SendError(Exception):
+class SendError(GroupmateError):
     """A send failed. The message must be safe to log: no tokens, no secret URLs."""
 
 

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from groupmate.storage.database import Database
 from groupmate.storage.deliveries import Claim, _claim
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import (
     DELIVERED,
     OUTCOME_FAILED,
@@ -137,7 +138,7 @@ def delivery_records(
     ]
 
 
-class NotRetryableError(LookupError):
+class NotRetryableError(GroupmateError, LookupError):
     """The delivery cannot be sent again from here. `elsewhere` False: no such delivery,
     or it did not fail (only a failed one is sent again); True: its chat is on a
     platform this process does not deliver to."""

@@ -4,8 +4,10 @@ modules use it rather than a second way of their own. Read from the source (AST)
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
+import groupmate
 from groupmate.function_calls import vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,3 +122,57 @@ def test_one_kind_of_allow_and_deny_list() -> None:
         )
     ]
     assert others == []
+
+
+# Raised and caught inside one module, for its own control flow: not the API.
+INTERNAL_ERRORS = {
+    "groupmate.bot.edit_words.AmbiguousEdit",
+    "groupmate.function_calls.handlers.audience.AudienceRefused",
+    "groupmate.function_calls.handlers.reminder_actions.ActionRefused",
+    "groupmate.storage.deliveries.ClaimConflictError",
+    "groupmate.storage.overview.NotRetryableError",
+    "groupmate.storage.transfer_rows.RowError",
+    "groupmate.bot.container.TemplateChanged",
+    "groupmate.bot.adapters.http_calls.Refused",
+    "groupmate.bot.adapters.lark_events.Refused",
+    "groupmate.bot.adapters.lark_events.Malformed",
+}
+
+
+def defined_exceptions() -> list[type[BaseException]]:
+    """Every exception class the three packages define, imported as the bot imports it."""
+    found = []
+    for path in sources(*PACKAGES):
+        if "migrations" in path.parts:
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        module = importlib.import_module(".".join(("groupmate", *parts)))
+        for node in parsed(path).body:
+            if isinstance(node, ast.ClassDef):
+                cls = getattr(module, node.name, None)
+                if isinstance(cls, type) and issubclass(cls, BaseException):
+                    found.append(cls)
+    return found
+
+
+def test_one_exception_tree_exported_from_groupmate() -> None:
+    # One root (groupmate.GroupmateError, documented in storage/exceptions.py) and each
+    # public class importable from `groupmate`, as httpx's are from `httpx`.
+    classes = defined_exceptions()
+    assert len(classes) > 50
+    rootless = [
+        f"{cls.__module__}.{cls.__name__}"
+        for cls in classes
+        if not issubclass(cls, groupmate.GroupmateError) and not cls.__name__.startswith("_")
+    ]
+    assert rootless == []
+    unexported = [
+        f"{cls.__module__}.{cls.__name__}"
+        for cls in classes
+        if not cls.__name__.startswith("_")
+        and f"{cls.__module__}.{cls.__name__}" not in INTERNAL_ERRORS
+        and getattr(groupmate, cls.__name__, None) is not cls
+    ]
+    assert unexported == []

@@ -40,6 +40,7 @@ from groupmate.function_calls import (
 )
 from groupmate.function_calls.result import Failure
 from groupmate.storage import Member, StorageUnavailableError
+from groupmate.storage.exceptions import GroupmateError
 
 if TYPE_CHECKING:
     from groupmate.bot.app import Bot
@@ -88,7 +89,7 @@ def acting_as(
 ActingAs = Annotated[Person | None, Depends(acting_as)]
 
 
-class Refused(Exception):
+class Refused(GroupmateError):
     """The call did not do what was asked; `response` says why, as a status code."""
 
     def __init__(self, response: JSONResponse) -> None:

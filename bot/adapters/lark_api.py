@@ -36,6 +36,7 @@ from lark_oapi.core.http import Transport
 from lark_oapi.core.token import CreateSelfTenantTokenRequest, CreateTokenRequestBody
 
 from groupmate.bot.config import ConfigError, LarkSettings
+from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ _TOKEN_MARGIN = 300.0  # seconds before its expiry a token is fetched anew
 Call = Callable[[Any, Any], Awaitable[Any]]
 
 
-class LarkError(Exception):
+class LarkError(GroupmateError):
     """A refused or failed call: what, Lark's code (or the error's type), no secrets."""
 
     def __init__(self, what: str, code: int | str, status: int | None = None) -> None:

@@ -25,6 +25,7 @@ from telegram.warnings import PTBDeprecationWarning
 
 from groupmate.bot.adapters.base import mention_pieces
 from groupmate.storage import Member
+from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ def _prepare(token: str) -> None:
             logging.getLogger(name).addFilter(_REDACTOR)  # a no-op when already there
 
 
-class ApiError(Exception):
+class ApiError(GroupmateError):
     """A Bot API call failed; the message names the method and the cause, never the token."""
 
     def __init__(self, method: str, error: TelegramError) -> None:
