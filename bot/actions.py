@@ -20,9 +20,9 @@ from groupmate.bot.budget import TokenBudget
 from groupmate.bot.commands import Commands
 from groupmate.bot.contexts import Caller, ContextFactory, rights
 from groupmate.function_calls import MessageContext, ToolInvoker
-from groupmate.function_calls.digest_core import chat_language
 from groupmate.function_calls.handlers.digest import gather_window
 from groupmate.function_calls.handlers.reminder_words import format_local, late_note
+from groupmate.function_calls.language import chat_language
 from groupmate.function_calls.services import TextCompleter
 from groupmate.storage import OutgoingMessage, ReminderService, ScheduledAction
 from groupmate.storage.chatlog import ChatLog

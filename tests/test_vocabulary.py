@@ -9,6 +9,7 @@ from pathlib import Path
 
 import groupmate
 from groupmate.function_calls import vocabulary
+from groupmate.function_calls.language import PlainSentence, is_chinese
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "function_calls", "storage")
@@ -176,3 +177,45 @@ def test_one_exception_tree_exported_from_groupmate() -> None:
         and getattr(groupmate, cls.__name__, None) is not cls
     ]
     assert unexported == []
+
+
+def test_one_way_to_choose_the_language() -> None:
+    # function_calls.language decides whether a text is Chinese (is_chinese,
+    # language_of, chat_language): no module matches CJK characters itself, or picks
+    # "zh" or "en" on its own, to choose what a user reads.
+    language = ROOT / "function_calls" / "language.py"
+    second_ways = []
+    for path in sources(*PACKAGES):
+        if path == language:
+            continue
+        for node in ast.walk(parsed(path)):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "search"
+                and ast.unparse(node.value).endswith("CJK")
+            ):
+                second_ways.append(f"{where} CJK.search")
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value == r"[\u3400-\u9fff]"  # language.CJK, defined again
+            ):
+                second_ways.append(f"{where} a CJK pattern")
+            if isinstance(node, ast.IfExp) and {
+                ast.unparse(node.body),
+                ast.unparse(node.orelse),
+            } == {"'zh'", "'en'"}:
+                second_ways.append(f"{where} zh or en")
+    assert second_ways == []
+
+
+def test_the_bots_own_sentences_come_in_the_chats_language() -> None:
+    from groupmate.bot.commands import NOT_HERE, UNUSABLE_WORDS
+    from groupmate.bot.router import INTERNAL_ERROR
+
+    for sentence in (INTERNAL_ERROR, NOT_HERE, UNUSABLE_WORDS):
+        assert isinstance(sentence, PlainSentence)
+        assert sentence.for_message("/summary please") == sentence.english
+        assert sentence.for_message("/summary 今天") == sentence.chinese
+        assert is_chinese(sentence.chinese) and not is_chinese(sentence.english)

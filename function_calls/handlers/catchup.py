@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
 from groupmate.function_calls.catchup_core import Asker, ForYou, for_you
 from groupmate.function_calls.context import MessageContext, validation_context
-from groupmate.function_calls.digest_core import Clock, Lang, people
-from groupmate.function_calls.digest_lines import is_cjk
+from groupmate.function_calls.digest_core import Clock, people
 from groupmate.function_calls.errors import LLMUnavailableError
 from groupmate.function_calls.handlers.budget import chat_limit
 from groupmate.function_calls.handlers.digest import ChatWindow, gather_window
 from groupmate.function_calls.handlers.summary import asks_about_the_chat, summarize
+from groupmate.function_calls.language import Lang, language_of
 from groupmate.function_calls.plugin_store import PluginStore
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
@@ -120,7 +120,7 @@ async def _answer(
     limits: DailyLimits | None,
     usage: UsageLog | None,
 ) -> FunctionResult:
-    lang: Lang = "zh" if is_cjk(ctx.text) else "en"
+    lang = language_of(ctx.text)
     clock = Clock(window.zone, lang, window.since, window.until)
     # Other people's conversation: what was said to or by the bot (an earlier catch-up,
     # say) and the asker's own words are nothing new to them.
