@@ -23,7 +23,7 @@ from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
 from groupmate.bot.app import Bot
-from groupmate.bot.contexts import Caller
+from groupmate.bot.contexts import Caller, rights
 from groupmate.function_calls import (
     AuthMethod,
     CallSource,
@@ -41,6 +41,7 @@ from groupmate.function_calls import (
 )
 from groupmate.function_calls.result import Failure
 from groupmate.storage import Member, ReminderReader, StorageUnavailableError
+from groupmate.storage.exceptions import GroupmateError
 
 API_USER = "api"  # who a REST caller is, in permission checks and the audit log
 # The 503 body's error when the database is down (the chat's sentence is STORAGE_DOWN).
@@ -106,7 +107,7 @@ def reminder_reader(bot: RunningBot) -> ReminderReader:
 Reminders = Annotated[ReminderReader, Depends(reminder_reader)]
 
 
-class Refused(Exception):
+class Refused(GroupmateError):
     """The call did not do what was asked; `response` says why, as a status code."""
 
     def __init__(self, response: JSONResponse) -> None:
@@ -191,7 +192,7 @@ async def api_context(
     # Without a configured token, whoever reached the port called: the audit says so.
     auth: AuthMethod = "token" if webhook.token else "none"
     if person is not None:
-        bot_admin = person.user_id in bot.config.bot.admins
+        admin = rights(bot.config.bot.admins, person.user_id, chat_type, chat_admin=person.admin)
         return await bot.caller_context(
             Caller(
                 chat_id=chat_id,
@@ -200,11 +201,12 @@ async def api_context(
                 auth=auth,
                 chat_type=chat_type,
                 sender_name=person.name,
-                is_admin=person.admin or bot_admin or chat_type == "private",
+                is_admin=admin.is_admin,
                 mentioned=mentioned,
-                bot_admin=bot_admin,
+                bot_admin=admin.bot_admin,
             )
         )
+    operator = rights((), sender_id, chat_type, operator=True)  # the API is the operator's
     return await bot.caller_context(
         Caller(
             chat_id=chat_id,
@@ -213,9 +215,9 @@ async def api_context(
             auth=auth,
             chat_type=chat_type,
             sender_name=sender_name,
-            is_admin=True,
+            is_admin=operator.is_admin,
             mentioned=mentioned,
-            bot_admin=True,  # the API is the bot operator's
+            bot_admin=operator.bot_admin,
         )
     )
 
