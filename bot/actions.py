@@ -18,12 +18,12 @@ from datetime import datetime, timedelta
 
 from groupmate.bot.budget import TokenBudget
 from groupmate.bot.commands import Commands
-from groupmate.bot.contexts import Caller, ContextFactory
+from groupmate.bot.contexts import Caller, ContextFactory, rights
 from groupmate.function_calls import MessageContext, ToolInvoker
 from groupmate.function_calls.audit import AuditSink, entry_for
-from groupmate.function_calls.digest_core import chat_language
 from groupmate.function_calls.handlers.digest import gather_window
 from groupmate.function_calls.handlers.reminder_words import format_local, late_note
+from groupmate.function_calls.language import chat_language
 from groupmate.function_calls.services import TextCompleter
 from groupmate.storage import OutgoingMessage, ReminderReader, ScheduledAction
 from groupmate.storage.chatlog import ChatLog
@@ -111,15 +111,17 @@ class ActionRunner:
     async def __call__(self, claim: Claim, now: datetime) -> OutgoingMessage | None:
         action = claim.action
         assert action is not None  # the scheduler asks only for reminders with one
+        admin = rights(self._admins, claim.created_by, claim.chat_type)
         ctx = await self._contexts.for_caller(
             Caller(
                 chat_id=claim.chat_id,
                 sender_id=claim.created_by,
                 sender_name=claim.created_by_name,
-                chat_type="private" if claim.chat_type == "private" else "group",
+                chat_type=claim.chat_type,
                 source="schedule",
                 auth="platform",  # the platform vouched for the creator when they set it
-                bot_admin=claim.created_by in self._admins,
+                is_admin=admin.is_admin,
+                bot_admin=admin.bot_admin,
             )
         )
         try:

@@ -27,9 +27,7 @@ from groupmate.function_calls import (
     UnknownToolError,
     ValidatedToolCall,
 )
-from groupmate.function_calls.digest_core import Lang
 from groupmate.function_calls.grammar import (
-    CJK,
     DEFAULT_TIME,
     GrammarError,
     parse_duration,
@@ -49,11 +47,13 @@ from groupmate.function_calls.handlers.reminder_refusals import refusal_text
 from groupmate.function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
 from groupmate.function_calls.handlers.reminder_words import refusal
 from groupmate.function_calls.internal_text import refusal_of
+from groupmate.function_calls.language import Lang, PlainSentence, is_chinese, language_of
 from groupmate.function_calls.links import PageFetcher, find_links
 from groupmate.function_calls.registry import Tool
 from groupmate.function_calls.search import WebSearch
 from groupmate.function_calls.selection import ToolSelector
 from groupmate.storage import StorageError, StorageUnavailableError
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.vocabulary import (
     PERMISSIONS,
     QUIET_DIGESTS,
@@ -88,7 +88,7 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "help": ("/help", "help"),
 }  # fmt: skip
 COMMAND_ALIASES = {"提醒": "remind", "帮助": "help", "start": "help"}
-NOT_HERE = "That isn't available on this bot."
+NOT_HERE = PlainSentence("That isn't available on this bot.", "这个机器人没有这个功能。")
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
     "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
@@ -101,7 +101,7 @@ DECLARED_ALIASES = {"查找": "find"}
 _GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
 
 
-class CommandError(Exception):
+class CommandError(GroupmateError):
     """The command could not be understood; the message says how to write it."""
 
 
@@ -113,13 +113,13 @@ def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], bo
     try:
         parsed = parse_reminder(text, ctx.now())
     except GrammarError as exc:
-        examples = REMIND_EXAMPLES_ZH if CJK.search(text) else REMIND_EXAMPLES
+        examples = REMIND_EXAMPLES_ZH if is_chinese(text) else REMIND_EXAMPLES
         raise CommandError(f"I couldn't set that reminder: {exc}\n{examples}") from None
     return parsed.arguments(), parsed.when.default_time
 
 
 def _default_time_note(ctx: MessageContext) -> str:
-    if CJK.search(ctx.text):
+    if is_chinese(ctx.text):
         return f"\n（没有说具体时间，所以定在 {DEFAULT_TIME:%H:%M}。）"
     return f"\n(No time was given, so it is at {DEFAULT_TIME:%H:%M}.)"
 
@@ -219,7 +219,7 @@ class Commands:
     async def run(self, ctx: MessageContext, name: str, rest: str) -> str:
         builtin = COMMAND_USAGE.get(COMMAND_ALIASES.get(name, name))
         if builtin is not None and not self.has_tool(builtin[1]):
-            return NOT_HERE
+            return NOT_HERE.for_message(ctx.text)
         try:
             return await self._table[name](ctx, rest)
         except CommandError as exc:
@@ -240,7 +240,7 @@ class Commands:
         try:
             validated = self._invoker.validate_tool_call(ctx, ToolCall(tool_name, raw))
         except UnknownToolError:  # its family is switched off (`builtins:`)
-            raise CommandError(NOT_HERE) from None
+            raise CommandError(NOT_HERE.for_message(ctx.text)) from None
         except InvalidArgumentsError as exc:
             raise CommandError(_invalid(exc, ctx.text)) from None
         except ToolInvocationError as exc:  # hidden, switched off
@@ -404,7 +404,7 @@ class Commands:
         given = {key: _setting(key, word) for key, word in pairs}
         tools = dict.fromkeys(_SETTINGS[key][0] for key in given or _SETTINGS)
         if given and not all(self.has_tool(tool) for tool in tools):
-            return NOT_HERE
+            return NOT_HERE.for_message(ctx.text)
         answers = [
             await self.call(ctx, tool, {k: v for k, v in given.items() if _SETTINGS[k][0] == tool})
             for tool in tools
@@ -477,7 +477,7 @@ class Commands:
 
 
 def _lang(text: str) -> Lang:
-    return "zh" if CJK.search(text) else "en"
+    return language_of(text)
 
 
 def _setting(key: str, word: str) -> object:
@@ -502,6 +502,12 @@ def _within(number: int, low: int, high: int, sentence: str) -> None:
         raise CommandError(sentence)
 
 
+UNUSABLE_WORDS = PlainSentence(
+    "That didn't work: I couldn't use those words for it. See /help for examples.",
+    "没有成功：我没法用这些词来做这件事。用法示例见 /help。",
+)
+
+
 def _invalid(exc: InvalidArgumentsError, typed: str) -> str:
     """Why a command's arguments were refused, in words a user can act on: the argument
     models' own sentences, and a schema's only about an argument the user named
@@ -514,7 +520,7 @@ def _invalid(exc: InvalidArgumentsError, typed: str) -> str:
         )
     )
     if not problems:
-        return "That didn't work: I couldn't use those words for it. See /help for examples."
+        return UNUSABLE_WORDS.for_message(typed)
     return f"That didn't work: {problems}."
 
 

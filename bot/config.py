@@ -29,6 +29,7 @@ from groupmate.bot.adapters.onebot_settings import OneBotSettings
 from groupmate.bot.adapters.slack_settings import SlackSettings
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.logs import LogFormat
+from groupmate.function_calls.filters import Filter
 from groupmate.function_calls.handlers.audience_rules import ReminderRules
 from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
 from groupmate.function_calls.plugins import BuiltinsConfig, PluginSpec
@@ -40,6 +41,7 @@ from groupmate.function_calls.sections import OptionalText, Secret, Section
 from groupmate.function_calls.settings_keys import unknown_setting
 from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.recurrence import Kind
 from groupmate.storage.vocabulary import ChatType, Permission
 
@@ -52,7 +54,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
-class ConfigError(Exception):
+class ConfigError(GroupmateError):
     """The configuration is unusable; the message names the key."""
 
 
@@ -70,11 +72,10 @@ def _duration(value: Any) -> Any:
 Duration = Annotated[timedelta, BeforeValidator(_duration)]
 
 
-class GroupsConfig(Section):
-    allow: list[str] = Field(default_factory=lambda: ["*"])
+class GroupsConfig(Filter):
+    """The groups the bot answers in (`bot.groups`): all, unless the config says."""
 
-    def allows(self, chat_id: str) -> bool:
-        return "*" in self.allow or chat_id in self.allow
+    allow: list[str] | None = Field(default_factory=lambda: ["*"])
 
 
 class HistoryConfig(Section):

@@ -26,6 +26,8 @@ import stat
 import sys
 from pathlib import Path
 
+from groupmate.storage.exceptions import GroupmateError
+
 DATA = Path(os.environ.get("GROUPMATE_DATA", "/data"))
 TEMPLATE = Path(os.environ.get("GROUPMATE_TEMPLATE", "/opt/groupmate/config.yaml.template"))
 USER_ID = GROUP_ID = 10001  # `groupmate` in the image's /etc/passwd
@@ -48,7 +50,7 @@ NO_TOKEN = (
 )
 
 
-class TemplateChanged(Exception):
+class TemplateChanged(GroupmateError):
     """The template no longer has a line the image's config changes."""
 
 

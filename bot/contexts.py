@@ -5,7 +5,7 @@ who calls, and how they proved it, is the caller's part."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -33,6 +33,31 @@ class Caller:
     bot_admin: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Rights:
+    """What a caller may do as an admin: of the chat (`MessageContext.is_admin`), and of
+    the bot itself (`MessageContext.bot_admin`)."""
+
+    is_admin: bool
+    bot_admin: bool
+
+
+def rights(
+    admins: Collection[str],
+    sender_id: str,
+    chat_type: ChatType,
+    *,
+    chat_admin: bool = False,
+    operator: bool = False,
+) -> Rights:
+    """The one rule for who is an admin, for every entry point. The bot's own admins
+    (`bot.admins`) and its operator (at its terminal, on MCP stdio) are admins of the bot
+    and so of every chat; a chat's admins (as its platform says: `chat_admin`) of theirs;
+    and whoever is in a private chat is its owner."""
+    bot_admin = operator or sender_id in admins
+    return Rights(is_admin=chat_admin or bot_admin or chat_type == "private", bot_admin=bot_admin)
+
+
 class ContextFactory:
     """Builds the tools' context of a call; see the module's docstring."""
 
@@ -58,10 +83,13 @@ class ContextFactory:
     ) -> MessageContext:
         """The context for tools run on behalf of `message`'s sender. With `progress`,
         a slow tool's "searching…" line goes to the chat."""
-        bot_admin = message.from_operator or message.sender_id in self._config.bot.admins
-        is_admin = message.sender_is_admin or bot_admin
-        if message.chat_type == "private":
-            is_admin = True  # the owner of their own chat
+        admin = rights(
+            self._config.bot.admins,
+            message.sender_id,
+            message.chat_type,
+            chat_admin=message.sender_is_admin,
+            operator=message.from_operator,
+        )
         deps = self.deps if progress is None else self.deps.with_(Progress, progress)
         return await self._build(
             Caller(
@@ -71,9 +99,9 @@ class ContextFactory:
                 auth="operator" if message.from_operator else "platform",
                 chat_type=message.chat_type,
                 sender_name=message.sender_name,
-                is_admin=is_admin,
+                is_admin=admin.is_admin,
                 mentioned=message.mentions,
-                bot_admin=bot_admin,
+                bot_admin=admin.bot_admin,
             ),
             deps,
             reply_to=message.reply_to_message_id,

@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from groupmate.function_calls.grammar import CJK, GrammarError, split_when
+from groupmate.function_calls.grammar import GrammarError, split_when
+from groupmate.function_calls.language import is_chinese
+from groupmate.storage.exceptions import GroupmateError
 
 __all__ = ["AmbiguousEdit", "edit_arguments"]
 
@@ -22,7 +24,7 @@ __all__ = ["AmbiguousEdit", "edit_arguments"]
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|「([^」]+)」")
 
 
-class AmbiguousEdit(ValueError):
+class AmbiguousEdit(GroupmateError, ValueError):
     """The words may name a new time or rule, or be part of the new text; `question`
     asks which, in the user's language."""
 
@@ -66,7 +68,7 @@ def edit_arguments(reference: str, change: str) -> dict[str, Any]:
 
 def _question(reference: str, when: str, content: str, change: str) -> str:
     """Both readings of "daily standup", as exact commands."""
-    if CJK.search(change):
+    if is_chinese(change):
         return (
             f"“{when}”是新的时间或重复规则，还是新内容的一部分？这次什么都没有改动。"
             f"请发送其中一条：\n/edit {reference} {when} “{content}”（改为“{when}”，"

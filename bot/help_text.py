@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from groupmate.function_calls.digest_core import Lang
+from groupmate.function_calls.language import Lang
 from groupmate.function_calls.registry import Tool
 from groupmate.function_calls.selection import ToolSelector
 

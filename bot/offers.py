@@ -23,7 +23,6 @@ from groupmate.function_calls import (
 )
 from groupmate.function_calls.claims import CLAIM, asks_back, sounds_done
 from groupmate.function_calls.grammar import (
-    CJK,
     GrammarError,
     about_existing,
     asked_reminder,
@@ -38,6 +37,7 @@ from groupmate.function_calls.handlers.reminder_words import (
     refusal,
 )
 from groupmate.function_calls.internal_text import refusal_of
+from groupmate.function_calls.language import is_chinese
 
 OFFER_TTL = timedelta(minutes=10)
 _MAX_PENDING = 10_000
@@ -138,7 +138,7 @@ class Offers:
         self._pending[(ctx.chat_id, ctx.sender_id)] = Offer(arguments, ctx.clock(), text)
         with_year = first.year != ctx.now().year
         content = args.content
-        if CJK.search(text):
+        if is_chinese(text):
             when = format_local_zh(first, ctx.zone, with_year=with_year)
             rule = f"，{describe_schedule_zh(schedule)}" if schedule.recurring else ""
             return (
@@ -152,7 +152,7 @@ class Offers:
 
 def _nothing_set(asked: str, why: str = "") -> str:
     """A reminder request that the turn did not set and the grammar can't offer."""
-    if CJK.search(asked):
+    if is_chinese(asked):
         reason = why or "我没能读懂这个提醒。"
         return (
             f"没有设置任何提醒：{reason}试试“明天上午9点提醒我开会”，或用 /提醒（/help 有说明）。"
@@ -173,7 +173,7 @@ def _unclaimed(answer: str, asked: str) -> str:
 
 
 def _nothing_changed(asked: str) -> str:
-    if CJK.search(asked):
+    if is_chinese(asked):
         return (
             "什么都没有改动：我没能把它变成一个提醒操作。"
             "请试试 /提醒、/snooze 或 /edit（/help 有说明）。"

@@ -25,6 +25,7 @@ from groupmate.bot.logs import new_correlation_id
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.function_calls import MessageContext
 from groupmate.function_calls.handlers.followup import followup_window
+from groupmate.function_calls.language import PlainSentence
 from groupmate.storage import StorageError, utc_now
 from groupmate.storage.chat_locks import ChatLocks
 from groupmate.storage.chatlog import ChatLog, LogEntry, LoggedMessage, Reaction, Received, Seen
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INTERNAL_ERROR = "Sorry, something went wrong on my side. The error was logged."
+INTERNAL_ERROR = PlainSentence(
+    "Sorry, something went wrong on my side. The error was logged.",
+    "抱歉，我这边出了问题，错误已经记录下来了。",
+)
 
 Deliver = Callable[[list[Reply]], Awaitable[None]]
 """Sends replies to the platform; raises if it could not."""
@@ -90,7 +94,7 @@ class Router:
         delivered, so a platform's redelivery after a crash resends the logged answer.
         Errors raised by `deliver` reach the caller; the router's own become a reply.
         """
-        if message.chat_type == "group" and not self.config.bot.groups.allows(message.chat_id):
+        if message.chat_type == "group" and not self.config.bot.groups.admits(message.chat_id):
             return []  # not an enabled chat: not even logged, nor counted
         if self._metrics is not None:
             self._metrics.received(message)
@@ -147,7 +151,7 @@ class Router:
         """A reaction to a message of an enabled chat, kept with the log (a reaction to a
         message the log does not have is not kept: nothing to count it on)."""
         chat = reaction.chat_id
-        if reaction.chat_type == "group" and not self.config.bot.groups.allows(chat):
+        if reaction.chat_type == "group" and not self.config.bot.groups.admits(chat):
             return
         at = self._when(reaction.timestamp)
         kept = Reaction(
@@ -269,7 +273,7 @@ class Router:
         except Exception:
             # A bug must cost one answer, never a stack trace in the chat.
             log.exception("chat %s: handling a message failed", chat)
-            error = INTERNAL_ERROR
+            error = INTERNAL_ERROR.for_message(parts[-1].text)
         return _Answer([Reply(chat, error)], ())
 
     async def _mark_delivered(self, chat_id: str, message_id: str) -> None:

@@ -18,6 +18,7 @@ from string import Template
 
 from groupmate.bot.commands import COMMAND_ALIASES, COMMAND_USAGE, DECLARED_ALIASES
 from groupmate.function_calls.handlers import BUILTIN_MODULES, BUILTIN_ORDER
+from groupmate.storage.exceptions import GroupmateError
 
 # As a tool's command (function_calls.registry.COMMAND_NAME): the name is the plugin's,
 # its tool's and its command's, and the module's after "groupmate_".
@@ -37,7 +38,7 @@ _TAKEN: dict[str, str] = {
 }
 
 
-class ScaffoldError(ValueError):
+class ScaffoldError(GroupmateError, ValueError):
     """The name or the target directory is refused; the message says why, in one line."""
 
 

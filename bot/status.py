@@ -30,7 +30,7 @@ def config_lines(
     webhook = config.adapters.webhook
     return [
         f"bot: {config.bot.name}, time zone {config.bot.timezone}, "
-        f"groups {', '.join(config.bot.groups.allow)}, {len(config.bot.admins)} admin(s)",
+        f"groups {', '.join(config.bot.groups.allow or ('*',))}, {len(config.bot.admins)} admin(s)",
         f"storage: {storage_url} (schema {revision}; code {head_revision()})",
         _llm_line(config, context),
         _search_line(config),

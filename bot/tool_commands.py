@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from groupmate.function_calls import Tool
+from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
 
 
-class CommandWordsError(ValueError):
+class CommandWordsError(GroupmateError, ValueError):
     """The words after a tool's command fit neither of its forms."""
 
 

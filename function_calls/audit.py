@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from groupmate.function_calls.vocabulary import Effect, InvocationOutcome
 from groupmate.storage.audit import AuditEntry
-from groupmate.storage.vocabulary import Effect, InvocationOutcome
 
 if TYPE_CHECKING:
     from groupmate.function_calls.context import MessageContext

@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from groupmate.function_calls.usage import estimate_tokens
+from groupmate.storage.exceptions import GroupmateError
 
 _CUT_RESULT_CHARS = 600
 _CUT_NOTE = " … [cut to fit the context window]"
 
 
-class ContextOverflowError(Exception):
+class ContextOverflowError(GroupmateError):
     """Even trimmed, the request does not fit (the caller words it for the user)."""
 
     def __init__(self, needed: int, limit: int) -> None:

@@ -10,20 +10,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
 from zoneinfo import ZoneInfo
 
-from groupmate.function_calls.digest_lines import LineKind, is_cjk, line_kind
+from groupmate.function_calls.digest_lines import LineKind, line_kind
+from groupmate.function_calls.language import Lang
 from groupmate.function_calls.links.found import find_links
 from groupmate.storage.chat_window import ReminderEvent, WindowMessage
-
-Lang = Literal["en", "zh"]
-
-
-def chat_language(texts: Sequence[str]) -> Lang:
-    """Chinese when most of these messages are: a digest is written in the chat's own."""
-    return "zh" if 2 * sum(is_cjk(text) for text in texts) > len(texts) else "en"
-
 
 MAX_SPEAKERS = 12
 MAX_REPLIED = 5

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from groupmate.function_calls.language import is_chinese
+
 # Agreement and plans: "we agreed…", "let's…", "deadline", "决定", "截止", "说好"…
 _DECISION = re.compile(
     r"\bwe(?:'ve| have)? (?:all )?(?:agreed|decided|settled|chose|picked)\b|\bagreed\b|"
@@ -32,7 +34,6 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"[?？]|(?:吗|呢|么|没有)[\s。！!～~]*$")  # noqa: RUF001
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD_CHARS = re.compile(r"^[\w .'-]+$")
 
 LineKind = Literal["decision", "date"]
@@ -50,10 +51,6 @@ def line_kind(text: str) -> LineKind | None:
 
 def is_question(text: str) -> bool:
     return _QUESTION.search(text.strip()) is not None
-
-
-def is_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
 
 
 def mentions(text: str, user_id: str, name: str) -> bool:
@@ -75,7 +72,7 @@ def mentions(text: str, user_id: str, name: str) -> bool:
 def _names(text: str, name: str) -> bool:
     if len(name) < 2:
         return False  # a one-letter name would match everywhere
-    if is_cjk(name):
+    if is_chinese(name):
         return name in text
     if not _WORD_CHARS.match(name):
         return False

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from groupmate.storage.vocabulary import InvocationOutcome as InvocationOutcome  # re-exported
+from groupmate.function_calls.vocabulary import (
+    InvocationOutcome as InvocationOutcome,
+)  # re-exported
+from groupmate.storage.exceptions import GroupmateError
 
 # Why a tool is not offered to a sender in a chat.
 HiddenReason = Literal[
@@ -30,7 +33,7 @@ HiddenReason = Literal[
 ]
 
 
-class FunctionCallError(Exception):
+class FunctionCallError(GroupmateError):
     """Base class for every error raised by `function_calls`."""
 
 

@@ -28,7 +28,7 @@ from groupmate.function_calls.errors import (
     ToolRateLimitedError,
     ToolSwitchedOffError,
 )
-from groupmate.function_calls.grammar import CJK
+from groupmate.function_calls.language import PlainSentence as PlainSentence  # re-exported
 
 __all__ = [
     "COULD_NOT_DO",
@@ -45,18 +45,6 @@ __all__ = [
     "rate_limited",
     "refusal_of",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class PlainSentence:
-    """One sentence for the user, in English and in Chinese."""
-
-    english: str
-    chinese: str
-
-    def for_message(self, message: str) -> str:
-        """The sentence in the language the user wrote `message` in."""
-        return self.chinese if CJK.search(message) else self.english
 
 
 def rate_limited(retry_after: float) -> PlainSentence:

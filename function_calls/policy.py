@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from groupmate.function_calls.errors import HiddenReason, ToolRateLimitedError
+from groupmate.function_calls.filters import Filter
 from groupmate.function_calls.vocabulary import EFFECTS, Effect, Scope, Who
 from groupmate.storage.vocabulary import SETTING_TOOLS_OFF
 
@@ -40,28 +41,13 @@ _HOUR = 3600.0
 _MAX_COUNTERS = 50_000
 
 
-class ChatFilter(BaseModel):
-    """Chat ids or globs (`"tg:-100*"`): `deny` always wins; a non-empty `allow` admits
-    only the chats it names."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-
-    def admits(self, chat_id: str) -> bool:
-        if any(fnmatch.fnmatchcase(chat_id, pattern) for pattern in self.deny):
-            return False
-        return not self.allow or any(fnmatch.fnmatchcase(chat_id, p) for p in self.allow)
-
-
 class ToolRule(BaseModel):
     """One entry of `tools.policy`."""
 
     model_config = ConfigDict(extra="forbid")
 
     who: Who = "members"
-    chats: ChatFilter = Field(default_factory=ChatFilter)
+    chats: Filter = Filter()  # the chats the rule applies in
     scope: Scope = "both"
     per_user_per_hour: int | None = Field(None, ge=1)
     per_chat_per_hour: int | None = Field(None, ge=1)

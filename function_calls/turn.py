@@ -23,7 +23,7 @@ from groupmate.function_calls.toolsets import ToolListing
 from groupmate.function_calls.usage import Usage
 from groupmate.function_calls.validation import InvalidArgumentsError
 from groupmate.function_calls.vocabulary import CallMode as CallMode  # re-exported
-from groupmate.storage.vocabulary import Effect
+from groupmate.function_calls.vocabulary import Effect
 
 # How a turn ended. "answered": the model's answer and/or the tools' own replies.
 # "no_answer": the model said nothing, even when nudged. "withheld": its answer was

@@ -4,14 +4,14 @@ not), added up per turn: the figures budgets and the eval count."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from groupmate.function_calls.language import CJK
 
 # Without a `usage` from the endpoint, about four characters of English (or one or two
 # CJK characters) make a token; this overestimates CJK a little, never underestimates it.
 _CHARS_PER_TOKEN = 4
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ class Usage:
 def estimate_tokens(text: str) -> int:
     """A documented upper-leaning estimate: CJK characters count one token each, the
     rest four characters per token."""
-    cjk = len(_CJK.findall(text))  # in C: this runs over every request's whole prompt
+    cjk = len(CJK.findall(text))  # in C: this runs over every request's whole prompt
     return cjk + (len(text) - cjk + _CHARS_PER_TOKEN - 1) // _CHARS_PER_TOKEN
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from groupmate.function_calls.schema import SchemaView
-
-# Effect, CallSource and AuthMethod describe the audit log's rows too: storage's words.
-from groupmate.storage.vocabulary import EFFECTS, AuthMethod, CallSource, ChatType, Effect
+from groupmate.storage.vocabulary import ChatType
 
 __all__ = [
     "EFFECTS",
@@ -17,12 +15,48 @@ __all__ = [
     "CallMode",
     "CallSource",
     "Effect",
+    "InvocationOutcome",
     "PluginState",
     "Scope",
     "ToolMode",
     "ToolSchema",
     "Who",
 ]
+
+# What a tool does: "read" changes nothing; "write" changes the bot's state (a
+# reminder); "external" reaches a server outside the bot (a search, a page, an MCP or
+# OpenAPI tool). Writes and external calls are audited.
+Effect = Literal["read", "write", "external"]
+EFFECTS: tuple[Effect, ...] = get_args(Effect)
+
+# Where a call came from: the model's turn, a slash command (or the grammar's fast
+# path), the REST API, an MCP client, the dashboard's admin API, the playground acting
+# as one of its people, an accepted offer, a scheduled action, or a plugin's own
+# background work (function_calls.plugin_calls).
+CallSource = Literal[
+    "model", "command", "rest", "mcp", "dashboard", "playground", "offer", "schedule", "plugin"
+]
+# How the caller proved who they are: the chat platform said so, they presented the
+# API token, nothing (the API has no token configured: whoever reached the port), they
+# are the operator at the bot's own terminal or MCP stdio, or the config loaded them (a
+# plugin acting as itself).
+AuthMethod = Literal["platform", "token", "none", "operator", "config"]
+
+# What became of one call. "ok": it ran. "refused": it ran and declined (no such
+# reminder, not yours to change). "malformed": the model wrote a call that could not be
+# read at all. The rest are the invoker's errors (function_calls.errors).
+InvocationOutcome = Literal[
+    "ok",
+    "refused",
+    "invalid",
+    "unknown",
+    "hidden",
+    "limited",
+    "timeout",
+    "failed",
+    "malformed",
+]
+
 
 # Where a tool is offered: group chats, private chats, or both.
 Scope = Literal[ChatType, "both"]

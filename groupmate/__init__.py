@@ -27,6 +27,29 @@ if TYPE_CHECKING:
         load_config,
         settle_heap,
     )
+    from groupmate.bot.adapters.dingtalk_api import (
+        CredentialsRefused,
+        DingTalkError,
+    )
+    from groupmate.bot.adapters.lark_api import (
+        LarkError,
+    )
+    from groupmate.bot.adapters.matrix_client import (
+        MatrixError,
+        Unreachable,
+    )
+    from groupmate.bot.adapters.telegram_api import (
+        ApiError,
+    )
+    from groupmate.bot.commands import (
+        CommandError,
+    )
+    from groupmate.bot.scaffold import (
+        ScaffoldError,
+    )
+    from groupmate.bot.tool_commands import (
+        CommandWordsError,
+    )
     from groupmate.function_calls import (
         AbstractToolset,
         ArgumentIssue,
@@ -80,6 +103,17 @@ if TYPE_CHECKING:
         tool_function,
         validation_context,
     )
+    from groupmate.function_calls.context_window import (
+        ContextOverflowError,
+    )
+    from groupmate.function_calls.grammar.spec import (
+        GrammarError,
+    )
+    from groupmate.function_calls.links.fetch import (
+        LinkError,
+        LinkRefused,
+        LinkUnreadable,
+    )
     from groupmate.function_calls.plugin_calls import PluginTools
     from groupmate.function_calls.plugin_store import (
         JsonValue,
@@ -88,9 +122,45 @@ if TYPE_CHECKING:
     from groupmate.function_calls.plugins.declare import (
         Plugin,
     )
+    from groupmate.function_calls.plugins.found import (
+        PluginError,
+    )
+    from groupmate.function_calls.search._types import (
+        SearchAuthError,
+        SearchError,
+        SearchLimitError,
+        SearchRateLimitError,
+        SearchTimeoutError,
+        SearchUnavailableError,
+        SearchUnreadableError,
+    )
+    from groupmate.storage.errors import (
+        InvalidTimezoneError,
+        NewerDatabaseError,
+        NotEmptyError,
+        ReminderChangedError,
+        ReminderNotFoundError,
+        ReminderPermissionError,
+        ReminderStateError,
+        SnoozeTargetError,
+        StorageConfigError,
+        StorageError,
+        StorageUnavailableError,
+        TransferError,
+    )
+    from groupmate.storage.exceptions import (
+        GroupmateError,
+    )
+    from groupmate.storage.outgoing import (
+        SendError,
+    )
+    from groupmate.storage.plugin_data import (
+        PluginValueError,
+    )
 
 __all__ = [
     "AbstractToolset",
+    "ApiError",
     "ArgumentIssue",
     "AuthMethod",
     "Bot",
@@ -98,9 +168,14 @@ __all__ = [
     "ChatTurn",
     "ChatType",
     "CombinedToolset",
+    "CommandError",
+    "CommandWordsError",
     "Config",
     "ConfigError",
+    "ContextOverflowError",
+    "CredentialsRefused",
     "Deps",
+    "DingTalkError",
     "DuplicateToolError",
     "Effect",
     "Example",
@@ -109,20 +184,49 @@ __all__ = [
     "FunctionCallLLM",
     "FunctionResult",
     "FunctionToolset",
+    "GrammarError",
+    "GroupmateError",
     "IncomingMessage",
     "InvalidArgumentsError",
+    "InvalidTimezoneError",
     "InvocationOutcome",
     "JsonValue",
     "LLMUnavailableError",
+    "LarkError",
+    "LinkError",
+    "LinkRefused",
+    "LinkUnreadable",
+    "MatrixError",
     "MessageContext",
+    "NewerDatabaseError",
     "NoArguments",
+    "NotEmptyError",
     "Plugin",
+    "PluginError",
     "PluginStore",
     "PluginTools",
+    "PluginValueError",
     "Progress",
     "PromptFormat",
+    "ReminderChangedError",
+    "ReminderNotFoundError",
+    "ReminderPermissionError",
+    "ReminderStateError",
     "Reply",
+    "ScaffoldError",
     "Scope",
+    "SearchAuthError",
+    "SearchError",
+    "SearchLimitError",
+    "SearchRateLimitError",
+    "SearchTimeoutError",
+    "SearchUnavailableError",
+    "SearchUnreadableError",
+    "SendError",
+    "SnoozeTargetError",
+    "StorageConfigError",
+    "StorageError",
+    "StorageUnavailableError",
     "TextCompleter",
     "Tool",
     "ToolCall",
@@ -142,9 +246,11 @@ __all__ = [
     "ToolSwitchedOffError",
     "ToolTimeoutError",
     "Touched",
+    "TransferError",
     "TurnEnding",
     "TurnResult",
     "UnknownToolError",
+    "Unreachable",
     "ValidatedToolCall",
     "Who",
     "build_tool",
@@ -228,5 +334,42 @@ if not TYPE_CHECKING:
                 "PluginStore",
             ),
             "groupmate.function_calls.plugins.declare": ("Plugin",),
+            "groupmate.storage.exceptions": ("GroupmateError",),
+            "groupmate.storage.errors": (
+                "InvalidTimezoneError",
+                "NewerDatabaseError",
+                "NotEmptyError",
+                "ReminderChangedError",
+                "ReminderNotFoundError",
+                "ReminderPermissionError",
+                "ReminderStateError",
+                "SnoozeTargetError",
+                "StorageConfigError",
+                "StorageError",
+                "StorageUnavailableError",
+                "TransferError",
+            ),
+            "groupmate.storage.outgoing": ("SendError",),
+            "groupmate.storage.plugin_data": ("PluginValueError",),
+            "groupmate.bot.adapters.dingtalk_api": ("CredentialsRefused", "DingTalkError"),
+            "groupmate.bot.adapters.lark_api": ("LarkError",),
+            "groupmate.bot.adapters.matrix_client": ("MatrixError", "Unreachable"),
+            "groupmate.bot.adapters.telegram_api": ("ApiError",),
+            "groupmate.bot.commands": ("CommandError",),
+            "groupmate.bot.scaffold": ("ScaffoldError",),
+            "groupmate.bot.tool_commands": ("CommandWordsError",),
+            "groupmate.function_calls.context_window": ("ContextOverflowError",),
+            "groupmate.function_calls.grammar.spec": ("GrammarError",),
+            "groupmate.function_calls.links.fetch": ("LinkError", "LinkRefused", "LinkUnreadable"),
+            "groupmate.function_calls.plugins.found": ("PluginError",),
+            "groupmate.function_calls.search._types": (
+                "SearchAuthError",
+                "SearchError",
+                "SearchLimitError",
+                "SearchRateLimitError",
+                "SearchTimeoutError",
+                "SearchUnavailableError",
+                "SearchUnreadableError",
+            ),
         },
     )

@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session
 
 from groupmate.storage.database import Database
 from groupmate.storage.models import AuditRow
-from groupmate.storage.vocabulary import AuthMethod, CallSource, Effect, InvocationOutcome
 
 _audit = cast(Table, AuditRow.__table__)
 MAX_PAGE = 200
@@ -23,17 +22,19 @@ MAX_PAGE = 200
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
-    """One audited call. `id` is 0 until it is written."""
+    """One audited call. `id` is 0 until it is written. `auth`, `source`, `effect` and
+    `outcome` hold the tools' words (`function_calls.vocabulary`: AuthMethod, CallSource,
+    Effect, InvocationOutcome), which storage records without reading them."""
 
     at: datetime
     chat_id: str
     sender_id: str
     sender_name: str
-    auth: AuthMethod
-    source: CallSource
+    auth: str
+    source: str
     tool: str
-    effect: Effect
-    outcome: InvocationOutcome
+    effect: str
+    outcome: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     target: str | None = None
     target_label: str | None = None
@@ -65,7 +66,7 @@ class AuditQuery:
     chat_id: str | None = None
     tool: str | None = None
     tools: tuple[str, ...] | None = None  # any of these
-    outcome: InvocationOutcome | None = None
+    outcome: str | None = None
     target_label: str | None = None  # "#4": one reminder of the chat
     since: datetime | None = None
     before: int | None = None

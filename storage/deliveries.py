@@ -12,6 +12,7 @@ from typing import Any, cast
 from sqlalchemy import Row, Table, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import (
     OUTCOME_CANCELLED,
     OUTCOME_PENDING,
@@ -32,7 +33,7 @@ from groupmate.storage.repository import (
     reminder_view,
     rowcount,
 )
-from groupmate.storage.vocabulary import DeliveryOutcome
+from groupmate.storage.vocabulary import ChatType, DeliveryOutcome, stored_chat_type
 
 _reminders = cast(Table, Reminder.__table__)
 _deliveries = cast(Table, Delivery.__table__)
@@ -48,7 +49,7 @@ class Claim:
     attempts: int
     late: bool
     chat_id: str
-    chat_type: str
+    chat_type: ChatType
     created_by: str
     created_by_name: str
     content: str
@@ -194,7 +195,7 @@ def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) ->
     return rowcount(session.execute(_CAS_NEXT_FIRE_POSTGRES, arrays))
 
 
-class ClaimConflictError(RuntimeError):
+class ClaimConflictError(GroupmateError, RuntimeError):
     """A due row changed under a claim; the transaction is rolled back and retried."""
 
 
@@ -302,7 +303,7 @@ def claim_of(
         attempts=attempts,
         late=late,
         chat_id=row.chat_id,
-        chat_type=row.chat_type,
+        chat_type=stored_chat_type(row.chat_type),
         created_by=row.created_by,
         created_by_name=row.created_by_name,
         content=row.content,

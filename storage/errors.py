@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.vocabulary import (
     NotFoundReason,
     ReminderAction,
@@ -18,7 +19,7 @@ from groupmate.storage.vocabulary import (
 )
 
 
-class StorageError(Exception):
+class StorageError(GroupmateError):
     """Base class for storage errors."""
 
 

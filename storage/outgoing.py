@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from groupmate.storage.exceptions import GroupmateError
+
 OutgoingKind = Literal["reminder", "notice"]
 
 
@@ -18,13 +20,25 @@ class Member:
     name: str = ""
 
 
-class SendError(Exception):
+class SendError(GroupmateError):
     """A send failed. The message must be safe to log: no tokens, no secret URLs."""
 
 
-def safe_error(exc: BaseException) -> str:
-    """Adapters' SendError messages are safe to log; other errors may quote secret URLs."""
-    if isinstance(exc, SendError):
+def safe_error(
+    exc: BaseException,
+    *quotable: type[BaseException],
+    code: Callable[[BaseException], str | None] | None = None,
+) -> str:
+    """An exception as a log line may show it: the one rule, for every layer.
+
+    An error's text may quote a URL with its token or key in it, so only the text of
+    errors written to be safe is quoted: adapters' SendError, and the `quotable` types
+    (a platform's own errors, which carry its codes). A platform whose errors hold a code
+    but unsafe text gives `code` (None: not one of its errors). Any other error is named
+    by its type."""
+    if code is not None and (coded := code(exc)) is not None:
+        return coded
+    if isinstance(exc, (SendError, *quotable)):
         return str(exc)[:500].replace("\x00", "")
     if isinstance(exc, TimeoutError):
         return "timed out"

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from groupmate.storage.database import Database
 from groupmate.storage.deliveries import Claim, claim_of
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import (
     DELIVERED,
     OUTCOME_FAILED,
@@ -30,7 +31,12 @@ from groupmate.storage.models import (
     Reminder,
 )
 from groupmate.storage.repository import ReminderView, reminder_view
-from groupmate.storage.vocabulary import DeliveryOutcome, FinishedOutcome
+from groupmate.storage.vocabulary import (
+    ChatType,
+    DeliveryOutcome,
+    FinishedOutcome,
+    stored_chat_type,
+)
 
 _chats = cast(Table, Chat.__table__)
 _messages = cast(Table, ChatMessage.__table__)
@@ -43,7 +49,7 @@ _usage = cast(Table, LLMUsage.__table__)
 @dataclass(frozen=True, slots=True)
 class ChatSummary:
     chat_id: str
-    chat_type: str | None
+    chat_type: ChatType | None
     timezone: str | None
     messages: int
     last_activity: datetime | None
@@ -74,7 +80,7 @@ def chat_summaries(session: Session) -> list[ChatSummary]:
         summaries.append(
             ChatSummary(
                 chat_id=chat_id,
-                chat_type=row.chat_type if row is not None else None,
+                chat_type=stored_chat_type(row.chat_type) if row is not None else None,
                 timezone=row.timezone if row is not None else None,
                 messages=count,
                 last_activity=last,
@@ -132,7 +138,7 @@ def delivery_records(
     ]
 
 
-class NotRetryableError(LookupError):
+class NotRetryableError(GroupmateError, LookupError):
     """The delivery cannot be sent again from here. `elsewhere` False: no such delivery,
     or it did not fail (only a failed one is sent again); True: its chat is on a
     platform this process does not deliver to."""

@@ -36,6 +36,7 @@ from groupmate.storage.models import (
 from groupmate.storage.outgoing import Member
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
+from groupmate.storage.vocabulary import ChatType, stored_chat_type
 
 _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)
@@ -98,7 +99,7 @@ class ReminderView:
     id: str
     short_id: int
     chat_id: str
-    chat_type: str
+    chat_type: ChatType
     created_by: str
     created_by_name: str
     content: str
@@ -119,7 +120,7 @@ class ReminderView:
 @dataclass(frozen=True, slots=True)
 class NewReminder:
     chat_id: str
-    chat_type: str
+    chat_type: ChatType
     created_by: str
     created_by_name: str
     content: str
@@ -139,7 +140,7 @@ def reminder_view(row: Reminder | Row[Any]) -> ReminderView:
         id=row.id,
         short_id=row.short_id,
         chat_id=row.chat_id,
-        chat_type=row.chat_type,
+        chat_type=stored_chat_type(row.chat_type),
         created_by=row.created_by,
         created_by_name=row.created_by_name,
         content=row.content,
@@ -162,7 +163,7 @@ def insert_ignoring_conflicts(session: Session, table: Any) -> Insert:
 # --- chats ---------------------------------------------------------------------------
 
 
-def ensure_chat(session: Session, chat_id: str, chat_type: str, now: datetime) -> None:
+def ensure_chat(session: Session, chat_id: str, chat_type: ChatType, now: datetime) -> None:
     values = {
         "chat_id": chat_id,
         "chat_type": chat_type,
@@ -182,7 +183,7 @@ def chat_settings(session: Session, chat_id: str) -> dict[str, Any]:
 def update_chat_settings(
     session: Session,
     chat_id: str,
-    chat_type: str,
+    chat_type: ChatType,
     values: SettingsChange,
     now: datetime,
 ) -> dict[str, Any]:
@@ -217,7 +218,7 @@ class ChatRow:
 
     timezone: str | None
     settings: Mapping[str, Any]
-    chat_type: str | None = None  # None: the chat stored nothing yet
+    chat_type: ChatType | None = None  # None: the chat stored nothing yet
 
 
 # Read for every message: built once, so only the chat id is bound per call.
@@ -230,11 +231,13 @@ def chat_row(session: Session, chat_id: str) -> ChatRow:
     row = session.execute(_CHAT_ROW, {"chat_id": chat_id}).first()
     if row is None:
         return ChatRow(None, {})
-    return ChatRow(row.timezone, MappingProxyType(dict(row.settings or {})), row.chat_type)
+    return ChatRow(
+        row.timezone, MappingProxyType(dict(row.settings or {})), stored_chat_type(row.chat_type)
+    )
 
 
 def set_chat_timezone(
-    session: Session, chat_id: str, chat_type: str, timezone: str, now: datetime
+    session: Session, chat_id: str, chat_type: ChatType, timezone: str, now: datetime
 ) -> list[ReminderView]:
     """Store the chat's zone and move the chat's active reminders into it.
 

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Column, Date, Integer, String, Table, Time
 from sqlalchemy.sql.elements import ColumnElement
 
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import Base, UTCDateTime
 
 # Every table of the schema, parents before children (a delivery names its reminder, a
@@ -23,7 +24,7 @@ TABLES: tuple[Table, ...] = tuple(Base.metadata.sorted_tables)
 BY_NAME: Mapping[str, Table] = {table.name: table for table in TABLES}
 
 
-class RowError(ValueError):
+class RowError(GroupmateError, ValueError):
     """A value in a file that does not fit its column; the message says what it should be."""
 
 

@@ -1,7 +1,9 @@
 """The words storage shares with the layers above it, each defined once: what its rows
 hold (a chat's type, a reminder's status, a delivery's outcome), the keys and values of a
 chat's settings, and the reasons its errors carry (`storage.errors`). Every other module
-imports them from here; a schedule's kinds are `storage.recurrence.Kind`."""
+imports them from here; a schedule's kinds are `storage.recurrence.Kind`. The tool-calling
+words an audit row holds (a call's effect, source, auth, outcome) are the tools' own
+(`function_calls.vocabulary`): storage keeps them as plain strings."""
 
 from __future__ import annotations
 
@@ -15,6 +17,12 @@ CHAT_TYPES: tuple[ChatType, ...] = get_args(ChatType)
 def is_chat_type(value: object) -> TypeGuard[ChatType]:
     """`value` is "group" or "private" (an untrusted string from a request or a platform)."""
     return value in CHAT_TYPES
+
+
+def stored_chat_type(value: str) -> ChatType:
+    """A chat's type as a row holds it (a plain string column): storage writes only
+    CHAT_TYPES, so this narrows once, where rows are read, and callers need no coercion."""
+    return "private" if value == "private" else "group"
 
 
 # A reminder's status: active and paused ones are live (listed, editable); a one-time
@@ -79,37 +87,3 @@ NotFoundReason = Literal["absent", "finished", "past_due", SnoozeTargetProblem]
 # Why a reminder can't do that as it is (ReminderStateError.problem): a snooze's rule is
 # its reminder's; a one-time reminder does not pause; one not yet sent does not snooze.
 StateProblem = Literal["snooze_rule", "once_pause", "not_delivered"]
-
-# What a tool does: "read" changes nothing; "write" changes the bot's state (a
-# reminder); "external" reaches a server outside the bot (a search, a page, an MCP or
-# OpenAPI tool). Writes and external calls are audited.
-Effect = Literal["read", "write", "external"]
-EFFECTS: tuple[Effect, ...] = get_args(Effect)
-
-# Where a call came from: the model's turn, a slash command (or the grammar's fast
-# path), the REST API, an MCP client, the dashboard's admin API, the playground acting
-# as one of its people, an accepted offer, a scheduled action, or a plugin's own
-# background work (function_calls.plugin_calls).
-CallSource = Literal[
-    "model", "command", "rest", "mcp", "dashboard", "playground", "offer", "schedule", "plugin"
-]
-# How the caller proved who they are: the chat platform said so, they presented the
-# API token, nothing (the API has no token configured: whoever reached the port), they
-# are the operator at the bot's own terminal or MCP stdio, or the config loaded them (a
-# plugin acting as itself).
-AuthMethod = Literal["platform", "token", "none", "operator", "config"]
-
-# What became of one call. "ok": it ran. "refused": it ran and declined (no such
-# reminder, not yours to change). "malformed": the model wrote a call that could not be
-# read at all. The rest are the invoker's errors (function_calls.errors).
-InvocationOutcome = Literal[
-    "ok",
-    "refused",
-    "invalid",
-    "unknown",
-    "hidden",
-    "limited",
-    "timeout",
-    "failed",
-    "malformed",
-]

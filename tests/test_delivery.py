@@ -24,6 +24,7 @@ from groupmate.storage.changes import Requester
 from groupmate.storage.deliveries import deliveries_of
 from groupmate.storage.models import Reminder
 from groupmate.storage.outgoing import SendError
+from groupmate.storage.vocabulary import ChatType
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, chat_ctx
 from tests.test_reminder_tools import call
 
@@ -43,7 +44,7 @@ async def make(
     kind: str,
     wall: time,
     *,
-    chat_type: str = "group",
+    chat_type: ChatType = "group",
     content: str = "stand-up",
     **rule: Any,
 ) -> ReminderView:

@@ -9,8 +9,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from groupmate.function_calls.digest_core import MAX_LINES, Lang, offline_digest
+from groupmate.function_calls.digest_core import MAX_LINES, offline_digest
 from groupmate.function_calls.digest_lines import is_question, line_kind, mentions
+from groupmate.function_calls.language import Lang
 from groupmate.storage.chat_window import ReminderEvent, WindowMessage
 from tests import digest_chat
 

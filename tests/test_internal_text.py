@@ -28,7 +28,6 @@ from groupmate.function_calls import (
     tool_function,
 )
 from groupmate.function_calls._shaping import tool_parameters
-from groupmate.function_calls.grammar import CJK
 from groupmate.function_calls.internal_text import (
     COULD_NOT_DO,
     INTERNAL_MARKERS,
@@ -37,6 +36,7 @@ from groupmate.function_calls.internal_text import (
     UNFINISHED,
     internal_marker,
 )
+from groupmate.function_calls.language import CJK
 from groupmate.function_calls.turn import CallMode
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx

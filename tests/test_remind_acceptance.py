@@ -9,7 +9,7 @@ import itertools
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from groupmate.function_calls.grammar import CJK
+from groupmate.function_calls.language import CJK
 from tests.conftest import FakeClock
 from tests.http_harness import Api, Servers
 

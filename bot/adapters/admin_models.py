@@ -16,7 +16,7 @@ from groupmate.storage.vocabulary import ChatType, DeliveryOutcome
 class ChatOut(BaseModel):
     chat_id: str
     platform: str = Field(description="the chat id's prefix: tg, mx, qq, web, or api")
-    chat_type: str | None
+    chat_type: ChatType | None
     timezone: str
     messages: int
     last_activity: datetime | None

@@ -22,6 +22,7 @@ from groupmate.bot.adapters import CHAT_PREFIXES
 from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage
 from groupmate.storage import Member, OutgoingMessage
+from groupmate.storage.vocabulary import ChatType
 
 CHAT_PREFIX = CHAT_PREFIXES["console"]
 GROUP_CHAT = f"{CHAT_PREFIX}group"
@@ -38,7 +39,7 @@ class ConsoleChat:
     def __init__(self, bot: Bot, *, user: str, stdin: TextIO, stdout: TextIO) -> None:
         self.bot = bot
         self.user = user
-        self.chat_type: str = "group"
+        self.chat_type: ChatType = "group"
         self._stdin = stdin
         self._stdout = stdout
         # Message ids unique across sessions: the bot drops a message whose id it has
@@ -126,7 +127,7 @@ class ConsoleChat:
                 continue
             message = IncomingMessage(
                 chat_id=self.chat_id,
-                chat_type="group" if self.chat_type == "group" else "private",
+                chat_type=self.chat_type,
                 sender_id=self.member(self.user).user_id,
                 sender_name=self.user,
                 text=text,
@@ -143,7 +144,7 @@ class ConsoleChat:
             self._say(f"(you are now {self.user})")
             return True
         if text in ("/private", "/group"):
-            self.chat_type = text[1:]
+            self.chat_type = "private" if text == "/private" else "group"
             self._say(f"(now in the {self.chat_type} chat)")
             return True
         return False

@@ -75,6 +75,7 @@ from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
 from groupmate.bot.messages import Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, StorageError, utc_now
 from groupmate.storage.database import Database
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +273,7 @@ class DingTalkAdapter:
 
             await self._bot.handle(note, deliver)
         except Exception as exc:
-            log.error("dingtalk: answering a message failed: %s", _safe(exc))
+            log.error("dingtalk: answering a message failed: %s", safe_error(exc, DingTalkError))
             log.debug("dingtalk: the failure", exc_info=True)
 
     async def find(self, chat_id: str, name: str) -> Member | None:
@@ -379,8 +380,3 @@ class DingTalkAdapter:
             mode=self._settings.mode,
             robot_code=self._api.robot_code,
         )
-
-
-def _safe(exc: Exception) -> str:
-    """An error for the log: DingTalk's codes, others by type only (no URLs, tokens)."""
-    return str(exc) if isinstance(exc, DingTalkError | SendError) else type(exc).__name__

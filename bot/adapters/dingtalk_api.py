@@ -29,6 +29,7 @@ import httpx
 from dingtalk_stream.version import VERSION_STRING
 
 from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
+from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ def redact_urls_in_logs() -> None:
         logging.getLogger(name).addFilter(_REDACTOR)  # a no-op when already there
 
 
-class DingTalkError(Exception):
+class DingTalkError(GroupmateError):
     """A refused or failed request; its text names the call and DingTalk's code only
     (never a URL: session webhooks carry their session in the query)."""
 

@@ -63,6 +63,7 @@ from groupmate.bot.adapters.discord_settings import DiscordSettings
 from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingReaction, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 
@@ -167,12 +168,14 @@ class DiscordAdapter:
                 return None
             self._link.last_error = f"gateway: closed with {exc.code}"
         except discord.HTTPException as exc:
-            self._link.last_error = f"REST: {_safe(exc)}"
+            self._link.last_error = f"REST: {safe_error(exc, code=_http_code)}"
         except Exception as exc:  # the network or the library: logged, retried
             # Before its first connection, discord.py gives up with an AttributeError of
             # its own; the failure worth showing is that there was no connection.
             up = client.ws is not None
-            self._link.last_error = f"gateway: {_safe(exc)}" if up else "could not connect"
+            self._link.last_error = (
+                f"gateway: {safe_error(exc, code=_http_code)}" if up else "could not connect"
+            )
         return self._backoff
 
     def _auth(self, error: str) -> None:
@@ -251,7 +254,7 @@ class DiscordAdapter:
 
             await self._bot.handle(seen, deliver)
         except Exception as exc:
-            log.error("discord: answering a message failed: %s", _safe(exc))
+            log.error("discord: answering a message failed: %s", safe_error(exc, code=_http_code))
             log.debug("discord: the failure", exc_info=True)
 
     def on_reaction(self, payload: discord.RawReactionActionEvent) -> None:
@@ -270,7 +273,7 @@ class DiscordAdapter:
         try:
             await self._bot.react(reaction)
         except Exception as exc:  # a reaction not counted is all it costs
-            log.error("discord: a reaction was not kept: %s", _safe(exc))
+            log.error("discord: a reaction was not kept: %s", safe_error(exc, code=_http_code))
             log.debug("discord: the failure", exc_info=True)
 
     async def _reply(self, message: discord.Message, text: str, index: int) -> None:
@@ -401,8 +404,8 @@ def _names(user: discord.abc.User) -> frozenset[str]:
     return frozenset(n.casefold() for n in called if n)
 
 
-def _safe(exc: BaseException) -> str:
-    """An error for the log: Discord's status and code, others by type (no tokens)."""
+def _http_code(exc: BaseException) -> str | None:
+    """Discord's status and code: its error's text may quote the request (no tokens)."""
     if isinstance(exc, discord.HTTPException):
         return f"HTTP {exc.status} (code {exc.code})"
-    return type(exc).__name__
+    return None

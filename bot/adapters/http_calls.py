@@ -23,7 +23,7 @@ from fastapi import Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
 from groupmate.bot.app import Bot
-from groupmate.bot.contexts import Caller
+from groupmate.bot.contexts import Caller, rights
 from groupmate.function_calls import (
     AuthMethod,
     CallSource,
@@ -43,6 +43,7 @@ from groupmate.function_calls.result import Failure
 from groupmate.storage import Database, Member, ReminderReader, StorageUnavailableError
 from groupmate.storage.audit import AuditReader
 from groupmate.storage.chatlog import ChatLogReader
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.search import MessageSearch, SearchReader
 
 T = TypeVar("T")
@@ -148,7 +149,7 @@ def message_search(store: Store) -> SearchReader:
 Search = Annotated[SearchReader, Depends(message_search)]
 
 
-class Refused(Exception):
+class Refused(GroupmateError):
     """The call did not do what was asked; `response` says why, as a status code."""
 
     def __init__(self, response: JSONResponse) -> None:
@@ -233,7 +234,7 @@ async def api_context(
     # Without a configured token, whoever reached the port called: the audit says so.
     auth: AuthMethod = "token" if webhook.token else "none"
     if person is not None:
-        bot_admin = person.user_id in bot.config.bot.admins
+        admin = rights(bot.config.bot.admins, person.user_id, chat_type, chat_admin=person.admin)
         return await bot.caller_context(
             Caller(
                 chat_id=chat_id,
@@ -242,11 +243,12 @@ async def api_context(
                 auth=auth,
                 chat_type=chat_type,
                 sender_name=person.name,
-                is_admin=person.admin or bot_admin or chat_type == "private",
+                is_admin=admin.is_admin,
                 mentioned=mentioned,
-                bot_admin=bot_admin,
+                bot_admin=admin.bot_admin,
             )
         )
+    operator = rights((), sender_id, chat_type, operator=True)  # the API is the operator's
     return await bot.caller_context(
         Caller(
             chat_id=chat_id,
@@ -255,9 +257,9 @@ async def api_context(
             auth=auth,
             chat_type=chat_type,
             sender_name=sender_name,
-            is_admin=True,
+            is_admin=operator.is_admin,
             mentioned=mentioned,
-            bot_admin=True,  # the API is the bot operator's
+            bot_admin=operator.bot_admin,
         )
     )
 

@@ -48,7 +48,7 @@ from groupmate.function_calls.handlers.reminder_snooze import DEFAULT_SNOOZE_MIN
 from groupmate.function_calls.handlers.reminders import refused, requester
 from groupmate.function_calls.schema import JsonSchema, model_parameters_schema
 from groupmate.storage import Member, ReminderReader, ReminderView, StorageError
-from groupmate.storage.vocabulary import CHAT_TYPES, SETTING_QUIET_DIGEST
+from groupmate.storage.vocabulary import CHAT_TYPES, SETTING_QUIET_DIGEST, is_chat_type
 
 # PUT /settings's fields, by the tool that changes them (in the order they run: the zone
 # last, as its answer says how many reminders it moved).
@@ -166,7 +166,7 @@ async def create_reminder(chat_id: str, request: Request, bot: RunningBot) -> An
     if not isinstance(created_by, str) or not created_by:
         issue = {"path": "created_by", "problem": "required field is missing"}
         return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
-    if chat_type not in CHAT_TYPES:
+    if not is_chat_type(chat_type):
         issue = {"path": "chat_type", "problem": "must be 'group' or 'private'"}
         return JSONResponse({"error": "invalid request", "issues": [issue]}, status_code=422)
     if raw.get("action", ...) is None:  # what GET shows of a plain reminder
@@ -180,7 +180,7 @@ async def create_reminder(chat_id: str, request: Request, bot: RunningBot) -> An
         chat_id,
         sender_id=created_by,
         sender_name=str(created_by_name),
-        chat_type="private" if chat_type == "private" else "group",
+        chat_type=chat_type,
         mentioned=_members(raw),
     )
     return await _reminder(bot, ctx, "reminder_set", raw)

@@ -18,6 +18,7 @@ from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from groupmate.bot.adapters.http_calls import Audit, Refused, RunningBot, api_context, call_tool
+from groupmate.bot.contexts import rights
 from groupmate.function_calls import Effect, Who
 from groupmate.function_calls.errors import HiddenReason
 from groupmate.storage.audit import MAX_PAGE, AuditQuery
@@ -69,8 +70,9 @@ router = APIRouter(prefix="/v1")
 async def chat_tools(chat_id: str, bot: RunningBot) -> list[ChatToolOut]:
     """As a member of the chat sees them (the policy's `admins` tools are hidden)."""
     ctx = await api_context(bot, chat_id)
-    # In a private chat its one member owns it; never one of the bot's admins.
-    member = dataclasses.replace(ctx, is_admin=ctx.chat_type == "private", bot_admin=False)
+    # A plain member: never one of the bot's admins (a private chat's one member owns it).
+    admin = rights((), ctx.sender_id, ctx.chat_type)
+    member = dataclasses.replace(ctx, is_admin=admin.is_admin, bot_admin=admin.bot_admin)
     # The bot's one set: every tool it has, and what it offers this member here.
     listing = bot.registry.listing(member)
     return [

@@ -68,6 +68,7 @@ from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.bot.adapters.lark_ws import LongConnection
 from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,12 @@ class LarkAdapter:
         self._admins: dict[str, tuple[float, frozenset[str]]] = {}
         self._directory: dict[str, tuple[float, list[Member]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._reactions = LarkReactions(self._api, self._tasks, me=lambda: self._me, describe=_safe)
+        self._reactions = LarkReactions(
+            self._api,
+            self._tasks,
+            me=lambda: self._me,
+            describe=lambda exc: safe_error(exc, LarkError),
+        )
         self._connector: asyncio.Task[None] | None = None
         self._long: LongConnection | None = None
         self._ready = asyncio.Event()
@@ -231,7 +237,7 @@ class LarkAdapter:
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
-            log.error("lark: answering a message failed: %s", _safe(exc))
+            log.error("lark: answering a message failed: %s", safe_error(exc, LarkError))
             log.debug("lark: the failure", exc_info=True)
 
     async def _incoming(self, event: dict[str, Any]) -> IncomingMessage | None:
@@ -386,8 +392,3 @@ class LarkAdapter:
 def _uuid(key: str, index: int) -> str:
     """Lark's idempotency key (at most 50 characters) for piece `index` of a message."""
     return f"gm-{hashlib.sha256(key.encode()).hexdigest()[:40]}-{index}"
-
-
-def _safe(exc: Exception) -> str:
-    """An error for the log: Lark's codes, others by type only (no tokens, no URLs)."""
-    return str(exc) if isinstance(exc, LarkError | SendError) else type(exc).__name__

@@ -37,6 +37,7 @@ from lark_oapi.core.token import CreateSelfTenantTokenRequest, CreateTokenReques
 
 from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.bot.config import ConfigError
+from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ _TOKEN_MARGIN = 300.0  # seconds before its expiry a token is fetched anew
 Call = Callable[[Any, Any], Awaitable[Any]]
 
 
-class LarkError(Exception):
+class LarkError(GroupmateError):
     """A refused or failed call: what, Lark's code (or the error's type), no secrets."""
 
     def __init__(self, what: str, code: int | str, status: int | None = None) -> None:

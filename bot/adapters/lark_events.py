@@ -29,15 +29,16 @@ from lark_oapi.core.utils import AESCipher
 
 from groupmate.bot.adapters.base import mention_pieces
 from groupmate.bot.adapters.lark_settings import LarkSettings
+from groupmate.storage.exceptions import GroupmateError
 
 _NOT_A_TAG = re.compile(r"<(?=\s*/?\s*at\b)", re.IGNORECASE)  # "<at", "</at", "< AT"
 
 
-class Refused(Exception):
+class Refused(GroupmateError):
     """Not from Lark (bad signature or token): 401, nothing runs. Its text is safe to log."""
 
 
-class Malformed(Exception):
+class Malformed(GroupmateError):
     """From Lark perhaps, but unreadable: 400. Its text is safe to log."""
 
 

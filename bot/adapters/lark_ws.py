@@ -48,6 +48,7 @@ from groupmate.bot.adapters.lark_api import base_url
 from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.storage.chat_locks import ChatLocks
 from groupmate.storage.errors import StorageUnavailableError
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +229,7 @@ class LongConnection:
                     wait = _next_wait(client, wait)
                     continue
                 except Exception as exc:  # Lark busy, the network: try again
-                    self._failed(_reason(exc))
+                    self._failed(safe_error(exc, code=_lark_code))
                     wait = _next_wait(client, wait)
                     continue
                 self._up = self._came_up = True
@@ -315,10 +316,10 @@ def _next_wait(client: Any, last: float) -> float:
     return min(max(last * 2, 1.0), max(float(client._reconnect_interval), 1.0))
 
 
-def _reason(exc: Exception) -> str:
-    """Lark's code, else the error's type: its text may carry the URL and its ticket."""
+def _lark_code(exc: BaseException) -> str | None:
+    """Lark's code, for `safe_error`: the error's text may carry the URL and its ticket."""
     code = getattr(exc, "code", None)
-    return f"{type(exc).__name__} ({code})" if isinstance(code, int) else type(exc).__name__
+    return f"{type(exc).__name__} ({code})" if isinstance(code, int) else None
 
 
 def _shut(loop: asyncio.AbstractEventLoop, client: Any) -> None:

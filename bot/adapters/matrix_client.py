@@ -25,6 +25,7 @@ from nio import (
 )
 
 from groupmate.storage import SendError
+from groupmate.storage.exceptions import GroupmateError
 
 _MAX_RATE_LIMIT_WAITS = 5
 _CREATOR_POWER = 2**53  # "infinite": above any power level an event can carry
@@ -48,7 +49,7 @@ class RoomInfo:
         return self.power.get(user_id, self.default_power)
 
 
-class MatrixError(Exception):
+class MatrixError(GroupmateError):
     """A refused or failed call: the Matrix errcode (or HTTP status) and its message."""
 
     def __init__(self, errcode: str, message: str, status: int = 0) -> None:

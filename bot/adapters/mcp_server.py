@@ -23,7 +23,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 
 from groupmate.bot.app import Bot
 from groupmate.bot.config import Config, ConfigError
-from groupmate.bot.contexts import Caller
+from groupmate.bot.contexts import Caller, rights
 from groupmate.function_calls import (
     AuthMethod,
     FunctionResult,
@@ -48,6 +48,13 @@ class McpEndpoint:
         serve = bot.config.mcp.serve
         assert serve.chat_id is not None
         self.bot = bot
+        admin = rights(
+            bot.config.bot.admins,
+            serve.user_id,
+            serve.chat_type,
+            chat_admin=serve.is_admin,
+            operator=auth == "operator",
+        )
         self._as = Caller(
             chat_id=serve.chat_id,
             sender_id=serve.user_id,
@@ -55,10 +62,8 @@ class McpEndpoint:
             auth=auth,
             chat_type=serve.chat_type,
             sender_name=serve.user_name,
-            is_admin=serve.is_admin
-            or serve.chat_type == "private"  # the owner of their own chat, as in the router
-            or serve.user_id in bot.config.bot.admins,
-            bot_admin=serve.user_id in bot.config.bot.admins or auth == "operator",
+            is_admin=admin.is_admin,
+            bot_admin=admin.bot_admin,
         )
         self.server: Server[Any] = Server(
             "groupmate",

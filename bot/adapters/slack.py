@@ -48,12 +48,13 @@ from groupmate.bot.adapters.slack_events import (
     reaction_of,
     reading_of,
 )
-from groupmate.bot.adapters.slack_people import SlackPeople, code_of
+from groupmate.bot.adapters.slack_people import SlackPeople, code_of, slack_code
 from groupmate.bot.adapters.slack_send import post
 from groupmate.bot.adapters.slack_settings import SlackSettings
 from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +242,7 @@ class SlackAdapter:
             if reaction is not None:
                 await self._bot.react(reaction)
         except Exception as exc:  # a reaction not counted is all it costs
-            log.error("slack: a reaction was not kept: %s", _safe(exc))
+            log.error("slack: a reaction was not kept: %s", safe_error(exc, code=slack_code))
             log.debug("slack: the failure", exc_info=True)
 
     async def _answer(self, event: dict[str, Any]) -> None:
@@ -262,7 +263,7 @@ class SlackAdapter:
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
-            log.error("slack: answering a message failed: %s", _safe(exc))
+            log.error("slack: answering a message failed: %s", safe_error(exc, code=slack_code))
             log.debug("slack: the failure", exc_info=True)
 
     async def _incoming(self, event: dict[str, Any]) -> IncomingMessage:
@@ -368,10 +369,3 @@ class SlackAdapter:
         comes as an `app_mention` in either mode), so they count only that way: a
         channel's `message` event shows the bot reads them, whatever the header said."""
         return "every message" if self._channel_messages else self._scopes
-
-
-def _safe(exc: Exception) -> str:
-    """An error for the log: Slack's error codes, others by type only (no tokens)."""
-    if isinstance(exc, SlackApiError):
-        return code_of(exc)
-    return str(exc) if isinstance(exc, SendError) else type(exc).__name__

@@ -19,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from groupmate.bot.adapters.base import the_one
 from groupmate.storage import Member
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger("groupmate.bot.adapters.slack")
 
@@ -88,7 +89,7 @@ class SlackPeople:
         try:
             answer = await self._client.users_info(user=uid)
         except _FAILED as exc:
-            log.warning("slack: users.info: %s", _why(exc))
+            log.warning("slack: users.info: %s", safe_error(exc, code=slack_code))
             return None
         user = answer.get("user")
         return user if isinstance(user, dict) else None
@@ -113,7 +114,7 @@ class SlackPeople:
                 if not cursor:
                     break
         except _FAILED as exc:
-            log.warning("slack: conversations.members: %s", _why(exc))
+            log.warning("slack: conversations.members: %s", safe_error(exc, code=slack_code))
             return None
         members = frozenset(ids)
         self._channels[channel] = (now + _DIRECTORY_TTL, members)
@@ -134,7 +135,7 @@ class SlackPeople:
                 if not cursor:
                     break
         except _FAILED as exc:
-            log.warning("slack: users.list: %s", _why(exc))
+            log.warning("slack: users.list: %s", safe_error(exc, code=slack_code))
             return []
         found: list[tuple[Member, frozenset[str]]] = []
         for user in users:
@@ -156,11 +157,9 @@ def _shown(user: dict[str, Any]) -> str:
     return next((str(n) for n in called if n), str(user.get("id", "")))
 
 
-def _why(exc: Exception) -> str:
-    """Slack's error code, or the error's type: never its text (it may hold a URL)."""
-    if isinstance(exc, SlackApiError):
-        return code_of(exc)
-    return type(exc).__name__
+def slack_code(exc: BaseException) -> str | None:
+    """Slack's error code, for `safe_error`: never its text (it may hold a URL)."""
+    return code_of(exc) if isinstance(exc, SlackApiError) else None
 
 
 def code_of(exc: SlackApiError) -> str:

@@ -51,6 +51,7 @@ from groupmate.bot.commands import Commands
 from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, utc_now
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +248,7 @@ class TelegramAdapter:
             for reaction in reactions_of(update, sender):
                 await self._bot.react(reaction)
         except Exception as exc:
-            log.error("telegram: reporting a reaction failed: %s", _safe(exc))
+            log.error("telegram: reporting a reaction failed: %s", safe_error(exc, ApiError))
 
     async def _answer(self, message: Message) -> None:
         assert self._bot is not None
@@ -263,7 +264,7 @@ class TelegramAdapter:
 
             await self._bot.handle(incoming, deliver)
         except Exception as exc:
-            log.error("telegram: answering a message failed: %s", _safe(exc))
+            log.error("telegram: answering a message failed: %s", safe_error(exc, ApiError))
 
     async def _incoming(self, message: Message) -> IncomingMessage | None:
         """The bot's view of a Telegram message; None for what it ignores."""
@@ -364,8 +365,3 @@ class TelegramAdapter:
             "last_update": iso(self._link.last_event),
             "last_error": self._link.last_error,
         }
-
-
-def _safe(exc: Exception) -> str:
-    """An error for the log: Telegram's own messages are token-free, others by type only."""
-    return str(exc) if isinstance(exc, (ApiError, SendError)) else type(exc).__name__

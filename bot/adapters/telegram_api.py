@@ -20,6 +20,8 @@ from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
+from groupmate.storage.exceptions import GroupmateError
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -102,7 +104,7 @@ def _prepare(token: str) -> None:
             logging.getLogger(name).addFilter(_REDACTOR)  # a no-op when already there
 
 
-class ApiError(Exception):
+class ApiError(GroupmateError):
     """A Bot API call failed; the message names the method and the cause, never the token."""
 
     def __init__(self, method: str, error: TelegramError) -> None:

@@ -23,9 +23,9 @@ from groupmate.function_calls.grammar.spec import (
     ResolvedWhen,
     WhenSpec,
 )
+from groupmate.function_calls.language import is_chinese
 
 __all__ = [
-    "CJK",
     "DEFAULT_TIME",
     "AskKind",
     "Clock",
@@ -49,7 +49,6 @@ __all__ = [
     "split_when",
 ]
 
-CJK = re.compile(r"[\u3400-\u9fff]")
 _WHO = re.compile(
     r"(?P<who>(?:me|us\s+all|us|everyone|everybody|all\s+of\s+us|you\s+all|y'all|"
     r"the\s+(?:whole\s+)?(?:team|group|chat))\b|@[\w.\-]+|我们|咱们|我|大家|所有人|"
@@ -153,7 +152,7 @@ def parse_audience(text: str) -> tuple[Recipients, int]:
 
 def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
     """The `<when>` clauses of `text[start:]` and the content; an empty spec if none."""
-    if CJK.search(text, start):
+    if is_chinese(text[start:]):
         chinese = ChineseWhenParser(text, start)
         if chinese.parse() > start:
             chinese.check_boundary()
@@ -203,7 +202,7 @@ def parse_reminder(text: str, now: datetime) -> ParsedReminder:
 def parse_duration(text: str) -> int | None:
     """Minutes in "10m", "1h", "90 minutes", "an hour", "半小时", "10分钟"; None if not one."""
     text = text.strip()
-    if CJK.search(text):
+    if is_chinese(text):
         chinese = ChineseWhenParser(text + ("" if text.endswith("后") else "后"))
         if chinese.parse() and chinese.spec.delay is not None and not chinese.content():
             delay = chinese.spec.delay

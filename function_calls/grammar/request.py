@@ -21,6 +21,7 @@ from groupmate.function_calls.grammar.chinese import ChineseWhenParser
 from groupmate.function_calls.grammar.english import WhenParser
 from groupmate.function_calls.grammar.english_words import tokenize
 from groupmate.function_calls.grammar.spec import GrammarError
+from groupmate.function_calls.language import is_chinese
 
 AskKind = Literal["request", "not_a_request", "unclear", "none"]
 """request: asks for a new reminder in a form read here; not_a_request: speaks of
@@ -172,7 +173,7 @@ def classify_ask(text: str) -> ReminderAsk:
     text = text.strip()
     if not speaks_of_reminders(text):
         return ReminderAsk("none")
-    if grammar.CJK.search(text) and "提醒" in text:
+    if is_chinese(text) and "提醒" in text:
         return _classify_chinese(text)
     return _classify_english(text)
 
@@ -360,7 +361,7 @@ def content_is_whole(content: str, chinese: bool) -> bool:
             _DEICTIC_ZH.match(content)
             or _TIME_LEFT_ZH.search(content)
             or _TELL_ME_ZH.match(content)
-            or (not grammar.CJK.search(content) and len(content) < 2)
+            or (not is_chinese(content) and len(content) < 2)
         )
     return (
         len(content) >= 2
@@ -381,7 +382,7 @@ def read_whole(text: str, now: datetime) -> ParsedRequest | None:
         parsed = grammar.parse_reminder(ask.phrase, now)
     except GrammarError:
         return None  # asked back by the model, or offered: never set without a word
-    if not content_is_whole(parsed.content, bool(grammar.CJK.search(text))):
+    if not content_is_whole(parsed.content, bool(is_chinese(text))):
         return None
     if parsed.when.time is not None and parsed.when.type == "once":
         # "today at 7am" at 10:20: refused with its reason on the model's path.

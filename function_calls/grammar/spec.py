@@ -14,6 +14,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.recurrence import Kind, local_instant
 
 Meridiem = Literal["am", "pm"]
@@ -29,7 +30,7 @@ _AMBIGUOUS_HOURS = range(1, 6)
 _PART_DEFAULTS: dict[DayPart, time] = {"morning": DEFAULT_TIME, "noon": time(12, 0)}
 
 
-class GrammarError(ValueError):
+class GrammarError(GroupmateError, ValueError):
     """The phrase is not understood exactly; the message says what and how to write it."""
 
 

@@ -19,11 +19,12 @@ from groupmate.function_calls.handlers.audience_rules import (
 )
 from groupmate.function_calls.services import AudienceRules, MemberDirectory
 from groupmate.storage import Member
+from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.repository import Audience
 from groupmate.storage.vocabulary import Permission
 
 
-class AudienceRefused(Exception):
+class AudienceRefused(GroupmateError):
     """The reminder can't be for these people; the message says why, for the user."""
 
 

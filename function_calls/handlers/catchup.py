@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
 from groupmate.function_calls.catchup_core import Asker, ForYou, for_you
 from groupmate.function_calls.context import MessageContext, validation_context
-from groupmate.function_calls.digest_core import Clock, Lang, people
-from groupmate.function_calls.digest_lines import is_cjk
+from groupmate.function_calls.digest_core import Clock, people
 from groupmate.function_calls.errors import LLMUnavailableError
 from groupmate.function_calls.handlers.budget import chat_limit
 from groupmate.function_calls.handlers.digest import ChatWindow, gather_window
 from groupmate.function_calls.handlers.summary import asks_about_the_chat, summarize
+from groupmate.function_calls.language import Lang, PlainSentence, language_of
 from groupmate.function_calls.plugin_store import PluginStore
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
@@ -120,7 +120,7 @@ async def _answer(
     limits: DailyLimits | None,
     usage: UsageLog | None,
 ) -> FunctionResult:
-    lang: Lang = "zh" if is_cjk(ctx.text) else "en"
+    lang = language_of(ctx.text)
     clock = Clock(window.zone, lang, window.since, window.until)
     # Other people's conversation: what was said to or by the bot (an earlier catch-up,
     # say) and the asker's own words are nothing new to them.
@@ -137,16 +137,13 @@ async def _answer(
     if not said:  # reminders only: nothing for a model to summarize
         return _offline(head, window, found, clock, None)
     if llm is None:
-        why = "没有配置语言模型" if lang == "zh" else "no language model is configured"
-        return _offline(head, window, found, clock, _because(why, lang))
+        return _offline(head, window, found, clock, _because(NO_MODEL.in_(lang), lang))
     if await _budget_spent(ctx, reminders, limits, usage):
-        spent = "today's language-model budget is spent"
-        why = "今天的语言模型额度已用完" if lang == "zh" else spent
-        return _offline(head, window, found, clock, _because(why, lang))
+        return _offline(head, window, found, clock, _because(BUDGET_SPENT.in_(lang), lang))
     try:
         summary = await _summarize(llm, window, found, clock, ctx.sender_name or ctx.sender_id)
     except LLMUnavailableError as exc:
-        instead = "以下是离线摘要。" if lang == "zh" else "Here is the offline digest instead."
+        instead = OFFLINE_INSTEAD.in_(lang)
         return _offline(head, window, found, clock, f"{exc.user_message} {instead}")
     return FunctionResult.direct(f"{head}\n{_for_you_block(found, clock)}{summary.strip()}")
 
@@ -162,6 +159,12 @@ class SeenFrom:
 
     at: datetime | None
     since: Since
+
+
+# Why a catch-up is the offline digest, in the asker's language.
+NO_MODEL = PlainSentence("no language model is configured", "没有配置语言模型")
+BUDGET_SPENT = PlainSentence("today's language-model budget is spent", "今天的语言模型额度已用完")
+OFFLINE_INSTEAD = PlainSentence("Here is the offline digest instead.", "以下是离线摘要。")
 
 
 def seen_from(spoke: Sequence[datetime], until: datetime, caught_up: datetime | None) -> SeenFrom:

@@ -13,9 +13,9 @@ from pydantic import BaseModel, Field
 
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.errors import LLMUnavailableError
-from groupmate.function_calls.grammar import CJK
 from groupmate.function_calls.handlers.chat_forget import chat_forget
 from groupmate.function_calls.internal_text import PlainSentence
+from groupmate.function_calls.language import is_chinese
 from groupmate.function_calls.plugins.declare import Plugin
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
@@ -136,7 +136,7 @@ _USAGE = PlainSentence(
     description="List this chat's messages that contain the words, newest first.",
 )
 async def chat_find(ctx: MessageContext, args: FindArgs, search: MessageSearch) -> FunctionResult:
-    chinese = bool(CJK.search(args.words))
+    chinese = is_chinese(args.words)
     words, page = _page_of(args.words)
     query = parse_query(words)
     if query.empty:
@@ -219,7 +219,7 @@ async def chat_search(
     ctx: MessageContext, args: ChatSearchArgs, search: MessageSearch, llm: TextCompleter | None
 ) -> FunctionResult:
     question = ctx.text or args.query
-    chinese = bool(CJK.search(question))
+    chinese = is_chinese(question)
     query = parse_query(args.query)
     if query.empty:
         return FunctionResult.refused(_USAGE.for_message(question), "refused")

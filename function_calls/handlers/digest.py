@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
-from groupmate.function_calls.digest_core import Lang, offline_digest
+from groupmate.function_calls.digest_core import offline_digest
+from groupmate.function_calls.language import Lang
 from groupmate.storage import ReminderReader, ReminderService
 from groupmate.storage.chat_window import (
     ReminderEvent,

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.language import is_chinese
 from groupmate.function_calls.registry import Tool, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.toolsets import AbstractToolset
-
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def plain_examples(tools: Iterable[Tool], *, chinese: bool = False) -> list[str]:
@@ -22,7 +20,7 @@ def plain_examples(tools: Iterable[Tool], *, chinese: bool = False) -> list[str]
         said = [e.said for e in tool.examples if not e.said.startswith("/")]
         if tool.name == "help" or not said:
             continue
-        in_chinese = [text for text in said if _CJK.search(text)]
+        in_chinese = [text for text in said if is_chinese(text)]
         found.append((in_chinese or said)[0] if chinese else said[0])
     return found
 
@@ -37,7 +35,7 @@ async def show_help(ctx: MessageContext, tools: AbstractToolset) -> FunctionResu
     # `tools` is the set of the invoker running this call: what it offers this sender
     # here (rights, scope, policy, switches) is what the model and /tools see too. The
     # answer goes to the person as it is: in their words, never the tools' names.
-    chinese = _CJK.search(ctx.text) is not None
+    chinese = is_chinese(ctx.text)
     examples = plain_examples(tools.get_tools(ctx).values(), chinese=chinese)
     if chinese:
         head, tail = "可以直接用自己的话问我，例如：", "发送 /help 查看命令。"

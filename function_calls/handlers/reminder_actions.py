@@ -8,9 +8,10 @@ from __future__ import annotations
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.services import ScheduledCommands
 from groupmate.storage import ScheduledAction
+from groupmate.storage.exceptions import GroupmateError
 
 
-class ActionRefused(Exception):
+class ActionRefused(GroupmateError):
     """The reminder names a command it may not run; the message says why, for the user."""
 
 

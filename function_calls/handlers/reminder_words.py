@@ -13,9 +13,9 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from groupmate.function_calls.context import MessageContext
-from groupmate.function_calls.grammar import CJK
 from groupmate.function_calls.handlers.audience import describe_audience
 from groupmate.function_calls.handlers.reminder_actions import shown
+from groupmate.function_calls.language import is_chinese
 from groupmate.function_calls.validation import InvalidArgumentsError
 from groupmate.storage import Member, OutgoingMessage, ReminderView
 from groupmate.storage.deliveries import Claim
@@ -38,7 +38,7 @@ def confirmation(reminder: ReminderView, ctx: MessageContext, *, everyone_asked:
     first = reminder.next_fire_at
     assert first is not None  # a new reminder is active
     schedule = reminder.schedule
-    if CJK.search(ctx.text):
+    if is_chinese(ctx.text):
         whom = describe_audience_zh(reminder.audience, ctx, everyone_asked=everyone_asked)
         rule = "" if schedule.kind == "once" else f"，{describe_schedule_zh(schedule)}"
         when = format_local_zh(first, ctx.zone, with_year=first.year != ctx.now().year)
@@ -138,7 +138,7 @@ def refusal(error: InvalidArgumentsError, asked: str) -> str:
     users; the wording of the schema and of pydantic's own checks ("Input should be less
     than or equal to 527040") is not, and stays out."""
     reasons = "; ".join(dict.fromkeys(i.problem for i in error.issues if i.own_words))
-    if CJK.search(asked):
+    if is_chinese(asked):
         return f"没有设置提醒：{reasons or '这个时间没法设成提醒'}。"
     return f"Nothing is set: {reasons or 'that time is out of the range a reminder can have'}."
 

@@ -16,7 +16,6 @@ from pydantic import ValidationError
 
 from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
 from groupmate.function_calls.grammar import (
-    CJK,
     Clock,
     GrammarError,
     ParsedReminder,
@@ -28,6 +27,7 @@ from groupmate.function_calls.grammar import (
     split_when,
 )
 from groupmate.function_calls.handlers.reminder_words import describe_schedule, format_local
+from groupmate.function_calls.language import is_chinese
 from groupmate.storage.recurrence import Schedule
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def _suggestion(spec: WhenSpec, wanted: tuple[Schedule, datetime], ctx: MessageC
         spec.day.text if spec.day else "",
         spec.clock.text if spec.clock else "",
     ]
-    chinese = any(CJK.search(text) for text in texts)
+    chinese = any(is_chinese(text) for text in texts)
     if spec.clock is not None and not chinese:
         texts[-1] = f"at {texts[-1]}"
     phrase = ("" if chinese else " ").join(text for text in texts if text)
@@ -216,11 +216,11 @@ def _timed(spec: WhenSpec, ctx: MessageContext) -> tuple[Schedule, datetime]:
 def _check_the_language(ctx: MessageContext, content: str, asked: ParsedReminder | None) -> None:
     """A Chinese message's reminder keeps the user's words: a small model translated
     "休息" into "rest", and rewrote "开会" as "会议". `asked` is the grammar's reading."""
-    if not CJK.search(ctx.text) or content.casefold() in ctx.text.casefold():
+    if not is_chinese(ctx.text) or content.casefold() in ctx.text.casefold():
         return  # not Chinese, or the message's own words ("明天9点提醒我 standup")
-    if asked is None and CJK.search(content):
+    if asked is None and is_chinese(content):
         return  # nothing to compare with: Chinese, at least
-    problem = "is not the user's words" if CJK.search(content) else "is not in their language"
+    problem = "is not the user's words" if is_chinese(content) else "is not in their language"
     example = f" ({asked.content!r})" if asked is not None else ""
     raise ValueError(f"content {content!r} {problem}: use the user's own words{example}")
 

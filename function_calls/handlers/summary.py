@@ -10,10 +10,9 @@ from typing import Any, Self
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from groupmate.function_calls.context import MessageContext, validation_context
-from groupmate.function_calls.digest_core import chat_language
-from groupmate.function_calls.digest_lines import is_cjk
 from groupmate.function_calls.errors import LLMUnavailableError
 from groupmate.function_calls.handlers.digest import gather_window
+from groupmate.function_calls.language import chat_language, is_chinese
 from groupmate.function_calls.links.found import find_links
 from groupmate.function_calls.plugins.declare import Plugin
 from groupmate.function_calls.registry import Example, tool_function
@@ -222,6 +221,6 @@ async def _offline(
     asker's language when their words say it, else the chat's."""
     until = messages[-1].created_at + timedelta(microseconds=1)
     window = await gather_window(chatlog, reminders, ctx.chat_id, messages[0].created_at, until)
-    if is_cjk(ctx.text):
+    if is_chinese(ctx.text):
         return window.digest("zh")
     return window.digest(chat_language([m.text for m in messages if not m.from_bot]))

@@ -24,6 +24,7 @@ import httpx
 
 from groupmate.function_calls.links.addresses import IPAddress, forbidden, parse_address
 from groupmate.function_calls.links.limits import FetchLimits as FetchLimits  # re-exported
+from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ _MULTI_BYTE = frozenset(
 _WIDER = {"gb2312": "gb18030", "gbk": "gb18030", "iso-8859-1": "cp1252", "ascii": "cp1252"}
 
 
-class LinkError(Exception):
+class LinkError(GroupmateError):
     """A link that can't be read; the message is fit for the user."""
 
 

@@ -18,6 +18,7 @@ from groupmate.function_calls.plugins.declare import Plugin, Service
 from groupmate.function_calls.plugins.spec import ENTRY_POINT_GROUP, PluginSpec
 from groupmate.function_calls.registry import Handler, tool_options
 from groupmate.function_calls.settings_keys import unknown_setting
+from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
 # Errors whose message says what is missing or broken in the code (a module's name, a
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 _QUOTABLE = (ImportError, SyntaxError)
 
 
-class PluginError(Exception):
+class PluginError(GroupmateError):
     """Why one plugin cannot load; `str()` is the reason, for the log and the status."""
 
     def __init__(self, reason: str, name: str | None = None) -> None:

@@ -39,6 +39,7 @@ from groupmate.function_calls.toolsets import (
     ListingMemo,
     ToolListing,
 )
+from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class OpenApiTools(AbstractToolset):
             async with asyncio.timeout(self.config.timeout):  # a trickling server, too
                 spec = await self._spec()
         except Exception as exc:
-            log.warning("%s: cannot read its spec (%s)", self.label, _safe(exc))
+            log.warning("%s: cannot read its spec (%s)", self.label, safe_error(exc))
             return False
         built: list[Tool] = []
         for found in operations(spec):
@@ -189,7 +190,7 @@ class OpenApiTools(AbstractToolset):
             ) from None
         except httpx.HTTPError as exc:
             raise ToolError(
-                f"{operation.operation_id}: the server could not be reached ({_safe(exc)})"
+                f"{operation.operation_id}: the server could not be reached ({safe_error(exc)})"
             ) from None
         text = raw.decode(answer.encoding or "utf-8", errors="replace")
         if not answer.is_success:
@@ -212,11 +213,6 @@ def _origin(url: str) -> tuple[str, str | None, int | None]:
 
 def _read_text(location: str) -> str:
     return Path(location).expanduser().read_text(encoding="utf-8")
-
-
-def _safe(exc: BaseException) -> str:
-    """An error for a log line or the model: its kind, without URLs (they may hold keys)."""
-    return type(exc).__name__
 
 
 class OpenApiToolSet:

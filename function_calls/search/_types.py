@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from groupmate.storage.exceptions import GroupmateError
 
-class SearchError(Exception):
+
+class SearchError(GroupmateError):
     """The search failed; the message is fit for the user (it never holds a key)."""
 
 

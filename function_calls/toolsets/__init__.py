@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from groupmate.function_calls.filters import ToolFilter
     from groupmate.function_calls.toolsets._abstract import (
         AbstractToolset,
         HiddenTool,
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
         own_listing,
     )
     from groupmate.function_calls.toolsets._combined import CombinedToolset
-    from groupmate.function_calls.toolsets._filter import ToolFilter
     from groupmate.function_calls.toolsets._function import FunctionToolset
     from groupmate.function_calls.toolsets._names import MAX_TOOL_NAME, exposed_name
     from groupmate.function_calls.toolsets._narrowed import NarrowedToolset, narrowed_scope
@@ -81,7 +81,7 @@ if not TYPE_CHECKING:
             ),
             "groupmate.function_calls.toolsets._combined": ("CombinedToolset",),
             "groupmate.function_calls.toolsets._function": ("FunctionToolset",),
-            "groupmate.function_calls.toolsets._filter": ("ToolFilter",),
+            "groupmate.function_calls.filters": ("ToolFilter",),
             "groupmate.function_calls.toolsets._narrowed": (
                 "NarrowedToolset",
                 "narrowed_scope",

@@ -7,9 +7,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.filters import ToolFilter as ToolFilter  # re-exported
 from groupmate.function_calls.tools import Tool
 from groupmate.function_calls.toolsets._abstract import HiddenTool, ListingMemo, ToolListing
-from groupmate.function_calls.toolsets._filter import ToolFilter as ToolFilter  # re-exported
 from groupmate.function_calls.toolsets._wrappers import Made, WrapperToolset, made_once
 from groupmate.function_calls.vocabulary import Scope
 
