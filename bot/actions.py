@@ -172,7 +172,7 @@ class ActionRunner:
             if not action.args:
                 # The day's digest covers what was said since the last one, however much.
                 hours = min((claim.occurrence - since).total_seconds() / 3600, 168.0)
-                return _Run(await self._commands.call(ctx, "summary", {"hours": hours}))
+                return _Run(await self._commands.tools.call(ctx, "summary", {"hours": hours}))
         return _Run(await self._commands.run(ctx, action.command, action.args))
 
     async def _record(self, ctx: MessageContext, action: ScheduledAction, detail: str) -> None:

@@ -18,12 +18,13 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from groupmate.bot.budget import TokenBudget
-from groupmate.bot.commands import COMMAND_ALIASES, CommandError, Commands
+from groupmate.bot.commands import COMMAND_ALIASES, Commands
 from groupmate.bot.config import Config
 from groupmate.bot.contexts import ContextFactory
 from groupmate.bot.messages import IncomingMessage
 from groupmate.bot.offers import SET, Offers
 from groupmate.bot.ratelimit import Budgets
+from groupmate.bot.tool_calls import CommandError
 from groupmate.function_calls import (
     ChatTurn,
     FunctionCallLLM,
@@ -91,6 +92,7 @@ class Answerer:
         self._budget = budget
         self._turns = turns
         self.commands = Commands(invoker, model=llm is not None)
+        self._tools = self.commands.tools  # offers and the fast path call tools, not commands
         self._budgets = Budgets(config.bot.rate_limits)
         self._offers = Offers(invoker)
         self._confirmations = confirmations
@@ -164,7 +166,7 @@ class Answerer:
             if held is not None:
                 confirmed = dataclasses.replace(ctx, source="command")
                 try:
-                    return await self.commands.call(confirmed, held.tool, held.arguments)
+                    return await self._tools.call(confirmed, held.tool, held.arguments)
                 except CommandError as exc:
                     return str(exc)
         if Offers.is_yes(text):
@@ -172,7 +174,7 @@ class Answerer:
             if offer is not None:
                 try:
                     asked = dataclasses.replace(ctx, text=offer.text, source="offer")
-                    return await self.commands.set_reminder(asked, offer.arguments)
+                    return await self._tools.set_reminder(asked, offer.arguments)
                 except CommandError as exc:  # e.g. the moment passed meanwhile
                     return str(exc)
         fast = await self._fast_reminder(ctx, text)
@@ -197,21 +199,21 @@ class Answerer:
             except StorageError as exc:  # the turn is done: its answer stands
                 log.error("chat %s: token use not recorded: %s", ctx.chat_id, exc)
         await self._log_turn(ctx, text, result, latency)
-        if not self.commands.has_tool(SET):  # reminders are off: nothing to offer
+        if not self._tools.has_tool(SET):  # reminders are off: nothing to offer
             return result.text
         return self._offers.review(ctx, text, result)
 
     async def _fast_reminder(self, ctx: MessageContext, text: str) -> str | None:
         """The grammar first: a reminder request it reads whole is set here, with the
         usual confirmation, and the model is not called; None for every other message."""
-        if not self.config.reminders.fast_path or not self.commands.has_tool(SET):
+        if not self.config.reminders.fast_path or not self._tools.has_tool(SET):
             return None
         request = read_whole(text, ctx.now())
         if request is None:
             return None
         ctx = dataclasses.replace(ctx, source="command")  # the grammar's, not the model's
         try:
-            return await self.commands.set_reminder(ctx, request.arguments, request.default_time)
+            return await self._tools.set_reminder(ctx, request.arguments, request.default_time)
         except CommandError as exc:
             return str(exc)
 

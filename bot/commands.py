@@ -1,8 +1,8 @@
-"""Slash commands that work without an LLM, through the same invoker as tool calls.
+"""Slash commands that work without an LLM: the parse table.
 
-Each command builds the tool's raw arguments and goes through the `ToolInvoker`
-(visibility, both validation stages, the handler under its timeout), exactly like a
-call the model made.
+Each command builds the tool's raw arguments and calls the tool from chat
+(`bot.tool_calls`: the invoker's path, exactly like a call the model made, with its
+failures in words).
 """
 
 from __future__ import annotations
@@ -14,25 +14,10 @@ from typing import Any
 from groupmate.bot.edit_words import AmbiguousEdit, edit_arguments
 from groupmate.bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
 from groupmate.bot.help_text import Command as HelpCommand
+from groupmate.bot.tool_calls import NOT_HERE, ChatTools, CommandError
 from groupmate.bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
-from groupmate.function_calls import (
-    FunctionResult,
-    InvalidArgumentsError,
-    MessageContext,
-    ToolCall,
-    ToolFailedError,
-    ToolInvocationError,
-    ToolInvoker,
-    ToolTimeoutError,
-    UnknownToolError,
-    ValidatedToolCall,
-)
-from groupmate.function_calls.grammar import (
-    DEFAULT_TIME,
-    GrammarError,
-    parse_duration,
-    parse_reminder,
-)
+from groupmate.function_calls import MessageContext, ToolInvoker
+from groupmate.function_calls.grammar import GrammarError, parse_duration, parse_reminder
 from groupmate.function_calls.handlers.budget import MAX_LIMIT
 from groupmate.function_calls.handlers.digest_settings import QUIET_WORDS
 from groupmate.function_calls.handlers.followup import (
@@ -45,15 +30,12 @@ from groupmate.function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
 from groupmate.function_calls.handlers.help import plain_examples
 from groupmate.function_calls.handlers.reminder_refusals import refusal_text
 from groupmate.function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
-from groupmate.function_calls.handlers.reminder_words import refusal
-from groupmate.function_calls.internal_text import refusal_of
-from groupmate.function_calls.language import Lang, PlainSentence, is_chinese, language_of
+from groupmate.function_calls.language import Lang, is_chinese, language_of
 from groupmate.function_calls.links import PageFetcher, find_links
 from groupmate.function_calls.registry import Tool
 from groupmate.function_calls.search import WebSearch
 from groupmate.function_calls.selection import ToolSelector
 from groupmate.storage import StorageError, StorageUnavailableError
-from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.vocabulary import (
     PERMISSIONS,
     QUIET_DIGESTS,
@@ -88,7 +70,6 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "help": ("/help", "help"),
 }  # fmt: skip
 COMMAND_ALIASES = {"提醒": "remind", "帮助": "help", "start": "help"}
-NOT_HERE = PlainSentence("That isn't available on this bot.", "这个机器人没有这个功能。")
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
     "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
@@ -99,10 +80,6 @@ REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周
 DECLARED_ALIASES = {"查找": "find"}
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
 _GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
-
-
-class CommandError(GroupmateError):
-    """The command could not be understood; the message says how to write it."""
 
 
 def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], bool]:
@@ -116,12 +93,6 @@ def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], bo
         examples = REMIND_EXAMPLES_ZH if is_chinese(text) else REMIND_EXAMPLES
         raise CommandError(f"I couldn't set that reminder: {exc}\n{examples}") from None
     return parsed.arguments(), parsed.when.default_time
-
-
-def _default_time_note(ctx: MessageContext) -> str:
-    if is_chinese(ctx.text):
-        return f"\n（没有说具体时间，所以定在 {DEFAULT_TIME:%H:%M}。）"
-    return f"\n(No time was given, so it is at {DEFAULT_TIME:%H:%M}.)"
 
 
 CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
@@ -143,6 +114,7 @@ class Commands:
 
     def __init__(self, invoker: ToolInvoker, *, model: bool = False) -> None:
         self._invoker = invoker
+        self.tools = ChatTools(invoker)
         self._model = model  # a model reads plain language here
         self._selector = ToolSelector()  # without one, what plain words are nearest
         self._table: dict[str, CommandRunner] = {
@@ -207,10 +179,6 @@ class Commands:
         declared = self._declared.get(DECLARED_ALIASES.get(name, name))
         return declared.tool.name if declared is not None else None
 
-    def has_tool(self, name: str) -> bool:
-        """Whether this bot has the tool at all (its family may be switched off)."""
-        return name in self._invoker.registry
-
     @staticmethod
     def needs_model(name: str) -> bool:
         """Commands that call the model or a paid API; they draw on the model's budget."""
@@ -218,7 +186,7 @@ class Commands:
 
     async def run(self, ctx: MessageContext, name: str, rest: str) -> str:
         builtin = COMMAND_USAGE.get(COMMAND_ALIASES.get(name, name))
-        if builtin is not None and not self.has_tool(builtin[1]):
+        if builtin is not None and not self.tools.has_tool(builtin[1]):
             return NOT_HERE.for_message(ctx.text)
         try:
             return await self._table[name](ctx, rest)
@@ -229,75 +197,26 @@ class Commands:
         except StorageError as exc:
             return refusal_text(exc, ctx.text)
 
-    async def call(self, ctx: MessageContext, tool_name: str, raw: dict[str, Any]) -> str:
-        """The registry path: visibility, both validation stages, the handler."""
-        return _text(await self.run_tool(ctx, tool_name, raw))
-
-    async def run_tool(
-        self, ctx: MessageContext, tool_name: str, raw: dict[str, Any]
-    ) -> FunctionResult:
-        """`call`, returning the tool's whole result."""
-        try:
-            validated = self._invoker.validate_tool_call(ctx, ToolCall(tool_name, raw))
-        except UnknownToolError:  # its family is switched off (`builtins:`)
-            raise CommandError(NOT_HERE.for_message(ctx.text)) from None
-        except InvalidArgumentsError as exc:
-            raise CommandError(_invalid(exc, ctx.text)) from None
-        except ToolInvocationError as exc:  # hidden, switched off
-            raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
-        return await self.execute(ctx, validated)
-
-    async def execute(self, ctx: MessageContext, validated: ValidatedToolCall) -> FunctionResult:
-        """Run a validated call through the invoker; its failures as a CommandError."""
-        try:
-            return await self._invoker.execute_tool_call(ctx, validated)
-        except ToolTimeoutError:
-            raise CommandError("That took too long; please try again later.") from None
-        except ToolFailedError as exc:
-            if isinstance(exc.__cause__, StorageUnavailableError):
-                raise exc.__cause__ from None  # the router answers that the database is down
-            if exc.internal:
-                raise CommandError("Sorry, that failed on my side; please try again.") from None
-            raise CommandError(f"That didn't work: {exc}.") from None
-        except ToolInvocationError as exc:  # over the policy's rate limit
-            raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
-
     def _simple(self, tool_name: str) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
-            return await self.call(ctx, tool_name, {})
+            return await self.tools.call(ctx, tool_name, {})
 
         return run
 
     async def _remind(self, ctx: MessageContext, rest: str) -> str:
         raw, default_time = remind_arguments(rest, ctx)
-        return await self.set_reminder(ctx, raw, default_time)
-
-    async def set_reminder(
-        self, ctx: MessageContext, raw: dict[str, Any], default_time: bool = False
-    ) -> str:
-        """reminder_set with the grammar's arguments; the reply notes a default time. A
-        reading the rules refuse ("in 9000 hours") is refused in words, not in the
-        validation's."""
-        try:
-            validated = self._invoker.validate_tool_call(ctx, ToolCall("reminder_set", raw))
-        except InvalidArgumentsError as exc:
-            raise CommandError(refusal(exc, ctx.text)) from None
-        except ToolInvocationError as exc:
-            raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
-        result = await self.execute(ctx, validated)
-        created = isinstance(result.data, dict) and "full_id" in result.data
-        return _text(result) + (_default_time_note(ctx) if created and default_time else "")
+        return await self.tools.set_reminder(ctx, raw, default_time)
 
     async def _cancel(self, ctx: MessageContext, rest: str) -> str:
         if not rest:
             raise CommandError("Usage: /cancel <id>, with the id shown by /reminders")
-        return await self.call(ctx, "reminder_delete", {"reminder_id": rest.split()[0]})
+        return await self.tools.call(ctx, "reminder_delete", {"reminder_id": rest.split()[0]})
 
     def _ref_command(self, tool_name: str, verb: str) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
             if not rest:
                 raise CommandError(f"Usage: /{verb} <id>, with the id shown by /reminders")
-            return await self.call(ctx, tool_name, {"reminder_id": rest.split()[0]})
+            return await self.tools.call(ctx, tool_name, {"reminder_id": rest.split()[0]})
 
         return run
 
@@ -305,12 +224,12 @@ class Commands:
         """`/history [N]`, or `/history #4`: one reminder, with who set and changed it."""
         word = rest.strip()
         if word.startswith("#") and word[1:].isascii() and word[1:].isdigit():
-            return await self.call(ctx, "reminder_history", {"reminder_id": word})
+            return await self.tools.call(ctx, "reminder_history", {"reminder_id": word})
         if word and not (word.isascii() and word.isdigit()):
             raise CommandError("Usage: /history [N] or /history #id, e.g. /history 20")
         if word:
             _within(int(word), 1, 50, "/history shows 1 to 50 entries, e.g. /history 20")
-        return await self.call(ctx, "reminder_history", {"limit": int(word)} if word else {})
+        return await self.tools.call(ctx, "reminder_history", {"limit": int(word)} if word else {})
 
     async def _snooze(self, ctx: MessageContext, rest: str) -> str:
         """`/snooze [#id] [duration]`: the replied-to or just-delivered reminder by default."""
@@ -329,7 +248,7 @@ class Commands:
                 raise CommandError("Usage: /snooze [#id] [duration], e.g. /snooze #3 10m")
             _within(minutes, 1, MAX_SNOOZE_MINUTES, "A snooze can be 1 minute to a week.")
             raw["minutes"] = minutes
-        return await self.call(ctx, "reminder_snooze", raw)
+        return await self.tools.call(ctx, "reminder_snooze", raw)
 
     async def _edit(self, ctx: MessageContext, rest: str) -> str:
         """`/edit #id <new when and/or content>`: the new when goes to reminder_update in
@@ -347,21 +266,21 @@ class Commands:
             raise CommandError(exc.question) from None
         except GrammarError as exc:
             raise CommandError(f"I couldn't change that reminder: {exc}") from None
-        return await self.call(ctx, "reminder_update", raw)
+        return await self.tools.call(ctx, "reminder_update", raw)
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
         if rest and not (rest.isascii() and rest.isdigit()):
             raise CommandError("Usage: /summary [N], e.g. /summary 200")
         if rest:
             _within(int(rest), 1, 2000, "/summary reads the last 1 to 2,000 messages.")
-        return await self.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
+        return await self.tools.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
 
     async def _search(self, ctx: MessageContext, rest: str) -> str:
         if not ctx.deps.has(WebSearch):
             raise CommandError("Web search is not configured on this bot.")
         if not rest:
             raise CommandError("Usage: /search <query>")
-        return await self.call(ctx, "web_search", {"query": rest})
+        return await self.tools.call(ctx, "web_search", {"query": rest})
 
     async def _read(self, ctx: MessageContext, rest: str) -> str:
         """`/read <link>`, or `/read` in reply to a message that holds one."""
@@ -374,24 +293,24 @@ class Commands:
             raise CommandError(
                 "Usage: /read <link> (http or https), or /read in reply to a message with a link"
             )
-        return await self.call(ctx, "read_url", {"url": links[0]})
+        return await self.tools.call(ctx, "read_url", {"url": links[0]})
 
     async def _budget(self, ctx: MessageContext, rest: str) -> str:
         """`/budget` shows today's use; `/budget 200000` sets this chat's daily limit."""
         if not rest:
-            return await self.call(ctx, "token_budget", {})
+            return await self.tools.call(ctx, "token_budget", {})
         amount = rest.replace(",", "").replace("_", "").strip()
         if not amount.isdigit():
             raise CommandError("Usage: /budget [tokens per day], e.g. /budget 200000")
         _within(
             int(amount), 1000, MAX_LIMIT, f"A chat's budget is 1,000 to {MAX_LIMIT:,} tokens a day."
         )
-        return await self.call(ctx, "token_budget", {"tokens_per_day": int(amount)})
+        return await self.tools.call(ctx, "token_budget", {"tokens_per_day": int(amount)})
 
     async def _tz(self, ctx: MessageContext, rest: str) -> str:
         if not rest:
             return f"This chat's time zone is {ctx.timezone}. Change it with /tz <zone>."
-        return await self.call(ctx, "set_timezone", {"timezone": rest.split()[0]})
+        return await self.tools.call(ctx, "set_timezone", {"timezone": rest.split()[0]})
 
     async def _settings(self, ctx: MessageContext, rest: str) -> str:
         """`/settings` shows them all; `/settings remind_others admins followup on` changes
@@ -403,12 +322,14 @@ class Commands:
         pairs = zip(words[::2], words[1::2], strict=True)
         given = {key: _setting(key, word) for key, word in pairs}
         tools = dict.fromkeys(_SETTINGS[key][0] for key in given or _SETTINGS)
-        if given and not all(self.has_tool(tool) for tool in tools):
+        if given and not all(self.tools.has_tool(tool) for tool in tools):
             return NOT_HERE.for_message(ctx.text)
         answers = [
-            await self.call(ctx, tool, {k: v for k, v in given.items() if _SETTINGS[k][0] == tool})
+            await self.tools.call(
+                ctx, tool, {k: v for k, v in given.items() if _SETTINGS[k][0] == tool}
+            )
             for tool in tools
-            if self.has_tool(tool)
+            if self.tools.has_tool(tool)
         ]
         return "\n".join(answers)
 
@@ -417,10 +338,10 @@ class Commands:
         `/tools on web_search` switch them (chat admins)."""
         words = rest.split()
         if not words:
-            return await self.call(ctx, "chat_tools", {})
+            return await self.tools.call(ctx, "chat_tools", {})
         if words[0].lower() not in ("off", "on") or len(words) < 2:
             raise CommandError("Usage: /tools, /tools off <tool> or /tools on <tool>")
-        return await self.call(ctx, "chat_tools", {words[0].lower(): words[1:]})
+        return await self.tools.call(ctx, "chat_tools", {words[0].lower(): words[1:]})
 
     def _declared_command(self, declared: ToolCommand) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
@@ -428,7 +349,7 @@ class Commands:
                 raw = declared.arguments(rest)
             except CommandWordsError as exc:
                 raise CommandError(str(exc)) from None
-            return await self.call(ctx, declared.tool.name, raw)
+            return await self.tools.call(ctx, declared.tool.name, raw)
 
         return run
 
@@ -472,7 +393,7 @@ class Commands:
 
     def usage(self) -> str:
         """'Commands: /remind …, /reminders, …': those whose tool this bot has."""
-        usage = (text for text, tool in COMMAND_USAGE.values() if self.has_tool(tool))
+        usage = (text for text, tool in COMMAND_USAGE.values() if self.tools.has_tool(tool))
         return "Commands: " + ", ".join(usage)
 
 
@@ -500,31 +421,3 @@ def _within(number: int, low: int, high: int, sentence: str) -> None:
     the schema's limit of the argument the user never named would not)."""
     if not low <= number <= high:
         raise CommandError(sentence)
-
-
-UNUSABLE_WORDS = PlainSentence(
-    "That didn't work: I couldn't use those words for it. See /help for examples.",
-    "没有成功：我没法用这些词来做这件事。用法示例见 /help。",
-)
-
-
-def _invalid(exc: InvalidArgumentsError, typed: str) -> str:
-    """Why a command's arguments were refused, in words a user can act on: the argument
-    models' own sentences, and a schema's only about an argument the user named
-    ("/settings remind_others nobody"); never a path or a limit of the schema alone."""
-    problems = "; ".join(
-        dict.fromkeys(
-            f"{i.path}: {i.problem}" if i.path and i.path in typed else i.problem
-            for i in exc.issues
-            if i.own_words or (i.path and i.path in typed)
-        )
-    )
-    if not problems:
-        return UNUSABLE_WORDS.for_message(typed)
-    return f"That didn't work: {problems}."
-
-
-def _text(result: FunctionResult) -> str:
-    if result.reply is not None:
-        return result.reply
-    return str(result.data)

@@ -41,11 +41,11 @@ if TYPE_CHECKING:
     from groupmate.bot.adapters.telegram_api import (
         ApiError,
     )
-    from groupmate.bot.commands import (
-        CommandError,
-    )
     from groupmate.bot.scaffold import (
         ScaffoldError,
+    )
+    from groupmate.bot.tool_calls import (
+        CommandError,
     )
     from groupmate.bot.tool_commands import (
         CommandWordsError,
@@ -355,8 +355,8 @@ if not TYPE_CHECKING:
             "groupmate.bot.adapters.lark_api": ("LarkError",),
             "groupmate.bot.adapters.matrix_client": ("MatrixError", "Unreachable"),
             "groupmate.bot.adapters.telegram_api": ("ApiError",),
-            "groupmate.bot.commands": ("CommandError",),
             "groupmate.bot.scaffold": ("ScaffoldError",),
+            "groupmate.bot.tool_calls": ("CommandError",),
             "groupmate.bot.tool_commands": ("CommandWordsError",),
             "groupmate.function_calls.context_window": ("ContextOverflowError",),
             "groupmate.function_calls.grammar.spec": ("GrammarError",),

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, model_validator
 
-from groupmate.bot.commands import CommandError, Commands
+from groupmate.bot.tool_calls import ChatTools, CommandError
 from groupmate.function_calls import (
     FunctionResult,
     InvalidArgumentsError,
@@ -204,7 +204,7 @@ async def test_commands_answer_every_failure_in_words(
 ) -> None:
     ctx: MessageContext = make_ctx()
     with pytest.raises(CommandError) as error:
-        await Commands(invoker).call(ctx, name, raw)
+        await ChatTools(invoker).call(ctx, name, raw)
     assert str(error.value) == said
 
 

@@ -211,8 +211,8 @@ def test_one_way_to_choose_the_language() -> None:
 
 
 def test_the_bots_own_sentences_come_in_the_chats_language() -> None:
-    from groupmate.bot.commands import NOT_HERE, UNUSABLE_WORDS
     from groupmate.bot.router import INTERNAL_ERROR
+    from groupmate.bot.tool_calls import NOT_HERE, UNUSABLE_WORDS
 
     for sentence in (INTERNAL_ERROR, NOT_HERE, UNUSABLE_WORDS):
         assert isinstance(sentence, PlainSentence)

@@ -1,0 +1,28 @@
+"""The seams `bot/` is split along (issue 39): each part imports only what it is built
+on, so that the one it serves can change without it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import groupmate.bot
+
+BOT = Path(groupmate.bot.__file__).resolve().parent
+
+
+def imported(module: str) -> set[str]:
+    """The modules `bot/<module>.py` imports, anywhere in it."""
+    tree = ast.parse((BOT / f"{module}.py").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_calling_a_tool_from_chat_does_not_know_the_command_table() -> None:
+    # Answering, offers and actions call tools through it; the table is built on it.
+    assert "groupmate.bot.commands" not in imported("tool_calls")
