@@ -550,8 +550,8 @@ class Bot:
         return await self.contexts.for_caller(caller)
 
     def may_address(self, text: str) -> bool:
-        """See `Router.may_address`; False before the bot starts."""
-        return self._router is not None and self._router.may_address(text)
+        """See `Trigger.may_address`; False before the bot starts."""
+        return self._router is not None and self._router.trigger.may_address(text)
 
     async def _act(self, claim: Claim, now: datetime) -> OutgoingMessage | None:
         """The reminder engine's `Act`: it starts before the commands exist, so an action

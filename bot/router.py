@@ -1,7 +1,7 @@
-"""The message path: log, trigger, then answer (`bot.answering`), in order per chat and,
-with several processes on one PostgreSQL database, across them; each message once.
-A group's follow-ups (`bot.followup`) count as meant for the bot; one sender's burst of
-messages (`bot.bursts`) is answered once."""
+"""The message path: log, trigger (`bot.trigger`: is it for the bot), then answer
+(`bot.answering`), in order per chat and, with several processes on one PostgreSQL
+database, across them; each message once. One sender's burst of messages (`bot.bursts`)
+is answered once."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import re
 import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
@@ -20,11 +19,10 @@ from groupmate.bot.answering import Answerer
 from groupmate.bot.bursts import Burst, Bursts, Part, without_earlier
 from groupmate.bot.commands import Commands
 from groupmate.bot.config import Config
-from groupmate.bot.followup import Followups
 from groupmate.bot.logs import new_correlation_id
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.bot.trigger import Trigger
 from groupmate.function_calls import MessageContext
-from groupmate.function_calls.handlers.followup import followup_window
 from groupmate.function_calls.language import PlainSentence
 from groupmate.storage import StorageError, utc_now
 from groupmate.storage.chat_locks import ChatLocks
@@ -70,20 +68,9 @@ class Router:
         # is handled again when redelivered (a crash lost its answer), but a webhook retry
         # racing the first delivery in this process must not be answered twice.
         self._in_flight: set[tuple[str, str]] = set()
-        self._followups = Followups(config.bot.name, clock)
+        # Which messages are for the bot (and their follow-up windows).
+        self.trigger = Trigger(config.bot, answerer, clock)
         self._bursts = Bursts(config.bot.burst_ms) if config.bot.burst_ms else None
-        name = re.escape(config.bot.name)
-        self._mention = re.compile(rf"(?<![\w@])@{name}\b[:,]?\s*", re.IGNORECASE)
-
-    def may_address(self, text: str) -> bool:
-        """Whether `text` could be for the bot without the platform saying so (a mention
-        entity, a reply to it): a command, a configured prefix, or "@<bot name>"."""
-        text = text.strip()
-        return (
-            text.startswith("/")
-            or any(prefix and text.startswith(prefix) for prefix in self.config.bot.prefixes)
-            or self._mention.search(text) is not None
-        )
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """Replies for one message (often none: a group message not meant for the bot).
@@ -99,12 +86,8 @@ class Router:
         if self._metrics is not None:
             self._metrics.received(message)
         # Any other message of the sender lets a question of the bot to them lapse.
-        self._answerer.lapse_question(message, self._mention.sub("", message.text, 1).strip())
-        # Any message of the sender uses their follow-up window up: only the next counts.
-        followup = message.chat_type == "group" and self._followups.take(message)
-        text = self._triggered_text(message)
-        if text is None and followup:
-            text = message.text.strip()
+        self._answerer.lapse_question(message, self.trigger.without_mention(message.text))
+        text = self.trigger.text_for_bot(message)
         if text is None:
             await self._log_only(message)
             return []
@@ -190,25 +173,12 @@ class Router:
                     self._metrics.answered(last.message, len(parts))
                 # A real answer (logged: not "the database is down"), once it is out.
                 if last.message.chat_type == "group" and answer.message_ids:
-                    await self._open_followup(last.message)
+                    await self.trigger.answered(last.message)
                 return answer.replies
         finally:
             self._waiting[chat] -= 1
             if not self._waiting[chat]:  # idle chats keep no state
                 del self._waiting[chat], self._locks[chat]
-
-    async def _open_followup(self, message: IncomingMessage) -> None:
-        """The bot answered the sender: their next message may follow up, if the chat
-        wants that (its settings, as the answer just read them: from the cache)."""
-        try:
-            window = followup_window(await self._answerer.chat_settings(message.chat_id))
-        except Exception as exc:  # the answer is out: a window not opened is all it costs
-            log.warning("chat %s: follow-up setting not read (%s)", message.chat_id, exc)
-            return
-        if window is None:
-            self._followups.close_chat(message.chat_id)
-        else:
-            self._followups.open(message.chat_id, message.sender_id, window)
 
     def _alone(self, message: IncomingMessage, text: str) -> bool:
         """Answered on its own, never joined to a burst: a command, a "yes" to the bot's
@@ -376,29 +346,6 @@ class Router:
             delivered=not delivering,
             covers=covers,
         )
-
-    def _triggered_text(self, message: IncomingMessage) -> str | None:
-        """The text meant for the bot, without mention or prefix; None if not for it."""
-        text = message.text.strip()
-        if message.chat_type == "private":
-            return text
-        if self._answerer.awaits_yes(message, text):
-            return text  # "yes" to the bot's offer, no mention needed
-        stripped, mentioned = self._mention.subn("", text, count=1)
-        if mentioned and (message.mentions_bot or not message.mention_entities):
-            return stripped.strip()
-        for prefix in self.config.bot.prefixes:
-            if prefix and text.startswith(prefix):
-                return text[len(prefix) :].strip()
-        if message.mentions_bot or message.reply_to_bot:
-            return text
-        command = Commands.split(text)
-        if command is not None and self._answerer.commands.knows(command[0]):
-            # "/help@otherbot" is for another bot in the group.
-            target = Commands.target(text)
-            if target is None or target.lower() == self.config.bot.name.lower():
-                return text
-        return None
 
     async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
         """The tools' context for a message (see `Answerer.context`)."""

@@ -130,4 +130,3 @@ def result_text(result: FunctionResult) -> str:
     if result.reply is not None:
         return result.reply
     return str(result.data)
-

@@ -26,3 +26,10 @@ def imported(module: str) -> set[str]:
 def test_calling_a_tool_from_chat_does_not_know_the_command_table() -> None:
     # Answering, offers and actions call tools through it; the table is built on it.
     assert "groupmate.bot.commands" not in imported("tool_calls")
+
+
+def test_the_trigger_neither_logs_nor_orders_messages() -> None:
+    # "Is this message for me" reads the message and the chat's settings only: the log,
+    # the chat locks and the ordering are the router's.
+    crossing = {"groupmate.bot.router", "groupmate.storage.chatlog", "groupmate.storage.chat_locks"}
+    assert not crossing & imported("trigger")
