@@ -9,62 +9,41 @@ import logging
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-from groupmate.bot.actions import ActionRunner, BotCommands
+from groupmate.bot.actions import BotCommands
 from groupmate.bot.adapters.base import Adapter
-from groupmate.bot.adapters.http_metrics import MetricsServer, serve_on_own_address
-from groupmate.bot.answering import Answerer
-from groupmate.bot.budget import TokenBudget
-from groupmate.bot.config import Config, LLMSettings, load_config
+from groupmate.bot.adapters.http_metrics import MetricsServer
+from groupmate.bot.config import Config, load_config
 from groupmate.bot.contexts import Caller, ContextFactory
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.bot.metrics import Metrics
 from groupmate.bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
-from groupmate.bot.plugin_calls import PluginGate
 from groupmate.bot.plugin_runtime import PluginRuntime, configured_plugins
-from groupmate.bot.router import Deliver, Router
+from groupmate.bot.router import Deliver
+from groupmate.bot.runtime import Runtime, build_runtime
 from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
 from groupmate.function_calls import FunctionCallLLM, MessageContext, ToolInvoker
-from groupmate.function_calls.confirmations import Confirmations
-from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.errors import LLMUnavailableError
-from groupmate.function_calls.handlers.budget import BudgetLimits
-from groupmate.function_calls.handlers.reminder_words import reminder_message
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.llm import PromptBudget
-from groupmate.function_calls.plugins import PluginStatus, PluginStore, PluginStores
+from groupmate.function_calls.plugins import PluginStatus, PluginStore
 from groupmate.function_calls.policy import ToolPolicy
 from groupmate.function_calls.remote import McpTools, OpenApiToolSet
-from groupmate.function_calls.search import SearchProvider, WebSearch
-from groupmate.function_calls.server_info import ContextWindow, context_window
+from groupmate.function_calls.search import SearchProvider
+from groupmate.function_calls.server_info import ContextWindow
 from groupmate.function_calls.services import (
-    AudienceRules,
-    DailyLimits,
     MemberDirectory,
-    ScheduledCommands,
-    TextCompleter,
 )
 from groupmate.function_calls.toolsets import AbstractToolset, CombinedToolset
-from groupmate.storage import (
-    Database,
-    OutgoingMessage,
-    ReminderReader,
-    ReminderService,
-    Sender,
-    SendError,
-    utc_now,
-)
-from groupmate.storage.audit import AuditLog, AuditReader
-from groupmate.storage.chat_locks import ChatLocks
-from groupmate.storage.chatlog import ChatLog, ChatLogReader
+from groupmate.storage import Database, OutgoingMessage, ReminderService, Sender, SendError, utc_now
+from groupmate.storage.audit import AuditLog
+from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.overview import TurnLog
-from groupmate.storage.plugin_data import PluginData
-from groupmate.storage.usage import UsageLog
 
 log = logging.getLogger(__name__)
 _PRUNE_INTERVAL = 3600.0
@@ -81,16 +60,6 @@ _WARM_UP_MESSAGE = IncomingMessage(
     sender_name="warm-up",
     text="hi",
 )
-
-
-async def llm_context_window(settings: LLMSettings) -> ContextWindow:
-    """`llm.context_tokens`; unset, what the server says (a few seconds at most), else 4096."""
-    return await context_window(
-        settings.context_tokens,
-        base_url=settings.base_url,
-        model=settings.model,
-        api_key=settings.api_key.get_secret_value() if settings.api_key else None,
-    )
 
 
 async def prompt_budget(config: Config, window: ContextWindow) -> PromptBudget:
@@ -177,7 +146,6 @@ class Bot:
         parts.extend(
             remote.toolset for remote in (self.mcp_tools, self._openapi) if remote is not None
         )
-        self._stores: PluginStores | None = None
         # The one path from a tool call to its result, for the model, the commands, the
         # offers, the REST routes, the dashboard and MCP clients alike; its policy and
         # audit log are the same for all of them.
@@ -185,7 +153,6 @@ class Bot:
         # This bot's own registry of metrics (never the process's default one); None
         # with `metrics.enabled: false`. Its parts report to it: see `bot.metrics`.
         self.metrics = Metrics(config.metrics) if config.metrics.enabled else None
-        self.metrics_server: MetricsServer | None = None  # with `metrics.port` set
         self.invoker = ToolInvoker(
             CombinedToolset(parts),
             call_timeout=config.llm.call_timeout,
@@ -202,22 +169,13 @@ class Bot:
         # A page fetcher of the embedder's own (its own resolver, say); else the config's.
         self._pages = pages
         self._stack = AsyncExitStack()
-        # Scheduled actions: the commands they may run, and their runner, made once the
-        # commands exist (after the reminder engine, which may already find one due).
+        # Scheduled actions: the commands they may run, attached once the commands exist
+        # (after the reminder engine, which may already find one due: see `_act`).
         self._scheduled = BotCommands()
-        self._actions: ActionRunner | None = None
-        self._actions_ready = asyncio.Event()
-        self._router: Router | None = None
-        self.reminders: ReminderService | None = None
-        self.database: Database | None = None  # the reminders' one; adapters and routes get it
-        self.llm: FunctionCallLLM | None = None
-        self.chatlog: ChatLog | None = None
-        self.live: LiveEvents | None = None
-        self.turns: TurnLog | None = None
+        # Built once, when the bot starts; None before (and after a failed start).
+        self._runtime: Runtime | None = None
+        self._started = asyncio.Event()
         self.llm_status: LLMStatus = "off"
-        self._probed_context: ContextWindow | None = None
-        self.audit: AuditLog | None = None
-        self.contexts: ContextFactory | None = None
 
     @property
     def registry(self) -> AbstractToolset:
@@ -225,34 +183,62 @@ class Bot:
         the sender of `ctx` may use (iterated: every tool it may offer anyone)."""
         return self.invoker.registry
 
+    def _running(self) -> Runtime:
+        if self._runtime is None:
+            raise RuntimeError("use the bot inside `async with`")
+        return self._runtime
+
+    # What the running bot uses, for the adapters, the web pages and tests; None before
+    # it starts.
+    @property
+    def reminders(self) -> ReminderService | None:
+        return self._runtime.reminders if self._runtime else None
+
+    @property
+    def database(self) -> Database | None:
+        """The reminders' database; adapters and routes get it."""
+        return self._runtime.reminders.database if self._runtime else None
+
+    @property
+    def chatlog(self) -> ChatLog | None:
+        return self._runtime.chatlog if self._runtime else None
+
+    @property
+    def live(self) -> LiveEvents | None:
+        return self._runtime.live if self._runtime else None
+
+    @property
+    def audit(self) -> AuditLog | None:
+        return self._runtime.audit if self._runtime else None
+
+    @property
+    def turns(self) -> TurnLog | None:
+        return self._runtime.turns if self._runtime else None
+
+    @property
+    def contexts(self) -> ContextFactory | None:
+        return self._runtime.contexts if self._runtime else None
+
+    @property
+    def llm(self) -> FunctionCallLLM | None:
+        return self._runtime.llm if self._runtime else None
+
+    @property
+    def metrics_server(self) -> MetricsServer | None:
+        """With `metrics.port` set, once started."""
+        return self._runtime.metrics_server if self._runtime else None
+
     @property
     def llm_context(self) -> ContextWindow | None:
         """The window requests are fitted to now: asked at start, and corrected when the
         server refuses a request as too long."""
-        return self.llm.window if self.llm is not None else self._probed_context
+        return self.llm.window if self.llm is not None else None
 
     @property
     def llm_problem(self) -> str | None:
         """Why the model cannot be asked anything as configured (a window too small for
         the bot's own instructions), for /healthz, the dashboard and the log."""
         return self.llm.window_problem if self.llm is not None else None
-
-    def _web_search(self) -> WebSearch | None:
-        settings = self.config.search
-        if self._search is not None:
-            search = settings.service([self._search])
-        elif settings.enabled:
-            search = settings.service()
-        else:
-            return None
-        self._stack.push_async_callback(search.aclose)
-        return search
-
-    def _page_fetcher(self) -> PageFetcher | None:
-        if self._pages is not None:
-            return self._pages
-        fetch = self.config.search.fetch
-        return PageFetcher(fetch.limits()) if fetch.enabled else None
 
     @classmethod
     def from_config(cls, path: str | Path | None, **options: Any) -> Bot:
@@ -261,7 +247,7 @@ class Bot:
     def add_adapter(self, adapter: Adapter) -> None:
         """A chat platform: it gets the outgoing messages of its chats, says who is in
         them if it can, and runs while the bot runs (started last, stopped first)."""
-        if self._router is not None:
+        if self._runtime is not None:
             raise RuntimeError("add adapters before entering `async with bot`")
         self.adapters.append(adapter)
         self.on_outgoing(adapter.send, chat_prefix=adapter.chat_prefix)
@@ -277,9 +263,9 @@ class Bot:
         self.outbound.register(sender, chat_prefix=chat_prefix)
 
     async def _to_pages(self, message: OutgoingMessage) -> str:
-        if self.live is None:  # a reminder due at startup: the dispatcher retries it
+        if self._runtime is None:  # a reminder due at startup: the dispatcher retries it
             raise SendError("the web pages are starting")
-        return await self.live.send(message)
+        return await self._runtime.live.send(message)
 
     @property
     def plugins(self) -> list[PluginStatus]:
@@ -290,9 +276,7 @@ class Bot:
     def plugin_store(self, plugin: str, chat_id: str | None) -> PluginStore:
         """A plugin's values in one chat (None: its global ones), as its handlers see
         them; for tests and tools that read what a plugin stored."""
-        if self._stores is None:
-            raise RuntimeError("use the bot inside `async with`")
-        return self._stores.open(plugin, chat_id)
+        return self._running().stores.open(plugin, chat_id)
 
     @property
     def clock(self) -> Callable[[], datetime]:
@@ -318,138 +302,26 @@ class Bot:
             sender = WebhookSender(webhook.outbound_url)
             self._stack.push_async_callback(sender.aclose)
             self.outbound.register_others(sender)
-        self.reminders = await self._stack.enter_async_context(
-            ReminderService.open(
-                config.storage.url,
-                sender=self.outbound if self._deliver else None,
-                compose=reminder_message,
-                act=self._act,
-                default_timezone=config.bot.timezone,
-                policy=config.reminders.policy(),
-                clock=self._clock,
-                observe=self.metrics.delivery if self.metrics else None,
-                reach=self.outbound.reach,
-            )
-        )
-        self.database = self.reminders.database
-        retention = config.bot.retention
-        chatlog = self.chatlog = ChatLog(
-            self.reminders.database,
-            keep=retention.max_messages_per_chat,
-            max_age=timedelta(days=retention.max_days),
-        )
-        self.live = LiveEvents(chatlog, bot_name=config.bot.name, clock=self._clock)
-        self._stack.callback(self.live.close)
-        self.audit = AuditLog(self.reminders.database, max_age=timedelta(days=retention.audit_days))
-        pruner = asyncio.create_task(self._prune_periodically(chatlog, self.audit))
-        self._stack.callback(pruner.cancel)
-        usage = UsageLog(self.reminders.database)
-        self.turns = TurnLog(self.reminders.database)
-        limits = BudgetLimits(
-            config.llm.budget.tokens_per_chat_per_day, config.llm.budget.tokens_per_day
-        )
-        self._stores = PluginStores(PluginData(self.reminders.database, self._clock))
-        confirmations = Confirmations()
-        reader = ReminderReader(self.reminders)
-        deps = Deps(
-            {
-                ReminderService: self.reminders,
-                ReminderReader: reader,
-                Database: self.reminders.database,
-                ChatLog: chatlog,
-                ChatLogReader: ChatLogReader(chatlog),
-                Confirmations: confirmations,
-                ScheduledCommands: self._scheduled,
-                UsageLog: usage,
-                DailyLimits: limits,
-                AudienceRules: config.reminders.rules(),
-                MemberDirectory: self.members,
-                ToolPolicy: self.policy,
-                AuditLog: self.audit,
-                AuditReader: AuditReader(self.audit),
-                WebSearch: self._web_search(),
-                PageFetcher: self._page_fetcher(),
-            },
-            stores=self._stores,
-        )
-        # Plugins' services start before the tools are settled: a plugin whose service
-        # fails is failed, and its tools are not offered.
-        gate = PluginGate(reader)
-        deps = await self._plugins.start(self._stack, deps, gate)
-        self._plugins.log_failures()
-        await self._start_remote_tools()
-        self.invoker.audit = self.audit
-        for key in self.policy.unmatched(self.registry.names()):
-            log.warning("tools.policy: %r names no tool this bot offers now", key)
-        if config.llm.enabled:
-            settings = config.llm
-            self._probed_context = await llm_context_window(settings)
-            self.llm = FunctionCallLLM(
-                model=settings.model,
-                base_url=settings.base_url,
-                api_key=settings.api_key.get_secret_value() if settings.api_key else None,
-                invoker=self.invoker,
-                tool_mode=settings.tool_mode,
-                prompt_format=settings.prompt_format,
-                tool_schema=settings.tool_schema,
-                temperature=settings.temperature,
-                max_rounds=settings.max_rounds,
-                max_invalid_retries=settings.max_invalid_retries,
-                request_timeout=settings.request_timeout,
-                max_output_tokens=settings.max_output_tokens,
-                context_tokens=self._probed_context.tokens,
-                context_source=self._probed_context.source,
-                context_counted=self._probed_context.counted,
-            )
-            self._stack.push_async_callback(self.llm.aclose)
-            if self.metrics is not None:
-                self.llm.observe_requests(self.metrics.model_request)
-        deps = deps.with_(TextCompleter, self.llm).with_(AbstractToolset, self.registry)
-        self.contexts = ContextFactory(
-            config, reminders=self.reminders, deps=deps, clock=self._clock
-        )
-        budget = TokenBudget(limits, usage, self.reminders, self._clock)
-        answerer = Answerer(
+        runtime = self._runtime = await build_runtime(
             config,
+            self._stack,
             invoker=self.invoker,
-            contexts=self.contexts,
-            chatlog=chatlog,
-            llm=self.llm,
+            plugins=self._plugins,
+            remote=(self.mcp_tools, self._openapi),
             outbound=self.outbound,
-            clock=self._clock,
-            budget=budget,
-            turns=self.turns,
-            confirmations=confirmations,
-        )
-        self._scheduled.attach(answerer.commands, self.invoker)
-        gate.attach(self.contexts, self.invoker)
-        self._actions = ActionRunner(
-            commands=answerer.commands,
+            members=self.members,
             scheduled=self._scheduled,
-            contexts=self.contexts,
-            reminders=reader,
-            chatlog=chatlog,
-            llm=self.llm,
-            budget=budget,
-            admins=frozenset(config.bot.admins),
-            audit=self.audit,
-        )
-        self._actions_ready.set()
-        self._router = Router(
-            config,
-            answerer=answerer,
-            chatlog=chatlog,
+            act=self._act,
             clock=self._clock,
-            chat_locks=await self._chat_locks(),
             metrics=self.metrics,
+            adapters=self.adapters,
+            search=self._search,
+            pages=self._pages,
+            deliver=self._deliver,
         )
-        if self.metrics is not None:
-            queue = self.reminders.database.batches
-            self.metrics.watch(adapters=self.adapters, queue=queue, platforms={WEB_PREFIX: "web"})
-            if self._deliver:  # not `groupmate mcp`, which runs beside `serve`: its port
-                self.metrics_server = await serve_on_own_address(
-                    self.metrics, config.metrics, self._stack
-                )
+        self._started.set()
+        pruner = asyncio.create_task(self._prune_periodically(runtime.chatlog, runtime.audit))
+        self._stack.callback(pruner.cancel)
         for adapter in self.adapters:
             await adapter.start(self)
             self._stack.push_async_callback(adapter.stop)
@@ -488,30 +360,6 @@ class Bot:
             usage.cached_tokens,
         )
 
-    async def _chat_locks(self) -> ChatLocks | None:
-        """Per-chat locks across the processes that share a PostgreSQL database."""
-        assert self.reminders is not None
-        locks = ChatLocks(self.reminders.database.url)
-        if not locks.enabled:
-            return None
-        self._stack.push_async_callback(locks.aclose)
-        return locks
-
-    async def _start_remote_tools(self) -> None:
-        """Start the configured MCP and OpenAPI servers (their sets are in the bot's
-        from the start, offering their tools once they are up)."""
-        mcp, openapi = self.mcp_tools, self._openapi
-        if self.metrics is not None:
-            self.metrics.watch_servers(mcp, openapi)
-        starts = []
-        if openapi is not None:
-            self._stack.push_async_callback(openapi.aclose)
-            starts.append(openapi.start())
-        if mcp is not None:
-            self._stack.push_async_callback(mcp.aclose)
-            starts.append(mcp.start())
-        await asyncio.gather(*starts)  # side by side: startup waits for the slowest
-
     async def _prune_periodically(self, chatlog: ChatLog, audit: AuditLog) -> None:
         """Age-based retention for every chat, quiet ones included, and for the audit
         log: at start, then hourly."""
@@ -538,40 +386,31 @@ class Bot:
     async def context(self, message: IncomingMessage, *, progress: bool = True) -> MessageContext:
         """The context a tool call on behalf of `message`'s sender runs in, as the router
         builds it."""
-        if self._router is None:
-            raise RuntimeError("use the bot inside `async with`")
-        return await self._router.context(message, progress=progress)
+        return await self._running().router.context(message, progress=progress)
 
     async def caller_context(self, caller: Caller) -> MessageContext:
         """The context of a call from outside any chat message (REST, MCP, dashboard),
         from the same factory as the router's."""
-        if self.contexts is None:
-            raise RuntimeError("use the bot inside `async with`")
-        return await self.contexts.for_caller(caller)
+        return await self._running().contexts.for_caller(caller)
 
     def may_address(self, text: str) -> bool:
         """See `Trigger.may_address`; False before the bot starts."""
-        return self._router is not None and self._router.trigger.may_address(text)
+        return self._runtime is not None and self._runtime.router.trigger.may_address(text)
 
     async def _act(self, claim: Claim, now: datetime) -> OutgoingMessage | None:
         """The reminder engine's `Act`: it starts before the commands exist, so an action
         due at startup waits for them."""
-        await self._actions_ready.wait()
-        assert self._actions is not None
-        return await self._actions(claim, now)
+        await self._started.wait()
+        return await self._running().actions(claim, now)
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message. A platform adapter passes `deliver`, which
         sends them: see `Router.handle` for why the router, not the adapter, calls it."""
-        if self._router is None:
-            raise RuntimeError("use the bot inside `async with`")
-        return await self._router.handle(message, deliver)
+        return await self._running().router.handle(message, deliver)
 
     async def react(self, reaction: IncomingReaction) -> None:
         """Count someone's reaction to a logged message (digests show them)."""
-        if self._router is None:
-            raise RuntimeError("use the bot inside `async with`")
-        await self._router.react(reaction)
+        await self._running().router.react(reaction)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

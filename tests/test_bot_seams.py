@@ -4,6 +4,7 @@ on, so that the one it serves can change without it."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import groupmate.bot
@@ -33,3 +34,30 @@ def test_the_trigger_neither_logs_nor_orders_messages() -> None:
     # the chat locks and the ordering are the router's.
     crossing = {"groupmate.bot.router", "groupmate.storage.chatlog", "groupmate.storage.chat_locks"}
     assert not crossing & imported("trigger")
+
+
+def test_the_runtime_is_frozen_and_built_in_one_place() -> None:
+    # What the running bot uses is built by `build_runtime` and never rebound: the Bot
+    # binds it once when it starts, and sets none of its parts itself.
+    from groupmate.bot.runtime import Runtime
+
+    assert Runtime.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    parts = {field.name for field in dataclasses.fields(Runtime)}
+    tree = ast.parse((BOT / "app.py").read_text(encoding="utf-8"))
+    bound: list[str] = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            targets += [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign) else []
+            for target in targets:
+                bound += [
+                    f"{function.name}:{name.attr}"
+                    for name in ast.walk(target)
+                    if isinstance(name, ast.Attribute)
+                    and isinstance(name.value, ast.Name)
+                    and name.value.id == "self"
+                ]
+    assert not [b for b in bound if b.split(":")[1] in parts]
+    assert [b for b in bound if b.endswith(":_runtime")] == ["__init__:_runtime", "_open:_runtime"]
