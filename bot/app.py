@@ -172,7 +172,7 @@ class Bot:
         # Scheduled actions: the commands they may run, attached once the commands exist
         # (after the reminder engine, which may already find one due: see `_act`).
         self._scheduled = BotCommands()
-        # Built once, when the bot starts; None before (and after a failed start).
+        # Built once, when the bot starts (`build_runtime`); None until then.
         self._runtime: Runtime | None = None
         self._started = asyncio.Event()
         self.llm_status: LLMStatus = "off"
@@ -320,6 +320,8 @@ class Bot:
             deliver=self._deliver,
         )
         self._started.set()
+        # The background tasks are the Bot's: started on the runtime, stopped before it
+        # closes (the stack unwinds in reverse).
         pruner = asyncio.create_task(self._prune_periodically(runtime.chatlog, runtime.audit))
         self._stack.callback(pruner.cancel)
         for adapter in self.adapters:
