@@ -29,7 +29,6 @@ from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
 from groupmate.function_calls import FunctionCallLLM, MessageContext, ToolInvoker
 from groupmate.function_calls.errors import LLMUnavailableError
 from groupmate.function_calls.links import PageFetcher
-from groupmate.function_calls.llm import PromptBudget
 from groupmate.function_calls.plugins import PluginStatus, PluginStore
 from groupmate.function_calls.policy import ToolPolicy
 from groupmate.function_calls.remote import McpTools, OpenApiToolSet
@@ -60,31 +59,6 @@ _WARM_UP_MESSAGE = IncomingMessage(
     sender_name="warm-up",
     text="hi",
 )
-
-
-async def prompt_budget(config: Config, window: ContextWindow) -> PromptBudget:
-    """How `window` is spent on the configured bot's own tools (built-ins and plugins; MCP
-    and OpenAPI servers add theirs while it runs), for a member's message in a group."""
-    settings = config.llm
-    tools = PluginRuntime(configured_plugins(config))
-    async with FunctionCallLLM(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key="unused",  # never sent: no request is made
-        invoker=ToolInvoker(tools),
-        tool_mode=settings.tool_mode,
-        prompt_format=settings.prompt_format,
-        tool_schema=settings.tool_schema,
-        max_output_tokens=settings.max_output_tokens,
-        context_tokens=window.tokens,
-        context_source=window.source,
-        http_backend="httpx",
-    ) as llm:
-        ctx = MessageContext(
-            chat_id="groupmate:check", chat_type="group", sender_id="member",
-            timezone=config.bot.timezone,
-        )  # fmt: skip
-        return llm.budget(list(tools), ctx)
 
 
 def settle_heap() -> None:
