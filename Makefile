@@ -56,7 +56,7 @@ typecheck: $(STAMP)
 # has its own tmp dirs, ports and databases; they share one PostgreSQL server, and the
 # Synapse tests run on one of them (tests/conftest.py). `make pytest PYTEST_WORKERS=0`
 # runs it in one process.
-PYTEST_WORKERS ?= 6
+PYTEST_WORKERS ?= 4
 pytest: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
