@@ -51,8 +51,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The suite in parallel workers (pytest-xdist). Its time is mostly waiting (servers and
+# processes starting, timeouts running out), so more workers than cores pay. Each worker
+# has its own tmp dirs, ports and databases; they share one PostgreSQL server, and the
+# Synapse tests run on one of them (tests/conftest.py). `make pytest PYTEST_WORKERS=0`
+# runs it in one process.
+PYTEST_WORKERS ?= 4
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 test: lint typecheck pytest
 

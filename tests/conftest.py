@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ from groupmate.testing.clock import DEFAULT_START
 from groupmate.testing.clock import FakeClock as FakeClock  # tests import it from here
 from groupmate.testing.stub_llm import StubLLM
 from tests.http_harness import Servers
-from tests.postgres import create_database, drop_database, postgres_server
+from tests.postgres import ENV_URL, create_database, drop_database, postgres_server
 from tests.receiver import Receiver
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +39,50 @@ FIXED_NOW = DEFAULT_START  # what a FakeClock (the kit's) shows until moved
 
 # The browser tests' `page` fixture.
 pytest_plugins = ["tests.browser", "tests.search_servers"]
+
+_SHARED_POSTGRES = pytest.StashKey[ExitStack]()
+# Groups of tests (by node id prefix) that each run on one xdist worker. The Synapse
+# tests use the session's homeserver (test_matrix.py's `synapse`; one of them restarts
+# it): one worker starts one. The probe lets test_parallel.py see that this holds.
+ONE_WORKER: dict[str, tuple[str, ...]] = {
+    "synapse": ("tests/test_matrix.py::", "tests/test_matrix_remind_mentions.py::"),
+    "probe": ("tests/parallel_probe.py::test_on_one_worker",),
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (`-n`), the controller starts one PostgreSQL server for all the
+    workers, which find it through GROUPMATE_TEST_POSTGRES_URL (inherited as they start):
+    one initdb instead of one a worker. Each worker still makes its own template, and each
+    test its own database, so they share nothing else."""
+    controller = not hasattr(config, "workerinput")
+    if controller and getattr(config.option, "numprocesses", None) and not os.environ.get(ENV_URL):
+        stack = ExitStack()
+        os.environ[ENV_URL] = stack.enter_context(postgres_server())
+        config.stash[_SHARED_POSTGRES] = stack
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stack = config.stash.get(_SHARED_POSTGRES, None)
+    if stack is not None:
+        del os.environ[ENV_URL]
+        stack.close()
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`-n`'s default distribution ("load", a test at a time to whichever worker is free),
+    except that each group of ONE_WORKER runs on one worker: xdist's own `loadgroup`
+    can't group tests, since pytest 9.2 ignores its change to their node ids."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerForSome(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return next((g for g, ids in ONE_WORKER.items() if nodeid.startswith(ids)), nodeid)
+
+    return OneWorkerForSome(config, log)
 
 
 @pytest.fixture
@@ -156,11 +203,24 @@ def pg_template(pg_server: str) -> str:
     return url.rsplit("/", 1)[1]
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file that each test's is copied from: a copy takes a millisecond,
+    running the migrations about 70."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "groupmate.db"
+    database = Database(f"sqlite:///{path}")
+    upgrade(database)
+    database.close()
+    return path
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, migrated database on each backend."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'groupmate.db'}"
+        path = tmp_path / "groupmate.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
         return
     server: str = request.getfixturevalue("pg_server")
     url = create_database(server, template=request.getfixturevalue("pg_template"))
