@@ -27,10 +27,12 @@ $(STAMP): pyproject.toml requirements-dev.lock
 PIP_COMPILE := env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet \
 	--generate-hashes --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links \
 	--index-url https://pypi.org/simple
+# Every platform's extra (pyproject's `all`): the image ships them, and the tests cover them.
+PLATFORMS := $(foreach name,telegram matrix onebot slack discord lark dingtalk,--extra $(name))
 lock: $(STAMP)
-	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) --extra postgres \
+	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) $(PLATFORMS) --extra postgres \
 		--output-file requirements.lock pyproject.toml
-	$(PIP_COMPILE) --extra dev --extra postgres --constraint requirements.lock \
+	$(PIP_COMPILE) --extra dev $(PLATFORMS) --extra postgres --constraint requirements.lock \
 		--output-file requirements-dev.lock pyproject.toml
 
 config.yaml:

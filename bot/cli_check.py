@@ -8,6 +8,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
+from groupmate.bot.adapters import install_line, missing_sdks
 from groupmate.bot.config import Config
 from groupmate.bot.status import config_lines, model_warning, plugin_lines, probe_search
 from groupmate.storage import Database, StorageError, current_revision, head_revision, upgrade
@@ -29,7 +30,10 @@ def _plugin_statuses(config: Config) -> list[PluginStatus]:
 
 def check(config: Config) -> int:
     """What is enabled, without secrets; 1 when a configured plugin does not load (the
-    bot would serve without it)."""
+    bot would serve without it) or a configured platform's SDK is not installed."""
+    missing = missing_sdks(config)
+    if missing:
+        print(f"groupmate: {install_line(missing)}", file=sys.stderr)
     database = Database(config.storage.url)
     try:
         revision = current_revision(database)
@@ -71,7 +75,7 @@ def check(config: Config) -> int:
     failed = [s for s in plugins if s.state == "failed"]
     for status in failed:
         print(f"groupmate: plugin {status.name} does not load: {status.error}", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if failed or missing else 0
 
 
 def list_plugins(config: Config) -> int:

@@ -38,14 +38,27 @@ def pins(lock: str) -> dict[str, tuple[Version, int]]:
     return found
 
 
+def _own_extras(requirements: list[str]) -> list[str]:
+    return [
+        extra
+        for r in map(Requirement, requirements)
+        if r.name == "groupmate"
+        for extra in sorted(r.extras)
+    ]
+
+
 def required(*extras: str) -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     optional = project["optional-dependencies"]
-    wanted = [*project["dependencies"], *(r for extra in extras for r in optional[extra])]
+    # An extra naming groupmate's own extras (`all`) stands for theirs
+    expanded = [name for extra in extras for name in _own_extras(optional[extra]) or [extra]]
+    wanted = [*project["dependencies"], *(r for extra in expanded for r in optional[extra])]
     return [Requirement(r) for r in wanted]
 
 
-@pytest.mark.parametrize(("lock", "extras"), [(APP, ("postgres",)), (DEV, ("dev", "postgres"))])
+@pytest.mark.parametrize(
+    ("lock", "extras"), [(APP, ("all", "postgres")), (DEV, ("dev", "all", "postgres"))]
+)
 def test_each_lock_pins_every_requirement_within_its_range_with_hashes(
     lock: str, extras: tuple[str, ...]
 ) -> None:

@@ -6,6 +6,7 @@ present."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
@@ -23,6 +24,36 @@ PLATFORMS = {
     "lark": "groupmate.bot.adapters.lark:LarkAdapter",
     "dingtalk": "groupmate.bot.adapters.dingtalk:DingTalkAdapter",
 }
+
+# Section name -> the top-level module of the SDK its extra installs (the extra is named as
+# the section, pyproject's optional-dependencies). Found without importing it: `check`
+# stays quick, and a missing SDK is named with its pip line rather than as a traceback.
+SDKS = {
+    "telegram": "telegram",
+    "matrix": "nio",
+    "onebot": "websockets",
+    "slack": "slack_bolt",
+    "discord": "discord",
+    "lark": "lark_oapi",
+    "dingtalk": "dingtalk_stream",
+}
+
+
+def missing_sdks(config: Config) -> list[str]:
+    """The configured platforms whose SDK is not installed, in PLATFORMS' order."""
+    return [
+        name
+        for name in PLATFORMS
+        if getattr(config.adapters, name) is not None
+        and importlib.util.find_spec(SDKS[name]) is None
+    ]
+
+
+def install_line(names: list[str]) -> str:
+    """What a configured platform without its SDK is told: the platforms and the exact
+    pip line that installs their extras."""
+    sections = ", ".join(f"adapters.{name}" for name in names)
+    return f'{sections}: not installed; pip install "groupmate[{",".join(names)}]"'
 
 
 # Each platform's chat ids begin with its prefix, defined here once: reminders are routed
@@ -55,6 +86,9 @@ def configured(config: Config) -> list[Adapter]:
     # this package first.
     from groupmate.bot.config import ConfigError
 
+    missing = missing_sdks(config)
+    if missing:
+        raise ConfigError(install_line(missing))
     adapters: list[Adapter] = []
     for name, target in PLATFORMS.items():
         section = getattr(config.adapters, name)
