@@ -9,6 +9,7 @@ published since)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -65,7 +66,11 @@ def test_the_wheel_installs_with_the_oldest_pip_and_serves(tmp_path: Path) -> No
     }
     assert {Path(path).name for path in installed if path.startswith("..")} == {"groupmate"}
     for other in ("bot", "function_calls", "storage"):
-        done = subprocess.run([venv / "bin" / "python", "-c", f"import {other}"], cwd=tmp_path)
+        # From a folder of its own, without the checkout on the path: as a user runs it.
+        alone = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+        done = subprocess.run(
+            [venv / "bin" / "python", "-c", f"import {other}"], cwd=tmp_path, env=alone
+        )
         assert done.returncode != 0, other
     config = {
         "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
