@@ -1,7 +1,8 @@
 """The seams along which the tool-calling loop, tool selection, the prompt-mode parser and
-the reminder scheduler were split (issue 39): each part imports only what lies below it,
-and no part reaches into another's private names. Read from the source, so a crossing
-fails here even where it would import without a cycle."""
+the reminder scheduler were split (issue 39): each part imports only what lies below it.
+Read from the source, so a crossing fails here even where it would import without a
+cycle. (That no part reaches into another's private names is test_private_names', for
+every module.)"""
 
 from __future__ import annotations
 
@@ -23,11 +24,6 @@ BELOW = {
     "function_calls/_answers.py": {"llm", "_asking", "_prompting"},
     "storage/timers.py": {"scheduler"},
 }
-# The modules of the split: what one needs of another is public there.
-SPLIT = sorted(
-    {*BELOW, "function_calls/prompt_parser.py", "function_calls/selection.py"}
-    | {"function_calls/llm.py", "storage/scheduler.py"}
-)
 
 
 def imports(path: str) -> list[tuple[str, str]]:
@@ -52,20 +48,3 @@ def test_a_split_off_part_does_not_import_what_it_was_split_from(path: str) -> N
         if last in BELOW[path] or name in BELOW[path]:
             crossings.append(f"{module} {name}".strip())
     assert crossings == [], f"{path} imports upward: {crossings}"
-
-
-@pytest.mark.parametrize("path", SPLIT)
-def test_no_private_name_is_imported_across_the_split(path: str) -> None:
-    # Private modules (`_shaping`, the loop's parts) are the package's own; a private
-    # name inside a module is not another module's to import.
-    private = [
-        f"{module}.{name}"
-        for module, name in imports(path)
-        if name.startswith("_") and not (ROOT / _module_file(module, name)).exists()
-    ]
-    assert private == [], f"{path} imports private names: {private}"
-
-
-def _module_file(module: str, name: str) -> str:
-    """Where `name` would be a module of the package `module` (groupmate.x -> x/)."""
-    return "/".join([*module.split(".")[1:], f"{name}.py"])
