@@ -84,7 +84,7 @@ async def test_the_side_panel_acts_as_the_person_speaking(servers: Servers, page
     settings = (await api.client.get("/v1/chats/web:group/settings")).json()
     assert settings["timezone"] == "Asia/Tokyo"
     await say(page, "/tz America/New_York")
-    await expect(page.locator("ol#messages li").last).to_contain_text("America/New_York")
+    await expect(page.locator("ol#messages li.bot").last).to_contain_text("America/New_York")
     settings = (await api.client.get("/v1/chats/web:group/settings")).json()
     assert settings["timezone"] == "America/New_York"
 
@@ -95,7 +95,7 @@ async def test_the_side_panel_acts_as_the_person_speaking(servers: Servers, page
     )
     await expect(page.get_by_role("button", name="Change")).to_have_count(0)
     await say(page, "/tz UTC")
-    await expect(page.locator("ol#messages li").last).to_contain_text(
+    await expect(page.locator("ol#messages li.bot").last).to_contain_text(
         "Only a group admin can change this chat's time zone."
     )
 
