@@ -12,8 +12,12 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".cache" / "containers"
@@ -23,6 +27,7 @@ PG_BASE = "localhost/groupmate-test-postgres-base:bookworm"
 PG_IMAGE = "localhost/groupmate-test-postgres:15"
 IMAGE = "localhost/groupmate:test"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+TOKEN = "image-test-token"
 _CONF = """\
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
@@ -35,11 +40,17 @@ runtime = "runc"
 @dataclass(frozen=True, slots=True)
 class Built:
     """An image built for the tests: its name, how long the build took (None: it was
-    there already) and its size in bytes."""
+    there already), its size and its base's in bytes."""
 
     name: str
     seconds: float | None
     size: int
+    base: int
+
+    @property
+    def own(self) -> int:
+        """The image less its base: what groupmate adds."""
+        return self.size - self.base
 
 
 def environment() -> dict[str, str]:
@@ -100,18 +111,24 @@ def size_of(image: str) -> int:
     return int(podman("image", "inspect", "--format", "{{.Size}}", image).stdout.strip())
 
 
-def build_image() -> Built:
+def build_image(platforms: str | None = None) -> Built:
     """groupmate's image from this checkout's Containerfile, on the Debian base (as the
-    README's "Run with Docker or Podman" builds it, with `--build-arg BASE`)."""
+    README's "Run with Docker or Podman" builds it, with `--build-arg BASE`): with every
+    platform (the default), or those `platforms` names (`--build-arg PLATFORMS`; empty:
+    none), tagged apart."""
     ensure_podman()
     _debian_image(APP_BASE, "python3,python3-venv,ca-certificates")
+    name, chosen = IMAGE, []
+    if platforms is not None:
+        name = f"{IMAGE}-{platforms.replace(',', '-') or 'none'}"
+        chosen = ["--build-arg", f"PLATFORMS={platforms}"]
     began = time.monotonic()
     podman(
-        "build", "--quiet", "--format", "docker", "--build-arg", f"BASE={APP_BASE}",
-        "--volume", f"{HOST_CA}:/run/host-ca.crt:ro", "--tag", IMAGE,
+        "build", "--quiet", "--format", "docker", "--build-arg", f"BASE={APP_BASE}", *chosen,
+        "--volume", f"{HOST_CA}:/run/host-ca.crt:ro", "--tag", name,
         "--file", "Containerfile", str(ROOT), timeout=1800,
     )  # fmt: skip
-    return Built(IMAGE, time.monotonic() - began, size_of(IMAGE))
+    return Built(name, time.monotonic() - began, size_of(name), size_of(APP_BASE))
 
 
 def postgres_image() -> str:
@@ -125,3 +142,40 @@ def postgres_image() -> str:
             "--tag", PG_IMAGE, "--file", str(folder / "postgres.Containerfile"), str(folder),
         )  # fmt: skip
     return PG_IMAGE
+
+
+def healthy(base_url: str, within: float = 120) -> dict[str, object]:
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            answer = httpx.get(f"{base_url}/healthz", timeout=10)  # > the 3 s database ask
+            if answer.status_code == 200:
+                body: dict[str, object] = answer.json()
+                return body
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{base_url}/healthz did not answer within {within:.0f} s")
+        time.sleep(0.2)
+
+
+def say(base_url: str, text: str) -> str:
+    message = {"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "sender_name": "Ann"}
+    answer = httpx.post(
+        f"{base_url}/v1/messages",
+        json={**message, "text": text},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=30,
+    )
+    answer.raise_for_status()
+    return str(answer.json()["replies"][0]["text"])
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "data"  # `mkdir data`, as the README says: root's, 0755
+    folder.mkdir()
+    yield folder
+    # The bot's files are the container user's: removed from inside, as root.
+    podman("unshare", "rm", "-rf", str(folder), check=False)
+    shutil.rmtree(folder, ignore_errors=True)

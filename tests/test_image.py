@@ -7,7 +7,6 @@ database container. Prints the image's size, build time and cold start."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
 import uuid
@@ -20,23 +19,30 @@ import pytest
 from tests.containers import (
     IMAGE,
     ROOT,
+    TOKEN,
     Built,
     build_image,
+    data,
     environment,
+    healthy,
     podman,
     postgres_image,
+    say,
 )
 from tests.processes import free_port
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.image
-TOKEN = "image-test-token"
+__all__ = ["data"]  # a fixture
 
 
 @pytest.fixture(scope="module")
 def image() -> Built:
     built = build_image()
-    print(f"\nimage {built.name}: {built.size / 1e6:.0f} MB, built in {built.seconds:.0f} s")
+    print(
+        f"\nimage {built.name}: {built.size / 1e6:.0f} MB, {built.own / 1e6:.0f} MB less its "
+        f"base, built in {built.seconds:.0f} s"
+    )
     return built
 
 
@@ -46,43 +52,6 @@ def receiver() -> Iterator[Receiver]:
     hook.start(host="0.0.0.0")  # the container reaches the host at host.containers.internal
     yield hook
     hook.stop()
-
-
-def healthy(base_url: str, within: float = 120) -> dict[str, object]:
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            answer = httpx.get(f"{base_url}/healthz", timeout=10)  # > the 3 s database ask
-            if answer.status_code == 200:
-                body: dict[str, object] = answer.json()
-                return body
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{base_url}/healthz did not answer within {within:.0f} s")
-        time.sleep(0.2)
-
-
-def say(base_url: str, text: str) -> str:
-    message = {"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "sender_name": "Ann"}
-    answer = httpx.post(
-        f"{base_url}/v1/messages",
-        json={**message, "text": text},
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        timeout=30,
-    )
-    answer.raise_for_status()
-    return str(answer.json()["replies"][0]["text"])
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Iterator[Path]:
-    folder = tmp_path / "data"  # `mkdir data`, as the README says: root's, 0755
-    folder.mkdir()
-    yield folder
-    # The bot's files are the container user's: removed from inside, as root.
-    podman("unshare", "rm", "-rf", str(folder), check=False)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_image_serves_reminds_and_keeps_its_reminder_across_a_restart(
