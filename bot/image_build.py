@@ -198,14 +198,14 @@ def bytecode(prefix: Path) -> int:
     for module in modules:
         importlib.import_module(module)
     own = Path(importlib.import_module("groupmate").__file__ or "").resolve().parent
-    files = {Path(file) for module in list(sys.modules.values()) if (file := _source(module))}
-    files |= set(own.rglob("*.py"))
+    sources = {Path(file) for module in list(sys.modules.values()) if (file := _source(module))}
+    sources |= set(own.rglob("*.py"))
     compiled = 0
-    for file in sorted(files):
-        if file.resolve().is_relative_to(prefix.resolve()):
-            target = importlib.util.cache_from_source(str(file))
+    for source in sorted(sources):
+        if source.resolve().is_relative_to(prefix.resolve()):
+            target = importlib.util.cache_from_source(str(source))
             mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
-            py_compile.compile(str(file), cfile=target, doraise=True, invalidation_mode=mode)
+            py_compile.compile(str(source), cfile=target, doraise=True, invalidation_mode=mode)
             compiled += 1
     return compiled
 
