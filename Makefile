@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 # What `make run`, `make test` and CI install: requirements-dev.lock's exact versions
 # (the app's, the tests' and the tools'), each checked against its hash; then groupmate
 # itself, without resolving. The container image installs requirements.lock (the app's,
-# with PostgreSQL's driver), whose versions are the same.
+# with PostgreSQL's driver; of it, what its PLATFORMS need), whose versions are the same.
 $(STAMP): pyproject.toml requirements-dev.lock
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is required"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
