@@ -102,9 +102,8 @@ def chosen_extras(argument: str, pyproject: dict[str, object], lock: str) -> lis
     """The extras an image with the platforms `argument` names installs: those, and the
     lock's extras that are no platform. `all` is every platform, an empty one none."""
     every = platforms(pyproject)
-    names = [name.strip() for name in argument.replace(" ", ",").split(",") if name.strip()]
-    if names == ["all"]:
-        names = every
+    given = [name.strip() for name in argument.replace(" ", ",").split(",") if name.strip()]
+    names = list(dict.fromkeys(n for name in given for n in (every if name == "all" else [name])))
     unknown = [name for name in names if name not in every]
     if unknown:
         raise UnknownPlatform(
@@ -229,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.step == "requirements":
         try:
             print(requirements(args.platforms, args.source, args.output))
-        except UnknownPlatform as exc:
+        except (UnknownPlatform, LookupError) as exc:  # a build's message, not a traceback
             raise SystemExit(str(exc)) from None
     else:
         print(f"compiled {bytecode(args.prefix)} modules", file=sys.stderr)

@@ -117,3 +117,11 @@ def test_any_extra_the_lock_has_is_installed_and_the_lines_stay_as_they_are(
     assert "chat-sdk" not in written and "requests" not in written
     assert requirements("all", tmp_path, output) == "speed,chat"
     assert "requests==2.0" in output.read_text()
+
+
+def test_a_requirement_the_lock_lacks_fails_the_build_with_make_lock() -> None:
+    pyproject: dict[str, object] = {
+        "project": {**PYPROJECT["project"], "dependencies": ["not-locked>=1"]}
+    }
+    with pytest.raises(LookupError, match="not-locked>=1 is not in the lock: run make lock"):
+        needed(LOCK, pyproject, [])
