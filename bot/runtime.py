@@ -41,6 +41,7 @@ from groupmate.function_calls.plugins import PluginStores
 from groupmate.function_calls.policy import ToolPolicy
 from groupmate.function_calls.remote import McpTools, OpenApiToolSet
 from groupmate.function_calls.search import SearchProvider, WebSearch
+from groupmate.function_calls.seen_marks import SeenMarks
 from groupmate.function_calls.server_info import ContextWindow, context_window
 from groupmate.function_calls.services import (
     AudienceRules,
@@ -57,7 +58,7 @@ from groupmate.storage.chatlog import ChatLog, ChatLogReader
 from groupmate.storage.overview import TurnLog
 from groupmate.storage.plugin_data import PluginData
 from groupmate.storage.scheduler import Act
-from groupmate.storage.usage import UsageLog
+from groupmate.storage.usage import UsageLog, UsageReader
 
 log = logging.getLogger("groupmate.bot.app")
 
@@ -175,6 +176,8 @@ async def build_runtime(
             Confirmations: confirmations,
             ScheduledCommands: scheduled,
             UsageLog: usage,
+            UsageReader: UsageReader(usage),
+            SeenMarks: SeenMarks(stores),
             DailyLimits: limits,
             AudienceRules: config.reminders.rules(),
             MemberDirectory: members,
