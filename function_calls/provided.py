@@ -65,7 +65,7 @@ WRITE_TYPES: frozenset[type[Any]] = frozenset(
 
 # The bookkeeping a read tool may keep about its own reading, each a narrow writer of one
 # fact (where someone was caught up to), never of what a person asks the bot to change:
-# a read tool asks for these by name, and for nothing in WRITE_TYPES nor a PluginStore
+# a read tool asks for these by type, and for nothing in WRITE_TYPES nor a PluginStore
 # (which writes anything of its plugin's); tests/test_roles.py holds every built-in
 # read tool to that.
 BOOKKEEPING_TYPES: frozenset[type[Any]] = frozenset({SeenMarks})
@@ -80,7 +80,6 @@ SERVICE_TYPES: frozenset[type[Any]] = (
     - {TextCompleter, ScheduledCommands, AbstractToolset, Progress, PluginStore}
     - WRITE_TYPES
     - BOOKKEEPING_TYPES
-    - {UsageReader}
 ) | {PluginTools}
 
 # groupmate's own families' services may also have the database handle: the memory

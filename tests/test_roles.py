@@ -209,6 +209,19 @@ async def test_a_tool_that_does_not_write_cannot_look_a_writer_up_either(effect:
     assert wrote.data == "ReminderService,ReminderReader,AuditLog,Database"
 
 
+async def looks_up_the_bookkeeping(ctx: MessageContext) -> str:
+    """What this context hands out of the usage and the marks."""
+    kinds = (UsageLog, UsageReader, SeenMarks)
+    return ",".join(kind.__name__ for kind in kinds if ctx.deps.get(kind) is not None)
+
+
+async def test_a_read_tool_looks_up_the_usage_reader_and_the_marks_never_the_usage_log() -> None:
+    deps = Deps({UsageLog: object(), UsageReader: object(), SeenMarks: object()})
+    ctx = make_ctx(deps=deps)
+    seen = await build_tool(looks_up_the_bookkeeping, effect="read").invoke(ctx, NoArguments())
+    assert seen.data == "UsageReader,SeenMarks"
+
+
 async def test_a_read_tool_still_lists_the_write_tools_its_sender_may_use(
     groupmate_bot: Any,
 ) -> None:
