@@ -8,6 +8,7 @@ import html
 import logging
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import lxml.etree
@@ -109,11 +110,22 @@ def _title_tag(markup: str) -> str:
     return " ".join(html.unescape(markup[opened + 1 : closed]).split())[:200]
 
 
+class _Readability(Document):  # type: ignore[misc]  # readability has no types
+    """readability's, keeping every table of the article: its clean-up drops a table of
+    a few short cells as too little text, and a table is often the page's point."""
+
+    def get_preserved_elements(self, node: lxml.html.HtmlElement) -> dict[Any, bool]:
+        kept: dict[Any, bool] = super().get_preserved_elements(node)
+        kept.update(dict.fromkeys(node.iter("table"), True))
+        return kept
+
+
 def _main_text(tree: lxml.html.HtmlElement) -> list[str]:
     """The article readability finds in the page, as paragraphs: one for each block
     element, line break and table row (its cells joined by " | ")."""
     try:
-        article = lxml.html.fragment_fromstring(Document(tree).summary(html_partial=True))
+        # A <div> of the article, or the whole <body> where readability found none in it.
+        article = lxml.html.fromstring(_Readability(tree).summary(html_partial=True))
     except (Unparseable, lxml.etree.ParserError):
         return []
     for element in list(article.iter()):
