@@ -31,6 +31,7 @@ _BLOCKS = frozenset({
 })  # fmt: skip
 # What readability keeps inside an article that is not its text: who wrote it, and when.
 _BYLINE = re.compile(r"byline|author|dateline", re.I)
+_BYLINE_CHARS = 200
 
 # readability logs each page it finds no article in at ERROR, with a traceback: for the
 # bot that is a page without readable text, which the user is told.
@@ -128,13 +129,13 @@ def _main_text(tree: lxml.html.HtmlElement) -> list[str]:
         article = lxml.html.fromstring(_Readability(tree).summary(html_partial=True))
     except (Unparseable, lxml.etree.ParserError):
         return []
-    for element in list(article.iter()):
-        if element is not article and _BYLINE.search(
-            f"{element.get('class', '')} {element.get('id', '')}"
-        ):
-            element.drop_tree()
     # Comments and processing instructions go, their text before and after stays.
     lxml.etree.strip_tags(article, lxml.etree.Comment, lxml.etree.ProcessingInstruction)
+    for element in list(article.iter()):
+        named = f"{element.get('class', '')} {element.get('id', '')}"
+        # Short: a wrapper of the whole story may carry its author's name in a class.
+        if _BYLINE.search(named) and len(element.text_content()) < _BYLINE_CHARS:
+            element.drop_tree()
     paragraphs: list[str] = []
     line: list[str] = []
 
