@@ -1,5 +1,5 @@
 """`groupmate --help` answers without importing the bot: no model client, database,
-scheduler or web framework is loaded to print the usage (bench/cli_startup.py times it)."""
+scheduler or web framework is loaded to print the usage (bench/start.py times it)."""
 
 from __future__ import annotations
 
