@@ -9,8 +9,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import trafilatura
-
 from groupmate.function_calls.links.fetch import LinkUnreadable, Page
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -50,6 +48,10 @@ def read_article(page: Page) -> Article:
         paragraphs = [b for b in blocks if b]
         title = paragraphs[0][:120] if paragraphs else ""
     else:
+        # Imported on the first page read (in a worker thread), not with the tools: it
+        # and lxml take a sixth of a second, which every start and `check` would pay.
+        import trafilatura
+
         text = trafilatura.extract(
             page.text,
             url=page.url,
@@ -71,6 +73,8 @@ def _title(page: Page) -> str:
     title = _title_tag(page.text[:200_000])
     if title:
         return title
+    import trafilatura
+
     metadata = trafilatura.extract_metadata(page.text)
     return (metadata.title or "")[:200] if metadata is not None else ""
 
