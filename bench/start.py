@@ -9,10 +9,13 @@ built-in tool.
 Each runs ROUNDS times in turns; prints the median and the slowest and writes
 bench/results/start.json. Run: `make bench` (or `.venv/bin/python -m bench.start`). The
 imports behind the figures: `python -X importtime -m groupmate.bot.cli --help`.
+`--checkout DIR` times another checkout's code (an earlier commit's, for a before and
+after on the same machine at the same time).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
@@ -29,7 +32,7 @@ from groupmate.testing.stub_llm import StubLLM
 
 RESULTS = Path(__file__).parent / "results" / "start.json"
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "7"))
+ROUNDS = 7
 CLI = [sys.executable, "-m", "groupmate.bot.cli"]
 
 
@@ -40,9 +43,9 @@ def _free_port() -> int:
         return port
 
 
-def _command(args: list[str], env: dict[str, str]) -> float:
+def _command(args: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run([*CLI, *args], env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([*CLI, *args], env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -63,7 +66,7 @@ def _serve(config: Path, database: Path, env: dict[str, str]) -> float:
     server = subprocess.Popen(
         [*CLI, "--config", str(config), "serve", "--port", str(port)],
         env=env,
-        cwd=config.parent,
+        cwd=config.parent,  # not a checkout: `-m` would import the one it is in
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -79,9 +82,13 @@ def _serve(config: Path, database: Path, env: dict[str, str]) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="the code to time")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    options = parser.parse_args()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GROUPMATE_"))},
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(options.checkout.resolve()),
     }
     model = StubLLM(record=False)
     model.context_tokens = None  # says nothing of its window, as most servers
@@ -97,9 +104,9 @@ def main() -> None:
                 "tool_mode: auto}\n"
             )
             runs: dict[str, list[float]] = {"--help": [], "check": [], "serve to /healthz": []}
-            for _ in range(ROUNDS):
-                runs["--help"].append(_command(["--help"], env))
-                runs["check"].append(_command(["--config", str(config), "check"], env))
+            for _ in range(options.rounds):
+                runs["--help"].append(_command(["--help"], env, folder))
+                runs["check"].append(_command(["--config", str(config), "check"], env, folder))
                 runs["serve to /healthz"].append(_serve(config, database, env))
     finally:
         model.stop()
@@ -110,7 +117,7 @@ def main() -> None:
         print(f"{name:<20}{median:>8.2f}s{max(seconds):>8.2f}s")
         report[name] = {"median_s": median, "max_s": max(seconds), "runs": seconds}
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps({"rounds": ROUNDS, **report}, indent=2))
+    RESULTS.write_text(json.dumps({"rounds": options.rounds, **report}, indent=2))
 
 
 if __name__ == "__main__":
