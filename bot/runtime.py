@@ -38,6 +38,7 @@ from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStores
 from groupmate.function_calls.policy import ToolPolicy
 from groupmate.function_calls.search import SearchProvider, WebSearch
+from groupmate.function_calls.seen_marks import SeenMarks
 from groupmate.function_calls.services import (
     AudienceRules,
     DailyLimits,
@@ -53,7 +54,7 @@ from groupmate.storage.chatlog import ChatLog, ChatLogReader
 from groupmate.storage.overview import TurnLog
 from groupmate.storage.plugin_data import PluginData
 from groupmate.storage.scheduler import Act
-from groupmate.storage.usage import UsageLog
+from groupmate.storage.usage import UsageLog, UsageReader
 
 if TYPE_CHECKING:  # the MCP client (and its SDK) is imported only with a server configured
     from groupmate.function_calls.remote import McpTools, OpenApiToolSet
@@ -139,6 +140,8 @@ async def build_runtime(
             Confirmations: confirmations,
             ScheduledCommands: scheduled,
             UsageLog: usage,
+            UsageReader: UsageReader(usage),
+            SeenMarks: SeenMarks(stores),
             DailyLimits: limits,
             AudienceRules: config.reminders.rules(),
             MemberDirectory: members,

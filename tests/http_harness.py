@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from starlette.types import ASGIApp
 
 from groupmate.bot.adapters import configured
 from groupmate.bot.adapters.http import create_app
@@ -28,6 +29,7 @@ class Api:
     client: httpx.AsyncClient
     bot: Bot
     base_url: str
+    app: ASGIApp  # what uvicorn serves (create_app's)
 
     async def say(self, text: str, **fields: Any) -> list[dict[str, Any]]:
         body = {
@@ -95,9 +97,10 @@ class Servers:
         for adapter in configured(config):  # as `groupmate serve` does
             bot.add_adapter(adapter)
         await bot.__aenter__()
+        app = create_app(bot)
         server = uvicorn.Server(
             uvicorn.Config(
-                create_app(bot),
+                app,
                 host=host,
                 port=0,
                 lifespan="on",
@@ -117,7 +120,7 @@ class Servers:
         base_url = f"http://127.0.0.1:{port}"
         client = httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {TOKEN}"})
         self._running.append((bot, server, task, client))
-        return Api(client, bot, base_url)
+        return Api(client, bot, base_url, app)
 
     async def aclose(self) -> None:
         for bot, server, task, client in self._running:
