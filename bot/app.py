@@ -12,7 +12,7 @@ from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from groupmate.bot.actions import BotCommands
 from groupmate.bot.adapters.base import Adapter
@@ -31,7 +31,7 @@ from groupmate.function_calls.errors import LLMUnavailableError
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStatus, PluginStore
 from groupmate.function_calls.policy import ToolPolicy
-from groupmate.function_calls.remote import McpTools, OpenApiToolSet
+from groupmate.function_calls.remote import OpenApiToolSet
 from groupmate.function_calls.search import SearchProvider
 from groupmate.function_calls.server_info import ContextWindow
 from groupmate.function_calls.services import (
@@ -43,6 +43,9 @@ from groupmate.storage.audit import AuditLog
 from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.overview import TurnLog
+
+if TYPE_CHECKING:
+    from groupmate.function_calls.remote import McpTools
 
 log = logging.getLogger(__name__)
 _PRUNE_INTERVAL = 3600.0
@@ -110,6 +113,9 @@ class Bot:
         self.mcp_tools: McpTools | None = None
         self._openapi: OpenApiToolSet | None = None
         if remote_tools and config.mcp.enabled():
+            # The MCP SDK takes a third of a second to import: only with a server configured.
+            from groupmate.function_calls.remote import McpTools
+
             self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
         if remote_tools and config.openapi.servers:
             self._openapi = OpenApiToolSet(config.openapi)
