@@ -16,7 +16,7 @@ from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls import FunctionResult, FunctionToolset
-from groupmate.function_calls.tools import build_tool
+from groupmate.function_calls.tool_building import build_tool
 from groupmate.testing.stub_llm import StubLLM, calls, text
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
