@@ -34,7 +34,8 @@ from groupmate.function_calls.remote import McpServerTools, McpTools, OpenApiToo
 from groupmate.function_calls.remote.mcp_client import ServerState
 from groupmate.function_calls.toolsets import AbstractToolset
 from groupmate.function_calls.usage import Usage
-from groupmate.storage.deliveries import Claim, Outcome
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.delivery_outcomes import Outcome
 from groupmate.storage.group_commit import GroupCommit
 from groupmate.storage.vocabulary import FinishedOutcome
 
