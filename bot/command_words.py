@@ -16,7 +16,7 @@ from groupmate.function_calls.handlers.followup import (
     SWITCH_WORDS,
 )
 from groupmate.function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
-from groupmate.function_calls.language import is_chinese
+from groupmate.function_calls.language import PlainSentence, is_chinese
 from groupmate.storage.vocabulary import (
     PERMISSIONS,
     QUIET_DIGESTS,
@@ -63,11 +63,63 @@ DECLARED_ALIASES = {"查找": "find"}
 GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
 
 
+_BY_ID = (
+    "Usage: /{verb} <id>, with the id shown by /reminders",
+    "用法：/{verb} <编号>，编号见 /reminders",
+)
+# What each built-in command takes, said when it was written otherwise: in the language of
+# the message that called it, as every sentence the bot says (function_calls.language).
+USAGE: dict[str, PlainSentence] = {
+    "remind": PlainSentence(
+        "Usage: /remind <when> <what>. " + REMIND_EXAMPLES,
+        "用法：/提醒 <时间> <内容>。" + REMIND_EXAMPLES_ZH,
+    ),
+    **{
+        verb: PlainSentence(*(line.format(verb=verb) for line in _BY_ID))
+        for verb in ("cancel", "pause", "resume")
+    },
+    "history": PlainSentence(
+        "Usage: /history [N] or /history #id, e.g. /history 20",
+        "用法：/history [条数] 或 /history #编号，例如 /history 20",
+    ),
+    "snooze": PlainSentence(
+        "Usage: /snooze [#id] [duration], e.g. /snooze #3 10m",
+        "用法：/snooze [#编号] [时长]，例如 /snooze #3 10m",
+    ),
+    "edit": PlainSentence(
+        "Usage: /edit <id> <new when and/or text>, e.g. /edit #3 tomorrow at 10",
+        "用法：/edit <编号> <新的时间和/或内容>，例如 /edit #3 明天上午10点",
+    ),
+    "summary": PlainSentence(
+        "Usage: /summary [N], e.g. /summary 200", "用法：/summary [条数]，例如 /summary 200"
+    ),
+    "search": PlainSentence("Usage: /search <query>", "用法：/search <搜索内容>"),
+    "read": PlainSentence(
+        "Usage: /read <link> (http or https), or /read in reply to a message with a link",
+        "用法：/read <链接>（http 或 https），或在回复一条带链接的消息时写 /read",
+    ),
+    "budget": PlainSentence(
+        "Usage: /budget [tokens per day], e.g. /budget 200000",
+        "用法：/budget [每天的 token 数]，例如 /budget 200000",
+    ),
+    "settings": PlainSentence("Usage: /settings {keys}", "用法：/settings {keys}"),
+    "tools": PlainSentence(
+        "Usage: /tools, /tools off <tool> or /tools on <tool>",
+        "用法：/tools、/tools off <工具> 或 /tools on <工具>",
+    ),
+}
+
+
+def usage_error(name: str, ctx: MessageContext, **fields: str) -> CommandError:
+    """How to write /`name`, in the language of the message that got it wrong."""
+    return CommandError(USAGE[name].for_message(ctx.text).format(**fields))
+
+
 def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], bool]:
     """`[who] <when> <what>` as reminder_set's raw arguments, and whether the time of day
     is the default one (the reply says so)."""
     if not text.strip():
-        raise CommandError("Usage: /remind <when> <what>. " + REMIND_EXAMPLES)
+        raise usage_error("remind", ctx)
     try:
         parsed = parse_reminder(text, ctx.now())
     except GrammarError as exc:

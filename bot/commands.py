@@ -19,6 +19,7 @@ from groupmate.bot.command_words import (
     SETTINGS,
     remind_arguments,
     setting_value,
+    usage_error,
     within,
 )
 from groupmate.bot.edit_words import AmbiguousEdit, edit_arguments
@@ -145,13 +146,13 @@ class Commands:
 
     async def _cancel(self, ctx: MessageContext, rest: str) -> str:
         if not rest:
-            raise CommandError("Usage: /cancel <id>, with the id shown by /reminders")
+            raise usage_error("cancel", ctx)
         return await self.tools.call(ctx, "reminder_delete", {"reminder_id": rest.split()[0]})
 
     def _ref_command(self, tool_name: str, verb: str) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
             if not rest:
-                raise CommandError(f"Usage: /{verb} <id>, with the id shown by /reminders")
+                raise usage_error(verb, ctx)
             return await self.tools.call(ctx, tool_name, {"reminder_id": rest.split()[0]})
 
         return run
@@ -162,7 +163,7 @@ class Commands:
         if word.startswith("#") and word[1:].isascii() and word[1:].isdigit():
             return await self.tools.call(ctx, "reminder_history", {"reminder_id": word})
         if word and not (word.isascii() and word.isdigit()):
-            raise CommandError("Usage: /history [N] or /history #id, e.g. /history 20")
+            raise usage_error("history", ctx)
         if word:
             within(int(word), 1, 50, "/history shows 1 to 50 entries, e.g. /history 20")
         return await self.tools.call(ctx, "reminder_history", {"limit": int(word)} if word else {})
@@ -181,7 +182,7 @@ class Commands:
                         f"Reminder #{words[0]} or {words[0]} minutes? "
                         f"Write /snooze #{words[0]} or /snooze {words[0]}m."
                     )
-                raise CommandError("Usage: /snooze [#id] [duration], e.g. /snooze #3 10m")
+                raise usage_error("snooze", ctx)
             within(minutes, 1, MAX_SNOOZE_MINUTES, "A snooze can be 1 minute to a week.")
             raw["minutes"] = minutes
         return await self.tools.call(ctx, "reminder_snooze", raw)
@@ -193,9 +194,7 @@ class Commands:
         reference, _, change = rest.partition(" ")
         change = change.strip()
         if not reference or not change:
-            raise CommandError(
-                "Usage: /edit <id> <new when and/or text>, e.g. /edit #3 tomorrow at 10"
-            )
+            raise usage_error("edit", ctx)
         try:
             raw = edit_arguments(reference, change)
         except AmbiguousEdit as exc:
@@ -206,7 +205,7 @@ class Commands:
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
         if rest and not (rest.isascii() and rest.isdigit()):
-            raise CommandError("Usage: /summary [N], e.g. /summary 200")
+            raise usage_error("summary", ctx)
         if rest:
             within(int(rest), 1, 2000, "/summary reads the last 1 to 2,000 messages.")
         return await self.tools.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
@@ -215,7 +214,7 @@ class Commands:
         if not ctx.deps.has(WebSearch):
             raise CommandError("Web search is not configured on this bot.")
         if not rest:
-            raise CommandError("Usage: /search <query>")
+            raise usage_error("search", ctx)
         return await self.tools.call(ctx, "web_search", {"query": rest})
 
     async def _read(self, ctx: MessageContext, rest: str) -> str:
@@ -226,9 +225,7 @@ class Commands:
         if rest and not links:
             raise CommandError("I can read only http and https links, e.g. /read https://…")
         if not links:
-            raise CommandError(
-                "Usage: /read <link> (http or https), or /read in reply to a message with a link"
-            )
+            raise usage_error("read", ctx)
         return await self.tools.call(ctx, "read_url", {"url": links[0]})
 
     async def _budget(self, ctx: MessageContext, rest: str) -> str:
@@ -237,7 +234,7 @@ class Commands:
             return await self.tools.call(ctx, "token_budget", {})
         amount = rest.replace(",", "").replace("_", "").strip()
         if not amount.isdigit():
-            raise CommandError("Usage: /budget [tokens per day], e.g. /budget 200000")
+            raise usage_error("budget", ctx)
         within(
             int(amount), 1000, MAX_LIMIT, f"A chat's budget is 1,000 to {MAX_LIMIT:,} tokens a day."
         )
@@ -254,7 +251,7 @@ class Commands:
         words = rest.split()
         if len(words) % 2 or any(key not in SETTINGS for key in words[::2]):
             keys = " ".join(f"[{key} {values}]" for key, (_, values) in SETTINGS.items())
-            raise CommandError(f"Usage: /settings {keys}")
+            raise usage_error("settings", ctx, keys=keys)
         pairs = zip(words[::2], words[1::2], strict=True)
         given = {key: setting_value(key, word) for key, word in pairs}
         tools = dict.fromkeys(SETTINGS[key][0] for key in given or SETTINGS)
@@ -276,7 +273,7 @@ class Commands:
         if not words:
             return await self.tools.call(ctx, "chat_tools", {})
         if words[0].lower() not in ("off", "on") or len(words) < 2:
-            raise CommandError("Usage: /tools, /tools off <tool> or /tools on <tool>")
+            raise usage_error("tools", ctx)
         return await self.tools.call(ctx, "chat_tools", {words[0].lower(): words[1:]})
 
     def _declared_command(self, declared: ToolCommand) -> CommandRunner:
