@@ -30,8 +30,9 @@ from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.server_info import DEFAULT_CONTEXT_TOKENS
 from groupmate.testing import stub_llm as s
 from tests.mcp_servers import default_path_servers
+from tests.ports import free_port
 from tests.selection.catalog import PLUGIN_MODULES
-from tests.tool_venv import ROOT, free_port, stop_process, wait_until_up
+from tests.tool_venv import ROOT, stop_process, wait_until_up
 
 pytestmark = pytest.mark.slow
 

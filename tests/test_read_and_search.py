@@ -17,9 +17,9 @@ from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.page_server import PageServer
+from tests.ports import free_port
 from tests.search_servers import BRAVE_KEY, FakeSearch, hits
 from tests.test_cli import _config, _run
-from tests.tool_venv import free_port
 
 NEWS_TITLE = "Council approves the new river bridge | Riverside Daily"
 
