@@ -18,6 +18,7 @@ from groupmate.bot.adapters.http import create_app
 from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.testing.stub_llm import StubLLM
+from tests import bots
 
 TOKEN = "t0k-secret"
 _ids = itertools.count(1)
@@ -191,10 +192,5 @@ def echo_bot(
     from groupmate.testing.stub_llm import latest_message, text
 
     stub.fallback = lambda body: text(f"echo: {latest_message(body)}")
-    config = {
-        "storage": {"url": database_url},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "warm_up": False},
-        "bot": {"rate_limits": {"user_per_minute": 1000, "burst": 100}, **bot_section},
-    }
-    parsed = parse_config(config, environ={})
-    return Bot(parsed, clock=clock) if clock else Bot(parsed)
+    bot = {"rate_limits": {"user_per_minute": 1000, "burst": 100}, **bot_section}
+    return bots.make_bot(database_url, stub, llm={"warm_up": False}, bot=bot, clock=clock)

@@ -17,16 +17,13 @@ from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Database, SendError, upgrade
 from groupmate.storage.chatlog import ChatLog, LogEntry, Seen
 from groupmate.testing.stub_llm import StubLLM, text
+from tests import bots
 from tests.conftest import eventually
 
 
 def make_bot(database_url: str, stub: StubLLM) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": database_url},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test"},
-        "bot": {"rate_limits": {"user_per_minute": 1000, "burst": 100}},
-    }
-    return Bot(parse_config(data, environ={}))
+    rate_limits = {"user_per_minute": 1000, "burst": 100}
+    return bots.make_bot(database_url, stub, bot={"rate_limits": rate_limits})
 
 
 def message(text: str, message_id: str = "m1") -> IncomingMessage:

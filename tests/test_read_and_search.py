@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.testing.stub_llm import StubLLM, calls, text
+from tests import bots
 from tests.page_server import PageServer
 from tests.ports import free_port
 from tests.search_servers import BRAVE_KEY, FakeSearch, hits
@@ -34,19 +34,19 @@ def pages() -> Iterator[PageServer]:
 def make_bot(
     tmp_path: Path, pages: PageServer, fake: FakeSearch, stub: StubLLM | None, **search: Any
 ) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "search": {
+    return bots.make_bot(
+        tmp_path,
+        stub,
+        llm={"tool_mode": "native"},
+        search={
             "provider": "searxng",
             "base_url": fake.url,
             "fetch": {"allow_hosts": [f"127.0.0.1:{pages.port}"]},
             **search,
         },
-        "bot": {"rate_limits": {"user_per_minute": 100, "burst": 100}},
-    }
-    if stub is not None:
-        data["llm"] = {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"}
-    return Bot(parse_config(data, environ={}), clock=_now)
+        bot={"rate_limits": {"user_per_minute": 100, "burst": 100}},
+        clock=_now,
+    )
 
 
 def _now() -> Any:
