@@ -1,6 +1,7 @@
-"""The one way a test builds a `Bot` (not started) from config sections: its database
-(a URL, or a folder for a SQLite file), the stub model's section when it has a model,
-and whatever other sections the test sets, as config.yaml would hold them."""
+"""The one way a test builds a `Bot` (not started) from config sections: its database (a
+URL, or a folder for a SQLite file), the stub model's section when it has a model, and
+whatever other sections the test sets, as config.yaml would hold them; and the one way
+it builds a chat message for that bot."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
+from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls import AbstractToolset
 from groupmate.testing.stub_llm import StubLLM
 
@@ -37,3 +39,16 @@ def make_bot(
     if clock is None:  # the bot's own default
         return Bot(config, registry=registry)
     return Bot(config, registry=registry, clock=clock)
+
+
+def chat_message(text: str, **fields: Any) -> IncomingMessage:
+    """What Ann (u1) says in the group g1; `fields` change any of that."""
+    values: dict[str, Any] = {
+        "chat_id": "g1",
+        "chat_type": "group",
+        "sender_id": "u1",
+        "sender_name": "Ann",
+        "text": text,
+        **fields,
+    }
+    return IncomingMessage(**values)

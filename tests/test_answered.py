@@ -27,14 +27,7 @@ def make_bot(database_url: str, stub: StubLLM) -> Bot:
 
 
 def message(text: str, message_id: str = "m1") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
-        sender_id="u1",
-        sender_name="Ann",
-        text=text,
-        message_id=message_id,
-    )
+    return bots.chat_message(text, message_id=message_id)
 
 
 async def test_a_message_whose_answer_a_crash_lost_is_answered_on_redelivery(

@@ -21,12 +21,12 @@ def make_bot(database_url: str, stub: StubLLM, **budget: int) -> Bot:
 
 
 def said(text: str, sender: str = "u-alice", chat_type: str = "group") -> IncomingMessage:
-    return IncomingMessage(
+    return bots.chat_message(
+        text,
         chat_id="g1" if chat_type == "group" else "p1",
-        chat_type=chat_type,  # type: ignore[arg-type]
+        chat_type=chat_type,
         sender_id=sender,
         sender_name=sender.removeprefix("u-").title(),
-        text=text,
     )
 
 

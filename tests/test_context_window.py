@@ -38,13 +38,8 @@ def make_bot(tmp_path: Path, stub: StubLLM) -> Bot:
 
 
 def said(text: str, number: int, sender: str = "Bob") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
-        sender_id=f"u-{sender.lower()}",
-        sender_name=sender,
-        text=text,
-        message_id=f"m{number}",
+    return bots.chat_message(
+        text, sender_id=f"u-{sender.lower()}", sender_name=sender, message_id=f"m{number}"
     )
 
 

@@ -92,9 +92,7 @@ def make_bot(tmp_path: Path, stub: StubLLM, mode: str = "prompt", **reminders: A
 
 
 def said(words: str, sender: str = "u-alice", name: str = "Alice") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1", chat_type="group", sender_id=sender, sender_name=name, text=words
-    )
+    return bots.chat_message(words, sender_id=sender, sender_name=name)
 
 
 async def answer(bot: Bot, message: IncomingMessage) -> str:

@@ -29,6 +29,7 @@ from groupmate.function_calls import (
 )
 from groupmate.function_calls.remote import McpSettings, McpTools
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
+from tests import bots
 from tests.conftest import eventually, make_ctx
 from tests.mcp_servers import fixture_server_http, fixture_server_stdio
 
@@ -245,11 +246,4 @@ async def test_a_hung_server_never_holds_the_chat(tmp_path: Path, stub: StubLLM)
 
 
 def chat_message(words: str, message_id: str) -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
-        sender_id="u1",
-        sender_name="Ann",
-        text=words,
-        message_id=message_id,
-    )
+    return bots.chat_message(words, message_id=message_id)

@@ -39,9 +39,7 @@ def make_bot(tmp_path: Path, stub: StubLLM, clock: Clock) -> Bot:
 
 
 def said(text: str, sender: str = "u-alice", name: str = "Alice") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1", chat_type="group", sender_id=sender, sender_name=name, text=text
-    )
+    return bots.chat_message(text, sender_id=sender, sender_name=name)
 
 
 async def texts(bot: Bot, message: IncomingMessage) -> list[str]:

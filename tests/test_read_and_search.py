@@ -56,12 +56,10 @@ def _now() -> Any:
 
 
 def said(text: str, n: int = 0, sender: str = "u-alice", **fields: Any) -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
+    return bots.chat_message(
+        text,
         sender_id=sender,
         sender_name="Alice" if sender == "u-alice" else "Bob",
-        text=text,
         message_id=f"m{n}" if n else None,
         **fields,
     )

@@ -27,16 +27,7 @@ def make_bot(tmp_path: Path, **sections: Any) -> Bot:
 
 
 def message(text: str, n: int, chat: str = "g1", **fields: Any) -> IncomingMessage:
-    values: dict[str, Any] = {
-        "chat_id": chat,
-        "chat_type": "group",
-        "sender_id": "u1",
-        "sender_name": "Ann",
-        "text": text,
-        "message_id": f"m{n}",
-    }
-    values.update(fields)
-    return IncomingMessage(**values)
+    return bots.chat_message(text, **{"chat_id": chat, "message_id": f"m{n}", **fields})
 
 
 async def test_retention_keeps_the_newest_messages(tmp_path: Path) -> None:

@@ -58,9 +58,7 @@ def registry() -> ToolRegistry:
 
 
 def message(text: str, sender: str = "u-alice") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1", chat_type="group", sender_id=sender, sender_name="Alice", text=text
-    )
+    return bots.chat_message(text, sender_id=sender, sender_name="Alice")
 
 
 async def said(bot: Bot, text: str) -> str:
