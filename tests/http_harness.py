@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -107,13 +108,13 @@ class Servers:
             )
         )
         task = asyncio.create_task(server.serve())
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10
-        while not server.started:
-            if task.done() or loop.time() > deadline:
-                await bot.__aexit__(None, None, None)
-                raise RuntimeError("the HTTP API did not start")
-            await asyncio.sleep(0.01)
+        from tests.conftest import eventually  # conftest imports this module
+
+        with contextlib.suppress(AssertionError):
+            await eventually(lambda: server.started or task.done(), within=10, every=0.01)
+        if not server.started:
+            await bot.__aexit__(None, None, None)
+            raise RuntimeError("the HTTP API did not start")
         port = server.servers[0].sockets[0].getsockname()[1]
         base_url = f"http://127.0.0.1:{port}"
         client = httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {TOKEN}"})
