@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupmate import bot, function_calls
+from groupmate import bot, function_calls, storage
 from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    # The names of `groupmate.bot` and `groupmate.function_calls` are their own `__all__`;
-    # the rest are the exception tree (and the plugin kit) from the modules that raise it.
+    # The names of `groupmate.bot`, `groupmate.function_calls` and the storage errors are
+    # their modules' own `__all__`; the rest are the exception tree (and the plugin kit)
+    # from the modules that raise it.
     from groupmate.bot import *  # noqa: F403
     from groupmate.bot.adapters.dingtalk_api import CredentialsRefused as CredentialsRefused
     from groupmate.bot.adapters.dingtalk_api import DingTalkError as DingTalkError
@@ -53,18 +54,7 @@ if TYPE_CHECKING:
     from groupmate.function_calls.search._types import (
         SearchUnreadableError as SearchUnreadableError,
     )
-    from groupmate.storage.errors import InvalidTimezoneError as InvalidTimezoneError
-    from groupmate.storage.errors import NewerDatabaseError as NewerDatabaseError
-    from groupmate.storage.errors import NotEmptyError as NotEmptyError
-    from groupmate.storage.errors import ReminderChangedError as ReminderChangedError
-    from groupmate.storage.errors import ReminderNotFoundError as ReminderNotFoundError
-    from groupmate.storage.errors import ReminderPermissionError as ReminderPermissionError
-    from groupmate.storage.errors import ReminderStateError as ReminderStateError
-    from groupmate.storage.errors import SnoozeTargetError as SnoozeTargetError
-    from groupmate.storage.errors import StorageConfigError as StorageConfigError
-    from groupmate.storage.errors import StorageError as StorageError
-    from groupmate.storage.errors import StorageUnavailableError as StorageUnavailableError
-    from groupmate.storage.errors import TransferError as TransferError
+    from groupmate.storage.errors import *  # noqa: F403
     from groupmate.storage.exceptions import GroupmateError as GroupmateError
     from groupmate.storage.outgoing import SendError as SendError
     from groupmate.storage.plugin_data import PluginValueError as PluginValueError
@@ -78,20 +68,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "groupmate.function_calls.plugin_store": ("JsonValue", "PluginStore"),
     "groupmate.function_calls.plugins.declare": ("Plugin",),
     "groupmate.storage.exceptions": ("GroupmateError",),
-    "groupmate.storage.errors": (
-        "InvalidTimezoneError",
-        "NewerDatabaseError",
-        "NotEmptyError",
-        "ReminderChangedError",
-        "ReminderNotFoundError",
-        "ReminderPermissionError",
-        "ReminderStateError",
-        "SnoozeTargetError",
-        "StorageConfigError",
-        "StorageError",
-        "StorageUnavailableError",
-        "TransferError",
-    ),
+    "groupmate.storage.errors": tuple(storage.errors.__all__),
     "groupmate.storage.outgoing": ("SendError",),
     "groupmate.storage.plugin_data": ("PluginValueError",),
     "groupmate.bot.adapters.dingtalk_api": ("CredentialsRefused", "DingTalkError"),
