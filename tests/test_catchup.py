@@ -37,7 +37,8 @@ def make_bot(
     **budget: int,
 ) -> Bot:
     bot = {"timezone": "Asia/Shanghai", "burst_ms": burst_ms}
-    return bots.make_bot(database_url, stub, llm={"budget": budget}, bot=bot, clock=clock)
+    llm = {"budget": budget} if stub is not None else None
+    return bots.make_bot(database_url, stub, llm=llm, bot=bot, clock=clock)
 
 
 async def say(

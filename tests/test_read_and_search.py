@@ -37,7 +37,7 @@ def make_bot(
     return bots.make_bot(
         tmp_path,
         stub,
-        llm={"tool_mode": "native"},
+        llm={"tool_mode": "native"} if stub is not None else None,
         search={
             "provider": "searxng",
             "base_url": fake.url,
