@@ -33,7 +33,8 @@ from groupmate.function_calls.llm import RequestOutcome
 from groupmate.function_calls.toolsets import AbstractToolset
 from groupmate.function_calls.usage import Usage
 from groupmate.function_calls.vocabulary import ServerState
-from groupmate.storage.deliveries import Claim, Outcome
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.delivery_outcomes import Outcome
 from groupmate.storage.group_commit import GroupCommit
 from groupmate.storage.vocabulary import FinishedOutcome
 

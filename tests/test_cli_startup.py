@@ -11,7 +11,7 @@ from types import ModuleType
 
 from groupmate.function_calls.handlers import BUILTIN_MODULES
 from groupmate.testing.stub_llm import StubLLM
-from tests.processes import free_port
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = (

@@ -26,7 +26,7 @@ from tests.containers import (
     podman,
     postgres_image,
 )
-from tests.processes import free_port
+from tests.ports import free_port
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.image

@@ -25,7 +25,7 @@ from groupmate.function_calls.links.addresses import IPAddress, split_host_port
 from groupmate.function_calls.links.extract import title_tag
 from groupmate.function_calls.links.fetch import Page, decode, system_resolver
 from tests.page_server import PageServer
-from tests.tool_venv import free_port
+from tests.ports import free_port
 
 # -- the classifier: values only
 

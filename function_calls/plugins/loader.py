@@ -33,7 +33,8 @@ from groupmate.function_calls.provided import (
     SERVICE_TYPES,
     WRITE_TYPES,
 )
-from groupmate.function_calls.tools import Handler, Tool, tool_from, tool_options
+from groupmate.function_calls.tool_building import tool_from, tool_options
+from groupmate.function_calls.tools import Handler, Tool
 from groupmate.function_calls.toolsets import (
     AbstractToolset,
     CombinedToolset,
