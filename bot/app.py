@@ -12,7 +12,7 @@ from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from groupmate.bot.actions import BotCommands
 from groupmate.bot.adapters.base import Adapter
@@ -23,6 +23,7 @@ from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.bot.metrics import Metrics
 from groupmate.bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from groupmate.bot.plugin_runtime import PluginRuntime, configured_plugins
+from groupmate.bot.retention import prune_periodically
 from groupmate.bot.router import Deliver
 from groupmate.bot.runtime import Runtime, build_runtime
 from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
@@ -31,7 +32,7 @@ from groupmate.function_calls.errors import LLMUnavailableError
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStatus, PluginStore
 from groupmate.function_calls.policy import ToolPolicy
-from groupmate.function_calls.remote import McpTools, OpenApiToolSet
+from groupmate.function_calls.remote import OpenApiToolSet
 from groupmate.function_calls.search import SearchProvider
 from groupmate.function_calls.server_info import ContextWindow
 from groupmate.function_calls.services import (
@@ -44,8 +45,10 @@ from groupmate.storage.chatlog import ChatLog
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.overview import TurnLog
 
+if TYPE_CHECKING:
+    from groupmate.function_calls.remote import McpTools
+
 log = logging.getLogger(__name__)
-_PRUNE_INTERVAL = 3600.0
 # The language model as /healthz reports it: "off" (none configured), "warming" (the
 # warm-up request is out), "ready" (warmed, or llm.warm_up is off), "warm-up failed" (the
 # bot still answers; the first message reads the whole prompt).
@@ -110,6 +113,9 @@ class Bot:
         self.mcp_tools: McpTools | None = None
         self._openapi: OpenApiToolSet | None = None
         if remote_tools and config.mcp.enabled():
+            # The MCP SDK takes a third of a second to import: only with a server configured.
+            from groupmate.function_calls.remote import McpTools
+
             self.mcp_tools = McpTools(config.mcp, health_interval=config.mcp.health_interval)
         if remote_tools and config.openapi.servers:
             self._openapi = OpenApiToolSet(config.openapi)
@@ -296,7 +302,9 @@ class Bot:
         self._started.set()
         # The background tasks are the Bot's: started on the runtime, stopped before it
         # closes (the stack unwinds in reverse).
-        pruner = asyncio.create_task(self._prune_periodically(runtime.chatlog, runtime.audit))
+        pruner = asyncio.create_task(
+            prune_periodically(runtime.chatlog, runtime.audit, self._clock)
+        )
         self._stack.callback(pruner.cancel)
         for adapter in self.adapters:
             await adapter.start(self)
@@ -335,21 +343,6 @@ class Bot:
             usage.prompt_tokens,
             usage.cached_tokens,
         )
-
-    async def _prune_periodically(self, chatlog: ChatLog, audit: AuditLog) -> None:
-        """Age-based retention for every chat, quiet ones included, and for the audit
-        log: at start, then hourly."""
-        while True:
-            try:
-                removed = await chatlog.prune_expired(self._clock())
-                if removed:
-                    log.info("removed %d chat messages past retention", removed)
-                removed = await audit.prune_expired(self._clock())
-                if removed:
-                    log.info("removed %d audit entries past retention", removed)
-            except Exception as exc:
-                log.error("retention failed: %s", type(exc).__name__)
-            await asyncio.sleep(_PRUNE_INTERVAL)
 
     async def __aexit__(
         self,

@@ -43,7 +43,7 @@ def check(config: Config) -> int:
         database.close()
     context = None
     if config.llm.enabled:  # the bot (and its model client) only for a config with a model
-        from groupmate.bot.runtime import llm_context_window, prompt_budget
+        from groupmate.bot.model_window import llm_context_window, prompt_budget
 
         # The context window as `serve` would find it: asked of the server when not configured.
         context = asyncio.run(llm_context_window(config.llm))

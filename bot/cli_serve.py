@@ -18,9 +18,7 @@ from typing import Any
 import uvicorn
 
 from groupmate.bot.adapters import configured
-from groupmate.bot.adapters.console import run_console
 from groupmate.bot.adapters.http import create_app
-from groupmate.bot.adapters.mcp_server import McpEndpoint
 from groupmate.bot.app import Bot, settle_heap
 from groupmate.bot.cli import INSECURE_FLAG
 from groupmate.bot.config import Config, ConfigError, is_loopback
@@ -31,11 +29,15 @@ log = logging.getLogger(__name__)
 async def _mcp(config: Config) -> None:
     """The bot's tools over stdio, for an MCP client that launched this process. Reminders
     set here are delivered by the bot process that runs the chats (`serve` or `chat`)."""
+    from groupmate.bot.adapters.mcp_server import McpEndpoint
+
     async with Bot(config, deliver=False, remote_tools=False) as bot:
         await McpEndpoint(bot, auth="operator").serve_stdio()
 
 
 async def _chat(config: Config) -> None:
+    from groupmate.bot.adapters.console import run_console  # prompt_toolkit: only here
+
     # Not the web pages' process: their chats' reminders are left to `serve`.
     await run_console(Bot(config, web_pages=False), user=os.environ.get("USER") or "you")
 
@@ -186,6 +188,8 @@ def run(options: argparse.Namespace, config: Config) -> int:
             print(f"groupmate: {refusal}", file=sys.stderr)
             return 2
     if options.command == "mcp":
+        from groupmate.bot.adapters.mcp_server import McpEndpoint  # the MCP SDK: only here
+
         McpEndpoint.check(config)
         asyncio.run(_mcp(config))
     elif options.command == "chat":

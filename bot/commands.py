@@ -11,102 +11,39 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from groupmate.bot.command_words import (
+    COMMAND_ALIASES,
+    COMMAND_USAGE,
+    DECLARED_ALIASES,
+    GLUED_ALIASES,
+    SETTINGS,
+    remind_arguments,
+    setting_value,
+    usage_error,
+    within,
+)
 from groupmate.bot.edit_words import AmbiguousEdit, edit_arguments
 from groupmate.bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
 from groupmate.bot.help_text import Command as HelpCommand
 from groupmate.bot.tool_calls import NOT_HERE, ChatTools, CommandError
 from groupmate.bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
 from groupmate.function_calls import MessageContext, ToolInvoker
-from groupmate.function_calls.grammar import GrammarError, parse_duration, parse_reminder
+from groupmate.function_calls.grammar import GrammarError, parse_duration
 from groupmate.function_calls.handlers.budget import MAX_LIMIT
-from groupmate.function_calls.handlers.digest_settings import QUIET_WORDS
-from groupmate.function_calls.handlers.followup import (
-    MAX_SECONDS,
-    MIN_SECONDS,
-    SECONDS_WORDS,
-    SWITCH_WORDS,
-)
-from groupmate.function_calls.handlers.followup import NAME as FOLLOWUP_TOOL
 from groupmate.function_calls.handlers.help import plain_examples
 from groupmate.function_calls.handlers.reminder_refusals import refusal_text
 from groupmate.function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
-from groupmate.function_calls.language import Lang, is_chinese, language_of
+from groupmate.function_calls.language import Lang, language_of
 from groupmate.function_calls.links import PageFetcher, find_links
 from groupmate.function_calls.registry import Tool
 from groupmate.function_calls.search import WebSearch
 from groupmate.function_calls.selection import ToolSelector
 from groupmate.storage import StorageError, StorageUnavailableError
-from groupmate.storage.vocabulary import (
-    PERMISSIONS,
-    QUIET_DIGESTS,
-    SETTING_EVERYONE,
-    SETTING_FOLLOWUP,
-    SETTING_FOLLOWUP_SECONDS,
-    SETTING_OTHERS,
-    SETTING_QUIET_DIGEST,
-    SWITCHES,
-)
-
-# Each built-in command's usage, and the tool it runs: a command whose tool this bot lacks
-# (its family switched off in `builtins:`) answers NOT_HERE, and /help leaves it out.
-COMMAND_USAGE: dict[str, tuple[str, str]] = {
-    "remind": ("/remind <when> <what> (e.g. /remind tomorrow at 9 call the dentist, /remind "
-               "every monday at 9 send the report, /remind in 10 minutes tea, /remind @bob "
-               "friday at 5pm send the slides; /提醒 明天上午9点 开会)", "reminder_set"),
-    "reminders": ("/reminders", "reminder_list"),
-    "cancel": ("/cancel <id>", "reminder_delete"),
-    "edit": ("/edit <id> <when/text>", "reminder_update"),
-    "snooze": ("/snooze [id] [10m]", "reminder_snooze"),
-    "pause": ("/pause <id>", "reminder_pause"),
-    "resume": ("/resume <id>", "reminder_resume"),
-    "history": ("/history [#id]", "reminder_history"),
-    "summary": ("/summary [N]", "summary"),
-    "search": ("/search <query>", "web_search"),
-    "read": ("/read <link>", "read_url"),
-    "tz": ("/tz <zone>", "set_timezone"),
-    "settings": ("/settings", "followup_settings"),
-    "budget": ("/budget", "token_budget"),
-    "tools": ("/tools [off|on <tool>]", "chat_tools"),
-    "help": ("/help", "help"),
-}  # fmt: skip
-COMMAND_ALIASES = {"提醒": "remind", "帮助": "help", "start": "help"}
-REMIND_EXAMPLES = (
-    "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
-    "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
-)
-REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周一上午9点 周会 · /提醒 10分钟后 喝水"
-# Chinese names of commands the built-in tools declare (`@tool_function(command=...)`):
-# "/查找 预算" is "/find 预算".
-DECLARED_ALIASES = {"查找": "find"}
-# Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
-_GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
-
-
-def remind_arguments(text: str, ctx: MessageContext) -> tuple[dict[str, Any], bool]:
-    """`[who] <when> <what>` as reminder_set's raw arguments, and whether the time of day
-    is the default one (the reply says so)."""
-    if not text.strip():
-        raise CommandError("Usage: /remind <when> <what>. " + REMIND_EXAMPLES)
-    try:
-        parsed = parse_reminder(text, ctx.now())
-    except GrammarError as exc:
-        examples = REMIND_EXAMPLES_ZH if is_chinese(text) else REMIND_EXAMPLES
-        raise CommandError(f"I couldn't set that reminder: {exc}\n{examples}") from None
-    return parsed.arguments(), parsed.when.default_time
-
 
 CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
 
 
 _PAID = frozenset({"summary", "search", "read", "catchup"})
-# Each /settings key: the tool that shows and changes it, and the values it takes.
-_SETTINGS: dict[str, tuple[str, str]] = {
-    SETTING_OTHERS: ("reminder_rules", "|".join(PERMISSIONS)),
-    SETTING_EVERYONE: ("reminder_rules", "|".join(PERMISSIONS)),
-    SETTING_FOLLOWUP: (FOLLOWUP_TOOL, "|".join(SWITCHES)),
-    SETTING_FOLLOWUP_SECONDS: (FOLLOWUP_TOOL, "<seconds>"),
-    SETTING_QUIET_DIGEST: ("digest_settings", "|".join(QUIET_DIGESTS)),
-}
 
 
 class Commands:
@@ -151,7 +88,7 @@ class Commands:
         """('remind', 'in 5 min tea') for '/remind in 5 min tea'; None for other text."""
         if not text.startswith("/"):
             return None
-        for alias in _GLUED_ALIASES:
+        for alias in GLUED_ALIASES:
             if text[1:].startswith(alias):
                 return alias, text[1 + len(alias) :].strip()
         head, _, rest = text[1:].partition(" ")
@@ -209,13 +146,13 @@ class Commands:
 
     async def _cancel(self, ctx: MessageContext, rest: str) -> str:
         if not rest:
-            raise CommandError("Usage: /cancel <id>, with the id shown by /reminders")
+            raise usage_error("cancel", ctx)
         return await self.tools.call(ctx, "reminder_delete", {"reminder_id": rest.split()[0]})
 
     def _ref_command(self, tool_name: str, verb: str) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
             if not rest:
-                raise CommandError(f"Usage: /{verb} <id>, with the id shown by /reminders")
+                raise usage_error(verb, ctx)
             return await self.tools.call(ctx, tool_name, {"reminder_id": rest.split()[0]})
 
         return run
@@ -226,9 +163,9 @@ class Commands:
         if word.startswith("#") and word[1:].isascii() and word[1:].isdigit():
             return await self.tools.call(ctx, "reminder_history", {"reminder_id": word})
         if word and not (word.isascii() and word.isdigit()):
-            raise CommandError("Usage: /history [N] or /history #id, e.g. /history 20")
+            raise usage_error("history", ctx)
         if word:
-            _within(int(word), 1, 50, "/history shows 1 to 50 entries, e.g. /history 20")
+            within(int(word), 1, 50, "/history shows 1 to 50 entries, e.g. /history 20")
         return await self.tools.call(ctx, "reminder_history", {"limit": int(word)} if word else {})
 
     async def _snooze(self, ctx: MessageContext, rest: str) -> str:
@@ -245,8 +182,8 @@ class Commands:
                         f"Reminder #{words[0]} or {words[0]} minutes? "
                         f"Write /snooze #{words[0]} or /snooze {words[0]}m."
                     )
-                raise CommandError("Usage: /snooze [#id] [duration], e.g. /snooze #3 10m")
-            _within(minutes, 1, MAX_SNOOZE_MINUTES, "A snooze can be 1 minute to a week.")
+                raise usage_error("snooze", ctx)
+            within(minutes, 1, MAX_SNOOZE_MINUTES, "A snooze can be 1 minute to a week.")
             raw["minutes"] = minutes
         return await self.tools.call(ctx, "reminder_snooze", raw)
 
@@ -257,9 +194,7 @@ class Commands:
         reference, _, change = rest.partition(" ")
         change = change.strip()
         if not reference or not change:
-            raise CommandError(
-                "Usage: /edit <id> <new when and/or text>, e.g. /edit #3 tomorrow at 10"
-            )
+            raise usage_error("edit", ctx)
         try:
             raw = edit_arguments(reference, change)
         except AmbiguousEdit as exc:
@@ -270,16 +205,16 @@ class Commands:
 
     async def _summary(self, ctx: MessageContext, rest: str) -> str:
         if rest and not (rest.isascii() and rest.isdigit()):
-            raise CommandError("Usage: /summary [N], e.g. /summary 200")
+            raise usage_error("summary", ctx)
         if rest:
-            _within(int(rest), 1, 2000, "/summary reads the last 1 to 2,000 messages.")
+            within(int(rest), 1, 2000, "/summary reads the last 1 to 2,000 messages.")
         return await self.tools.call(ctx, "summary", {"last_n": int(rest)} if rest else {})
 
     async def _search(self, ctx: MessageContext, rest: str) -> str:
         if not ctx.deps.has(WebSearch):
             raise CommandError("Web search is not configured on this bot.")
         if not rest:
-            raise CommandError("Usage: /search <query>")
+            raise usage_error("search", ctx)
         return await self.tools.call(ctx, "web_search", {"query": rest})
 
     async def _read(self, ctx: MessageContext, rest: str) -> str:
@@ -290,9 +225,7 @@ class Commands:
         if rest and not links:
             raise CommandError("I can read only http and https links, e.g. /read https://…")
         if not links:
-            raise CommandError(
-                "Usage: /read <link> (http or https), or /read in reply to a message with a link"
-            )
+            raise usage_error("read", ctx)
         return await self.tools.call(ctx, "read_url", {"url": links[0]})
 
     async def _budget(self, ctx: MessageContext, rest: str) -> str:
@@ -301,8 +234,8 @@ class Commands:
             return await self.tools.call(ctx, "token_budget", {})
         amount = rest.replace(",", "").replace("_", "").strip()
         if not amount.isdigit():
-            raise CommandError("Usage: /budget [tokens per day], e.g. /budget 200000")
-        _within(
+            raise usage_error("budget", ctx)
+        within(
             int(amount), 1000, MAX_LIMIT, f"A chat's budget is 1,000 to {MAX_LIMIT:,} tokens a day."
         )
         return await self.tools.call(ctx, "token_budget", {"tokens_per_day": int(amount)})
@@ -316,17 +249,17 @@ class Commands:
         """`/settings` shows them all; `/settings remind_others admins followup on` changes
         those named, each through its own tool (which checks the sender may)."""
         words = rest.split()
-        if len(words) % 2 or any(key not in _SETTINGS for key in words[::2]):
-            keys = " ".join(f"[{key} {values}]" for key, (_, values) in _SETTINGS.items())
-            raise CommandError(f"Usage: /settings {keys}")
+        if len(words) % 2 or any(key not in SETTINGS for key in words[::2]):
+            keys = " ".join(f"[{key} {values}]" for key, (_, values) in SETTINGS.items())
+            raise usage_error("settings", ctx, keys=keys)
         pairs = zip(words[::2], words[1::2], strict=True)
-        given = {key: _setting(key, word) for key, word in pairs}
-        tools = dict.fromkeys(_SETTINGS[key][0] for key in given or _SETTINGS)
+        given = {key: setting_value(key, word) for key, word in pairs}
+        tools = dict.fromkeys(SETTINGS[key][0] for key in given or SETTINGS)
         if given and not all(self.tools.has_tool(tool) for tool in tools):
             return NOT_HERE.for_message(ctx.text)
         answers = [
             await self.tools.call(
-                ctx, tool, {k: v for k, v in given.items() if _SETTINGS[k][0] == tool}
+                ctx, tool, {k: v for k, v in given.items() if SETTINGS[k][0] == tool}
             )
             for tool in tools
             if self.tools.has_tool(tool)
@@ -340,7 +273,7 @@ class Commands:
         if not words:
             return await self.tools.call(ctx, "chat_tools", {})
         if words[0].lower() not in ("off", "on") or len(words) < 2:
-            raise CommandError("Usage: /tools, /tools off <tool> or /tools on <tool>")
+            raise usage_error("tools", ctx)
         return await self.tools.call(ctx, "chat_tools", {words[0].lower(): words[1:]})
 
     def _declared_command(self, declared: ToolCommand) -> CommandRunner:
@@ -399,25 +332,3 @@ class Commands:
 
 def _lang(text: str) -> Lang:
     return language_of(text)
-
-
-def _setting(key: str, word: str) -> object:
-    """A /settings value as its tool takes it; the setting's own words when it can't be."""
-    if key == SETTING_FOLLOWUP_SECONDS:
-        refusal = f"That didn't work: {SECONDS_WORDS}."
-        if not word.isdigit():
-            raise CommandError(refusal)
-        _within(int(word), MIN_SECONDS, MAX_SECONDS, refusal)
-        return int(word)
-    if key == SETTING_FOLLOWUP and word.lower() not in SWITCHES:
-        raise CommandError(f"That didn't work: {SWITCH_WORDS}.")
-    if key == SETTING_QUIET_DIGEST and word.lower() not in QUIET_DIGESTS:
-        raise CommandError(f"That didn't work: {QUIET_WORDS}.")
-    return word.lower() if key == SETTING_FOLLOWUP else word
-
-
-def _within(number: int, low: int, high: int, sentence: str) -> None:
-    """A command's number in its range, or the sentence that says the range (in words:
-    the schema's limit of the argument the user never named would not)."""
-    if not low <= number <= high:
-        raise CommandError(sentence)

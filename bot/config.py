@@ -25,6 +25,7 @@ from groupmate.bot.adapters.discord_settings import DiscordSettings
 from groupmate.bot.adapters.http_settings import WebhookSettings
 from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.bot.adapters.matrix_settings import MatrixSettings
+from groupmate.bot.adapters.mcp_server_settings import McpServeSettings
 from groupmate.bot.adapters.onebot_settings import OneBotSettings
 from groupmate.bot.adapters.slack_settings import SlackSettings
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
@@ -43,7 +44,7 @@ from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.recurrence import Kind
-from groupmate.storage.vocabulary import ChatType, Permission
+from groupmate.storage.vocabulary import Permission
 
 # `${...}` as the shell reads it: NAME, then an operator and its word. Anything else in
 # `${...}` is refused (a typo must not become a secret's value).
@@ -232,19 +233,6 @@ class MetricsSettings(Section):
     per_chat: bool = False
     host: str = "127.0.0.1"
     port: int | None = Field(None, ge=0, le=65535)
-
-
-class McpServeSettings(Section):
-    """`groupmate mcp` (stdio) and `/mcp` on `groupmate serve`: who the caller acts as.
-
-    The chat and the acting user come from here, never from the caller's arguments.
-    """
-
-    chat_id: OptionalText = None
-    chat_type: ChatType = "group"
-    user_id: str = "mcp"
-    user_name: str = "MCP client"
-    is_admin: bool = False
 
 
 class McpConfig(McpSettings):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, cast, get_args
+from typing import TYPE_CHECKING, Literal, cast, get_args
 from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -30,13 +30,16 @@ from groupmate.bot.config import MetricsSettings
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.errors import InvocationOutcome
 from groupmate.function_calls.llm import RequestOutcome
-from groupmate.function_calls.remote import McpServerTools, McpTools, OpenApiToolSet
-from groupmate.function_calls.remote.mcp_client import ServerState
 from groupmate.function_calls.toolsets import AbstractToolset
 from groupmate.function_calls.usage import Usage
-from groupmate.storage.deliveries import Claim, Outcome
+from groupmate.function_calls.vocabulary import ServerState
+from groupmate.storage.deliveries import Claim
+from groupmate.storage.delivery_outcomes import Outcome
 from groupmate.storage.group_commit import GroupCommit
 from groupmate.storage.vocabulary import FinishedOutcome
+
+if TYPE_CHECKING:  # the MCP client (and its SDK) is imported only with a server configured
+    from groupmate.function_calls.remote import McpServerTools, McpTools, OpenApiToolSet
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,7 @@
 """What a running `Bot` uses, built once in one place when it starts (`build_runtime`):
 storage and its logs, the language model, the tools' contexts, the answering, the
 router and the scheduled actions. The runtime is frozen: nothing is rebound while the
-bot runs. Its background tasks (retention, the model's warm-up) are the Bot's.
-
-Also the model's context window and how the bot's own prompt spends it, as
-`groupmate check` reports them."""
+bot runs. Its background tasks (retention, the model's warm-up) are the Bot's."""
 
 from __future__ import annotations
 
@@ -14,6 +11,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL
 
@@ -25,23 +23,22 @@ from groupmate.bot.budget import TokenBudget
 from groupmate.bot.config import Config, LLMSettings
 from groupmate.bot.contexts import ContextFactory
 from groupmate.bot.metrics import Metrics
+from groupmate.bot.model_window import llm_context_window
 from groupmate.bot.outbound import MemberDirectories, OutboundRouter
 from groupmate.bot.plugin_calls import PluginGate
-from groupmate.bot.plugin_runtime import PluginRuntime, configured_plugins
+from groupmate.bot.plugin_runtime import PluginRuntime
 from groupmate.bot.router import Router
 from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
-from groupmate.function_calls import FunctionCallLLM, MessageContext, ToolInvoker
+from groupmate.function_calls import FunctionCallLLM, ToolInvoker
 from groupmate.function_calls.confirmations import Confirmations
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.handlers.budget import BudgetLimits
 from groupmate.function_calls.handlers.reminder_words import reminder_message
 from groupmate.function_calls.links import PageFetcher
-from groupmate.function_calls.llm import PromptBudget
 from groupmate.function_calls.plugins import PluginStores
 from groupmate.function_calls.policy import ToolPolicy
-from groupmate.function_calls.remote import McpTools, OpenApiToolSet
 from groupmate.function_calls.search import SearchProvider, WebSearch
-from groupmate.function_calls.server_info import ContextWindow, context_window
+from groupmate.function_calls.seen_marks import SeenMarks
 from groupmate.function_calls.services import (
     AudienceRules,
     DailyLimits,
@@ -57,7 +54,10 @@ from groupmate.storage.chatlog import ChatLog, ChatLogReader
 from groupmate.storage.overview import TurnLog
 from groupmate.storage.plugin_data import PluginData
 from groupmate.storage.scheduler import Act
-from groupmate.storage.usage import UsageLog
+from groupmate.storage.usage import UsageLog, UsageReader
+
+if TYPE_CHECKING:  # the MCP client (and its SDK) is imported only with a server configured
+    from groupmate.function_calls.remote import McpTools, OpenApiToolSet
 
 log = logging.getLogger("groupmate.bot.app")
 
@@ -78,41 +78,6 @@ class Runtime:
     router: Router
     actions: ActionRunner
     metrics_server: MetricsServer | None  # with `metrics.port` set
-
-
-async def llm_context_window(settings: LLMSettings) -> ContextWindow:
-    """`llm.context_tokens`; unset, what the server says (a few seconds at most), else 4096."""
-    return await context_window(
-        settings.context_tokens,
-        base_url=settings.base_url,
-        model=settings.model,
-        api_key=settings.api_key.get_secret_value() if settings.api_key else None,
-    )
-
-
-async def prompt_budget(config: Config, window: ContextWindow) -> PromptBudget:
-    """How `window` is spent on the configured bot's own tools (built-ins and plugins; MCP
-    and OpenAPI servers add theirs while it runs), for a member's message in a group."""
-    settings = config.llm
-    tools = PluginRuntime(configured_plugins(config))
-    async with FunctionCallLLM(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key="unused",  # never sent: no request is made
-        invoker=ToolInvoker(tools),
-        tool_mode=settings.tool_mode,
-        prompt_format=settings.prompt_format,
-        tool_schema=settings.tool_schema,
-        max_output_tokens=settings.max_output_tokens,
-        context_tokens=window.tokens,
-        context_source=window.source,
-        http_backend="httpx",
-    ) as llm:
-        ctx = MessageContext(
-            chat_id="groupmate:check", chat_type="group", sender_id="member",
-            timezone=config.bot.timezone,
-        )  # fmt: skip
-        return llm.budget(list(tools), ctx)
 
 
 async def build_runtime(
@@ -175,6 +140,8 @@ async def build_runtime(
             Confirmations: confirmations,
             ScheduledCommands: scheduled,
             UsageLog: usage,
+            UsageReader: UsageReader(usage),
+            SeenMarks: SeenMarks(stores),
             DailyLimits: limits,
             AudienceRules: config.reminders.rules(),
             MemberDirectory: members,

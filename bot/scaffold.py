@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from groupmate.bot.commands import COMMAND_ALIASES, COMMAND_USAGE, DECLARED_ALIASES
+from groupmate.bot.command_words import COMMAND_ALIASES, COMMAND_USAGE, DECLARED_ALIASES
 from groupmate.function_calls.handlers import BUILTIN_MODULES, BUILTIN_ORDER
 from groupmate.storage.exceptions import GroupmateError
 

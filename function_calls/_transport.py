@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import openai
-from openai import AsyncOpenAI, DefaultAioHttpClient, RequestOptions
+from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient, RequestOptions
 
 from groupmate.function_calls.context_window import tools_tokens
 from groupmate.function_calls.errors import LLMUnavailableError
@@ -129,6 +129,17 @@ def _fields(value: Any) -> Any:
     return value
 
 
+def _aiohttp_client() -> DefaultAsyncHttpxClient | None:
+    """The SDK's aiohttp transport: its pool stays cheap with many concurrent chats,
+    where httpx's pool scan grows with every open connection. Without aiohttp (installed
+    without the `speed` extra), None: the SDK's own httpx transport, which works the same."""
+    try:
+        return DefaultAioHttpClient()
+    except RuntimeError:  # how the SDK says it was installed without its aiohttp extra
+        log.debug("aiohttp is not installed: the LLM is asked through httpx")
+        return None
+
+
 class ChatTransport:
     """Chat Completions requests to one endpoint; the SDK retries 429/5xx/timeouts,
     honouring Retry-After."""
@@ -155,9 +166,7 @@ class ChatTransport:
             max_retries=transport_retries,
             timeout=request_timeout,
             default_headers=_UNSENT_HEADERS,
-            # The SDK's aiohttp transport: its pool stays cheap with many concurrent
-            # chats, where httpx's pool scan grows with every open connection.
-            http_client=DefaultAioHttpClient() if http_backend == "aiohttp" else None,
+            http_client=_aiohttp_client() if http_backend == "aiohttp" else None,
         )
         self._key_prefix = f"groupmate-{uuid.uuid4().hex}"
         self._request_numbers = itertools.count(1)

@@ -7,20 +7,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
+from groupmate.function_calls.tool_building import (
+    TOOL_MARK,
+    ToolOptions,
+    build_tool,
+    tool_from,
+    tool_options,
+    tool_validators,
+)
 from groupmate.function_calls.tools import (
     COMMAND_NAME,
-    TOOL_MARK,
     TOOL_NAME,
     Example,
     Handler,
     HandlerT,
     NoArguments,
     Tool,
-    ToolOptions,
-    build_tool,
-    tool_from,
-    tool_options,
-    tool_validators,
 )
 from groupmate.function_calls.toolsets import FunctionToolset
 from groupmate.function_calls.vocabulary import Effect, Scope

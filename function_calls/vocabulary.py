@@ -18,6 +18,7 @@ __all__ = [
     "InvocationOutcome",
     "PluginState",
     "Scope",
+    "ServerState",
     "ToolMode",
     "ToolSchema",
     "Who",
@@ -74,6 +75,8 @@ WHO: tuple[Who, ...] = get_args(Who)
 # (the config names it with `disabled: true`), "available" (installed with an entry
 # point, not named in the config: installed is not enabled).
 PluginState = Literal["loaded", "failed", "disabled", "available"]
+# A remote tool server's connection, as /healthz, the dashboard and the metrics say it.
+ServerState = Literal["starting", "up", "down", "stopped"]
 
 
 # How tools reach the model in a request: the API's `tools` ("native"), or described in

@@ -4,24 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from groupmate.storage import errors
 from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from groupmate.storage.database import DEFAULT_URL, Database, normalize_url
-    from groupmate.storage.errors import (
-        InvalidTimezoneError,
-        NewerDatabaseError,
-        NotEmptyError,
-        ReminderChangedError,
-        ReminderNotFoundError,
-        ReminderPermissionError,
-        ReminderStateError,
-        SnoozeTargetError,
-        StorageConfigError,
-        StorageError,
-        StorageUnavailableError,
-        TransferError,
-    )
+    from groupmate.storage.errors import *  # noqa: F403
     from groupmate.storage.migrate import current_revision, head_revision, upgrade
     from groupmate.storage.models import utc_now
     from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
@@ -42,31 +30,19 @@ __all__ = [
     "Compose",
     "Database",
     "DeliveryPolicy",
-    "InvalidTimezoneError",
     "Kind",
     "Member",
     "NewReminder",
-    "NewerDatabaseError",
-    "NotEmptyError",
     "OutgoingMessage",
     "Reach",
-    "ReminderChangedError",
-    "ReminderNotFoundError",
-    "ReminderPermissionError",
     "ReminderReader",
     "ReminderScheduler",
     "ReminderService",
-    "ReminderStateError",
     "ReminderView",
     "Schedule",
     "ScheduledAction",
     "SendError",
     "Sender",
-    "SnoozeTargetError",
-    "StorageConfigError",
-    "StorageError",
-    "StorageUnavailableError",
-    "TransferError",
     "WaitingChat",
     "check_timezone",
     "current_revision",
@@ -77,6 +53,7 @@ __all__ = [
     "upgrade",
     "utc_now",
 ]
+__all__ += errors.__all__  # the storage errors, listed where they are raised
 
 # Not for type checkers: they read the imports above, and a typo stays an error.
 if not TYPE_CHECKING:
@@ -84,20 +61,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "groupmate.storage.database": ("DEFAULT_URL", "Database", "normalize_url"),
-            "groupmate.storage.errors": (
-                "InvalidTimezoneError",
-                "NewerDatabaseError",
-                "NotEmptyError",
-                "ReminderChangedError",
-                "ReminderNotFoundError",
-                "ReminderPermissionError",
-                "ReminderStateError",
-                "SnoozeTargetError",
-                "StorageConfigError",
-                "StorageError",
-                "StorageUnavailableError",
-                "TransferError",
-            ),
+            "groupmate.storage.errors": tuple(errors.__all__),
             "groupmate.storage.migrate": ("current_revision", "head_revision", "upgrade"),
             "groupmate.storage.models": ("utc_now",),
             "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),

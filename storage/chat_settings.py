@@ -7,7 +7,7 @@ import functools
 from datetime import datetime, timedelta
 from typing import Any
 
-from groupmate.storage import repository
+from groupmate.storage import chat_rows, repository
 from groupmate.storage.database import Database
 from groupmate.storage.recurrence import check_timezone
 from groupmate.storage.repository import ReminderView
@@ -38,7 +38,7 @@ class ChatSettings:
         self._clock = clock
         # Every message needs its chat's zone; a short-lived cache spares a query each.
         # chat id -> (stored zone and settings, when they were read); oldest reads first.
-        self._chats: dict[str, tuple[repository.ChatRow, datetime]] = {}
+        self._chats: dict[str, tuple[chat_rows.ChatRow, datetime]] = {}
         self._cache_size = max(cache_size, 0)
         # Bumped by every change of a chat's row, so a read that raced one is not cached.
         self._zone_changes = 0
@@ -47,7 +47,7 @@ class ChatSettings:
         """The chat's IANA zone, or the bot's default when the chat never set one."""
         return (await self.chat_row(chat_id)).timezone or self.default_timezone
 
-    async def chat_row(self, chat_id: str) -> repository.ChatRow:
+    async def chat_row(self, chat_id: str) -> chat_rows.ChatRow:
         """The chat's own zone (None: the bot's default), settings and type, as every
         message reads them: up to the zone cache's age old (see `settings_of`)."""
         now = self._clock()
@@ -56,7 +56,7 @@ class ChatSettings:
         if cached is not None and cached[1] <= now < cached[1] + _ZONE_TTL:
             return cached[0]
         changes = self._zone_changes
-        stored = await self.database.read(functools.partial(repository.chat_row, chat_id=chat_id))
+        stored = await self.database.read(functools.partial(chat_rows.chat_row, chat_id=chat_id))
         if changes == self._zone_changes and self._cache_size:
             self._chats.pop(chat_id, None)  # re-inserted at the end: the newest read
             while len(self._chats) >= self._cache_size:
@@ -74,9 +74,7 @@ class ChatSettings:
         up to the zone cache's age (a per-message check); else they are read now."""
         if cached:
             return dict((await self.chat_row(chat_id)).settings)
-        return await self.database.read(
-            functools.partial(repository.chat_settings, chat_id=chat_id)
-        )
+        return await self.database.read(functools.partial(chat_rows.chat_settings, chat_id=chat_id))
 
     def forget(self, chat_id: str) -> None:
         """The chat's row changed here: the next read goes to the database."""
@@ -84,7 +82,7 @@ class ChatSettings:
         self._zone_changes += 1
 
     async def update_settings(
-        self, chat_id: str, chat_type: ChatType, values: repository.SettingsChange
+        self, chat_id: str, chat_type: ChatType, values: chat_rows.SettingsChange
     ) -> dict[str, Any]:
         """Merge into the chat's settings; a None value removes a key. `values` may be a
         function of the current settings, run under the row's lock."""
@@ -92,7 +90,7 @@ class ChatSettings:
         try:
             return await self.database.write(
                 functools.partial(
-                    repository.update_chat_settings,
+                    chat_rows.update_chat_settings,
                     chat_id=chat_id,
                     chat_type=chat_type,
                     values=values,

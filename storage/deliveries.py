@@ -12,6 +12,7 @@ from typing import Any, cast
 from sqlalchemy import Row, Table, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
+from groupmate.storage.dialect import insert_ignoring_conflicts, is_postgres, rowcount
 from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import (
     OUTCOME_CANCELLED,
@@ -26,14 +27,8 @@ from groupmate.storage.models import (
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
-from groupmate.storage.repository import (
-    Audience,
-    ScheduledAction,
-    insert_ignoring_conflicts,
-    reminder_view,
-    rowcount,
-)
-from groupmate.storage.vocabulary import ChatType, DeliveryOutcome, stored_chat_type
+from groupmate.storage.repository import Audience, ScheduledAction, reminder_view
+from groupmate.storage.vocabulary import ChatType, stored_chat_type
 
 _reminders = cast(Table, Reminder.__table__)
 _deliveries = cast(Table, Delivery.__table__)
@@ -57,17 +52,6 @@ class Claim:
     timezone: str
     audience: Audience = Audience()  # noqa: RUF009 - a frozen dataclass, shared safely
     action: ScheduledAction | None = None  # run it, rather than post `content`
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    delivery_id: int
-    outcome: DeliveryOutcome
-    attempts: int
-    finished_at: datetime | None
-    error: str | None = None
-    lease_until: datetime | None = None
-    message_id: str | None = None  # the platform's id of the sent message
 
 
 def _missed(schedule: Schedule, due: datetime, now: datetime, cap: int) -> list[datetime]:
@@ -108,34 +92,6 @@ _CAS_NEXT_FIRE_POSTGRES = text(
       AND reminders.status = 'active'
     """
 )
-_OUTCOMES_SQLITE = (
-    update(_deliveries)
-    .where(_deliveries.c.id == bindparam("b_id"), _deliveries.c.outcome == OUTCOME_PENDING)
-    .values(
-        outcome=bindparam("b_outcome"),
-        attempts=bindparam("b_attempts"),
-        finished_at=bindparam("b_finished_at"),
-        last_error=bindparam("b_error"),
-        lease_until=bindparam("b_lease_until"),
-        message_id=bindparam("b_message_id"),
-    )
-)
-_OUTCOMES_POSTGRES = text(
-    """
-    UPDATE deliveries
-    SET outcome = batch.outcome, attempts = batch.attempts, finished_at = batch.finished_at,
-        last_error = batch.error, lease_until = batch.lease_until,
-        message_id = batch.message_id
-    FROM unnest(CAST(:ids AS integer[]), CAST(:outcomes AS varchar[]),
-                CAST(:attempts AS integer[]), CAST(:finished AS timestamptz[]),
-                CAST(:errors AS text[]), CAST(:leases AS timestamptz[]),
-                CAST(:message_ids AS varchar[]))
-         AS batch(id, outcome, attempts, finished_at, error, lease_until, message_id)
-    WHERE deliveries.id = batch.id AND deliveries.outcome = 'pending'
-    """
-)
-
-
 _DELIVERIES_POSTGRES = text(
     """
     INSERT INTO deliveries (reminder_id, occurrence, outcome, attempts, late, last_error,
@@ -164,7 +120,7 @@ _DELIVERY_ARRAYS = {
 
 def _insert_deliveries(session: Session, records: list[dict[str, Any]]) -> list[Row[Any]]:
     """Insert delivery rows, skipping occurrences already recorded; returns those added."""
-    if _is_postgres(session):
+    if is_postgres(session):
         arrays = {key: [r[name] for r in records] for key, name in _DELIVERY_ARRAYS.items()}
         return list(session.execute(_DELIVERIES_POSTGRES, arrays).all())
     statement = insert_ignoring_conflicts(session, _deliveries).returning(
@@ -177,13 +133,9 @@ def _insert_deliveries(session: Session, records: list[dict[str, Any]]) -> list[
     return list(session.execute(statement, records).all())
 
 
-def _is_postgres(session: Session) -> bool:
-    return session.get_bind().dialect.name == "postgresql"
-
-
 def _compare_and_set_next_fire(session: Session, swaps: list[dict[str, Any]]) -> int:
     """Advance next_fire_at where it still holds the value read; returns rows swapped."""
-    if not _is_postgres(session):
+    if not is_postgres(session):
         return rowcount(session.execute(_CAS_NEXT_FIRE_SQLITE, swaps))
     arrays = {
         "ids": [s["b_id"] for s in swaps],
@@ -381,42 +333,6 @@ def extend_leases(session: Session, delivery_ids: Sequence[int], until: datetime
 def reminder_cancelled(session: Session, reminder_id: str) -> bool:
     status = session.scalar(select(_reminders.c.status).where(_reminders.c.id == reminder_id))
     return status in (None, REMINDER_CANCELLED)
-
-
-def record_outcomes(session: Session, outcomes: Sequence[Outcome]) -> None:
-    """Write send results; only pending rows change, so a late writer cannot undo one."""
-    latest = list({item.delivery_id: item for item in outcomes}.values())  # last one wins
-    if not latest:
-        return
-    if _is_postgres(session):
-        session.execute(
-            _OUTCOMES_POSTGRES,
-            {
-                "ids": [i.delivery_id for i in latest],
-                "outcomes": [i.outcome for i in latest],
-                "attempts": [i.attempts for i in latest],
-                "finished": [i.finished_at for i in latest],
-                "errors": [i.error for i in latest],
-                "leases": [i.lease_until for i in latest],
-                "message_ids": [i.message_id for i in latest],
-            },
-        )
-        return
-    session.execute(
-        _OUTCOMES_SQLITE,
-        [
-            {
-                "b_id": i.delivery_id,
-                "b_outcome": i.outcome,
-                "b_attempts": i.attempts,
-                "b_finished_at": i.finished_at,
-                "b_error": i.error,
-                "b_lease_until": i.lease_until,
-                "b_message_id": i.message_id,
-            }
-            for i in latest
-        ],
-    )
 
 
 def deliveries_of(session: Session, reminder_ids: Iterable[str]) -> list[Row[Any]]:

@@ -18,6 +18,22 @@ from groupmate.storage.vocabulary import (
     StateProblem,
 )
 
+# Re-exported from `groupmate.storage` and `groupmate`, which take the list from here.
+__all__ = [
+    "InvalidTimezoneError",
+    "NewerDatabaseError",
+    "NotEmptyError",
+    "ReminderChangedError",
+    "ReminderNotFoundError",
+    "ReminderPermissionError",
+    "ReminderStateError",
+    "SnoozeTargetError",
+    "StorageConfigError",
+    "StorageError",
+    "StorageUnavailableError",
+    "TransferError",
+]
+
 
 class StorageError(GroupmateError):
     """Base class for storage errors."""

@@ -7,7 +7,7 @@ import functools
 import logging
 
 from groupmate.storage.database import Database
-from groupmate.storage.deliveries import Outcome, record_outcomes
+from groupmate.storage.delivery_outcomes import Outcome, record_outcomes
 from groupmate.storage.errors import StorageUnavailableError
 from groupmate.storage.outgoing import safe_error
 

@@ -23,12 +23,12 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from groupmate.storage.database import Database
 from groupmate.storage.deliveries import (
     Claim,
-    Outcome,
     claim_due,
     extend_leases,
     reclaim_stale,
     reminder_cancelled,
 )
+from groupmate.storage.delivery_outcomes import Outcome
 from groupmate.storage.models import (
     OUTCOME_CANCELLED,
     OUTCOME_FAILED,

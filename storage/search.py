@@ -37,6 +37,7 @@ __all__ = [
     "FoundMessage",
     "MessageSearch",
     "SearchQuery",
+    "SearchReader",
     "index_new",
     "parse_query",
 ]
@@ -156,8 +157,8 @@ class MessageSearch:
 
 
 class SearchReader:
-    """The read-only view of the search, for read routes: finding messages, never
-    forgetting them."""
+    """The read-only view of the search, for read routes and read tools: finding
+    messages, never forgetting them."""
 
     __slots__ = ("_search",)
 
@@ -170,11 +171,19 @@ class SearchReader:
         query: SearchQuery,
         *,
         limit: int,
+        offset: int = 0,
         before: int | None = None,
         said_before: datetime | None = None,
+        asked: Asked | None = None,
     ) -> list[FoundMessage]:
         return await self._search.search(
-            chat_id, query, limit=limit, before=before, said_before=said_before
+            chat_id,
+            query,
+            limit=limit,
+            offset=offset,
+            before=before,
+            said_before=said_before,
+            asked=asked,
         )
 
     async def position_of(self, chat_id: str, message_id: str) -> int | None:

@@ -1,5 +1,5 @@
-"""LLM token usage per chat and UTC day: recorded after every model turn, read by the
-budget check before the next one."""
+"""LLM token usage per chat and UTC day: recorded after every model turn (`UsageLog`),
+read by the budget check before the next one (`UsageReader`, all a read tool gets)."""
 
 from __future__ import annotations
 
@@ -101,3 +101,16 @@ class UsageLog:
 
     async def spent(self, chat_id: str, day: date) -> Spent:
         return await self._database.read(functools.partial(_spent, chat_id=chat_id, day=day))
+
+
+class UsageReader:
+    """The read of a `UsageLog`, and nothing else: a read tool checks the day's budget
+    with it, and can't record tokens."""
+
+    __slots__ = ("_usage",)
+
+    def __init__(self, usage: UsageLog) -> None:
+        self._usage = usage
+
+    async def spent(self, chat_id: str, day: date) -> Spent:
+        return await self._usage.spent(chat_id, day)

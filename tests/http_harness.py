@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,12 +13,14 @@ from typing import Any
 
 import httpx
 import uvicorn
+from starlette.types import ASGIApp
 
 from groupmate.bot.adapters import configured
 from groupmate.bot.adapters.http import create_app
 from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.testing.stub_llm import StubLLM
+from tests import bots
 
 TOKEN = "t0k-secret"
 _ids = itertools.count(1)
@@ -28,6 +31,7 @@ class Api:
     client: httpx.AsyncClient
     bot: Bot
     base_url: str
+    app: ASGIApp  # what uvicorn serves (create_app's)
 
     async def say(self, text: str, **fields: Any) -> list[dict[str, Any]]:
         body = {
@@ -95,9 +99,10 @@ class Servers:
         for adapter in configured(config):  # as `groupmate serve` does
             bot.add_adapter(adapter)
         await bot.__aenter__()
+        app = create_app(bot)
         server = uvicorn.Server(
             uvicorn.Config(
-                create_app(bot),
+                app,
                 host=host,
                 port=0,
                 lifespan="on",
@@ -106,18 +111,18 @@ class Servers:
             )
         )
         task = asyncio.create_task(server.serve())
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10
-        while not server.started:
-            if task.done() or loop.time() > deadline:
-                await bot.__aexit__(None, None, None)
-                raise RuntimeError("the HTTP API did not start")
-            await asyncio.sleep(0.01)
+        from tests.conftest import eventually  # conftest imports this module
+
+        with contextlib.suppress(AssertionError):
+            await eventually(lambda: server.started or task.done(), within=10, every=0.01)
+        if not server.started:
+            await bot.__aexit__(None, None, None)
+            raise RuntimeError("the HTTP API did not start")
         port = server.servers[0].sockets[0].getsockname()[1]
         base_url = f"http://127.0.0.1:{port}"
         client = httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {TOKEN}"})
         self._running.append((bot, server, task, client))
-        return Api(client, bot, base_url)
+        return Api(client, bot, base_url, app)
 
     async def aclose(self) -> None:
         for bot, server, task, client in self._running:
@@ -191,10 +196,5 @@ def echo_bot(
     from groupmate.testing.stub_llm import latest_message, text
 
     stub.fallback = lambda body: text(f"echo: {latest_message(body)}")
-    config = {
-        "storage": {"url": database_url},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "warm_up": False},
-        "bot": {"rate_limits": {"user_per_minute": 1000, "burst": 100}, **bot_section},
-    }
-    parsed = parse_config(config, environ={})
-    return Bot(parsed, clock=clock) if clock else Bot(parsed)
+    bot = {"rate_limits": {"user_per_minute": 1000, "burst": 100}, **bot_section}
+    return bots.make_bot(database_url, stub, llm={"warm_up": False}, bot=bot, clock=clock)

@@ -14,7 +14,6 @@ import fcntl
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import zipfile
@@ -23,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.ports import free_port
 from tests.tool_venv import ensure_venv, stop_process, wait_until_up
 
 CACHE = Path(os.environ.get("GROUPMATE_CACHE", "~/.cache/groupmate")).expanduser()
@@ -104,12 +104,6 @@ def ensure_model(model: ModelFiles) -> Path:
         return model.path
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass(frozen=True, slots=True)
 class LlamaServer:
     base_url: str
@@ -142,7 +136,7 @@ def llama_server(
     `ram_cache_bytes` turns on the server's RAM cache of evaluated prompts."""
     python = ensure_llama()
     path = ensure_model(model)
-    port = _free_port()
+    port = free_port()
     command = [
         str(python), "-m", "llama_cpp.server",
         "--model", str(path),

@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 
-from tests.tool_venv import ROOT, ensure_venv, free_port, stop_process
+from tests.ports import free_port
+from tests.tool_venv import ROOT, ensure_venv, stop_process
 
 
 def time_server_command() -> str:

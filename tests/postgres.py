@@ -10,7 +10,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -19,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
+
+from tests.ports import free_port
 
 ENV_URL = "GROUPMATE_TEST_POSTGRES_URL"
 
@@ -50,13 +51,6 @@ def _install() -> Path:
     return bindir
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def postgres_server() -> Iterator[str]:
     """Start a private server; yields a psycopg URL of its `postgres` database."""
@@ -71,7 +65,7 @@ def postgres_server() -> Iterator[str]:
         account = pwd.getpwnam("postgres")
         os.chown(data, account.pw_uid, account.pw_gid)
         as_user = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
+    port = free_port()
     db, log = str(data / "db"), str(data / "log")
     options = f"-F -p {port} -k {data} -c listen_addresses=127.0.0.1 -c max_connections=300"
     try:

@@ -4,7 +4,6 @@ throwaway PostgreSQL. Each is a context manager that waits until it answers."""
 from __future__ import annotations
 
 import itertools
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,14 +16,8 @@ from typing import Any
 import httpx
 import yaml
 
+from tests.ports import free_port
 from tests.postgres import create_database, postgres_server
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_until_answers(url: str, process: subprocess.Popen[bytes], within: float = 60) -> None:

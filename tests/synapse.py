@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import socket
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from urllib.parse import quote
 import httpx
 import yaml
 
+from tests.ports import free_port
 from tests.tool_venv import ensure_venv, stop_process, wait_until_up
 
 SECRET = "groupmate-test-shared-secret"
@@ -32,12 +32,6 @@ _GENEROUS = {"per_second": 1000, "burst_count": 1000}
 def ensure_synapse() -> Path:
     """The venv's python, with matrix-synapse installed (once)."""
     return ensure_venv("synapse-venv", "matrix-synapse")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _config(directory: Path, port: int) -> dict[str, Any]:
@@ -87,7 +81,7 @@ class Synapse:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 

@@ -22,7 +22,8 @@ from sqlalchemy import create_engine, update
 from groupmate.storage.models import Reminder
 from groupmate.testing.stub_llm import StubLLM, text
 from tests.http_harness import TOKEN
-from tests.processes import free_port, wait_until_answers
+from tests.ports import free_port
+from tests.processes import wait_until_answers
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.slow

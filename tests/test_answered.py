@@ -17,27 +17,17 @@ from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.storage import Database, SendError, upgrade
 from groupmate.storage.chatlog import ChatLog, LogEntry, Seen
 from groupmate.testing.stub_llm import StubLLM, text
+from tests import bots
 from tests.conftest import eventually
 
 
 def make_bot(database_url: str, stub: StubLLM) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": database_url},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test"},
-        "bot": {"rate_limits": {"user_per_minute": 1000, "burst": 100}},
-    }
-    return Bot(parse_config(data, environ={}))
+    rate_limits = {"user_per_minute": 1000, "burst": 100}
+    return bots.make_bot(database_url, stub, bot={"rate_limits": rate_limits})
 
 
 def message(text: str, message_id: str = "m1") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
-        sender_id="u1",
-        sender_name="Ann",
-        text=text,
-        message_id=message_id,
-    )
+    return bots.chat_message(text, message_id=message_id)
 
 
 async def test_a_message_whose_answer_a_crash_lost_is_answered_on_redelivery(

@@ -5,33 +5,28 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.storage.usage import UsageLog
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
+from tests import bots
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)
 
 
 def make_bot(database_url: str, stub: StubLLM, **budget: int) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": database_url},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "budget": budget},
-        "bot": {"timezone": "Europe/Berlin", "admins": ["u-admin"]},
-    }
-    return Bot(parse_config(data, environ={}), clock=lambda: NOW)
+    bot = {"timezone": "Europe/Berlin", "admins": ["u-admin"]}
+    return bots.make_bot(database_url, stub, llm={"budget": budget}, bot=bot, clock=lambda: NOW)
 
 
 def said(text: str, sender: str = "u-alice", chat_type: str = "group") -> IncomingMessage:
-    return IncomingMessage(
+    return bots.chat_message(
+        text,
         chat_id="g1" if chat_type == "group" else "p1",
-        chat_type=chat_type,  # type: ignore[arg-type]
+        chat_type=chat_type,
         sender_id=sender,
         sender_name=sender.removeprefix("u-").title(),
-        text=text,
     )
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import create_engine
 from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage, Reply
 from groupmate.testing.stub_llm import StubLLM
+from tests import bots
 from tests.http_harness import echo_bot
 
 
@@ -21,12 +22,11 @@ def make_bot(database_url: str, stub: StubLLM, burst_ms: int) -> Bot:
 def said(
     words: str, n: int, sender: str = "ann", chat: str = "g1", **fields: Any
 ) -> IncomingMessage:
-    return IncomingMessage(
+    return bots.chat_message(
+        words,
         chat_id=chat,
-        chat_type="group",
         sender_id=sender,
         sender_name=sender.title(),
-        text=words,
         message_id=f"{sender}-{n}",
         **fields,
     )

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.catchup_core import Asker, for_you
 from groupmate.storage import Database, Member, upgrade
@@ -17,6 +15,7 @@ from groupmate.storage.chat_window import ReminderEvent, WindowMessage, window_m
 from groupmate.storage.chatlog import ChatLog, LogEntry
 from groupmate.storage.usage import UsageLog
 from groupmate.testing.stub_llm import StubLLM, calls, error, text
+from tests import bots
 
 START = datetime(2026, 11, 24, 1, 0, tzinfo=UTC)  # 09:00 in Shanghai
 
@@ -37,13 +36,9 @@ def make_bot(
     burst_ms: int = 0,
     **budget: int,
 ) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": database_url},
-        "bot": {"timezone": "Asia/Shanghai", "burst_ms": burst_ms},
-    }
-    if stub is not None:
-        data["llm"] = {"base_url": stub.base_url, "api_key": "sk-test", "budget": budget}
-    return Bot(parse_config(data, environ={}), clock=clock)
+    bot = {"timezone": "Asia/Shanghai", "burst_ms": burst_ms}
+    llm = {"budget": budget} if stub is not None else None
+    return bots.make_bot(database_url, stub, llm=llm, bot=bot, clock=clock)
 
 
 async def say(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from groupmate.function_calls.handlers.catchup import AWAY, SeenFrom, seen_from
-from tests.test_catchup import Clock, a_morning, make_bot, say
+from tests.test_catchup import START, Clock, a_morning, make_bot, say
 
 
 async def test_a_word_on_return_does_not_hide_what_was_missed(database_url: str) -> None:
@@ -71,3 +71,18 @@ def test_where_the_unseen_part_begins() -> None:
     assert seen_from([], now, ago(90)) == SeenFrom(ago(90), "catchup")
     # Right at AWAY apart is still the same stretch of talking.
     assert seen_from([ago(1), ago(1) - AWAY], now, None) == SeenFrom(ago(1), "message")
+
+
+async def test_the_marks_stay_where_catchup_kept_them(database_url: str) -> None:
+    """Marks are the summary family's values (`catchup-seen:<sender>`), where catch-up kept
+    them in its plugin store before `SeenMarks`: one set before an upgrade still counts."""
+    clock = Clock()
+    async with make_bot(database_url, clock) as bot:
+        await a_morning(bot, clock)
+        store = bot.plugin_store("summary", "g1")
+        at = (START + timedelta(minutes=7)).astimezone(UTC).isoformat()
+        await store.set("catchup-seen:u-alice", at)
+        (reply,) = await say(bot, clock, 180, "Alice", "/catchup")
+        marked = await store.get("catchup-seen:u-alice")
+    assert "since your last catch-up (Tue 24 Nov 09:07)" in reply.splitlines()[0]
+    assert marked == (START + timedelta(minutes=180)).astimezone(UTC).isoformat()

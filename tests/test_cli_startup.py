@@ -1,5 +1,5 @@
 """`groupmate --help` answers without importing the bot: no model client, database,
-scheduler or web framework is loaded to print the usage (bench/cli_startup.py times it)."""
+scheduler or web framework is loaded to print the usage (bench/start.py times it)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 from types import ModuleType
 
 from groupmate.function_calls.handlers import BUILTIN_MODULES
+from groupmate.testing.stub_llm import StubLLM
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = (
@@ -160,3 +162,86 @@ def test_check_of_every_platform_imports_no_platform_library(tmp_path: Path) -> 
     report, loaded, said = _check(config, PLATFORM_SDKS)
     assert "plugins: none configured" in report, said
     assert loaded == []
+
+
+# Imported only where used: the MCP SDK with an MCP server configured or served,
+# readability (and lxml) on the first page read, the terminal's prompt_toolkit in `chat`.
+ONLY_WHERE_USED = ("mcp", "mcp_types", "readability", "lxml", *PLATFORM_SDKS)
+# What `check` of a config with a model needs none of: the running bot (its router,
+# scheduler and metrics) and the web server; the model's window and the prompt's tokens
+# come from the tools and the model's settings alone.
+CHECK_NEVER = (
+    *ONLY_WHERE_USED,
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "prometheus_client",
+    "groupmate.bot.app",
+    "groupmate.bot.runtime",
+    "groupmate.bot.router",
+)
+
+
+def _minimal(folder: Path, model_port: int) -> Path:
+    """The README's minimal config (base_url, model, tool_mode), on SQLite in `folder`."""
+    config = folder / "config.yaml"
+    config.write_text(
+        f"storage: {{url: 'sqlite:///{folder}/bot.db'}}\n"
+        f"llm: {{base_url: 'http://127.0.0.1:{model_port}/v1', model: stub, tool_mode: auto}}\n"
+    )
+    return config
+
+
+def test_check_of_the_minimal_config_imports_no_server_and_no_unused_sdk(
+    tmp_path: Path, stub: StubLLM
+) -> None:
+    report, loaded, said = _check(_minimal(tmp_path, stub.port), CHECK_NEVER)
+    assert any(line.startswith("prompt: ") for line in report), said
+    assert loaded == []
+
+
+# `serve` as the command line runs it; once /healthz is green, which of `heavy` it has
+# loaded, and then it is stopped as a service manager stops it.
+_SERVING = """
+import os, signal, sys, threading, time, urllib.request
+from groupmate.bot.cli import main
+
+def watch(url):
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as answer:
+                if answer.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.05)
+    print("LOADED", *[name for name in {heavy!r} if name in sys.modules], flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+threading.Thread(target=watch, args=(sys.argv[1],), daemon=True).start()
+main(sys.argv[2:])
+"""
+
+
+def test_serve_of_the_minimal_config_imports_no_unused_sdk(tmp_path: Path, stub: StubLLM) -> None:
+    port = free_port()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _SERVING.format(heavy=ONLY_WHERE_USED),
+            f"http://127.0.0.1:{port}/healthz",
+            "--config",
+            str(_minimal(tmp_path, stub.port)),
+            "serve",
+            "--port",
+            str(port),
+        ],
+        env={"PYTHONPATH": str(ROOT)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
+    assert loaded, done.stdout + done.stderr
+    assert loaded[0].split()[1:] == []

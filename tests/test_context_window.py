@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.context_window import ContextOverflowError, fit
 from groupmate.function_calls.internal_text import MESSAGE_TOO_LONG
 from groupmate.testing.stub_llm import Reply, StubLLM, error, text
+from tests import bots
 
 CONTEXT = 4096
 
@@ -32,27 +32,14 @@ def four_k_model(body: dict[str, Any]) -> Reply:
 
 
 def make_bot(tmp_path: Path, stub: StubLLM) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "llm": {
-            "base_url": stub.base_url,
-            "api_key": "sk-test",
-            "context_tokens": CONTEXT,
-            "max_output_tokens": 512,
-        },
-        "bot": {"history": {"max_messages": 300, "max_chars": 200_000}},
-    }
-    return Bot(parse_config(data, environ={}))
+    llm = {"context_tokens": CONTEXT, "max_output_tokens": 512}
+    history = {"max_messages": 300, "max_chars": 200_000}
+    return bots.make_bot(tmp_path, stub, llm=llm, bot={"history": history})
 
 
 def said(text: str, number: int, sender: str = "Bob") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
-        sender_id=f"u-{sender.lower()}",
-        sender_name=sender,
-        text=text,
-        message_id=f"m{number}",
+    return bots.chat_message(
+        text, sender_id=f"u-{sender.lower()}", sender_name=sender, message_id=f"m{number}"
     )
 
 

@@ -29,9 +29,11 @@ from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.server_info import DEFAULT_CONTEXT_TOKENS
 from groupmate.testing import stub_llm as s
+from tests import bots
 from tests.mcp_servers import default_path_servers
+from tests.ports import free_port
 from tests.selection.catalog import PLUGIN_MODULES
-from tests.tool_venv import ROOT, free_port, stop_process, wait_until_up
+from tests.tool_venv import ROOT, stop_process, wait_until_up
 
 pytestmark = pytest.mark.slow
 
@@ -58,14 +60,7 @@ def silent_4k(stub: s.StubLLM) -> Iterator[s.StubLLM]:
 
 
 def said(text: str, number: int) -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
-        sender_id="u-ann",
-        sender_name="Ann",
-        text=f"@groupmate {text}",
-        message_id=f"m{number}",
-    )
+    return bots.chat_message(f"@groupmate {text}", sender_id="u-ann", message_id=f"m{number}")
 
 
 def call(mode: str, name: str, arguments: dict[str, Any]) -> s.Reply:

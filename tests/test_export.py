@@ -37,6 +37,7 @@ from groupmate.storage.transfer_rows import TABLES
 from groupmate.testing.bot import TestBot
 from groupmate.testing.clock import FakeClock
 from groupmate.testing.model import ScriptedModel
+from tests import bots
 from tests.postgres import create_database, drop_database
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,12 +88,11 @@ def raw_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def said(words: str, message_id: str, sender: str, **fields: Any) -> IncomingMessage:
-    return IncomingMessage(
+    return bots.chat_message(
+        words,
         chat_id=CHAT,
-        chat_type="group",
         sender_id=sender,
         sender_name=sender.title(),
-        text=words,
         message_id=message_id,
         **fields,
     )

@@ -5,13 +5,14 @@ whose sitecustomize makes its import system unable to find it, as if never insta
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import yaml
+
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,12 +43,6 @@ sys.meta_path[:] = [_Hiding(finder) for finder in sys.meta_path]
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _run(tmp_path: Path, hidden: set[str], *args: str) -> subprocess.CompletedProcess[str]:
     site = tmp_path / "site"
     site.mkdir(exist_ok=True)
@@ -72,7 +67,7 @@ def _config(tmp_path: Path) -> Path:
         "bot": {"timezone": "Europe/Berlin"},
         "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
         "adapters": {
-            "webhook": {"host": "127.0.0.1", "port": _free_port()},
+            "webhook": {"host": "127.0.0.1", "port": free_port()},
             "telegram": {"token": "123:abc"},
             "discord": {"token": "x"},
         },

@@ -16,8 +16,9 @@ from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls import FunctionResult, FunctionToolset
-from groupmate.function_calls.tools import build_tool
+from groupmate.function_calls.tool_building import build_tool
 from groupmate.testing.stub_llm import StubLLM, calls, text
+from tests import bots
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
 # The model invents a time the user never said: the words check refuses the call.
@@ -28,15 +29,8 @@ NOTHING_ZH = "没有设置或修改任何东西：你的消息没有说清楚具
 
 
 def make_bot(tmp_path: Path, stub: StubLLM) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"},
-        "bot": {
-            "timezone": "Europe/Berlin",
-            "rate_limits": {"user_per_minute": 100, "burst": 100},
-        },
-    }
-    return Bot(parse_config(data, environ={}), clock=lambda: NOW)
+    bot = {"timezone": "Europe/Berlin", "rate_limits": {"user_per_minute": 100, "burst": 100}}
+    return bots.make_bot(tmp_path, stub, llm={"tool_mode": "native"}, bot=bot, clock=lambda: NOW)
 
 
 async def answers(bot: Bot, words: str) -> list[str]:

@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.grammar import classify_ask, read_whole
 from groupmate.function_calls.handlers.reminder_words import describe_schedule, reminder_message
@@ -23,6 +22,7 @@ from groupmate.storage import Member
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.repository import Audience
 from groupmate.testing.stub_llm import StubLLM, calls, text
+from tests import bots
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "fast_path_corpus.yaml").read_text("utf-8"))
 CORPUS_NOW = datetime.strptime(CORPUS["now"], "%Y-%m-%d %H:%M").replace(
@@ -82,23 +82,17 @@ class Clock:
 
 
 def make_bot(tmp_path: Path, stub: StubLLM, mode: str = "prompt", **reminders: Any) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": mode},
-        "bot": {
-            "timezone": "Europe/Berlin",
-            "admins": ["u-admin"],
-            "rate_limits": {"user_per_minute": 100, "burst": 100},
-        },
-        "reminders": reminders,
+    bot = {
+        "timezone": "Europe/Berlin",
+        "admins": ["u-admin"],
+        "rate_limits": {"user_per_minute": 100, "burst": 100},
     }
-    return Bot(parse_config(data, environ={}), clock=Clock())
+    llm = {"tool_mode": mode}
+    return bots.make_bot(tmp_path, stub, llm=llm, bot=bot, reminders=reminders, clock=Clock())
 
 
 def said(words: str, sender: str = "u-alice", name: str = "Alice") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1", chat_type="group", sender_id=sender, sender_name=name, text=words
-    )
+    return bots.chat_message(words, sender_id=sender, sender_name=name)
 
 
 async def answer(bot: Bot, message: IncomingMessage) -> str:

@@ -10,6 +10,7 @@ from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage
 from groupmate.storage import Member
 from groupmate.testing.stub_llm import StubLLM
+from tests import bots
 from tests.conftest import FakeClock
 from tests.http_harness import echo_bot
 
@@ -21,12 +22,11 @@ def make_bot(database_url: str, stub: StubLLM, clock: FakeClock) -> Bot:
 
 
 def said(words: str, sender: str = "ann", chat: str = "g1", **fields: Any) -> IncomingMessage:
-    return IncomingMessage(
+    return bots.chat_message(
+        words,
         chat_id=chat,
-        chat_type="group",
         sender_id=sender,
         sender_name=sender.title(),
-        text=words,
         message_id=f"m{next(_ids)}",
         **fields,
     )

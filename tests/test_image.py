@@ -29,7 +29,7 @@ from tests.containers import (
     postgres_image,
     say,
 )
-from tests.processes import free_port
+from tests.ports import free_port
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.image

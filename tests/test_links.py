@@ -22,10 +22,10 @@ from groupmate.function_calls.links import (
     read_article,
 )
 from groupmate.function_calls.links.addresses import IPAddress, split_host_port
-from groupmate.function_calls.links.extract import _title_tag
-from groupmate.function_calls.links.fetch import decode, system_resolver
+from groupmate.function_calls.links.extract import title_tag
+from groupmate.function_calls.links.fetch import Page, decode, system_resolver
 from tests.page_server import PageServer
-from tests.tool_venv import free_port
+from tests.ports import free_port
 
 # -- the classifier: values only
 
@@ -347,6 +347,47 @@ def test_any_declared_charset_gives_text(body: bytes, declared: str | None, expe
 
 def test_a_page_of_unclosed_title_tags_is_read_in_linear_time() -> None:
     began = time.perf_counter()
-    assert _title_tag("<title" * 100_000) == ""
-    assert _title_tag("<html><TITLE lang=en>A &amp; B\n page</title>") == "A & B page"
+    assert title_tag("<title" * 100_000) == ""
+    assert title_tag("<html><TITLE lang=en>A &amp; B\n page</title>") == "A & B page"
     assert time.perf_counter() - began < 0.5
+
+
+_PRICES = """<html><head><meta property="og:title" content="Fuel prices this week"></head>
+<body><nav><a href="/">Home</a> <a href="/cars">Cars</a></nav><article>
+<h1>Prices rise again</h1><p class="byline">By Anna Berg, 3 March</p>
+<p>Prices rose again this week across the region, driven by the cold weather and the
+strike at the refinery, which has now lasted eleven days.</p>
+<table><tr><th>Fuel</th><th>Price</th></tr><tr><td>Diesel</td><td>1.72 euro</td></tr></table>
+<p>They are expected to stay <b>high</b> until the strike ends.<br>Stations report queues.</p>
+</article><footer>Copyright 2026 Fuel News</footer></body></html>"""
+
+
+def test_a_table_is_read_row_by_row_without_the_byline() -> None:
+    article = read_article(
+        Page(url="http://fuel.test/p", kind="html", text=_PRICES, truncated=False)
+    )
+    assert article.paragraphs[0] == "Prices rise again"
+    assert article.paragraphs[2:] == [
+        "Fuel | Price",
+        "Diesel | 1.72 euro",
+        "They are expected to stay high until the strike ends.",
+        "Stations report queues.",
+    ]
+    text = "\n".join(article.paragraphs)
+    for chrome in ("Anna Berg", "Home", "Copyright"):
+        assert chrome not in text
+
+
+@pytest.mark.parametrize(
+    ("head", "title"),
+    [
+        ('<meta property="og:title" content="Fuel  prices">', "Fuel prices"),
+        ("", "Prices rise again"),  # nor sharing metadata: the heading
+    ],
+)
+def test_a_page_without_a_title_tag_is_named_by_its_metadata_or_heading(
+    head: str, title: str
+) -> None:
+    markup = f"<html><head>{head}</head><body><h1>Prices rise again</h1><p>Up.</p></body></html>"
+    page = Page(url="http://fuel.test/p", kind="html", text=markup, truncated=False)
+    assert read_article(page).title == title

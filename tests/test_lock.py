@@ -57,7 +57,8 @@ def required(*extras: str) -> list[Requirement]:
 
 
 @pytest.mark.parametrize(
-    ("lock", "extras"), [(APP, ("all", "postgres")), (DEV, ("dev", "all", "postgres"))]
+    ("lock", "extras"),
+    [(APP, ("all", "postgres", "speed")), (DEV, ("dev", "all", "postgres", "speed"))],
 )
 def test_each_lock_pins_every_requirement_within_its_range_with_hashes(
     lock: str, extras: tuple[str, ...]

@@ -3,7 +3,6 @@ client's handling of M_LIMIT_EXCEEDED and errors (against a small real HTTP serv
 
 from __future__ import annotations
 
-import socket
 import time
 from typing import Any
 
@@ -25,6 +24,7 @@ from groupmate.bot.adapters.matrix_format import (
 )
 from groupmate.storage import Member
 from groupmate.testing.threaded_server import ThreadedServer
+from tests.ports import free_port
 
 
 def test_people_become_pills_and_user_text_is_escaped() -> None:
@@ -146,9 +146,7 @@ async def test_errors_name_the_errcode_never_the_token() -> None:
 
 
 async def test_a_dead_server_fails_at_once_for_the_adapter_to_back_off() -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    url = f"http://127.0.0.1:{free_port()}"  # a port nothing listens on
     client = MatrixClient(url, "@bot:hs", access_token="secret-token")
     with pytest.raises(MatrixError) as raised:
         await client.join("!r:hs")

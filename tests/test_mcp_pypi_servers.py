@@ -16,6 +16,7 @@ from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, text
+from tests import bots
 from tests.mcp_servers import sqlite_server_command, time_server_command
 
 pytestmark = pytest.mark.slow
@@ -31,14 +32,7 @@ def bot_with(tmp_path: Path, stub: StubLLM, servers: dict[str, Any]) -> Bot:
 
 
 def ask(words: str, n: int = 1) -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
-        sender_id="u1",
-        sender_name="Ann",
-        text=f"@groupmate {words}",
-        message_id=f"m{n}",
-    )
+    return bots.chat_message(f"@groupmate {words}", message_id=f"m{n}")
 
 
 def last_tool_result(body: dict[str, Any]) -> str:

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.handlers.reminder_words import describe_schedule
 from groupmate.testing import BotFactory, FakeClock
 from groupmate.testing.stub_llm import StubLLM, calls, text
+from tests import bots
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
 
@@ -26,23 +26,20 @@ class Clock:
 
 
 def make_bot(tmp_path: Path, stub: StubLLM, clock: Clock) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "llm": {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"},
+    bot = {"timezone": "Europe/Berlin", "rate_limits": {"user_per_minute": 100, "burst": 100}}
+    return bots.make_bot(
+        tmp_path,
+        stub,
+        llm={"tool_mode": "native"},
         # The model's turn is under test: requests the grammar reads whole would skip it.
-        "reminders": {"fast_path": False},
-        "bot": {
-            "timezone": "Europe/Berlin",
-            "rate_limits": {"user_per_minute": 100, "burst": 100},
-        },
-    }
-    return Bot(parse_config(data, environ={}), clock=clock)
+        reminders={"fast_path": False},
+        bot=bot,
+        clock=clock,
+    )
 
 
 def said(text: str, sender: str = "u-alice", name: str = "Alice") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1", chat_type="group", sender_id=sender, sender_name=name, text=text
-    )
+    return bots.chat_message(text, sender_id=sender, sender_name=name)
 
 
 async def texts(bot: Bot, message: IncomingMessage) -> list[str]:

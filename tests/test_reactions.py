@@ -12,6 +12,7 @@ from sqlalchemy import create_engine, text
 from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage, IncomingReaction
+from tests import bots
 from tests.conftest import FakeClock, eventually
 from tests.digest_reading import engaged, line_of
 
@@ -19,8 +20,9 @@ START = datetime(2026, 11, 24, 1, 0, tzinfo=UTC)
 
 
 def make_bot(database_url: str, clock: FakeClock, **storage: Any) -> Bot:
-    data = {"storage": {"url": database_url, **storage}, "bot": {"timezone": "Asia/Shanghai"}}
-    return Bot(parse_config(data, environ={}), clock=clock)
+    return bots.make_bot(
+        database_url, storage=storage, bot={"timezone": "Asia/Shanghai"}, clock=clock
+    )
 
 
 async def say(bot: Bot, sender: str, words: str, mid: str | None = None) -> list[str]:

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.testing.stub_llm import StubLLM, calls, text
+from tests import bots
 from tests.page_server import PageServer
+from tests.ports import free_port
 from tests.search_servers import BRAVE_KEY, FakeSearch, hits
 from tests.test_cli import _config, _run
-from tests.tool_venv import free_port
 
 NEWS_TITLE = "Council approves the new river bridge | Riverside Daily"
 
@@ -34,19 +34,19 @@ def pages() -> Iterator[PageServer]:
 def make_bot(
     tmp_path: Path, pages: PageServer, fake: FakeSearch, stub: StubLLM | None, **search: Any
 ) -> Bot:
-    data: dict[str, Any] = {
-        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
-        "search": {
+    return bots.make_bot(
+        tmp_path,
+        stub,
+        llm={"tool_mode": "native"} if stub is not None else None,
+        search={
             "provider": "searxng",
             "base_url": fake.url,
             "fetch": {"allow_hosts": [f"127.0.0.1:{pages.port}"]},
             **search,
         },
-        "bot": {"rate_limits": {"user_per_minute": 100, "burst": 100}},
-    }
-    if stub is not None:
-        data["llm"] = {"base_url": stub.base_url, "api_key": "sk-test", "tool_mode": "native"}
-    return Bot(parse_config(data, environ={}), clock=_now)
+        bot={"rate_limits": {"user_per_minute": 100, "burst": 100}},
+        clock=_now,
+    )
 
 
 def _now() -> Any:
@@ -56,12 +56,10 @@ def _now() -> Any:
 
 
 def said(text: str, n: int = 0, sender: str = "u-alice", **fields: Any) -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1",
-        chat_type="group",
+    return bots.chat_message(
+        text,
         sender_id=sender,
         sender_name="Alice" if sender == "u-alice" else "Bob",
-        text=text,
         message_id=f"m{n}" if n else None,
         **fields,
     )

@@ -4,6 +4,7 @@ resume, snooze (by reply and by id) and history, on the real scheduler and datab
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,6 +14,22 @@ from groupmate.storage.models import Reminder
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers
 from tests.receiver import Receiver
+
+
+async def answered_once(
+    say: Callable[[], Awaitable[list[dict[str, Any]]]], start: str
+) -> dict[str, Any]:
+    """The one answer to `say`, asked again until it starts with `start` (for what the
+    bot can answer only once something it writes just after a send is written)."""
+    answers: list[dict[str, Any]] = []
+
+    async def answers_so() -> bool:
+        (answer,) = await say()
+        answers.append(answer)
+        return str(answer["text"]).startswith(start)
+
+    await eventually(answers_so, within=10, every=0.05)  # the pace a person retries at
+    return answers[-1]
 
 
 async def fire_now(api: Api, short_id: int, *, snooze: bool = False) -> None:
@@ -84,14 +101,12 @@ async def test_snooze_by_reply_fires_again_once(servers: Servers, receiver: Rece
     await fire_now(api, 1)
     (first,) = await asyncio.to_thread(receiver.wait_for, 1, 10)
     assert first.body["text"] == "⏰ Reminder for @Alice: take pills"
-    await asyncio.sleep(0)
-    for _ in range(100):  # the outcome (with the platform's id) is written after the send
-        (snoozed,) = await api.say(
-            "snooze 1m", reply_to_message_id="platform-msg-7", reply_to_bot=True
-        )
-        if snoozed["text"].startswith("💤"):
-            break
-        await asyncio.sleep(0.05)
+    # The outcome (with the platform's id) is written after the send: until then, the
+    # reply is to no reminder the bot knows.
+    snoozed = await answered_once(
+        lambda: api.say("snooze 1m", reply_to_message_id="platform-msg-7", reply_to_bot=True),
+        "💤",
+    )
     assert snoozed["text"].startswith("💤 Snoozed #1 until ")
     (listed,) = await api.say("/reminders")
     assert "every day at 07:00" in listed["text"] and "snoozed" in listed["text"]
@@ -146,11 +161,8 @@ async def test_a_pending_snooze_follows_edits_and_pause(
     await api.say("/remind every day at 7 take pills")
     await fire_now(api, 1)
     await asyncio.to_thread(receiver.wait_for, 1, 10)
-    for _ in range(100):  # the outcome is written just after the send
-        (snoozed,) = await api.say("/snooze #1 30m")
-        if snoozed["text"].startswith("💤"):
-            break
-        await asyncio.sleep(0.05)
+    # The outcome is written just after the send.
+    snoozed = await answered_once(lambda: api.say("/snooze #1 30m"), "💤")
     assert snoozed["text"].startswith("💤 Snoozed #1")
     await api.say("/edit #1 take the blue pills")
     listed = (await api.client.get("/v1/chats/g1/reminders")).json()

@@ -38,7 +38,7 @@ from groupmate.storage.changes import ReminderChange, Requester
 from groupmate.storage.deliveries import deliveries_of
 from groupmate.storage.repository import Audience, create_reminder, get_reminder
 from groupmate.storage.scheduler import DispatchStats
-from tests.conftest import FAST_POLICY, FakeClock, Outbox, Worker
+from tests.conftest import FAST_POLICY, FakeClock, Outbox, Worker, eventually
 from tests.test_delivery import deliveries, make, outcomes, scheduler
 from tests.test_restart import sink_lines, wait_until
 
@@ -311,11 +311,7 @@ async def _waiting(database: Database, query: str) -> None:
         )
         return bool(found)
 
-    for _ in range(250):
-        if await database.read(waiting):
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"nothing waited on a lock running {query!r}")
+    await eventually(lambda: database.read(waiting), within=5, every=0.02)
 
 
 # --- 3. the v2 service operations, on SQLite and PostgreSQL --------------------------

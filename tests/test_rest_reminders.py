@@ -8,6 +8,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import httpx
+
+from tests.conftest import eventually
 from tests.http_harness import Api, Servers
 from tests.receiver import Receiver
 from tests.test_reminders_v2 import fire_now
@@ -160,13 +163,14 @@ async def test_pause_resume_snooze_and_history_routes(servers: Servers, receiver
 
     await fire_now(api, 1)
     await asyncio.to_thread(receiver.wait_for, 1, 10)
-    snoozed = None
-    for _ in range(100):  # the delivery's outcome is written just after the send
-        response = await api.client.post(f"{base}/snooze", params={"minutes": 30})
-        if response.status_code == 200:
-            snoozed = response.json()
-            break
-        await asyncio.sleep(0.05)
+    responses: list[httpx.Response] = []
+
+    async def snoozes() -> bool:  # the delivery's outcome is written just after the send
+        responses.append(await api.client.post(f"{base}/snooze", params={"minutes": 30}))
+        return responses[-1].status_code == 200
+
+    await eventually(snoozes, within=10, every=0.05)
+    snoozed = responses[-1].json()
     assert snoozed is not None
     assert snoozed["reminder"]["rule"] == "every day at 07:00"  # the rule stays
     snooze = snoozed["snooze"]

@@ -22,12 +22,15 @@ from groupmate.function_calls import MessageContext
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.handlers import builtin_tools
-from groupmate.function_calls.provided import WRITE_TYPES
+from groupmate.function_calls.plugin_store import PluginStore
+from groupmate.function_calls.provided import BOOKKEEPING_TYPES, WRITE_TYPES
 from groupmate.function_calls.registry import NoArguments, build_tool
+from groupmate.function_calls.seen_marks import SeenMarks
 from groupmate.storage import Database, ReminderReader, ReminderService
 from groupmate.storage.audit import AuditLog, AuditQuery, AuditReader
 from groupmate.storage.chatlog import ChatLog, ChatLogReader
-from groupmate.storage.search import MessageSearch, SearchReader
+from groupmate.storage.search import MessageSearch, SearchQuery, SearchReader
+from groupmate.storage.usage import UsageLog, UsageReader
 from tests.conftest import make_ctx
 from tests.plugin_fixtures.nightly import Nightly
 
@@ -54,6 +57,16 @@ async def recalls(ctx: MessageContext, chatlog: ChatLog) -> str:
     return str(await chatlog.recent(ctx.chat_id, 10))
 
 
+async def spends(ctx: MessageContext, usage: UsageLog) -> str:
+    """Tokens used here today."""
+    return str(await usage.spent(ctx.chat_id, ctx.now().date()))
+
+
+async def finds(ctx: MessageContext, search: MessageSearch) -> str:
+    """Messages about the launch."""
+    return str(await search.search(ctx.chat_id, SearchQuery(("launch",), None), limit=5))
+
+
 @pytest.mark.parametrize("effect", ["read", "external"])
 @pytest.mark.parametrize(
     ("handler", "param", "kind"),
@@ -61,6 +74,7 @@ async def recalls(ctx: MessageContext, chatlog: ChatLog) -> str:
         (counts, "service", ReminderService),
         (audits, "audit", AuditLog),
         (recalls, "chatlog", ChatLog),
+        (spends, "usage", UsageLog),
     ],
 )
 def test_a_tool_that_asks_for_a_writer_must_declare_it_writes(
@@ -74,6 +88,19 @@ def test_a_tool_that_asks_for_a_writer_must_declare_it_writes(
     assert build_tool(handler, effect="write").effect == "write"
 
 
+@pytest.mark.parametrize("effect", ["read", "external"])
+def test_a_tool_that_asks_for_the_search_that_forgets_must_declare_it_writes(
+    effect: Any,
+) -> None:
+    """`MessageSearch` is the memory family's service (so the tool is the family's)."""
+    memory = {MessageSearch, SearchReader}.__contains__
+    with pytest.raises(ToolDefinitionError) as refused:
+        build_tool(finds, effect=effect, provides=memory, plugin="memory")
+    said = str(refused.value)
+    assert "parameter 'search' (MessageSearch)" in said and 'effect="write"' in said
+    assert build_tool(finds, effect="write", provides=memory, plugin="memory").effect == "write"
+
+
 def test_a_read_tool_gets_the_read_only_view() -> None:
     tool = build_tool(reads, effect="read")
     assert [dep.kind for dep in tool.deps] == [ReminderReader]
@@ -81,6 +108,35 @@ def test_a_read_tool_gets_the_read_only_view() -> None:
     for tool in builtin_tools():
         if tool.effect != "write":
             assert not {dep.kind for dep in tool.deps} & WRITE_TYPES, tool.name
+
+
+def public(kind: type[Any]) -> set[str]:
+    return {name for name in dir(kind) if not name.startswith("_")}
+
+
+def test_no_read_tool_reaches_a_general_writer() -> None:
+    """A built-in read tool holds views and, at most, declared bookkeeping: not a writer,
+    nor its plugin's store (which writes any of its values). Catch-up reads the budget
+    through `UsageReader` and sets its marks through `SeenMarks`; /find and chat_search
+    find through `SearchReader`, and only /forget, a write, can forget."""
+    general = WRITE_TYPES | {PluginStore}
+    holders: dict[str, set[type[Any]]] = {}
+    for tool in builtin_tools():
+        kinds = {dep.kind for dep in tool.deps}
+        if tool.effect != "write":
+            assert not kinds & general, (tool.name, kinds & general)
+            for kind in kinds & BOOKKEEPING_TYPES:
+                holders.setdefault(tool.name, set()).add(kind)
+    assert holders == {"chat_catchup": {SeenMarks}}
+    asks = {tool.name: {dep.kind for dep in tool.deps} for tool in builtin_tools()}
+    assert {UsageReader, SeenMarks} <= asks["chat_catchup"]
+    assert SearchReader in asks["chat_find"] and SearchReader in asks["chat_search"]
+    assert MessageSearch in asks["chat_forget"]
+    # Each view and each bookkeeper can do what it is for, and nothing else.
+    assert public(SeenMarks) == {"last", "mark"}
+    assert public(SearchReader) == {"search", "position_of"}
+    assert public(UsageReader) == {"spent"}
+    assert not BOOKKEEPING_TYPES & WRITE_TYPES
 
 
 @pytest.mark.parametrize(
@@ -151,6 +207,19 @@ async def test_a_tool_that_does_not_write_cannot_look_a_writer_up_either(effect:
     assert seen.data == "ReminderReader"
     wrote = await build_tool(looks_up, effect="write").invoke(ctx, NoArguments())
     assert wrote.data == "ReminderService,ReminderReader,AuditLog,Database"
+
+
+async def looks_up_the_bookkeeping(ctx: MessageContext) -> str:
+    """What this context hands out of the usage and the marks."""
+    kinds = (UsageLog, UsageReader, SeenMarks)
+    return ",".join(kind.__name__ for kind in kinds if ctx.deps.get(kind) is not None)
+
+
+async def test_a_read_tool_looks_up_the_usage_reader_and_the_marks_never_the_usage_log() -> None:
+    deps = Deps({UsageLog: object(), UsageReader: object(), SeenMarks: object()})
+    ctx = make_ctx(deps=deps)
+    seen = await build_tool(looks_up_the_bookkeeping, effect="read").invoke(ctx, NoArguments())
+    assert seen.data == "UsageReader,SeenMarks"
 
 
 async def test_a_read_tool_still_lists_the_write_tools_its_sender_may_use(

@@ -13,32 +13,21 @@ from typing import Any
 import pytest
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.logs import new_correlation_id, setup_logging
 from groupmate.bot.messages import IncomingMessage
 from groupmate.function_calls.handlers.summary import asks_about_the_chat, summarize
 from groupmate.storage import OutgoingMessage
 from groupmate.testing.stub_llm import Reply, StubLLM, calls, earlier_chat, latest_message, text
+from tests import bots
 from tests.conftest import eventually
 
 
 def make_bot(tmp_path: Path, **sections: Any) -> Bot:
-    data: dict[str, Any] = {"storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"}}
-    data.update(sections)
-    return Bot(parse_config(data, environ={}))
+    return bots.make_bot(tmp_path, **sections)
 
 
 def message(text: str, n: int, chat: str = "g1", **fields: Any) -> IncomingMessage:
-    values: dict[str, Any] = {
-        "chat_id": chat,
-        "chat_type": "group",
-        "sender_id": "u1",
-        "sender_name": "Ann",
-        "text": text,
-        "message_id": f"m{n}",
-    }
-    values.update(fields)
-    return IncomingMessage(**values)
+    return bots.chat_message(text, **{"chat_id": chat, "message_id": f"m{n}", **fields})
 
 
 async def test_retention_keeps_the_newest_messages(tmp_path: Path) -> None:

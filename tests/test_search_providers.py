@@ -23,8 +23,8 @@ from groupmate.function_calls.search import (
     TavilySearch,
     WebSearch,
 )
+from tests.ports import free_port
 from tests.search_servers import BRAVE_KEY, GOOD_KEY, FakeSearch, hits
-from tests.tool_venv import free_port
 
 KINDS = ["searxng", "tavily", "brave"]
 

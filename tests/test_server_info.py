@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from groupmate.function_calls.server_info import (
 from groupmate.function_calls.usage import estimate_tokens
 from groupmate.testing.threaded_server import ThreadedServer
 from tests.conftest import make_ctx
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "qwen2.5:1.5b"
@@ -291,9 +291,7 @@ async def test_a_slow_or_absent_server_does_not_hold_startup(
     began = time.monotonic()
     assert await discover_context(slow.base_url, MODEL, within=0.3) is None
     assert time.monotonic() - began < 2
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
+    port = free_port()
     began = time.monotonic()
     window = await context_window(None, base_url=f"http://127.0.0.1:{port}/v1", model=MODEL)
     assert window.tokens == 4096 and time.monotonic() - began < 2

@@ -11,7 +11,6 @@ import pytest
 from pydantic import BaseModel, Field
 
 from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import IncomingMessage
 from groupmate.bot.tool_commands import CommandWordsError, ToolCommand
 from groupmate.function_calls import (
@@ -23,6 +22,7 @@ from groupmate.function_calls import (
 )
 from groupmate.function_calls.handlers import builtin_tools
 from groupmate.storage.audit import AuditQuery
+from tests import bots
 
 
 class WeatherArgs(BaseModel):
@@ -58,9 +58,7 @@ def registry() -> ToolRegistry:
 
 
 def message(text: str, sender: str = "u-alice") -> IncomingMessage:
-    return IncomingMessage(
-        chat_id="g1", chat_type="group", sender_id=sender, sender_name="Alice", text=text
-    )
+    return bots.chat_message(text, sender_id=sender, sender_name="Alice")
 
 
 async def said(bot: Bot, text: str) -> str:
@@ -68,8 +66,7 @@ async def said(bot: Bot, text: str) -> str:
 
 
 def make_bot(tmp_path: Path, **sections: Any) -> Bot:
-    data = {"storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"}, **sections}
-    return Bot(parse_config(data, environ={}), registry=registry())
+    return bots.make_bot(tmp_path, registry=registry(), **sections)
 
 
 async def test_a_tools_command_runs_it_without_a_model(tmp_path: Path) -> None:

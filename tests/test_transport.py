@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import time
 
 import pytest
@@ -18,6 +17,7 @@ from groupmate.function_calls import (
 from groupmate.function_calls._transport import ToolList, encode_body
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
+from tests.ports import free_port
 
 
 async def test_rate_limit_is_retried_honouring_retry_after(stub, make_llm, registry) -> None:
@@ -46,16 +46,10 @@ async def test_transient_server_error_recovers(stub, make_llm, registry) -> None
     assert result.text == "Recovered."
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_connection_refused_gives_a_clear_reply(registry: ToolRegistry) -> None:
     async with FunctionCallLLM(
         model="m",
-        base_url=f"http://127.0.0.1:{_closed_port()}/v1",
+        base_url=f"http://127.0.0.1:{free_port()}/v1",
         api_key="k",
         registry=registry,
         transport_retries=1,

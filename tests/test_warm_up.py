@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from groupmate.testing import stub_llm as s
 from tests.conftest import eventually
 from tests.http_harness import Api, Servers, llm_section
+from tests.ports import free_port
 
 _CONTEXT = "\n\n[Context: "
 
@@ -136,9 +136,7 @@ async def test_a_failed_warm_up_is_reported_and_the_bot_still_answers(
 
 
 async def test_an_unreachable_server_leaves_the_bot_answering(servers: Servers) -> None:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]  # closed again: nothing listens there
+    port = free_port()  # closed again: nothing listens there
     section = {"base_url": f"http://127.0.0.1:{port}/v1", "api_key": "sk-test"}
     api = await servers.start(llm=section)
     await eventually(lambda: api.bot.llm_status != "warming")

@@ -5,7 +5,6 @@ installing over each other), and starting and stopping their processes."""
 from __future__ import annotations
 
 import fcntl
-import socket
 import subprocess
 import sys
 import time
@@ -33,13 +32,6 @@ def ensure_venv(name: str, *requirements: str, find_links: Path | None = None) -
             )
             ready.touch()
     return python
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on (the server started next binds it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def wait_until_up(

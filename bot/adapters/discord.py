@@ -52,13 +52,13 @@ from groupmate.bot.adapters.discord_events import (
     PREFIX,
     incoming,
     is_spoken,
-    member_of,
     nonce,
     reaction_of,
     render,
     user_ids,
 )
 from groupmate.bot.adapters.discord_gateway import Gateway
+from groupmate.bot.adapters.discord_people import DiscordPeople
 from groupmate.bot.adapters.discord_settings import DiscordSettings
 from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingReaction, Reply
@@ -105,9 +105,7 @@ class DiscordAdapter:
         self._wait = max(30.0, settings.timeout) + settings.timeout
         self._defaults = (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
         self._me = 0  # the bot's user id, once logged in
-        # Per chat, the people seen in it with the names they go by.
-        self._seen: dict[str, dict[str, tuple[Member, frozenset[str]]]] = {}
-        self._guild_of: dict[str, int] = {}  # chat id -> its guild, for the directory
+        self._people = DiscordPeople()
         self._link = Link()
         self._stopped = False
         self._backoff = 1.0
@@ -242,7 +240,7 @@ class DiscordAdapter:
         assert self._bot is not None
         try:
             seen = incoming(message, me=self._me, bot_name=self._bot_name)
-            self._remember(seen.chat_id, message)
+            self._people.remember(seen.chat_id, message, me=self._me)
             if not seen.text.strip():
                 # Nothing to read: an attachment alone, or a guild message whose text
                 # Discord withholds without the Message Content intent.
@@ -311,39 +309,9 @@ class DiscordAdapter:
         if not task.cancelled():
             task.exception()  # an abandoned post's failure: its waiter reported its own
 
-    def _remember(self, chat_id: str, message: discord.Message) -> None:
-        """The author and the people mentioned, for the member directory."""
-        seen = self._seen.setdefault(chat_id, {})
-        for user in (message.author, *message.mentions):
-            if user.id != self._me and not user.bot:
-                member = member_of(user)
-                seen[member.user_id] = (member, _names(user))
-        if message.guild is not None:
-            self._guild_of[chat_id] = message.guild.id
-
     async def find(self, chat_id: str, name: str) -> Member | None:
-        """The one person by that display name, username or id: among those seen in the
-        chat, else among those seen in its guild's other channels and threads (the guild's
-        member list needs the privileged Server Members intent, which the bot does not
-        ask for). A name two people share is no one's: never guessed."""
-        wanted = name.casefold().lstrip("@")
-        found = {
-            m.user_id: m for m, names in self._seen.get(chat_id, {}).values() if wanted in names
-        }
-        if not found:
-            found = {m.user_id: m for m, names in self._guild_people(chat_id) if wanted in names}
-        return next(iter(found.values())) if len(found) == 1 else None
-
-    def _guild_people(self, chat_id: str) -> list[tuple[Member, frozenset[str]]]:
-        guild_id = self._guild_of.get(chat_id)
-        if guild_id is None:
-            return []
-        return [
-            entry
-            for chat, seen in self._seen.items()
-            if self._guild_of.get(chat) == guild_id
-            for entry in seen.values()
-        ]
+        """The one person by that name (see `DiscordPeople.find`)."""
+        return self._people.find(chat_id, name)
 
     # -- outgoing ----------------------------------------------------------------------
 
@@ -397,11 +365,6 @@ class DiscordAdapter:
             message_content=self._message_content,
             latency_ms=round(latency * 1000) if math.isfinite(latency) else None,
         )
-
-
-def _names(user: discord.abc.User) -> frozenset[str]:
-    called = (user.display_name, user.name, user.global_name, str(user.id))
-    return frozenset(n.casefold() for n in called if n)
 
 
 def _http_code(exc: BaseException) -> str | None:

@@ -27,7 +27,6 @@ from groupmate.bot.adapters.http_search import router as search_router
 from groupmate.bot.adapters.http_tools import router as tool_router
 from groupmate.bot.adapters.http_web import page_routes
 from groupmate.bot.adapters.http_web import router as web_router
-from groupmate.bot.adapters.mcp_server import McpEndpoint
 from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage
 from groupmate.bot.waiting import by_platform
@@ -246,6 +245,9 @@ class _McpRoute:
         if not self.enabled:
             yield
             return
+        # The MCP SDK takes a third of a second to import: only where /mcp is served.
+        from groupmate.bot.adapters.mcp_server import McpEndpoint
+
         async with McpEndpoint(self.bot).http_app() as handler:
             self._handler = handler
             try:

@@ -20,14 +20,14 @@ from groupmate.function_calls.handlers.budget import chat_limit
 from groupmate.function_calls.handlers.digest import ChatWindow, gather_window
 from groupmate.function_calls.handlers.summary import asks_about_the_chat, summarize
 from groupmate.function_calls.language import Lang, PlainSentence, language_of
-from groupmate.function_calls.plugin_store import PluginStore
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
+from groupmate.function_calls.seen_marks import SeenMarks
 from groupmate.function_calls.services import DailyLimits, TextCompleter
 from groupmate.storage import ReminderReader
 from groupmate.storage.chat_window import last_spoke, theirs
 from groupmate.storage.chatlog import ChatLogReader
-from groupmate.storage.usage import UsageLog
+from groupmate.storage.usage import UsageReader
 
 # With no message of theirs to start from, catch-up covers this much.
 DEFAULT_WINDOW = timedelta(hours=24)
@@ -39,8 +39,6 @@ DEFAULT_WINDOW = timedelta(hours=24)
 AWAY = timedelta(minutes=30)
 # How many of the asker's own newest messages are looked at to find where they were away.
 _LOOK_BACK = 50
-# The store's key for when the asker was last caught up (an ISO time, UTC).
-_SEEN_KEY = "catchup-seen:{sender}"
 # Calls that answer a message the router just logged: its newest row is the request.
 _LIVE_SOURCES = frozenset({"model", "command", "offer"})
 # A request is logged at most this long before the call (a platform's timestamp may lag
@@ -98,16 +96,15 @@ async def chat_catchup(
     reminders: ReminderReader,
     llm: TextCompleter | None,
     limits: DailyLimits | None,
-    usage: UsageLog | None,
-    store: PluginStore | None,
+    usage: UsageReader | None,
+    marks: SeenMarks | None,
 ) -> FunctionResult:
-    window, seen = await _window(ctx, chatlog, reminders, store)
+    window, seen = await _window(ctx, chatlog, reminders, marks)
     answer = await _answer(ctx, window, seen, reminders, llm, limits, usage)
-    if store is not None and ctx.source in _LIVE_SOURCES:
+    if marks is not None and ctx.source in _LIVE_SOURCES:
         # Only once the answer is made (not when it timed out or failed): what it shows,
         # the asker has now seen, and the next catch-up starts here.
-        seen_at = window.until.astimezone(UTC).isoformat()
-        await store.set(_SEEN_KEY.format(sender=ctx.sender_id), seen_at)
+        await marks.mark(ctx.chat_id, ctx.sender_id, window.until)
     return answer
 
 
@@ -118,7 +115,7 @@ async def _answer(
     reminders: ReminderReader,
     llm: TextCompleter | None,
     limits: DailyLimits | None,
-    usage: UsageLog | None,
+    usage: UsageReader | None,
 ) -> FunctionResult:
     lang = language_of(ctx.text)
     clock = Clock(window.zone, lang, window.since, window.until)
@@ -193,7 +190,7 @@ async def _window(
     ctx: MessageContext,
     chatlog: ChatLogReader,
     reminders: ReminderReader,
-    store: PluginStore | None,
+    marks: SeenMarks | None,
 ) -> tuple[ChatWindow, Since]:
     """From where the asker's unseen part begins (see `seen_from`) until the request."""
     until = ctx.clock()
@@ -207,10 +204,7 @@ async def _window(
     if ctx.source in _LIVE_SOURCES and times and times[0] >= until - _REQUEST_AGE:
         request, times = times[:asked], times[asked:]
         until = request[-1]
-    caught_up = None
-    if store is not None:
-        marked = await store.get(_SEEN_KEY.format(sender=ctx.sender_id))
-        caught_up = datetime.fromisoformat(marked) if isinstance(marked, str) else None
+    caught_up = await marks.last(ctx.chat_id, ctx.sender_id) if marks is not None else None
     seen = seen_from(times[:_LOOK_BACK], until, caught_up)
     since = seen.at + timedelta(microseconds=1) if seen.at else until - DEFAULT_WINDOW
     window = await gather_window(chatlog, reminders, ctx.chat_id, since, until)
@@ -221,7 +215,7 @@ async def _budget_spent(
     ctx: MessageContext,
     reminders: ReminderReader,
     limits: DailyLimits | None,
-    usage: UsageLog | None,
+    usage: UsageReader | None,
 ) -> bool:
     """The day's token budget (the chat's or the bot's) is spent: the model is not
     called, as the router would not call it for a plain message either."""

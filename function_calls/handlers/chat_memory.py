@@ -21,7 +21,14 @@ from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.services import TextCompleter
 from groupmate.storage import Database
-from groupmate.storage.search import Asked, FoundMessage, MessageSearch, SearchQuery, parse_query
+from groupmate.storage.search import (
+    Asked,
+    FoundMessage,
+    MessageSearch,
+    SearchQuery,
+    SearchReader,
+    parse_query,
+)
 
 PAGE = 5  # /find's page: what a chat window shows without scrolling
 _LAST_PAGE = 99  # a bigger number at the end is a word ("room 101"), not a page
@@ -45,6 +52,13 @@ async def message_search(database: Database) -> AsyncIterator[MessageSearch]:
     search = MessageSearch(database)
     async with search.indexing():  # new messages join the index every second
         yield search
+
+
+@plugin.service
+def search_reader(search: MessageSearch) -> SearchReader:
+    """What the read tools get: `MessageSearch` can forget, which only `chat_forget`
+    (a write) may."""
+    return SearchReader(search)
 
 
 class FindArgs(BaseModel):
@@ -135,7 +149,7 @@ _USAGE = PlainSentence(
     for_model=False,  # the model has chat_search, which answers instead of listing
     description="List this chat's messages that contain the words, newest first.",
 )
-async def chat_find(ctx: MessageContext, args: FindArgs, search: MessageSearch) -> FunctionResult:
+async def chat_find(ctx: MessageContext, args: FindArgs, search: SearchReader) -> FunctionResult:
     chinese = is_chinese(args.words)
     words, page = _page_of(args.words)
     query = parse_query(words)
@@ -216,7 +230,7 @@ def cited_answer(answer: str, found: list[FoundMessage], ctx: MessageContext, ch
     timeout=60,
 )
 async def chat_search(
-    ctx: MessageContext, args: ChatSearchArgs, search: MessageSearch, llm: TextCompleter | None
+    ctx: MessageContext, args: ChatSearchArgs, search: SearchReader, llm: TextCompleter | None
 ) -> FunctionResult:
     question = ctx.text or args.query
     chinese = is_chinese(question)
@@ -246,4 +260,4 @@ async def chat_search(
     return FunctionResult.direct(cited_answer(answer, found, ctx, chinese), data=data)
 
 
-__all__ = ["chat_find", "chat_forget", "chat_search", "message_search", "plugin"]
+__all__ = ["chat_find", "chat_forget", "chat_search", "message_search", "plugin", "search_reader"]

@@ -1,23 +1,18 @@
-"""A page's title and main text: trafilatura for HTML (navigation, footers, comments,
-scripts and styles left out), paragraphs for plain text."""
+"""A page's title and main text: readability for HTML (navigation, footers, comments,
+scripts and styles left out; its article split into paragraphs here), paragraphs for
+plain text."""
 
 from __future__ import annotations
 
 import html
-import logging
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
-
-import trafilatura
 
 from groupmate.function_calls.links.fetch import LinkUnreadable, Page
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
 LEAD_CHARS = 900
-
-# trafilatura reports every page it finds little text in at WARNING.
-logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +45,14 @@ def read_article(page: Page) -> Article:
         paragraphs = [b for b in blocks if b]
         title = paragraphs[0][:120] if paragraphs else ""
     else:
-        text = trafilatura.extract(
-            page.text,
-            url=page.url,
-            output_format="txt",
-            include_comments=False,
-            include_tables=True,
-            include_images=False,
-        )
-        paragraphs = [line.strip() for line in (text or "").splitlines() if line.strip()]
-        title = _title(page)
+        # Imported on the first page read (in a worker thread), not with the tools:
+        # readability and lxml take a sixth of a second that every start and `check`
+        # would pay.
+        from groupmate.function_calls.links import html_text
+
+        tree = html_text.parse(page.text)
+        title = title_tag(page.text[:200_000]) or html_text.named(tree)
+        paragraphs = html_text.main_text(tree) if tree is not None else []
     if not paragraphs:
         raise LinkUnreadable("I found no readable text on that page")
     return Article(
@@ -67,15 +60,7 @@ def read_article(page: Page) -> Article:
     )
 
 
-def _title(page: Page) -> str:
-    title = _title_tag(page.text[:200_000])
-    if title:
-        return title
-    metadata = trafilatura.extract_metadata(page.text)
-    return (metadata.title or "")[:200] if metadata is not None else ""
-
-
-def _title_tag(markup: str) -> str:
+def title_tag(markup: str) -> str:
     """The first <title>'s text, found with plain searches: a regex over a page of
     unclosed <title tags takes quadratic time, and holds the GIL while it does."""
     lower = markup.lower()

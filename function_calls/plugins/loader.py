@@ -33,7 +33,8 @@ from groupmate.function_calls.provided import (
     SERVICE_TYPES,
     WRITE_TYPES,
 )
-from groupmate.function_calls.tools import Handler, Tool, tool_from, tool_options
+from groupmate.function_calls.tool_building import tool_from, tool_options
+from groupmate.function_calls.tools import Handler, Tool
 from groupmate.function_calls.toolsets import (
     AbstractToolset,
     CombinedToolset,
@@ -141,7 +142,8 @@ def _matches(pattern: str, handler: Handler) -> bool:
 def _check_services(found: Found) -> None:
     """Each service makes a type of its own (none of the bot's), and asks only for what
     it can have: the plugin's settings, the bot's read-only services and `PluginTools`,
-    the plugin's earlier ones."""
+    the plugin's earlier ones (a writer it made itself, too: the memory family's
+    read-only `SearchReader` is made over its `MessageSearch`)."""
     own = type(found.settings) if found.settings is not None else None
     allowed = BUILTIN_SERVICE_TYPES if found.builtin else SERVICE_TYPES
     made: set[type[Any]] = set()
@@ -149,7 +151,7 @@ def _check_services(found: Found) -> None:
         what = f"service {service.factory.__qualname__!r}"
         for dependency in service.params:
             kind = dependency.kind
-            if kind in WRITE_TYPES and kind not in allowed:
+            if kind in WRITE_TYPES and kind not in allowed and kind not in made:
                 raise PluginError(
                     f"{what}: parameter {dependency.param!r} ({kind.__name__}) can change "
                     "the bot's state, which a plugin's service may not hold. Read through "

@@ -12,7 +12,8 @@ from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.schema import external_parameters_schema, is_strict_compatible
-from groupmate.function_calls.tools import TOOL_NAME, Tool, tool_validators
+from groupmate.function_calls.tool_building import tool_validators
+from groupmate.function_calls.tools import TOOL_NAME, Tool
 from groupmate.function_calls.toolsets import AbstractToolset, ToolFilter, exposed_name
 from groupmate.function_calls.vocabulary import Effect, Scope
 

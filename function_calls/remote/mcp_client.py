@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import mcp_types as types
@@ -46,7 +46,7 @@ from groupmate.function_calls.toolsets import (
     ListingMemo,
     ToolListing,
 )
-from groupmate.function_calls.vocabulary import Effect
+from groupmate.function_calls.vocabulary import Effect, ServerState
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +57,6 @@ _MAX_DESCRIPTION = 1024
 _CONNECT_TIMEOUT = 30.0
 _FIRST_BACKOFF = 1.0
 _MAX_BACKOFF = 60.0
-
-ServerState = Literal["starting", "up", "down", "stopped"]
 
 
 class _ConnectionLost(Exception):

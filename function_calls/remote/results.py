@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import mcp_types as types
-
 from groupmate.function_calls.result import to_compact_json
 
 # A tool result is read by the model on every later round of the turn: a page of text
@@ -24,6 +22,9 @@ def limited(text: str, limit: int = MAX_RESULT_CHARS) -> str:
 def content_text(content: Iterable[Any], structured: Any = None) -> str:
     """MCP content blocks as text. Text is kept; images, audio and binary resources are
     named, not passed on (the model could not read them here)."""
+    # Here, not at the top: OpenAPI servers share `limited`, and need no MCP SDK.
+    import mcp_types as types
+
     parts: list[str] = []
     for block in content:
         if isinstance(block, types.TextContent):

@@ -9,15 +9,8 @@ from typing import Any
 
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.errors import DuplicateToolError
-from groupmate.function_calls.tools import (
-    Example,
-    Handler,
-    HandlerT,
-    Tool,
-    ToolOptions,
-    build_tool,
-    tool_from,
-)
+from groupmate.function_calls.tool_building import ToolOptions, build_tool, tool_from
+from groupmate.function_calls.tools import Example, Handler, HandlerT, Tool
 from groupmate.function_calls.toolsets._abstract import (
     AbstractToolset,
     ListingMemo,
