@@ -15,16 +15,13 @@ import yaml
 
 from groupmate.bot.adapters import PLATFORMS, SDKS, install_line
 from tests.containers import TOKEN, Built, build_image, data, healthy, podman, say
-from tests.processes import free_port
+from tests.ports import free_port
 
 pytestmark = pytest.mark.image
 __all__ = ["data"]  # a fixture
 MB = 1_000_000
-# Issue 39's goals: 280 MB with every platform (367 MB before), 150 MB with none. The
-# image without platforms is 157 MB: the core's trafilatura brings babel (courlan's), 33 MB
-# of locale data a start never reads. Its budget holds what it is until that goes, and
-# then comes down to the goal's.
-ALL_BUDGET, NONE_BUDGET = 280 * MB, 160 * MB
+# Issue 39's goals (before: 367 MB with every platform, and no image without)
+ALL_BUDGET, NONE_BUDGET = 280 * MB, 150 * MB
 
 
 @pytest.fixture(scope="module")
