@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run chat test test-images lint typecheck pytest bench bench-model eval clean lock
+.PHONY: run chat test test-images lint typecheck pytest bench bench-model eval clean lock docs docs-build
 
 # What `make run`, `make test` and CI install: requirements-dev.lock's exact versions
 # (the app's, the tests' and the tools'), each checked against its hash; then groupmate
@@ -33,7 +33,7 @@ PLATFORMS := $(foreach name,telegram matrix onebot slack discord lark dingtalk,-
 lock: $(STAMP)
 	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) $(PLATFORMS) --extra postgres --extra speed \
 		--output-file requirements.lock pyproject.toml
-	$(PIP_COMPILE) --extra dev $(PLATFORMS) --extra postgres --extra speed \
+	$(PIP_COMPILE) --extra dev --extra docs $(PLATFORMS) --extra postgres --extra speed \
 		--constraint requirements.lock --output-file requirements-dev.lock pyproject.toml
 
 config.yaml:
@@ -63,7 +63,16 @@ PYTEST_WORKERS ?= 4
 pytest: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
-test: lint typecheck pytest
+# The documentation site on http://127.0.0.1:8000, rebuilt on every change to docs/.
+docs: $(STAMP)
+	$(BIN)/mkdocs serve
+
+# The site into site/, strict: a broken link, a missing page or a warning of the API
+# reference fails it. `make test` (so CI) runs it.
+docs-build: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+test: lint typecheck docs-build pytest
 
 # The shipped forms: the wheel installed with the oldest pip we support, the container
 # image and the compose file, built and run with podman (the tooling installs it):
@@ -105,4 +114,4 @@ bench-model: $(STAMP)
 	$(BIN)/python -m bench.first_message
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache site
