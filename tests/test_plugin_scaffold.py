@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import subprocess
 import sys
 import sysconfig
@@ -16,6 +15,7 @@ import pytest
 
 from groupmate.bot.cli import main
 from groupmate.bot.scaffold import PluginNames, ScaffoldError, new_plugin, render
+from tests.docs_pages import code, page
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -177,13 +177,13 @@ def test_the_scaffold_error_is_a_value_error() -> None:
     assert issubclass(ScaffoldError, ValueError)
 
 
-def test_the_readme_says_how_to_write_a_plugin() -> None:
-    text = (ROOT / "README.md").read_text()
-    headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert headings[headings.index("## Write a handler") + 1] == "## Write a plugin"
-    section = text.split("## Write a plugin\n", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_say_how_to_write_a_plugin() -> None:
+    # The developer's guide has the plugin page right after the handler's
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert nav.index("developers/handlers.md") < nav.index("developers/plugins.md")
+    section = page("developers/plugins.md")
     assert "groupmate plugin new weather" in section
-    for block in re.findall(r"```python\n(.*?)```", section, re.S):
+    for block in code("developers/plugins.md", "python"):
         ast.parse(block)
     # The kit's example is the generated test, in short.
     generated = render(PluginNames.of("weather"))["tests/test_weather.py"]

@@ -1,0 +1,47 @@
+"""The site's nav and its pages agree: every page under docs/ is in mkdocs.yml's nav
+(a page missing from it is built but found by no one) and every nav entry is a page
+(`make docs-build` fails on one that is not, but only where MkDocs is installed); the
+README's links into the docs point at pages that exist."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from tests.docs_pages import DOCS, ROOT
+
+
+def entries(nav: Any) -> Iterator[str]:
+    """The page paths in a nav: a list of entries, each a path, `Title: path`, or
+    `Title: [entries]`."""
+    if isinstance(nav, str):
+        yield nav
+    elif isinstance(nav, list):
+        for item in nav:
+            yield from entries(item)
+    elif isinstance(nav, dict):
+        for value in nav.values():
+            yield from entries(value)
+
+
+def nav_pages() -> list[str]:
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    return [page for page in entries(config["nav"]) if not page.startswith(("http:", "https:"))]
+
+
+def test_every_page_is_in_the_nav_once_and_every_entry_is_a_page() -> None:
+    listed = nav_pages()
+    on_disk = sorted(path.relative_to(DOCS).as_posix() for path in DOCS.rglob("*.md"))
+    assert sorted(set(listed)) == sorted(listed), "a page is in the nav twice"
+    assert [page for page in on_disk if page not in listed] == [], "not in mkdocs.yml's nav"
+    assert [page for page in listed if page not in on_disk] == [], "in the nav, not in docs/"
+
+
+def test_the_readmes_links_into_the_docs_exist() -> None:
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\((docs/[^)#\s]+)", readme)
+    assert len(links) > 20
+    assert [link for link in links if not (ROOT / link).is_file()] == []
