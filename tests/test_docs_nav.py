@@ -1,7 +1,8 @@
 """The site's nav and its pages agree: every page under docs/ is in mkdocs.yml's nav
 (a page missing from it is built but found by no one) and every nav entry is a page
 (`make docs-build` fails on one that is not, but only where MkDocs is installed); the
-README's links into the docs point at pages that exist."""
+README's links into the docs point at pages that exist; the API reference names every
+public name."""
 
 from __future__ import annotations
 
@@ -45,3 +46,23 @@ def test_the_readmes_links_into_the_docs_exist() -> None:
     links = re.findall(r"\]\((docs/[^)#\s]+)", readme)
     assert len(links) > 20
     assert [link for link in links if not (ROOT / link).is_file()] == []
+
+
+def test_the_api_reference_documents_every_public_name() -> None:
+    """`groupmate`'s names are imported lazily, which the docs' renderer cannot follow:
+    docs/reference/api.md names each where it is defined, and must keep up with
+    `groupmate.__all__`."""
+    import importlib
+
+    import groupmate
+
+    targets = re.findall(r"^::: (\S+)$", (DOCS / "reference" / "api.md").read_text(), re.M)
+    documented = {}
+    for target in targets:
+        module, _, name = target.rpartition(".")
+        if module.startswith("groupmate."):
+            documented[name] = getattr(importlib.import_module(module), name, None)
+    assert sorted(set(groupmate.__all__) - set(documented)) == []
+    for name in groupmate.__all__:
+        assert documented[name] is getattr(groupmate, name), f"{name}: not the public object"
+    assert "groupmate.testing" in targets
