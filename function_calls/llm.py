@@ -14,10 +14,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self, get_args
-
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any, Self, get_args
 
 from groupmate.function_calls import _transport as transport
 from groupmate.function_calls._answers import final_answer, no_answer, parrots
@@ -48,6 +45,9 @@ from groupmate.function_calls.turn import CallMode, Turn, TurnObserver, TurnResu
 from groupmate.function_calls.usage import Usage
 from groupmate.function_calls.vocabulary import ToolMode as ToolMode  # re-exported
 from groupmate.function_calls.vocabulary import ToolSchema as ToolSchema  # re-exported
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 log = logging.getLogger("groupmate.llm")
 
@@ -376,7 +376,7 @@ class FunctionCallLLM:
             if turn is not None:  # a tool's request (a summary) counts for the turn
                 turn.usage += completion.usage
             return transport.message_text(completion.message).strip()
-        except openai.APIStatusError as exc:
+        except transport.status_error() as exc:
             raise transport.unavailable(exc) from exc
         except LLMUnavailableError:
             raise
