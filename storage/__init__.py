@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         StorageUnavailableError,
         TransferError,
     )
-    from groupmate.storage.migrate import current_revision, head_revision, upgrade
+    from groupmate.storage.migrate import upgrade
     from groupmate.storage.models import utc_now
     from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
     from groupmate.storage.policy import DEFAULT_GRACE, DeliveryPolicy
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from groupmate.storage.reader import ReminderReader
     from groupmate.storage.recurrence import KINDS, Kind, Schedule, check_timezone
     from groupmate.storage.repository import NewReminder, ReminderView, ScheduledAction
+    from groupmate.storage.revisions import current_revision, head_revision
     from groupmate.storage.scheduler import Act, Compose, ReminderScheduler
     from groupmate.storage.service import ReminderService
     from groupmate.storage.transfer import export_file, import_file
@@ -98,7 +99,8 @@ if not TYPE_CHECKING:
                 "StorageUnavailableError",
                 "TransferError",
             ),
-            "groupmate.storage.migrate": ("current_revision", "head_revision", "upgrade"),
+            "groupmate.storage.migrate": ("upgrade",),
+            "groupmate.storage.revisions": ("current_revision", "head_revision"),
             "groupmate.storage.models": ("utc_now",),
             "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
             "groupmate.storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),

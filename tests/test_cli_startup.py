@@ -99,9 +99,11 @@ def test_each_lazy_package_exports_every_name_it_lists() -> None:
 
 
 # What `check` on a config of SQLite and no model, search, MCP server or plugin needs
-# none of: the model client, MCP, the web server, the scheduler and the built-in tools.
+# none of: the model client, MCP, the web server, the scheduler and the built-in tools;
+# nor Alembic, whose revisions it reads without it (storage.revisions).
 CHECK_UNUSED = (
     "openai",
+    "alembic",
     "mcp",
     "fastapi",
     "uvicorn",
@@ -174,6 +176,7 @@ ONLY_WHERE_USED = ("mcp", "mcp_types", "readability", "lxml", *PLATFORM_SDKS)
 CHECK_NEVER = (
     *ONLY_WHERE_USED,
     "openai",
+    "alembic",
     "fastapi",
     "starlette",
     "uvicorn",
