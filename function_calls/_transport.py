@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -165,16 +166,20 @@ class ChatTransport:
         self._as_bytes = client is None
         self._client = client
         self._settings = (base_url, api_key, transport_retries, request_timeout, http_backend)
+        self._building = threading.Lock()
         self._key_prefix = f"groupmate-{uuid.uuid4().hex}"
         self._request_numbers = itertools.count(1)
         self.observers: list[RequestObserver] = []
 
     @property
     def client(self) -> AsyncOpenAI:
-        """The SDK client, built (and the SDK imported) when first asked for."""
-        if self._client is None:
-            self._client = _sdk_client(*self._settings)
-        return self._client
+        """The SDK client, built (and the SDK imported) when first asked for: by a thread
+        at the bot's start (`FunctionCallLLM.load_client`), or by the first request."""
+        client = self._client
+        if client is None:
+            with self._building:  # the thread's and a first request's: one client
+                client = self._client = self._client or _sdk_client(*self._settings)
+        return client
 
     async def aclose(self) -> None:
         if self._client is not None:  # never built: nothing was sent, nothing to close

@@ -9,6 +9,7 @@ round's calls in `turn`, and each tool call goes through the `ToolInvoker`.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 from collections.abc import Sequence
@@ -227,6 +228,11 @@ class FunctionCallLLM:
         """The SDK client requests go through."""
         return self._requests.transport.client
 
+    async def load_client(self) -> None:
+        """Build the client now, in a thread (the SDK's imports take half a second): the
+        event loop answers meanwhile, and the first request does not wait for them."""
+        await asyncio.to_thread(lambda: self.client)
+
     async def aclose(self) -> None:
         await self._requests.transport.aclose()
 
@@ -299,6 +305,7 @@ class FunctionCallLLM:
         mode an endpoint that rejects tools switches to prompt mode here, as the first
         message would. Returns the request's usage, which is no chat's; raises
         LLMUnavailableError when the endpoint fails."""
+        await self.load_client()
         turn = self._new_turn(ctx)
         turn.warm_up = True
         self._prompting.begin(turn, text, ())
