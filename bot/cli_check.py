@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from groupmate.bot.adapters import install_line, missing_sdks
 from groupmate.bot.config import Config
 from groupmate.bot.status import config_lines, model_warning, plugin_lines, probe_search
-from groupmate.storage import Database, StorageError, current_revision, head_revision, upgrade
-from groupmate.storage.migrate import is_known
+from groupmate.storage import Database, StorageError, current_revision, head_revision
+from groupmate.storage.revisions import is_known
 
 if TYPE_CHECKING:
     from groupmate.function_calls.plugins import PluginStatus
@@ -91,6 +91,8 @@ def list_plugins(config: Config) -> int:
 
 
 def db(config: Config, action: str) -> int:
+    from groupmate.storage import upgrade  # Alembic: not for `check`, which only reads
+
     database = Database(config.storage.url)
     try:
         copy = upgrade(database) if action == "upgrade" else None

@@ -35,7 +35,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from openai import AsyncOpenAI
 
 from groupmate.function_calls.usage import estimate_tokens
 
@@ -169,17 +168,19 @@ async def served_models(
     base_url: str, *, api_key: str | None = None, within: float = PROBE_TIMEOUT
 ) -> tuple[str, ...] | None:
     """The names of the models the server at `base_url` lists (GET /models), or None when
-    it does not answer within `within` seconds or has no such list."""
+    it does not answer within `within` seconds or has no such list. Asked with httpx, as
+    the SDK's `models.list()` asks it (the same key, "unused" for a local server that
+    takes any), so that `groupmate check` does not import the SDK to say it."""
+    headers = {"Authorization": f"Bearer {api_key or 'unused'}"}
     try:
         async with (
             asyncio.timeout(within),
-            # A local server takes any key; the SDK wants one.
-            AsyncOpenAI(
-                base_url=base_url, api_key=api_key or "unused", timeout=within, max_retries=0
-            ) as client,
+            # Redirects followed, as the SDK's client follows them.
+            httpx.AsyncClient(headers=headers, timeout=within, follow_redirects=True) as client,
         ):
-            page = await client.models.list()
-            return tuple(model.id for model in page.data)
+            response = await client.get(f"{base_url.rstrip('/')}/models")
+            response.raise_for_status()
+            return tuple(model["id"] for model in response.json()["data"])
     except Exception as exc:  # refused, slow, no such route: the caller says nothing then
         log.info("LLM server did not list its models (%s)", type(exc).__name__)
         return None

@@ -133,13 +133,15 @@ def build_tool(
     options: ToolOptions | None = None,
     provides: Callable[[type[Any]], bool] = builtin_provides,
     plugin: str = "",
+    checked: bool = False,
     **option_values: Any,
 ) -> Tool:
     """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
 
     The options are a `ToolOptions` or its fields as keywords (`localns` resolves string
     annotations that name classes local to a function); `provides` says which types
-    parameters may ask for besides the context and the arguments.
+    parameters may ask for besides the context and the arguments. `checked`: its
+    argument schemas are known to be valid JSON Schema (a built-in tool's).
     """
     opts = options if options is not None else ToolOptions(**option_values)
     tool_name = str(opts.name or getattr(handler, "__name__", ""))
@@ -174,7 +176,7 @@ def build_tool(
     parameters = model_parameters_schema(binding.args_model)
     compact = model_parameters_schema(binding.args_model, "compact")
     validator, compact_validator = tool_validators(
-        tool_name, parameters, compact, binding.args_model
+        tool_name, parameters, compact, binding.args_model, checked
     )
     worked = tuple(item if isinstance(item, Example) else Example(item) for item in opts.examples)
     for example in worked:
@@ -205,13 +207,13 @@ def build_tool(
 
 
 def tool_validators(
-    name: str, full: JsonSchema, compact: JsonSchema, model: type[BaseModel]
+    name: str, full: JsonSchema, compact: JsonSchema, model: type[BaseModel], checked: bool = False
 ) -> tuple[ArgumentValidator, ArgumentValidator]:
     """The validators of both schema views; ToolDefinitionError (one line) if unusable."""
     try:
         return (
-            ArgumentValidator(full, model),
-            ArgumentValidator(compact, model, null_means_absent=True),
+            ArgumentValidator(full, model, checked=checked),
+            ArgumentValidator(compact, model, null_means_absent=True, checked=checked),
         )
     except SchemaError as exc:  # its str() is a page long
         problem = f"{exc.message} (at {'/'.join(map(str, exc.path)) or 'the top'})"
@@ -248,10 +250,11 @@ def tool_from(
     *,
     provides: Callable[[type[Any]], bool] = builtin_provides,
     plugin: str = "",
+    checked: bool = False,
 ) -> Tool:
     """The tool of a handler `@tool_function` marked; ToolDefinitionError otherwise."""
     options = tool_options(handler)
     if options is None:
         what = getattr(handler, "__qualname__", repr(handler))
         raise ToolDefinitionError(f"{what} is not marked with @tool_function")
-    return build_tool(handler, options=options, provides=provides, plugin=plugin)
+    return build_tool(handler, options=options, provides=provides, plugin=plugin, checked=checked)

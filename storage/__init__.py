@@ -10,7 +10,7 @@ from groupmate.storage.lazy import lazy_exports
 if TYPE_CHECKING:
     from groupmate.storage.database import DEFAULT_URL, Database, normalize_url
     from groupmate.storage.errors import *  # noqa: F403
-    from groupmate.storage.migrate import current_revision, head_revision, upgrade
+    from groupmate.storage.migrate import upgrade
     from groupmate.storage.models import utc_now
     from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
     from groupmate.storage.policy import DEFAULT_GRACE, DeliveryPolicy
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from groupmate.storage.reader import ReminderReader
     from groupmate.storage.recurrence import KINDS, Kind, Schedule, check_timezone
     from groupmate.storage.repository import NewReminder, ReminderView, ScheduledAction
+    from groupmate.storage.revisions import current_revision, head_revision
     from groupmate.storage.scheduler import Act, Compose, ReminderScheduler
     from groupmate.storage.service import ReminderService
     from groupmate.storage.transfer import export_file, import_file
@@ -62,7 +63,8 @@ if not TYPE_CHECKING:
         {
             "groupmate.storage.database": ("DEFAULT_URL", "Database", "normalize_url"),
             "groupmate.storage.errors": tuple(errors.__all__),
-            "groupmate.storage.migrate": ("current_revision", "head_revision", "upgrade"),
+            "groupmate.storage.migrate": ("upgrade",),
+            "groupmate.storage.revisions": ("current_revision", "head_revision"),
             "groupmate.storage.models": ("utc_now",),
             "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
             "groupmate.storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),

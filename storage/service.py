@@ -23,7 +23,6 @@ from groupmate.storage.errors import (
     ReminderStateError,
     SnoozeTargetError,
 )
-from groupmate.storage.migrate import upgrade
 from groupmate.storage.models import utc_now
 from groupmate.storage.outgoing import Sender
 from groupmate.storage.policy import DeliveryPolicy
@@ -88,6 +87,10 @@ class ReminderService:
         scheduler = None
         try:
             if migrate:
+                # Alembic imported here, where a store is opened: not with the tools'
+                # modules, which `groupmate check` imports to count their tokens.
+                from groupmate.storage.migrate import upgrade
+
                 await asyncio.to_thread(upgrade, database)
             if sender is not None and compose is not None:
                 scheduler = ReminderScheduler(

@@ -99,9 +99,11 @@ def test_each_lazy_package_exports_every_name_it_lists() -> None:
 
 
 # What `check` on a config of SQLite and no model, search, MCP server or plugin needs
-# none of: the model client, MCP, the web server, the scheduler and the built-in tools.
+# none of: the model client, MCP, the web server, the scheduler and the built-in tools;
+# nor Alembic, whose revisions it reads without it (storage.revisions).
 CHECK_UNUSED = (
     "openai",
+    "alembic",
     "mcp",
     "fastapi",
     "uvicorn",
@@ -169,9 +171,12 @@ def test_check_of_every_platform_imports_no_platform_library(tmp_path: Path) -> 
 ONLY_WHERE_USED = ("mcp", "mcp_types", "readability", "lxml", *PLATFORM_SDKS)
 # What `check` of a config with a model needs none of: the running bot (its router,
 # scheduler and metrics) and the web server; the model's window and the prompt's tokens
-# come from the tools and the model's settings alone.
+# come from the tools and the model's settings alone, the served models from one GET
+# (no request through the model's SDK, which is imported with the first one sent).
 CHECK_NEVER = (
     *ONLY_WHERE_USED,
+    "openai",
+    "alembic",
     "fastapi",
     "starlette",
     "uvicorn",

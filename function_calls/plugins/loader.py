@@ -189,7 +189,9 @@ def _build(found: Found, where: str) -> AbstractToolset:
     tools: list[Tool] = []
     for handler in found.handlers:
         try:
-            tools.append(tool_from(handler, provides=provides, plugin=found.name))
+            # A built-in tool's schemas are checked by the tests, not at every start.
+            tool = tool_from(handler, provides=provides, plugin=found.name, checked=found.builtin)
+            tools.append(tool)
         except ToolDefinitionError as exc:
             raise PluginError(str(exc), found.name) from None
     for pattern in (*(spec.tools.allow or ()), *spec.tools.deny):
