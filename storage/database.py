@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib.util
 import logging
 import threading
 import time
@@ -46,6 +47,12 @@ def normalize_url(url: str | URL) -> URL:
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
         raise StorageConfigError(
             f"storage.url uses {parsed.get_backend_name()!r}; use sqlite:/// or postgresql://"
+        )
+    # The driver is the `postgres` extra's: without it SQLAlchemy's import error would
+    # reach the operator as a traceback, on every command.
+    if parsed.drivername == "postgresql+psycopg" and importlib.util.find_spec("psycopg") is None:
+        raise StorageConfigError(
+            'storage.url: PostgreSQL\'s driver is not installed; pip install "groupmate[postgres]"'
         )
     return parsed
 
