@@ -34,7 +34,8 @@ def require(section: BaseModel, needed: Mapping[str, bool], *, context: str = ""
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # A setting's docstring is its description: the configuration reference prints it.
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     @model_validator(mode="before")
     @classmethod
