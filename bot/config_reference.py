@@ -72,20 +72,21 @@ def setting_at(path: Sequence[str | int]) -> Setting | None:
     """The setting a key of a document names (`("mcp", "servers", "time", "command")`),
     or the free-form mapping it lies in (a plugin's `settings`); None: no such key."""
     known = {setting.path: setting for setting in settings()}
-    sections = {(*s.path, *s.steps) for s in known.values() if s.section is not None}
+    # A list's item or a mapping's entry, by the path of the keys inside it.
+    inside = {(*s.path, *s.steps): s for s in known.values() if s.section is not None}
     current: tuple[str, ...] = ()
     for step in path:
         if current in known and known[current].section is None:
             return known[current]  # a key inside a mapping of values
-        if isinstance(step, int):
+        if isinstance(step, int) and (*current, ANY_ITEM) in inside:
             current = (*current, ANY_ITEM)
-        elif (*current, step) in known:
+        elif isinstance(step, str) and (*current, step) in known:
             current = (*current, step)
-        elif (*current, ANY_KEY) in sections:
+        elif isinstance(step, str) and (*current, ANY_KEY) in inside:
             current = (*current, ANY_KEY)
         else:
             return None
-    return known.get(current)
+    return known.get(current) or inside.get(current)
 
 
 def _opens(annotation: Any) -> tuple[tuple[str, ...], type[BaseModel] | None]:
