@@ -344,4 +344,5 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(render())
+    # UTF-8 whatever the terminal's locale: the page is committed as UTF-8.
+    sys.stdout.buffer.write(render().encode("utf-8"))

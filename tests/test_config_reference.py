@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,20 @@ def test_the_committed_page_is_what_the_models_say() -> None:
     diff = "".join(
         list(difflib.unified_diff(page.splitlines(True), fresh.splitlines(True), n=0))[:20]
     )
-    assert page == fresh, f"{PAGE.relative_to(ROOT)} is stale; regenerate with\n  {REGENERATE}\n{diff}"
+    assert page == fresh, (
+        f"{PAGE.relative_to(ROOT)} is stale; regenerate with\n  {REGENERATE}\n{diff}"
+    )
+
+
+def test_the_command_the_page_names_writes_it(tmp_path: Path) -> None:
+    module = REGENERATE.split(" > ")[0].split()
+    assert module[:2] == ["python", "-m"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LC_ALL": "C", "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run(
+        [sys.executable, *module[1:]], capture_output=True, env=env, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode("utf-8") == render()
 
 
 def test_every_setting_has_a_description() -> None:
@@ -83,7 +99,7 @@ def key_paths(document: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple
 
 
 def test_every_key_of_the_template_is_a_setting_its_examples_too() -> None:
-    document = yaml.load(uncommented(TEMPLATE.read_text(encoding="utf-8")), _NoDuplicates)  # noqa: S506
+    document = yaml.load(uncommented(TEMPLATE.read_text(encoding="utf-8")), _NoDuplicates)
     paths = list(key_paths(document))
     unknown = [".".join(map(str, path)) for path in paths if setting_at(path) is None]
     assert unknown == [], "config.yaml.template has keys no setting has: " + ", ".join(unknown)
