@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from groupmate.bot.config import ENV_FORMS, ENVIRONMENT_SETTINGS, Config
+from groupmate.function_calls.sections import is_section
 
 REGENERATE = "python -m groupmate.bot.config_reference > docs/reference/configuration.md"
 # The steps of a key path that stand for any key of a mapping, and any item of a list.
@@ -92,18 +93,14 @@ def setting_at(path: Sequence[str | int]) -> Setting | None:
 def _opens(annotation: Any) -> tuple[tuple[str, ...], type[BaseModel] | None]:
     """The section a field's type opens, and the steps to its keys."""
     inner = _unwrap(annotation)
-    if _is_model(inner):
+    if is_section(inner):
         return (), inner
     origin, args = get_origin(inner), get_args(inner)
-    if origin in (list, tuple) and args and _is_model(_unwrap(args[0])):
+    if origin in (list, tuple) and args and is_section(_unwrap(args[0])):
         return (ANY_ITEM,), _unwrap(args[0])
-    if origin is dict and _is_model(_unwrap(args[1])):
+    if origin is dict and is_section(_unwrap(args[1])):
         return (ANY_KEY,), _unwrap(args[1])
     return (), None
-
-
-def _is_model(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -122,27 +119,30 @@ def _is_union(annotation: Any) -> bool:
 
 
 def _constraints(metadata: Sequence[Any]) -> str:
-    """`1 to 64 characters`, `over 0`, `0 to 500`, from ge/gt/le/lt and lengths."""
+    """`1 to 64 characters`, `over 0, at most 50`, `matching ...`, from the field's
+    ge/gt/le/lt, lengths and pattern."""
     bounds: dict[str, Any] = {}
     for item in metadata:
-        for name in ("ge", "gt", "le", "lt", "min_length", "max_length"):
+        for name in ("ge", "gt", "le", "lt", "min_length", "max_length", "pattern"):
             value = getattr(item, name, None)
             if value is not None:
                 bounds[name] = value
-    parts = []
+    unit = " characters" if "min_length" in bounds or "max_length" in bounds else ""
     low = bounds.get("ge", bounds.get("min_length"))
     high = bounds.get("le", bounds.get("max_length"))
-    unit = " characters" if "min_length" in bounds or "max_length" in bounds else ""
+    parts = []
     if low is not None and high is not None:
-        return f"{_yaml(low)} to {_yaml(high)}{unit}"
-    if low is not None:
+        parts.append(f"{_yaml(low)} to {_yaml(high)}{unit}")
+    elif low is not None:
         parts.append(f"at least {_yaml(low)}{unit}")
     if "gt" in bounds:
         parts.append(f"over {_yaml(bounds['gt'])}")
-    if high is not None:
+    if high is not None and low is None:
         parts.append(f"at most {_yaml(high)}{unit}")
     if "lt" in bounds:
         parts.append(f"under {_yaml(bounds['lt'])}")
+    if "pattern" in bounds:
+        parts.append(f"matching `{bounds['pattern']}`")
     return ", ".join(parts)
 
 
@@ -180,7 +180,8 @@ def _kind(annotation: Any) -> str:
         return f"mapping of {named} to {value}"
     if _is_union(annotation):
         return " or ".join(_kind(arg) for arg in args)
-    return "mapping"
+    # A type the page has no words for must get them, not a wrong guess.
+    raise TypeError(f"bot.config_reference has no wording for {annotation!r}")
 
 
 def _plural(annotation: Any) -> str:

@@ -152,7 +152,7 @@ def test_a_secret_default_is_never_shown() -> None:
     shown = {setting.key: default_text(setting) for setting in settings(WithSecrets)}
     assert shown == {"key": "set, not shown", "headers": "set, not shown", "none": "unset"}
     for setting in settings():
-        if "secret" in type_text(setting.field):
+        if setting.section is None and "secret" in type_text(setting.field):
             assert default_text(setting) in ("unset", "`{}`", "set, not shown"), setting.key
 
 
@@ -200,3 +200,27 @@ def test_the_storage_and_log_level_variables_override_the_file(
     finally:
         root.handlers[:], root.level = handlers, level
     assert f"storage: sqlite:///{tmp_path}/env.db" in capsys.readouterr().out
+
+
+def test_bounds_and_patterns_are_said() -> None:
+    class Bounded(Section):
+        code: str = Field("ab", pattern=r"^[a-z]+$", max_length=8)
+        """A code."""
+        wait: float = Field(1, gt=0, le=50)
+        """A wait."""
+
+    said = {setting.key: type_text(setting.field) for setting in settings(Bounded)}
+    assert said == {
+        "code": "string, at most 8 characters, matching `^[a-z]+$`",
+        "wait": "number, over 0, at most 50",
+    }
+
+
+def test_a_type_the_page_has_no_words_for_stops_the_generator() -> None:
+    class Odd(Section):
+        where: Path = Path(".")
+        """A folder."""
+
+    (setting,) = settings(Odd)
+    with pytest.raises(TypeError, match="no wording"):
+        type_text(setting.field)
