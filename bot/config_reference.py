@@ -297,7 +297,7 @@ folder it starts in; without one, every setting below has its default. Start fro
 `config.yaml.template`. Check a config before you start the bot with it:
 
 ```console
-$ groupmate --config config.yaml check
+$ groupmate check --config config.yaml
 ```
 
 `check` prints what is on, or names each key that is wrong and why (exit status 2). A
