@@ -195,7 +195,9 @@ class StorageSettings(Section):
     url: str = DEFAULT_URL
     """The database: `sqlite:///data/groupmate.db` (a file, relative to the working
     folder, which is created; four slashes for an absolute path) or
-    `postgresql://user:${DB_PASSWORD}@host:5432/groupmate` (needs the `postgres` extra)."""
+    `postgresql://user:${DB_PASSWORD}@host:5432/groupmate` (needs the `postgres` extra).
+    The container image's config reads it from `${GROUPMATE_DATABASE_URL}`, with a
+    file in /data when that is unset."""
 
 
 class AdaptersSettings(Section):

@@ -185,6 +185,25 @@ def test_the_documented_environment_variables_are_what_groupmate_reads(
     assert config.llm.base_url == "http://127.0.0.1:9/v1"
 
 
+# What groupmate's code reads from the environment that is no setting: the container
+# image's folders, and its check of the token its own config names (bot.container); the
+# terminal's user name (the console); HOME, which the image sets.
+NOT_SETTINGS = {"GROUPMATE_DATA", "GROUPMATE_TEMPLATE", "GROUPMATE_TOKEN", "USER", "HOME"}
+_READ = re.compile(r'(?:environ(?:\.get)?\(|environ\[|getenv\()\s*"([A-Z][A-Z0-9_]*)"')
+
+
+def test_every_variable_the_code_reads_for_a_setting_is_on_the_page() -> None:
+    read = {
+        name
+        for folder in ("bot", "function_calls", "storage")
+        for path in (ROOT / folder).rglob("*.py")
+        for name in _READ.findall(path.read_text(encoding="utf-8"))
+    }
+    assert {"GROUPMATE_LOG_LEVEL", "GROUPMATE_DATA"} <= read  # the search finds them
+    documented = {e.variable for e in ENVIRONMENT_SETTINGS}
+    assert read - NOT_SETTINGS - documented == set(), "add them to ENVIRONMENT_SETTINGS"
+
+
 def test_the_storage_and_log_level_variables_override_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
