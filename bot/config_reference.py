@@ -293,8 +293,9 @@ _INTRO = f"""\
 # Configuration reference
 
 groupmate reads one YAML file: the one `--config PATH` names, else `config.yaml` in the
-folder it starts in; without one, every setting below has its default. Start from
-`config.yaml.template`. Check a config before you start the bot with it:
+folder it starts in; without one, every setting below has its default. The
+repository's `config.yaml.template` is a commented config to start from (`make run`
+copies it to `config.yaml`). Check a config before you start the bot with it:
 
 ```console
 $ groupmate check --config config.yaml
