@@ -120,12 +120,13 @@ class PluginStore:
         """The value stored under `key`, or the default (None unless given).
 
         With a class (`get("poll", Poll)`), the value as an instance of it, validated:
-        a stored value that does not fit raises PluginValueError, saying why. A stored
-        JSON null is a value: it is returned (or validated), not the default.
+        a stored value that does not fit raises PluginValueError, saying why. Untyped, a
+        stored JSON null is a value (returned, not the default); typed, it is no value
+        (the default), as an `update` whose function returned None leaves it.
         """
         model, fallback = _model_and_default(model_or_default, default)
         found, value = await self._data.get(self._plugin, self._chat_id, key)
-        if not found:
+        if not found or (model is not None and value is None):
             return fallback
         return value if model is None else _typed(model, value, self._where(key))
 
@@ -162,6 +163,13 @@ class PluginStore:
     async def update(
         self,
         key: str,
+        change: Callable[[T | None], T | None] | Callable[[T | None], Awaitable[T | None]],
+        model: type[T],
+    ) -> T | None: ...
+    @overload
+    async def update(
+        self,
+        key: str,
         change: Callable[[T], T] | Callable[[T], Awaitable[T]],
         model: type[T],
         *,
@@ -179,7 +187,8 @@ class PluginStore:
         value.
 
         - `change` gets the stored value (an instance of `model`, when given), or
-          `default` when there is none (None unless given).
+          `default` when there is none (None unless given); with a `model`, a stored
+          null counts as none. It may return None (with a `model` too): null is stored.
         - It may be a plain function or `async def`. A plain one runs under the row's
           lock on a database thread: keep it to computing. An async one runs on the
           event loop; if another writer changed the value meanwhile, it runs again on
@@ -193,7 +202,10 @@ class PluginStore:
         where = self._where(key)
 
         def read(old: Any) -> Any:
-            return old if model is None or old is None else _typed(model, old, where)
+            if model is None:
+                return old
+            # Typed, a stored null is no value: the function gets the default.
+            return default if old is None else _typed(model, old, where)
 
         if inspect.iscoroutinefunction(change):
 
@@ -211,7 +223,7 @@ class PluginStore:
             new = await self._data.update(
                 self._plugin, self._chat_id, key, changed, _plain(default)
             )
-        return read(new)
+        return new if model is None or new is None else _typed(model, new, where)
 
 
 class PluginStores:

@@ -120,7 +120,7 @@ def update_value(
         close = getattr(new, "close", None)
         if callable(close):
             close()  # never awaited: no "coroutine was never awaited" warning
-        raise TypeError("update's function returned an awaitable: declare it `async def`")
+        raise TypeError("update's function returned an awaitable: declare it async def")
     new = check_value(new)
     session.execute(
         _data.update().where(_where(plugin, chat_id, key)).values(value=new, updated_at=now)

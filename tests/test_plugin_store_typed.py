@@ -79,6 +79,16 @@ async def test_update_gets_a_model_or_the_default_for_a_missing_key(
     assert seen[1] == first and second.votes == {"pizza": 2}
     counted = await store.update("count", lambda n: n + 1, int, default=41)
     assert counted == 42  # with a default, the function gets it for a missing key
+
+    def left_alone(poll: Poll | None) -> Poll | None:
+        return poll
+
+    assert await store.update("absent", left_alone, Poll) is None  # stores null
+    assert await store.get("absent") is None and await store.keys("absent") == ["absent"]
+    assert await store.get("absent", Poll) is None  # typed, null is no value
+    assert await store.get("absent", Poll, Poll(question="?")) == Poll(question="?")
+    assert (await store.update("absent", vote, Poll)).votes == {"pizza": 1}
+    assert seen[-1] is None  # and the function gets the default for it
     untyped = await store.update("plain", lambda n: (n or 0) + 1)
     assert untyped == 1 and await store.get("plain") == 1
 
