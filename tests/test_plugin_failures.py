@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import BaseModel, ConfigDict, Field
 
+from groupmate.function_calls.settings_keys import undeclared_keys
 from groupmate.testing import BotFactory, TestBot
 
 POLL = "tests.plugin_fixtures.poll"
@@ -134,3 +136,30 @@ def test_check_refuses_an_undeclared_setting_and_a_taken_command(tmp_path: Path)
     assert "Traceback" not in clashing.stderr
     fine = _check(tmp_path, [POLL])
     assert fine.returncode == 0, fine.stdout + fine.stderr
+
+
+def test_undeclared_keys_at_any_depth_aliases_and_free_form_mappings() -> None:
+    class Option(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        label: str = ""
+
+    class Settings(BaseModel):
+        model_config = ConfigDict(extra="allow", populate_by_name=True)
+        max_options: int = Field(3, alias="maxOptions")
+        options: list[Option] = []
+        default: Option | None = None
+        aliases: dict[str, Option] | None = None
+
+    data = {
+        "maxOptions": 4,
+        "max_options": 4,
+        "options": [{"label": "a"}, {"lable": "b"}],
+        "default": {"colour": "red"},
+        "aliases": {"anything": {"whatever": 1}},
+        "extra": True,
+    }
+    assert undeclared_keys(Settings, data) == [
+        ("options", 1, "lable"),
+        ("default", "colour"),
+        ("extra",),
+    ]
