@@ -18,19 +18,22 @@ if TYPE_CHECKING:
     from groupmate.function_calls.plugins import PluginStatus
 
 
-def _plugin_statuses(config: Config) -> list[PluginStatus]:
-    """The config's plugins, each loaded or why not. With none configured nothing loads:
-    the built-in tools load (their modules imported) only to find a plugin's clash."""
+def _plugin_statuses(config: Config) -> tuple[list[PluginStatus], list[str]]:
+    """The config's plugins, each loaded or why not, and the commands of theirs that
+    clash with another's. With none configured nothing loads: the built-in tools load
+    (their modules imported) only to find a plugin's clash."""
     if not config.plugins:
-        return []
-    from groupmate.bot.plugin_runtime import configured_plugins
+        return [], []
+    from groupmate.bot.plugin_runtime import command_clashes, configured_plugins
 
-    return [s for s in configured_plugins(config).statuses if not s.builtin]
+    statuses = configured_plugins(config).statuses
+    return [s for s in statuses if not s.builtin], command_clashes(statuses)
 
 
 def check(config: Config) -> int:
     """What is enabled, without secrets; 1 when a configured plugin does not load (the
-    bot would serve without it) or a configured platform's SDK is not installed."""
+    bot would serve without it), a plugin's command clashes with another command (the
+    bot would answer it with the other) or a configured platform's SDK is not installed."""
     missing = missing_sdks(config)
     if missing:
         print(f"groupmate: {install_line(missing)}", file=sys.stderr)
@@ -70,12 +73,14 @@ def check(config: Config) -> int:
             print(f"groupmate: warning: {warning}", file=sys.stderr)
     if config.search.enabled:
         print("\n".join(asyncio.run(probe_search(config))))
-    plugins = _plugin_statuses(config)
+    plugins, clashes = _plugin_statuses(config)
     print("\n".join(plugin_lines(plugins) or ["plugins: none configured"]))
     failed = [s for s in plugins if s.state == "failed"]
     for status in failed:
         print(f"groupmate: plugin {status.name} does not load: {status.error}", file=sys.stderr)
-    return 1 if failed or missing else 0
+    for clash in clashes:
+        print(f"groupmate: {clash}", file=sys.stderr)
+    return 1 if failed or clashes or missing else 0
 
 
 def list_plugins(config: Config) -> int:
