@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from groupmate.bot.command_fields import ONE_WORD, CommandField, Misfit, command_fields
+from groupmate.function_calls.confirmations import TOKEN_FIELD
 from groupmate.function_calls.language import Lang, PlainSentence
 from groupmate.storage.exceptions import GroupmateError
 
@@ -146,7 +147,9 @@ class CommandWords:
 
     def __init__(self, name: str, parameters: dict[str, Any]) -> None:
         self.name = name
-        self.fields = command_fields(parameters)
+        # A held call's token is the bot's to give, after the sender's "yes": no words
+        # give it, and the usage never shows it.
+        self.fields = [f for f in command_fields(parameters) if f.name != TOKEN_FIELD]
         self.layout = CommandLayout.of(self.fields)
 
     def usage(self, lang: Lang = "en") -> str:

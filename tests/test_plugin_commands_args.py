@@ -44,7 +44,7 @@ class VoteArgs(BaseModel):
     option: int = Field(ge=1, le=10, description="The number of the answer")
 
 
-@tool_function(description="Vote in this chat's poll.", command="vote")
+@tool_function(description="Vote in this chat's poll.", command="vote", examples=["I vote for 2"])
 async def vote(ctx: MessageContext, args: VoteArgs, store: PluginStore) -> FunctionResult:
     current = await store.get("poll")
     if not isinstance(current, dict):
@@ -129,7 +129,15 @@ async def test_help_lists_the_generated_usage_and_no_command_only_example(
     assert '• /poll "<question>" <options: a, b, …>: Start a poll in this chat' in lines
     assert "• /vote <option: 1–10>: Vote in this chat's poll" in lines
     assert "• /results: Show the poll's votes" in lines
-    assert "how is the poll going" not in help_  # plain words never reach that tool
+    # With the built-in families off, the plugin's plain examples are all /help shows:
+    # the command-only tool's is none of them (plain words never reach it).
+    families = ("reminders", "search", "links", "summary", "timezone", "budget", "memory")
+    bare = await groupmate_bot(
+        plugins=[PLUGIN], config={"builtins": dict.fromkeys(families, False)}
+    )
+    (help_,) = await bare.say("/help")
+    assert "how is the poll going" not in help_
+    assert "• I vote for 2" in help_.splitlines()
 
 
 async def test_a_handler_reads_its_own_words(groupmate_bot: BotFactory) -> None:
