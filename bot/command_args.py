@@ -147,10 +147,10 @@ class CommandWords:
 
     def __init__(self, name: str, parameters: dict[str, Any]) -> None:
         self.name = name
-        # A held call's token is the bot's to give, after the sender's "yes": no words
-        # give it, and the usage never shows it.
-        self.fields = [f for f in command_fields(parameters) if f.name != TOKEN_FIELD]
-        self.layout = CommandLayout.of(self.fields)
+        self.fields = command_fields(parameters)
+        # A held call's token is the bot's to give, after the sender's "yes": the usage
+        # never offers it (written anyway, the tool refuses it, and the audit has that).
+        self.layout = CommandLayout.of([f for f in self.fields if f.name != TOKEN_FIELD])
 
     def usage(self, lang: Lang = "en") -> str:
         return self.layout.usage(self.name, lang)
