@@ -38,7 +38,7 @@ def language_of(text: str) -> Lang:
 
 
 # The marks that end a sentence, in English and Chinese: a text ending in one keeps it.
-_SENTENCE_ENDS = ".!?…。！？"
+_SENTENCE_ENDS = ".!?…。\uff01\uff1f"  # the last two: the full-width ! and ?
 
 
 def as_sentence(text: str) -> str:
