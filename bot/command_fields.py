@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any, Literal
 
@@ -336,18 +336,9 @@ def _field(name: str, schema: dict[str, Any], required: bool, defs: dict[str, An
         item = _field(name, _resolved(schema["items"], defs), required, defs)
         if item.many:  # a list of lists: not a command's
             return CommandField(name, "other", required)
-        return CommandField(
-            name,
-            item.kind,
-            required,
-            many=True,
-            choices=item.choices,
-            low=item.low,
-            high=item.high,
-            above=item.above,
-            below=item.below,
-            min_items=schema.get("minItems"),
-            max_items=schema.get("maxItems"),
+        # Its items' kind and limits, and the list's own count.
+        return replace(
+            item, many=True, min_items=schema.get("minItems"), max_items=schema.get("maxItems")
         )
     kind = _kind(schema)
     if kind == "text":

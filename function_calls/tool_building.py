@@ -88,8 +88,8 @@ def _bind_parameters(
             raise ToolDefinitionError(
                 f"tool {name!r}: parameter {param.name!r} ({what}): nothing provides it. A "
                 "handler takes the context (MessageContext), its arguments (one pydantic "
-                "model), and types the bot or its plugin provides (settings, services, "
-                "PluginStore)"
+                "model) or its command's words (CommandText), and types the bot or its "
+                "plugin provides (settings, services, PluginStore)"
             )
     if text_param is not None and args_param is not None:
         raise ToolDefinitionError(
