@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from groupmate.bot.command_fields import ONE_WORD, CommandField, Misfit, command_fields
+from groupmate.bot.command_fields import (
+    LEADING_WHEN,
+    ONE_WORD,
+    CommandField,
+    Misfit,
+    command_fields,
+)
 from groupmate.function_calls.confirmations import TOKEN_FIELD
 from groupmate.function_calls.language import Lang, PlainSentence
 from groupmate.storage.exceptions import GroupmateError
@@ -106,7 +112,8 @@ class CommandLayout:
             # another field only quoted (it has to be: its words have no end otherwise).
             lists = [f for f in required if f.many]
             ordered = not lists or (len(lists) == 1 and required[-1].many)
-            one_word = all(f.kind in ONE_WORD or f.kind == "text" for f in required[:-1])
+            kinds = ONE_WORD | LEADING_WHEN | {"text"}
+            one_word = all(f.kind in kinds and not f.many for f in required[:-1])
             bare = required if ordered and one_word else []
         elif len(fields) == 1:
             bare = fields
@@ -209,11 +216,16 @@ class CommandWords:
             if len(pieces) < 2:
                 raise self.refusal(lang)
             first = pieces[0]
+            if field.kind in LEADING_WHEN and unquoted(first) == first:
+                raw[field.name], rest = field.read_leading(rest, now, lang)
+                continue
             if field.kind == "text" and unquoted(first) == first:
                 raise self.refusal(lang)  # where would its words end?
             raw[field.name] = field.read(unquoted(first), now, lang)
             rest = rest[len(first) :].strip()
         last = fields[-1]
+        if not rest:  # "/meet tomorrow at 9": the time, and nothing for the last field
+            raise self.refusal(lang)
         if last.many:
             raw[last.name] = self._many(last, rest, now, lang)
         elif last.kind == "text" and last is self.layout.bare[-1]:

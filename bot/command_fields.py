@@ -31,8 +31,10 @@ _FORMATS: dict[str, Kind] = {
     "time": "time",
     "duration": "duration",
 }
-# Kinds whose value is one word: they can stand before another field's words.
+# Kinds that can stand before another field's words: one word, or a time whose words
+# the grammar reads to their end ("tomorrow at 9 standup").
 ONE_WORD: frozenset[Kind] = frozenset({"integer", "number", "boolean", "choice"})
+LEADING_WHEN: frozenset[Kind] = frozenset({"datetime", "date", "time"})
 
 _YES = frozenset({"yes", "y", "true", "on", "1", "是", "是的", "对", "开", "要", "好"})
 _NO = frozenset({"no", "n", "false", "off", "0", "否", "不", "不是", "关", "不要"})
@@ -117,6 +119,19 @@ class CommandField:
             length = _amount(self.low, self.high, lang)
             raise Misfit(_TEXT_LENGTH.in_(lang).format(name=self.name, length=length))
         return value
+
+    def read_leading(self, text: str, now: datetime, lang: Lang) -> tuple[Any, str]:
+        """A time field's value from the start of `text` ("tomorrow at 9 standup"), and
+        the words after it; raises Misfit when no time leads them."""
+        try:
+            spec, content = split_when(text)
+        except GrammarError:
+            raise self.misfit(text, lang) from None
+        # The grammar also finds a time at the end ("standup tomorrow at 9"): only a
+        # leading one is this field's.
+        if spec.empty or not text.endswith(content):
+            raise self.misfit(text, lang)
+        return self.read(text[: len(text) - len(content)], now, lang), content
 
     def _within(self, value: float) -> bool:
         return (

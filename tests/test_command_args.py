@@ -48,6 +48,11 @@ class Meet(BaseModel):
     when: datetime
 
 
+class Standup(BaseModel):
+    when: datetime
+    topic: str
+
+
 class Day(BaseModel):
     day: date
 
@@ -156,6 +161,28 @@ def test_enums_bools_and_numbers(text: str, expected: dict[str, Any]) -> None:
 )
 def test_a_datetime_in_the_grammars_words(text: str, when: str) -> None:
     assert read(Meet, text) == {"when": when}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tomorrow at 9 standup", ("2026-11-29T09:00:00+01:00", "standup")),
+        ("明天上午9点 开会", ("2026-11-29T09:00:00+01:00", "开会")),
+        ('"tomorrow at 9" standup', ("2026-11-29T09:00:00+01:00", "standup")),
+        ("in 10 minutes to call mom", ("2026-11-28T10:10:00+01:00", "call mom")),
+    ],
+)
+def test_a_time_before_another_field_ends_where_the_grammar_says(
+    text: str, expected: tuple[str, str]
+) -> None:
+    when, topic = expected
+    assert read(Standup, text) == {"when": when, "topic": topic}
+
+
+def test_a_time_that_does_not_lead_is_refused() -> None:
+    # The grammar reads a time at the end too; that one is no leading field's.
+    assert refused(Standup, "standup tomorrow at 9").startswith("“standup tomorrow at 9” doesn't")
+    assert refused(Standup, "tomorrow at 9") == "Usage: /cmd <when: date and time> <topic>"
 
 
 def test_dates_times_and_durations() -> None:
