@@ -28,23 +28,17 @@ from groupmate.bot.command_fields import (
     LEADING_WHEN,
     ONE_WORD,
     CommandField,
-    Misfit,
+    CommandWordsError,
     command_fields,
 )
 from groupmate.function_calls.confirmations import TOKEN_FIELD
 from groupmate.function_calls.language import Lang, PlainSentence
-from groupmate.storage.exceptions import GroupmateError
 
 # Opening quote -> its closing one. An apostrophe is no quote: "it's" is a word.
 _QUOTES = {'"': '"', "“": "”", "「": "」", "『": "』"}
 _LIST_SEPARATORS = ("|", ",，、")  # a bar first: "a, b | c" is two items with a comma
 _PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 _USAGE = PlainSentence("Usage: {usage}", "用法：{usage}")
-
-
-class CommandWordsError(GroupmateError, ValueError):
-    """The words after a tool's command don't make its arguments; the message says why,
-    in the user's language, with how to write them."""
 
 
 def split_outside_quotes(text: str, separators: str | None = None) -> list[str]:
@@ -168,12 +162,7 @@ class CommandWords:
     def arguments(self, words: str, *, now: datetime, lang: Lang = "en") -> dict[str, Any]:
         """The tool's raw arguments for the words after the command; raises
         CommandWordsError when they don't make them."""
-        try:
-            return self._arguments(words.strip(), now, lang)
-        except Misfit as exc:
-            raise CommandWordsError(str(exc)) from None
-
-    def _arguments(self, words: str, now: datetime, lang: Lang) -> dict[str, Any]:
+        words = words.strip()
         by_name = {field.name: field for field in self.fields}
         pieces = words_of(words)
         # The key=value words at the end, back to the first that is not one.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any, Literal
@@ -41,9 +42,10 @@ _NO = frozenset({"no", "n", "false", "off", "0", "否", "不", "不是", "关", 
 _CHINESE_NUMBER = re.compile(r"[零〇一二两三四五六七八九十]+")
 
 
-class Misfit(GroupmateError, ValueError):
-    """A word that doesn't fit its field; the message says which field and what it
-    takes, in the language asked for."""
+class CommandWordsError(GroupmateError, ValueError):
+    """The words after a tool's command don't make its arguments: a word that doesn't
+    fit its field, or words that could fill the fields two ways. The message says which
+    field and what it takes, or how to write the command, in the user's language."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,7 @@ class CommandField:
 
     def read(self, word: str, now: datetime, lang: Lang) -> Any:
         """One value of this field from `word` (unquoted), as its schema takes it;
-        raises Misfit."""
+        raises CommandWordsError."""
         value = _READERS[self.kind](word.strip(), self, now)
         if value is None:
             raise self.misfit(word, lang)
@@ -117,12 +119,12 @@ class CommandField:
             raise self.misfit(word, lang)
         if self.kind == "text" and not self._within(len(value)):
             length = _amount(self.low, self.high, lang)
-            raise Misfit(_TEXT_LENGTH.in_(lang).format(name=self.name, length=length))
+            raise CommandWordsError(_TEXT_LENGTH.in_(lang).format(name=self.name, length=length))
         return value
 
     def read_leading(self, text: str, now: datetime, lang: Lang) -> tuple[Any, str]:
         """A time field's value from the start of `text` ("tomorrow at 9 standup"), and
-        the words after it; raises Misfit when no time leads them."""
+        the words after it; raises CommandWordsError when no time leads them."""
         try:
             spec, content = split_when(text)
         except GrammarError:
@@ -141,13 +143,15 @@ class CommandField:
             and (self.below is None or value < self.below)
         )
 
-    def misfit(self, word: str, lang: Lang) -> Misfit:
-        return Misfit(_MISFIT.in_(lang).format(word=word, name=self.name, what=self.expects(lang)))
+    def misfit(self, word: str, lang: Lang) -> CommandWordsError:
+        return CommandWordsError(
+            _MISFIT.in_(lang).format(word=word, name=self.name, what=self.expects(lang))
+        )
 
-    def count_misfit(self, lang: Lang) -> Misfit:
+    def count_misfit(self, lang: Lang) -> CommandWordsError:
         """The sentence for a list of too few or too many items."""
         count = _amount(self.min_items, self.max_items, lang)
-        return Misfit(_COUNT.in_(lang).format(name=self.name, count=count))
+        return CommandWordsError(_COUNT.in_(lang).format(name=self.name, count=count))
 
 
 def _amount(low: float | None, high: float | None, lang: Lang) -> str:
@@ -307,7 +311,7 @@ def _other(word: str, field: CommandField, now: datetime) -> None:
     return None
 
 
-_READERS: dict[Kind, Any] = {
+_READERS: dict[Kind, Callable[[str, CommandField, datetime], Any]] = {
     "text": _text,
     "integer": _integer,
     "number": _number,

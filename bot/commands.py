@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from groupmate.bot.command_args import CommandWordsError
+from groupmate.bot.command_fields import CommandWordsError
 from groupmate.bot.command_words import (
     COMMAND_ALIASES,
     COMMAND_USAGE,

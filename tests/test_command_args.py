@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import BaseModel, Field
 
-from groupmate.bot.command_args import CommandWords, CommandWordsError
+from groupmate.bot.command_args import CommandWords
+from groupmate.bot.command_fields import CommandWordsError
 from groupmate.function_calls.language import Lang
 from groupmate.function_calls.schema import model_parameters_schema
 

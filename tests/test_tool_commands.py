@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from groupmate.bot.app import Bot
-from groupmate.bot.command_args import CommandWordsError
+from groupmate.bot.command_fields import CommandWordsError
 from groupmate.bot.messages import IncomingMessage
 from groupmate.bot.tool_commands import ToolCommand
 from groupmate.function_calls import (
