@@ -44,7 +44,8 @@ _USAGE = PlainSentence("Usage: {usage}", "用法：{usage}")
 def split_outside_quotes(text: str, separators: str | None = None) -> list[str]:
     """The pieces of `text` between separators (None: whitespace) that are outside
     quotes, stripped, the quotes kept; empty pieces too (`list_items` needs to know a
-    separator was there)."""
+    separator was there). Not shlex: it reads an apostrophe as a quote ("it's") and
+    knows neither “…” nor 「…」, nor a separator other than spaces."""
     pieces: list[str] = []
     current: list[str] = []
     index = 0
