@@ -39,6 +39,8 @@ LEADING_WHEN: frozenset[Kind] = frozenset({"datetime", "date", "time"})
 
 _YES = frozenset({"yes", "y", "true", "on", "1", "是", "是的", "对", "开", "要", "好"})
 _NO = frozenset({"no", "n", "false", "off", "0", "否", "不", "不是", "关", "不要"})
+# The grammar's number words, but "a" and "an": alone they are no number ("/vote a").
+_NUMBER_WORDS = {word: n for word, n in NUMBER_WORDS.items() if word not in ("a", "an")}
 _CHINESE_NUMBER = re.compile(r"[零〇一二两三四五六七八九十]+")
 
 
@@ -210,8 +212,8 @@ _TEXT_LENGTH = PlainSentence(
 def _integer(word: str, field: CommandField, now: datetime) -> int | None:
     if re.fullmatch(r"[+-]?\d+", word):
         return int(word)  # \d and int() take any script's digits (full-width too)
-    if word.lower() in NUMBER_WORDS:
-        return NUMBER_WORDS[word.lower()]
+    if word.lower() in _NUMBER_WORDS:
+        return _NUMBER_WORDS[word.lower()]
     if _CHINESE_NUMBER.fullmatch(word):
         try:
             return chinese_number(word)

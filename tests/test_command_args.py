@@ -202,6 +202,8 @@ def test_dates_times_and_durations() -> None:
     ("model", "text", "lang", "said"),
     [
         (Vote, "5", "en", "“5” doesn't fit option: it takes a whole number from 1 to 3."),
+        # "a" is one in "in a minute", not on its own.
+        (Vote, "a", "en", "“a” doesn't fit option: it takes a whole number from 1 to 3."),
         (Vote, "5", "zh", "“5”不适合 option：需要1 到 3 的整数。"),
         (Vote, "2.5", "en", "“2.5” doesn't fit option: it takes a whole number from 1 to 3."),
         (Vote, "", "en", "Usage: /cmd <option: 1–3>"),
