@@ -170,9 +170,9 @@ _MODULE = '''\
 It greets a city and remembers the cities greeted in each chat. The model can call its
 tools, and so can slash commands, whose words are read by the arguments' types:
 
-    /$name Berlin              the text field takes the words
-    /${name}_last 3            a whole number (1 to 10)
-    /${name}_drop Berlin, Oslo    a list: "a, b", "a | b" or words apart
+    /$name Berlin: the text field takes the words
+    /${name}_last 3: a whole number, 1 to 10
+    /${name}_drop Berlin, Oslo: a list ("a, b", "a | b" or words apart)
 
 Replace the bodies with your own; a client for another server goes in a `@plugin.service`.
 """
