@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from groupmate.bot.command_fields import CommandWordsError
 from groupmate.bot.command_words import (
     COMMAND_ALIASES,
     COMMAND_USAGE,
@@ -26,7 +27,7 @@ from groupmate.bot.edit_words import AmbiguousEdit, edit_arguments
 from groupmate.bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
 from groupmate.bot.help_text import Command as HelpCommand
 from groupmate.bot.tool_calls import NOT_HERE, ChatTools, CommandError
-from groupmate.bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
+from groupmate.bot.tool_commands import ToolCommand, tool_commands
 from groupmate.function_calls import MessageContext, ToolInvoker
 from groupmate.function_calls.grammar import GrammarError, parse_duration
 from groupmate.function_calls.handlers.budget import MAX_LIMIT
@@ -307,10 +308,12 @@ class Commands:
     def _declared_command(self, declared: ToolCommand) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
             try:
-                raw = declared.arguments(rest)
+                raw = declared.arguments(rest, now=ctx.now(), lang=_lang(ctx.text))
             except CommandWordsError as exc:
                 raise CommandError(str(exc)) from None
-            return await self.tools.call(ctx, declared.tool.name, raw)
+            # The words as written, for a handler that reads them itself (CommandText).
+            called = dataclasses.replace(ctx, command_text=rest)
+            return await self.tools.call(called, declared.tool.name, raw)
 
         return run
 
@@ -343,7 +346,7 @@ class Commands:
         ]
         commands += [
             HelpCommand(
-                c.usage,
+                c.usage(lang),
                 ABOUT[name][zh] if name in ABOUT else first_sentence(c.tool.description),
                 c.tool.name,
             )

@@ -12,7 +12,7 @@ from typing import Any, get_type_hints
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel
 
-from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.context import CommandText, MessageContext
 from groupmate.function_calls.deps import Dependency, optional_of
 from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.plugin_store import PluginStore
@@ -42,6 +42,7 @@ class _Binding:
     args_param: str | None
     args_model: type[BaseModel]
     deps: tuple[Dependency, ...]
+    text_param: str | None = None
 
 
 def _bind_parameters(
@@ -60,13 +61,18 @@ def _bind_parameters(
     args_param: str | None = None
     args_model: type[BaseModel] = NoArguments
     deps: list[Dependency] = []
+    text_param: str | None = None
     for param in inspect.signature(handler).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {name!r}: *args/**kwargs are not supported")
         annotation = hints.get(param.name)
         kind, optional = optional_of(annotation)
         provided = isinstance(kind, type) and provides(kind)
-        if annotation is MessageContext or (param.name == "ctx" and not provided and not ctx_param):
+        if kind is CommandText and not optional and text_param is None:
+            text_param = param.name
+        elif annotation is MessageContext or (
+            param.name == "ctx" and not provided and not ctx_param
+        ):
             ctx_param = param.name  # by its type, or by the name `ctx` whatever its hint
         elif provided:
             deps.append(Dependency(param.name, kind, optional))
@@ -82,10 +88,16 @@ def _bind_parameters(
             raise ToolDefinitionError(
                 f"tool {name!r}: parameter {param.name!r} ({what}): nothing provides it. A "
                 "handler takes the context (MessageContext), its arguments (one pydantic "
-                "model), and types the bot or its plugin provides (settings, services, "
-                "PluginStore)"
+                "model) or its command's words (CommandText), and types the bot or its "
+                "plugin provides (settings, services, PluginStore)"
             )
-    return _Binding(ctx_param, args_param, args_model, tuple(deps))
+    if text_param is not None and args_param is not None:
+        raise ToolDefinitionError(
+            f"tool {name!r}: it reads its command's words itself ({text_param}: "
+            f"CommandText), so it takes no arguments model ({args_param}); use one or "
+            "the other"
+        )
+    return _Binding(ctx_param, args_param, args_model, tuple(deps), text_param)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +179,11 @@ def build_tool(
             f"tool {tool_name!r} needs a description= or a docstring: the model chooses by it"
         )
     binding = _bind_parameters(handler, tool_name, opts.localns, provides)
+    if binding.text_param is not None and opts.command is None:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: a CommandText parameter is the words of its command; "
+            'give the tool a command= ("/name words")'
+        )
     check_effect(tool_name, opts.effect, binding.deps)
     if not plugin and any(dep.kind is PluginStore for dep in binding.deps):
         raise ToolDefinitionError(
@@ -201,8 +218,10 @@ def build_tool(
         deps=binding.deps,
         plugin=plugin,
         effect=opts.effect,
-        for_model=opts.for_model,
+        # A tool reading its command's words has nothing for the model to fill.
+        for_model=opts.for_model and binding.text_param is None,
         command=opts.command,
+        text_param=binding.text_param,
     )
 
 

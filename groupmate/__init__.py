@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from groupmate.bot.adapters.matrix_client import MatrixError as MatrixError
     from groupmate.bot.adapters.matrix_client import Unreachable as Unreachable
     from groupmate.bot.adapters.telegram_api import ApiError as ApiError
+    from groupmate.bot.command_fields import CommandWordsError as CommandWordsError
     from groupmate.bot.scaffold import ScaffoldError as ScaffoldError
     from groupmate.bot.tool_calls import CommandError as CommandError
-    from groupmate.bot.tool_commands import CommandWordsError as CommandWordsError
     from groupmate.function_calls import *  # noqa: F403
     from groupmate.function_calls.context_window import ContextOverflowError as ContextOverflowError
     from groupmate.function_calls.grammar.spec import GrammarError as GrammarError
@@ -77,7 +77,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "groupmate.bot.adapters.telegram_api": ("ApiError",),
     "groupmate.bot.scaffold": ("ScaffoldError",),
     "groupmate.bot.tool_calls": ("CommandError",),
-    "groupmate.bot.tool_commands": ("CommandWordsError",),
+    "groupmate.bot.command_fields": ("CommandWordsError",),
     "groupmate.function_calls.context_window": ("ContextOverflowError",),
     "groupmate.function_calls.grammar.spec": ("GrammarError",),
     "groupmate.function_calls.links.fetch": ("LinkError", "LinkRefused", "LinkUnreadable"),
