@@ -25,7 +25,7 @@ from groupmate.bot.adapters import install_line
 from groupmate.bot.cli import main
 from groupmate.bot.config import parse_config
 from groupmate.bot.container import NO_TOKEN
-from groupmate.bot.status import model_warning
+from groupmate.bot.status import config_lines, model_warning
 from groupmate.function_calls import (
     FunctionCallLLM,
     FunctionResult,
@@ -33,7 +33,8 @@ from groupmate.function_calls import (
     ToolRegistry,
     tool_function,
 )
-from groupmate.function_calls.internal_text import STORAGE_DOWN
+from groupmate.function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGURED, STORAGE_DOWN
+from groupmate.function_calls.server_info import context_window
 from groupmate.storage import head_revision
 from groupmate.testing import stub_llm as s
 from tests.conftest import make_ctx
@@ -42,7 +43,8 @@ from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 TROUBLESHOOTING = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
-MODELS = (ROOT / "docs" / "getting-started" / "models" / "index.md").read_text(encoding="utf-8")
+MODEL_PAGES = ROOT / "docs" / "getting-started" / "models"
+MODELS = (MODEL_PAGES / "index.md").read_text(encoding="utf-8")
 # What the pages show for a model server's address and the port groupmate serves on.
 PAGE_SERVER = "http://127.0.0.1:11434/v1"
 PAGE_PORT = 8080
@@ -211,6 +213,9 @@ def test_a_port_in_use_is_quoted_as_serve_prints_it(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     printed = done.stderr.strip().replace(f"127.0.0.1:{port}", f"127.0.0.1:{PAGE_PORT}")
     assert printed in TROUBLESHOOTING
+    # Without "groupmate: ", as the llama.cpp page quotes it inside a sentence.
+    said = printed.removeprefix("groupmate: ")
+    assert said in (MODEL_PAGES / "llama-cpp-server.md").read_text(encoding="utf-8")
 
 
 def test_the_http_api_without_a_token_is_quoted_as_serve_and_the_image_refuse(
@@ -258,3 +263,63 @@ def test_a_plugin_that_does_not_load_is_quoted_as_check_prints_it(tmp_path: Path
     assert done.returncode == 1
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("groupmate: plugin ")]
     assert line in TROUBLESHOOTING
+
+
+@pytest.mark.parametrize(
+    ("reply", "request_timeout"),
+    [
+        (s.error(429, "slow down"), 60.0),
+        (s.error(500, "oops"), 60.0),
+        (s.error(400, "bad request"), 60.0),
+        (s.text("late", delay=2), 0.3),
+    ],
+    ids=["429", "500", "400", "timeout"],
+)
+async def test_each_model_reply_in_the_models_table_is_the_clients(
+    stub: s.StubLLM, reply: s.Reply, request_timeout: float
+) -> None:
+    stub.fallback = reply
+    llm = FunctionCallLLM(
+        model="qwen2.5:7b",
+        base_url=stub.base_url,
+        registry=_weather_tools(),
+        transport_retries=0,
+        request_timeout=request_timeout,
+    )
+    error = await _error_of(llm)
+    assert error is not None and error in MODELS
+
+
+def test_the_window_replies_are_quoted_on_the_models_page() -> None:
+    assert MISCONFIGURED.english in MODELS and MESSAGE_TOO_LONG.english in MODELS
+
+
+async def test_a_window_the_server_does_not_say_is_quoted_as_logged_and_checked(
+    stub: s.StubLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    stub.context_tokens = None  # as llama-cpp-python's server: no /props
+    with caplog.at_level(logging.INFO, logger="groupmate.llm"):
+        window = await context_window(None, base_url=stub.base_url, model="qwen2.5:7b")
+    assert window.tokens == 4096
+    logged = [m for m in caplog.messages if m.startswith("LLM context window: the server did")]
+    assert logged and logged[0] in MODELS
+    llm = {"base_url": PAGE_SERVER, "model": "qwen2.5:7b", "tool_mode": "native"}
+    lines = config_lines(parse_config({"llm": llm}, {}), "sqlite://", None, context=window)
+    (checked,) = [line for line in lines if line.startswith("llm: ")]
+    assert checked in MODELS
+
+
+@pytest.mark.parametrize(
+    ("page", "base_url", "model"),
+    [
+        ("openai.md", None, "gpt-4o-mini"),
+        ("deepseek.md", "https://api.deepseek.com/v1", "deepseek-chat"),
+        ("qwen.md", "https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-plus"),
+    ],
+)
+async def test_a_hosted_apis_window_is_quoted_as_check_shows_it(
+    page: str, base_url: str | None, model: str
+) -> None:
+    window = await context_window(None, base_url=base_url, model=model, within=0.01)
+    shown = f"context {window.tokens} tokens ({window.source})"
+    assert shown in (MODEL_PAGES / page).read_text(encoding="utf-8")
