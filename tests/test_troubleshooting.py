@@ -22,6 +22,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from groupmate.bot.adapters import install_line
+from groupmate.bot.app import Bot
 from groupmate.bot.cli import main
 from groupmate.bot.config import parse_config
 from groupmate.bot.container import NO_TOKEN
@@ -37,7 +38,7 @@ from groupmate.function_calls.internal_text import MESSAGE_TOO_LONG, MISCONFIGUR
 from groupmate.function_calls.server_info import context_window
 from groupmate.storage import head_revision
 from groupmate.testing import stub_llm as s
-from tests.conftest import make_ctx
+from tests.conftest import eventually, make_ctx
 from tests.http_harness import Servers
 from tests.ports import free_port
 
@@ -323,3 +324,17 @@ async def test_a_hosted_apis_window_is_quoted_as_check_shows_it(
     window = await context_window(None, base_url=base_url, model=model, within=0.01)
     shown = f"context {window.tokens} tokens ({window.source})"
     assert shown in (MODEL_PAGES / page).read_text(encoding="utf-8")
+
+
+async def test_a_failed_warm_up_is_quoted_as_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = {
+        "storage": {"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+        "llm": {"base_url": f"http://127.0.0.1:{free_port()}/v1", "model": "qwen2.5:7b"},
+    }
+    with caplog.at_level(logging.WARNING, logger="groupmate.bot.app"):
+        async with Bot(parse_config(data, {})) as bot:
+            await eventually(lambda: bot.llm_status == "warm-up failed", within=30)
+    logged = [m for m in caplog.messages if m.startswith("LLM warm-up failed")]
+    assert logged and logged[0] in MODELS
