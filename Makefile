@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run chat test test-images lint typecheck pytest bench bench-model eval clean lock
+.PHONY: run chat test test-images lint typecheck docs docs-build pytest bench bench-model eval clean lock
 
 # What `make run`, `make test` and CI install: requirements-dev.lock's exact versions
 # (the app's, the tests' and the tools'), each checked against its hash; then groupmate
@@ -33,7 +33,7 @@ PLATFORMS := $(foreach name,telegram matrix onebot slack discord lark dingtalk,-
 lock: $(STAMP)
 	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) $(PLATFORMS) --extra postgres --extra speed \
 		--output-file requirements.lock pyproject.toml
-	$(PIP_COMPILE) --extra dev $(PLATFORMS) --extra postgres --extra speed \
+	$(PIP_COMPILE) --extra dev --extra docs $(PLATFORMS) --extra postgres --extra speed \
 		--constraint requirements.lock --output-file requirements-dev.lock pyproject.toml
 
 config.yaml:
@@ -63,7 +63,16 @@ PYTEST_WORKERS ?= 4
 pytest: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
-test: lint typecheck pytest
+# The documentation site (mkdocs.yml, docs/): served with live reload on
+# http://127.0.0.1:8000, or built strictly into site/: a broken link, a missing page or a
+# docstring mkdocstrings can't read fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+test: lint typecheck docs-build pytest
 
 # The shipped forms: the wheel installed with the oldest pip we support, the container
 # image and the compose file, built and run with podman (the tooling installs it):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 import yaml
@@ -20,6 +19,7 @@ from groupmate.bot.adapters.dingtalk_events import (
 )
 from groupmate.bot.adapters.dingtalk_http import UsedSignatures
 from groupmate.storage import Member
+from tests.docs_pages import page
 from tests.fake_dingtalk import GROUP, FakeDingTalk
 
 
@@ -84,8 +84,7 @@ def test_the_readmes_dingtalk_section_is_a_valid_config() -> None:
     from groupmate.bot.adapters.dingtalk import DingTalkAdapter
     from groupmate.bot.config import parse_config
 
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    part = text.split("## DingTalk\n", 1)[1].split("\n## ", 1)[0]
+    part = page("platforms/dingtalk.md")
     block = re.search(r"```yaml\n(.*?)```", part, re.S)
     assert block is not None
     environ = {"DINGTALK_CLIENT_ID": "ding1", "DINGTALK_CLIENT_SECRET": "s"}

@@ -11,7 +11,6 @@ import logging
 import re
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from subprocess import PIPE
 
 import aiohttp
@@ -27,6 +26,7 @@ from groupmate.bot.adapters.discord_events import render
 from groupmate.bot.config import ConfigError, parse_config
 from groupmate.storage import Member
 from tests.conftest import eventually
+from tests.docs_pages import page
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import BOT, CHANNEL, MESSAGE_CONTENT, TOKEN
 from tests.http_harness import Servers
@@ -217,8 +217,7 @@ def test_a_section_without_a_token_or_with_an_unversioned_api_url_is_refused() -
 
 
 def test_the_readmes_discord_section_is_a_valid_config() -> None:
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = text.split("## Discord\n", 1)[1].split("\n## ", 1)[0]
+    section = page("platforms/discord.md")
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block is not None
     config = parse_config(yaml.safe_load(block.group(1)), environ={"DISCORD_BOT_TOKEN": "t"})

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from groupmate.bot.adapters.lark_events import render_text, text_of
+from tests.docs_pages import page
 from tests.fake_lark import APP_ID
 
 
@@ -69,7 +70,6 @@ def test_a_section_without_what_its_mode_needs_is_refused(lark: dict[str, str], 
 
 def test_the_readmes_lark_section_is_a_valid_config() -> None:
     import re
-    from pathlib import Path
 
     import yaml
 
@@ -78,8 +78,7 @@ def test_the_readmes_lark_section_is_a_valid_config() -> None:
     from groupmate.bot.adapters.lark import LarkAdapter
     from groupmate.bot.config import parse_config
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    part = readme.split("## Lark/Feishu\n", 1)[1].split("\n## ", 1)[0]
+    part = page("platforms/lark.md")
     block = re.search(r"```yaml\n(.*?)```", part, re.S)
     assert block is not None
     environ = {"LARK_APP_ID": "cli_1", "LARK_APP_SECRET": "s",

@@ -58,7 +58,7 @@ def required(*extras: str) -> list[Requirement]:
 
 @pytest.mark.parametrize(
     ("lock", "extras"),
-    [(APP, ("all", "postgres", "speed")), (DEV, ("dev", "all", "postgres", "speed"))],
+    [(APP, ("all", "postgres", "speed")), (DEV, ("dev", "docs", "all", "postgres", "speed"))],
 )
 def test_each_lock_pins_every_requirement_within_its_range_with_hashes(
     lock: str, extras: tuple[str, ...]

@@ -16,6 +16,7 @@ import pytest
 
 from groupmate.bot.cli import main
 from groupmate.bot.scaffold import PluginNames, ScaffoldError, new_plugin, render
+from tests.docs_pages import page
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -188,10 +189,10 @@ def test_the_scaffold_error_is_a_value_error() -> None:
 
 
 def test_the_readme_says_how_to_write_a_plugin() -> None:
-    text = (ROOT / "README.md").read_text()
-    headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert headings[headings.index("## Write a handler") + 1] == "## Write a plugin"
-    section = text.split("## Write a plugin\n", 1)[1].split("\n## ", 1)[0]
+    # The developer's guide: handlers, then plugins.
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert nav.index("developers/handlers.md") < nav.index("developers/plugins.md")
+    section = page("developers/plugins.md")
     assert "groupmate plugin new weather" in section
     for block in re.findall(r"```python\n(.*?)```", section, re.S):
         ast.parse(block)

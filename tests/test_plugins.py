@@ -18,6 +18,7 @@ from groupmate.function_calls.handlers import builtin_tools
 from groupmate.function_calls.registry import tool_options
 from groupmate.storage.audit import AuditQuery
 from groupmate.testing import TestBot
+from tests.docs_pages import page
 from tests.http_harness import Servers
 from tests.plugin_fixtures.dice import LoadedDie
 
@@ -276,8 +277,7 @@ def test_check_exits_non_zero_naming_the_broken_plugin(tmp_path: Path) -> None:
 async def test_the_readmes_plugin_example_loads_as_written(
     groupmate_bot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Write a plugin\n", 1)[1].split("\n## ", 1)[0]
+    section = page("developers/plugins.md")
     [example] = [b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "@plugin" in b]
     (tmp_path / "readme_weather.py").write_text(example)
     monkeypatch.syspath_prepend(str(tmp_path))

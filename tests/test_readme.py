@@ -8,16 +8,17 @@ import sys
 from pathlib import Path
 
 from groupmate.testing import stub_llm as s
+from tests.docs_pages import page
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+def _python_blocks(name: str = "developers/handlers.md") -> list[str]:
+    return re.findall(r"```python\n(.*?)```", page(name), re.S)
 
 
 def _embedding_block() -> str:
-    [block] = [b for b in _python_blocks() if "Bot.from_config" in b]
+    [block] = [b for b in _python_blocks("platforms/index.md") if "Bot.from_config" in b]
     return block
 
 
@@ -74,8 +75,7 @@ def test_the_mcp_and_openapi_example_is_a_valid_config() -> None:
 
     from groupmate.bot.config import parse_config
 
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Tools from MCP and OpenAPI servers", 1)[1]
+    section = page("developers/mcp-and-openapi.md")
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block is not None
     config = parse_config(yaml.safe_load(block.group(1)), environ={"DOCS_MCP_TOKEN": "t"})
@@ -96,8 +96,7 @@ def test_the_search_example_is_a_valid_config() -> None:
 
     from groupmate.bot.config import parse_config
 
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Search", 1)[1]
+    section = page("guide/search-and-links.md")
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block is not None
     config = parse_config(yaml.safe_load(block.group(1)), environ={"BRAVE_API_KEY": "k"})

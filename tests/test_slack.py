@@ -18,6 +18,7 @@ from groupmate.bot.adapters.slack_send import render_mrkdwn
 from groupmate.storage import Member
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.conftest import eventually
+from tests.docs_pages import page
 from tests.fake_slack import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -226,7 +227,6 @@ def test_a_section_without_what_its_mode_needs_is_refused(
 
 def test_the_readmes_slack_section_is_a_valid_config() -> None:
     import re
-    from pathlib import Path
 
     import yaml
 
@@ -234,8 +234,7 @@ def test_the_readmes_slack_section_is_a_valid_config() -> None:
     from groupmate.bot.adapters.slack import SlackAdapter
     from groupmate.bot.config import parse_config
 
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = text.split("## Slack\n", 1)[1].split("\n## ", 1)[0]
+    section = page("platforms/slack.md")
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
     assert block is not None
     environ = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"}

@@ -5,7 +5,6 @@ model's own call), in plain words; rate limits count per user and per chat."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +28,7 @@ from groupmate.function_calls import (
 from groupmate.storage.changes import Requester
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.conftest import make_ctx
+from tests.docs_pages import page
 from tests.http_harness import TOKEN, Api, Servers, llm_section
 
 NOT_AVAILABLE = "Sorry, that isn't available to you in this chat."
@@ -206,7 +206,7 @@ def test_a_hidden_call_says_why() -> None:
 
 
 def test_the_readme_policy_example_is_a_valid_config() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = page("operators/policy-and-audit.md")
     (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "policy:" in b]
     config = parse_config(yaml.safe_load(block), environ={})
     rules = config.tools.policy
