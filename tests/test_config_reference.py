@@ -221,6 +221,33 @@ def test_the_storage_and_log_level_variables_override_the_file(
     assert f"storage: sqlite:///{tmp_path}/env.db" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("given", "level"), [("info", logging.INFO), ("NOPE", None)])
+def test_the_log_level_variable_is_read_as_the_config_reads_its_level(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    given: str,
+    level: int | None,
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(f"storage:\n  url: sqlite:///{tmp_path}/file.db\n")
+    monkeypatch.setenv("GROUPMATE_LOG_LEVEL", given)
+    root = logging.getLogger()
+    handlers, before = root.handlers[:], root.level
+    try:
+        status = main(["--config", str(path), "check"])
+        if level is not None:
+            assert root.level == level
+    finally:
+        root.handlers[:], root.level = handlers, before
+    if level is None:
+        assert status == 2
+        assert capsys.readouterr().err == (
+            "groupmate: GROUPMATE_LOG_LEVEL='NOPE' is no log level; "
+            "use DEBUG | INFO | WARNING | ERROR\n"
+        )
+
+
 def test_bounds_and_patterns_are_said() -> None:
     class Bounded(Section):
         code: str = Field("ab", pattern=r"^[a-z]+$", max_length=8)
