@@ -20,6 +20,7 @@ from datetime import datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from groupmate.storage.clock import utc_now
 from groupmate.storage.database import Database
 from groupmate.storage.deliveries import (
     Claim,
@@ -36,7 +37,6 @@ from groupmate.storage.models import (
     OUTCOME_SENT,
     OUTCOME_SENT_LATE,
     OUTCOME_SKIPPED_QUIET,
-    utc_now,
 )
 from groupmate.storage.outcome_writer import OutcomeWriter
 from groupmate.storage.outgoing import OutgoingMessage, Sender, safe_error

@@ -100,10 +100,12 @@ def test_each_lazy_package_exports_every_name_it_lists() -> None:
 
 # What `check` on a config of SQLite and no model, search, MCP server or plugin needs
 # none of: the model client, MCP, the web server, the scheduler and the built-in tools;
-# nor Alembic, whose revisions it reads without it (storage.revisions).
+# nor Alembic and SQLAlchemy: a SQLite database's revision is read with sqlite3
+# (storage.revisions), its URL shown as written (storage.location).
 CHECK_UNUSED = (
     "openai",
     "alembic",
+    "sqlalchemy",
     "mcp",
     "fastapi",
     "uvicorn",
