@@ -4,6 +4,7 @@ scheduler or web framework is loaded to print the usage (bench/start.py times it
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -252,3 +253,18 @@ def test_serve_of_the_minimal_config_imports_no_unused_sdk(tmp_path: Path, stub:
     loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
     assert loaded, done.stdout + done.stderr
     assert loaded[0].split()[1:] == []
+
+
+# The reminder grammar's patterns are compiled when it first parses, not when a tool's
+# module imports it: `check` builds the tools and parses nothing (function_calls.lazy_re).
+GRAMMAR = (
+    "groupmate.function_calls.grammar.request",
+    "groupmate.function_calls.grammar.chinese",
+)
+
+
+def test_the_grammar_compiles_no_pattern_at_import() -> None:
+    for name in GRAMMAR:
+        module = importlib.import_module(name)
+        compiled = [key for key, value in vars(module).items() if isinstance(value, re.Pattern)]
+        assert compiled == [], name
