@@ -17,8 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from typing import TYPE_CHECKING
 
 from groupmate.storage.clock import utc_now
 from groupmate.storage.database import Database
@@ -43,8 +42,11 @@ from groupmate.storage.outgoing import OutgoingMessage, Sender, safe_error
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.reach import Reach
 from groupmate.storage.repository import due_before
-from groupmate.storage.timers import ReminderTimers
 from groupmate.storage.vocabulary import DeliveryOutcome
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,10 @@ class ReminderScheduler:
         self.policy = policy or DeliveryPolicy()
         self._clock = clock
         self._wake = asyncio.Event()
+        # APScheduler with the scheduler made, not with its module: the service's types
+        # come from here, and `check` builds the tools that name them.
+        from groupmate.storage.timers import ReminderTimers
+
         self._timers = ReminderTimers(self.wake)
         self._outcomes = OutcomeWriter(database)
         self._send_slots = asyncio.Semaphore(self.policy.max_concurrent_sends)

@@ -184,6 +184,8 @@ CHECK_NEVER = (
     "starlette",
     "uvicorn",
     "prometheus_client",
+    "apscheduler",  # the reminders' timers: the service's types name no timer
+    "groupmate.storage.timers",
     "groupmate.bot.app",
     "groupmate.bot.runtime",
     "groupmate.bot.router",
