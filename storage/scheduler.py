@@ -47,7 +47,6 @@ from groupmate.storage.vocabulary import DeliveryOutcome
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
@@ -97,9 +96,7 @@ class ReminderScheduler:
         self.policy = policy or DeliveryPolicy()
         self._clock = clock
         self._wake = asyncio.Event()
-        # APScheduler with the scheduler made, not with its module: the service's types
-        # come from here, and `check` builds the tools that name them.
-        from groupmate.storage.timers import ReminderTimers
+        from groupmate.storage.timers import ReminderTimers  # APScheduler: not for `check`
 
         self._timers = ReminderTimers(self.wake)
         self._outcomes = OutcomeWriter(database)

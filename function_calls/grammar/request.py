@@ -20,7 +20,6 @@ import groupmate.function_calls.grammar as grammar  # the package imports this m
 from groupmate.function_calls.grammar.chinese import ChineseWhenParser
 from groupmate.function_calls.grammar.english import WhenParser
 from groupmate.function_calls.grammar.english_words import tokenize
-from groupmate.function_calls.grammar.spec import GrammarError
 from groupmate.function_calls.language import is_chinese
 from groupmate.function_calls.lazy_re import LazyPattern
 
@@ -287,7 +286,7 @@ def _starts_with_when(text: str) -> bool:
     leading = WhenParser(text, tokenize(text), 0)
     try:
         leading.parse()
-    except GrammarError:
+    except grammar.GrammarError:
         return True
     return not leading.spec.empty
 
@@ -337,7 +336,7 @@ def _questions_ok_en(text: str, before: str) -> bool:
 def _is_when_en(lead: str) -> bool:
     try:
         spec, content = grammar.split_when(lead.rstrip(" ,"))
-    except GrammarError:
+    except grammar.GrammarError:
         return True  # time words the grammar will ask about: still a request
     return not spec.empty and not content.strip(" ,")
 
@@ -346,7 +345,7 @@ def _is_when_zh(lead: str) -> bool:
     parser = ChineseWhenParser(lead)
     try:
         end = parser.parse()
-    except GrammarError:
+    except grammar.GrammarError:
         return True
     return not parser.spec.empty and not lead[end:].strip(" ，,")
 
@@ -381,7 +380,7 @@ def read_whole(text: str, now: datetime) -> ParsedRequest | None:
         return None
     try:
         parsed = grammar.parse_reminder(ask.phrase, now)
-    except GrammarError:
+    except grammar.GrammarError:
         return None  # asked back by the model, or offered: never set without a word
     if not content_is_whole(parsed.content, bool(is_chinese(text))):
         return None
