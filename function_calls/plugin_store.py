@@ -12,9 +12,12 @@ plugin's values for that chat.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from groupmate.storage.plugin_data import GLOBAL, PluginData
+from groupmate.storage.vocabulary import GLOBAL
+
+if TYPE_CHECKING:
+    from groupmate.storage.plugin_data import PluginData
 
 # What a value may be (json.loads gives back one of these).
 JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None

@@ -20,7 +20,6 @@ from groupmate.storage.errors import StorageError
 from groupmate.storage.models import PluginData as _Row
 
 _data = cast(Table, _Row.__table__)
-GLOBAL = ""  # the chat id of a plugin's global values
 MAX_KEY = 200
 MAX_VALUE_BYTES = 64 * 1024
 MAX_KEYS_LISTED = 1000
