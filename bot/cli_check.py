@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from groupmate.bot.adapters import install_line, missing_sdks
 from groupmate.bot.config import Config
 from groupmate.bot.status import config_lines, model_warning, plugin_lines, probe_search
-from groupmate.storage import Database, StorageError, current_revision, head_revision
-from groupmate.storage.revisions import is_known
+from groupmate.storage import StorageError, head_revision
+from groupmate.storage.location import shown_url
+from groupmate.storage.revisions import is_known, revision_at
 
 if TYPE_CHECKING:
     from groupmate.function_calls.plugins import PluginStatus
@@ -37,20 +38,18 @@ def check(config: Config) -> int:
     missing = missing_sdks(config)
     if missing:
         print(f"groupmate: {install_line(missing)}", file=sys.stderr)
-    database = Database(config.storage.url)
+    url = shown_url(config.storage.url)
     try:
-        revision = current_revision(database)
+        revision = revision_at(config.storage.url)
     except StorageError as exc:
         revision = f"unreachable ({exc})"
-    finally:
-        database.close()
     context = None
     if config.llm.enabled:  # the bot (and its model client) only for a config with a model
         from groupmate.bot.model_window import llm_context_window, prompt_budget
 
         # The context window as `serve` would find it: asked of the server when not configured.
         context = asyncio.run(llm_context_window(config.llm))
-    print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
+    print("\n".join(config_lines(config, url, revision, context=context)))
     if context is not None:
         budget = asyncio.run(prompt_budget(config, context))
         print(budget.describe())
@@ -96,7 +95,8 @@ def list_plugins(config: Config) -> int:
 
 
 def db(config: Config, action: str) -> int:
-    from groupmate.storage import upgrade  # Alembic: not for `check`, which only reads
+    # Alembic and SQLAlchemy: not for `check`, which only reads (storage.revisions).
+    from groupmate.storage import Database, current_revision, upgrade
 
     database = Database(config.storage.url)
     try:

@@ -11,7 +11,7 @@ from pydantic import ValidationInfo
 
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.vocabulary import AuthMethod, CallSource
-from groupmate.storage.models import utc_now
+from groupmate.storage.clock import utc_now
 from groupmate.storage.outgoing import Member
 from groupmate.storage.vocabulary import (
     ChatType as ChatType,  # re-exported: function_calls.ChatType

@@ -16,11 +16,15 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, TypeAlias, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from groupmate.storage.plugin_data import GLOBAL, PluginData, PluginValueError
+from groupmate.storage.errors import PluginValueError
+from groupmate.storage.vocabulary import GLOBAL
+
+if TYPE_CHECKING:
+    from groupmate.storage.plugin_data import PluginData
 
 # What a value may be (json.loads gives back one of these).
 JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None

@@ -28,8 +28,10 @@ corrects it while the bot runs (see `context_window.refused_window`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
+import ssl
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -176,7 +178,9 @@ async def served_models(
         async with (
             asyncio.timeout(within),
             # Redirects followed, as the SDK's client follows them.
-            httpx.AsyncClient(headers=headers, timeout=within, follow_redirects=True) as client,
+            httpx.AsyncClient(
+                headers=headers, timeout=within, follow_redirects=True, verify=_verified()
+            ) as client,
         ):
             response = await client.get(f"{base_url.rstrip('/')}/models")
             response.raise_for_status()
@@ -199,7 +203,7 @@ async def discover_context(
     try:
         async with (
             asyncio.timeout(within),
-            httpx.AsyncClient(headers=headers, timeout=within) as client,
+            httpx.AsyncClient(headers=headers, timeout=within, verify=_verified()) as client,
         ):
             return (
                 await _llama_cpp(client, root)
@@ -211,6 +215,13 @@ async def discover_context(
         # A refused connection ends the questions at once: nothing else would answer.
         log.info("LLM server did not say its context window (%s)", type(exc).__name__)
         return None
+
+
+@functools.cache
+def _verified() -> ssl.SSLContext:
+    # httpx's default (its CA bundle, or SSL_CERT_FILE's), loaded once for the probes of
+    # one process: each client would load the bundle anew (20 ms), and `check` has two.
+    return httpx.create_ssl_context()
 
 
 def _json(response: httpx.Response) -> dict[str, Any] | None:

@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from groupmate.storage.errors import *  # noqa: F403
     from groupmate.storage.exceptions import GroupmateError as GroupmateError
     from groupmate.storage.outgoing import SendError as SendError
-    from groupmate.storage.plugin_data import PluginValueError as PluginValueError
 
 # Where each public name lives: the one list of them. `__all__` and the lazy imports
 # below are derived from it, and the subpackages' own names come from their `__all__`.
@@ -70,7 +69,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "groupmate.storage.exceptions": ("GroupmateError",),
     "groupmate.storage.errors": tuple(storage.errors.__all__),
     "groupmate.storage.outgoing": ("SendError",),
-    "groupmate.storage.plugin_data": ("PluginValueError",),
     "groupmate.bot.adapters.dingtalk_api": ("CredentialsRefused", "DingTalkError"),
     "groupmate.bot.adapters.lark_api": ("LarkError",),
     "groupmate.bot.adapters.matrix_client": ("MatrixError", "Unreachable"),

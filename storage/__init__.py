@@ -8,10 +8,11 @@ from groupmate.storage import errors
 from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from groupmate.storage.database import DEFAULT_URL, Database, normalize_url
+    from groupmate.storage.clock import utc_now
+    from groupmate.storage.database import Database, normalize_url
     from groupmate.storage.errors import *  # noqa: F403
+    from groupmate.storage.location import DEFAULT_URL
     from groupmate.storage.migrate import upgrade
-    from groupmate.storage.models import utc_now
     from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
     from groupmate.storage.policy import DEFAULT_GRACE, DeliveryPolicy
     from groupmate.storage.reach import Reach, WaitingChat
@@ -61,11 +62,12 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "groupmate.storage.database": ("DEFAULT_URL", "Database", "normalize_url"),
+            "groupmate.storage.clock": ("utc_now",),
+            "groupmate.storage.database": ("Database", "normalize_url"),
+            "groupmate.storage.location": ("DEFAULT_URL",),
             "groupmate.storage.errors": tuple(errors.__all__),
             "groupmate.storage.migrate": ("upgrade",),
             "groupmate.storage.revisions": ("current_revision", "head_revision"),
-            "groupmate.storage.models": ("utc_now",),
             "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
             "groupmate.storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),
             "groupmate.storage.reach": ("Reach", "WaitingChat"),

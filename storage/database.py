@@ -22,6 +22,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 
 from groupmate.storage.errors import StorageConfigError, StorageUnavailableError
 from groupmate.storage.group_commit import GroupCommit
+from groupmate.storage.location import DEFAULT_URL
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -30,7 +31,6 @@ _CONNECT_SECONDS = 5
 # Seconds a /healthz answer about the database is reused.
 _PING_KEPT = 2.0
 
-DEFAULT_URL = "sqlite:///data/groupmate.db"
 _WRITE_OPTION = "groupmate_write"
 
 

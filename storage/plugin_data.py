@@ -17,21 +17,16 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from groupmate.storage.database import Database
-from groupmate.storage.errors import StorageError
+from groupmate.storage.errors import PluginValueError, StorageError
 from groupmate.storage.models import PluginData as _Row
 
 _data = cast(Table, _Row.__table__)
-GLOBAL = ""  # the chat id of a plugin's global values
 MAX_KEY = 200
 MAX_VALUE_BYTES = 64 * 1024
 MAX_KEYS_LISTED = 1000
 # An async change cannot run under the row's lock (the lock is held on a database
 # thread): it is retried while others change the value meanwhile, this many times.
 MAX_UPDATE_TRIES = 50
-
-
-class PluginValueError(StorageError):
-    """A key or value a plugin may not store: too long, empty, or not JSON."""
 
 
 def check_key(key: str) -> str:

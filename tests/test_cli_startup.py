@@ -4,6 +4,7 @@ scheduler or web framework is loaded to print the usage (bench/start.py times it
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,10 +101,12 @@ def test_each_lazy_package_exports_every_name_it_lists() -> None:
 
 # What `check` on a config of SQLite and no model, search, MCP server or plugin needs
 # none of: the model client, MCP, the web server, the scheduler and the built-in tools;
-# nor Alembic, whose revisions it reads without it (storage.revisions).
+# nor Alembic and SQLAlchemy: a SQLite database's revision is read with sqlite3
+# (storage.revisions), its URL shown as written (storage.location).
 CHECK_UNUSED = (
     "openai",
     "alembic",
+    "sqlalchemy",
     "mcp",
     "fastapi",
     "uvicorn",
@@ -181,6 +184,8 @@ CHECK_NEVER = (
     "starlette",
     "uvicorn",
     "prometheus_client",
+    "apscheduler",  # the reminders' timers: the service's types name no timer
+    "groupmate.storage.timers",
     "groupmate.bot.app",
     "groupmate.bot.runtime",
     "groupmate.bot.router",
@@ -250,3 +255,18 @@ def test_serve_of_the_minimal_config_imports_no_unused_sdk(tmp_path: Path, stub:
     loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
     assert loaded, done.stdout + done.stderr
     assert loaded[0].split()[1:] == []
+
+
+# The reminder grammar's patterns are compiled when it first parses, not when a tool's
+# module imports it: `check` builds the tools and parses nothing (function_calls.lazy_re).
+GRAMMAR = (
+    "groupmate.function_calls.grammar.request",
+    "groupmate.function_calls.grammar.chinese",
+)
+
+
+def test_the_grammar_compiles_no_pattern_at_import() -> None:
+    for name in GRAMMAR:
+        module = importlib.import_module(name)
+        compiled = [key for key, value in vars(module).items() if isinstance(value, re.Pattern)]
+        assert compiled == [], name

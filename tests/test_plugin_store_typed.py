@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from groupmate.function_calls.plugins import PluginStore, PluginStores
 from groupmate.storage import Database, ReminderService
-from groupmate.storage.plugin_data import PluginData, PluginValueError
+from groupmate.storage.errors import PluginValueError
+from groupmate.storage.plugin_data import PluginData
 from tests.conftest import FakeClock
 
 

@@ -12,7 +12,14 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from groupmate.storage import Database, upgrade
-from groupmate.storage.revisions import head_revision, is_known, migrations, schema_revision
+from groupmate.storage.location import shown_url
+from groupmate.storage.revisions import (
+    head_revision,
+    is_known,
+    migrations,
+    revision_at,
+    schema_revision,
+)
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "storage" / "migrations"
 
@@ -52,3 +59,28 @@ def test_a_databases_revision_is_alembics(database_url: str, tmp_path: Path) -> 
         session.execute(text("DELETE FROM alembic_version"))
     assert _both(database) == (None, None)
     database.close()
+
+
+def test_check_reads_a_revision_and_shows_a_url_as_the_store_does(
+    database_url: str, tmp_path: Path
+) -> None:
+    """`check` reads without the store (storage.revisions.revision_at): a SQLite file
+    with sqlite3, creating none where there is none; it says what the store says."""
+    missing = tmp_path / "not" / "yet.db"
+    assert revision_at(f"sqlite:///{missing}") is None
+    assert not missing.parent.exists()
+    for url in (database_url, f"sqlite:///{tmp_path / 'wal.db'}"):
+        database = Database(url)
+        upgrade(database)
+        assert revision_at(url) == head_revision()
+        with database.write_session() as session:
+            session.execute(text("UPDATE alembic_version SET version_num = '0099'"))
+        assert revision_at(url) == "0099"
+        with database.write_session() as session:
+            session.execute(text("DELETE FROM alembic_version"))
+        assert revision_at(url) is None
+        assert shown_url(url) == database.safe_url
+        database.close()
+    assert revision_at("sqlite://") is None and shown_url("sqlite://") == "sqlite://"
+    hidden = "postgresql://bot:hunter2@127.0.0.1:1/x"
+    assert shown_url(hidden) == Database(hidden).safe_url and "hunter2" not in shown_url(hidden)
