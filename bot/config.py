@@ -236,7 +236,7 @@ def load_config(path: str | Path | None, environ: dict[str, str] | None = None) 
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
     config = parse_config(data, env, base=None if path is None else Path(path).parent)
-    # Natural language works as soon as OPENAI_API_KEY is set, as the README promises.
+    # Natural language works as soon as OPENAI_API_KEY is set, as the docs promise.
     if not config.llm.enabled and env.get("OPENAI_API_KEY"):
         config.llm.api_key = SecretStr(env["OPENAI_API_KEY"])
     if not config.llm.base_url and env.get("OPENAI_BASE_URL"):

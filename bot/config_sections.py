@@ -165,8 +165,8 @@ class LLMSettings(Section):
     request_timeout: float = Field(300, gt=0)
     """Seconds one request to the model may take (a cold prompt on a small local
     server takes minutes)."""
-    # The defaults are the settings the eval found best for a small local model (README,
-    # "Running on a local model"): a minimal config is base_url, model and tool_mode.
+    # The defaults are the settings the eval found best for a small local model
+    # (docs/design/evaluation.md): a minimal config is base_url, model and tool_mode.
     # Room for the answer (sent as max_tokens) within the window: 512 leaves a 4k window
     # room for the ~3,000-token prompt, and no reply in the eval needed more.
     max_output_tokens: int = Field(512, ge=16, le=65_536)
