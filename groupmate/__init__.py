@@ -7,8 +7,8 @@ the bot.
 The repository's folders `bot/`, `function_calls/` and `storage/` are installed as
 `groupmate.bot`, `groupmate.function_calls` and `groupmate.storage` (the symbolic links
 in this folder; the wheel holds copies), so nothing but `groupmate` lands in
-site-packages. `groupmate.testing` is the test kit (a pytest plugin: see README, "Write
-a plugin").
+site-packages. `groupmate.testing` is the test kit (a pytest plugin: see
+docs/developers/test-kit.md).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ The convention (docs/developers/plugins.md says it to plugin authors too):
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
@@ -188,3 +189,20 @@ def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page() -> None:
 
 def test_the_readme_is_short() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+def test_the_api_reference_documents_every_public_name() -> None:
+    """docs/reference/api.md names each public name where it is defined (mkdocstrings
+    cannot follow `groupmate`'s lazy exports), so it must keep up with `__all__`."""
+    import groupmate
+
+    targets = re.findall(r"^::: (\S+)$", (ROOT / "docs" / "reference" / "api.md").read_text(), re.M)
+    documented = {}
+    for target in targets:
+        module, _, name = target.rpartition(".")
+        if module.startswith("groupmate."):
+            documented[name] = getattr(importlib.import_module(module), name, None)
+    assert sorted(set(groupmate.__all__) - set(documented)) == []
+    for name in groupmate.__all__:
+        assert documented[name] is getattr(groupmate, name), f"{name}: not the public object"
+    assert "groupmate.testing" in targets
