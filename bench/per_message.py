@@ -102,7 +102,7 @@ async def _embedded(url: str, llm: str, messages: int) -> dict[str, float]:
         timed = _TimedLLM(bot)
         for n in range(300):  # warm-up: connections, caches, the chats' first messages
             await _triggered(bot, timed, f"chat-{n % 100}")
-        settle_heap()  # as the README asks of a program that embeds Bot
+        settle_heap()  # as docs/operators/deployment.md asks of a program that embeds Bot
         walls, overheads = [], []
         for n in range(messages):
             wall, overhead = await _triggered(bot, timed, f"chat-{n % 100}")
@@ -147,7 +147,7 @@ async def _logging_only(url: str, llm: str, messages: int) -> dict[str, float]:
         timed = _TimedLLM(bot)
         for _ in range(100):
             await _triggered(bot, timed, "other")
-        settle_heap()  # as the README asks of a program that embeds Bot
+        settle_heap()  # as docs/operators/deployment.md asks of a program that embeds Bot
         quiet = [(await _triggered(bot, timed, "other"))[0] for _ in range(200)]
         busy: list[float] = []
         flood_done = asyncio.Event()

@@ -83,6 +83,7 @@ class Answerer:
         budget: TokenBudget | None,
         turns: TurnLog | None,
         confirmations: Confirmations | None = None,
+        unavailable: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
         self._contexts = contexts
@@ -92,7 +93,7 @@ class Answerer:
         self._clock = clock
         self._budget = budget
         self._turns = turns
-        self.commands = Commands(invoker, model=llm is not None)
+        self.commands = Commands(invoker, model=llm is not None, unavailable=unavailable)
         self._tools = self.commands.tools  # offers and the fast path call tools, not commands
         self._budgets = Budgets(config.bot.rate_limits)
         self._offers = Offers(invoker)

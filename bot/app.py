@@ -320,6 +320,7 @@ class Bot:
         self.llm_status = "ready"
         # A process that only serves tools (`groupmate mcp`) answers no chat messages.
         if not self.config.llm.warm_up or not self._deliver:
+            self._stack.push_async_callback(_cancel, asyncio.create_task(self.llm.load_client()))
             return
         self.llm_status = "warming"
         task = asyncio.create_task(self._warm_up(self.llm))

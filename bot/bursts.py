@@ -27,7 +27,7 @@ How it keeps the router's guarantees (`bot.router`):
   its sender's burst at once.
 - **Several processes.** A burst is gathered in one process's memory: messages of one
   burst that reach two processes are answered once by each (each message still once).
-  Route each chat to one process (README, "Several processes") to keep them together.
+  Route each chat to one process (docs/operators/several-processes.md) to keep them together.
 """
 
 from __future__ import annotations

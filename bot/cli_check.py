@@ -11,43 +11,45 @@ from typing import TYPE_CHECKING
 from groupmate.bot.adapters import install_line, missing_sdks
 from groupmate.bot.config import Config
 from groupmate.bot.status import config_lines, model_warning, plugin_lines, probe_search
-from groupmate.storage import Database, StorageError, current_revision, head_revision, upgrade
-from groupmate.storage.migrate import is_known
+from groupmate.storage import StorageError, head_revision
+from groupmate.storage.location import shown_url
+from groupmate.storage.revisions import is_known, revision_at
 
 if TYPE_CHECKING:
     from groupmate.function_calls.plugins import PluginStatus
 
 
-def _plugin_statuses(config: Config) -> list[PluginStatus]:
-    """The config's plugins, each loaded or why not. With none configured nothing loads:
-    the built-in tools load (their modules imported) only to find a plugin's clash."""
+def _plugin_statuses(config: Config) -> tuple[list[PluginStatus], list[str]]:
+    """The config's plugins, each loaded or why not, and the commands of theirs that
+    clash with another's. With none configured nothing loads: the built-in tools load
+    (their modules imported) only to find a plugin's clash."""
     if not config.plugins:
-        return []
-    from groupmate.bot.plugin_runtime import configured_plugins
+        return [], []
+    from groupmate.bot.plugin_runtime import command_clashes, configured_plugins
 
-    return [s for s in configured_plugins(config).statuses if not s.builtin]
+    statuses = configured_plugins(config).statuses
+    return [s for s in statuses if not s.builtin], command_clashes(statuses)
 
 
 def check(config: Config) -> int:
     """What is enabled, without secrets; 1 when a configured plugin does not load (the
-    bot would serve without it) or a configured platform's SDK is not installed."""
+    bot would serve without it), a plugin's command clashes with another command (the
+    bot would answer it with the other) or a configured platform's SDK is not installed."""
     missing = missing_sdks(config)
     if missing:
         print(f"groupmate: {install_line(missing)}", file=sys.stderr)
-    database = Database(config.storage.url)
+    url = shown_url(config.storage.url)
     try:
-        revision = current_revision(database)
+        revision = revision_at(config.storage.url)
     except StorageError as exc:
         revision = f"unreachable ({exc})"
-    finally:
-        database.close()
     context = None
     if config.llm.enabled:  # the bot (and its model client) only for a config with a model
         from groupmate.bot.model_window import llm_context_window, prompt_budget
 
         # The context window as `serve` would find it: asked of the server when not configured.
         context = asyncio.run(llm_context_window(config.llm))
-    print("\n".join(config_lines(config, database.safe_url, revision, context=context)))
+    print("\n".join(config_lines(config, url, revision, context=context)))
     if context is not None:
         budget = asyncio.run(prompt_budget(config, context))
         print(budget.describe())
@@ -70,12 +72,14 @@ def check(config: Config) -> int:
             print(f"groupmate: warning: {warning}", file=sys.stderr)
     if config.search.enabled:
         print("\n".join(asyncio.run(probe_search(config))))
-    plugins = _plugin_statuses(config)
+    plugins, clashes = _plugin_statuses(config)
     print("\n".join(plugin_lines(plugins) or ["plugins: none configured"]))
     failed = [s for s in plugins if s.state == "failed"]
     for status in failed:
         print(f"groupmate: plugin {status.name} does not load: {status.error}", file=sys.stderr)
-    return 1 if failed or missing else 0
+    for clash in clashes:
+        print(f"groupmate: {clash}", file=sys.stderr)
+    return 1 if failed or clashes or missing else 0
 
 
 def list_plugins(config: Config) -> int:
@@ -91,6 +95,9 @@ def list_plugins(config: Config) -> int:
 
 
 def db(config: Config, action: str) -> int:
+    # Alembic and SQLAlchemy: not for `check`, which only reads (storage.revisions).
+    from groupmate.storage import Database, current_revision, upgrade
+
     database = Database(config.storage.url)
     try:
         copy = upgrade(database) if action == "upgrade" else None

@@ -10,9 +10,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import get_args
 
 from groupmate.bot.cli import DATA_COMMANDS, DEFAULT_CONFIG
 from groupmate.bot.config import Config, ConfigError, load_config
+from groupmate.bot.config_sections import LoggingSettings
 from groupmate.bot.logs import setup_logging
 from groupmate.storage import StorageError
 
@@ -74,14 +76,27 @@ def _command(options: argparse.Namespace, config: Config) -> int:
     return cli_serve.run(options, config)
 
 
+def _log_level(config: Config) -> str:
+    """The config's level, or GROUPMATE_LOG_LEVEL's for this run, read as the config's is:
+    a level logging doesn't know is a ConfigError, never a traceback."""
+    given = os.environ.get("GROUPMATE_LOG_LEVEL")
+    if not given:
+        return config.logging.level
+    levels = get_args(LoggingSettings.model_fields["level"].annotation)
+    if given.strip().upper() not in levels:
+        raise ConfigError(
+            f"GROUPMATE_LOG_LEVEL={given!r} is no log level; use {' | '.join(levels)}"
+        )
+    return given.strip().upper()
+
+
 def run(options: argparse.Namespace) -> int:
     """Run the command bot.cli read; its exit status."""
     if options.command == "plugin":  # needs no config
         return _plugin_new(options)
     try:
         config = _config(options)
-        level = os.environ.get("GROUPMATE_LOG_LEVEL") or config.logging.level
-        setup_logging(level, config.logging.format)
+        setup_logging(_log_level(config), config.logging.format)
         return _command(options, config)
     except KeyboardInterrupt:
         return 130

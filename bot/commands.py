@@ -8,9 +8,10 @@ failures in words).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from groupmate.bot.command_fields import CommandWordsError
 from groupmate.bot.command_words import (
     COMMAND_ALIASES,
     COMMAND_USAGE,
@@ -26,14 +27,14 @@ from groupmate.bot.edit_words import AmbiguousEdit, edit_arguments
 from groupmate.bot.help_text import ABOUT, NEEDS_MODEL, closest_commands, first_sentence, help_text
 from groupmate.bot.help_text import Command as HelpCommand
 from groupmate.bot.tool_calls import NOT_HERE, ChatTools, CommandError
-from groupmate.bot.tool_commands import CommandWordsError, ToolCommand, tool_commands
+from groupmate.bot.tool_commands import ToolCommand, tool_commands
 from groupmate.function_calls import MessageContext, ToolInvoker
 from groupmate.function_calls.grammar import GrammarError, parse_duration
 from groupmate.function_calls.handlers.budget import MAX_LIMIT
 from groupmate.function_calls.handlers.help import plain_examples
 from groupmate.function_calls.handlers.reminder_refusals import refusal_text
 from groupmate.function_calls.handlers.reminder_snooze import MAX_SNOOZE_MINUTES
-from groupmate.function_calls.language import Lang, language_of
+from groupmate.function_calls.language import Lang, PlainSentence, language_of
 from groupmate.function_calls.links import PageFetcher, find_links
 from groupmate.function_calls.registry import Tool
 from groupmate.function_calls.search import WebSearch
@@ -46,10 +47,30 @@ CommandRunner = Callable[[MessageContext, str], Awaitable[str]]
 _PAID = frozenset({"summary", "search", "read", "catchup"})
 
 
+def unavailable_sentence(command: str, plugin: str) -> PlainSentence:
+    """What a command of a plugin that failed to load answers: that it is unavailable,
+    whose it is, and where an admin sees why (never the reason itself: it is for
+    admins, and may name the config)."""
+    return PlainSentence(
+        f"/{command} is unavailable right now: the {plugin} plugin failed to load. "
+        "An admin can see why in the dashboard (or `groupmate check`).",
+        f"/{command} 暂时不可用：{plugin} 插件没有加载成功。"
+        "管理员可以在控制面板（或用 `groupmate check`）查看原因。",
+    )
+
+
 class Commands:
     """Parses `/command args` and runs the matching tool."""
 
-    def __init__(self, invoker: ToolInvoker, *, model: bool = False) -> None:
+    def __init__(
+        self,
+        invoker: ToolInvoker,
+        *,
+        model: bool = False,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> None:
+        """`unavailable`: the commands of plugins that failed to load, with each one's
+        plugin: answered with that, not as words the bot does not know."""
         self._invoker = invoker
         self.tools = ChatTools(invoker)
         self._model = model  # a model reads plain language here
@@ -82,6 +103,11 @@ class Commands:
         for alias, name in DECLARED_ALIASES.items():
             if name in self._declared and alias not in self._table:
                 self._table[alias] = self._table[name]
+        # A name the bot answers otherwise stays that (a failed plugin's /help never
+        # shadows the real one).
+        self._unavailable = {
+            name: plugin for name, plugin in (unavailable or {}).items() if name not in self._table
+        }
 
     @staticmethod
     def split(text: str) -> tuple[str, str] | None:
@@ -102,7 +128,7 @@ class Commands:
         return head.split("@", 1)[1] if "@" in head else None
 
     def knows(self, name: str) -> bool:
-        return name in self._table
+        return name in self._table or name in self._unavailable
 
     def names(self) -> list[str]:
         """Every command this bot answers, built-in and declared, in the table's order."""
@@ -122,6 +148,9 @@ class Commands:
         return name in _PAID
 
     async def run(self, ctx: MessageContext, name: str, rest: str) -> str:
+        plugin = self._unavailable.get(name)
+        if plugin is not None:
+            return unavailable_sentence(name, plugin).for_message(ctx.text)
         builtin = COMMAND_USAGE.get(COMMAND_ALIASES.get(name, name))
         if builtin is not None and not self.tools.has_tool(builtin[1]):
             return NOT_HERE.for_message(ctx.text)
@@ -279,10 +308,12 @@ class Commands:
     def _declared_command(self, declared: ToolCommand) -> CommandRunner:
         async def run(ctx: MessageContext, rest: str) -> str:
             try:
-                raw = declared.arguments(rest)
+                raw = declared.arguments(rest, now=ctx.now(), lang=_lang(ctx.text))
             except CommandWordsError as exc:
                 raise CommandError(str(exc)) from None
-            return await self.tools.call(ctx, declared.tool.name, raw)
+            # The words as written, for a handler that reads them itself (CommandText).
+            called = dataclasses.replace(ctx, command_text=rest)
+            return await self.tools.call(called, declared.tool.name, raw)
 
         return run
 
@@ -315,7 +346,7 @@ class Commands:
         ]
         commands += [
             HelpCommand(
-                c.usage,
+                c.usage(lang),
                 ABOUT[name][zh] if name in ABOUT else first_sentence(c.tool.description),
                 c.tool.name,
             )

@@ -6,257 +6,120 @@ import ipaddress
 import json
 import os
 import re
-from datetime import timedelta
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import (
-    BeforeValidator,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-)
+from pydantic import Field, SecretStr, ValidationError, field_validator
 
-from groupmate.bot.adapters.console_settings import ConsoleSettings
-from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
-from groupmate.bot.adapters.discord_settings import DiscordSettings
-from groupmate.bot.adapters.http_settings import WebhookSettings
-from groupmate.bot.adapters.lark_settings import LarkSettings
-from groupmate.bot.adapters.matrix_settings import MatrixSettings
-from groupmate.bot.adapters.mcp_server_settings import McpServeSettings
-from groupmate.bot.adapters.onebot_settings import OneBotSettings
-from groupmate.bot.adapters.slack_settings import SlackSettings
-from groupmate.bot.adapters.telegram_settings import TelegramSettings
-from groupmate.bot.logs import LogFormat
-from groupmate.function_calls.filters import Filter
-from groupmate.function_calls.handlers.audience_rules import ReminderRules
-from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
+from groupmate.bot.config_sections import (
+    AdaptersSettings,
+    BotSettings,
+    LLMSettings,
+    LoggingSettings,
+    McpConfig,
+    MetricsSettings,
+    RateLimitConfig,
+    ReminderSettings,
+    StorageSettings,
+)
 from groupmate.function_calls.plugins import BuiltinsConfig, PluginSpec
 from groupmate.function_calls.policy import PolicyConfig
-from groupmate.function_calls.prompt_formats import PromptFormat
-from groupmate.function_calls.remote import McpSettings, OpenApiSettings
+from groupmate.function_calls.remote import OpenApiSettings
 from groupmate.function_calls.search.config import SearchSettings
-from groupmate.function_calls.sections import OptionalText, Secret, Section
+from groupmate.function_calls.sections import Section
 from groupmate.function_calls.settings_keys import unknown_setting
-from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
-from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from groupmate.storage.exceptions import GroupmateError
-from groupmate.storage.recurrence import Kind
-from groupmate.storage.vocabulary import Permission
+
+# The sections other modules take from here, where they always were.
+__all__ = [
+    "ENVIRONMENT_SETTINGS",
+    "ENV_FORMS",
+    "BotSettings",
+    "Config",
+    "ConfigError",
+    "EnvironmentSetting",
+    "LLMSettings",
+    "MetricsSettings",
+    "RateLimitConfig",
+    "is_loopback",
+    "load_config",
+    "parse_config",
+]
 
 # `${...}` as the shell reads it: NAME, then an operator and its word. Anything else in
 # `${...}` is refused (a typo must not become a secret's value).
 _ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
 _ENV_FORM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])(.*))?", re.DOTALL)
-_ENV_FORMS = "${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?message}, ${NAME:+word}"
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+ENV_FORMS = "${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?message}, ${NAME:+word}"
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentSetting:
+    """An environment variable groupmate reads for a setting of its own accord, besides
+    the `${NAME}` references a config file makes."""
+
+    key: str
+    variable: str
+    when: str
+
+
+# The configuration reference lists these; tests/test_config_reference.py checks that
+# each one does what it says (load_config and bot.cli_run read them).
+ENVIRONMENT_SETTINGS = (
+    EnvironmentSetting(
+        "llm.api_key", "OPENAI_API_KEY", "used when the file sets neither llm.api_key nor base_url"
+    ),
+    EnvironmentSetting("llm.base_url", "OPENAI_BASE_URL", "used when the file leaves it unset"),
+    EnvironmentSetting(
+        "storage.url",
+        "GROUPMATE_STORAGE_URL",
+        "overrides the file; a command's --url overrides both",
+    ),
+    EnvironmentSetting("logging.level", "GROUPMATE_LOG_LEVEL", "overrides the file"),
+)
 
 
 class ConfigError(GroupmateError):
     """The configuration is unusable; the message names the key."""
 
 
-def _duration(value: Any) -> Any:
-    if isinstance(value, str):
-        match = _DURATION.match(value)
-        if match is None:
-            raise ValueError("use a duration such as 30s, 15m, 6h or 1d")
-        return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
-    if isinstance(value, int | float):
-        return timedelta(seconds=value)
-    return value
-
-
-Duration = Annotated[timedelta, BeforeValidator(_duration)]
-
-
-class GroupsConfig(Filter):
-    """The groups the bot answers in (`bot.groups`): all, unless the config says."""
-
-    allow: list[str] | None = Field(default_factory=lambda: ["*"])
-
-
-class HistoryConfig(Section):
-    max_messages: int = Field(40, ge=0, le=500)
-    max_chars: int = Field(6000, ge=0, le=200_000)
-
-
-class RetentionConfig(Section):
-    max_messages_per_chat: int = Field(5000, ge=100)
-    max_days: int = Field(30, ge=1)
-    # Days the audit log keeps who made the bot do what.
-    audit_days: int = Field(90, ge=1)
-
-
-class RateLimitConfig(Section):
-    user_per_minute: float = Field(10, gt=0)
-    chat_per_minute: float = Field(30, gt=0)
-    burst: int = Field(5, ge=1)
-    # Commands that need no model (/remind, /list, /snooze ...) cost next to nothing:
-    # their own, generous per-user budget.
-    command_per_minute: float = Field(60, gt=0)
-    command_burst: int = Field(20, ge=1)
-
-
-class BotSettings(Section):
-    name: str = Field("groupmate", min_length=1, max_length=64)
-    timezone: str = "UTC"
-    admins: list[str] = Field(default_factory=list)
-    groups: GroupsConfig = Field(default_factory=GroupsConfig)
-    prefixes: list[str] = Field(default_factory=lambda: ["!"])
-    history: HistoryConfig = Field(default_factory=HistoryConfig)
-    retention: RetentionConfig = Field(default_factory=RetentionConfig)
-    rate_limits: RateLimitConfig = Field(default_factory=RateLimitConfig)
-    # One sender's messages to the bot within this many ms of each other are answered
-    # once, joined (bot.bursts); 0: each on its own.
-    burst_ms: int = Field(0, ge=0, le=10_000)
-
-    @field_validator("timezone")
-    @classmethod
-    def _zone(cls, value: str) -> str:
-        try:
-            return check_timezone(value)
-        except InvalidTimezoneError as exc:
-            raise ValueError(unknown_zone(exc.name)) from None
-
-
-class BudgetConfig(Section):
-    """Tokens (prompt + completion) the model may use per UTC day; None: no limit."""
-
-    tokens_per_chat_per_day: int | None = Field(None, ge=1)
-    tokens_per_day: int | None = Field(None, ge=1)
-
-
-class LLMSettings(Section):
-    base_url: OptionalText = None
-    api_key: Secret = None
-    model: str = "gpt-4o-mini"
-    tool_mode: ToolMode = "auto"
-    prompt_format: PromptFormat = "hermes"
-    tool_schema: ToolSchema = "auto"
-    max_rounds: int = Field(5, ge=1, le=20)
-    max_invalid_retries: int = Field(1, ge=0, le=5)
-    call_timeout: float = Field(30, gt=0)
-    # A cold prompt on a small local server takes minutes on two cores (115-140 s
-    # measured): a shorter limit would fail the warm-up and the first message.
-    request_timeout: float = Field(300, gt=0)
-    # The defaults are the settings the eval found best for a small local model (README,
-    # "Running on a local model"): a minimal config is base_url, model and tool_mode.
-    # Room for the answer (sent as max_tokens) within the window: 512 leaves a 4k window
-    # room for the ~3,000-token prompt, and no reply in the eval needed more.
-    max_output_tokens: int = Field(512, ge=16, le=65_536)
-    # Every request, a summary's too: small local models call tools more reliably at 0,
-    # and greedy decoding keeps a summary to what the transcript says (the eval's summary
-    # cases ran at 0). null: the server's default (0.8 in llama-cpp-python).
-    temperature: float | None = Field(0.0, ge=0, le=2)
-    # The model's context window: history and tool results are trimmed to fit it. None:
-    # asked of the server at startup (function_calls.server_info), else 4096.
-    context_tokens: int | None = Field(None, ge=1024, le=2_000_000)
-    # Send the system prompt and tools once at startup (max_tokens 1), so that the
-    # server's prefix cache holds them before the first message (/healthz "llm").
-    warm_up: bool = True
-    budget: BudgetConfig = Field(default_factory=BudgetConfig)
-
-    @property
-    def enabled(self) -> bool:
-        return self.api_key is not None or self.base_url is not None
-
-
-class StorageSettings(Section):
-    url: str = DEFAULT_URL
-
-
-class AdaptersSettings(Section):
-    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
-    webhook: WebhookSettings = Field(default_factory=WebhookSettings)
-    telegram: TelegramSettings | None = None
-    matrix: MatrixSettings | None = None
-    onebot: OneBotSettings | None = None
-    slack: SlackSettings | None = None
-    discord: DiscordSettings | None = None
-    lark: LarkSettings | None = None
-    dingtalk: DingTalkSettings | None = None
-
-
-class ReminderSettings(Section):
-    grace: dict[Kind, Duration] = Field(default_factory=dict)
-    late_after: Duration = timedelta(minutes=1)
-    send_attempts: int = Field(5, ge=1, le=20)
-    retry_base: Duration = timedelta(seconds=2)
-    retry_max: Duration = timedelta(minutes=1)
-    watchdog_interval: Duration = timedelta(seconds=30)
-    # How long a claimed delivery (a send, a scheduled action's run) is this process's:
-    # renewed while it runs; once it runs out (the process died), another takes it over.
-    lease: Duration = timedelta(minutes=2)
-    # Who may set a reminder that mentions other members, or everyone. A chat's admins
-    # can change it for their chat (its settings); these are the defaults.
-    remind_others: Permission = "members"
-    remind_everyone: Permission = "admins"
-    # A request the grammar reads whole ("remind us every monday at 9 to send the
-    # report") is set without asking the model: no tokens, no wait. YAML's on/off work.
-    fast_path: bool = True
-
-    def rules(self) -> ReminderRules:
-        return ReminderRules(self.remind_others, self.remind_everyone)
-
-    def policy(self) -> DeliveryPolicy:
-        defaults = DeliveryPolicy()
-        return DeliveryPolicy(
-            grace={**defaults.grace, **self.grace},
-            late_after=self.late_after,
-            send_attempts=self.send_attempts,
-            retry_base=self.retry_base,
-            retry_max=self.retry_max,
-            watchdog_interval=self.watchdog_interval,
-            lease=self.lease,
-        )
-
-
-class LoggingSettings(Section):
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
-    # "json": one object per line (time, level, logger, message, correlation_id), for a
-    # log collector; "text" for a person reading the terminal.
-    format: LogFormat = "text"
-
-
-class MetricsSettings(Section):
-    """`GET /metrics` in Prometheus's text format (bot.metrics). On the HTTP API's port
-    it needs the API token, as /v1 does; with `port` set it is served there instead, on
-    an address of its own without a token: keep that one on a loopback or private host."""
-
-    enabled: bool = True
-    # A label per chat (its id) on the message counters: one series per chat, for a
-    # handful of chats; off, the counters are per platform only.
-    per_chat: bool = False
-    host: str = "127.0.0.1"
-    port: int | None = Field(None, ge=0, le=65535)
-
-
-class McpConfig(McpSettings):
-    serve: McpServeSettings = Field(default_factory=McpServeSettings)
-    # How often a server's tools are re-listed, which is also how a dead one is noticed.
-    health_interval: Annotated[float, Field(gt=0)] = 15.0
-
-
 class Config(Section):
+    """The whole of config.yaml."""
+
     bot: BotSettings = Field(default_factory=BotSettings)
+    """The bot's name, time zone, admins, the groups it works in, and its limits."""
     mcp: McpConfig = Field(default_factory=McpConfig)
+    """Tools from MCP servers, and groupmate's own tools as an MCP server."""
     openapi: OpenApiSettings = Field(default_factory=OpenApiSettings)
+    """Tools from OpenAPI tool servers (as Open WebUI has them)."""
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    """The model: an OpenAI-compatible endpoint, and how tools are offered to it."""
     storage: StorageSettings = Field(default_factory=StorageSettings)
+    """The database: reminders, the chat log, settings, the audit log."""
     search: SearchSettings = Field(default_factory=SearchSettings)
+    """Web search providers, and the limits of reading the links users send."""
     adapters: AdaptersSettings = Field(default_factory=AdaptersSettings)
+    """The chat platforms and the HTTP API. A platform's section present is that
+    platform enabled."""
     reminders: ReminderSettings = Field(default_factory=ReminderSettings)
+    """How reminders are delivered, retried and caught up after downtime, and who may
+    mention whom."""
     tools: PolicyConfig = Field(default_factory=PolicyConfig)
-    # Packages of tools, loaded in this order after the built-in families (see README,
-    # "Write a plugin"); each one's settings are checked when it loads.
+    """Who may use which tool, where, and how often."""
+    # Loaded in this order after the built-in families; each one's settings are checked
+    # when it loads.
     plugins: list[PluginSpec] = Field(default_factory=list)
+    """Plugins to load, in this order, after the built-in tools: each a module name or
+    entry point, or a mapping with its settings and options. Installed is not enabled:
+    `groupmate plugins` lists both."""
     builtins: BuiltinsConfig = Field(default_factory=BuiltinsConfig)
+    """The built-in tool families, each on by default; help and /tools always are."""
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    """What the log shows, and in which format."""
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    """Prometheus metrics at `GET /metrics`."""
 
     @field_validator("plugins", mode="before")
     @classmethod
@@ -291,7 +154,7 @@ def _interpolate(value: Any, environ: dict[str, str], unset: dict[str, str], key
 def _env_value(reference: str, environ: dict[str, str], key: str) -> str:
     form = _ENV_FORM.fullmatch(reference)
     if form is None:
-        raise ConfigError(f"{key}: ${{{reference}}} is no environment reference; use {_ENV_FORMS}")
+        raise ConfigError(f"{key}: ${{{reference}}} is no environment reference; use {ENV_FORMS}")
     name, operator, word = form.group(1), form.group(2), form.group(3) or ""
     value = environ.get(name)
     # With a colon, as in the shell, a variable set to "" counts as unset.
@@ -373,7 +236,7 @@ def load_config(path: str | Path | None, environ: dict[str, str] | None = None) 
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
     config = parse_config(data, env, base=None if path is None else Path(path).parent)
-    # Natural language works as soon as OPENAI_API_KEY is set, as the README promises.
+    # Natural language works as soon as OPENAI_API_KEY is set, as the docs promise.
     if not config.llm.enabled and env.get("OPENAI_API_KEY"):
         config.llm.api_key = SecretStr(env["OPENAI_API_KEY"])
     if not config.llm.base_url and env.get("OPENAI_BASE_URL"):

@@ -13,10 +13,11 @@ group message is a dictionary lookup, and a chat with no window open costs nothi
 router opens a window after answering, from the chat's settings as the answer read them
 (the service's short-lived cache); turning follow-ups off closes the chat's windows here.
 With several processes behind a load balancer, a follow-up reaches the bot only when it
-lands on the process that answered (routing each chat to one process, as README's "Several
-processes" advises for order, makes that always). Deriving the window from the chat log
-instead would put a database read, under the chat's lock, in front of every message not
-meant for the bot in such a chat, which the log-only path is built to avoid.
+lands on the process that answered (routing each chat to one process, as
+docs/operators/several-processes.md advises for order, makes that always). Deriving the
+window from the chat log instead would put a database read, under the chat's lock, in
+front of every message not meant for the bot in such a chat, which the log-only path is
+built to avoid.
 """
 
 from __future__ import annotations

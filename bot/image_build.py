@@ -34,10 +34,6 @@ _LOCKED_EXTRA = re.compile(r"--extra[= ](?P<name>[A-Za-z0-9._\-]+)")
 _PROJECT = "(pyproject.toml)"
 
 
-class UnknownPlatform(ValueError):
-    """PLATFORMS names a platform that is not one of pyproject's extras."""
-
-
 @dataclass(frozen=True, slots=True)
 class Locked:
     """One package of the lock: its lines (pin, hashes, notes) and what it is there for."""
@@ -106,7 +102,9 @@ def chosen_extras(argument: str, pyproject: dict[str, object], lock: str) -> lis
     names = list(dict.fromkeys(n for name in given for n in (every if name == "all" else [name])))
     unknown = [name for name in names if name not in every]
     if unknown:
-        raise UnknownPlatform(
+        # A build's message (LookupError, as a requirement missing from the lock): this
+        # script runs before groupmate is installed, outside its exception tree.
+        raise LookupError(
             f"PLATFORMS: unknown platform {', '.join(unknown)}; "
             f"choose from {','.join(every)} (or all, or nothing)"
         )
@@ -228,7 +226,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.step == "requirements":
         try:
             print(requirements(args.platforms, args.source, args.output))
-        except (UnknownPlatform, LookupError) as exc:  # a build's message, not a traceback
+        except LookupError as exc:  # a build's message, not a traceback
             raise SystemExit(str(exc)) from None
     else:
         print(f"compiled {bytecode(args.prefix)} modules", file=sys.stderr)

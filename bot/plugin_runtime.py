@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
+from groupmate.bot.command_words import COMMAND_ALIASES, COMMAND_USAGE
 from groupmate.bot.config import Config
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.deps import Deps
@@ -135,3 +137,28 @@ def listing(config: Config) -> list[PluginStatus]:
     installed ones the config does not name."""
     configured = [s for s in configured_plugins(config).statuses if not s.builtin]
     return [*configured, *available(spec.module for spec in config.plugins)]
+
+
+def command_clashes(statuses: Sequence[PluginStatus]) -> list[str]:
+    """Each loaded plugin's command that serve leaves out because its name is taken,
+    in words: by a built-in command, a built-in tool's or an earlier plugin's (serve
+    keeps the first, as `bot.tool_commands` does: built-ins first, then the config's
+    plugins in order). `statuses` as `configured_plugins` gives them."""
+    holders = dict.fromkeys((*COMMAND_USAGE, *COMMAND_ALIASES), "the built-in command")
+    lines = []
+    for status in statuses:
+        if status.state != "loaded":
+            continue  # a failed plugin's commands answer "unavailable", never run
+        for command in status.commands:
+            holder = holders.get(command)
+            if holder is None or status.builtin:
+                holders.setdefault(
+                    command, "the built-in" if status.builtin else f"plugin {status.name}'s"
+                )
+                continue
+            lines.append(
+                f"plugin {status.name}: command /{command} is taken by {holder} /{command}; "
+                f"the bot answers /{command} with that one, not this plugin's. Rename the "
+                "plugin's command (@tool_function(command=...))"
+            )
+    return lines

@@ -178,6 +178,7 @@ async def build_runtime(
         budget=budget,
         turns=turns,
         confirmations=confirmations,
+        unavailable=plugins.plugins.failed_commands(),
     )
     scheduled.attach(answerer.commands, invoker)
     gate.attach(contexts, invoker)

@@ -2,10 +2,11 @@
 
 `groupmate plugin new weather` writes `./groupmate-weather/`: a pyproject that advertises
 the plugin (entry point group `groupmate.plugins`), the package `groupmate_weather` with
-one typed tool (settings, per-chat storage, a slash command; no network), its test with
-the test kit, and a README. The generated code passes `ruff check`, `ruff format --check`
-and `mypy --strict` for any valid name: every line that holds the name is short enough,
-and calls that could grow past the line length are already split one item a line.
+three typed tools (settings, per-chat storage, slash commands taking text, a number and
+a list; no network), their tests with the test kit, and a README. The generated code
+passes `ruff check`, `ruff format --check` and `mypy --strict` for any valid name: every
+line that holds the name is short enough, and calls that could grow past the line length
+are already split one item a line.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from groupmate.function_calls.handlers import BUILTIN_MODULES, BUILTIN_ORDER
 from groupmate.storage.exceptions import GroupmateError
 
 # As a tool's command (function_calls.registry.COMMAND_NAME): the name is the plugin's,
-# its tool's and its command's, and the module's after "groupmate_".
-PLUGIN_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+# its first tool's and command's, and the module's after "groupmate_". The other two
+# commands add "_last" and "_drop", and a command has at most 32 characters: 27 here.
+# Nor may it end in "_": the project's name would end in "-", which PEP 508 refuses.
+PLUGIN_NAME = re.compile(r"[a-z](?:[a-z0-9_]{0,25}[a-z0-9])?")
 
 
 # Names the plugin can't have: its tool, command and plugin name would clash with the
@@ -57,8 +60,9 @@ class PluginNames:
         name = raw.strip().replace("-", "_")
         if not PLUGIN_NAME.fullmatch(name):
             raise ScaffoldError(
-                f"invalid plugin name {raw!r}: use 1 to 32 lowercase letters, digits, '_' "
-                "or '-', starting with a letter (e.g. weather, dice_roll)"
+                f"invalid plugin name {raw!r}: use 1 to 27 lowercase letters, digits, '_' "
+                "or '-', starting with a letter and not ending in '_' or '-' (e.g. weather, "
+                "dice_roll)"
             )
         if keyword.iskeyword(name):
             raise ScaffoldError(
@@ -128,6 +132,8 @@ dependencies = ["groupmate"]
 
 [project.optional-dependencies]
 test = ["pytest>=8", "pytest-asyncio>=0.24"]
+# What the checks in the README need: `pip install -e '.[dev]'`.
+dev = ["$project[test]", "ruff>=0.6", "mypy>=1.11"]
 
 # How groupmate finds the plugin once it is installed: `groupmate plugins` lists it, and
 # `plugins: [$name]` in config.yaml enables it.
@@ -161,12 +167,14 @@ plugins = ["pydantic.mypy"]
 _MODULE = '''\
 """A groupmate plugin, and an example to start from.
 
-The tool answers with the greeting from the plugin's settings and remembers the city for
-the chat. The model can call it, and so can a slash command:
+It greets a city and remembers the cities greeted in each chat. The model can call its
+tools, and so can slash commands, whose words are read by the arguments' types:
 
-    /$name Berlin
+    /$name Berlin: the text field takes the words
+    /${name}_last 3: a whole number, 1 to 10
+    /${name}_drop Berlin, Oslo: a list ("a, b", "a | b" or words apart)
 
-Replace its body with your own; a client for another server goes in a `@plugin.service`.
+Replace the bodies with your own; a client for another server goes in a `@plugin.service`.
 """
 
 from groupmate import FunctionResult, Plugin, PluginStore, tool_function
@@ -188,6 +196,12 @@ class ${camel}Args(BaseModel):
     city: str = Field(min_length=1, max_length=80, description="The city")
 
 
+async def remembered(store: PluginStore) -> list[str]:
+    """The cities greeted in this chat, the latest first."""
+    cities = await store.get("cities", [])
+    return [str(city) for city in cities] if isinstance(cities, list) else []
+
+
 @tool_function(
     description="Greet a city and remember it for this chat",
     examples=["say hello to Berlin"],
@@ -201,12 +215,54 @@ async def $name(
 ) -> FunctionResult:
     """Each parameter is given by its type (a `MessageContext` too, when you need the
     chat or the sender); the store is this plugin's, in this chat."""
-    previous = await store.get("last_city")
-    await store.set("last_city", args.city)
+    cities = await remembered(store)
+    await store.set("cities", [args.city, *(c for c in cities if c != args.city)][:10])
     text = f"{settings.greeting}, {args.city}!"
-    if isinstance(previous, str) and previous != args.city:
-        text += f" (Last time: {previous}.)"
+    if cities and cities[0] != args.city:
+        text += f" (Last time: {cities[0]}.)"
     return FunctionResult.direct(text)
+
+
+class ${camel}LastArgs(BaseModel):
+    count: int = Field(ge=1, le=10, description="How many cities")
+
+
+@tool_function(
+    description="The cities greeted last in this chat",
+    examples=["which cities did you greet?"],
+    command="${name}_last",
+    effect="read",
+)
+async def ${name}_last(
+    args: ${camel}LastArgs,
+    store: PluginStore,
+) -> FunctionResult:
+    cities = (await remembered(store))[: args.count]
+    return FunctionResult.direct(", ".join(cities) or "No city yet.")
+
+
+class ${camel}DropArgs(BaseModel):
+    cities: list[str] = Field(
+        min_length=1,
+        max_length=10,
+        description="The cities to forget",
+    )
+
+
+@tool_function(
+    description="Forget cities greeted in this chat",
+    examples=["forget Berlin and Oslo"],
+    command="${name}_drop",
+    effect="write",
+)
+async def ${name}_drop(
+    args: ${camel}DropArgs,
+    store: PluginStore,
+) -> FunctionResult:
+    cities = await remembered(store)
+    kept = [city for city in cities if city not in args.cities]
+    await store.set("cities", kept)
+    return FunctionResult.direct(f"Forgot {len(cities) - len(kept)} of them.")
 '''
 
 _TEST = '''\
@@ -217,14 +273,32 @@ from groupmate.testing import BotFactory
 PLUGIN = {"module": "$module", "settings": {"greeting": "Hi"}}
 
 
-async def test_the_command(groupmate_bot: BotFactory) -> None:
+async def test_the_commands(groupmate_bot: BotFactory) -> None:
     bot = await groupmate_bot(plugins=[PLUGIN])
     replies = await bot.say("/$name Berlin")
     assert replies == ["Hi, Berlin!"]
-    store = bot.store("$name", chat="group-1")
-    assert await store.get("last_city") == "Berlin"
     replies = await bot.say("/$name Paris")
     assert replies == ["Hi, Paris! (Last time: Berlin.)"]
+    await bot.say("/$name Oslo")
+    # A whole number, bare or by its name; a list, apart by commas, bars or spaces.
+    replies = await bot.say("/${name}_last 2")
+    assert replies == ["Oslo, Paris"]
+    replies = await bot.say("/${name}_last count=3")
+    assert replies == ["Oslo, Paris, Berlin"]
+    replies = await bot.say("/${name}_drop Berlin, Oslo")
+    assert replies == ["Forgot 2 of them."]
+    store = bot.store("$name", chat="group-1")
+    assert await store.get("cities") == ["Paris"]
+
+
+async def test_words_that_dont_fit_are_answered_in_words(
+    groupmate_bot: BotFactory,
+) -> None:
+    bot = await groupmate_bot(plugins=[PLUGIN])
+    misfit = "\\u201cmany\\u201d doesn't fit count: it takes a whole number from 1 to 10."
+    assert await bot.say("/${name}_last many") == [misfit]
+    usage = "Usage: /${name}_last <count: 1\\u201310>"
+    assert await bot.say("/${name}_last") == [usage]
 
 
 async def test_the_model_calls_the_tool(groupmate_bot: BotFactory) -> None:
@@ -235,7 +309,7 @@ async def test_the_model_calls_the_tool(groupmate_bot: BotFactory) -> None:
     assert await bot.say("say hello to Berlin") == ["Hi, Berlin!"]
     assert "$name" in bot.model.offered_tools()
     store = bot.store("$name", chat="group-1")
-    assert await store.get("last_city") == "Berlin"
+    assert await store.get("cities") == ["Berlin"]
 
 
 async def test_a_bad_setting_is_named(groupmate_bot: BotFactory) -> None:
@@ -249,15 +323,16 @@ async def test_a_bad_setting_is_named(groupmate_bot: BotFactory) -> None:
 _README = """\
 # $project
 
-A [groupmate](https://pypi.org/project/groupmate/) plugin: the tool `$name`, also the
-slash command `/$name CITY`.
+A [groupmate](https://pypi.org/project/groupmate/) plugin: the tools `$name`,
+`${name}_last` and `${name}_drop`, also the slash commands `/$name CITY`,
+`/${name}_last COUNT` and `/${name}_drop CITY, CITY`.
 
 ## Install
 
 In the environment groupmate runs in:
 
 ```sh
-pip install -e '.[test]'
+pip install -e '.[dev]'     # the tests, ruff and mypy (the tests alone: '.[test]')
 ```
 
 ## Enable
@@ -280,7 +355,7 @@ plugins:
 ```sh
 pytest
 ruff check . && ruff format --check .
-mypy $module tests
+mypy --strict $module tests
 ```
 
 The tests run the plugin in a real bot in memory with a scripted model (the

@@ -26,11 +26,14 @@ from groupmate.function_calls import (
 from groupmate.function_calls.grammar import DEFAULT_TIME
 from groupmate.function_calls.handlers.reminder_words import refusal
 from groupmate.function_calls.internal_text import refusal_of
-from groupmate.function_calls.language import PlainSentence, is_chinese
+from groupmate.function_calls.language import PlainSentence, as_sentence, is_chinese
 from groupmate.storage import StorageUnavailableError
 from groupmate.storage.exceptions import GroupmateError
 
 NOT_HERE = PlainSentence("That isn't available on this bot.", "这个机器人没有这个功能。")
+# A tool's refusal, or what was wrong with the arguments, said to the user: a sentence
+# whose own last mark is kept (see `as_sentence`).
+DIDNT_WORK = PlainSentence("That didn't work: {problem}", "没有成功：{problem}")
 UNUSABLE_WORDS = PlainSentence(
     "That didn't work: I couldn't use those words for it. See /help for examples.",
     "没有成功：我没法用这些词来做这件事。用法示例见 /help。",
@@ -82,7 +85,7 @@ class ChatTools:
                 raise exc.__cause__ from None  # the router answers that the database is down
             if exc.internal:
                 raise CommandError("Sorry, that failed on my side; please try again.") from None
-            raise CommandError(f"That didn't work: {exc}.") from None
+            raise CommandError(didnt_work(str(exc), ctx.text)) from None
         except ToolInvocationError as exc:  # over the policy's rate limit
             raise CommandError(refusal_of(exc).for_message(ctx.text)) from None
 
@@ -122,7 +125,12 @@ def invalid_sentence(exc: InvalidArgumentsError, typed: str) -> str:
     )
     if not problems:
         return UNUSABLE_WORDS.for_message(typed)
-    return f"That didn't work: {problems}."
+    return didnt_work(problems, typed)
+
+
+def didnt_work(problem: str, typed: str) -> str:
+    """'That didn't work: Pick a number from 1 to 3.', in the language of `typed`."""
+    return DIDNT_WORK.for_message(typed).format(problem=as_sentence(problem))
 
 
 def result_text(result: FunctionResult) -> str:

@@ -8,7 +8,12 @@ from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from groupmate.function_calls._shaping import ChatTurn
-    from groupmate.function_calls.context import ChatType, MessageContext, validation_context
+    from groupmate.function_calls.context import (
+        ChatType,
+        CommandText,
+        MessageContext,
+        validation_context,
+    )
     from groupmate.function_calls.deps import Deps, Progress
     from groupmate.function_calls.errors import (
         DuplicateToolError,
@@ -57,6 +62,7 @@ __all__ = [
     "ChatTurn",
     "ChatType",
     "CombinedToolset",
+    "CommandText",
     "Deps",
     "DuplicateToolError",
     "Effect",
@@ -111,6 +117,7 @@ if not TYPE_CHECKING:
             "groupmate.function_calls._shaping": ("ChatTurn",),
             "groupmate.function_calls.context": (
                 "ChatType",
+                "CommandText",
                 "MessageContext",
                 "validation_context",
             ),

@@ -10,8 +10,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import openai
-
 from groupmate.function_calls import _shaping as shaping
 from groupmate.function_calls import _transport as transport
 from groupmate.function_calls._prompting import Prompting
@@ -68,7 +66,7 @@ class ModelRequests:
         try:
             choice: Literal["auto", "none"] = "none" if turn.text_only else "auto"
             completion = await self.complete(turn.messages, tools, choice, warm_up=turn.warm_up)
-        except openai.APIStatusError as exc:
+        except transport.status_error() as exc:
             said = refused_window(str(exc.message), exc.body)
             if said is not None and not turn.refitted and self.prompting.window.learn(said):
                 # Learned, refitted and sent again: the user never sees the first refusal.

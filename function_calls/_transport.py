@@ -1,5 +1,9 @@
 """The OpenAI-compatible transport: one Chat Completions request through the official
-SDK, and its failures mapped to a short message for the chat (the log gets the details)."""
+SDK, and its failures mapped to a short message for the chat (the log gets the details).
+
+The SDK (0.5 s of imports, most of it its types) is imported with the first request's
+client, not with this module: `groupmate check` fits the bot's prompt to the window
+through FunctionCallLLM and sends nothing."""
 
 from __future__ import annotations
 
@@ -8,18 +12,20 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import openai
-from openai import AsyncOpenAI, DefaultAioHttpClient, DefaultAsyncHttpxClient, RequestOptions
+from typing import TYPE_CHECKING, Any, Literal
 
 from groupmate.function_calls.context_window import tools_tokens
 from groupmate.function_calls.errors import LLMUnavailableError
 from groupmate.function_calls.usage import Usage, usage_of
+
+if TYPE_CHECKING:
+    import openai
+    from openai import AsyncOpenAI, DefaultAsyncHttpxClient, RequestOptions
 
 log = logging.getLogger("groupmate.llm")
 
@@ -76,18 +82,15 @@ def encode_body(body: dict[str, Any], tools: ToolList | None) -> bytes:
 # The SDK tells the endpoint the host's OS, CPU and Python version on every request
 # (besides its User-Agent). A self-hosted bot keeps that to itself; each header also
 # cost the event loop time in the SDK's and aiohttp's header handling (measured).
-_UNSENT_HEADERS: dict[str, Any] = {
-    name: openai.Omit()
-    for name in (
-        "X-Stainless-Lang",
-        "X-Stainless-Package-Version",
-        "X-Stainless-OS",
-        "X-Stainless-Arch",
-        "X-Stainless-Runtime",
-        "X-Stainless-Runtime-Version",
-        "X-Stainless-Async",
-    )
-}
+_UNSENT_HEADERS = (
+    "X-Stainless-Lang",
+    "X-Stainless-Package-Version",
+    "X-Stainless-OS",
+    "X-Stainless-Arch",
+    "X-Stainless-Runtime",
+    "X-Stainless-Runtime-Version",
+    "X-Stainless-Async",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,8 @@ def _aiohttp_client() -> DefaultAsyncHttpxClient | None:
     """The SDK's aiohttp transport: its pool stays cheap with many concurrent chats,
     where httpx's pool scan grows with every open connection. Without aiohttp (installed
     without the `speed` extra), None: the SDK's own httpx transport, which works the same."""
+    from openai import DefaultAioHttpClient
+
     try:
         return DefaultAioHttpClient()
     except RuntimeError:  # how the SDK says it was installed without its aiohttp extra
@@ -159,21 +164,26 @@ class ChatTransport:
         # A client of our own gets the body as bytes. One passed in (an Azure client,
         # say) gets it as a dict, as its own code may read the body to route the request.
         self._as_bytes = client is None
-        self.client = client or AsyncOpenAI(
-            base_url=base_url,
-            # Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "no-key",
-            max_retries=transport_retries,
-            timeout=request_timeout,
-            default_headers=_UNSENT_HEADERS,
-            http_client=_aiohttp_client() if http_backend == "aiohttp" else None,
-        )
+        self._client = client
+        self._settings = (base_url, api_key, transport_retries, request_timeout, http_backend)
+        self._building = threading.Lock()
         self._key_prefix = f"groupmate-{uuid.uuid4().hex}"
         self._request_numbers = itertools.count(1)
         self.observers: list[RequestObserver] = []
 
+    @property
+    def client(self) -> AsyncOpenAI:
+        """The SDK client, built (and the SDK imported) when first asked for: by a thread
+        at the bot's start (`FunctionCallLLM.load_client`), or by the first request."""
+        client = self._client
+        if client is None:
+            with self._building:  # the thread's and a first request's: one client
+                client = self._client = self._client or _sdk_client(*self._settings)
+        return client
+
     async def aclose(self) -> None:
-        await self.client.close()
+        if self._client is not None:  # never built: nothing was sent, nothing to close
+            await self._client.close()
 
     def _request_options(self) -> RequestOptions:
         # The SDK makes an idempotency key for every request (OpenAI's endpoint is not
@@ -211,6 +221,8 @@ class ChatTransport:
     async def _complete(
         self, body: dict[str, Any], tools: ToolList | None, retries: int | None
     ) -> Completion:
+        import openai  # imported by now, with the client
+
         # Encoded before the request: a body that cannot be is our bug, not the model's.
         content = encode_body(body, tools) if self._as_bytes else None
         try:
@@ -247,6 +259,36 @@ class ChatTransport:
         return Completion(message, usage_of(completion, body, tokens, message_text(message)))
 
 
+def _sdk_client(
+    base_url: str | None,
+    api_key: str | None,
+    transport_retries: int,
+    request_timeout: float,
+    http_backend: HttpBackend,
+) -> AsyncOpenAI:
+    from openai import AsyncOpenAI, Omit
+
+    unsent: dict[str, Any] = {name: Omit() for name in _UNSENT_HEADERS}
+    return AsyncOpenAI(
+        base_url=base_url,
+        # Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
+        api_key=api_key or os.environ.get("OPENAI_API_KEY") or "no-key",
+        max_retries=transport_retries,
+        timeout=request_timeout,
+        default_headers=unsent,
+        http_client=_aiohttp_client() if http_backend == "aiohttp" else None,
+    )
+
+
+def status_error() -> type[openai.APIStatusError]:
+    """The SDK's error for an answer with an error status, which `complete` raises as is.
+    For `except`, which looks its class up only once something was raised: by then the
+    SDK has been imported, with the request's client."""
+    import openai
+
+    return openai.APIStatusError
+
+
 def message_text(message: Any) -> str:
     content = getattr(message, "content", None)
     if isinstance(content, str):
@@ -259,6 +301,8 @@ def message_text(message: Any) -> str:
 
 def request_outcome(exc: Exception) -> RequestOutcome:
     """How a request that raised `exc` (from `complete`) ended, as `unavailable` words it."""
+    import openai
+
     cause = exc if isinstance(exc, openai.OpenAIError) else exc.__cause__
     if isinstance(cause, openai.RateLimitError):
         return "rate_limited"
@@ -299,6 +343,8 @@ def unreadable(exc: Exception | None) -> LLMUnavailableError:
 
 def unavailable(exc: Exception) -> LLMUnavailableError:
     """Map an SDK error to a short message for the chat; the log gets the details."""
+    import openai
+
     status = getattr(exc, "status_code", None)
     log.warning("LLM request failed: %s (status %s)", type(exc).__name__, status)
     if isinstance(exc, openai.APITimeoutError) and not is_connection_failure(exc):

@@ -19,7 +19,7 @@ from groupmate.function_calls.usage import Usage
 log = logging.getLogger("groupmate.llm")
 
 # What the estimate may fill of the window: it counted 10 % below a real tokenizer at
-# worst (measured against Qwen2.5's: see the README's model section). A server that
+# worst (measured against Qwen2.5's: see docs/design/evaluation.md). A server that
 # reports its own count of our requests sets the margin by that instead.
 _ESTIMATE_SHARE = 0.88
 _MAX_SHARE = 0.97

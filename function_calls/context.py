@@ -11,7 +11,7 @@ from pydantic import ValidationInfo
 
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.vocabulary import AuthMethod, CallSource
-from groupmate.storage.models import utc_now
+from groupmate.storage.clock import utc_now
 from groupmate.storage.outgoing import Member
 from groupmate.storage.vocabulary import (
     ChatType as ChatType,  # re-exported: function_calls.ChatType
@@ -58,6 +58,9 @@ class MessageContext:
     bot_admin: bool = False
     # Tools a chat admin switched off for this chat (`/tools off NAME`).
     tools_off: frozenset[str] = frozenset()
+    # The words after the command's name when a slash command called the tool (None
+    # otherwise): what a `CommandText` parameter is given.
+    command_text: str | None = None
     # Set by the invoker for one call: the tools policy says the sender may act only on
     # what they created (`who: creator_or_admin`).
     owner_only: bool = False
@@ -75,6 +78,21 @@ class MessageContext:
     def now(self) -> datetime:
         """The current time in the chat's time zone."""
         return self.clock().astimezone(self.zone)
+
+
+class CommandText(str):
+    """The words after a command's name, exactly as the user wrote them: a handler that
+    reads its own words asks for them by this type, as NoneBot2's `CommandArg`::
+
+        @tool_function(description="Roll dice, e.g. 2d6+1.", command="roll")
+        async def roll(words: CommandText) -> FunctionResult: ...
+
+    Such a tool is a command's alone: it takes no arguments model, needs `command=`, and
+    is not offered to the model (there is nothing for it to fill). Called another way
+    (the API, a plugin's `PluginTools`), it is given "".
+    """
+
+    __slots__ = ()
 
 
 def validation_context(info: ValidationInfo) -> MessageContext | None:

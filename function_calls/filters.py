@@ -20,10 +20,12 @@ class Filter(BaseModel):
     A plain list in the config is an allow list.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     allow: list[str] | None = None
+    """Only these names or ids, with shell wildcards (`get_*`, `tg:-100*`). Unset: all."""
     deny: list[str] = Field(default_factory=list)
+    """Never these, whatever `allow` says."""
 
     @model_validator(mode="before")
     @classmethod

@@ -11,7 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CJK", "Lang", "PlainSentence", "chat_language", "is_chinese", "language_of"]
+__all__ = [
+    "CJK",
+    "Lang",
+    "PlainSentence",
+    "as_sentence",
+    "chat_language",
+    "is_chinese",
+    "language_of",
+]
 
 # The CJK ideographs (Extension A and the Unified block): Chinese, as users write it.
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -27,6 +35,19 @@ def is_chinese(text: str) -> bool:
 def language_of(text: str) -> Lang:
     """The language to answer `text` in."""
     return "zh" if is_chinese(text) else "en"
+
+
+# The marks that end a sentence, in English and Chinese: a text ending in one keeps it.
+_SENTENCE_ENDS = ".!?…。\uff01\uff1f"  # the last two: the full-width ! and ?
+
+
+def as_sentence(text: str) -> str:
+    """`text` as a whole sentence: its own final mark kept ("Pick 1 to 3." is not given a
+    second), else a full stop in its language's form (。 for Chinese)."""
+    text = text.rstrip()
+    if not text or text[-1] in _SENTENCE_ENDS:
+        return text
+    return text + ("。" if is_chinese(text) else ".")
 
 
 def chat_language(texts: Sequence[str]) -> Lang:

@@ -9,15 +9,13 @@ round's calls in `turn`, and each tool call goes through the `ToolInvoker`.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self, get_args
-
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any, Self, get_args
 
 from groupmate.function_calls import _transport as transport
 from groupmate.function_calls._answers import final_answer, no_answer, parrots
@@ -48,6 +46,9 @@ from groupmate.function_calls.turn import CallMode, Turn, TurnObserver, TurnResu
 from groupmate.function_calls.usage import Usage
 from groupmate.function_calls.vocabulary import ToolMode as ToolMode  # re-exported
 from groupmate.function_calls.vocabulary import ToolSchema as ToolSchema  # re-exported
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 log = logging.getLogger("groupmate.llm")
 
@@ -227,6 +228,11 @@ class FunctionCallLLM:
         """The SDK client requests go through."""
         return self._requests.transport.client
 
+    async def load_client(self) -> None:
+        """Build the client now, in a thread (the SDK's imports take half a second): the
+        event loop answers meanwhile, and the first request does not wait for them."""
+        await asyncio.to_thread(lambda: self.client)
+
     async def aclose(self) -> None:
         await self._requests.transport.aclose()
 
@@ -299,6 +305,7 @@ class FunctionCallLLM:
         mode an endpoint that rejects tools switches to prompt mode here, as the first
         message would. Returns the request's usage, which is no chat's; raises
         LLMUnavailableError when the endpoint fails."""
+        await self.load_client()
         turn = self._new_turn(ctx)
         turn.warm_up = True
         self._prompting.begin(turn, text, ())
@@ -376,7 +383,7 @@ class FunctionCallLLM:
             if turn is not None:  # a tool's request (a summary) counts for the turn
                 turn.usage += completion.usage
             return transport.message_text(completion.message).strip()
-        except openai.APIStatusError as exc:
+        except transport.status_error() as exc:
             raise transport.unavailable(exc) from exc
         except LLMUnavailableError:
             raise

@@ -44,13 +44,22 @@ _MAX_COUNTERS = 50_000
 class ToolRule(BaseModel):
     """One entry of `tools.policy`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     who: Who = "members"
-    chats: Filter = Filter()  # the chats the rule applies in
+    """Who may call the tool: `members` (anyone), `admins` (a group's admins; in a
+    private chat only the bot's own), `creator_or_admin` (anyone, but a reminder tool
+    then acts only on reminders the caller created), `nobody`."""
+    chats: Filter = Filter()
+    """The chats the tool is offered in: `allow` and `deny` lists of chat ids or globs
+    (deny wins); a plain list is the allow list. Unset: every chat."""
     scope: Scope = "both"
+    """Offer the tool in `group` chats only, `private` chats only, or `both`."""
     per_user_per_hour: int | None = Field(None, ge=1)
+    """Calls one user may make in an hour, counted per process. Unset: no limit."""
     per_chat_per_hour: int | None = Field(None, ge=1)
+    """Calls one chat may make in an hour, counted per process; the tools one rule
+    covers share its limit. Unset: no limit."""
 
 
 def check_key(key: str) -> str:
@@ -65,9 +74,12 @@ def check_key(key: str) -> str:
 class PolicyConfig(BaseModel):
     """The `tools:` section of the config."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     policy: dict[str, ToolRule] = Field(default_factory=dict)
+    """Rules by key: a tool name (`reminder_delete`), a glob over names (`"time__*"`),
+    or `effect:read`, `effect:write`, `effect:external`. Every rule whose key matches a
+    tool applies, so the strictest wins; a denied tool is not shown to the model."""
 
     @field_validator("policy")
     @classmethod

@@ -77,8 +77,9 @@ def tool_function(
     can key on it, and writes and external calls are audited. `for_model=False` keeps a
     tool out of the model's prompt: only commands, the API and MCP clients call it.
     `command="weather"` also makes `/weather Berlin` run it without the model (see
-    bot/tool_commands.py for how the words become arguments). With `registry`, the tool
-    is also built and added to that registry at once (a test's own, say).
+    bot/command_args.py for how the words become arguments, by the arguments' types).
+    With `registry`, the tool is also built and added to that registry at once (a test's
+    own, say).
     """
     options = ToolOptions(
         name, description, scope, admin_only, tuple(examples), timeout, effect, for_model,

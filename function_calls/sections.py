@@ -34,7 +34,10 @@ def require(section: BaseModel, needed: Mapping[str, bool], *, context: str = ""
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # A setting's docstring is its description (docs/reference/configuration.md prints
+    # it): the field's own line keeps its type, default and bounds readable, as with
+    # Field(description=...) it would not, and the API docs show the same text.
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -28,14 +28,15 @@ corrects it while the bot runs (see `context_window.refused_window`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
+import ssl
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from openai import AsyncOpenAI
 
 from groupmate.function_calls.usage import estimate_tokens
 
@@ -169,17 +170,21 @@ async def served_models(
     base_url: str, *, api_key: str | None = None, within: float = PROBE_TIMEOUT
 ) -> tuple[str, ...] | None:
     """The names of the models the server at `base_url` lists (GET /models), or None when
-    it does not answer within `within` seconds or has no such list."""
+    it does not answer within `within` seconds or has no such list. Asked with httpx, as
+    the SDK's `models.list()` asks it (the same key, "unused" for a local server that
+    takes any), so that `groupmate check` does not import the SDK to say it."""
+    headers = {"Authorization": f"Bearer {api_key or 'unused'}"}
     try:
         async with (
             asyncio.timeout(within),
-            # A local server takes any key; the SDK wants one.
-            AsyncOpenAI(
-                base_url=base_url, api_key=api_key or "unused", timeout=within, max_retries=0
+            # Redirects followed, as the SDK's client follows them.
+            httpx.AsyncClient(
+                headers=headers, timeout=within, follow_redirects=True, verify=_verified()
             ) as client,
         ):
-            page = await client.models.list()
-            return tuple(model.id for model in page.data)
+            response = await client.get(f"{base_url.rstrip('/')}/models")
+            response.raise_for_status()
+            return tuple(model["id"] for model in response.json()["data"])
     except Exception as exc:  # refused, slow, no such route: the caller says nothing then
         log.info("LLM server did not list its models (%s)", type(exc).__name__)
         return None
@@ -198,7 +203,7 @@ async def discover_context(
     try:
         async with (
             asyncio.timeout(within),
-            httpx.AsyncClient(headers=headers, timeout=within) as client,
+            httpx.AsyncClient(headers=headers, timeout=within, verify=_verified()) as client,
         ):
             return (
                 await _llama_cpp(client, root)
@@ -210,6 +215,13 @@ async def discover_context(
         # A refused connection ends the questions at once: nothing else would answer.
         log.info("LLM server did not say its context window (%s)", type(exc).__name__)
         return None
+
+
+@functools.cache
+def _verified() -> ssl.SSLContext:
+    # httpx's default (its CA bundle, or SSL_CERT_FILE's), loaded once for the probes of
+    # one process: each client would load the bundle anew (20 ms), and `check` has two.
+    return httpx.create_ssl_context()
 
 
 def _json(response: httpx.Response) -> dict[str, Any] | None:

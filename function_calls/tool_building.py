@@ -12,7 +12,7 @@ from typing import Any, get_type_hints
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel
 
-from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.context import CommandText, MessageContext
 from groupmate.function_calls.deps import Dependency, optional_of
 from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.plugin_store import PluginStore
@@ -42,6 +42,7 @@ class _Binding:
     args_param: str | None
     args_model: type[BaseModel]
     deps: tuple[Dependency, ...]
+    text_param: str | None = None
 
 
 def _bind_parameters(
@@ -60,13 +61,18 @@ def _bind_parameters(
     args_param: str | None = None
     args_model: type[BaseModel] = NoArguments
     deps: list[Dependency] = []
+    text_param: str | None = None
     for param in inspect.signature(handler).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {name!r}: *args/**kwargs are not supported")
         annotation = hints.get(param.name)
         kind, optional = optional_of(annotation)
         provided = isinstance(kind, type) and provides(kind)
-        if annotation is MessageContext or (param.name == "ctx" and not provided and not ctx_param):
+        if kind is CommandText and not optional and text_param is None:
+            text_param = param.name
+        elif annotation is MessageContext or (
+            param.name == "ctx" and not provided and not ctx_param
+        ):
             ctx_param = param.name  # by its type, or by the name `ctx` whatever its hint
         elif provided:
             deps.append(Dependency(param.name, kind, optional))
@@ -82,10 +88,16 @@ def _bind_parameters(
             raise ToolDefinitionError(
                 f"tool {name!r}: parameter {param.name!r} ({what}): nothing provides it. A "
                 "handler takes the context (MessageContext), its arguments (one pydantic "
-                "model), and types the bot or its plugin provides (settings, services, "
-                "PluginStore)"
+                "model) or its command's words (CommandText), and types the bot or its "
+                "plugin provides (settings, services, PluginStore)"
             )
-    return _Binding(ctx_param, args_param, args_model, tuple(deps))
+    if text_param is not None and args_param is not None:
+        raise ToolDefinitionError(
+            f"tool {name!r}: it reads its command's words itself ({text_param}: "
+            f"CommandText), so it takes no arguments model ({args_param}); use one or "
+            "the other"
+        )
+    return _Binding(ctx_param, args_param, args_model, tuple(deps), text_param)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,13 +145,15 @@ def build_tool(
     options: ToolOptions | None = None,
     provides: Callable[[type[Any]], bool] = builtin_provides,
     plugin: str = "",
+    checked: bool = False,
     **option_values: Any,
 ) -> Tool:
     """Derive a Tool from a handler's signature; raises ToolDefinitionError when it can't.
 
     The options are a `ToolOptions` or its fields as keywords (`localns` resolves string
     annotations that name classes local to a function); `provides` says which types
-    parameters may ask for besides the context and the arguments.
+    parameters may ask for besides the context and the arguments. `checked`: its
+    argument schemas are known to be valid JSON Schema (a built-in tool's).
     """
     opts = options if options is not None else ToolOptions(**option_values)
     tool_name = str(opts.name or getattr(handler, "__name__", ""))
@@ -165,6 +179,11 @@ def build_tool(
             f"tool {tool_name!r} needs a description= or a docstring: the model chooses by it"
         )
     binding = _bind_parameters(handler, tool_name, opts.localns, provides)
+    if binding.text_param is not None and opts.command is None:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: a CommandText parameter is the words of its command; "
+            'give the tool a command= ("/name words")'
+        )
     check_effect(tool_name, opts.effect, binding.deps)
     if not plugin and any(dep.kind is PluginStore for dep in binding.deps):
         raise ToolDefinitionError(
@@ -174,7 +193,7 @@ def build_tool(
     parameters = model_parameters_schema(binding.args_model)
     compact = model_parameters_schema(binding.args_model, "compact")
     validator, compact_validator = tool_validators(
-        tool_name, parameters, compact, binding.args_model
+        tool_name, parameters, compact, binding.args_model, checked
     )
     worked = tuple(item if isinstance(item, Example) else Example(item) for item in opts.examples)
     for example in worked:
@@ -199,19 +218,21 @@ def build_tool(
         deps=binding.deps,
         plugin=plugin,
         effect=opts.effect,
-        for_model=opts.for_model,
+        # A tool reading its command's words has nothing for the model to fill.
+        for_model=opts.for_model and binding.text_param is None,
         command=opts.command,
+        text_param=binding.text_param,
     )
 
 
 def tool_validators(
-    name: str, full: JsonSchema, compact: JsonSchema, model: type[BaseModel]
+    name: str, full: JsonSchema, compact: JsonSchema, model: type[BaseModel], checked: bool = False
 ) -> tuple[ArgumentValidator, ArgumentValidator]:
     """The validators of both schema views; ToolDefinitionError (one line) if unusable."""
     try:
         return (
-            ArgumentValidator(full, model),
-            ArgumentValidator(compact, model, null_means_absent=True),
+            ArgumentValidator(full, model, checked=checked),
+            ArgumentValidator(compact, model, null_means_absent=True, checked=checked),
         )
     except SchemaError as exc:  # its str() is a page long
         problem = f"{exc.message} (at {'/'.join(map(str, exc.path)) or 'the top'})"
@@ -248,10 +269,11 @@ def tool_from(
     *,
     provides: Callable[[type[Any]], bool] = builtin_provides,
     plugin: str = "",
+    checked: bool = False,
 ) -> Tool:
     """The tool of a handler `@tool_function` marked; ToolDefinitionError otherwise."""
     options = tool_options(handler)
     if options is None:
         what = getattr(handler, "__qualname__", repr(handler))
         raise ToolDefinitionError(f"{what} is not marked with @tool_function")
-    return build_tool(handler, options=options, provides=provides, plugin=plugin)
+    return build_tool(handler, options=options, provides=provides, plugin=plugin, checked=checked)

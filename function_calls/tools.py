@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
+from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, CommandText, MessageContext
 from groupmate.function_calls.deps import Dependency
 from groupmate.function_calls.errors import (
     HiddenReason,
@@ -89,6 +89,8 @@ class Tool:
     for_model: bool = True
     # A slash command that runs the tool without the model: "/weather Berlin".
     command: str | None = None
+    # The parameter given the command's words as written (`CommandText`), if one is.
+    text_param: str | None = field(default=None, repr=False)
     # The name as its source spelled it (an MCP tool's `files.read`, an OpenAPI
     # operationId, a prefix before it) when `name` had to be made a valid tool name from
     # it; "" when that is `name` itself. Allow and deny lists match it, and a further
@@ -167,6 +169,8 @@ class Tool:
             kwargs[self.ctx_param] = ctx
         if self.args_param:
             kwargs[self.args_param] = arguments
+        if self.text_param:
+            kwargs[self.text_param] = CommandText(ctx.command_text or "")
         for dependency in self.deps:
             kwargs[dependency.param] = ctx.deps.resolve(dependency, self.plugin, ctx.chat_id)
         if self.is_async:

@@ -182,9 +182,17 @@ class ArgumentValidator:
     __slots__ = ("_model", "_optional_nulls", "_schema_validator")
 
     def __init__(
-        self, schema: JsonSchema, model: type[BaseModel], *, null_means_absent: bool = False
+        self,
+        schema: JsonSchema,
+        model: type[BaseModel],
+        *,
+        null_means_absent: bool = False,
+        checked: bool = False,
     ) -> None:
-        Draft202012Validator.check_schema(schema)
+        # `checked`: a built-in tool's schema, which tests/test_schema.py checks against
+        # the meta-schema; checking it again at every start cost 3 ms a schema.
+        if not checked:
+            Draft202012Validator.check_schema(schema)
         # No format checker: which formats it checks depends on optional packages, and
         # stage 2 (Pydantic) validates dates, URLs and the like deterministically.
         self._schema_validator = Draft202012Validator(schema)

@@ -8,7 +8,7 @@ The repository's folders `bot/`, `function_calls/` and `storage/` are installed 
 `groupmate.bot`, `groupmate.function_calls` and `groupmate.storage` (the symbolic links
 in this folder; the wheel holds copies), so nothing but `groupmate` lands in
 site-packages. `groupmate.testing` is the test kit (a pytest plugin: see
-docs/developers/plugins.md).
+docs/developers/test-kit.md).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from groupmate.bot.adapters.matrix_client import MatrixError as MatrixError
     from groupmate.bot.adapters.matrix_client import Unreachable as Unreachable
     from groupmate.bot.adapters.telegram_api import ApiError as ApiError
+    from groupmate.bot.command_fields import CommandWordsError as CommandWordsError
     from groupmate.bot.scaffold import ScaffoldError as ScaffoldError
     from groupmate.bot.tool_calls import CommandError as CommandError
-    from groupmate.bot.tool_commands import CommandWordsError as CommandWordsError
     from groupmate.function_calls import *  # noqa: F403
     from groupmate.function_calls.context_window import ContextOverflowError as ContextOverflowError
     from groupmate.function_calls.grammar.spec import GrammarError as GrammarError
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from groupmate.storage.errors import *  # noqa: F403
     from groupmate.storage.exceptions import GroupmateError as GroupmateError
     from groupmate.storage.outgoing import SendError as SendError
-    from groupmate.storage.plugin_data import PluginValueError as PluginValueError
 
 # Where each public name lives: the one list of them. `__all__` and the lazy imports
 # below are derived from it, and the subpackages' own names come from their `__all__`.
@@ -70,14 +69,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "groupmate.storage.exceptions": ("GroupmateError",),
     "groupmate.storage.errors": tuple(storage.errors.__all__),
     "groupmate.storage.outgoing": ("SendError",),
-    "groupmate.storage.plugin_data": ("PluginValueError",),
     "groupmate.bot.adapters.dingtalk_api": ("CredentialsRefused", "DingTalkError"),
     "groupmate.bot.adapters.lark_api": ("LarkError",),
     "groupmate.bot.adapters.matrix_client": ("MatrixError", "Unreachable"),
     "groupmate.bot.adapters.telegram_api": ("ApiError",),
     "groupmate.bot.scaffold": ("ScaffoldError",),
     "groupmate.bot.tool_calls": ("CommandError",),
-    "groupmate.bot.tool_commands": ("CommandWordsError",),
+    "groupmate.bot.command_fields": ("CommandWordsError",),
     "groupmate.function_calls.context_window": ("ContextOverflowError",),
     "groupmate.function_calls.grammar.spec": ("GrammarError",),
     "groupmate.function_calls.links.fetch": ("LinkError", "LinkRefused", "LinkUnreadable"),

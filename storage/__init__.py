@@ -8,16 +8,18 @@ from groupmate.storage import errors
 from groupmate.storage.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from groupmate.storage.database import DEFAULT_URL, Database, normalize_url
+    from groupmate.storage.clock import utc_now
+    from groupmate.storage.database import Database, normalize_url
     from groupmate.storage.errors import *  # noqa: F403
-    from groupmate.storage.migrate import current_revision, head_revision, upgrade
-    from groupmate.storage.models import utc_now
+    from groupmate.storage.location import DEFAULT_URL
+    from groupmate.storage.migrate import upgrade
     from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
     from groupmate.storage.policy import DEFAULT_GRACE, DeliveryPolicy
     from groupmate.storage.reach import Reach, WaitingChat
     from groupmate.storage.reader import ReminderReader
     from groupmate.storage.recurrence import KINDS, Kind, Schedule, check_timezone
     from groupmate.storage.repository import NewReminder, ReminderView, ScheduledAction
+    from groupmate.storage.revisions import current_revision, head_revision
     from groupmate.storage.scheduler import Act, Compose, ReminderScheduler
     from groupmate.storage.service import ReminderService
     from groupmate.storage.transfer import export_file, import_file
@@ -60,10 +62,12 @@ if not TYPE_CHECKING:
     __getattr__ = lazy_exports(
         __name__,
         {
-            "groupmate.storage.database": ("DEFAULT_URL", "Database", "normalize_url"),
+            "groupmate.storage.clock": ("utc_now",),
+            "groupmate.storage.database": ("Database", "normalize_url"),
+            "groupmate.storage.location": ("DEFAULT_URL",),
             "groupmate.storage.errors": tuple(errors.__all__),
-            "groupmate.storage.migrate": ("current_revision", "head_revision", "upgrade"),
-            "groupmate.storage.models": ("utc_now",),
+            "groupmate.storage.migrate": ("upgrade",),
+            "groupmate.storage.revisions": ("current_revision", "head_revision"),
             "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
             "groupmate.storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),
             "groupmate.storage.reach": ("Reach", "WaitingChat"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib.util
 import logging
 import threading
 import time
@@ -21,6 +22,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 
 from groupmate.storage.errors import StorageConfigError, StorageUnavailableError
 from groupmate.storage.group_commit import GroupCommit
+from groupmate.storage.location import DEFAULT_URL
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -29,7 +31,6 @@ _CONNECT_SECONDS = 5
 # Seconds a /healthz answer about the database is reused.
 _PING_KEPT = 2.0
 
-DEFAULT_URL = "sqlite:///data/groupmate.db"
 _WRITE_OPTION = "groupmate_write"
 
 
@@ -46,6 +47,12 @@ def normalize_url(url: str | URL) -> URL:
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
         raise StorageConfigError(
             f"storage.url uses {parsed.get_backend_name()!r}; use sqlite:/// or postgresql://"
+        )
+    # The driver is the `postgres` extra's: without it SQLAlchemy's import error would
+    # reach the operator as a traceback, on every command.
+    if parsed.drivername == "postgresql+psycopg" and importlib.util.find_spec("psycopg") is None:
+        raise StorageConfigError(
+            'storage.url: PostgreSQL\'s driver is not installed; pip install "groupmate[postgres]"'
         )
     return parsed
 

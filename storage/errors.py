@@ -23,6 +23,7 @@ __all__ = [
     "InvalidTimezoneError",
     "NewerDatabaseError",
     "NotEmptyError",
+    "PluginValueError",
     "ReminderChangedError",
     "ReminderNotFoundError",
     "ReminderPermissionError",
@@ -164,3 +165,8 @@ class NotEmptyError(TransferError):
             f"the database already has data (in {', '.join(tables)}): import only into a "
             "new, empty database; nothing was changed"
         )
+
+
+class PluginValueError(StorageError):
+    """A key or value a plugin may not store: too long, empty, or not JSON; or a stored
+    value read as a type it does not fit."""

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.orm import Session
 
 from groupmate.storage.backup import copy_before_upgrade
 from groupmate.storage.database import Database
 from groupmate.storage.errors import NewerDatabaseError
+from groupmate.storage.revisions import head_revision, is_known, schema_revision
 
 _SCRIPTS = Path(__file__).parent / "migrations"
 # Any fixed number; it names the lock that keeps two processes from migrating at once.
@@ -34,24 +34,6 @@ def _config() -> Config:
 @functools.cache
 def _scripts() -> ScriptDirectory:
     return ScriptDirectory.from_config(_config())
-
-
-def head_revision() -> str | None:
-    return _scripts().get_current_head()
-
-
-def is_known(revision: str | None) -> bool:
-    """Whether this code has the migration `revision` (None: a database never migrated)."""
-    return revision is None or any(s.revision == revision for s in _scripts().walk_revisions())
-
-
-def schema_revision(session: Session) -> str | None:
-    return MigrationContext.configure(session.connection()).get_current_revision()
-
-
-def current_revision(database: Database) -> str | None:
-    with database.read_session() as session:
-        return schema_revision(session)
 
 
 def locked_revision(session: Session) -> str | None:

@@ -23,6 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from groupmate.storage.clock import utc_now
 from groupmate.storage.vocabulary import DeliveryOutcome, ReminderStatus
 
 # Stable constraint names so migrations can refer to them on every backend.
@@ -70,10 +71,6 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):

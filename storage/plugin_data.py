@@ -6,8 +6,9 @@ one transaction."""
 from __future__ import annotations
 
 import functools
+import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, cast
 
@@ -16,18 +17,16 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from groupmate.storage.database import Database
-from groupmate.storage.errors import StorageError
+from groupmate.storage.errors import PluginValueError, StorageError
 from groupmate.storage.models import PluginData as _Row
 
 _data = cast(Table, _Row.__table__)
-GLOBAL = ""  # the chat id of a plugin's global values
 MAX_KEY = 200
 MAX_VALUE_BYTES = 64 * 1024
 MAX_KEYS_LISTED = 1000
-
-
-class PluginValueError(StorageError):
-    """A key or value a plugin may not store: too long, empty, or not JSON."""
+# An async change cannot run under the row's lock (the lock is held on a database
+# thread): it is retried while others change the value meanwhile, this many times.
+MAX_UPDATE_TRIES = 50
 
 
 def check_key(key: str) -> str:
@@ -111,11 +110,47 @@ def update_value(
     current = session.execute(
         select(_data.c.value).where(_where(plugin, chat_id, key)).with_for_update()
     ).scalar_one()
-    new = check_value(change(current))
+    new = change(current)
+    if inspect.isawaitable(new):
+        close = getattr(new, "close", None)
+        if callable(close):
+            close()  # never awaited: no "coroutine was never awaited" warning
+        raise TypeError("update's function returned an awaitable: declare it async def")
+    new = check_value(new)
     session.execute(
         _data.update().where(_where(plugin, chat_id, key)).values(value=new, updated_at=now)
     )
     return new
+
+
+def replace_value(
+    session: Session,
+    plugin: str,
+    chat_id: str,
+    key: str,
+    seen: tuple[bool, Any],
+    new: Any,
+    now: datetime,
+) -> bool:
+    """Write `new` if the value is still what was `seen` (found, value); whether it was.
+    The row is locked while it is compared; a key that was absent is written only if no
+    one made it meanwhile (the insert that does nothing on a conflict)."""
+    found, old = seen
+    values = {"plugin": plugin, "chat_id": chat_id, "key": key}
+    if not found:
+        insert = _insert(session, {**values, "value": new, "updated_at": now})
+        # RETURNING, not rowcount: psycopg's rowcount counted a row the conflict skipped.
+        made = insert.on_conflict_do_nothing(index_elements=["plugin", "chat_id", "key"])
+        return session.execute(made.returning(_data.c.key)).first() is not None
+    current = session.execute(
+        select(_data.c.value).where(_where(plugin, chat_id, key)).with_for_update()
+    ).first()
+    if current is None or current[0] != old:
+        return False
+    session.execute(
+        _data.update().where(_where(plugin, chat_id, key)).values(value=new, updated_at=now)
+    )
+    return True
 
 
 def delete_chat(session: Session, chat_id: str) -> int:
@@ -162,6 +197,7 @@ class PluginData:
     async def update(
         self, plugin: str, chat_id: str, key: str, change: Callable[[Any], Any], default: Any
     ) -> Any:
+        """`change` runs on a database thread, under the row's lock."""
         unit = functools.partial(
             update_value,
             plugin=plugin,
@@ -172,3 +208,34 @@ class PluginData:
             now=self._clock(),
         )
         return await self._database.batches.write(unit)
+
+    async def update_async(
+        self,
+        plugin: str,
+        chat_id: str,
+        key: str,
+        change: Callable[[Any], Awaitable[Any]],
+        default: Any,
+    ) -> Any:
+        """`change` runs on the event loop, between a read and a compare-and-swap write;
+        when the value changed meanwhile, again on the new value (see MAX_UPDATE_TRIES)."""
+        check_key(key)
+        check_value(default)
+        for _ in range(MAX_UPDATE_TRIES):
+            seen = await self.get(plugin, chat_id, key)
+            new = check_value(await change(seen[1] if seen[0] else default))
+            unit = functools.partial(
+                replace_value,
+                plugin=plugin,
+                chat_id=chat_id,
+                key=key,
+                seen=seen,
+                new=new,
+                now=self._clock(),
+            )
+            if await self._database.batches.write(unit):
+                return new
+        raise StorageError(
+            f"plugin {plugin}: {key!r} changed {MAX_UPDATE_TRIES} times while an update "
+            "computed its new value; nothing was written"
+        )

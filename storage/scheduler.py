@@ -17,9 +17,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-
+from groupmate.storage.clock import utc_now
 from groupmate.storage.database import Database
 from groupmate.storage.deliveries import (
     Claim,
@@ -36,15 +36,16 @@ from groupmate.storage.models import (
     OUTCOME_SENT,
     OUTCOME_SENT_LATE,
     OUTCOME_SKIPPED_QUIET,
-    utc_now,
 )
 from groupmate.storage.outcome_writer import OutcomeWriter
 from groupmate.storage.outgoing import OutgoingMessage, Sender, safe_error
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.reach import Reach
 from groupmate.storage.repository import due_before
-from groupmate.storage.timers import ReminderTimers
 from groupmate.storage.vocabulary import DeliveryOutcome
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,8 @@ class ReminderScheduler:
         self.policy = policy or DeliveryPolicy()
         self._clock = clock
         self._wake = asyncio.Event()
+        from groupmate.storage.timers import ReminderTimers  # APScheduler: not for `check`
+
         self._timers = ReminderTimers(self.wake)
         self._outcomes = OutcomeWriter(database)
         self._send_slots = asyncio.Semaphore(self.policy.max_concurrent_sends)

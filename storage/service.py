@@ -15,7 +15,8 @@ from groupmate.storage import changes, overview, repository
 from groupmate.storage.changes import HistoryEntry, ReminderChange, Requester
 from groupmate.storage.chat_data import ChatDataDeleted, delete_chat
 from groupmate.storage.chat_settings import ZONE_CACHE_SIZE, ChatSettings
-from groupmate.storage.database import DEFAULT_URL, Database
+from groupmate.storage.clock import utc_now
+from groupmate.storage.database import Database
 from groupmate.storage.delivery_admin import DeliveryAdmin
 from groupmate.storage.errors import (
     ReminderChangedError,
@@ -23,8 +24,7 @@ from groupmate.storage.errors import (
     ReminderStateError,
     SnoozeTargetError,
 )
-from groupmate.storage.migrate import upgrade
-from groupmate.storage.models import utc_now
+from groupmate.storage.location import DEFAULT_URL
 from groupmate.storage.outgoing import Sender
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.recurrence import check_timezone as check_timezone  # re-exported
@@ -88,6 +88,10 @@ class ReminderService:
         scheduler = None
         try:
             if migrate:
+                # Alembic imported here, where a store is opened: not with the tools'
+                # modules, which `groupmate check` imports to count their tokens.
+                from groupmate.storage.migrate import upgrade
+
                 await asyncio.to_thread(upgrade, database)
             if sender is not None and compose is not None:
                 scheduler = ReminderScheduler(

@@ -46,13 +46,8 @@ from groupmate.storage.backup import (
 )
 from groupmate.storage.database import Database
 from groupmate.storage.errors import NewerDatabaseError, NotEmptyError, TransferError
-from groupmate.storage.migrate import (
-    head_revision,
-    is_known,
-    locked_revision,
-    migrate,
-    schema_revision,
-)
+from groupmate.storage.migrate import locked_revision, migrate
+from groupmate.storage.revisions import head_revision, is_known, schema_revision
 from groupmate.storage.search_rows import index_new
 from groupmate.storage.transfer_rows import (
     BY_NAME,

@@ -25,6 +25,9 @@ def stored_chat_type(value: str) -> ChatType:
     return "private" if value == "private" else "group"
 
 
+# The chat id of a plugin's global values (storage.plugin_data): its values for every chat.
+GLOBAL: Final = ""
+
 # A reminder's status: active and paused ones are live (listed, editable); a one-time
 # reminder that fired is done; a deleted one is cancelled (kept for its history).
 LiveStatus = Literal["active", "paused"]

@@ -122,3 +122,41 @@ async def test_model_activity_and_usage(servers: Servers, stub: StubLLM) -> None
     assert activity["days"][0]["turns"] == 1
     usage = (await api.client.get("/v1/usage")).json()
     assert usage["top_chats"][0]["chat_id"] == "g1" and usage["top_chats"][0]["tokens"] > 0
+
+
+async def test_a_tool_run_names_whom_it_acts_as(servers: Servers) -> None:
+    api = await servers.start()
+    arguments = {"when": "in 2 hours", "content": "stretch"}
+    ran = await api.client.post(
+        "/v1/tools/reminder_set/run", json={"chat_id": "g5", "arguments": arguments}
+    )
+    assert ran.json()["outcome"] == "ok"
+    as_bob = await api.client.post(
+        "/v1/tools/reminder_set/run",
+        json={"chat_id": "g5", "arguments": arguments, "as_user": "u-bob", "as_name": "Bob"},
+    )
+    assert as_bob.json()["outcome"] == "ok"
+    rows = (await api.client.get("/v1/audit", params={"chat_id": "g5"})).json()["entries"]
+    assert [(r["source"], r["sender_id"], r["sender_name"]) for r in rows] == [
+        ("dashboard", "u-bob", "Bob"),
+        ("dashboard", "dashboard", "Dashboard"),
+    ]
+    mine = (await api.client.get("/v1/reminders", params={"chat_id": "g5"})).json()
+    assert sorted(r["created_by"] for r in mine) == ["dashboard", "u-bob"]
+    # A member acts with a member's rights: another's reminder is not theirs to delete.
+    [first] = [r for r in mine if r["created_by"] == "dashboard"]
+    refused = await api.client.post(
+        "/v1/tools/reminder_delete/run",
+        json={
+            "chat_id": "g5",
+            "arguments": {"reminder_id": first["id"]},
+            "as_user": "u-bob",
+            "as_name": "Bob",
+        },
+    )
+    assert refused.json()["outcome"] == "refused"
+    spec = (await api.client.get("/openapi.json")).json()
+    run_in = spec["components"]["schemas"]["RunIn"]["properties"]
+    assert "dashboard" in run_in["as_user"]["description"]
+    described = spec["paths"]["/v1/tools/{name}/run"]["post"]["description"]
+    assert "acts as the sender `dashboard`" in described

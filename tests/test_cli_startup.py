@@ -4,6 +4,7 @@ scheduler or web framework is loaded to print the usage (bench/start.py times it
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,9 +100,13 @@ def test_each_lazy_package_exports_every_name_it_lists() -> None:
 
 
 # What `check` on a config of SQLite and no model, search, MCP server or plugin needs
-# none of: the model client, MCP, the web server, the scheduler and the built-in tools.
+# none of: the model client, MCP, the web server, the scheduler and the built-in tools;
+# nor Alembic and SQLAlchemy: a SQLite database's revision is read with sqlite3
+# (storage.revisions), its URL shown as written (storage.location).
 CHECK_UNUSED = (
     "openai",
+    "alembic",
+    "sqlalchemy",
     "mcp",
     "fastapi",
     "uvicorn",
@@ -169,13 +174,18 @@ def test_check_of_every_platform_imports_no_platform_library(tmp_path: Path) -> 
 ONLY_WHERE_USED = ("mcp", "mcp_types", "readability", "lxml", *PLATFORM_SDKS)
 # What `check` of a config with a model needs none of: the running bot (its router,
 # scheduler and metrics) and the web server; the model's window and the prompt's tokens
-# come from the tools and the model's settings alone.
+# come from the tools and the model's settings alone, the served models from one GET
+# (no request through the model's SDK, which is imported with the first one sent).
 CHECK_NEVER = (
     *ONLY_WHERE_USED,
+    "openai",
+    "alembic",
     "fastapi",
     "starlette",
     "uvicorn",
     "prometheus_client",
+    "apscheduler",  # the reminders' timers: the service's types name no timer
+    "groupmate.storage.timers",
     "groupmate.bot.app",
     "groupmate.bot.runtime",
     "groupmate.bot.router",
@@ -245,3 +255,18 @@ def test_serve_of_the_minimal_config_imports_no_unused_sdk(tmp_path: Path, stub:
     loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
     assert loaded, done.stdout + done.stderr
     assert loaded[0].split()[1:] == []
+
+
+# The reminder grammar's patterns are compiled when it first parses, not when a tool's
+# module imports it: `check` builds the tools and parses nothing (function_calls.lazy_re).
+GRAMMAR = (
+    "groupmate.function_calls.grammar.request",
+    "groupmate.function_calls.grammar.chinese",
+)
+
+
+def test_the_grammar_compiles_no_pattern_at_import() -> None:
+    for name in GRAMMAR:
+        module = importlib.import_module(name)
+        compiled = [key for key, value in vars(module).items() if isinstance(value, re.Pattern)]
+        assert compiled == [], name

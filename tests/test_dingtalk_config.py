@@ -4,6 +4,7 @@ message gives, and the HTTP callbacks' used signatures."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -18,7 +19,7 @@ from groupmate.bot.adapters.dingtalk_events import (
 )
 from groupmate.bot.adapters.dingtalk_http import UsedSignatures
 from groupmate.storage import Member
-from tests.docs_pages import code
+from tests.docs_pages import page
 from tests.fake_dingtalk import GROUP, FakeDingTalk
 
 
@@ -77,15 +78,17 @@ def test_a_section_without_the_app_secret_is_refused() -> None:
     assert "client_secret required" in str(refused.value)
 
 
-def test_the_dingtalk_page_shows_a_valid_config() -> None:
+def test_the_readmes_dingtalk_section_is_a_valid_config() -> None:
     from groupmate.bot.adapters import configured
     from groupmate.bot.adapters.base import Adapter
     from groupmate.bot.adapters.dingtalk import DingTalkAdapter
     from groupmate.bot.config import parse_config
 
-    block = code("platforms/dingtalk.md", "yaml")[0]
+    part = page("platforms/dingtalk.md")
+    block = re.search(r"```yaml\n(.*?)```", part, re.S)
+    assert block is not None
     environ = {"DINGTALK_CLIENT_ID": "ding1", "DINGTALK_CLIENT_SECRET": "s"}
-    config = parse_config(yaml.safe_load(block), environ=environ)
+    config = parse_config(yaml.safe_load(block.group(1)), environ=environ)
     [adapter] = configured(config)
     assert isinstance(adapter, DingTalkAdapter) and isinstance(adapter, Adapter)
     assert (adapter.name, adapter.chat_prefix) == ("dingtalk", "dt:")

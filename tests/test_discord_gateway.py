@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import shutil
 from collections.abc import Iterator
 from subprocess import PIPE
@@ -25,7 +26,7 @@ from groupmate.bot.adapters.discord_events import render
 from groupmate.bot.config import ConfigError, parse_config
 from groupmate.storage import Member
 from tests.conftest import eventually
-from tests.docs_pages import code
+from tests.docs_pages import page
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import BOT, CHANNEL, MESSAGE_CONTENT, TOKEN
 from tests.http_harness import Servers
@@ -215,8 +216,10 @@ def test_a_section_without_a_token_or_with_an_unversioned_api_url_is_refused() -
     assert "api_url must end in /api/v<N>" in str(refused.value)
 
 
-def test_the_discord_page_shows_a_valid_config() -> None:
-    block = code("platforms/discord.md", "yaml")[0]
-    config = parse_config(yaml.safe_load(block), environ={"DISCORD_BOT_TOKEN": "t"})
+def test_the_readmes_discord_section_is_a_valid_config() -> None:
+    section = page("platforms/discord.md")
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
+    config = parse_config(yaml.safe_load(block.group(1)), environ={"DISCORD_BOT_TOKEN": "t"})
     [adapter] = configured(config)
     assert isinstance(adapter, DiscordAdapter)

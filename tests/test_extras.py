@@ -95,3 +95,14 @@ def test_a_platform_with_its_sdk_is_not_named(tmp_path: Path) -> None:
     done = _run(tmp_path, {"discord"}, "--config", str(config), "check")
     assert 'adapters.discord: not installed; pip install "groupmate[discord]"' in done.stderr
     assert "telegram" not in done.stderr
+
+
+def test_postgresql_without_its_driver_is_named_with_the_pip_line(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"storage": {"url": "postgresql://bot@127.0.0.1:9/bot"}}))
+    line = 'storage.url: PostgreSQL\'s driver is not installed; pip install "groupmate[postgres]"'
+    for command in (("check",), ("db", "current"), ("serve",)):
+        done = _run(tmp_path, {"psycopg"}, "--config", str(config), *command)
+        assert line in done.stderr, (command, done.stdout, done.stderr)
+        assert done.returncode != 0, command
+        assert "Traceback" not in done.stderr, command

@@ -83,6 +83,14 @@ def invoker(registry: ToolRegistry, ran: Ran) -> ToolInvoker:
     def refuse() -> str:
         raise ToolError("the printer is out of paper")
 
+    @tool_function(description="Refuses with its own sentence", registry=registry)
+    def pick() -> str:
+        raise ToolError("Pick a number from 1 to 3!")
+
+    @tool_function(description="Refuses in Chinese", registry=registry)
+    def xuan() -> str:
+        raise ToolError("请选 1 到 3")
+
     @tool_function(description="Breaks", registry=registry)
     def crash() -> str:
         raise RuntimeError("secret internals: password=hunter2")
@@ -196,6 +204,9 @@ def test_bad_limits_are_refused(registry: ToolRegistry) -> None:
         ("note", {"text": "MILK"}, "That didn't work: text must not be all caps."),
         ("nap", {"seconds": 3}, "That took too long; please try again later."),
         ("refuse", {}, "That didn't work: the printer is out of paper."),
+        # The tool's own last mark is kept, not doubled; a Chinese one ends in 。
+        ("pick", {}, "That didn't work: Pick a number from 1 to 3!"),
+        ("xuan", {}, "That didn't work: 请选 1 到 3。"),
         ("crash", {}, "Sorry, that failed on my side; please try again."),
     ],
 )
@@ -230,3 +241,9 @@ async def test_a_tool_is_offered_only_where_its_services_are(registry: ToolRegis
     with pytest.raises(ToolHiddenError):
         invoker.validate_tool_call(make_ctx(), ToolCall("recent", {}))
     assert invoker.offered(make_ctx()) == []
+
+
+async def test_a_chinese_asker_reads_the_failure_in_chinese(invoker: ToolInvoker) -> None:
+    with pytest.raises(CommandError) as error:
+        await ChatTools(invoker).call(make_ctx(text="/选 5"), "xuan", {})
+    assert str(error.value) == "没有成功：请选 1 到 3。"

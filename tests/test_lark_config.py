@@ -8,7 +8,7 @@ import json
 import pytest
 
 from groupmate.bot.adapters.lark_events import render_text, text_of
-from tests.docs_pages import code
+from tests.docs_pages import page
 from tests.fake_lark import APP_ID
 
 
@@ -68,7 +68,8 @@ def test_a_section_without_what_its_mode_needs_is_refused(lark: dict[str, str], 
     assert said in str(refused.value)
 
 
-def test_the_lark_page_shows_a_valid_config() -> None:
+def test_the_readmes_lark_section_is_a_valid_config() -> None:
+    import re
 
     import yaml
 
@@ -77,10 +78,12 @@ def test_the_lark_page_shows_a_valid_config() -> None:
     from groupmate.bot.adapters.lark import LarkAdapter
     from groupmate.bot.config import parse_config
 
-    block = code("platforms/lark.md", "yaml")[0]
+    part = page("platforms/lark.md")
+    block = re.search(r"```yaml\n(.*?)```", part, re.S)
+    assert block is not None
     environ = {"LARK_APP_ID": "cli_1", "LARK_APP_SECRET": "s",
                "LARK_VERIFICATION_TOKEN": "v", "LARK_ENCRYPT_KEY": "k"}  # fmt: skip
-    config = parse_config(yaml.safe_load(block), environ=environ)
+    config = parse_config(yaml.safe_load(block.group(1)), environ=environ)
     [adapter] = configured(config)
     assert isinstance(adapter, LarkAdapter) and isinstance(adapter, Adapter)
     assert (adapter.name, adapter.chat_prefix) == ("lark", "lk:")

@@ -10,7 +10,8 @@ import pytest
 
 from groupmate.function_calls.plugins import PluginStores
 from groupmate.storage import ReminderService
-from groupmate.storage.plugin_data import MAX_VALUE_BYTES, PluginData, PluginValueError
+from groupmate.storage.errors import PluginValueError
+from groupmate.storage.plugin_data import MAX_VALUE_BYTES, PluginData
 from tests.conftest import FakeClock
 
 

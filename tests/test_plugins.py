@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from groupmate.function_calls.handlers import builtin_tools
 from groupmate.function_calls.registry import tool_options
 from groupmate.storage.audit import AuditQuery
 from groupmate.testing import TestBot
-from tests.docs_pages import code
+from tests.docs_pages import page
 from tests.http_harness import Servers
 from tests.plugin_fixtures.dice import LoadedDie
 
@@ -273,10 +274,11 @@ def test_check_exits_non_zero_naming_the_broken_plugin(tmp_path: Path) -> None:
     assert "plugin dice (tests.plugin_fixtures.dice): failed" in listed.stdout
 
 
-async def test_the_plugin_pages_example_loads_as_written(
+async def test_the_readmes_plugin_example_loads_as_written(
     groupmate_bot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    [example] = [b for b in code("developers/plugins.md", "python") if "@plugin" in b]
+    section = page("developers/plugins.md")
+    [example] = [b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "@plugin" in b]
     (tmp_path / "readme_weather.py").write_text(example)
     monkeypatch.syspath_prepend(str(tmp_path))
     settings = {"base_url": "http://127.0.0.1:9", "api_key": "k3y-from-env"}

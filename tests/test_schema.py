@@ -9,13 +9,15 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
 import groupmate.function_calls.handlers  # noqa: F401  (registers the built-in tools)
-from groupmate.function_calls.handlers import builtin_tools
+from groupmate.function_calls.handlers import BUILTIN_MODULES, builtin_tools
+from groupmate.function_calls.plugins import PluginSpec, load_plugins
 from groupmate.function_calls.schema import (
     COMPACT_HIDDEN,
     COMPACT_REQUIRED,
     is_strict_compatible,
     model_parameters_schema,
 )
+from groupmate.function_calls.tool_building import build_tool
 
 
 class Color(StrEnum):
@@ -204,3 +206,31 @@ def test_reminder_tools_show_small_models_only_words_for_the_time() -> None:
     # The full view keeps the structured fields for strong models.
     full = builtin_tools().get("reminder_set").parameters["properties"]
     assert {"type", "time", "in_minutes", "weekday", "day", "interval"} <= set(full)
+
+
+def test_every_builtin_tool_schema_is_valid_json_schema() -> None:
+    """What start does not check again (a built-in's schemas are groupmate's own)."""
+    for tool in builtin_tools():
+        Draft202012Validator.check_schema(tool.parameters)
+        Draft202012Validator.check_schema(tool.compact_parameters)
+
+
+class Note(BaseModel):
+    text: str = Field(description="what to note")
+
+
+async def note(args: Note) -> str:
+    """Note something down."""
+    return args.text
+
+
+def test_builtin_tools_load_without_their_schemas_checked_and_others_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checked: list[Any] = []
+    monkeypatch.setattr(Draft202012Validator, "check_schema", checked.append)
+    loaded = load_plugins([PluginSpec(module=BUILTIN_MODULES["core"])], builtin=True)
+    assert not loaded.failed and len(loaded.toolset()) > 0
+    assert checked == []
+    build_tool(note)  # a plugin's tool: both of its views checked
+    assert len(checked) == 2

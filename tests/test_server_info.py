@@ -30,6 +30,7 @@ from groupmate.function_calls.server_info import (
     context_window,
     discover_context,
     known_window,
+    served_models,
 )
 from groupmate.function_calls.usage import estimate_tokens
 from groupmate.testing.threaded_server import ThreadedServer
@@ -215,6 +216,27 @@ async def test_a_server_that_says_nothing_leaves_4096(
         "/v1/models",
         "/api/v0/models",
     ]
+
+
+async def test_served_models_are_listed_with_the_key_as_the_sdk_asks(
+    serve: Callable[..., FakeServer],
+) -> None:
+    listed = {"object": "list", "data": [{"id": MODEL, "object": "model"}, {"id": "other"}]}
+    server = serve({"/v1/models": listed})
+    assert await served_models(server.base_url + "/", api_key=KEY) == (MODEL, "other")
+    assert await served_models(server.base_url) == (MODEL, "other")
+    assert [(path, auth) for _, path, _, auth in server.seen] == [
+        ("/v1/models", f"Bearer {KEY}"),
+        ("/v1/models", "Bearer unused"),  # a local server takes any key
+    ]
+
+
+async def test_served_models_of_a_server_without_a_list_or_answer_are_none(
+    serve: Callable[..., FakeServer],
+) -> None:
+    assert await served_models(serve({}).base_url) is None  # 404
+    assert await served_models(serve({"/v1/models": {"models": []}}).base_url) is None
+    assert await served_models(f"http://127.0.0.1:{free_port()}/v1") is None
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from groupmate.bot.adapters.slack_send import render_mrkdwn
 from groupmate.storage import Member
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.conftest import eventually
-from tests.docs_pages import code
+from tests.docs_pages import page
 from tests.fake_slack import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -225,7 +225,8 @@ def test_a_section_without_what_its_mode_needs_is_refused(
     assert said in str(refused.value)
 
 
-def test_the_slack_page_shows_a_valid_config() -> None:
+def test_the_readmes_slack_section_is_a_valid_config() -> None:
+    import re
 
     import yaml
 
@@ -233,9 +234,11 @@ def test_the_slack_page_shows_a_valid_config() -> None:
     from groupmate.bot.adapters.slack import SlackAdapter
     from groupmate.bot.config import parse_config
 
-    block = code("platforms/slack.md", "yaml")[0]
+    section = page("platforms/slack.md")
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
     environ = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"}
-    config = parse_config(yaml.safe_load(block), environ=environ)
+    config = parse_config(yaml.safe_load(block.group(1)), environ=environ)
     [adapter] = configured(config)
     assert isinstance(adapter, SlackAdapter)
 

@@ -75,7 +75,7 @@ async def test_the_config_narrows_a_plugin_and_bad_arguments_never_reach_it(
     (status,) = [p for p in bot.plugins if p.name == "tally"]
     assert status.tools == ("tally",)
     (reply,) = await bot.say("/tally " + "x" * 41)
-    assert reply.startswith("That didn't work:")
+    assert reply == "word takes text of at most 40 characters."
     assert await bot.store("tally", chat="group-1").keys() == []
 
 

@@ -4,6 +4,7 @@ audit), with free text or key=value pairs, listed in /help."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from groupmate.bot.app import Bot
+from groupmate.bot.command_fields import CommandWordsError
 from groupmate.bot.messages import IncomingMessage
-from groupmate.bot.tool_commands import CommandWordsError, ToolCommand
+from groupmate.bot.tool_commands import ToolCommand
 from groupmate.function_calls import (
     FunctionResult,
     MessageContext,
@@ -34,6 +36,9 @@ class DiceArgs(BaseModel):
     sides: int = Field(6, ge=2, le=100)
     count: int = Field(1, ge=1, le=10)
     loud: bool = False
+
+
+NOW = datetime(2026, 11, 28, 10, 0, tzinfo=UTC)
 
 
 def registry() -> ToolRegistry:
@@ -76,14 +81,21 @@ async def test_a_tools_command_runs_it_without_a_model(tmp_path: Path) -> None:
         assert await said(bot, "/weather New York") == "New York: sunny for 1 day(s)."
         assert await said(bot, "/dice") == "1d6: 6"
         assert await said(bot, "/dice sides=20 count=2 loud=yes") == "2d20: 40!"
-        assert await said(bot, "/dice sides=1") == "That didn't work: sides: must be at least 2."
-        assert await said(bot, "/dice lots") == "Usage: /dice [sides=…] [count=…] [loud=…]"
+        assert await said(bot, "/dice sides=1") == (
+            "“1” doesn't fit sides: it takes a whole number from 2 to 100."
+        )
+        assert await said(bot, "/dice lots") == (
+            "Usage: /dice [sides=2–100] [count=1–10] [loud=yes|no]"
+        )
         # The built-in command keeps its name; the clashing tool's command is left out.
         assert (await said(bot, "/remind in 10 minutes tea")).startswith("⏰")
         help_text = await said(bot, "/help")
         # After the built-in tools' own commands (/catchup…), the plugins'.
         listed = [line.split(":")[0] for line in help_text.splitlines()]
-        assert listed[-3:-1] == ["• /weather <city>", "• /dice [sides=…] [count=…] [loud=…]"]
+        assert listed[-3:-1] == [
+            "• /weather <city> [days=1–7]",
+            "• /dice [sides=2–100] [count=1–10] [loud=yes|no]",
+        ]
         assert bot.audit is not None
         rows = await bot.audit.page(AuditQuery(chat_id="g1", tool="weather"))
         assert [(r.source, r.arguments["city"]) for r in rows] == [
@@ -102,16 +114,21 @@ async def test_the_policy_and_switches_apply_to_tool_commands(tmp_path: Path) ->
 def test_command_words_and_names() -> None:
     tools = {tool.name: tool for tool in registry()}
     weather = ToolCommand("weather", tools["weather"])
-    assert weather.usage == "/weather <city>"
-    with pytest.raises(CommandWordsError, match=r"^Usage: /weather <city>$"):
-        weather.arguments("")  # a required argument, and no words: say how
-    assert weather.arguments('city="Rio de Janeiro"') == {"city": "Rio de Janeiro"}
-    assert weather.arguments("it's raining=yes") == {"city": "it's raining=yes"}
+    assert weather.usage() == "/weather <city> [days=1–7]"
+    with pytest.raises(CommandWordsError, match=r"^Usage: /weather <city> \[days=1–7\]$"):
+        weather.arguments("", now=NOW)  # a required argument, and no words: say how
+    assert weather.arguments('city="Rio de Janeiro"', now=NOW) == {"city": "Rio de Janeiro"}
+    assert weather.arguments("it's raining=yes", now=NOW) == {"city": "it's raining=yes"}
+    assert weather.arguments("Rio de Janeiro days=3", now=NOW) == {
+        "city": "Rio de Janeiro",
+        "days": 3,
+    }
     dice = ToolCommand("dice", tools["dice"])
-    assert dice.arguments("") == {}  # nothing required: the defaults
-    assert dice.arguments("sides=x") == {"sides": "x"}  # stage 1 then says: an integer
-    with pytest.raises(CommandWordsError):
-        dice.arguments("twenty")
+    assert dice.arguments("", now=NOW) == {}  # nothing required: the defaults
+    with pytest.raises(CommandWordsError, match=r"^“x” doesn't fit sides"):
+        dice.arguments("sides=x", now=NOW)
+    with pytest.raises(CommandWordsError, match=r"^Usage: /dice"):
+        dice.arguments("twenty", now=NOW)  # two number fields, none required: which?
 
     async def handler(ctx: MessageContext) -> str:
         return ""

@@ -4,6 +4,7 @@ model's own call), in plain words; rate limits count per user and per chat."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -27,7 +28,7 @@ from groupmate.function_calls import (
 from groupmate.storage.changes import Requester
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.conftest import make_ctx
-from tests.docs_pages import code
+from tests.docs_pages import page
 from tests.http_harness import TOKEN, Api, Servers, llm_section
 
 NOT_AVAILABLE = "Sorry, that isn't available to you in this chat."
@@ -204,8 +205,9 @@ def test_a_hidden_call_says_why() -> None:
     assert invoker.offered(make_ctx()) == [] and invoker.offered(make_ctx(is_admin=True))
 
 
-def test_the_policy_pages_example_is_a_valid_config() -> None:
-    (block,) = [b for b in code("operators/policy-and-audit.md", "yaml") if "policy:" in b]
+def test_the_readme_policy_example_is_a_valid_config() -> None:
+    readme = page("operators/policy-and-audit.md")
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "policy:" in b]
     config = parse_config(yaml.safe_load(block), environ={})
     rules = config.tools.policy
     assert rules["reminder_delete"].who == "creator_or_admin"

@@ -295,9 +295,9 @@ async def test_help_lists_what_the_invokers_set_offers() -> None:
     policy = ToolPolicy({"lookup": ToolRule(who="admins")}, monotonic=lambda: 0.0)
     invoker = ToolInvoker(composed, policy=policy)
     said = await run(invoker, make_ctx(source="command"), "help")
-    assert said.splitlines()[1:-1] == [
-        "• anyone, please", "• grouped, please", "• switch, please",
-    ]  # fmt: skip
+    # `switch` is for commands only (for_model=False): plain words never reach it, so
+    # its example is no "ask me" line.
+    assert said.splitlines()[1:-1] == ["• anyone, please", "• grouped, please"]
 
 
 async def test_a_bot_composes_its_set_once(tmp_path: Any) -> None:

@@ -48,6 +48,22 @@ class RunIn(BaseModel):
     chat_id: str = Field(min_length=1, max_length=255)
     chat_type: ChatType = "group"
     arguments: dict[str, Any] = Field(default_factory=dict)
+    as_user: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="Act as this member of the chat: their id, with the rights their own "
+        "message would have. Without it the call acts as the sender `dashboard` "
+        "(shown as Dashboard), an admin of the chat.",
+    )
+    as_name: str = Field(
+        default="",
+        max_length=255,
+        description="with as_user: the member's name, as replies and reminders show it",
+    )
+    as_admin: bool = Field(
+        default=False, description="with as_user: the member administers the chat"
+    )
 
 
 class RunOut(BaseModel):

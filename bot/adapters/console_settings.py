@@ -7,3 +7,5 @@ from groupmate.function_calls.sections import Section
 
 class ConsoleSettings(Section):
     enabled: bool = True
+    """Shown as on or off by `groupmate check`. `groupmate chat` opens the terminal chat
+    whatever this says."""

@@ -22,7 +22,7 @@ DingTalk has no idempotency key on any send. A reminder's send is one request (a
 limit fails it at once; the reminder engine retries with backoff): one whose answer is
 lost (a timeout, or the engine's 30 s cancel, after DingTalk took it) is retried and
 shows twice; a reminder of several pieces whose later piece fails is sent again whole
-(README, "DingTalk").
+(docs/platforms/dingtalk.md).
 """
 
 from __future__ import annotations

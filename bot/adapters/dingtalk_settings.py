@@ -13,12 +13,20 @@ class DingTalkSettings(Section):
     """Present = enabled: a DingTalk app's robot, in Stream mode (the bot connects out)
     or by HTTP callbacks (DingTalk posts to /dingtalk/events, signed with the secret)."""
 
-    client_id: str | None = None  # the app's Client ID (AppKey)
-    client_secret: Secret = None  # its Client Secret (AppSecret): signs the callbacks too
-    robot_code: OptionalText = None  # the robot's code; the Client ID when unset
+    client_id: str | None = None
+    """The app's Client ID (AppKey). Required."""
+    client_secret: Secret = None
+    """The app's Client Secret (AppSecret); it also checks the signature of HTTP
+    callbacks. Required."""
+    robot_code: OptionalText = None
+    """The robot's code. Unset: the Client ID, which it usually is."""
     mode: Literal["stream", "http"] = "stream"
-    api_url: str = "https://api.dingtalk.com"  # override for tests and proxies
-    timeout: int = Field(30, gt=0, le=300)  # seconds one open API request may take
+    """`stream`: the bot connects out to DingTalk (no public address); `http`: DingTalk
+    posts to `/dingtalk/events` on `groupmate serve`."""
+    api_url: str = "https://api.dingtalk.com"
+    """The open API's address; change it for tests and proxies."""
+    timeout: int = Field(30, gt=0, le=300)
+    """Seconds one open API request may take."""
 
     @model_validator(mode="after")
     def _needs_the_app(self) -> DingTalkSettings:

@@ -15,7 +15,7 @@ event is answered once. Every send carries a `nonce` with `enforce_nonce`, one p
 a reminder's from its idempotency key, an answer's from the message it answers. For a few
 minutes Discord answers a repeat with the message it already made, so a retried send
 shows once; after that window a retry of a send whose answer was lost could show twice
-(README, "Discord"). An answer is tried three times (1 s, 2 s apart): Discord will not
+(docs/platforms/discord.md). An answer is tried three times (1 s, 2 s apart): Discord will not
 send the message it answers again.
 
 People's reactions to messages (the non-privileged reactions intents) are reported to the

@@ -12,15 +12,18 @@ from groupmate.function_calls.sections import Secret, Section, require
 class DiscordSettings(Section):
     """Present = enabled: the bot user of a Discord application, over the gateway."""
 
-    token: Secret = None  # the bot token (Developer Portal, Bot)
-    api_url: str = "https://discord.com/api/v10"  # REST base; override for tests and proxies
-    # Needed to read messages that don't mention the bot (the prefix, replies); without
-    # it (Developer Portal, Bot, Privileged Gateway Intents) mentions and DMs still work.
+    token: Secret = None
+    """The bot token (Developer Portal, Bot). Required."""
+    api_url: str = "https://discord.com/api/v10"
+    """The REST API's address, ending in `/api/v<N>`; change it for tests and proxies."""
     message_content: bool = True
-    # Seconds a send may wait out a 429 (at least 30, discord.py's floor; a longer one
-    # fails the send and the reminder is retried later); a send is given up after that
-    # wait plus this again.
+    """Ask for the privileged message content intent (enable it in the Developer Portal,
+    Bot, Privileged Gateway Intents), needed to read messages that don't mention the bot
+    (the prefix, replies). Off: mentions and direct messages still work."""
+    # At least 30: discord.py's floor for a 429 wait.
     timeout: int = Field(30, gt=0, le=300)
+    """Seconds one request may take. A send waits out a rate limit of up to this many
+    seconds (at least 30); a longer one fails the send, and a reminder is retried later."""
 
     @model_validator(mode="after")
     def _needs_the_token(self) -> DiscordSettings:

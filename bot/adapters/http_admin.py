@@ -32,6 +32,7 @@ from groupmate.bot.adapters.admin_models import (
 )
 from groupmate.bot.adapters.api_models import reminder_out
 from groupmate.bot.adapters.http_calls import (
+    Person,
     Refused,
     Reminders,
     RunningBot,
@@ -48,6 +49,10 @@ from groupmate.function_calls import (
 from groupmate.storage import current_revision
 from groupmate.storage.overview import DeliveryRecord
 from groupmate.storage.vocabulary import DeliveryOutcome, ReminderStatus
+
+# Who `POST /v1/tools/{name}/run` acts as when the caller names nobody: an admin of the
+# chat, in permission checks and the audit log.
+DASHBOARD_USER = "dashboard"
 
 # The admin API's routes, under /v1.
 router = APIRouter(prefix="/v1")
@@ -157,15 +162,23 @@ async def tools(bot: RunningBot) -> list[ToolOut]:
 
 @router.post("/tools/{name}/run")
 async def run_tool(name: str, body: RunIn, bot: RunningBot) -> RunOut:
-    """Run a tool in a chat, as an admin of it, through the bot's invoker: the same
-    visibility, policy, validation, time limit and audit as for the model."""
+    """Run a tool in a chat through the bot's invoker: the same visibility, policy,
+    validation, time limit and audit as for the model.
+
+    It acts as the sender `dashboard` (named "Dashboard" in replies: "Dashboard, you
+    voted for pizza."), an admin of the chat; with `as_user` (and `as_name`,
+    `as_admin`) it acts as that member instead, with the rights their own message would
+    have. The audit log has the call with source `dashboard` and the sender it acted as.
+    """
+    person = None if body.as_user is None else Person(body.as_user, body.as_name, body.as_admin)
     ctx = await api_context(
         bot,
         body.chat_id,
-        sender_id="dashboard",
+        sender_id=DASHBOARD_USER,
         sender_name="Dashboard",
         chat_type=body.chat_type,
         source="dashboard",
+        person=person,
     )
     try:
         result = await bot.invoker.run(ctx, name, body.arguments)

@@ -239,7 +239,7 @@ async def api_context(
             Caller(
                 chat_id=chat_id,
                 sender_id=person.user_id,
-                source="playground",
+                source=source if source == "dashboard" else "playground",
                 auth=auth,
                 chat_type=chat_type,
                 sender_name=person.name,

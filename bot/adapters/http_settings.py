@@ -9,8 +9,22 @@ from groupmate.function_calls.sections import OptionalText, Secret, Section
 
 class WebhookSettings(Section):
     enabled: bool = False
+    """Says that this config is meant for `groupmate serve`, which serves the HTTP API,
+    the web playground and the dashboard whatever this says; no other command serves
+    them."""
     host: str = "127.0.0.1"
+    """The address to listen on. Another than 127.0.0.1, ::1 or localhost needs `token`
+    (or `groupmate serve --insecure-no-auth`)."""
     port: int = Field(8080, ge=0, le=65535)
+    """The port to listen on; 0: any free one (`groupmate serve` prints which)."""
     outbound_url: OptionalText = None
+    """Reminders for chats no configured platform serves (your own integration's, sent
+    through `POST /v1/messages`) are POSTed here as JSON. Unset: they wait, due, until
+    a process with it set runs; /healthz and the dashboard say so."""
     token: Secret = None
+    """The bearer token `/v1`, `/mcp` and `/metrics` require (`Authorization: Bearer
+    <token>`). The template reads it from `${GROUPMATE_API_TOKEN}`, the container image
+    from `${GROUPMATE_TOKEN}`. Unset: no token is asked for, `sender_is_admin` of
+    `POST /v1/messages` is ignored, and only a loopback address may be served."""
     max_body_bytes: int = Field(64 * 1024, ge=1024)
+    """The largest request body accepted, in bytes; a larger one is refused with 413."""

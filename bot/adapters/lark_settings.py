@@ -14,14 +14,24 @@ class LarkSettings(Section):
     posts to /lark/events on `groupmate serve`) or by the long connection (the bot
     connects out: no public address needed; one process only)."""
 
-    app_id: str | None = None  # cli_…
+    app_id: str | None = None
+    """The custom app's App ID (`cli_…`). Required."""
     app_secret: Secret = None
+    """The app's App Secret. Required."""
     mode: Literal["webhook", "websocket"] = "webhook"
-    verification_token: Secret = None  # webhook mode: in every event Lark posts
-    encrypt_key: Secret = None  # when set in the console: events AES-256-CBC and signed
-    domain: Literal["feishu", "lark"] = "feishu"  # open.feishu.cn or open.larksuite.com
-    api_url: OptionalText = None  # overrides `domain`: tests and proxies
-    timeout: int = Field(30, gt=0, le=300)  # seconds one open API request may take
+    """`webhook`: Lark posts events to `/lark/events` on `groupmate serve`; `websocket`:
+    the bot connects out (no public address; run one process only)."""
+    verification_token: Secret = None
+    """The Verification Token in every event Lark posts. Required in webhook mode."""
+    encrypt_key: Secret = None
+    """The Encrypt Key, when one is set in the developer console: events then come
+    encrypted and signed."""
+    domain: Literal["feishu", "lark"] = "feishu"
+    """`feishu`: open.feishu.cn (China); `lark`: open.larksuite.com."""
+    api_url: OptionalText = None
+    """The open API's address, instead of the one `domain` names: for tests and proxies."""
+    timeout: int = Field(30, gt=0, le=300)
+    """Seconds one open API request may take."""
 
     @model_validator(mode="after")
     def _what_the_mode_needs(self) -> LarkSettings:

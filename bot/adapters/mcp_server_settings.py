@@ -14,7 +14,13 @@ class McpServeSettings(Section):
     """
 
     chat_id: OptionalText = None
+    """The chat MCP clients act in, e.g. `tg:-1001234567890`: they list and set its
+    reminders. Unset: `groupmate mcp` refuses to start and `/mcp` is not served."""
     chat_type: ChatType = "group"
+    """The kind of that chat; in a `private` chat the user owns it and is its admin."""
     user_id: str = "mcp"
+    """The user id a client's actions are recorded under."""
     user_name: str = "MCP client"
+    """The name that user is shown with."""
     is_admin: bool = False
+    """Whether that user is an admin of the chat."""

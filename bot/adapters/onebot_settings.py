@@ -11,5 +11,10 @@ class OneBotSettings(Section):
     """Present = enabled: OneBot v11 reverse WebSocket on the HTTP server."""
 
     path: str = "/onebot/v11/ws"
+    """The WebSocket path on `groupmate serve` the OneBot client (NapCat, Lagrange)
+    connects to: `ws://<host>:<port><path>`."""
     access_token: Secret = None
-    timeout: float = Field(10, gt=0)  # seconds to wait for the answer to a send action
+    """The token the client must send. Unset: only clients on this machine may
+    connect."""
+    timeout: float = Field(10, gt=0)
+    """Seconds to wait for the client's answer to a send."""

@@ -13,7 +13,7 @@ Slack re-posts an event it got no timely answer for (`X-Slack-Retry-Num`, the sa
 message `ts`): the message's `ts` is its id, and the chat log acts on an id once. Slack
 has no idempotency key on chat.postMessage: a send whose answer is lost (a timeout after
 Slack took it) may be retried by the reminder engine and appear twice; that window is
-one request's timeout (README, "Slack").
+one request's timeout (docs/platforms/slack.md).
 """
 
 from __future__ import annotations

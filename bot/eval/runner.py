@@ -61,7 +61,7 @@ class EvalSettings:
     via: Via = "handle"
     profile: Profile = "tuned"
     # reminders.fast_path of a tuned run: off, the model is what is measured (as for the
-    # README's figures); on, a request the grammar reads whole never reaches it.
+    # docs/design/evaluation.md's figures); on, a request the grammar reads whole never reaches it.
     fast_path: bool = False
 
     def label(self) -> str:

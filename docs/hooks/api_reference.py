@@ -24,9 +24,9 @@ MARKER = "<!-- groupmate's public names -->"
 GROUPS: dict[str, tuple[str, ...]] = {
     "The bot": ("Bot", "Config", "load_config", "IncomingMessage", "Reply", "settle_heap"),
     "Writing tools": (
-        "tool_function", "FunctionResult", "Touched", "Failure", "MessageContext", "Deps",
-        "Progress", "TextCompleter", "Example", "NoArguments", "validation_context",
-        "build_tool", "Tool",
+        "tool_function", "FunctionResult", "Touched", "Failure", "MessageContext",
+        "CommandText", "Deps", "Progress", "TextCompleter", "Example", "NoArguments",
+        "validation_context", "build_tool", "Tool",
     ),
     "Plugins": ("Plugin", "PluginStore", "JsonValue", "PluginTools"),
     "Toolsets, the invoker and the model": (

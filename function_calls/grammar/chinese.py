@@ -21,6 +21,7 @@ from groupmate.function_calls.grammar.spec import (
     WeekdayMode,
     WhenSpec,
 )
+from groupmate.function_calls.lazy_re import LazyPattern
 from groupmate.storage.recurrence import MAX_INTERVAL
 
 _NUM = r"(?:\d+|[零〇一二两三四五六七八九十]+)"
@@ -39,11 +40,11 @@ _OFFSETS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "�
 _SHORT_DAYS = {"今晚": (0, "evening"), "明早": (1, "morning"), "明晚": (1, "evening")}
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern.replace("NUM", _NUM))
+def _compile(pattern: str) -> LazyPattern:
+    return LazyPattern(pattern.replace("NUM", _NUM))
 
 
-_SEP = re.compile(r"[\s，,、]+")
+_SEP = LazyPattern(r"[\s，,、]+")
 _DELAY = _compile(
     r"(?P<pre>过)?(?P<n>NUM|半)(?:个)?(?P<half>半)?(?P<unit>分钟|分|小时|钟头|天|日|"
     r"个?星期|周|礼拜)(?P<post>以后|之后|后)?"
@@ -51,9 +52,9 @@ _DELAY = _compile(
 _HOURS_MINUTES_DELAY = _compile(
     r"(?P<pre>过)?(?P<h>NUM)个?(?:小时|钟头)零?(?P<m>NUM)分钟?(?P<post>以后|之后|后)?"
 )
-_QUARTER_DELAY = re.compile(r"(?P<n>一|两|三|[1-3])刻钟(?:以后|之后|后)")
-_DAILY = re.compile(r"每天|每日|天天|每一天")
-_EVERY_PART = re.compile(r"每(?:个)?(?P<part>早上|早晨|上午|中午|下午|晚上|晚)")
+_QUARTER_DELAY = LazyPattern(r"(?P<n>一|两|三|[1-3])刻钟(?:以后|之后|后)")
+_DAILY = LazyPattern(r"每天|每日|天天|每一天")
+_EVERY_PART = LazyPattern(r"每(?:个)?(?P<part>早上|早晨|上午|中午|下午|晚上|晚)")
 _WORKDAYS = _compile(
     rf"每个?工作日|工作日|每{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]|{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]"
 )
@@ -62,29 +63,29 @@ _BIWEEKLY = _compile(rf"隔周的?{_WEEK}?{_WD}")
 _MONTHLY = _compile(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
 _EVERY_N_DAYS = _compile(r"每隔?(?P<n>NUM)(?:天|日)")
 _TOO_OFTEN = _compile(r"每隔?(?:NUM个?)?(?:小时|分钟|钟头)")
-_YEARLY = re.compile(r"每年")
+_YEARLY = LazyPattern(r"每年")
 _WEEK_NO_DAY = _compile(rf"每隔?(?:NUM个?|个)?{_WEEK}")
-_OFFSET_DAY = re.compile(r"大后天|今天|今日|明天|明日|后天")
-_SHORT_DAY = re.compile(r"今晚|明早|明晚")
-_PAST_DAY = re.compile(r"昨天|昨晚|前天")
+_OFFSET_DAY = LazyPattern(r"大后天|今天|今日|明天|明日|后天")
+_SHORT_DAY = LazyPattern(r"今晚|明早|明晚")
+_PAST_DAY = LazyPattern(r"昨天|昨晚|前天")
 _WEEKDAY_DAY = _compile(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
 _VAGUE_WEEK = _compile(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
 _DATE = _compile(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
-_ISO = re.compile(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})")
+_ISO = LazyPattern(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})")
 _MONTH_DAY = _compile(r"(?P<d>NUM)(?:日|号)")
-_PART = re.compile(
+_PART = LazyPattern(
     r"上午|早上|早晨|清晨|凌晨|中午|下午|午后|傍晚|晚上|夜里|夜晚|(?:早|晚)(?=\d|[一二三四五六七八九十两])"
 )
 _CLOCK = _compile(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
-_HHMM = re.compile(r"(?P<h>\d{1,2})[:：](?P<m>\d{2})")
+_HHMM = LazyPattern(r"(?P<h>\d{1,2})[:：](?P<m>\d{2})")
 _LOOKS_LIKE_TIME = _compile(
     r"NUM(?:点|[:：]\d|分钟|小时|个小时|号|日|月)|每|周[一二三四五六日天]|星期|礼拜|"
     r"今天|明天|后天|今晚|明早|明晚|上午|下午|晚上|早上|中午|凌晨"
 )
 # A second time joined to the first ("9点和17点", "周一和周三") or an exception ("除了周五").
-_JOINED = re.compile(r"(?:和|或者|或是|或|及|以及|与|跟|还有|/)")
-_EXCEPT = re.compile(r"(?:除了|除去|但是?不|不包括)")
-_CONTENT_LEADS = re.compile(r"^(?:[\s，,、：:。]+|提醒我们|提醒我|提醒大家|提醒|叫我|通知我)+")
+_JOINED = LazyPattern(r"(?:和|或者|或是|或|及|以及|与|跟|还有|/)")
+_EXCEPT = LazyPattern(r"(?:除了|除去|但是?不|不包括)")
+_CONTENT_LEADS = LazyPattern(r"^(?:[\s，,、：:。]+|提醒我们|提醒我|提醒大家|提醒|叫我|通知我)+")
 
 
 def number(text: str) -> int:
@@ -106,7 +107,7 @@ class ChineseWhenParser:
         self.i = start
         self.spec = WhenSpec()
 
-    def _match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    def _match(self, pattern: LazyPattern) -> re.Match[str] | None:
         found = pattern.match(self.text, self.i)
         if found is not None:
             self.i = found.end()

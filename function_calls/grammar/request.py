@@ -20,8 +20,8 @@ import groupmate.function_calls.grammar as grammar  # the package imports this m
 from groupmate.function_calls.grammar.chinese import ChineseWhenParser
 from groupmate.function_calls.grammar.english import WhenParser
 from groupmate.function_calls.grammar.english_words import tokenize
-from groupmate.function_calls.grammar.spec import GrammarError
 from groupmate.function_calls.language import is_chinese
+from groupmate.function_calls.lazy_re import LazyPattern
 
 AskKind = Literal["request", "not_a_request", "unclear", "none"]
 """request: asks for a new reminder in a form read here; not_a_request: speaks of
@@ -38,16 +38,16 @@ class ReminderAsk:
     whole: bool = False
 
 
-_SPEAKS = re.compile(r"\bremind|\breminders?\b|\balarm|提醒|闹钟", re.IGNORECASE)
+_SPEAKS = LazyPattern(r"\bremind|\breminders?\b|\balarm|提醒|闹钟", re.IGNORECASE)
 
 # --- English -------------------------------------------------------------------------
-_VERB_EN = re.compile(
+_VERB_EN = LazyPattern(
     r"\b(?:remind|set\s+(?:me\s+|us\s+)?(?:up\s+)?(?:a|an)\s+reminder|"
     r"create\s+(?:a|an)\s+reminder|add\s+(?:a|an)\s+reminder)\b",
     re.IGNORECASE,
 )
 # What may stand before the verb of a request: a greeting and a polite form.
-_POLITE_EN = re.compile(
+_POLITE_EN = LazyPattern(
     r"(?:(?:hey|hi|hello|yo|ok|okay)\b[\s,!]*)?"
     r"(?:please\s+|pls\s+|plz\s+|kindly\s+)?"
     r"(?:(?:can|could|would|will)\s+(?:you|u)\s+|i\s+(?:need|want|would\s+like|'d\s+like)\s+"
@@ -55,49 +55,49 @@ _POLITE_EN = re.compile(
     r"(?:please\s+|pls\s+|kindly\s+)?",
     re.IGNORECASE,
 )
-_POLITE_WORDS_EN = re.compile(r"\b(?:please|pls|plz|kindly)\b", re.IGNORECASE)
+_POLITE_WORDS_EN = LazyPattern(r"\b(?:please|pls|plz|kindly)\b", re.IGNORECASE)
 # "… , thanks!": a courtesy at the end is not part of what to remind of.
-_COURTESY_EN = re.compile(
+_COURTESY_EN = LazyPattern(
     r"(?:[\s,]*\b(?:thanks|thank\s+you|thx|ty|please|pls|plz)\b[\s!.]*|[\s!.]+)+$",
     re.IGNORECASE,
 )
-_ASKS_BACK_EN = re.compile(r"^(?:can|could|would|will)\s+(?:you|u)\b", re.IGNORECASE)
-_NEGATION_EN = re.compile(
+_ASKS_BACK_EN = LazyPattern(r"^(?:can|could|would|will)\s+(?:you|u)\b", re.IGNORECASE)
+_NEGATION_EN = LazyPattern(
     r"\b(?:don'?t|do\s+not|doesn'?t|didn'?t|never|no|not|nothing|stop|stopped|quit|"
     r"no\s+longer|anymore|any\s+more|cancel|won'?t|shouldn'?t|can'?t|cannot|without|"
     r"instead|neither|nor)\b|n't\b",
     re.IGNORECASE,
 )
-_QUESTION_LEAD_EN = re.compile(
+_QUESTION_LEAD_EN = LazyPattern(
     r"^(?:did|do|does|have|has|had|was|were|is|are|what|when|why|how|who|whom|whose|"
     r"which|where|whether|if|shall|should|may|might)\b",
     re.IGNORECASE,
 )
 # "remind me how to …", "remind me what …": asks to be told something now.
-_TELL_ME_EN = re.compile(
+_TELL_ME_EN = LazyPattern(
     r"^(?:how|what|who|whom|whose|where|when|why|whether|if|which|of)\b", re.IGNORECASE
 )
-_REPORTED_EN = re.compile(r"\b(?:reminded|reminds|reminding)\b", re.IGNORECASE)
-_CONDITION_EN = re.compile(
+_REPORTED_EN = LazyPattern(r"\b(?:reminded|reminds|reminding)\b", re.IGNORECASE)
+_CONDITION_EN = LazyPattern(
     r"\b(?:if|unless|in\s+case|whenever|as\s+soon\s+as|once|maybe|perhaps|probably|"
     r"should|might|would|could|must)\b",
     re.IGNORECASE,
 )
 # The start of a second request: "… and also search for …", "…; what's the weather".
-_SECOND_EN = re.compile(
+_SECOND_EN = LazyPattern(
     r"\s*(?:[;&]|\s[-–—]+\s|(?<![ap]\.m)(?<!\b[ap]m)[.!?](?=\s+[^\W\d_])|\band\s+(?:also|then)\b|\balso\b|\bthen\b|"
     r"(?:,|\band\b)\s*(?:please\s+)?(?:search|look\s+up|find|google|tell|show|list|cancel|"
     r"delete|remove|summari[sz]e|translate|check|read|send\s+me|give\s+me|what|how|who|"
     r"where|why|when|can\s+you|could\s+you|would\s+you|will\s+you)\b)",
     re.IGNORECASE,
 )
-_DEICTIC_EN = re.compile(
+_DEICTIC_EN = LazyPattern(
     r"^(?:(?:do|check|handle|remember|see|about|of|on)\s+)?"
     r"(?:it|this|that|these|those|them|this\s+one|that\s+one|so|then|again|stuff|things?)$",
     re.IGNORECASE,
 )
 # Words of time that must not be left in the content: a second time, or one not read.
-_TIME_LEFT_EN = re.compile(
+_TIME_LEFT_EN = LazyPattern(
     r"\b(?:today|tonight|tomorrow|tmrw|tmr|yesterday|noon|midnight|morning|afternoon|"
     r"evening|night|weekend|later|soon|asap|(?:next|this|last|every|each|per|a|an|one|\d+)\s+"
     r"(?:weeks?|months?|years?|hours?|minutes?|mins?|days?)|"
@@ -118,7 +118,7 @@ _TIME_LEFT_EN = re.compile(
     re.IGNORECASE,
 )
 # Content that starts or ends where a time phrase was cut: "or two to …", "… on".
-_DANGLING_EN = re.compile(
+_DANGLING_EN = LazyPattern(
     r"^(?:or|and|at|on|in|by|for|from|after|before|until|till|with|around|then|week|"
     r"except|but|lead|leads)\b|"
     r"\b(?:on|at|in|by|for|from|around|the)$",
@@ -126,20 +126,20 @@ _DANGLING_EN = re.compile(
 )
 
 # --- Chinese -------------------------------------------------------------------------
-_POLITE_ZH = re.compile(r"(?:请你?|麻烦你?|劳驾|你|记得|帮我|帮忙|给我)*")
-_AFTER_VERB_ZH = re.compile(r"(?:一下|一声)")
-_COURTESY_ZH = re.compile(r"(?:[，,\s]*(?:谢谢你?|多谢|谢了|辛苦了?)|[吧哦啊呀哈。！!～~\s])+$")  # noqa: RUF001
-_NEGATION_ZH = re.compile(r"不|别|没|无需|勿|甭|停止|取消|免了|算了")
-_QUESTION_ZH = re.compile(r"[?？吗呢]|什么|怎么|为什么|为何|谁|哪|几点|多久|是否|有没有|是不是")
-_REPORTED_ZH = re.compile(r"提醒(?:了|过|的|着)|被提醒|有提醒|提醒是")
-_CONDITION_ZH = re.compile(r"如果|要是|假如|假设|的话|万一|也许|可能|或许|大概|等到|之前|以前")
-_SECOND_ZH = re.compile(
+_POLITE_ZH = LazyPattern(r"(?:请你?|麻烦你?|劳驾|你|记得|帮我|帮忙|给我)*")
+_AFTER_VERB_ZH = LazyPattern(r"(?:一下|一声)")
+_COURTESY_ZH = LazyPattern(r"(?:[，,\s]*(?:谢谢你?|多谢|谢了|辛苦了?)|[吧哦啊呀哈。！!～~\s])+$")  # noqa: RUF001
+_NEGATION_ZH = LazyPattern(r"不|别|没|无需|勿|甭|停止|取消|免了|算了")
+_QUESTION_ZH = LazyPattern(r"[?？吗呢]|什么|怎么|为什么|为何|谁|哪|几点|多久|是否|有没有|是不是")
+_REPORTED_ZH = LazyPattern(r"提醒(?:了|过|的|着)|被提醒|有提醒|提醒是")
+_CONDITION_ZH = LazyPattern(r"如果|要是|假如|假设|的话|万一|也许|可能|或许|大概|等到|之前|以前")
+_SECOND_ZH = LazyPattern(
     r"[；;。！!?？]\s*\S|[，,、]\s*(?:查|搜|帮|告诉|总结|翻译|列|删)|另外|还有|顺便|然后|并且|同时|以及|再帮|也帮|帮我|搜索|搜一下|"  # noqa: RUF001
     r"查一下|查查|总结|翻译|告诉我|列出|删除"
 )
-_TELL_ME_ZH = re.compile(r"^(?:怎么|怎样|如何|什么|谁|哪|为什么|是否|有没有)")
-_DEICTIC_ZH = re.compile(r"^(?:这个|那个|这件事|那件事|它|这|那|一下|这事|那事)$")
-_TIME_LEFT_ZH = re.compile(
+_TELL_ME_ZH = LazyPattern(r"^(?:怎么|怎样|如何|什么|谁|哪|为什么|是否|有没有)")
+_DEICTIC_ZH = LazyPattern(r"^(?:这个|那个|这件事|那件事|它|这|那|一下|这事|那事)$")
+_TIME_LEFT_ZH = LazyPattern(
     r"\d+\s*(?:点|时|分|号|日|月)|[零一二两三四五六七八九十]+(?:点|时|分钟|号)|"
     r"今天|明天|后天|大后天|昨天|今晚|明早|明晚|早上|上午|中午|下午|晚上|凌晨|傍晚|"
     r"周[一二三四五六日天末]|星期|礼拜|每天|每周|每月|每年|小时|分钟|半天|以后|之后|前|后|"
@@ -149,16 +149,16 @@ _TIME_LEFT_ZH = re.compile(
 
 # --- both ----------------------------------------------------------------------------
 # Quoted, forwarded or multi-line text is someone else's words, not this request.
-_QUOTED = re.compile(
+_QUOTED = LazyPattern(
     r"[\"“”„«»「」『』`\n]|(?<![^\W\d_])['‘’]|['‘’](?![^\W\d_])|^\s*>|"  # noqa: RUF001
     r"\bforwarded\b|\bfwd\b|转发|引用",
     re.IGNORECASE,
 )
 _MAX_CONTENT = 150
 # "on 20.12" is a date to a German and 20:12 to the grammar: never read on the fast path.
-_DOTTED_CLOCK = re.compile(r"(?<![\d.])\d{1,2}\.\d{2}(?![\d.])")
+_DOTTED_CLOCK = LazyPattern(r"(?<![\d.])\d{1,2}\.\d{2}(?![\d.])")
 # "3点2楼", "9点10个人": the minutes or the content? Only "9点10分" says.
-_CLOCK_THEN_NUMBER_ZH = re.compile(
+_CLOCK_THEN_NUMBER_ZH = LazyPattern(
     r"[点时][:：]?(?:\d+|[零〇一二两三四五六七八九十]+)(?![\d零〇一二两三四五六七八九十]*分)"
 )
 
@@ -261,7 +261,7 @@ def _classify_chinese(text: str) -> ReminderAsk:
     return ReminderAsk("request", phrase, whole)
 
 
-def _cut(text: str, second: re.Pattern[str]) -> tuple[str, str]:
+def _cut(text: str, second: LazyPattern) -> tuple[str, str]:
     """The first request and what follows it ("" when there is no second one)."""
     found = second.search(text)
     if found is None:
@@ -286,7 +286,7 @@ def _starts_with_when(text: str) -> bool:
     leading = WhenParser(text, tokenize(text), 0)
     try:
         leading.parse()
-    except GrammarError:
+    except grammar.GrammarError:
         return True
     return not leading.spec.empty
 
@@ -316,10 +316,10 @@ def _who_is_whole(rest: str, chinese: bool) -> bool:
     return bool(_CONTENT_START_EN.match(after)) or _starts_with_when(after)
 
 
-_JOINER_END = re.compile(r"(?:,|\band|&|和|、)\s*$", re.IGNORECASE)
-_CONTENT_START_EN = re.compile(r"^(?:to|about|that)\b", re.IGNORECASE)
+_JOINER_END = LazyPattern(r"(?:,|\band|&|和|、)\s*$", re.IGNORECASE)
+_CONTENT_START_EN = LazyPattern(r"^(?:to|about|that)\b", re.IGNORECASE)
 # Content that starts with a person: "提醒我妈吃药" (my mom), "提醒我们老板签字".
-_PERSON_ZH = re.compile(
+_PERSON_ZH = LazyPattern(
     r"^(?:妈|爸|老板|老婆|老公|女朋友|男朋友|对象|儿子|女儿|孩子|同事|领导|经理|哥|姐|弟|妹|爷|奶|"
     r"外公|外婆|家人|朋友|老师|同学|室友|邻居|客户|张|王|李|刘|陈|杨|赵|黄|吴)"
 )
@@ -336,7 +336,7 @@ def _questions_ok_en(text: str, before: str) -> bool:
 def _is_when_en(lead: str) -> bool:
     try:
         spec, content = grammar.split_when(lead.rstrip(" ,"))
-    except GrammarError:
+    except grammar.GrammarError:
         return True  # time words the grammar will ask about: still a request
     return not spec.empty and not content.strip(" ,")
 
@@ -345,7 +345,7 @@ def _is_when_zh(lead: str) -> bool:
     parser = ChineseWhenParser(lead)
     try:
         end = parser.parse()
-    except GrammarError:
+    except grammar.GrammarError:
         return True
     return not parser.spec.empty and not lead[end:].strip(" ，,")
 
@@ -380,7 +380,7 @@ def read_whole(text: str, now: datetime) -> ParsedRequest | None:
         return None
     try:
         parsed = grammar.parse_reminder(ask.phrase, now)
-    except GrammarError:
+    except grammar.GrammarError:
         return None  # asked back by the model, or offered: never set without a word
     if not content_is_whole(parsed.content, bool(is_chinese(text))):
         return None

@@ -14,11 +14,12 @@ from groupmate.function_calls.toolsets import AbstractToolset
 def plain_examples(tools: Iterable[Tool], *, chinese: bool = False) -> list[str]:
     """What people may say to the bot, one example of each tool that has one in plain
     words (a Chinese one first for a Chinese asker). A tool with none, or only a command,
-    is no ability of its own to people: it backs a command, which /help lists."""
+    is no ability of its own to people: it backs a command, which /help lists. Nor is a
+    tool kept from the model (`for_model=False`): plain words never reach it."""
     found = []
     for tool in tools:
         said = [e.said for e in tool.examples if not e.said.startswith("/")]
-        if tool.name == "help" or not said:
+        if tool.name == "help" or not tool.for_model or not said:
             continue
         in_chinese = [text for text in said if is_chinese(text)]
         found.append((in_chinese or said)[0] if chinese else said[0])

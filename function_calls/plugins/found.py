@@ -17,7 +17,7 @@ from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.plugins.declare import Plugin, Service
 from groupmate.function_calls.plugins.spec import ENTRY_POINT_GROUP, PluginSpec
 from groupmate.function_calls.registry import Handler, tool_options
-from groupmate.function_calls.settings_keys import unknown_setting
+from groupmate.function_calls.settings_keys import undeclared_keys, unknown_setting
 from groupmate.storage.exceptions import GroupmateError
 
 log = logging.getLogger(__name__)
@@ -30,10 +30,21 @@ _QUOTABLE = (ImportError, SyntaxError)
 class PluginError(GroupmateError):
     """Why one plugin cannot load; `str()` is the reason, for the log and the status."""
 
-    def __init__(self, reason: str, name: str | None = None) -> None:
+    def __init__(
+        self, reason: str, name: str | None = None, commands: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.name = name
+        # The slash commands the plugin declares, when it got as far as declaring them:
+        # the bot answers them with "unavailable" rather than not knowing them.
+        self.commands = commands
+
+
+def declared_commands(handlers: tuple[Handler, ...]) -> tuple[str, ...]:
+    """The slash commands `handlers` declare (`@tool_function(command=...)`)."""
+    options = (tool_options(handler) for handler in handlers)
+    return tuple(found.command for found in options if found is not None and found.command)
 
 
 def described(exc: BaseException) -> str:
@@ -81,16 +92,22 @@ def _version(module: str, point: metadata.EntryPoint | None) -> str | None:
     top = module.split(".", 1)[0]
     if top in ("function_calls", "bot"):
         return None  # groupmate's own
-    try:  # the usual case: the distribution is named as its package (`-` or `_`)
-        return metadata.version(top)
+    found = _installed(top)  # the usual case: the distribution is named as its package
+    for dist in _distributions().get(top, []) if found is None else ():
+        found = _installed(dist)
+        if found is not None:
+            break
+    return found
+
+
+@functools.cache
+def _installed(distribution: str) -> str | None:
+    # A scan of every installed distribution's metadata (4 ms): once for each name, not
+    # once for each of groupmate's own families.
+    try:
+        return metadata.version(distribution)
     except metadata.PackageNotFoundError:
-        pass
-    for dist in _distributions().get(top, []):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
+        return None
 
 
 @functools.cache
@@ -135,6 +152,16 @@ def _settings(plugin: Plugin, spec: PluginSpec, where: str) -> BaseModel | None:
         if spec.settings:
             raise PluginError(f"{where}.settings: this plugin takes no settings")
         return None
+    # Refused whatever the model's `extra` says: a misspelt key would load unused.
+    undeclared = undeclared_keys(plugin.settings, spec.settings)
+    if undeclared:
+        raise PluginError(
+            "; ".join(
+                f"{where}.settings.{'.'.join(str(part) for part in loc)}: "
+                f"{unknown_setting(plugin.settings, loc)}"
+                for loc in undeclared
+            )
+        )
     try:
         return plugin.settings.model_validate(spec.settings)
     except ValidationError as exc:
@@ -164,14 +191,15 @@ def find(
     """Import the plugin `spec` names and read it; PluginError says why not."""
     module, declared, name, version = _import(spec, installed)
     plugin = declared if declared is not None else Plugin()
+    handlers = _handlers(module, declared)
+    if not handlers:
+        raise PluginError(f"{spec.module} has no @tool_function handlers", name)
+    commands = declared_commands(handlers)
     try:
         settings = _settings(plugin, spec, where)
         services = tuple(plugin.services())
     except ToolDefinitionError as exc:
-        raise PluginError(str(exc), name) from None
+        raise PluginError(str(exc), name, commands) from None
     except PluginError as exc:
-        raise PluginError(exc.reason, name) from None
-    handlers = _handlers(module, declared)
-    if not handlers:
-        raise PluginError(f"{spec.module} has no @tool_function handlers", name)
+        raise PluginError(exc.reason, name, commands) from None
     return Found(name, spec, version, plugin, handlers, settings, services, builtin)

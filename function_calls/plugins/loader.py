@@ -25,7 +25,13 @@ from pydantic import BaseModel
 
 from groupmate.function_calls.errors import ToolDefinitionError
 from groupmate.function_calls.plugins.declare import Service
-from groupmate.function_calls.plugins.found import Found, PluginError, entry_points, find
+from groupmate.function_calls.plugins.found import (
+    Found,
+    PluginError,
+    declared_commands,
+    entry_points,
+    find,
+)
 from groupmate.function_calls.plugins.spec import PluginSpec
 from groupmate.function_calls.provided import (
     BUILTIN_SERVICE_TYPES,
@@ -58,6 +64,8 @@ class PluginStatus:
     tools: tuple[str, ...] = ()
     error: str | None = None
     builtin: bool = False
+    # Its slash commands; a failed plugin's too, when it got as far as declaring them.
+    commands: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +88,9 @@ class LoadedPlugin:
 
     def status(self) -> PluginStatus:
         tools = tuple(tool.name for tool in self.tools)
+        commands = tuple(tool.command for tool in self.tools if tool.command)
         return PluginStatus(
-            self.name, self.module, "loaded", self.version, tools, None, self.builtin
+            self.name, self.module, "loaded", self.version, tools, None, self.builtin, commands
         )
 
 
@@ -119,6 +128,15 @@ class PluginSet:
     @property
     def failed(self) -> list[PluginStatus]:
         return [status for status in self.statuses if status.state == "failed"]
+
+    def failed_commands(self) -> dict[str, str]:
+        """The slash commands of the plugins that failed, each with its plugin's name
+        (the first plugin's, when two declared one)."""
+        found: dict[str, str] = {}
+        for status in self.failed:
+            for command in status.commands:
+                found.setdefault(command, status.name)
+        return found
 
     def without(self, plugin: LoadedPlugin, reason: str) -> PluginSet:
         """This set with `plugin` failed for `reason` (a service that did not start)."""
@@ -189,7 +207,9 @@ def _build(found: Found, where: str) -> AbstractToolset:
     tools: list[Tool] = []
     for handler in found.handlers:
         try:
-            tools.append(tool_from(handler, provides=provides, plugin=found.name))
+            # A built-in tool's schemas are checked by the tests, not at every start.
+            tool = tool_from(handler, provides=provides, plugin=found.name, checked=found.builtin)
+            tools.append(tool)
         except ToolDefinitionError as exc:
             raise PluginError(str(exc), found.name) from None
     for pattern in (*(spec.tools.allow or ()), *spec.tools.deny):
@@ -235,8 +255,10 @@ def load_plugins(
         if spec.disabled:
             statuses.append(PluginStatus(spec.module, spec.module, "disabled", builtin=builtin))
             continue
+        commands: tuple[str, ...] = ()
         try:
             found = find(spec, place, installed, builtin)
+            commands = declared_commands(found.handlers)
             if found.name in names:
                 raise PluginError(f"another plugin is named {found.name!r}", found.name)
             _check_services(found)
@@ -246,9 +268,11 @@ def load_plugins(
                 raise PluginError(f"tool name {clash!r} is taken by {used[clash]}", found.name)
         except PluginError as exc:
             name = exc.name or spec.module
-            statuses.append(
-                PluginStatus(name, spec.module, "failed", error=exc.reason, builtin=builtin)
-            )
+            failed = PluginStatus(
+                name, spec.module, "failed", error=exc.reason, builtin=builtin,
+                commands=exc.commands or commands,
+            )  # fmt: skip
+            statuses.append(failed)
             continue
         names.add(found.name)
         used.update(dict.fromkeys(toolset.names(), f"plugin {found.name!r}"))

@@ -17,17 +17,26 @@ class PluginSpec(BaseModel):
     `groupmate.plugins`, with its settings and the same options as an MCP server's. A
     plain string is the module."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     module: str = Field(min_length=1, max_length=200)
+    """The plugin's module (`groupmate_dice.tools`) or the name of its entry point in the
+    group `groupmate.plugins`. Required; a plain string in the list is this."""
     # Checked against the plugin's own settings model when it loads (a plugin is
     # imported only then), with the failing paths named.
     settings: dict[str, Any] = Field(default_factory=dict)
-    # "both" leaves each tool's own scope; "group" or "private" narrows all of them.
+    """The plugin's own settings, checked against its settings model when it loads;
+    its documentation lists them."""
     scope: Scope = "both"
+    """`group` or `private` offers all its tools in those chats only; `both` leaves each
+    tool's own scope."""
     admin_only: bool = False
+    """Offer its tools to chat admins (and in private chats) only."""
     tools: ToolFilter = ToolFilter()
+    """Which of its tools to offer: `allow` and `deny` lists of names or globs; a plain
+    list is the allow list."""
     disabled: bool = False
+    """Keep it listed but not loaded."""
 
     @model_validator(mode="before")
     @classmethod
@@ -47,12 +56,19 @@ class PluginSpec(BaseModel):
 class BuiltinsConfig(BaseModel):
     """Which built-in tool families are on (all, by default). help and /tools always are."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     reminders: bool = True
+    """Reminders and scheduled actions: /remind, /reminders, /snooze and their tools."""
     search: bool = True
+    """Web search (needs a provider in `search`)."""
     links: bool = True
+    """Reading the links users send (/read)."""
     summary: bool = True
+    """Summaries and catch-up of what was said in the chat."""
     timezone: bool = True
+    """Setting a chat's time zone (/tz)."""
     budget: bool = True
-    memory: bool = True  # /find, chat_search, /forget
+    """Showing and changing a chat's token budget (/budget)."""
+    memory: bool = True
+    """Searching and forgetting the chat log: /find, chat_search, /forget."""

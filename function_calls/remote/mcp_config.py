@@ -50,24 +50,45 @@ class McpServerConfig(BaseModel):
     """One MCP server. Secrets in `env` and `headers` are kept as SecretStr, so that no
     repr or log line shows them."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
 
     command: str | None = None
+    """The program that runs a stdio server (`uvx`, `npx`). This or `url` is required."""
     args: tuple[str, ...] = ()
+    """Its arguments."""
     env: dict[str, SecretStr] = Field(default_factory=dict)
+    """Its environment, besides PATH, HOME, USER, SHELL, TERM and LOGNAME: none of
+    groupmate's own variables reach it. Never logged."""
     cwd: str | None = None
+    """The folder it runs in. Unset: groupmate's own."""
     url: str | None = None
+    """The address of a server reached over HTTP (streamable HTTP, or legacy SSE for a
+    path ending in /sse). This or `command` is required."""
     headers: dict[str, SecretStr] = Field(default_factory=dict)
+    """Headers sent to a `url` server (`Authorization: Bearer ...`). Never logged."""
     transport: McpTransport | None = Field(
         default=None, validation_alias=AliasChoices("transport", "type")
     )
+    """`stdio`, `http` or `sse` (also spelled `streamable-http`, `streamable_http`,
+    `streamableHttp`; the key may be `type`). Unset: stdio for a `command`, else from
+    the URL."""
     tools: ToolFilter = ToolFilter()
+    """Which of its tools to offer, by the server's own names: `allow` and `deny` lists
+    of names or globs; a plain list is the allow list."""
     admin_only: bool = False
+    """Offer its tools to chat admins (and in private chats) only."""
     scope: Scope = "both"
+    """Offer its tools in `group` chats only, `private` chats only, or `both`."""
     timeout: PositiveFloat = DEFAULT_MCP_TIMEOUT
+    """Seconds one call may take before the model is told it timed out."""
     prefix: str | None = None
+    """Put before each tool's name, at most 40 letters, digits, `_` or `-`; `""`: the
+    tools keep their own names. Unset: the server's name and `__` (`time__`)."""
     pass_context: bool = False
+    """Send the chat and the sender (ids, names, time zone) to the server with each
+    call, in `_meta`."""
     disabled: bool = False
+    """Keep it listed but do not start it."""
 
     @field_validator("transport", mode="before")
     @classmethod
@@ -128,12 +149,15 @@ class McpSettings(BaseModel):
     """`mcp:` in config.yaml. `servers` may also be the path of an `mcpServers` JSON
     file, which the config loader reads in."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
-    # How long startup waits for the servers' first tool lists; a server slower than
-    # this joins when it is ready (its tools appear then).
+    """MCP servers by name, in the `mcpServers` shape of Claude Desktop and Cursor, or
+    the path of such a JSON file (relative to the config's folder). Keys other clients
+    use (`autoApprove`, ...) are ignored, with a log line."""
     startup_timeout: PositiveFloat = 20.0
+    """Seconds startup waits for the servers' first tool lists; a slower server's tools
+    appear when it is ready."""
 
     @field_validator("servers", mode="before")
     @classmethod

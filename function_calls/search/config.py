@@ -30,7 +30,8 @@ _KEYED = frozenset({"perplexity", "tavily", "brave"})
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # A setting's docstring is its description: the configuration reference prints it.
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 class ProviderSettings(_Strict):
@@ -38,10 +39,16 @@ class ProviderSettings(_Strict):
     none: they are yours); `model` is for perplexity and openai only."""
 
     name: ProviderName
+    """The provider. Required; a plain string in the list is this."""
     base_url: OptionalText = None
+    """Its address. Unset: the service's own (perplexity, tavily, brave); searxng and
+    openai have none and need it."""
     api_key: Secret = None
+    """Its API key; tavily, brave and perplexity need one."""
     model: str = "sonar"
+    """The model that searches, for perplexity and openai only."""
     timeout: float = Field(15, gt=0, le=120)
+    """Seconds one search may take before the next provider is tried."""
 
     @model_validator(mode="after")
     def _complete(self) -> Self:
@@ -87,12 +94,18 @@ class ProviderSettings(_Strict):
 
 class FetchSettings(_Strict):
     enabled: bool = True
-    # host or host:port (IP literals too): reachable although inside the network.
+    """Read the links users send (read_url, /read)."""
     allow_hosts: list[str] = Field(default_factory=list)
+    """Hosts inside your network (`host` or `host:port`, IP addresses too) the bot may
+    read on purpose. Others on private, loopback or link-local addresses are refused."""
     max_bytes: int = Field(2_000_000, ge=10_000, le=50_000_000)
+    """The most of a page that is read, in bytes; a longer page is cut here."""
     connect_timeout: float = Field(5, gt=0, le=60)
+    """Seconds to connect to a page's server."""
     timeout: float = Field(20, gt=0, le=300)
+    """Seconds reading one page may take in all."""
     max_redirects: int = Field(5, ge=0, le=10)
+    """Redirects followed per link; each one is checked like the link itself."""
 
     @model_validator(mode="after")
     def _hosts_read(self) -> Self:
@@ -114,16 +127,30 @@ class SearchSettings(_Strict):
     it), or `providers`, a list tried in order: names, or mappings like ProviderSettings."""
 
     provider: ProviderName | Literal["none"] = "none"
+    """The one search provider; `none`: no web search. For several, tried in order,
+    use `providers` instead."""
     base_url: OptionalText = None
+    """The provider's address: your SearXNG instance (its settings.yml must enable the
+    json format) or your `openai` endpoint. Unset: the service's own."""
     api_key: Secret = None
+    """The provider's API key: tavily, brave and perplexity need one."""
     model: str = "sonar"
+    """The model that searches, for perplexity and openai only."""
     timeout: float = Field(15, gt=0, le=120)
+    """Seconds one search may take."""
     providers: list[ProviderSettings] = Field(default_factory=list)
+    """Providers tried in order until one answers, instead of `provider`: names, or
+    mappings with their own `base_url`, `api_key`, `model` and `timeout`."""
     max_results: int = Field(5, ge=1, le=10)
-    cache_ttl: float = Field(600, ge=0)  # seconds an identical query is answered from memory
+    """Results per search passed to the model."""
+    cache_ttl: float = Field(600, ge=0)
+    """Seconds an identical query is answered from memory; 0: never."""
     cache_size: int = Field(256, ge=0, le=100_000)
-    per_chat_per_hour: int = Field(30, ge=0)  # 0: no limit
+    """Queries kept in that memory."""
+    per_chat_per_hour: int = Field(30, ge=0)
+    """Searches one chat may start in an hour; 0: no limit."""
     fetch: FetchSettings = Field(default_factory=FetchSettings)
+    """Reading the links users send: what may be read, and how much."""
 
     @model_validator(mode="before")
     @classmethod

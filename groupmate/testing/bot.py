@@ -56,8 +56,16 @@ class TestBot:
     It runs on a SQLite file in `tmp_path` (a temporary folder by default), the scripted
     model (`bot.model`: its own server unless one is given), the clock `bot.clock`
     (`advance` moves it and delivers what fell due) and an outbox: what the bot sends on
-    its own, reminders say, is in `bot.sent`. `config` is merged over the test defaults
-    section by section, as config.yaml would be written.
+    its own, reminders say, is in `bot.sent`.
+
+    - `plugins`: what config.yaml's `plugins:` would list (see `PluginSpec`).
+    - `config`: merged over the test defaults section by section, as config.yaml would
+      be written (`{"bot": {"timezone": "Europe/Berlin"}}` changes only that setting).
+    - `clock`: a `FakeClock` to start from another moment (default: `DEFAULT_START`).
+    - `model`: a `ScriptedModel` to share (the `groupmate_bot` fixture gives each bot of
+      a test the test's `groupmate_model`).
+
+    docs/developers/test-kit.md has an example of each thing a test does with it.
     """
 
     __test__ = False  # not a test class, whatever its name
@@ -79,6 +87,7 @@ class TestBot:
         self._app: Bot | None = None
         self._stack = AsyncExitStack()
         self.outbox: list[OutgoingMessage] = []
+        """Every message the bot sent on its own (not replies), whole: chat, text, ids."""
         # Unique across bots on one database: a restarted bot must not take a new
         # message for one it already answered (the chat log is idempotent by id).
         self._message_ids = itertools.count(1)
@@ -192,11 +201,18 @@ class TestBot:
     ) -> list[str]:
         """Send a chat message to the bot; the texts of its replies.
 
-        `sender` and `chat` are ids (the chat is "group-1", or "private-<sender>" with
-        `private`); the sender's name is its id capitalised unless given. In a group the
-        message mentions the bot unless `mention` is False (a message the bot only reads:
-        no reply, but it is in the history). `admin`: the platform says the sender
-        administers the chat.
+        - `sender`: the sender's id ("alice"); its name is the id capitalised ("Alice")
+          unless `sender_name` is given.
+        - `chat`: the chat's id; by default "group-1", or "private-<sender>" with
+          `private`.
+        - `admin`: the platform says the sender administers the chat (what admin-only
+          tools and settings ask).
+        - `private`: a one-to-one chat with the bot (every message is meant for it).
+        - `mention`: in a group the message mentions the bot unless this is False: a
+          message the bot only reads (no reply, `[]`), but it is in the chat's history.
+
+        Replies are returned in order; what the bot sends later on its own (a reminder)
+        is in `sent`.
         """
         if chat is None:
             chat = f"private-{sender}" if private else "group-1"

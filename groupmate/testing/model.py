@@ -25,11 +25,17 @@ class ScriptedModel:
     "the model calls `weather` with these arguments, then answers that". A tool whose
     result goes straight to the chat (`FunctionResult.direct`) ends the turn: the model
     is not asked again, so script no answer after it.
+
+    When the queue is empty the model answers `UNSCRIPTED_REPLY`, so a test that asked
+    the model once more than it meant fails on the reply rather than hanging.
     """
 
     def __init__(self, server: StubLLM) -> None:
         self.server = server
-        self.unscripted: list[dict[str, Any]] = []  # requests answered with UNSCRIPTED_REPLY
+        """The Chat Completions server it scripts (for `script`'s other replies)."""
+        self.unscripted: list[dict[str, Any]] = []
+        """The requests answered with UNSCRIPTED_REPLY: the model was asked more often
+        than the test scripted."""
         self.reset()
 
     @property

@@ -36,7 +36,11 @@ from groupmate.testing.threaded_server import ThreadedServer
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted response."""
+    """One scripted response: the model's text (`content`), its native tool calls
+    (`tool_calls`: (tool name, arguments) pairs), or an HTTP error (`status`,
+    `error_message`, `headers`); `delay` seconds before it is sent, `raw_body` sent as it
+    is (a broken server), `no_usage` for a server that reports no token counts. Made by
+    `text`, `calls`, `error` and `raw`."""
 
     content: str | None = None
     tool_calls: list[tuple[str, Any]] = field(default_factory=list)
@@ -49,23 +53,29 @@ class Reply:
 
 
 def text(content: str, delay: float = 0.0) -> Reply:
+    """The model answers `content` (after `delay` seconds)."""
     return Reply(content=content, delay=delay)
 
 
 def calls(*items: tuple[str, Any], content: str | None = None, delay: float = 0.0) -> Reply:
-    """Native tool calls; an argument that is not a str is JSON-encoded."""
+    """Native tool calls, several at once if given several: `calls(("weather", {"city":
+    "Berlin"}), ("weather", {"city": "Paris"}))`. Arguments that are not a str are
+    JSON-encoded; a str is sent as it is (to test arguments that are not valid JSON)."""
     return Reply(content=content, tool_calls=list(items), delay=delay)
 
 
 def error(status: int, message: str = "error", headers: dict[str, str] | None = None) -> Reply:
+    """The server fails with HTTP `status` (429 with `{"retry-after": "1"}`, 500...)."""
     return Reply(status=status, error_message=message, headers=headers or {})
 
 
 def raw(body: str, status: int = 200) -> Reply:
+    """The server sends `body` as it is: a reply that is not the JSON the API says."""
     return Reply(raw_body=body, status=status)
 
 
 Script = Reply | Callable[[dict[str, Any]], Reply]
+"""A scripted reply, or a function of the request's JSON body that makes one."""
 
 
 def request_tokens(body: dict[str, Any]) -> int:
@@ -81,7 +91,10 @@ def request_tokens(body: dict[str, Any]) -> int:
 
 
 class StubLLM:
-    """Scripted OpenAI-compatible server; `requests` keeps every request body it got."""
+    """Scripted OpenAI-compatible server on 127.0.0.1; `requests` keeps every request
+    body it got. Each request takes the next scripted reply; with none left, `fallback`
+    answers (a `ScriptedModel` sets one that says nothing was scripted), else HTTP 500.
+    Tests use it through `ScriptedModel`; `start` and `stop` it when using it alone."""
 
     def __init__(self, *, record: bool = True) -> None:
         # A benchmark's stub records nothing: a growing record costs its process more
@@ -123,13 +136,16 @@ class StubLLM:
 
     @property
     def base_url(self) -> str:
+        """The OpenAI base URL to give a client (`llm.base_url`), once started."""
         return f"http://127.0.0.1:{self.port}/v1"
 
     def script(self, *replies: Script) -> None:
+        """Queue `replies`, one per request, in order."""
         with self._lock:
             self._script.extend(replies)
 
     def reset(self) -> None:
+        """Forget the queue, the requests and any changed setting (window, fallback)."""
         with self._lock:
             self._script.clear()
             self.requests.clear()
@@ -145,14 +161,17 @@ class StubLLM:
 
     @property
     def pending(self) -> int:
+        """Scripted replies not yet taken."""
         with self._lock:
             return len(self._script)
 
     def start(self, port: int = 0) -> None:
+        """Serve on 127.0.0.1 (`port` 0: a free one) in a thread; returns once it listens."""
         self._runner = ThreadedServer(self.app)
         self.port = self._runner.start(port)
 
     def stop(self) -> None:
+        """Stop serving."""
         if self._runner is not None:
             self._runner.stop()
 

@@ -11,6 +11,8 @@ from starlette.types import ASGIApp
 
 
 class ThreadedServer:
+    """One ASGI app served in a daemon thread; `port` is where, once started."""
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self.port = 0
@@ -18,6 +20,8 @@ class ThreadedServer:
         self._thread: threading.Thread | None = None
 
     def start(self, port: int = 0, host: str = "127.0.0.1") -> int:
+        """Serve on `host`:`port` (0: a free port); returns the port once it listens, or
+        raises RuntimeError when it did not start within 10 seconds."""
         config = uvicorn.Config(self.app, host=host, port=port, log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
@@ -31,6 +35,7 @@ class ThreadedServer:
         return self.port
 
     def stop(self) -> None:
+        """Ask the server to exit and wait for it (10 seconds at most)."""
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
