@@ -54,6 +54,24 @@ def new_correlation_id() -> str:
     return value
 
 
+# The libraries whose own log lines stay at WARNING, whatever the level.
+QUIET_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpx2",
+    "httpcore2",
+    "mcp",
+    "telegram",
+    "openai",
+    "apscheduler",
+    "nio",
+    "slack_sdk",
+    "slack_bolt",
+    "discord",
+    "dingtalk_stream",
+)
+
+
 def setup_logging(level: str, format: LogFormat = "text", *, stream: TextIO | None = None) -> None:
     """The root logger's one handler (on stderr unless `stream` is given)."""
     handler = logging.StreamHandler(stream)
@@ -72,15 +90,7 @@ def setup_logging(level: str, format: LogFormat = "text", *, stream: TextIO | No
     # The HTTP clients log full URLs, which can carry tokens; matrix-nio logs whole
     # response bodies (a login's access token) at DEBUG and every event it sees at INFO.
     # Request lines carry URLs, and an MCP URL may hold a key: these stay at WARNING.
-    for noisy in (
-        "httpx",
-        "httpcore",
-        "httpx2",
-        "httpcore2",
-        "mcp",
-        "telegram",
-        "openai",
-        "apscheduler",
-        "nio",
-    ):
+    # So do the other platform SDKs: at DEBUG they log requests and gateway payloads
+    # whose redaction is theirs to keep, not ours to trust.
+    for noisy in QUIET_LOGGERS:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

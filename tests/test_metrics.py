@@ -374,3 +374,16 @@ def test_config_and_check_accept_the_new_sections(
     path.write_text(json.dumps({"metrics": {"per_chat": "sometimes"}}), encoding="utf-8")
     assert main(["check", "--config", str(path)]) == 2
     assert "metrics.per_chat" in capsys.readouterr().err
+
+
+def test_the_libraries_log_lines_stay_at_warning_at_debug() -> None:
+    """Their DEBUG lines carry URLs, headers and payloads that can hold tokens."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        setup_logging("DEBUG", stream=io.StringIO())
+        for name in ("httpx", "openai", "mcp", "telegram", "nio", "slack_sdk", "discord"):
+            assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING, name
+        assert logging.getLogger("groupmate").getEffectiveLevel() == logging.DEBUG
+    finally:
+        root.handlers[:], root.level = handlers, level
