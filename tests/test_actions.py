@@ -70,8 +70,17 @@ async def test_a_daily_summary_runs_as_its_creator_and_is_audited(
     assert posted.startswith("▶ /summary\n") and "launch moves to Friday" in posted
     [request] = stub.requests
     assert "the launch moves to friday" in str(request["messages"])
-    listed = (await api.client.get(f"/v1/chats/{CHAT}/reminders")).json()
-    assert listed[0]["last_run"]["outcome"] == "sent"
+
+    # The outcome is written after the send (never before: a crash between the two
+    # resends, it does not lose), so the recorder can see the message first.
+    async def last_run() -> Any:
+        return (await api.client.get(f"/v1/chats/{CHAT}/reminders")).json()[0]["last_run"]
+
+    async def recorded() -> bool:
+        return await last_run() is not None
+
+    await eventually(recorded)
+    assert (await last_run())["outcome"] == "sent"
     shown = await say(api, "/reminders")
     assert "▶ /summary" in shown and "(last run Sat 21 Nov 18:00: sent)" in shown
     audited = (await api.client.get("/v1/audit", params={"tool": "summary"})).json()
