@@ -18,7 +18,10 @@ from zoneinfo import ZoneInfo, available_timezones
 
 from groupmate.storage.errors import InvalidTimezoneError, RepeatTooOftenError
 
-Kind = Literal["once", "daily", "weekly", "weekdays", "monthly", "interval"]
+# The kinds a reminder's `type` argument names (tools, REST); "interval" is made from
+# its own fields (a step, a window), not named by a type.
+DayKind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
+Kind = Literal[DayKind, "interval"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 INTERVAL_KINDS: tuple[Kind, ...] = ("daily", "weekly", "monthly")
 MAX_INTERVAL = 52

@@ -225,3 +225,14 @@ def test_the_rate_check_refuses_more_per_day_than_the_cap() -> None:
     assert check_rate(every(minutes=5, window_end=time(10))).per_day() == 13
     with pytest.raises(RepeatTooOftenError):
         check_rate(every(minutes=10, window_end=time(10)), max_per_day=6)
+
+
+def test_the_tools_do_not_offer_a_kind_they_cannot_build_yet() -> None:
+    # "interval" is a storage rule made from a step; until the tools read one, their
+    # `type` names only the day kinds, so no model can send a rule it can't complete.
+    from groupmate.function_calls.handlers.reminder_args import ReminderArgs
+    from groupmate.function_calls.handlers.reminder_changes import ReminderUpdateArgs
+
+    for model in (ReminderArgs, ReminderUpdateArgs):
+        kinds = model.model_json_schema()["properties"]["type"]["anyOf"][0]["enum"]
+        assert kinds == ["once", "daily", "weekly", "weekdays", "monthly"]
