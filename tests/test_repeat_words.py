@@ -7,12 +7,14 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 
+from groupmate.function_calls.handlers.reminder_refusals import refusal_text
 from groupmate.function_calls.handlers.reminder_words import (
     confirmation,
     describe_schedule,
     describe_schedule_zh,
 )
-from groupmate.storage.recurrence import Schedule
+from groupmate.storage.errors import RepeatTooOftenError
+from groupmate.storage.recurrence import Schedule, check_rate
 from groupmate.storage.repository import ReminderView
 from tests.conftest import make_ctx
 
@@ -95,3 +97,29 @@ def test_the_confirmation_says_the_rule_and_the_last_one() -> None:
         "⏰ Reminder #3 set for Fri 27 Mar 09:00 (Europe/Berlin), every 2 hours from 09:00, "
         "5 times (the last on Fri 27 Mar at 17:00): drink water"
     )
+
+
+@pytest.mark.parametrize(
+    ("rule", "english", "chinese"),
+    [
+        (
+            every(timedelta(minutes=2)),
+            "That repeats too often: the shortest repeat here is every 5 minutes.",
+            "重复得太频繁了：这里最短每5分钟一次。",
+        ),
+        (
+            every(timedelta(minutes=10)),
+            "That would fire 144 times a day; the most here is 48. Use a longer step, or "
+            "hours (e.g. 'every hour from 9 to 17').",
+            "这样每天会提醒144次，这里最多48次。"
+            "请把间隔调长，或限定时段（例如“每小时 9点到17点”）。",
+        ),
+    ],
+)
+def test_a_repeat_over_the_limits_is_refused_in_the_users_words(
+    rule: Schedule, english: str, chinese: str
+) -> None:
+    with pytest.raises(RepeatTooOftenError) as refused:
+        check_rate(rule)
+    assert refusal_text(refused.value, "every 2 minutes") == english
+    assert refusal_text(refused.value, "每2分钟") == chinese
