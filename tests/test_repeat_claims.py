@@ -5,12 +5,21 @@ reminder past its limit is done, kept with its history, never deleted."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
-from groupmate.storage import ReminderService
+from groupmate.storage import ReminderService, ReminderView
 from tests.conftest import FakeClock, Outbox
 from tests.test_delivery import deliveries, make, outcomes, scheduler
 
 HALF_HOUR = timedelta(minutes=30)
+FRIDAY = date(2026, 3, 27)
+
+
+async def interval(
+    reminders: ReminderService, clock: FakeClock, step: timedelta, **rule: Any
+) -> ReminderView:
+    """A repeat within a day from Friday 27 March 2026, 09:00 in Berlin."""
+    return await make(reminders, clock, "interval", time(9), on_date=FRIDAY, every=step, **rule)
 
 
 def utc(day: int, hour: int, minute: int = 0, month: int = 3) -> datetime:
@@ -21,9 +30,7 @@ async def test_five_hours_down_on_every_30_minutes_fires_once_late_then_keeps_it
     reminders: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:
     clock.set(utc(27, 7))  # 08:00 in Berlin
-    reminder = await make(
-        reminders, clock, "interval", time(9), on_date=date(2026, 3, 27), every=HALF_HOUR
-    )
+    reminder = await interval(reminders, clock, HALF_HOUR)
     assert reminder.next_fire_at == utc(27, 8)
     # Down from before 09:00 until 14:10: ten occurrences missed, 14:00 the latest.
     clock.set(utc(27, 13, 10))
@@ -47,15 +54,7 @@ async def test_a_count_limit_ends_done_and_kept_after_its_last(
     reminders: ReminderService, clock: FakeClock, outbox: Outbox
 ) -> None:
     clock.set(utc(27, 7))
-    reminder = await make(
-        reminders,
-        clock,
-        "interval",
-        time(9),
-        on_date=date(2026, 3, 27),
-        every=timedelta(hours=2),
-        count=3,
-    )
+    reminder = await interval(reminders, clock, timedelta(hours=2), count=3)
     for hour in (8, 10, 12):  # 09:00, 11:00, 13:00 in Berlin
         clock.set(utc(27, hour))
         await scheduler(reminders).run_due()
@@ -94,15 +93,8 @@ async def test_a_window_on_weekdays_skips_the_weekend_across_dst(
 ) -> None:
     # Every 4 hours from 9 to 17 on weekdays: Friday in winter time, Monday in summer time.
     clock.set(utc(27, 7))
-    reminder = await make(
-        reminders,
-        clock,
-        "interval",
-        time(9),
-        on_date=date(2026, 3, 27),
-        every=timedelta(hours=4),
-        window_end=time(17),
-        on_days=(0, 1, 2, 3, 4),
+    reminder = await interval(
+        reminders, clock, timedelta(hours=4), window_end=time(17), on_days=(0, 1, 2, 3, 4)
     )
     moment = utc(27, 7)
     while moment <= utc(30, 16):

@@ -19,7 +19,6 @@ from groupmate.function_calls.handlers.repeat_words import (
     interval_words,
     interval_words_zh,
     limit_words,
-    limit_words_zh,
 )
 from groupmate.function_calls.language import is_chinese
 from groupmate.function_calls.validation import InvalidArgumentsError
@@ -107,7 +106,7 @@ def format_local_zh(instant: datetime, zone: ZoneInfo, *, with_year: bool = Fals
 def describe_schedule_zh(schedule: Schedule) -> str:
     """The rule in Chinese, with its limit: '每周一 09:00', '每3天 20:00', '每月1号 09:00',
     '每2小时（09:00起），共5次（最后一次：3月27日 周五 17:00）'."""
-    return _rule_zh(schedule) + limit_words_zh(schedule)
+    return _rule_zh(schedule) + limit_words(schedule, chinese=True)
 
 
 def _rule_zh(schedule: Schedule) -> str:

@@ -74,37 +74,28 @@ def _when_zh(instant: datetime, schedule: Schedule) -> str:
     return f"{local.month}月{local.day}日 周{_DAYS_ZH[local.weekday()]} {local:%H:%M}"
 
 
-def limit_words(schedule: Schedule) -> str:
-    """', 5 times (the last on Fri 27 Mar at 17:00)', ' until Fri 5 Dec (...)', or ''."""
+def limit_words(schedule: Schedule, *, chinese: bool = False) -> str:
+    """', 5 times (the last on Fri 27 Mar at 17:00)', ' until Fri 5 Dec (...)', or '';
+    in Chinese '，共5次（最后一次：3月27日 周五 17:00）', '，直到2026年12月5日（…）'."""
     if not schedule.limited:
         return ""
+    when = _when_zh if chinese else _when_en
     parts = []
     if schedule.count is not None:
-        parts.append(f", {schedule.count} times" if schedule.count > 1 else ", once")
+        count = schedule.count
+        parts.append(f"，共{count}次" if chinese else f", {count} times" if count > 1 else ", once")
     until = schedule.until
     if isinstance(until, datetime):
-        parts.append(f" until {_when_en(until, schedule)}")
+        parts.append(
+            f"，直到{when(until, schedule)}" if chinese else f" until {when(until, schedule)}"
+        )
     elif until is not None:
-        parts.append(f" until {_day_en(until)}")
+        day = f"{until.year}年{until.month}月{until.day}日" if chinese else _day_en(until)
+        parts.append(f"，直到{day}" if chinese else f" until {day}")
     last = schedule.last()
-    return "".join(parts) + (
-        f" (the last on {_when_en(last, schedule)})" if last else " (none left)"
-    )
-
-
-def limit_words_zh(schedule: Schedule) -> str:
-    """'，共5次（最后一次：3月27日 周五 17:00）', '，直到12月5日（…）', or ''."""
-    if not schedule.limited:
-        return ""
-    parts = []
-    if schedule.count is not None:
-        parts.append(f"，共{schedule.count}次")
-    until = schedule.until
-    if isinstance(until, datetime):
-        parts.append(f"，直到{_when_zh(until, schedule)}")
-    elif until is not None:
-        parts.append(f"，直到{until.year}年{until.month}月{until.day}日")
-    last = schedule.last()
-    return "".join(parts) + (
-        f"（最后一次：{_when_zh(last, schedule)}）" if last else "（已无剩余）"
-    )
+    if last is None:
+        parts.append("（已无剩余）" if chinese else " (none left)")
+    else:
+        at = when(last, schedule)
+        parts.append(f"（最后一次：{at}）" if chinese else f" (the last on {at})")
+    return "".join(parts)
