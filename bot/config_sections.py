@@ -32,7 +32,7 @@ from groupmate.function_calls.sections import OptionalText, Secret, Section
 from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from groupmate.storage.policy import DEFAULT_GRACE
-from groupmate.storage.recurrence import Kind
+from groupmate.storage.recurrence import MAX_PER_DAY, MIN_EVERY, Kind
 from groupmate.storage.vocabulary import Permission
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -244,6 +244,11 @@ class ReminderSettings(Section):
     remind_everyone: Permission = "admins"
     """Who may set a reminder for everyone ("remind the team ..."). From someone who
     may not, the reminder is still posted, without the mention."""
+    min_interval: Duration = Field(MIN_EVERY, ge=timedelta(minutes=1))
+    """The shortest step of a repeat within a day ("every 30 minutes"); a shorter one is
+    refused, saying this minimum."""
+    max_per_day: int = Field(MAX_PER_DAY, ge=1, le=1440)
+    """The most times one reminder may fire in a day; a repeat over it is refused."""
     fast_path: bool = True
     """A request the grammar reads whole ("remind us every monday at 9 to send the
     report") is set at once, without the model. Off: every message goes to the model."""

@@ -37,6 +37,7 @@ from groupmate.storage.repository import (
     get_reminder,
     parse_reference,
     reminder_view,
+    schedule_columns,
 )
 from groupmate.storage.vocabulary import HistoryOutcome, ReminderAction
 
@@ -141,15 +142,7 @@ def apply_change(
     }
     if change.schedule is not None:
         schedule = change.schedule
-        values.update(
-            kind=schedule.kind,
-            local_time=schedule.wall_time,
-            local_date=schedule.on_date,
-            weekday=schedule.weekday,
-            day=schedule.day,
-            interval=schedule.interval,
-            timezone=schedule.timezone,
-        )
+        values.update(schedule_columns(schedule))
         if reminder.status == REMINDER_ACTIVE:
             values["next_fire_at"] = change.first_fire_at
     session.execute(update(_reminders).where(_reminders.c.id == reminder.id).values(**values))

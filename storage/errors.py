@@ -28,6 +28,7 @@ __all__ = [
     "ReminderNotFoundError",
     "ReminderPermissionError",
     "ReminderStateError",
+    "RepeatTooOftenError",
     "SnoozeTargetError",
     "StorageConfigError",
     "StorageError",
@@ -134,6 +135,20 @@ class InvalidTimezoneError(StorageError, ValueError):
     def __init__(self, name: str) -> None:
         self.name = name
         super().__init__(f"{name!r} is not a known time zone")
+
+
+class RepeatTooOftenError(StorageError, ValueError):
+    """A repeat within a day is more often than the chat allows: its step is under
+    `minimum`, or it fires `per_day` times a day, over `max_per_day`."""
+
+    def __init__(self, every: timedelta, minimum: timedelta, per_day: int, max_per_day: int):
+        self.every = every
+        self.minimum = minimum
+        self.per_day = per_day
+        self.max_per_day = max_per_day
+        super().__init__(
+            f"every {every}: the minimum is {minimum}; {per_day} a day, the cap {max_per_day}"
+        )
 
 
 class NewerDatabaseError(StorageError):

@@ -123,6 +123,15 @@ class Reminder(Base):
     timezone: Mapped[str] = mapped_column(String(64))
     # Every `interval` days, weeks or months, counted from local_date.
     interval: Mapped[int] = mapped_column(SmallInteger, default=1)
+    # A repeat within a day (kind "interval", 0017): the step in seconds, the end of its
+    # daily window (None: day and night) and its weekdays as "0,1,2,3,4" (None: all).
+    every_seconds: Mapped[int | None] = mapped_column(Integer)
+    window_end: Mapped[time | None] = mapped_column()
+    on_days: Mapped[str | None] = mapped_column(String(16))
+    # Its limits (0017): the last local date, or instant, and the number in all.
+    until_date: Mapped[date | None] = mapped_column()
+    until_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    repeat_count: Mapped[int | None] = mapped_column(Integer)
     # Who the message mentions: [{"user_id", "name"}] as the platform resolved them, the
     # creator (unless someone else was named), or the whole chat.
     mentions: Mapped[list[dict[str, str]] | None] = mapped_column(JSON)

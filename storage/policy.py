@@ -15,6 +15,8 @@ _DEFAULT_GRACE: dict[Kind, timedelta] = {
     "weekdays": timedelta(minutes=30),
     "weekly": timedelta(hours=2),
     "monthly": timedelta(hours=6),
+    # Within a day: the next one is never more than a day away, so an old one is skipped.
+    "interval": timedelta(minutes=30),
 }
 DEFAULT_GRACE: Mapping[Kind, timedelta] = MappingProxyType(_DEFAULT_GRACE)
 

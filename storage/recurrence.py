@@ -9,18 +9,30 @@ from __future__ import annotations
 
 import calendar
 import functools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
 from zoneinfo import ZoneInfo, available_timezones
 
-from groupmate.storage.errors import InvalidTimezoneError
+from groupmate.storage.errors import InvalidTimezoneError, RepeatTooOftenError
 
-Kind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
+# The kinds a reminder's `type` argument names (tools, REST); "interval" is made from
+# its own fields (a step, a window), not named by a type.
+DayKind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
+Kind = Literal[DayKind, "interval"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 INTERVAL_KINDS: tuple[Kind, ...] = ("daily", "weekly", "monthly")
 MAX_INTERVAL = 52
+# The most occurrences a `count` limit may ask for: enough for a month of hourly ones.
+MAX_COUNT = 1000
+# Defaults of config's `reminders.min_interval` and `reminders.max_per_day`: a repeat
+# within a day is a flood risk in a group, so both are checked wherever a rule is made.
+MIN_EVERY = timedelta(minutes=5)
+MAX_PER_DAY = 48
+_DAY = timedelta(days=1)
+_TICK = timedelta(microseconds=1)
 
 # No rule skips more than a month, so a month and a day bound every search.
 _SEARCH_DAYS = 32
@@ -44,12 +56,26 @@ class Schedule:
     weekday: int | None = None  # weekly: 0 = Monday
     day: int | None = None  # monthly: 1-31, clipped to the month's last day
     interval: int = 1
+    # interval: elapsed time between occurrences, counted from `wall_time` on `on_date`.
+    every: timedelta | None = None
+    # interval: a daily window of wall time; each day's grid restarts at `wall_time` and
+    # ends at the last step at or before `window_end`. None: one grid, day and night.
+    window_end: time | None = None
+    # interval: the weekdays it fires on (0 = Monday); empty: every day.
+    on_days: tuple[int, ...] = ()
+    # Limits, on any repeating kind. `until`: the last occurrence is the last one at or
+    # before it (a date: before that local day ends; a datetime: that UTC instant).
+    # `count`: occurrences in all, from the first on `on_date`.
+    until: date | datetime | None = None
+    count: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown schedule kind {self.kind!r}")
         if self.kind == "once" and self.on_date is None:
             raise ValueError("a one-time schedule needs a date")
+        self._check_interval()
+        self._check_limits()
         if not 1 <= self.interval <= MAX_INTERVAL:
             raise ValueError(f"an interval is 1 to {MAX_INTERVAL}")
         if self.interval > 1 and (self.kind not in INTERVAL_KINDS or self.on_date is None):
@@ -58,6 +84,54 @@ class Schedule:
             raise ValueError("a weekly schedule needs a weekday from 0 (Monday) to 6 (Sunday)")
         if self.kind == "monthly" and (self.day is None or not 1 <= self.day <= 31):
             raise ValueError("a monthly schedule needs a day from 1 to 31")
+
+    def _check_interval(self) -> None:
+        if self.kind != "interval":
+            if self.every is not None or self.window_end is not None or self.on_days:
+                raise ValueError("only an interval schedule has a step, window or days")
+            return
+        if self.every is None or self.every <= timedelta(0) or self.on_date is None:
+            raise ValueError("an interval schedule needs a positive step and a first date")
+        if self.every >= _DAY:
+            raise ValueError("an interval under a day; longer ones are daily or weekly rules")
+        if self.window_end is not None and self.window_end <= self.wall_time:
+            raise ValueError("a window ends after it starts, on the same day")
+        if any(not 0 <= weekday <= 6 for weekday in self.on_days):
+            raise ValueError("weekdays are 0 (Monday) to 6 (Sunday)")
+        if tuple(sorted(set(self.on_days))) != self.on_days:
+            raise ValueError("weekdays are given once each, in order")
+
+    def _check_limits(self) -> None:
+        if self.until is None and self.count is None:
+            return
+        if not self.recurring:
+            raise ValueError("only a repeating schedule has a limit")
+        if isinstance(self.until, datetime) and self.until.tzinfo is None:
+            raise ValueError("an instant limit is timezone-aware")
+        if self.count is not None:
+            if not 1 <= self.count <= MAX_COUNT:
+                raise ValueError(f"a count is 1 to {MAX_COUNT}")
+            if self.on_date is None:
+                raise ValueError("a count needs the date of the first occurrence")
+
+    @property
+    def limited(self) -> bool:
+        return self.until is not None or self.count is not None
+
+    def per_day(self) -> int:
+        """The most times it fires on one ordinary (24-hour) day."""
+        if self.kind != "interval":
+            return 1
+        assert self.every is not None
+        if self.window_end is None:
+            return math.ceil(_DAY / self.every)
+        span = datetime.combine(date.min, self.window_end) - datetime.combine(
+            date.min, self.wall_time
+        )
+        return span // self.every + 1
+
+    def without_limit(self) -> Schedule:
+        return replace(self, until=None, count=None)
 
     @classmethod
     def once_at(cls, instant: datetime, timezone: str) -> Schedule:
@@ -77,6 +151,8 @@ class Schedule:
         return replace(self, timezone=timezone)
 
     def _matches(self, day: date) -> bool:
+        if self.kind == "interval":
+            return not self.on_days or day.weekday() in self.on_days
         if self.kind == "daily":
             return self._in_step((day - self._anchor).days)
         if self.kind == "weekdays":
@@ -108,14 +184,13 @@ class Schedule:
 
     def first_after(self, instant: datetime) -> datetime | None:
         """The first occurrence strictly after `instant` (UTC), or None if there is none."""
-        zone = self.zone
-        # Start a day early: a shifted wall time can land on the previous UTC date.
-        start = instant.astimezone(zone).date() - timedelta(days=1)
-        for day in self._matching_days(start):
-            occurrence = local_instant(day, self.wall_time, zone)
-            if occurrence > instant:
-                return occurrence
-        return None
+        if self.count is not None:
+            # Occurrences are counted from the first, so none comes before it.
+            instant = max(instant, self._start - _TICK)
+        found = self._unlimited_after(instant)
+        if found is None or not self.limited:
+            return found
+        return found if found <= self._last_bound() else None
 
     def occurrences(self, after: datetime, until: datetime) -> Iterator[datetime]:
         """Occurrences in (after, until], in order."""
@@ -123,6 +198,110 @@ class Schedule:
         while current is not None and current <= until:
             yield current
             current = self.first_after(current) if self.recurring else None
+
+    @property
+    def _start(self) -> datetime:
+        return local_instant(self._anchor, self.wall_time, self.zone)
+
+    def _unlimited_after(self, instant: datetime) -> datetime | None:
+        if self.kind == "interval" and self.window_end is None:
+            return self._grid_after(instant)
+        zone = self.zone
+        # Start a day early: a shifted wall time can land on the previous UTC date.
+        start = instant.astimezone(zone).date() - timedelta(days=1)
+        for day in self._matching_days(start):
+            if self.kind == "interval":
+                found = self._window_after(day, instant)
+                if found is not None:
+                    return found
+                continue
+            occurrence = local_instant(day, self.wall_time, zone)
+            if occurrence > instant:
+                return occurrence
+        return None
+
+    def _window_after(self, day: date, instant: datetime) -> datetime | None:
+        """The day's first step after `instant`: elapsed time from the window's start."""
+        assert self.every is not None and self.window_end is not None
+        if day < self._anchor:
+            return None
+        opens = local_instant(day, self.wall_time, self.zone)
+        found = (
+            opens if instant < opens else opens + ((instant - opens) // self.every + 1) * self.every
+        )
+        return found if found <= local_instant(day, self.window_end, self.zone) else None
+
+    def _grid_after(self, instant: datetime) -> datetime | None:
+        """The next step of one grid of elapsed time, on an allowed local day."""
+        assert self.every is not None
+        start, zone = self._start, self.zone
+        for _ in range(8):  # a week of days ahead reaches every allowed weekday
+            steps = 0 if instant < start else (instant - start) // self.every + 1
+            found = start + steps * self.every
+            day = found.astimezone(zone).date()
+            if self._matches(day):
+                return found
+            allowed = next(self._matching_days(day))
+            instant = local_instant(allowed, time(0), zone) - _TICK
+        return None
+
+    def _last_bound(self) -> datetime:
+        """The instant no occurrence may pass: the earlier of `until` and the count."""
+        bounds = [_count_end(self)] if self.count is not None else []
+        if isinstance(self.until, datetime):
+            bounds.append(self.until)
+        elif self.until is not None:
+            bounds.append(local_instant(self.until + _DAY, time(0), self.zone) - _TICK)
+        return min(bounds)
+
+    def last(self) -> datetime | None:
+        """The last occurrence under the limits; None when it never ends (or never fires)."""
+        if not self.limited:
+            return None
+        bound = self._last_bound()
+        if self.count is not None and bound == _count_end(self):
+            return bound
+        return self._last_at_or_before(bound)
+
+    def _last_at_or_before(self, bound: datetime) -> datetime | None:
+        """The latest occurrence at or before `bound`, searching back a day at a time."""
+        rule, zone = self.without_limit(), self.zone
+        first = self._start if self.count is not None else None
+        day = bound.astimezone(zone).date()
+        for _ in range(_SEARCH_DAYS * self.interval + 1):
+            latest = None
+            found = rule.first_after(local_instant(day, time(0), zone) - _TICK)
+            while found is not None and found <= bound and found.astimezone(zone).date() <= day:
+                latest, found = found, rule.first_after(found)
+            if latest is not None:
+                return None if first is not None and latest < first else latest
+            day -= _DAY
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_end(schedule: Schedule) -> datetime:
+    """The `count`th occurrence; cached, as every claim of the reminder asks for it."""
+    assert schedule.count is not None
+    rule = schedule.without_limit()
+    current = rule.first_after(schedule._start - _TICK)
+    for _ in range(schedule.count - 1):
+        assert current is not None  # a repeating rule always has a next occurrence
+        current = rule.first_after(current)
+    assert current is not None
+    return current
+
+
+def check_rate(
+    schedule: Schedule, minimum: timedelta = MIN_EVERY, max_per_day: int = MAX_PER_DAY
+) -> Schedule:
+    """Return `schedule`, or raise RepeatTooOftenError if it repeats within a day more
+    often than `minimum` allows or more than `max_per_day` times on one day."""
+    if schedule.every is not None:
+        per_day = schedule.per_day()
+        if schedule.every < minimum or per_day > max_per_day:
+            raise RepeatTooOftenError(schedule.every, minimum, per_day, max_per_day)
+    return schedule
 
 
 @functools.cache

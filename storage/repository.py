@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
@@ -123,11 +123,46 @@ class NewReminder:
     action: ScheduledAction | None = None
 
 
-def reminder_view(row: Reminder | Row[Any]) -> ReminderView:
-    kind = cast(Kind, row.kind)
-    schedule = Schedule(
-        kind, row.local_time, row.timezone, row.local_date, row.weekday, row.day, row.interval
+def schedule_columns(schedule: Schedule) -> dict[str, Any]:
+    """The reminders columns that hold `schedule`: the one place a rule becomes a row."""
+    until = schedule.until
+    return {
+        "kind": schedule.kind,
+        "local_time": schedule.wall_time,
+        "local_date": schedule.on_date,
+        "weekday": schedule.weekday,
+        "day": schedule.day,
+        "interval": schedule.interval,
+        "timezone": schedule.timezone,
+        "every_seconds": None if schedule.every is None else schedule.every // timedelta(seconds=1),
+        "window_end": schedule.window_end,
+        "on_days": ",".join(map(str, schedule.on_days)) or None,
+        "until_date": None if isinstance(until, datetime) else until,
+        "until_at": until if isinstance(until, datetime) else None,
+        "repeat_count": schedule.count,
+    }
+
+
+def schedule_of(row: Reminder | Row[Any]) -> Schedule:
+    """The rule a reminders row holds (`schedule_columns`, read back)."""
+    return Schedule(
+        cast(Kind, row.kind),
+        row.local_time,
+        row.timezone,
+        row.local_date,
+        row.weekday,
+        row.day,
+        row.interval,
+        every=None if row.every_seconds is None else timedelta(seconds=row.every_seconds),
+        window_end=row.window_end,
+        on_days=tuple(int(day) for day in row.on_days.split(",")) if row.on_days else (),
+        until=row.until_at if row.until_at is not None else row.until_date,
+        count=row.repeat_count,
     )
+
+
+def reminder_view(row: Reminder | Row[Any]) -> ReminderView:
+    schedule = schedule_of(row)
     return ReminderView(
         id=row.id,
         short_id=row.short_id,
@@ -210,13 +245,7 @@ def create_reminder(session: Session, new: NewReminder, now: datetime) -> Remind
         created_by=new.created_by,
         created_by_name=new.created_by_name,
         content=new.content,
-        kind=schedule.kind,
-        local_time=schedule.wall_time,
-        local_date=schedule.on_date,
-        weekday=schedule.weekday,
-        day=schedule.day,
-        interval=schedule.interval,
-        timezone=schedule.timezone,
+        **schedule_columns(schedule),
         snooze_of=new.snooze_of,
         action=new.action.columns() if new.action is not None else None,
         **new.audience.columns(),

@@ -34,7 +34,7 @@ from groupmate.function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from groupmate.storage.recurrence import (
     INTERVAL_KINDS,
     MAX_INTERVAL,
-    Kind,
+    DayKind,
     Schedule,
     local_instant,
 )
@@ -83,7 +83,7 @@ class ReminderArgs(BaseModel):
         ),
         json_schema_extra=COMPACT_REQUIRED,
     )
-    type: Kind | None = Field(
+    type: DayKind | None = Field(
         default=None,
         validate_default=True,
         description="without when: once, daily, weekly, weekdays (Monday to Friday) or monthly",
@@ -235,7 +235,7 @@ class ReminderArgs(BaseModel):
 
     @field_validator("type")
     @classmethod
-    def _check_type(cls, value: Kind | None, info: ValidationInfo) -> Kind | None:
+    def _check_type(cls, value: DayKind | None, info: ValidationInfo) -> DayKind | None:
         # Without a chat clock (stage 1 only) a `when` is not read yet; else it set type.
         if value is None and info.data.get("when") is None:
             raise ValueError(

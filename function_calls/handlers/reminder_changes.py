@@ -54,7 +54,7 @@ from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.schema import COMPACT_HIDDEN
 from groupmate.storage import ReminderService, ReminderView, StorageError
 from groupmate.storage.changes import ReminderChange
-from groupmate.storage.recurrence import MAX_INTERVAL, Kind
+from groupmate.storage.recurrence import MAX_INTERVAL, DayKind
 
 
 class ReminderUpdateArgs(BaseModel):
@@ -72,7 +72,7 @@ class ReminderUpdateArgs(BaseModel):
             "'tomorrow at 9', 'every friday at 5pm'"
         ),
     )
-    type: Kind | None = Field(
+    type: DayKind | None = Field(
         None,
         description=(
             "without when, with a new time: as for reminder_set; left out, the reminder's "

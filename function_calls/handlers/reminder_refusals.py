@@ -18,6 +18,7 @@ from groupmate.storage import (
     ReminderNotFoundError,
     ReminderPermissionError,
     ReminderStateError,
+    RepeatTooOftenError,
     SnoozeTargetError,
     StorageError,
 )
@@ -62,7 +63,25 @@ def refusal_sentence(exc: StorageError) -> PlainSentence:
             f"{unknown_zone(exc.name)}.",
             f"{exc.name!r} 不是已知的时区；请使用 IANA 时区名，例如 Asia/Shanghai。",  # noqa: RUF001
         )
+    if isinstance(exc, RepeatTooOftenError):
+        return _too_often(exc)
     return STORAGE_DOWN
+
+
+def _too_often(exc: RepeatTooOftenError) -> PlainSentence:
+    """The chat's limits, said as numbers the user can act on."""
+    if exc.every < exc.minimum:
+        minutes = exc.minimum // timedelta(minutes=1)
+        return PlainSentence(
+            f"That repeats too often: the shortest repeat here is every {minutes} minutes.",
+            f"重复得太频繁了：这里最短每{minutes}分钟一次。",
+        )
+    return PlainSentence(
+        f"That would fire {exc.per_day} times a day; the most here is {exc.max_per_day}. "
+        "Use a longer step, or hours (e.g. 'every hour from 9 to 17').",
+        f"这样每天会提醒{exc.per_day}次，这里最多{exc.max_per_day}次。"
+        "请把间隔调长，或限定时段（例如“每小时 9点到17点”）。",
+    )
 
 
 def unknown_zone(name: str) -> str:

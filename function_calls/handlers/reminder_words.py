@@ -15,6 +15,11 @@ from zoneinfo import ZoneInfo
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.handlers.audience import describe_audience
 from groupmate.function_calls.handlers.reminder_actions import shown
+from groupmate.function_calls.handlers.repeat_words import (
+    interval_words,
+    interval_words_zh,
+    limit_words,
+)
 from groupmate.function_calls.language import is_chinese
 from groupmate.function_calls.validation import InvalidArgumentsError
 from groupmate.storage import Member, OutgoingMessage, ReminderView
@@ -63,7 +68,14 @@ def ordinal(number: int) -> str:
 
 
 def describe_schedule(schedule: Schedule) -> str:
-    """The rule in words: 'every Monday at 09:00'."""
+    """The rule in words, with its limit: 'every Monday at 09:00', 'every 2 hours from
+    09:00, 5 times (the last on Fri 27 Mar at 17:00)'."""
+    return _rule(schedule) + limit_words(schedule)
+
+
+def _rule(schedule: Schedule) -> str:
+    if schedule.kind == "interval":
+        return interval_words(schedule)
     at = schedule.wall_time.strftime("%H:%M")
     step = schedule.interval
     if schedule.kind == "once":
@@ -92,7 +104,14 @@ def format_local_zh(instant: datetime, zone: ZoneInfo, *, with_year: bool = Fals
 
 
 def describe_schedule_zh(schedule: Schedule) -> str:
-    """The rule in Chinese: '每周一 09:00', '每3天 20:00', '每月1号 09:00'."""
+    """The rule in Chinese, with its limit: '每周一 09:00', '每3天 20:00', '每月1号 09:00',
+    '每2小时（09:00起），共5次（最后一次：3月27日 周五 17:00）'."""
+    return _rule_zh(schedule) + limit_words(schedule, chinese=True)
+
+
+def _rule_zh(schedule: Schedule) -> str:
+    if schedule.kind == "interval":
+        return interval_words_zh(schedule)
     at = schedule.wall_time.strftime("%H:%M")
     step = schedule.interval
     if schedule.kind == "once":
