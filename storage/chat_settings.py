@@ -7,12 +7,13 @@ import functools
 from datetime import datetime, timedelta
 from typing import Any
 
-from groupmate.storage import chat_rows, repository
+from groupmate.storage import chat_calendar, chat_rows, repository
 from groupmate.storage.database import Database
 from groupmate.storage.recurrence import check_timezone
 from groupmate.storage.repository import ReminderView
 from groupmate.storage.scheduler import Clock
 from groupmate.storage.vocabulary import ChatType
+from groupmate.storage.workdays import work_calendar
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
 # Cached this long, a change made by another process (or straight in the database) shows
@@ -120,3 +121,25 @@ class ChatSettings:
         )
         self.forget(chat_id)
         return moved
+
+    async def set_calendar(
+        self, chat_id: str, chat_type: ChatType, country: str | None
+    ) -> list[ReminderView]:
+        """Follow a country's work days (None: Monday to Friday) in "every weekday";
+        returns the reminders that moved with it (their timers are the caller's to move).
+        Raises UnknownCalendarError for a code no calendar has."""
+        if country is not None:
+            country = work_calendar(country).country
+        self.forget(chat_id)
+        try:
+            return await self.database.write(
+                functools.partial(
+                    chat_calendar.set_chat_calendar,
+                    chat_id=chat_id,
+                    chat_type=chat_type,
+                    country=country,
+                    now=self._clock(),
+                )
+            )
+        finally:
+            self.forget(chat_id)

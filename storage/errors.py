@@ -33,6 +33,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailableError",
     "TransferError",
+    "UnknownCalendarError",
 ]
 
 
@@ -134,6 +135,14 @@ class InvalidTimezoneError(StorageError, ValueError):
     def __init__(self, name: str) -> None:
         self.name = name
         super().__init__(f"{name!r} is not a known time zone")
+
+
+class UnknownCalendarError(StorageError, ValueError):
+    """No work-day calendar for this country code (`code`: as given)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        super().__init__(f"{code!r} is not a known work-day calendar")
 
 
 class NewerDatabaseError(StorageError):

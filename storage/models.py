@@ -123,6 +123,8 @@ class Reminder(Base):
     timezone: Mapped[str] = mapped_column(String(64))
     # Every `interval` days, weeks or months, counted from local_date.
     interval: Mapped[int] = mapped_column(SmallInteger, default=1)
+    # weekdays: the work-day calendar followed ("CN"), as the chat's setting names it.
+    calendar: Mapped[str | None] = mapped_column(String(8))
     # Who the message mentions: [{"user_id", "name"}] as the platform resolved them, the
     # creator (unless someone else was named), or the whole chat.
     mentions: Mapped[list[dict[str, str]] | None] = mapped_column(JSON)

@@ -16,6 +16,7 @@ from typing import Literal, get_args
 from zoneinfo import ZoneInfo, available_timezones
 
 from groupmate.storage.errors import InvalidTimezoneError
+from groupmate.storage.workdays import WorkCalendar, weekday_or_workday
 
 Kind = Literal["once", "daily", "weekly", "weekdays", "monthly"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
@@ -44,6 +45,8 @@ class Schedule:
     weekday: int | None = None  # weekly: 0 = Monday
     day: int | None = None  # monthly: 1-31, clipped to the month's last day
     interval: int = 1
+    # weekdays: the country's work days instead of Monday to Friday (storage/workdays.py).
+    calendar: WorkCalendar | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -58,6 +61,8 @@ class Schedule:
             raise ValueError("a weekly schedule needs a weekday from 0 (Monday) to 6 (Sunday)")
         if self.kind == "monthly" and (self.day is None or not 1 <= self.day <= 31):
             raise ValueError("a monthly schedule needs a day from 1 to 31")
+        if self.calendar is not None and self.kind != "weekdays":
+            raise ValueError("only a weekdays schedule follows a work-day calendar")
 
     @classmethod
     def once_at(cls, instant: datetime, timezone: str) -> Schedule:
@@ -80,7 +85,7 @@ class Schedule:
         if self.kind == "daily":
             return self._in_step((day - self._anchor).days)
         if self.kind == "weekdays":
-            return day.weekday() < 5
+            return weekday_or_workday(day, self.calendar)
         if self.kind == "weekly":
             return day.weekday() == self.weekday and self._in_step((day - self._anchor).days // 7)
         if self.kind == "monthly":

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -33,6 +34,7 @@ from groupmate.storage.outgoing import Member
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
 from groupmate.storage.vocabulary import ChatType, stored_chat_type
+from groupmate.storage.workdays import calendar_named
 
 _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)
@@ -126,7 +128,14 @@ class NewReminder:
 def reminder_view(row: Reminder | Row[Any]) -> ReminderView:
     kind = cast(Kind, row.kind)
     schedule = Schedule(
-        kind, row.local_time, row.timezone, row.local_date, row.weekday, row.day, row.interval
+        kind,
+        row.local_time,
+        row.timezone,
+        row.local_date,
+        row.weekday,
+        row.day,
+        row.interval,
+        calendar_named(row.calendar),
     )
     return ReminderView(
         id=row.id,
@@ -185,8 +194,12 @@ def set_chat_timezone(
             .where(_reminders.c.id == row.id)
             .values(version=_reminders.c.version + 1, **values)
         )
-    moved = [get_reminder(session, row.id) for row in rows]
-    return sorted(moved, key=lambda r: (r.next_fire_at is None, r.next_fire_at, r.short_id))
+    return by_next_fire(get_reminder(session, row.id) for row in rows)
+
+
+def by_next_fire(views: Iterable[ReminderView]) -> list[ReminderView]:
+    """Soonest first; reminders with no next occurrence last."""
+    return sorted(views, key=lambda r: (r.next_fire_at is None, r.next_fire_at, r.short_id))
 
 
 # --- reminders -----------------------------------------------------------------------
@@ -216,6 +229,7 @@ def create_reminder(session: Session, new: NewReminder, now: datetime) -> Remind
         weekday=schedule.weekday,
         day=schedule.day,
         interval=schedule.interval,
+        calendar=schedule.calendar.country if schedule.calendar is not None else None,
         timezone=schedule.timezone,
         snooze_of=new.snooze_of,
         action=new.action.columns() if new.action is not None else None,
