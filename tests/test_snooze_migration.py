@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, time
 from pathlib import Path
+from typing import cast
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from groupmate.storage import Database, upgrade
 from groupmate.storage.models import Chat, Reminder
@@ -57,6 +59,14 @@ def reminder(number: int, *, snooze_of: str | None = None, status: str = "done")
     )
 
 
+def add_as_stored(session: Session, *rows: Reminder) -> None:
+    """Insert only the columns set: an older revision lacks the columns added since."""
+    table = cast(Table, Reminder.__table__)
+    for row in rows:
+        values = {c.key: getattr(row, c.key) for c in table.columns}
+        session.execute(insert(table).values({k: v for k, v in values.items() if v is not None}))
+
+
 def numbers(database: Database) -> list[tuple[int, bool]]:
     with database.read_session() as session:
         rows = session.execute(
@@ -72,13 +82,13 @@ def test_snoozes_made_before_0016_take_their_reminders_number(empty_url: str) ->
         with database.write_session() as session:
             session.add(Chat(chat_id="g1", chat_type="group", last_short_id=4, settings={}))
             session.flush()
-            session.add_all([reminder(1), reminder(2, status="active")])
+            add_as_stored(session, reminder(1), reminder(2, status="active"))
             session.flush()
             # Snoozes of #1 as they were stored: one that went off, one pending.
             root = f"{1:032d}"
             went_off, pending = reminder(3, snooze_of=root), reminder(4, snooze_of=root)
             pending.status, pending.next_fire_at = "active", AT
-            session.add_all([went_off, pending])
+            add_as_stored(session, went_off, pending)
         upgrade(database)
         assert numbers(database) == [(1, False), (2, False), (1, True), (1, True)]
         # Unique among reminders still: a second reminder #2 is refused.
