@@ -8,6 +8,7 @@ occurrence at once: `/reminders` shows the real next date straight after.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, cast
@@ -26,8 +27,17 @@ from groupmate.storage.repository import (
 from groupmate.storage.vocabulary import ChatType
 from groupmate.storage.workdays import calendar_named
 
-# The chat setting's key; its value is a country code, absent for Monday to Friday.
+# The chat setting's key: a country code, or "off" for Monday to Friday even when the
+# config's default (`reminders.workdays`) names a country; absent: that default.
 WORKDAYS_SETTING = "workdays"
+WORKDAYS_OFF = "off"
+
+
+def chat_workdays(settings: Mapping[str, Any], default: str | None) -> str | None:
+    """The country code a chat's "every weekday" follows; None: Monday to Friday."""
+    code = settings.get(WORKDAYS_SETTING, default)
+    return None if code in (None, WORKDAYS_OFF) else str(code)
+
 
 _reminders = cast(Table, Reminder.__table__)
 
@@ -40,7 +50,8 @@ def set_chat_calendar(
     Returns the reminders that follow the new calendar."""
     calendar = calendar_named(country)
     code = calendar.country if calendar is not None else None
-    update_chat_settings(session, chat_id, chat_type, {WORKDAYS_SETTING: code}, now)
+    setting = code if code is not None else WORKDAYS_OFF
+    update_chat_settings(session, chat_id, chat_type, {WORKDAYS_SETTING: setting}, now)
     rows = session.execute(
         select(_reminders)
         .where(

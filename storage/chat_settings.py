@@ -36,6 +36,8 @@ class ChatSettings:
     ) -> None:
         self.database = database
         self.default_timezone = check_timezone(default_timezone)
+        # The config's `reminders.workdays` (checked there): for chats that set none.
+        self.default_workdays: str | None = None
         self._clock = clock
         # Every message needs its chat's zone; a short-lived cache spares a query each.
         # chat id -> (stored zone and settings, when they were read); oldest reads first.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -42,6 +43,11 @@ class WorkCalendar:
     def moves_work(self) -> bool:
         """True when weekends can be work days (China), not just holidays skipped."""
         return self.country in MAKEUP_CALENDARS
+
+    @property
+    def country_name(self) -> str:
+        """The country in English: 'China', 'Germany', 'United States'."""
+        return country_name(self.country)
 
     def is_workday(self, day: date) -> bool:
         if day in self.extra_workdays:
@@ -106,6 +112,17 @@ def supported_calendars() -> frozenset[str]:
     except ImportError:
         return MAKEUP_CALENDARS
     return MAKEUP_CALENDARS | frozenset(holidays.list_supported_countries())
+
+
+@functools.cache
+def country_name(code: str) -> str:
+    if code == "CN":
+        return "China"
+    import holidays
+
+    # python-holidays names each country's class after it: UnitedStates -> United States.
+    name = type(holidays.country_holidays(code)).__mro__[1].__name__
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
 
 
 @functools.cache

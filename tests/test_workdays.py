@@ -149,7 +149,7 @@ async def test_setting_the_chat_calendar_moves_the_next_date_and_the_claims(
     # Off again: back to Monday to Friday, from now.
     (back,) = await reminders.set_calendar("chat-1", "group", None)
     assert back.next_fire_at == shanghai(2, 24) and back.schedule.calendar is None
-    assert "workdays" not in await reminders.settings_of("chat-1")
+    assert (await reminders.settings_of("chat-1"))["workdays"] == "off"
 
 
 async def test_an_unknown_calendar_changes_nothing(
