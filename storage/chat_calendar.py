@@ -24,18 +24,17 @@ from groupmate.storage.repository import (
     get_reminder,
     reminder_view,
 )
-from groupmate.storage.vocabulary import ChatType
+from groupmate.storage.vocabulary import SETTING_WORKDAYS, ChatType
 from groupmate.storage.workdays import calendar_named
 
-# The chat setting's key: a country code, or "off" for Monday to Friday even when the
+# The setting's value: a country code, or "off" for Monday to Friday even when the
 # config's default (`reminders.workdays`) names a country; absent: that default.
-WORKDAYS_SETTING = "workdays"
 WORKDAYS_OFF = "off"
 
 
 def chat_workdays(settings: Mapping[str, Any], default: str | None) -> str | None:
     """The country code a chat's "every weekday" follows; None: Monday to Friday."""
-    code = settings.get(WORKDAYS_SETTING, default)
+    code = settings.get(SETTING_WORKDAYS, default)
     return None if code in (None, WORKDAYS_OFF) else str(code)
 
 
@@ -51,7 +50,7 @@ def set_chat_calendar(
     calendar = calendar_named(country)
     code = calendar.country if calendar is not None else None
     setting = code if code is not None else WORKDAYS_OFF
-    update_chat_settings(session, chat_id, chat_type, {WORKDAYS_SETTING: setting}, now)
+    update_chat_settings(session, chat_id, chat_type, {SETTING_WORKDAYS: setting}, now)
     rows = session.execute(
         select(_reminders)
         .where(

@@ -73,7 +73,7 @@ def describe_schedule(schedule: Schedule) -> str:
     if schedule.kind == "daily":
         return f"every {step} days at {at}" if step > 1 else f"every day at {at}"
     if schedule.kind == "weekdays":
-        return f"{_workdays_en(schedule.calendar)} at {at}"
+        return workdays_words(schedule.calendar, f" at {at}")
     if schedule.kind == "weekly":
         assert schedule.weekday is not None
         name = WEEKDAY_NAMES[schedule.weekday]
@@ -84,15 +84,17 @@ def describe_schedule(schedule: Schedule) -> str:
     return f"every {months} on the {ordinal(schedule.day)}{shorter} at {at}"
 
 
-def _workdays_en(calendar: WorkCalendar | None) -> str:
+def workdays_words(calendar: WorkCalendar | None, at: str = "") -> str:
+    """'every workday (China's calendar) at 09:00', 'every weekday at 09:00, skipping
+    Germany's public holidays'; `at`: the time's words, if any."""
     if calendar is None:
-        return "every weekday (Mon-Fri)"
+        return f"every weekday (Mon-Fri){at}"
     if calendar.moves_work:
-        return f"every workday ({calendar.country_name}'s calendar)"
-    return f"every weekday, skipping {calendar.country_name}'s public holidays"
+        return f"every workday ({calendar.country_name}'s calendar){at}"
+    return f"every weekday{at}, skipping {calendar.country_name}'s public holidays"
 
 
-def _workdays_zh(calendar: WorkCalendar | None) -> str:
+def workdays_words_zh(calendar: WorkCalendar | None) -> str:
     if calendar is None:
         return "每个工作日（周一至周五）"
     if calendar.country == "CN":
@@ -119,7 +121,7 @@ def describe_schedule_zh(schedule: Schedule) -> str:
     if schedule.kind == "daily":
         return f"每{step}天 {at}" if step > 1 else f"每天 {at}"
     if schedule.kind == "weekdays":
-        return f"{_workdays_zh(schedule.calendar)} {at}"
+        return f"{workdays_words_zh(schedule.calendar)} {at}"
     if schedule.kind == "weekly":
         assert schedule.weekday is not None
         name = f"周{_WEEKDAYS_ZH[schedule.weekday]}"
