@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from groupmate.storage import chat_calendar, chat_rows, repository
 from groupmate.storage.database import Database
@@ -21,6 +22,7 @@ from groupmate.storage.workdays import work_calendar
 ZONE_CACHE_SECONDS = 10.0
 ZONE_CACHE_SIZE = 10_000
 _ZONE_TTL = timedelta(seconds=ZONE_CACHE_SECONDS)
+T = TypeVar("T")
 
 
 class ChatSettings:
@@ -89,15 +91,19 @@ class ChatSettings:
     ) -> dict[str, Any]:
         """Merge into the chat's settings; a None value removes a key. `values` may be a
         function of the current settings, run under the row's lock."""
+        return await self._write_settings(
+            chat_rows.update_chat_settings, chat_id, chat_type, values=values
+        )
+
+    async def _write_settings(
+        self, change: Callable[..., T], chat_id: str, chat_type: ChatType, **values: Any
+    ) -> T:
+        """Run `change` on the chat's row, with the cache forgotten around the write."""
         self.forget(chat_id)
         try:
             return await self.database.write(
                 functools.partial(
-                    chat_rows.update_chat_settings,
-                    chat_id=chat_id,
-                    chat_type=chat_type,
-                    values=values,
-                    now=self._clock(),
+                    change, chat_id=chat_id, chat_type=chat_type, now=self._clock(), **values
                 )
             )
         finally:
@@ -132,16 +138,6 @@ class ChatSettings:
         Raises UnknownCalendarError for a code no calendar has."""
         if country is not None:
             country = work_calendar(country).country
-        self.forget(chat_id)
-        try:
-            return await self.database.write(
-                functools.partial(
-                    chat_calendar.set_chat_calendar,
-                    chat_id=chat_id,
-                    chat_type=chat_type,
-                    country=country,
-                    now=self._clock(),
-                )
-            )
-        finally:
-            self.forget(chat_id)
+        return await self._write_settings(
+            chat_calendar.set_chat_calendar, chat_id, chat_type, country=country
+        )
