@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, time
 
 import pytest
 
+from groupmate.function_calls.handlers.reminder_words import describe_schedule, describe_schedule_zh
 from groupmate.storage import ReminderService
 from groupmate.storage.errors import UnknownCalendarError
 from groupmate.storage.recurrence import Schedule
@@ -162,3 +163,16 @@ async def test_an_unknown_calendar_changes_nothing(
     (stored,), _ = await reminders.list_for_chat("chat-1")
     assert stored.next_fire_at == shanghai(2, 16) and stored.schedule.calendar is None
     assert "workdays" not in await reminders.settings_of("chat-1")
+
+
+def test_the_rule_names_the_calendar_in_english_and_chinese() -> None:
+    china, germany = weekdays_at_nine("CN"), weekdays_at_nine("DE", "Europe/Berlin")
+    plain = weekdays_at_nine(None)
+    assert describe_schedule(china) == "every workday (China's calendar) at 09:00"
+    assert describe_schedule_zh(china) == "每个工作日（中国法定节假日） 09:00"
+    assert describe_schedule(germany) == (
+        "every weekday at 09:00, skipping Germany's public holidays"
+    )
+    assert describe_schedule_zh(germany) == "每个工作日（跳过DE的公共假日） 09:00"
+    assert describe_schedule(plain) == "every weekday (Mon-Fri) at 09:00"
+    assert describe_schedule_zh(plain) == "每个工作日（周一至周五） 09:00"
