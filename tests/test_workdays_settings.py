@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from groupmate.testing.stub_llm import StubLLM
+from groupmate.storage.workdays import configure_calendars
+from groupmate.testing.stub_llm import StubLLM, text
+from tests import bots
 from tests.conftest import FakeClock
 from tests.http_harness import echo_bot
 from tests.test_followup import admin_sets, answers
@@ -57,3 +59,26 @@ async def test_settings_workdays_refuses_an_unknown_country_in_plain_words(
         assert f"next Mon 28 Dec 09:00 · {skipping}" in listed
         off = await admin_sets(bot, "workdays off")
         assert "every weekday (Mon-Fri)" in off and "next Fri 25 Dec 09:00" in off
+
+
+async def test_the_configs_default_calendar_and_days_reach_new_reminders(
+    database_url: str, stub: StubLLM, clock: FakeClock
+) -> None:
+    clock.set(datetime(2026, 2, 12, 2, 0, tzinfo=UTC))  # Thursday 10:00 in Shanghai
+    reminders = {"workdays": "cn", "calendars": {"CN": {"holidays": ["2026-02-13"]}}}
+    stub.fallback = lambda body: text("echo")
+    bot = bots.make_bot(
+        database_url,
+        stub,
+        llm={"warm_up": False},
+        bot={"timezone": "Asia/Shanghai"},
+        reminders=reminders,
+        clock=clock,
+    )
+    try:
+        async with bot:
+            (made,) = await answers(bot, "/remind every weekday at 9:00 stand-up")
+            # Friday 13th is the operator's holiday; Saturday 14th China's make-up day.
+            assert "Sat 14 Feb 09:00" in made and CHINA in made
+    finally:
+        configure_calendars({})  # the config is process-wide: leave none for other tests
