@@ -25,6 +25,7 @@ from groupmate.storage.vocabulary import (
     SETTING_FOLLOWUP_SECONDS,
     SETTING_OTHERS,
     SETTING_QUIET_DIGEST,
+    SETTING_WORKDAYS,
     SWITCHES,
 )
 
@@ -135,6 +136,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     SETTING_FOLLOWUP: (FOLLOWUP_TOOL, "|".join(SWITCHES)),
     SETTING_FOLLOWUP_SECONDS: (FOLLOWUP_TOOL, "<seconds>"),
     SETTING_QUIET_DIGEST: ("digest_settings", "|".join(QUIET_DIGESTS)),
+    SETTING_WORKDAYS: ("set_workdays", "CN|<country>|off"),
 }
 
 

@@ -12,7 +12,7 @@ import sys
 import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr
@@ -166,6 +166,8 @@ def _kind(annotation: Any) -> str:
         return "one of " + ", ".join(f"`{value}`" for value in values)
     if annotation is timedelta:
         return "duration: `30s`, `15m`, `6h`, `1d`, or a number of seconds"
+    if annotation is date:
+        return "date: `2026-02-14`"
     if annotation is SecretStr:
         return "secret string"
     if annotation in _SCALARS:

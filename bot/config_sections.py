@@ -7,7 +7,7 @@ Each setting's docstring is what docs/reference/configuration.md says of it
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator
@@ -34,6 +34,7 @@ from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError,
 from groupmate.storage.policy import DEFAULT_GRACE
 from groupmate.storage.recurrence import MAX_PER_DAY, MIN_EVERY, Kind
 from groupmate.storage.vocabulary import Permission
+from groupmate.storage.workdays import work_calendar
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
@@ -221,6 +222,13 @@ class AdaptersSettings(Section):
     """DingTalk. Present: enabled."""
 
 
+class CalendarDays(Section):
+    workdays: list[date] = Field(default_factory=list)
+    """Days that are work days, over the package's data (make-up work days)."""
+    holidays: list[date] = Field(default_factory=list)
+    """Days off, over the package's data."""
+
+
 class ReminderSettings(Section):
     grace: dict[Kind, Duration] = Field(default_factory=lambda: dict(DEFAULT_GRACE))
     """Per kind of reminder: one missed by more than this while the bot was down is
@@ -252,6 +260,30 @@ class ReminderSettings(Section):
     fast_path: bool = True
     """A request the grammar reads whole ("remind us every monday at 9 to send the
     report") is set at once, without the model. Off: every message goes to the model."""
+
+    workdays: str | None = None
+    """The country whose work days "every weekday" follows in chats that set none
+    (`/settings workdays`): `CN` for China's official calendar (holidays off, make-up
+    work days on), or another country code, such as `DE`, to skip its public holidays
+    (needs `pip install "groupmate[holidays]"`). Empty: Monday to Friday."""
+    calendars: dict[str, CalendarDays] = Field(default_factory=dict)
+    """Days to add or correct per country, over the packages' data, for instance
+    `CN: {workdays: [2027-02-06], holidays: [2027-02-08]}`. China publishes next year's
+    schedule each November: add it here until a new `chinesecalendar` release has it."""
+
+    @field_validator("workdays")
+    @classmethod
+    def _known_workdays(cls, value: str | None) -> str | None:
+        return work_calendar(value).country if value else None
+
+    @field_validator("calendars")
+    @classmethod
+    def _known_calendars(cls, value: dict[str, CalendarDays]) -> dict[str, CalendarDays]:
+        return {work_calendar(code).country: days for code, days in value.items()}
+
+    def calendar_days(self) -> dict[str, tuple[list[date], list[date]]]:
+        """The operator's (workdays, holidays) per country, for `configure_calendars`."""
+        return {code: (days.workdays, days.holidays) for code, days in self.calendars.items()}
 
     def rules(self) -> ReminderRules:
         return ReminderRules(self.remind_others, self.remind_everyone)

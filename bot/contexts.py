@@ -15,6 +15,7 @@ from groupmate.function_calls import AuthMethod, CallSource, ChatType, MessageCo
 from groupmate.function_calls.deps import Deps, Progress
 from groupmate.function_calls.policy import tools_off
 from groupmate.storage import Member, ReminderService
+from groupmate.storage.chat_calendar import chat_workdays
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,7 @@ class ContextFactory:
             sender_name=caller.sender_name,
             is_admin=caller.is_admin,
             timezone=chat.timezone or self._reminders.default_timezone,
+            workdays=chat_workdays(chat.settings, self._reminders.chats.default_workdays),
             deps=deps,
             clock=self._clock,
             mentioned=caller.mentioned,

@@ -55,6 +55,7 @@ from groupmate.storage.overview import TurnLog
 from groupmate.storage.plugin_data import PluginData
 from groupmate.storage.scheduler import Act
 from groupmate.storage.usage import UsageLog, UsageReader
+from groupmate.storage.workdays import configure_calendars
 
 if TYPE_CHECKING:  # the MCP client (and its SDK) is imported only with a server configured
     from groupmate.function_calls.remote import McpTools, OpenApiToolSet
@@ -114,6 +115,8 @@ async def build_runtime(
             reach=outbound.reach,
         )
     )
+    configure_calendars(config.reminders.calendar_days())
+    reminders.chats.default_workdays = config.reminders.workdays
     database = reminders.database
     retention = config.bot.retention
     chatlog = ChatLog(

@@ -34,6 +34,8 @@ class MessageContext:
     sender_name: str = ""
     is_admin: bool = False
     timezone: str = "UTC"
+    # The country whose work days "every weekday" follows here (None: Monday to Friday).
+    workdays: str | None = None
     deps: Deps = field(default_factory=Deps)
     clock: Callable[[], datetime] = utc_now
     # Users the platform says this message mentions (members of the chat).

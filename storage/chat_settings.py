@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
-from groupmate.storage import chat_rows, repository
+from groupmate.storage import chat_calendar, chat_rows, repository
 from groupmate.storage.database import Database
 from groupmate.storage.recurrence import check_timezone
 from groupmate.storage.repository import ReminderView
 from groupmate.storage.scheduler import Clock
 from groupmate.storage.vocabulary import ChatType
+from groupmate.storage.workdays import work_calendar
 
 # A chat's zone (and, for the budget check, its settings) is read for every message.
 # Cached this long, a change made by another process (or straight in the database) shows
@@ -20,6 +22,7 @@ from groupmate.storage.vocabulary import ChatType
 ZONE_CACHE_SECONDS = 10.0
 ZONE_CACHE_SIZE = 10_000
 _ZONE_TTL = timedelta(seconds=ZONE_CACHE_SECONDS)
+T = TypeVar("T")
 
 
 class ChatSettings:
@@ -35,6 +38,8 @@ class ChatSettings:
     ) -> None:
         self.database = database
         self.default_timezone = check_timezone(default_timezone)
+        # The config's `reminders.workdays` (checked there): for chats that set none.
+        self.default_workdays: str | None = None
         self._clock = clock
         # Every message needs its chat's zone; a short-lived cache spares a query each.
         # chat id -> (stored zone and settings, when they were read); oldest reads first.
@@ -86,15 +91,19 @@ class ChatSettings:
     ) -> dict[str, Any]:
         """Merge into the chat's settings; a None value removes a key. `values` may be a
         function of the current settings, run under the row's lock."""
+        return await self._write_settings(
+            chat_rows.update_chat_settings, chat_id, chat_type, values=values
+        )
+
+    async def _write_settings(
+        self, change: Callable[..., T], chat_id: str, chat_type: ChatType, **values: Any
+    ) -> T:
+        """Run `change` on the chat's row, with the cache forgotten around the write."""
         self.forget(chat_id)
         try:
             return await self.database.write(
                 functools.partial(
-                    chat_rows.update_chat_settings,
-                    chat_id=chat_id,
-                    chat_type=chat_type,
-                    values=values,
-                    now=self._clock(),
+                    change, chat_id=chat_id, chat_type=chat_type, now=self._clock(), **values
                 )
             )
         finally:
@@ -120,3 +129,15 @@ class ChatSettings:
         )
         self.forget(chat_id)
         return moved
+
+    async def set_calendar(
+        self, chat_id: str, chat_type: ChatType, country: str | None
+    ) -> list[ReminderView]:
+        """Follow a country's work days (None: Monday to Friday) in "every weekday";
+        returns the reminders that moved with it (their timers are the caller's to move).
+        Raises UnknownCalendarError for a code no calendar has."""
+        if country is not None:
+            country = work_calendar(country).country
+        return await self._write_settings(
+            chat_calendar.set_chat_calendar, chat_id, chat_type, country=country
+        )

@@ -34,6 +34,7 @@ __all__ = [
     "StorageError",
     "StorageUnavailableError",
     "TransferError",
+    "UnknownCalendarError",
 ]
 
 
@@ -149,6 +150,12 @@ class RepeatTooOftenError(StorageError, ValueError):
         super().__init__(
             f"every {every}: the minimum is {minimum}; {per_day} a day, the cap {max_per_day}"
         )
+class UnknownCalendarError(StorageError, ValueError):
+    """No work-day calendar for this country code (`code`: as given)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        super().__init__(f"{code!r} is not a known work-day calendar")
 
 
 class NewerDatabaseError(StorageError):

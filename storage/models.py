@@ -132,6 +132,8 @@ class Reminder(Base):
     until_date: Mapped[date | None] = mapped_column()
     until_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     repeat_count: Mapped[int | None] = mapped_column(Integer)
+    # weekdays: the work-day calendar followed ("CN"), as the chat's setting names it.
+    calendar: Mapped[str | None] = mapped_column(String(8))
     # Who the message mentions: [{"user_id", "name"}] as the platform resolved them, the
     # creator (unless someone else was named), or the whole chat.
     mentions: Mapped[list[dict[str, str]] | None] = mapped_column(JSON)

@@ -17,6 +17,7 @@ from typing import Literal, get_args
 from zoneinfo import ZoneInfo, available_timezones
 
 from groupmate.storage.errors import InvalidTimezoneError, RepeatTooOftenError
+from groupmate.storage.workdays import WorkCalendar, weekday_or_workday
 
 # The kinds a reminder's `type` argument names (tools, REST); "interval" is made from
 # its own fields (a step, a window), not named by a type.
@@ -68,6 +69,8 @@ class Schedule:
     # `count`: occurrences in all, from the first on `on_date`.
     until: date | datetime | None = None
     count: int | None = None
+    # weekdays: the country's work days instead of Monday to Friday (storage/workdays.py).
+    calendar: WorkCalendar | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -84,6 +87,8 @@ class Schedule:
             raise ValueError("a weekly schedule needs a weekday from 0 (Monday) to 6 (Sunday)")
         if self.kind == "monthly" and (self.day is None or not 1 <= self.day <= 31):
             raise ValueError("a monthly schedule needs a day from 1 to 31")
+        if self.calendar is not None and self.kind != "weekdays":
+            raise ValueError("only a weekdays schedule follows a work-day calendar")
 
     def _check_interval(self) -> None:
         if self.kind != "interval":
@@ -156,7 +161,7 @@ class Schedule:
         if self.kind == "daily":
             return self._in_step((day - self._anchor).days)
         if self.kind == "weekdays":
-            return day.weekday() < 5
+            return weekday_or_workday(day, self.calendar)
         if self.kind == "weekly":
             return day.weekday() == self.weekday and self._in_step((day - self._anchor).days // 7)
         if self.kind == "monthly":

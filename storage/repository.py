@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -33,6 +34,7 @@ from groupmate.storage.outgoing import Member
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
 from groupmate.storage.vocabulary import ChatType, stored_chat_type
+from groupmate.storage.workdays import calendar_named
 
 _chats = cast(Table, Chat.__table__)
 _reminders = cast(Table, Reminder.__table__)
@@ -140,6 +142,7 @@ def schedule_columns(schedule: Schedule) -> dict[str, Any]:
         "until_date": None if isinstance(until, datetime) else until,
         "until_at": until if isinstance(until, datetime) else None,
         "repeat_count": schedule.count,
+        "calendar": schedule.calendar.country if schedule.calendar is not None else None,
     }
 
 
@@ -158,6 +161,7 @@ def schedule_of(row: Reminder | Row[Any]) -> Schedule:
         on_days=tuple(int(day) for day in row.on_days.split(",")) if row.on_days else (),
         until=row.until_at if row.until_at is not None else row.until_date,
         count=row.repeat_count,
+        calendar=calendar_named(row.calendar),
     )
 
 
@@ -220,8 +224,12 @@ def set_chat_timezone(
             .where(_reminders.c.id == row.id)
             .values(version=_reminders.c.version + 1, **values)
         )
-    moved = [get_reminder(session, row.id) for row in rows]
-    return sorted(moved, key=lambda r: (r.next_fire_at is None, r.next_fire_at, r.short_id))
+    return by_next_fire(get_reminder(session, row.id) for row in rows)
+
+
+def by_next_fire(views: Iterable[ReminderView]) -> list[ReminderView]:
+    """Soonest first; reminders with no next occurrence last."""
+    return sorted(views, key=lambda r: (r.next_fire_at is None, r.next_fire_at, r.short_id))
 
 
 # --- reminders -----------------------------------------------------------------------

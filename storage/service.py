@@ -134,6 +134,16 @@ class ReminderService:
             self._plan(reminder)
         return moved
 
+    async def set_calendar(
+        self, chat_id: str, chat_type: ChatType, country: str | None
+    ) -> list[ReminderView]:
+        """Make "every weekday" follow a country's work days (None: Monday to Friday);
+        returns the weekdays reminders that moved with it (UnknownCalendarError)."""
+        moved = await self.chats.set_calendar(chat_id, chat_type, country)
+        for reminder in moved:
+            self._plan(reminder)
+        return moved
+
     async def create(self, new: NewReminder) -> ReminderView:
         now = self._clock()
         reminder = await self.database.write(

@@ -60,6 +60,7 @@ SettingKey = Literal[
     "digest_when_quiet",
     "followup",
     "followup_seconds",
+    "workdays",
 ]
 SETTING_OTHERS: Final[SettingKey] = "remind_others"  # a Permission
 SETTING_EVERYONE: Final[SettingKey] = "remind_everyone"  # a Permission
@@ -68,6 +69,8 @@ SETTING_TOOLS_OFF: Final[SettingKey] = "tools_off"  # tools a chat admin switche
 SETTING_QUIET_DIGEST: Final[SettingKey] = "digest_when_quiet"  # a QuietDigest
 SETTING_FOLLOWUP: Final[SettingKey] = "followup"  # a Switch: follow-ups need no mention
 SETTING_FOLLOWUP_SECONDS: Final[SettingKey] = "followup_seconds"  # how long one may come
+# The country whose work days "every weekday" follows (storage/chat_calendar.py).
+SETTING_WORKDAYS: Final[SettingKey] = "workdays"
 # What a scheduled digest (a /summary or /catchup action) does when nothing was said
 # since the last one: say so ("Quiet day: …"), or post nothing.
 QuietDigest = Literal["post", "skip"]

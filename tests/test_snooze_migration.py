@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, time
 from pathlib import Path
+from typing import cast
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from groupmate.storage import Database, upgrade
 from groupmate.storage.models import Chat, Reminder
@@ -63,8 +65,22 @@ def stored(*rows: Reminder) -> list[dict[str, object]]:
     return [{column.name: getattr(row, column.key) for column in columns} for row in rows]
 
 
-# Added by 0017; an insert at 0015 names none of them.
-_LATER = ("every_seconds", "window_end", "on_days", "until_date", "until_at", "repeat_count")
+# Added by 0017 and 0018; an insert at 0015 names none of them.
+_LATER = (
+    "every_seconds",
+    "window_end",
+    "on_days",
+    "until_date",
+    "until_at",
+    "repeat_count",
+    "calendar",
+)
+def add_as_stored(session: Session, *rows: Reminder) -> None:
+    """Insert only the columns set: an older revision lacks the columns added since."""
+    table = cast(Table, Reminder.__table__)
+    for row in rows:
+        values = {c.key: getattr(row, c.key) for c in table.columns}
+        session.execute(insert(table).values({k: v for k, v in values.items() if v is not None}))
 
 
 def numbers(database: Database) -> list[tuple[int, bool]]:

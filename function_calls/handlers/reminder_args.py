@@ -38,6 +38,7 @@ from groupmate.storage.recurrence import (
     Schedule,
     local_instant,
 )
+from groupmate.storage.workdays import calendar_named
 
 MAX_CONTENT = 1000
 MAX_AHEAD = timedelta(days=3660)
@@ -268,7 +269,12 @@ class ReminderArgs(BaseModel):
             first = _check_future(_once_instant(self.time, ctx), ctx)
             return schedule, first
         schedule = Schedule(
-            self.type, _wall_time(self.time), ctx.timezone, weekday=self.weekday, day=self.day
+            self.type,
+            _wall_time(self.time),
+            ctx.timezone,
+            weekday=self.weekday,
+            day=self.day,
+            calendar=calendar_named(ctx.workdays) if self.type == "weekdays" else None,
         )
         upcoming = schedule.first_after(now)
         assert upcoming is not None  # every recurring rule matches within a month

@@ -27,6 +27,7 @@ from groupmate.storage.deliveries import Claim
 from groupmate.storage.recurrence import Schedule
 from groupmate.storage.repository import Audience
 from groupmate.storage.vocabulary import HistoryOutcome
+from groupmate.storage.workdays import WorkCalendar
 
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _WEEKDAYS_ZH = "一二三四五六日"
@@ -84,7 +85,7 @@ def _rule(schedule: Schedule) -> str:
     if schedule.kind == "daily":
         return f"every {step} days at {at}" if step > 1 else f"every day at {at}"
     if schedule.kind == "weekdays":
-        return f"every weekday (Mon-Fri) at {at}"
+        return workdays_words(schedule.calendar, f" at {at}")
     if schedule.kind == "weekly":
         assert schedule.weekday is not None
         name = WEEKDAY_NAMES[schedule.weekday]
@@ -93,6 +94,24 @@ def _rule(schedule: Schedule) -> str:
     shorter = " (or the month's last day)" if schedule.day > 28 else ""
     months = f"{step} months" if step > 1 else "month"
     return f"every {months} on the {ordinal(schedule.day)}{shorter} at {at}"
+
+
+def workdays_words(calendar: WorkCalendar | None, at: str = "") -> str:
+    """'every workday (China's calendar) at 09:00', 'every weekday at 09:00, skipping
+    Germany's public holidays'; `at`: the time's words, if any."""
+    if calendar is None:
+        return f"every weekday (Mon-Fri){at}"
+    if calendar.moves_work:
+        return f"every workday ({calendar.country_name}'s calendar){at}"
+    return f"every weekday{at}, skipping {calendar.country_name}'s public holidays"
+
+
+def workdays_words_zh(calendar: WorkCalendar | None) -> str:
+    if calendar is None:
+        return "每个工作日（周一至周五）"
+    if calendar.country == "CN":
+        return "每个工作日（中国法定节假日）"
+    return f"每个工作日（跳过{calendar.country}的公共假日）"
 
 
 def format_local_zh(instant: datetime, zone: ZoneInfo, *, with_year: bool = False) -> str:
@@ -121,7 +140,7 @@ def _rule_zh(schedule: Schedule) -> str:
     if schedule.kind == "daily":
         return f"每{step}天 {at}" if step > 1 else f"每天 {at}"
     if schedule.kind == "weekdays":
-        return f"每个工作日（周一至周五） {at}"
+        return f"{workdays_words_zh(schedule.calendar)} {at}"
     if schedule.kind == "weekly":
         assert schedule.weekday is not None
         name = f"周{_WEEKDAYS_ZH[schedule.weekday]}"

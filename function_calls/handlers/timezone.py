@@ -10,11 +10,15 @@ from pydantic import BaseModel, Field, field_validator
 
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.handlers.reminder_refusals import unknown_zone
+from groupmate.function_calls.handlers.reminder_words import workdays_words
 from groupmate.function_calls.handlers.reminders import describe_reminder, refused
 from groupmate.function_calls.plugins.declare import Plugin
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.storage import InvalidTimezoneError, ReminderService, StorageError, check_timezone
+from groupmate.storage.chat_calendar import WORKDAYS_OFF, chat_workdays
+from groupmate.storage.errors import UnknownCalendarError
+from groupmate.storage.workdays import calendar_named, work_calendar
 
 # A built-in family, loaded as any plugin is (`builtins: {timezone: false}` leaves it out).
 plugin = Plugin("timezone")
@@ -80,6 +84,79 @@ async def set_timezone(
     if moved:
         lines.append("Repeating reminders keep their local time; one-time ones their moment:")
         lines.extend(describe_reminder(reminder, new_zone) for reminder in moved)
+    return FunctionResult.direct(
+        "\n".join(lines), data={"changed": True, "moved": len(moved)}, value=moved
+    )
+
+
+class WorkdaysArgs(BaseModel):
+    """The country whose work days "every weekday" follows; none: say which it is."""
+
+    workdays: str | None = Field(
+        None,
+        min_length=2,
+        max_length=8,
+        description="CN for China's official calendar, a country code such as DE, or off",
+    )
+
+    @field_validator("workdays")
+    @classmethod
+    def _check_country(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() == WORKDAYS_OFF:
+            return WORKDAYS_OFF if value is not None else None
+        try:
+            return work_calendar(value).country
+        except UnknownCalendarError:
+            raise ValueError(
+                f"{value.strip()!r} is not a country calendar I know. Use CN for China's "
+                "official calendar, a two-letter country code such as DE, or off"
+            ) from None
+
+
+def _workdays_phrase(country: str | None) -> str:
+    # The same words the confirmation and /reminders use for the rule.
+    return workdays_words(calendar_named(country))
+
+
+@tool_function(
+    name="set_workdays",
+    description=(
+        "Make 'every weekday' reminders in this chat follow a country's official work days "
+        "(group admins only): CN skips China's public holidays and fires on its make-up "
+        "work days; another country code skips that country's public holidays; off: "
+        "Monday to Friday. Without a value: say which calendar the chat follows."
+    ),
+    examples=[Example("follow China's holiday calendar", {"workdays": "CN"})],
+)
+async def set_workdays(
+    ctx: MessageContext,
+    args: WorkdaysArgs,
+    service: ReminderService,
+) -> FunctionResult:
+    if args.workdays is None:
+        current = chat_workdays(
+            await service.settings_of(ctx.chat_id), service.chats.default_workdays
+        )
+        return FunctionResult.direct(
+            f"Weekday reminders here repeat {_workdays_phrase(current)}. "
+            "Change it with /settings workdays CN (or a country code, or off).",
+            data={"workdays": current},
+        )
+    if ctx.chat_type == "group" and not ctx.is_admin:
+        return FunctionResult.refused(
+            "Only a group admin can change this chat's work-day calendar.",
+            "forbidden",
+            {"changed": False},
+        )
+    country = None if args.workdays == WORKDAYS_OFF else args.workdays
+    try:
+        moved = await service.set_calendar(ctx.chat_id, ctx.chat_type, country)
+    except StorageError as exc:
+        return refused(exc, ctx.text, {"changed": False})
+    lines = [f"📅 Weekday reminders here now repeat {_workdays_phrase(country)}."]
+    if moved:
+        lines.append("Their next dates:")
+        lines.extend(describe_reminder(reminder, ctx.zone) for reminder in moved)
     return FunctionResult.direct(
         "\n".join(lines), data={"changed": True, "moved": len(moved)}, value=moved
     )
