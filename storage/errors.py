@@ -150,6 +150,8 @@ class RepeatTooOftenError(StorageError, ValueError):
         super().__init__(
             f"every {every}: the minimum is {minimum}; {per_day} a day, the cap {max_per_day}"
         )
+
+
 class UnknownCalendarError(StorageError, ValueError):
     """No work-day calendar for this country code (`code`: as given)."""
 

@@ -75,6 +75,8 @@ _LATER = (
     "repeat_count",
     "calendar",
 )
+
+
 def add_as_stored(session: Session, *rows: Reminder) -> None:
     """Insert only the columns set: an older revision lacks the columns added since."""
     table = cast(Table, Reminder.__table__)
