@@ -23,6 +23,7 @@ from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
 from groupmate.bot.metrics import Metrics
 from groupmate.bot.outbound import MemberDirectories, OutboundRouter, WebhookSender
 from groupmate.bot.plugin_runtime import PluginRuntime, configured_plugins
+from groupmate.bot.presses import Press, PressOutcome
 from groupmate.bot.retention import prune_periodically
 from groupmate.bot.router import Deliver
 from groupmate.bot.runtime import Runtime, build_runtime
@@ -381,6 +382,14 @@ class Bot:
     async def react(self, reaction: IncomingReaction) -> None:
         """Count someone's reaction to a logged message (digests show them)."""
         await self._running().router.react(reaction)
+
+    async def press(self, press: Press) -> PressOutcome:
+        """Act on a press of a reminder's button (`BotHost.press`)."""
+        return await self._running().router.press(press)
+
+    async def posted(self, reply: Reply, message_id: str) -> None:
+        """Remember the platform's id of a reminder's confirmation (`BotHost.posted`)."""
+        await self._running().router.posted(reply, message_id)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from groupmate.function_calls import ChatType
-from groupmate.storage import Member
+from groupmate.storage import Button, Member
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +68,8 @@ class Reply:
     chat_id: str
     text: str
     mentions: tuple[str, ...] = ()
+    # The reminder this reply confirms (set, changed): an adapter that knows the id of
+    # the message it sent reports it (`BotHost.posted`), so a 👍 on it means "me too".
+    reminder_id: str | None = None
+    # Buttons under the reply, as on a delivered reminder (`OutgoingMessage.buttons`).
+    buttons: tuple[tuple[Button, ...], ...] = ()

@@ -21,6 +21,7 @@ from groupmate.bot.commands import Commands
 from groupmate.bot.config import Config
 from groupmate.bot.logs import new_correlation_id
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.bot.presses import Press, PressOutcome
 from groupmate.bot.trigger import Trigger
 from groupmate.function_calls import MessageContext
 from groupmate.function_calls.language import PlainSentence
@@ -149,6 +150,14 @@ class Router:
             await self._chatlog.react(chat, kept)
         except StorageError as exc:
             log.warning("chat %s: a reaction was not kept: %s", chat, exc)
+
+    async def press(self, press: Press) -> PressOutcome:
+        """A press of a reminder's button: acted on as the presser (issue 41, §1)."""
+        # The shared interface lands first; acting on presses lands with the core part.
+        return PressOutcome(ok=False, answer="Buttons are not ready yet.")
+
+    async def posted(self, reply: Reply, message_id: str) -> None:
+        """A reminder's confirmation went out as `message_id` (issue 41, §3)."""
 
     async def _answer_in_turn(self, parts: Sequence[Part], deliver: Deliver | None) -> list[Reply]:
         """Answer `parts` (one message, or one sender's burst) in the chat's turn."""

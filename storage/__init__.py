@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from groupmate.storage.errors import *  # noqa: F403
     from groupmate.storage.location import DEFAULT_URL
     from groupmate.storage.migrate import upgrade
-    from groupmate.storage.outgoing import Member, OutgoingMessage, Sender, SendError
+    from groupmate.storage.outgoing import Button, Member, OutgoingMessage, Sender, SendError
     from groupmate.storage.policy import DEFAULT_GRACE, DeliveryPolicy
     from groupmate.storage.reach import Reach, WaitingChat
     from groupmate.storage.reader import ReminderReader
@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_URL",
     "KINDS",
     "Act",
+    "Button",
     "Compose",
     "Database",
     "DeliveryPolicy",
@@ -68,7 +69,13 @@ if not TYPE_CHECKING:
             "groupmate.storage.errors": tuple(errors.__all__),
             "groupmate.storage.migrate": ("upgrade",),
             "groupmate.storage.revisions": ("current_revision", "head_revision"),
-            "groupmate.storage.outgoing": ("Member", "OutgoingMessage", "Sender", "SendError"),
+            "groupmate.storage.outgoing": (
+                "Button",
+                "Member",
+                "OutgoingMessage",
+                "Sender",
+                "SendError",
+            ),
             "groupmate.storage.policy": ("DEFAULT_GRACE", "DeliveryPolicy"),
             "groupmate.storage.reach": ("Reach", "WaitingChat"),
             "groupmate.storage.reader": ("ReminderReader",),

@@ -46,6 +46,15 @@ def safe_error(
 
 
 @dataclass(frozen=True, slots=True)
+class Button:
+    """A button under a message: the words shown, and the opaque data a press sends back
+    (`groupmate.bot.presses.ButtonData.encode()`, at most 64 bytes: Telegram's limit)."""
+
+    label: str
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
 class OutgoingMessage:
     """One message to post into a chat, with who to mention (platform user ids)."""
 
@@ -63,6 +72,9 @@ class OutgoingMessage:
     # adapter adds its platform's own (Matrix @room, Slack <!channel>, Discord
     # @everyone, Lark/DingTalk/QQ "all"); the text says "everyone" in words only.
     everyone: bool = False
+    # Buttons under it (a delivered reminder's Done, Snooze, Remind me too), in rows as
+    # shown; a platform without buttons leaves them out (its words or reactions act).
+    buttons: tuple[tuple[Button, ...], ...] = ()
 
     @property
     def idempotency_key(self) -> str | None:

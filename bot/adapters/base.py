@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.bot.presses import Press, PressOutcome
 from groupmate.bot.router import Deliver
 from groupmate.storage import Database, Member, OutgoingMessage, SendError
 
@@ -44,6 +45,17 @@ class BotHost(Protocol):
     async def react(self, reaction: IncomingReaction) -> None:
         """Someone's reaction to a message, or its taking back: counted in digests. Never
         raises for the database: a reaction lost costs a count, nothing more."""
+
+    async def press(self, press: Press) -> PressOutcome:
+        """Act on a press of a reminder's button, as the person who pressed and with
+        their permissions, through the one invoker (policy, audit). A replayed press
+        (same `press_id`) acts once. A button of a reminder that is gone, or of another
+        chat, is refused in `answer`, and nothing changes. Never raises for bad data."""
+
+    async def posted(self, reply: Reply, message_id: str) -> None:
+        """`reply` went out as the platform's message `message_id`. An adapter calls it
+        for a reply with a `reminder_id` (a reminder's confirmation), so that a 👍 on
+        that message can mean "remind me too". Never raises."""
 
     def may_address(self, text: str) -> bool:
         """Whether `text` could be meant for the bot by its words alone (a command, a
