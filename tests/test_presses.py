@@ -165,7 +165,7 @@ async def test_me_too_by_button_from_the_next_occurrence_and_off_again(bot: Test
     await bot.advance(timedelta(days=1))
     assert list(bot.outbox[-1].mentions) == ["alice"]
     # The asker switches it off: the button is gone, and a press is refused.
-    assert (await bot.say("/metoo 1 allow=false"))[0].startswith("OK: members can no longer")
+    assert (await bot.say("/metoo 1 forbid"))[0].startswith("OK: members can no longer")
     await bot.advance(timedelta(days=1))
     assert labels(bot.outbox[-1]) == [["✅ Done", "💤 10 min", "💤 1 h", "💤 Tomorrow 9:00"]]
     refused = await bot.app.press(press(bot.outbox[-2], 1, 0, by="bob", press_id="x:3"))
