@@ -38,5 +38,7 @@ def history(
         HistoryEntry(row.at, row.short_id, row.content, "done", detail=row.name or row.user_id)
         for row in rows
     ]
-    entries.sort(key=lambda entry: entry.at, reverse=True)
+    # A done said at the moment its reminder went off (a button pressed at once) is
+    # listed above it: newest first, an answer after what it answers.
+    entries.sort(key=lambda entry: (entry.at, entry.outcome == "done"), reverse=True)
     return entries[:limit]
