@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from groupmate.function_calls.grammar import chinese_limits as limits
+from groupmate.function_calls.grammar.chinese_limits import compile_zh
 from groupmate.function_calls.grammar.limits import Limit
 from groupmate.function_calls.grammar.spec import (
     Clock,
@@ -26,7 +27,6 @@ from groupmate.function_calls.grammar.spec import (
 from groupmate.function_calls.lazy_re import LazyPattern
 from groupmate.storage.recurrence import MAX_INTERVAL
 
-_NUM = r"(?:\d+|[零〇一二两三四五六七八九十]+)"
 _WD = r"(?P<wd>[一二三四五六日天1-7])"
 _WEEK = r"(?:周|星期|礼拜)"
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
@@ -42,44 +42,40 @@ _OFFSETS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "�
 _SHORT_DAYS = {"今晚": (0, "evening"), "明早": (1, "morning"), "明晚": (1, "evening")}
 
 
-def _compile(pattern: str) -> LazyPattern:
-    return LazyPattern(pattern.replace("NUM", _NUM))
-
-
 _SEP = LazyPattern(r"[\s，,、]+")
-_DELAY = _compile(
+_DELAY = compile_zh(
     r"(?P<pre>过)?(?P<n>NUM|半)(?:个)?(?P<half>半)?(?P<unit>分钟|分|小时|钟头|天|日|"
     r"个?星期|周|礼拜)(?P<post>以后|之后|后)?"
 )
-_HOURS_MINUTES_DELAY = _compile(
+_HOURS_MINUTES_DELAY = compile_zh(
     r"(?P<pre>过)?(?P<h>NUM)个?(?:小时|钟头)零?(?P<m>NUM)分钟?(?P<post>以后|之后|后)?"
 )
 _QUARTER_DELAY = LazyPattern(r"(?P<n>一|两|三|[1-3])刻钟(?:以后|之后|后)")
 _DAILY = LazyPattern(r"每天|每日|天天|每一天")
 _EVERY_PART = LazyPattern(r"每(?:个)?(?P<part>早上|早晨|上午|中午|下午|晚上|晚)")
-_WORKDAYS = _compile(
+_WORKDAYS = compile_zh(
     rf"每个?工作日|工作日|每{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]|{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]"
 )
-_WEEKLY = _compile(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
-_BIWEEKLY = _compile(rf"隔周的?{_WEEK}?{_WD}")
-_MONTHLY = _compile(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
-_EVERY_N_DAYS = _compile(r"每隔?(?P<n>NUM)(?:天|日)")
+_WEEKLY = compile_zh(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
+_BIWEEKLY = compile_zh(rf"隔周的?{_WEEK}?{_WD}")
+_MONTHLY = compile_zh(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
+_EVERY_N_DAYS = compile_zh(r"每隔?(?P<n>NUM)(?:天|日)")
 _YEARLY = LazyPattern(r"每年")
-_WEEK_NO_DAY = _compile(rf"每隔?(?:NUM个?|个)?{_WEEK}")
+_WEEK_NO_DAY = compile_zh(rf"每隔?(?:NUM个?|个)?{_WEEK}")
 _OFFSET_DAY = LazyPattern(r"大后天|今天|今日|明天|明日|后天")
 _SHORT_DAY = LazyPattern(r"今晚|明早|明晚")
 _PAST_DAY = LazyPattern(r"昨天|昨晚|前天")
-_WEEKDAY_DAY = _compile(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
-_VAGUE_WEEK = _compile(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
-_DATE = _compile(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
+_WEEKDAY_DAY = compile_zh(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
+_VAGUE_WEEK = compile_zh(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
+_DATE = compile_zh(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
 _ISO = LazyPattern(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})")
-_MONTH_DAY = _compile(r"(?P<d>NUM)(?:日|号)")
+_MONTH_DAY = compile_zh(r"(?P<d>NUM)(?:日|号)")
 _PART = LazyPattern(
     r"上午|早上|早晨|清晨|凌晨|中午|下午|午后|傍晚|晚上|夜里|夜晚|(?:早|晚)(?=\d|[一二三四五六七八九十两])"
 )
-_CLOCK = _compile(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
+_CLOCK = compile_zh(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
 _HHMM = LazyPattern(r"(?P<h>\d{1,2})[:：](?P<m>\d{2})")
-_LOOKS_LIKE_TIME = _compile(
+_LOOKS_LIKE_TIME = compile_zh(
     r"NUM(?:点|[:：]\d|分钟|小时|个小时|号|日|月)|每|周[一二三四五六日天]|星期|礼拜|"
     r"今天|明天|后天|今晚|明早|明晚|上午|下午|晚上|早上|中午|凌晨"
 )

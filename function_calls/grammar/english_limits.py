@@ -18,7 +18,7 @@ from groupmate.function_calls.grammar.english_words import (
     number_value,
     ordinal_value,
 )
-from groupmate.function_calls.grammar.limits import Limit
+from groupmate.function_calls.grammar.limits import MINUTES_IN_DAY, Limit
 from groupmate.function_calls.grammar.spec import Day, GrammarError, Repeat
 
 _UNTIL = ("until", "till", "til", "untill")
@@ -26,7 +26,6 @@ _COUNTS = {"once": 1, "twice": 2, "thrice": 3}
 # "5 times a day": how often, not how many in all.
 _PER = ("a", "an", "per", "each", "every")
 _PER_UNITS = {"day", "week", "month", "hour", "year", "morning", "evening", "night"}
-_MINUTES_IN_DAY = 24 * 60
 _SHORT_DUR = re.compile(r"\d+(?:\.\d+)?(?:hours?|hrs?|h|minutes?|mins?|m)(?:\d+[a-z]*)?")
 
 
@@ -67,7 +66,7 @@ class LimitClauses(TokenReader):
     def _step(minutes: int) -> Repeat:
         if minutes < 1:
             raise GrammarError("Repeats are in whole minutes, e.g. “every 30 minutes”.")
-        if minutes >= _MINUTES_IN_DAY:
+        if minutes >= MINUTES_IN_DAY:
             raise GrammarError("For a day or more, use “every day at …” or “every 2 days at …”.")
         return Repeat("daily", every=minutes)
 

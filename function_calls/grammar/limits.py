@@ -26,6 +26,8 @@ from groupmate.function_calls.language import is_chinese
 from groupmate.storage.recurrence import MAX_COUNT, local_instant
 
 _DAY_END = time(23, 59)
+# A repeat within a day steps less than this; a day or more is a rule of days.
+MINUTES_IN_DAY = 24 * 60
 _LIMIT_HINT = "give a day or date, e.g. “until Friday” or “until 5 Dec”"
 
 
