@@ -6,12 +6,15 @@ as limits, and a time of day after the content stays the content's."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from groupmate.function_calls import InvalidArgumentsError
-from groupmate.function_calls.grammar import GrammarError
+from groupmate.function_calls.grammar import GrammarError, parse_reminder
+from groupmate.function_calls.handlers import builtin_tools
+from tests.conftest import make_ctx
 from tests.test_remind_grammar import BERLIN, SAT, stored
 
 MON = datetime(2026, 11, 23, 8, 0, tzinfo=BERLIN)  # a Monday, before the day's window
@@ -191,3 +194,38 @@ def test_unclear_limits_are_refused_with_the_reason(now: datetime, phrase: str, 
     with pytest.raises((GrammarError, InvalidArgumentsError)) as refused:
         stored(phrase, now)
     assert why in str(refused.value)
+
+
+# (zone, now, phrase, first local fire time, the one after): one step of elapsed time
+# across the DST change, as the grid counts, not of wall clock.
+DST: list[tuple[str, datetime, str, str, str]] = [
+    # Berlin springs forward at 02:00: two hours after 01:30 is 04:30.
+    ("Europe/Berlin", datetime(2026, 3, 29, 1, 30, tzinfo=BERLIN), "every 2 hours drink",
+     "2026-03-29 04:30", "2026-03-29 06:30"),
+    # New York falls back at 02:00: two hours after 00:30 is 01:30, the second one.
+    ("America/New_York", datetime(2026, 11, 1, 0, 30, tzinfo=ZoneInfo("America/New_York")),
+     "every 2 hours drink", "2026-11-01 01:30", "2026-11-01 03:30"),
+    # A window restarts at its wall-clock hour each day, whatever the offset.
+    ("Europe/Berlin", datetime(2026, 3, 28, 18, 0, tzinfo=BERLIN),
+     "every 4 hours from 9 to 17 check", "2026-03-29 09:00", "2026-03-29 13:00"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("zone", "now", "phrase", "first", "then"), DST, ids=[d[0] for d in DST])
+def test_a_step_across_dst_is_elapsed_time(
+    zone: str, now: datetime, phrase: str, first: str, then: str
+) -> None:
+    ctx = make_ctx(timezone=zone, clock=lambda: now.astimezone(UTC))
+    raw = parse_reminder(phrase, now.astimezone(ZoneInfo(zone))).arguments()
+    args = builtin_tools().get("reminder_set").validate(raw, ctx)
+    schedule, fires = args.resolve(ctx)  # type: ignore[attr-defined]
+    after = schedule.first_after(fires)
+    local = ZoneInfo(zone)
+    assert after is not None
+    shown = (
+        f"{fires.astimezone(local):%Y-%m-%d %H:%M}",
+        f"{after.astimezone(local):%Y-%m-%d %H:%M}",
+    )
+    assert shown == (first, then)
+    # Elapsed time between them is the step (the wall clock may say otherwise).
+    assert after - fires == schedule.every
