@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from groupmate.function_calls import InvalidArgumentsError
-from groupmate.function_calls.grammar import GrammarError, parse_reminder
+from groupmate.function_calls.grammar import GrammarError, asked_reminder, parse_reminder
 from groupmate.function_calls.handlers import builtin_tools
 from tests.conftest import make_ctx
 from tests.test_remind_grammar import BERLIN, SAT, stored
@@ -184,6 +184,9 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     (SAT, "每5秒 喝水", "最短按分钟重复"),
     (SAT, "every 24 hours spam", "For a day or more, use “every day at …”"),
     (SAT, "every 2 hours 5000 times drink", "“5000 times”: give 1 to 1000 times."),
+    # A limit alone, after the text, is no time at all.
+    (SAT, "wait until 5pm", "I couldn't find when."),
+    (SAT, "stretch 3 times", "I couldn't find when."),
 ]  # fmt: skip
 
 
@@ -229,3 +232,17 @@ def test_a_step_across_dst_is_elapsed_time(
     assert shown == (first, then)
     # Elapsed time between them is the step (the wall clock may say otherwise).
     assert after - fires == schedule.every
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "remind me to wait until I get home",
+        "remind me to wait until 5pm",
+        "remind me to stretch 3 times",
+        "提醒我坚持直到他回来",
+    ],
+)
+def test_a_chat_message_with_no_time_but_until_or_times_asks_for_no_reminder(message: str) -> None:
+    # The model answers these (it may ask when); the grammar reads no reminder in them.
+    assert asked_reminder(message, SAT) is None

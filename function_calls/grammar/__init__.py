@@ -177,9 +177,16 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
         except GrammarError:
             continue
         finished = all(token.text in (".", "!") for token in tokens[end:])
-        if not trailing.spec.empty and finished:
+        # A limit alone at the end is no time: "wait until 5pm", "stretch 3 times".
+        timed = not trailing.spec.empty and not _only_limits(trailing.spec)
+        if timed and finished:
             return trailing.spec, _content(text[tokens[first].start : tokens[index].start])
     return WhenSpec(), _content(text[start:])
+
+
+def _only_limits(spec: WhenSpec) -> bool:
+    said = spec.day or spec.clock or spec.part or spec.repeat or spec.delay
+    return spec.limited and not said
 
 
 def _content(text: str) -> str:
