@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from groupmate.function_calls.grammar import chinese_limits as limits
 from groupmate.function_calls.grammar.chinese_limits import compile_zh
-from groupmate.function_calls.grammar.limits import Limit
+from groupmate.function_calls.grammar.limits import THIS_MONTH, Limit
 from groupmate.function_calls.grammar.spec import (
     Clock,
     Day,
@@ -319,7 +319,8 @@ class ChineseWhenParser:
         self._match(limits.UNTIL_END)
         text = self.text[start : self.i]
         if month is not None:
-            limit = Limit(month=number(month["m"]), month_end=bool(month["end"]), text=text)
+            named = number(month["m"]) if month["m"] else THIS_MONTH  # "月底": this month's
+            limit = Limit(month=named, month_end=bool(month["end"] or month["this"]), text=text)
         else:
             limit = Limit(day=day, text=text)
         self.spec.set_until(limit)

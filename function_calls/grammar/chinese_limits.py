@@ -33,7 +33,9 @@ PER_DAY = compile_zh(r"(?:每天|每日|天天|每周|每星期|每小时|每个
 WINDOW_FROM = LazyPattern(r"从")
 WINDOW_TO = LazyPattern(r"(?:到|至|~|～|-|－)")  # noqa: RUF001
 UNTIL = compile_zh(r"(?:一直到|直到|截止到|截至到?)")
-UNTIL_MONTH = compile_zh(r"(?P<m>NUM)月(?P<end>底|末|份?结束)?(?:为止)?")
+UNTIL_MONTH = compile_zh(
+    r"(?:(?P<m>NUM)月(?P<end>底|末|份?结束)?|(?:本|这个?)?月(?P<this>底|末))(?:为止)?"
+)
 UNTIL_END = LazyPattern(r"为止")
 COUNT = compile_zh(r"(?:一共|总共|共|重复)(?P<n>NUM)次")
 TRAILING_LIMIT = compile_zh(r"[，,\s]*(?P<limit>(?:一直到|直到|截止到|截至到?).+?)[。.!！]*$")  # noqa: RUF001

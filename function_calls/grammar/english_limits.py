@@ -18,11 +18,12 @@ from groupmate.function_calls.grammar.english_words import (
     number_value,
     ordinal_value,
 )
-from groupmate.function_calls.grammar.limits import MINUTES_IN_DAY, Limit
+from groupmate.function_calls.grammar.limits import MINUTES_IN_DAY, THIS_MONTH, Limit
 from groupmate.function_calls.grammar.spec import Day, GrammarError, Repeat
 
 _UNTIL = ("until", "till", "til", "untill")
 _COUNTS = {"once": 1, "twice": 2, "thrice": 3}
+_ACKNOWLEDGED = {"done", "acknowledged", "ack", "acked", "confirmed", "confirms", "ticked"}
 # "5 times a day": how often, not how many in all.
 _PER = ("a", "an", "per", "each", "every")
 _PER_UNITS = {"day", "week", "month", "hour", "year", "morning", "evening", "night"}
@@ -120,6 +121,9 @@ class LimitClauses(TokenReader):
             if self.word() == "of" and self.word(1) in MONTHS:
                 self.i += 2
                 return Limit(month=MONTHS[self.word(-1)], month_end=True, text=self.span(start))
+            if (self.word(), self.word(1), self.word(2)) == ("of", "the", "month"):
+                self.i += 3  # "until the end of the month": this month's last day
+                return Limit(month=THIS_MONTH, month_end=True, text=self.span(start))
             self.i = after
         day = self.day_rule()
         if day is not None:
@@ -184,6 +188,9 @@ class LimitClauses(TokenReader):
             try:
                 found = reader._limit()
             except GrammarError:
+                # "… to stretch until done": an acknowledgement, not the content's words.
+                if any(token.text in _ACKNOWLEDGED for token in self.tokens[index:last]):
+                    raise
                 return None
             limit = reader.spec.until
             if not found or limit is None or limit.clock is not None:

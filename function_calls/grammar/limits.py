@@ -26,6 +26,8 @@ from groupmate.function_calls.language import is_chinese
 from groupmate.storage.recurrence import MAX_COUNT, local_instant
 
 _DAY_END = time(23, 59)
+# `Limit.month` of "until the end of the month", "直到月底": the month it is now.
+THIS_MONTH = 0
 # A repeat within a day steps less than this; a day or more is a rule of days.
 MINUTES_IN_DAY = 24 * 60
 _LIMIT_HINT = "give a day or date, e.g. “until Friday” or “until 5 Dec”"
@@ -168,6 +170,7 @@ def _until_today(limit: Limit, now: datetime, allowed: bool) -> str:
 
 def _until_month(month: int, month_end: bool, today: date) -> date:
     """ "until march": the last day before March; "until the end of march": its last."""
+    month = month or today.month  # THIS_MONTH
     name = calendar.month_name[month]
     if month == today.month and not month_end:
         raise GrammarError(
