@@ -41,6 +41,11 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     # From a morning start, "to 5" can only be 17:00.
     (SAT, "every 2 hours from 9 to 5 drink", "every 2 hours from 09:00 to 17:00",
      "2026-11-21 15:00", "drink"),
+    (SAT, "hourly drink water", "every hour from 15:05", "2026-11-21 15:05", "drink water"),
+    (SAT, "every 2 hours starting at 9 drink", "every 2 hours from 09:00", "2026-11-21 15:00",
+     "drink"),
+    (SAT, "every 2 hours from 9 to water the plants", "every 2 hours from 09:00",
+     "2026-11-21 15:00", "water the plants"),
     (SAT, "every 45 mins between 8 and 11 on mondays check",
      "every 45 minutes from 08:00 to 11:00 on Mon", "2026-11-23 08:00", "check"),
     # --- English: limits ----------------------------------------------------------------
@@ -100,6 +105,8 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     (SAT, "每30分钟 起来走走", "every 30 minutes from 14:35", "2026-11-21 14:35", "起来走走"),
     (SAT, "每半小时 喝水", "every 30 minutes from 14:35", "2026-11-21 14:35", "喝水"),
     (SAT, "每隔一个半小时 休息", "every 90 minutes from 15:35", "2026-11-21 15:35", "休息"),
+    (SAT, "每2小时 从9点开始 喝水", "every 2 hours from 09:00", "2026-11-21 15:00", "喝水"),
+    (SAT, "每天9点起每2小时 喝水", "every 2 hours from 09:00", "2026-11-21 15:00", "喝水"),
     (SAT, "工作日每小时 9点到17点 看工单", "every hour from 09:00 to 17:00 on weekdays",
      "2026-11-23 09:00", "看工单"),
     (SAT, "从上午9点到下午5点每小时 喝水", "every hour from 09:00 to 17:00",
@@ -137,6 +144,8 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
      "stretch 3 times"),
     (SAT, "每天提醒我坚持直到他回来", "every day at 09:00", "2026-11-22 09:00",
      "坚持直到他回来"),
+    (SAT, "每天7点起床", "every day at 07:00", "2026-11-22 07:00", "起床"),
+    (SAT, "明天9点开始上班", "", "2026-11-22 09:00", "开始上班"),
 ]  # fmt: skip
 
 
@@ -191,6 +200,11 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     (SAT, "每5秒 喝水", "最短按分钟重复"),
     (SAT, "every 24 hours spam", "For a day or more, use “every day at …”"),
     (SAT, "every 2 hours 5000 times drink", "“5000 times”: give 1 to 1000 times."),
+    # The hours after the text: the reminder would start now, not at 9.
+    (SAT, "every 2 hours to drink water starting at 9", "Put the hours with the repeat"),
+    (SAT, "每2小时提醒我喝水，从9点开始", "Put the hours with the repeat"),
+    (SAT, "every hour on the hour drink", "Say when the first one is"),
+    (SAT, "every hour between 9 and lunch check", "Between 9 and when?"),
     # A limit alone, after the text, is no time at all.
     (SAT, "wait until 5pm", "I couldn't find when."),
     (SAT, "stretch 3 times", "I couldn't find when."),

@@ -16,6 +16,7 @@ from typing import Any
 from groupmate.function_calls.grammar.chinese import ChineseWhenParser
 from groupmate.function_calls.grammar.english import WhenParser
 from groupmate.function_calls.grammar.english_words import CONTENT_LEADS, TIES, tokenize
+from groupmate.function_calls.grammar.limits import check_hours_in_text
 from groupmate.function_calls.grammar.spec import (
     DEFAULT_TIME,
     Clock,
@@ -157,6 +158,7 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
         if chinese.parse() > start:
             chinese.check_boundary()
             chinese.take_trailing_limits()
+            check_hours_in_text(chinese.spec, chinese.content())
             return chinese.spec, chinese.content()
     tokens = tokenize(text)
     first = next((n for n, token in enumerate(tokens) if token.start >= start), len(tokens))
@@ -166,6 +168,7 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
         leading.check_boundary()
         rest_at = tokens[end].start if end < len(tokens) else len(text)
         cut = leading.trailing_limit(end) if leading.spec.repeat is not None else None
+        check_hours_in_text(leading.spec, text[rest_at:cut])
         return leading.spec, _content(text[rest_at:cut])
     # No leading when: a trailing one, "call mom tomorrow at 9".
     for index in range(first + 1, len(tokens)):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from groupmate.function_calls.grammar import chinese_limits as limits
 from groupmate.function_calls.grammar.chinese_limits import compile_zh
+from groupmate.function_calls.grammar.chinese_limits import number as number  # re-exported
 from groupmate.function_calls.grammar.limits import THIS_MONTH, Limit
 from groupmate.function_calls.grammar.spec import (
     Clock,
@@ -29,8 +30,6 @@ from groupmate.storage.recurrence import MAX_INTERVAL
 
 _WD = r"(?P<wd>[一二三四五六日天1-7])"
 _WEEK = r"(?:周|星期|礼拜)"
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-           "七": 7, "八": 8, "九": 9}  # fmt: skip
 _WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}  # fmt: skip
 _PARTS: dict[str, DayPart] = {
@@ -83,19 +82,6 @@ _LOOKS_LIKE_TIME = compile_zh(
 _JOINED = LazyPattern(r"(?:和|或者|或是|或|及|以及|与|跟|还有|/)")
 _EXCEPT = LazyPattern(r"(?:除了|除去|但是?不|不包括)")
 _CONTENT_LEADS = LazyPattern(r"^(?:[\s，,、：:。]+|提醒我们|提醒我|提醒大家|提醒|叫我|通知我)+")
-
-
-def number(text: str) -> int:
-    """'9', '十二', '二十三', '两' as integers."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_DIGITS[tens] if tens else 1) * 10 + (_DIGITS[ones] if ones else 0)
-    value = 0
-    for char in text:
-        value = value * 10 + _DIGITS[char]
-    return value
 
 
 class ChineseWhenParser:
@@ -329,14 +315,30 @@ class ChineseWhenParser:
     def _window(self) -> bool:
         """ "9点到17点", "从上午9点到下午5点", "9:00-17:00"."""
         start = self.i
-        self._match(limits.WINDOW_FROM)
+        lead = self._match(limits.WINDOW_FROM)
         first = self._read_clock()
         last = self._read_clock() if first and self._match(limits.WINDOW_TO) else None
+        if first is not None and last is None and self._starts_within(lead is not None):
+            self.spec.set_window(first, None)  # "从9点开始每2小时": the start alone
+            return True
         if first is None or last is None:
             self.i = start
             return False
         self.spec.set_window(first, last)
         return True
+
+    def _starts_within(self, lead: bool) -> bool:
+        """After a clock, "开始"/"起" when it starts a repeat within a day: "从9点开始",
+        "9点起每2小时"; not "9点开始上班", which is the content's."""
+        at = self.i
+        if self._match(limits.WINDOW_START) is None:
+            return False
+        rest = _SEP.sub("", self.text[self.i : self.i + 8], count=1)
+        repeat = self.spec.repeat
+        if lead or limits.WITHIN.match(rest) or (repeat is not None and repeat.every):
+            return True
+        self.i = at
+        return False
 
     def _read_clock(self) -> Clock | None:
         """One clock reading, with its own part of the day made exact."""

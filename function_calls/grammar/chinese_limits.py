@@ -1,7 +1,8 @@
 """Chinese clauses of repeats within a day and of repeat limits: "每隔两小时", "每30分钟",
 "9点到17点", "直到周五", "直到3月底", "共3次". After "直到" anything that is not one day
 or month is refused ("直到我说好了" has no date to end on); "每天3次" says how often, not
-how many in all, and is refused too.
+how many in all, and is refused too. Chinese numbers ("十二", "两") are read here, for
+these clauses and :mod:`function_calls.grammar.chinese`'s alike.
 """
 
 from __future__ import annotations
@@ -27,10 +28,29 @@ def compile_zh(pattern: str) -> LazyPattern:
     return LazyPattern(pattern.replace("NUM", NUM))
 
 
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+           "七": 7, "八": 8, "九": 9}  # fmt: skip
+
+
+def number(text: str) -> int:
+    """'9', '十二', '二十三', '两' as integers."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_DIGITS[tens] if tens else 1) * 10 + (_DIGITS[ones] if ones else 0)
+    value = 0
+    for char in text:
+        value = value * 10 + _DIGITS[char]
+    return value
+
+
 WITHIN = compile_zh(r"每隔?(?:(?P<n>NUM|半)个?(?P<half>半)?)?个?(?P<unit>小时|钟头|分钟|分(?!之))")
 TOO_SHORT = compile_zh(r"每隔?NUM?秒")
 PER_DAY = compile_zh(r"(?:每天|每日|天天|每周|每星期|每小时|每个小时|一天|一周)(?:NUM)次")
 WINDOW_FROM = LazyPattern(r"从")
+# "9点开始", "9点起": the first of a repeat within a day ("9点起床" is getting up).
+WINDOW_START = LazyPattern(r"(?:开始|起)(?!床|来|身)")
 WINDOW_TO = LazyPattern(r"(?:到|至|~|～|-|－)")  # noqa: RUF001
 UNTIL = compile_zh(r"(?:一直到|直到|截止到|截至到?)")
 UNTIL_MONTH = compile_zh(

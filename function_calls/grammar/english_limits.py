@@ -73,24 +73,33 @@ class LimitClauses(TokenReader):
 
     def _window(self) -> bool:
         """ "from 9 to 17", "from 9am until 5pm", "between 9:00 and 17:00", or the
-        start alone: "from 9"."""
+        start alone: "from 9", "starting at 9"."""
         start = self.i
         lead = self.word()
-        if lead not in ("from", "between"):
+        if (lead, self.word(1), self.word(2)) == ("on", "the", "hour"):
+            raise GrammarError(
+                "Say when the first one is, e.g. “every hour from 9” or “from 9 to 17”."
+            )
+        if lead not in ("from", "between", "starting", "beginning"):
             return False
-        self.i += 1
+        self.i += 2 if lead in ("starting", "beginning") and self.word(1) == "at" else 1
         first = self.clock_reading(True)
         if first is None:
             self.i = start
             return False
         joins = ("and",) if lead == "between" else ("to", "-", "–", *_UNTIL)
         last = None
+        joined = self.i
         if self.word() in joins:
             self.i += 1
             last = self.clock_reading(True)
+            if last is None and lead == "between":
+                raise GrammarError(
+                    f"Between {first.text} and when? For example “between 9 and 17”."
+                )
             if last is None:
-                raise GrammarError(f"From {first.text} to when? For example “from 9 to 17”.")
-        elif lead == "between":
+                self.i = joined  # "from 9 to water the plants": the start alone
+        elif lead == "between":  # "starting at 9 to 5" reads as well as "from 9 to 5"
             raise GrammarError(f"Between {first.text} and when? For example “between 9 and 17”.")
         self.spec.set_window(first, last)
         return True

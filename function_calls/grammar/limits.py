@@ -7,6 +7,7 @@ refused with how to write it; a one-time reminder takes no limit.
 from __future__ import annotations
 
 import calendar
+import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -61,6 +62,31 @@ def days_of_within(current: Repeat, new: Repeat) -> Repeat:
         raise GrammarError("Give one repeat rule per reminder.")
     text = " ".join(part for part in (current.text, new.text) if part)
     return replace(within, kind=days.kind, weekday=days.weekday, text=text)
+
+
+# The hours of a repeat within a day, after the text: "… to drink water starting at 9",
+# "…喝水，从9点开始". Left there, the reminder would start now, not at 9.
+_HOURS_IN_TEXT = re.compile(
+    r"\b(?:starting|beginning|from|between)\s+(?:at\s+)?\d|从.{0,6}?(?:点|[:：]\d)"
+    r"|\d\s*点(?:钟)?(?:开始|起)(?!床|来|身)",
+    re.IGNORECASE,
+)
+
+
+_LEADS = re.compile(r"^(?:[\s,;:，]+|(?:to|that|about)\b|提醒我们|提醒我|提醒)+", re.IGNORECASE)
+_QUOTES = "\"“'「"
+
+
+def check_hours_in_text(spec: WhenSpec, content: str) -> None:
+    """Refuse the hours of a repeat within a day said after the text."""
+    if spec.repeat is None or spec.repeat.every is None or spec.window_end is not None:
+        return
+    text = _LEADS.sub("", content)
+    if spec.clock is None and text[:1] not in _QUOTES and _HOURS_IN_TEXT.search(text):
+        raise GrammarError(
+            "Put the hours with the repeat, before what to remind: “every 2 hours from 9 to "
+            "17 to …”, “每2小时 从9点开始 …”; or put what to remind in quotes."
+        )
 
 
 def refuse_limits(spec: WhenSpec) -> None:
