@@ -316,9 +316,14 @@ def check_rate(
     schedule: Schedule, minimum: timedelta = MIN_EVERY, max_per_day: int = MAX_PER_DAY
 ) -> Schedule:
     """Return `schedule`, or raise RepeatTooOftenError if it repeats within a day more
-    often than `minimum` allows or more than `max_per_day` times on one day."""
+    often than `minimum` allows or more than `max_per_day` times on one day (a counted
+    repeat: at most its count)."""
     if schedule.every is not None:
         per_day = schedule.per_day()
+        if schedule.count is not None:
+            # It fires `count` times in all, so no more on any one day: an "until done"
+            # every 10 minutes stops after its cap (12), far below a day's 144.
+            per_day = min(per_day, schedule.count)
         if schedule.every < minimum or per_day > max_per_day:
             raise RepeatTooOftenError(schedule.every, minimum, per_day, max_per_day)
     return schedule
