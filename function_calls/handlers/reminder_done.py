@@ -116,11 +116,11 @@ _NAME_IT = PlainSentence(
 
 @tool_function(
     name="reminder_me_too",
-    description="Add the sender to a group reminder's people (remind me too), or take them off.",
+    description="Add the sender to a group reminder's people (\"me too\"), or take them off.",
     examples=[
-        Example("remind me too", {}),
-        Example("我也要", {}),
-        Example("don't remind me with #4 any more", {"reminder_id": "4", "on": False}),
+        Example("me too", {}),
+        Example("也算我一个", {}),
+        Example("leave me out of reminder #4", {"reminder_id": "4", "on": False}),
     ],
 )
 async def reminder_me_too(
