@@ -23,6 +23,8 @@ from pydantic import (
 )
 
 from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.grammar import GrammarError
+from groupmate.function_calls.grammar.until_done import AckRule, ack_for, split_until_done
 from groupmate.function_calls.handlers.reminder_words import format_local
 from groupmate.function_calls.handlers.reminder_words_check import (
     check_agreement,
@@ -30,6 +32,7 @@ from groupmate.function_calls.handlers.reminder_words_check import (
     phrase_rule,
     read_phrase,
 )
+from groupmate.function_calls.handlers.until_done import nag_schedule, until_done_cap
 from groupmate.function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from groupmate.storage.recurrence import (
     INTERVAL_KINDS,
@@ -139,6 +142,15 @@ class ReminderArgs(BaseModel):
         ),
     )
 
+    ack: AckRule | None = Field(
+        default=None,
+        description=(
+            'repeat until acknowledged ("until someone says done"): who must say done, '
+            '"asker" (the sender), "anyone", or "each" of the @names in who'
+        ),
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+
     @model_validator(mode="before")
     @classmethod
     def _read_when(cls, data: Any, info: ValidationInfo) -> Any:
@@ -157,7 +169,7 @@ class ReminderArgs(BaseModel):
         ctx = validation_context(info)
         if ctx is None or not data["when"].strip():
             return data  # stage 1 only: the phrase is read once the chat's clock is known
-        phrase = data["when"]
+        phrase, data = _until_done_of(data)
         content = data.get("content")
         spec = read_phrase(phrase, content if isinstance(content, str) else None)
         fields = phrase_rule(spec, ctx, None)
@@ -244,6 +256,18 @@ class ReminderArgs(BaseModel):
             )
         return value
 
+    @field_validator("ack")
+    @classmethod
+    def _check_ack(cls, value: AckRule | None, info: ValidationInfo) -> AckRule | None:
+        who = info.data.get("who") or []
+        if value == "each" and (
+            not any(entry.startswith("@") for entry in who) or "everyone" in who
+        ):
+            raise ValueError(
+                "“until everyone says done” needs the people named: remind @bob and @carol"
+            )
+        return value
+
     @model_validator(mode="after")
     def _check_resolvable(self, info: ValidationInfo) -> Self:
         ctx = validation_context(info)
@@ -259,7 +283,7 @@ class ReminderArgs(BaseModel):
         now = ctx.clock()
         if self.in_minutes is not None:
             first = now + timedelta(minutes=self.in_minutes)
-            return Schedule.once_at(first, ctx.timezone), first
+            return self._until_done(Schedule.once_at(first, ctx.timezone), first, ctx), first
         assert self.time is not None
         if self.type == "once":
             day_text, clock_text = self.time.split(" ")
@@ -267,7 +291,7 @@ class ReminderArgs(BaseModel):
                 "once", _wall_time(clock_text), ctx.timezone, on_date=_date(day_text)
             )
             first = _check_future(_once_instant(self.time, ctx), ctx)
-            return schedule, first
+            return self._until_done(schedule, first, ctx), first
         schedule = Schedule(
             self.type,
             _wall_time(self.time),
@@ -282,10 +306,38 @@ class ReminderArgs(BaseModel):
             # Every N days, weeks or months, counted from the first occurrence.
             first_day = upcoming.astimezone(ctx.zone).date()
             schedule = replace(schedule, interval=self.interval, on_date=first_day)
-        return schedule, upcoming
+        return self._until_done(schedule, upcoming, ctx), upcoming
+
+    def _until_done(self, schedule: Schedule, first: datetime, ctx: MessageContext) -> Schedule:
+        if self.ack is None:
+            return schedule
+        return nag_schedule(schedule, first, until_done_cap(ctx))
 
 
 SCHEDULE_FIELDS = ("type", "time", "in_minutes", "weekday", "day", "interval")
+
+
+def _until_done_of(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A `when` that says "until someone says done" gives `ack` (the same as one given);
+    the phrase without it is the time."""
+    try:
+        phrase, until = split_until_done(data["when"])
+    except GrammarError as exc:
+        raise ValueError(str(exc)) from None
+    if until is None:
+        return phrase, data
+    raw_who = data.get("who")
+    who: list[Any] = raw_who if isinstance(raw_who, list) else []
+    names = tuple(str(entry)[1:] for entry in who if str(entry).startswith("@"))
+    if until.names:
+        try:
+            ack_for(until, names, "everyone" in who)
+        except GrammarError as exc:
+            raise ValueError(str(exc)) from None
+    given = data.get("ack")
+    if given is not None and given != until.rule:
+        raise ValueError(f"when says “{until.text}”, which is not ack {given!r}")
+    return phrase, {**data, "when": phrase, "ack": until.rule}
 
 
 def _once_instant(text: str, ctx: MessageContext) -> datetime:
