@@ -145,6 +145,8 @@ REFUSALS: list[tuple[str, str]] = [
     ("me at 9pm to pay until Bob says done", "only wait for people the reminder names"),
     ("@bob at 9pm to pay until @carol says done", "must name everyone the reminder is for"),
     ("@bob @carol at 9pm to pay until @bob says done", "must name everyone"),
+    # "each" of "me and @bob" is both of them: naming only Bob would be read as both.
+    ("me and @bob at 9pm to pay until @bob says done", r"is for \(you, @bob\)"),
     ("大家晚上9点交钱，直到大家都说好了", "only wait for people"),
 ]
 

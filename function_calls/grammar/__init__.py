@@ -148,7 +148,7 @@ def _until_done(text: str) -> tuple[str, UntilDone | None, Recipients, int]:
 
 
 def _ack(until: UntilDone | None, audience: Recipients) -> AckRule | None:
-    return None if until is None else ack_for(until, audience.names, audience.everyone)
+    return None if until is None else ack_for(until, audience.names, audience.everyone, audience.me)
 
 
 def parse_audience(text: str) -> tuple[Recipients, int]:

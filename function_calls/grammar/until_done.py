@@ -153,7 +153,7 @@ def _read_zh(found: re.Match[str]) -> UntilDone:
     return UntilDone("each", names, text)
 
 
-def ack_for(until: UntilDone, names: tuple[str, ...], everyone: bool) -> AckRule:
+def ack_for(until: UntilDone, names: tuple[str, ...], everyone: bool, me: bool = False) -> AckRule:
     """The rule for a reminder for the people `names` (handles) or `everyone`: "each"
     needs the people listed, and named ones must be exactly the reminder's people (the
     rule is every one of them, so a part of them can't be said)."""
@@ -167,8 +167,8 @@ def ack_for(until: UntilDone, names: tuple[str, ...], everyone: bool) -> AckRule
         )
     people = {name.casefold() for name in names}
     said = {name.casefold() for name in until.names}
-    if said and said != people:
-        shown = ", ".join(f"@{name}" for name in names)
+    if said and (said != people or me):
+        shown = ", ".join(["you"] * me + [f"@{name}" for name in names])
         raise GrammarError(
             f"“{until.text}” must name everyone the reminder is for ({shown}); or write "
             "“until everyone says done” or “until someone says done”."

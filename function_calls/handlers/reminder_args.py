@@ -331,7 +331,7 @@ def _until_done_of(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     names = tuple(str(entry)[1:] for entry in who if str(entry).startswith("@"))
     if until.names:
         try:
-            ack_for(until, names, "everyone" in who)
+            ack_for(until, names, "everyone" in who, "me" in who)
         except GrammarError as exc:
             raise ValueError(str(exc)) from None
     given = data.get("ack")
