@@ -297,6 +297,21 @@ def _count_end(schedule: Schedule) -> datetime:
     return current
 
 
+@dataclass(frozen=True, slots=True)
+class RepeatRate:
+    """The chat's bounds on a repeat within a day (config `reminders.min_interval` and
+    `reminders.max_per_day`); the store checks every schedule it saves against them."""
+
+    minimum: timedelta = MIN_EVERY
+    max_per_day: int = MAX_PER_DAY
+
+    def check(self, schedule: Schedule) -> Schedule:
+        return check_rate(schedule, self.minimum, self.max_per_day)
+
+
+DEFAULT_RATE = RepeatRate()
+
+
 def check_rate(
     schedule: Schedule, minimum: timedelta = MIN_EVERY, max_per_day: int = MAX_PER_DAY
 ) -> Schedule:

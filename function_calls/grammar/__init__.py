@@ -177,6 +177,7 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
         chinese = ChineseWhenParser(text, start)
         if chinese.parse() > start:
             chinese.check_boundary()
+            chinese.take_trailing_limits()
             return chinese.spec, chinese.content()
     tokens = tokenize(text)
     first = next((n for n, token in enumerate(tokens) if token.start >= start), len(tokens))
@@ -184,8 +185,9 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
     end = leading.parse()
     if not leading.spec.empty:
         leading.check_boundary()
-        rest = text[tokens[end].start :] if end < len(tokens) else ""
-        return leading.spec, _content(rest)
+        rest_at = tokens[end].start if end < len(tokens) else len(text)
+        cut = leading.trailing_limit(end) if leading.spec.repeat is not None else None
+        return leading.spec, _content(text[rest_at:cut])
     # No leading when: a trailing one, "call mom tomorrow at 9".
     for index in range(first + 1, len(tokens)):
         if tokens[index - 1].text in TIES:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from groupmate.function_calls.grammar import chinese_limits as limits
+from groupmate.function_calls.grammar.limits import Limit
 from groupmate.function_calls.grammar.spec import (
     Clock,
     Day,
@@ -62,7 +64,6 @@ _WEEKLY = _compile(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
 _BIWEEKLY = _compile(rf"隔周的?{_WEEK}?{_WD}")
 _MONTHLY = _compile(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
 _EVERY_N_DAYS = _compile(r"每隔?(?P<n>NUM)(?:天|日)")
-_TOO_OFTEN = _compile(r"每隔?(?:NUM个?)?(?:小时|分钟|钟头)")
 _YEARLY = LazyPattern(r"每年")
 _WEEK_NO_DAY = _compile(rf"每隔?(?:NUM个?|个)?{_WEEK}")
 _OFFSET_DAY = LazyPattern(r"大后天|今天|今日|明天|明日|后天")
@@ -106,6 +107,8 @@ class ChineseWhenParser:
         self.text = text
         self.i = start
         self.spec = WhenSpec()
+        # Where the content ends: before a limit after it ("…吃药，直到周五").
+        self.end = len(text)
 
     def _match(self, pattern: LazyPattern) -> re.Match[str] | None:
         found = pattern.match(self.text, self.i)
@@ -115,7 +118,14 @@ class ChineseWhenParser:
 
     def parse(self) -> int:
         """Consume every clause; returns the offset where the content starts."""
-        rules: list[Callable[[], bool]] = [self._delay, self._repeat, self._day, self._clock]
+        rules: list[Callable[[], bool]] = [
+            self._delay,
+            self._repeat,
+            self._limit,
+            self._day,
+            self._window,
+            self._clock,
+        ]
         while self.i < len(self.text):
             before = self.i
             if not self.spec.empty:
@@ -142,7 +152,37 @@ class ChineseWhenParser:
             raise GrammarError(f"我没看懂这个时间：“{rest[:8]}” (I couldn't understand the time).")
 
     def content(self) -> str:
-        return _CONTENT_LEADS.sub("", self.text[self.i :]).strip()
+        return _CONTENT_LEADS.sub("", self.text[self.i : self.end]).strip(" ，,")
+
+    def take_trailing_limits(self) -> None:
+        """A count or limit after the content of a repeating reminder ("每天9点提醒我
+        吃药，共3次", "每天提醒我吃药直到周五"): read, and cut from the content. A bare
+        "3次" there is asked about; "直到" with no day stays in the content, unless it
+        is an acknowledgement ("直到我说好了"), which is refused."""
+        if self.spec.repeat is None:
+            return
+        rest = self.text[self.i :]
+        found = limits.TRAILING_COUNT.search(rest)
+        if found is not None:
+            self.spec.set_count(number(found["n"]), found["count"])
+            self.end = self.i + found.start()
+        elif (bare := limits.TRAILING_BARE_COUNT.search(rest)) is not None:
+            limits.refuse_bare_count(bare["count"])
+        found = limits.TRAILING_LIMIT.search(self.text, self.i, self.end)
+        if found is None:
+            return
+        reader = ChineseWhenParser(self.text[: self.end], found.start("limit"))
+        try:
+            taken = reader._limit() and reader.i == found.end("limit")
+        except GrammarError:
+            if limits.ACKNOWLEDGED.match(found["limit"]):
+                raise
+            return
+        if taken and reader.spec.until is not None:
+            self.spec.set_until(reader.spec.until)
+            self.end = found.start()
+        elif reader.spec.until is not None:  # "直到周五下班": a day, and more than a day
+            limits.refuse_more_than_a_day(found["limit"], reader.spec.until.text)
 
     # --- clauses -------------------------------------------------------------------
 
@@ -182,8 +222,16 @@ class ChineseWhenParser:
         return True
 
     def _repeat(self) -> bool:
-        if self._match(_TOO_OFTEN):
-            raise GrammarError("最短每天重复一次 (the shortest repeat is daily).")
+        found = self._match(limits.PER_DAY)
+        if found is not None:
+            limits.refuse_per_day(found.group())
+        if self._match(limits.TOO_SHORT):
+            raise GrammarError("最短按分钟重复 (repeats are in minutes or hours).")
+        found = self._match(limits.WITHIN)
+        if found is not None:
+            steps = number(found["n"]) if found["n"] not in (None, "半") else 1
+            self.spec.set_repeat(limits.within_day(found, steps))
+            return True
         if self._match(_YEARLY):
             raise GrammarError("暂不支持每年重复 (yearly reminders aren't supported).")
         found = self._match(_WORKDAYS)
@@ -229,10 +277,16 @@ class ChineseWhenParser:
             self.spec.set_day(Day("offset", offset=offset, text=found.group()))
             self.spec.set_part(part, found.group())  # type: ignore[arg-type]
             return True
+        day = self._one_day()
+        if day is not None:
+            self.spec.set_day(day)
+        return day is not None
+
+    def _one_day(self) -> Day | None:
+        """A day by itself: "明天", "周五", "下周五", "12月5日", "5号"."""
         found = self._match(_OFFSET_DAY)
         if found is not None:
-            self.spec.set_day(Day("offset", offset=_OFFSETS[found.group()], text=found.group()))
-            return True
+            return Day("offset", offset=_OFFSETS[found.group()], text=found.group())
         found = self._match(_WEEKDAY_DAY)
         if found is not None:
             mode = found["mode"] or ""
@@ -240,23 +294,72 @@ class ChineseWhenParser:
                 "next_week" if mode.startswith("下") else "this_week" if mode else "upcoming"
             )
             weekday = _WEEKDAY[found["wd"]]
-            self.spec.set_day(Day("weekday", weekday=weekday, mode=kind, text=found.group()))
-            return True
+            return Day("weekday", weekday=weekday, mode=kind, text=found.group())
         found = self._match(_ISO) or self._match(_DATE)
         if found is not None:
             month, day = number(found["m"]), number(found["d"])
             if found["y"]:
-                self.spec.set_day(
-                    Day("date", year=int(found["y"]), month=month, day=day, text=found.group())
-                )
-            else:
-                self.spec.set_day(Day("month_date", month=month, day=day, text=found.group()))
-            return True
+                return Day("date", year=int(found["y"]), month=month, day=day, text=found.group())
+            return Day("month_date", month=month, day=day, text=found.group())
         found = self._match(_MONTH_DAY)
         if found is not None:
-            self.spec.set_day(Day("month_day", day=number(found["d"]), text=found.group()))
+            return Day("month_day", day=number(found["d"]), text=found.group())
+        return None
+
+    def _limit(self) -> bool:
+        """ "共3次", "直到周五", "直到3月底", "截止到12月5日为止"."""
+        start = self.i
+        found = self._match(limits.COUNT)
+        if found is not None:
+            self.spec.set_count(number(found["n"]), found.group())
             return True
-        return False
+        if self._match(limits.UNTIL) is None:
+            return False
+        day = self._one_day()
+        month = None if day is not None else self._match(limits.UNTIL_MONTH)
+        if day is None and month is None:
+            said = re.match(r"[^，,。.!！\s]{1,10}", self.text[start:])  # noqa: RUF001
+            limits.refuse_until(said.group() if said is not None else "直到")
+        self._match(limits.UNTIL_END)
+        text = self.text[start : self.i]
+        if month is not None:
+            limit = Limit(month=number(month["m"]), month_end=bool(month["end"]), text=text)
+        else:
+            limit = Limit(day=day, text=text)
+        self.spec.set_until(limit)
+        return True
+
+    def _window(self) -> bool:
+        """ "9点到17点", "从上午9点到下午5点", "9:00-17:00"."""
+        start = self.i
+        self._match(limits.WINDOW_FROM)
+        first = self._read_clock()
+        last = self._read_clock() if first and self._match(limits.WINDOW_TO) else None
+        if first is None or last is None:
+            self.i = start
+            return False
+        self.spec.set_window(first, last)
+        return True
+
+    def _read_clock(self) -> Clock | None:
+        """One clock reading, with its own part of the day made exact."""
+        at = self.i
+        part = self._match(_PART)
+        found = self._match(_CLOCK) or self._match(_HHMM)
+        if found is None:
+            self.i = at
+            return None
+        minute = 0
+        if found.re.groupindex.get("half") and found["half"]:
+            minute = 30
+        elif found.re.groupindex.get("q") and found["q"]:
+            minute = 15 * number(found["q"])
+        elif found["m"]:
+            minute = number(found["m"])
+        exact = ":" in found.group() or "：" in found.group()
+        exact = exact and (len(found["h"]) == 2 or found["h"] == "0")
+        clock = Clock(number(found["h"]), minute, exact=exact, text=self.text[at : self.i])
+        return limits.window_clock(clock, part.group() if part else None, _PARTS)
 
     def _clock(self) -> bool:
         start = self.i

@@ -23,8 +23,13 @@ from pydantic import (
 )
 
 from groupmate.function_calls.context import MessageContext, validation_context
-from groupmate.function_calls.grammar import GrammarError
-from groupmate.function_calls.grammar.until_done import AckRule, ack_for, split_until_done
+from groupmate.function_calls.grammar.until_done import AckRule
+from groupmate.function_calls.handlers.reminder_limits import (
+    UNTIL_PATTERN,
+    read_until,
+    with_limits,
+    within_day,
+)
 from groupmate.function_calls.handlers.reminder_words import format_local
 from groupmate.function_calls.handlers.reminder_words_check import (
     check_agreement,
@@ -32,10 +37,16 @@ from groupmate.function_calls.handlers.reminder_words_check import (
     phrase_rule,
     read_phrase,
 )
-from groupmate.function_calls.handlers.until_done import nag_schedule, until_done_cap
+from groupmate.function_calls.handlers.until_done import (
+    check_ack_people,
+    nag_schedule,
+    read_until_done,
+    until_done_cap,
+)
 from groupmate.function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from groupmate.storage.recurrence import (
     INTERVAL_KINDS,
+    MAX_COUNT,
     MAX_INTERVAL,
     DayKind,
     Schedule,
@@ -47,6 +58,8 @@ MAX_CONTENT = 1000
 MAX_AHEAD = timedelta(days=3660)
 MAX_IN_MINUTES = 60 * 24 * 366
 TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
+HHMM_PATTERN = r"^[0-9]{1,2}:[0-9]{2}$"
+MAX_EVERY_MINUTES = 24 * 60 - 1
 _WHO_PATTERN = r"^(me|everyone|@[^ \t\r\n@]{1,64})$"  # no \s: llama.cpp grammars lack it
 MAX_WHO = 10
 MAX_WHEN = 200
@@ -93,6 +106,16 @@ class ReminderArgs(BaseModel):
         description="without when: once, daily, weekly, weekdays (Monday to Friday) or monthly",
         json_schema_extra=COMPACT_HIDDEN,
     )
+    every_minutes: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EVERY_MINUTES,
+        description=(
+            "repeat within the day every N minutes, on the days type names (daily, "
+            "weekdays, weekly); time: the first of each day (default: one step from now)"
+        ),
+        json_schema_extra=COMPACT_HIDDEN,
+    )
     time: str | None = Field(
         default=None,
         pattern=TIME_PATTERN,
@@ -133,6 +156,25 @@ class ReminderArgs(BaseModel):
         description="daily, weekly, monthly: repeat every N days/weeks/months (default 1)",
         json_schema_extra=COMPACT_HIDDEN,
     )
+    to: str | None = Field(
+        default=None,
+        pattern=HHMM_PATTERN,
+        description='every_minutes only: the last time of each day, "HH:MM", after time',
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    until: str | None = Field(
+        default=None,
+        pattern=UNTIL_PATTERN,
+        description='repeating only: the last day "YYYY-MM-DD" (or "YYYY-MM-DD HH:MM")',
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    count: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_COUNT,
+        description="repeating only: how many times in all",
+        json_schema_extra=COMPACT_HIDDEN,
+    )
     who: list[WhoItem] | None = Field(
         default=None,
         min_length=1,
@@ -169,7 +211,7 @@ class ReminderArgs(BaseModel):
         ctx = validation_context(info)
         if ctx is None or not data["when"].strip():
             return data  # stage 1 only: the phrase is read once the chat's clock is known
-        phrase, data = _until_done_of(data)
+        phrase, data = read_until_done(data)
         content = data.get("content")
         spec = read_phrase(phrase, content if isinstance(content, str) else None)
         fields = phrase_rule(spec, ctx, None)
@@ -183,7 +225,7 @@ class ReminderArgs(BaseModel):
     @classmethod
     def _check_time(cls, value: str | None, info: ValidationInfo) -> str | None:
         kind = info.data.get("type")
-        if value is None and kind not in (None, "once"):
+        if value is None and kind not in (None, "once") and not info.data.get("every_minutes"):
             raise ValueError(f'a {kind} reminder needs time as "HH:MM"')
         if value is None or kind is None:
             return value
@@ -259,13 +301,7 @@ class ReminderArgs(BaseModel):
     @field_validator("ack")
     @classmethod
     def _check_ack(cls, value: AckRule | None, info: ValidationInfo) -> AckRule | None:
-        who = info.data.get("who") or []
-        if value == "each" and (
-            not any(entry.startswith("@") for entry in who) or "everyone" in who
-        ):
-            raise ValueError(
-                "“until everyone says done” needs the people named: remind @bob and @carol"
-            )
+        check_ack_people(value, info.data.get("who"))
         return value
 
     @model_validator(mode="after")
@@ -284,60 +320,67 @@ class ReminderArgs(BaseModel):
         if self.in_minutes is not None:
             first = now + timedelta(minutes=self.in_minutes)
             return self._until_done(Schedule.once_at(first, ctx.timezone), first, ctx), first
-        assert self.time is not None
         if self.type == "once":
+            assert self.time is not None
             day_text, clock_text = self.time.split(" ")
             schedule = Schedule(
                 "once", _wall_time(clock_text), ctx.timezone, on_date=_date(day_text)
             )
             first = _check_future(_once_instant(self.time, ctx), ctx)
             return self._until_done(schedule, first, ctx), first
-        schedule = Schedule(
-            self.type,
-            _wall_time(self.time),
-            ctx.timezone,
-            weekday=self.weekday,
-            day=self.day,
-            calendar=calendar_named(ctx.workdays) if self.type == "weekdays" else None,
-        )
+        schedule = self._rule(ctx, now)
         upcoming = schedule.first_after(now)
         assert upcoming is not None  # every recurring rule matches within a month
         if self.interval:
             # Every N days, weeks or months, counted from the first occurrence.
             first_day = upcoming.astimezone(ctx.zone).date()
             schedule = replace(schedule, interval=self.interval, on_date=first_day)
+        if self.until is not None or self.count is not None:
+            until = None if self.until is None else read_until(self.until, ctx.timezone)
+            schedule = with_limits(schedule, upcoming, until=until, count=self.count)
         return self._until_done(schedule, upcoming, ctx), upcoming
 
     def _until_done(self, schedule: Schedule, first: datetime, ctx: MessageContext) -> Schedule:
         if self.ack is None:
             return schedule
-        return nag_schedule(schedule, first, until_done_cap(ctx))
+        return nag_schedule(schedule, first, until_done_cap(ctx), self.count)
+
+    def _rule(self, ctx: MessageContext, now: datetime) -> Schedule:
+        start = None if self.time is None else _wall_time(self.time)
+        if self.every_minutes is not None:
+            end = None if self.to is None else _wall_time(self.to)
+            return within_day(
+                self.type or "daily",
+                self.every_minutes,
+                start,
+                end,
+                weekday=self.weekday,
+                timezone=ctx.timezone,
+                now=now,
+            )
+        assert self.type is not None and start is not None
+        return Schedule(
+            self.type,
+            start,
+            ctx.timezone,
+            weekday=self.weekday,
+            day=self.day,
+            calendar=calendar_named(ctx.workdays) if self.type == "weekdays" else None,
+        )
 
 
-SCHEDULE_FIELDS = ("type", "time", "in_minutes", "weekday", "day", "interval")
-
-
-def _until_done_of(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """A `when` that says "until someone says done" gives `ack` (the same as one given);
-    the phrase without it is the time."""
-    try:
-        phrase, until = split_until_done(data["when"])
-    except GrammarError as exc:
-        raise ValueError(str(exc)) from None
-    if until is None:
-        return phrase, data
-    raw_who = data.get("who")
-    who: list[Any] = raw_who if isinstance(raw_who, list) else []
-    names = tuple(str(entry)[1:] for entry in who if str(entry).startswith("@"))
-    if until.names:
-        try:
-            ack_for(until, names, "everyone" in who, "me" in who)
-        except GrammarError as exc:
-            raise ValueError(str(exc)) from None
-    given = data.get("ack")
-    if given is not None and given != until.rule:
-        raise ValueError(f"when says “{until.text}”, which is not ack {given!r}")
-    return phrase, {**data, "when": phrase, "ack": until.rule}
+SCHEDULE_FIELDS = (
+    "type",
+    "time",
+    "in_minutes",
+    "weekday",
+    "day",
+    "interval",
+    "every_minutes",
+    "to",
+    "until",
+    "count",
+)
 
 
 def _once_instant(text: str, ctx: MessageContext) -> datetime:

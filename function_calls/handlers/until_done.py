@@ -11,15 +11,19 @@ can't be until done: done on Monday would end Tuesday's too, so it is refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from groupmate.function_calls.context import MessageContext
-from groupmate.function_calls.grammar.until_done import AckRule
+from groupmate.function_calls.grammar import GrammarError
+from groupmate.function_calls.grammar.until_done import AckRule, ack_for, split_until_done
+from groupmate.function_calls.handlers.reminder_limits import with_limits
 from groupmate.function_calls.handlers.repeat_words import last_words
 from groupmate.storage.recurrence import Schedule
 
 NAG_EVERY = timedelta(minutes=10)
+_TICK = timedelta(microseconds=1)
 # The default of config's `reminders.until_done_cap`.
 DEFAULT_CAP = 12
 
@@ -36,9 +40,10 @@ def until_done_cap(ctx: MessageContext) -> int:
     return (ctx.deps.get(UntilDoneCap) or UntilDoneCap()).times
 
 
-def nag_schedule(schedule: Schedule, first: datetime, cap: int) -> Schedule:
+def nag_schedule(schedule: Schedule, first: datetime, cap: int, count: int | None) -> Schedule:
     """The schedule of an until-done reminder whose rule, as asked, is `schedule` (first
-    firing at `first`); ValueError, in words for the user, for one that can't be."""
+    firing at `first`, `count` times if the user said so); ValueError, in words for the
+    user, for one that can't be."""
     if schedule.kind == "once":
         local = first.astimezone(schedule.zone)
         wall = local.time().replace(microsecond=0)
@@ -51,17 +56,34 @@ def nag_schedule(schedule: Schedule, first: datetime, cap: int) -> Schedule:
             "it, so it can't go with a daily or weekly rule; write “every 10 minutes until "
             "someone says done”, or one time"
         )
-    if schedule.count is not None and schedule.count > cap:
-        raise ValueError(
-            f"an “until done” reminder repeats at most {cap} times here; ask for {cap} or fewer"
-        )
-    return replace(schedule, count=schedule.count or cap)
+    if count is not None:
+        if count > cap:
+            raise ValueError(
+                f"an “until done” reminder repeats at most {cap} times here; ask for {cap} or fewer"
+            )
+        return schedule  # the user's own limit, within the cap
+    if schedule.limited and times_from(schedule, first) <= cap:
+        return schedule  # an end ("until 17:00") that comes before the cap
+    # The cap counts from the first time it fires (`with_limits` knows how, in a window).
+    return with_limits(schedule, first, until=schedule.until, count=cap)
 
 
-def until_done_words(schedule: Schedule, ack: AckRule, asker: str, *, chinese: bool) -> str:
-    """What follows the rule: ' until someone says done (at most 12 times: the last on
-    Wed 25 Nov at 22:50)'; in Chinese '，直到有人说好了（最多12次，最后一次：…）'."""
-    count, last = schedule.count, last_words(schedule, chinese=chinese)
+def times_from(schedule: Schedule, start: datetime) -> int:
+    """How many times a limited `schedule` fires from `start` on (its last included);
+    the cap bounds the count, so this reads at most that many occurrences."""
+    last = schedule.last()
+    if last is None:
+        return 0
+    return sum(1 for _ in schedule.occurrences(start - _TICK, last))
+
+
+def until_done_words(
+    schedule: Schedule, start: datetime, ack: AckRule, asker: str, *, chinese: bool
+) -> str:
+    """What follows the rule, from `start` (its next time) on: ' until someone says done
+    (at most 12 times: the last on Wed 25 Nov at 22:50)'; in Chinese '，直到有人说好了（最多
+    12次，最后一次：…）'."""
+    count, last = times_from(schedule, start), last_words(schedule, chinese=chinese)
     if chinese:
         who = {"anyone": "有人", "each": "被提醒的每个人都"}.get(ack, asker or "设置提醒的人")
         end = f"，最后一次：{last}" if last else ""
@@ -69,3 +91,36 @@ def until_done_words(schedule: Schedule, ack: AckRule, asker: str, *, chinese: b
     who = {"anyone": "someone", "each": "everyone named"}.get(ack, asker or "the asker")
     end = f": the last on {last}" if last else ""
     return f" until {who} says done (at most {count} times{end})"
+
+
+def read_until_done(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A `when` that says "until someone says done" gives `ack` (the same as one given);
+    the phrase without it is the time."""
+    try:
+        phrase, until = split_until_done(data["when"])
+    except GrammarError as exc:
+        raise ValueError(str(exc)) from None
+    if until is None:
+        return phrase, data
+    raw_who = data.get("who")
+    who: list[Any] = raw_who if isinstance(raw_who, list) else []
+    names = tuple(str(entry)[1:] for entry in who if str(entry).startswith("@"))
+    if until.names:
+        try:
+            ack_for(until, names, "everyone" in who, "me" in who)
+        except GrammarError as exc:
+            raise ValueError(str(exc)) from None
+    given = data.get("ack")
+    if given is not None and given != until.rule:
+        raise ValueError(f"when says “{until.text}”, which is not ack {given!r}")
+    return phrase, {**data, "when": phrase, "ack": until.rule}
+
+
+def check_ack_people(ack: AckRule | None, who: list[str] | None) -> None:
+    """ "each" waits for the people named: not for a whole chat, whose people can't be
+    listed (the words say who; this checks a model's fields the same way)."""
+    who = who or []
+    if ack == "each" and (not any(entry.startswith("@") for entry in who) or "everyone" in who):
+        raise ValueError(
+            "“until everyone says done” needs the people named: remind @bob and @carol"
+        )
