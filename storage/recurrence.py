@@ -129,11 +129,14 @@ class Schedule:
             return 1
         assert self.every is not None
         if self.window_end is None:
-            return math.ceil(_DAY / self.every)
-        span = datetime.combine(date.min, self.window_end) - datetime.combine(
-            date.min, self.wall_time
-        )
-        return span // self.every + 1
+            most = math.ceil(_DAY / self.every)
+        else:
+            span = datetime.combine(date.min, self.window_end) - datetime.combine(
+                date.min, self.wall_time
+            )
+            most = span // self.every + 1
+        # A count bounds a day too: "every 10 minutes until done" fires 12 times at most.
+        return most if self.count is None else min(most, self.count)
 
     def without_limit(self) -> Schedule:
         return replace(self, until=None, count=None)

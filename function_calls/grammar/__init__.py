@@ -24,12 +24,12 @@ from groupmate.function_calls.grammar.spec import (
     WhenSpec,
 )
 from groupmate.function_calls.grammar.until_done import (
-    AckRule,
     UntilDone,
     ack_for,
     split_until_done,
 )
 from groupmate.function_calls.language import is_chinese
+from groupmate.storage.vocabulary import AckRule
 
 __all__ = [
     "DEFAULT_TIME",

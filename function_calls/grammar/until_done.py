@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from groupmate.function_calls.grammar.spec import GrammarError
 from groupmate.function_calls.lazy_re import LazyPattern
-
-AckRule = Literal["asker", "anyone", "each"]  # replaced by storage's once it lands
+from groupmate.storage.vocabulary import AckRule
 
 __all__ = ["UntilDone", "ack_for", "split_until_done"]
 

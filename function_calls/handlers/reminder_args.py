@@ -23,7 +23,6 @@ from pydantic import (
 )
 
 from groupmate.function_calls.context import MessageContext, validation_context
-from groupmate.function_calls.grammar.until_done import AckRule
 from groupmate.function_calls.handlers.reminder_limits import (
     UNTIL_PATTERN,
     read_until,
@@ -52,6 +51,7 @@ from groupmate.storage.recurrence import (
     Schedule,
     local_instant,
 )
+from groupmate.storage.vocabulary import AckRule
 from groupmate.storage.workdays import calendar_named
 
 MAX_CONTENT = 1000
@@ -186,10 +186,7 @@ class ReminderArgs(BaseModel):
 
     ack: AckRule | None = Field(
         default=None,
-        description=(
-            'repeat until acknowledged ("until someone says done"): who must say done, '
-            '"asker" (the sender), "anyone", or "each" of the @names in who'
-        ),
+        description='repeat until someone says done: "asker", "anyone" or "each" @name in who',
         json_schema_extra=COMPACT_HIDDEN,
     )
 
@@ -308,18 +305,26 @@ class ReminderArgs(BaseModel):
     def _check_resolvable(self, info: ValidationInfo) -> Self:
         ctx = validation_context(info)
         if ctx is not None:
-            schedule, first = self.resolve(ctx)
+            schedule, first = self.asked(ctx)  # the words name this; "until done" adds
             check_the_words(ctx, (schedule, first), self.content)
+            self.resolve(ctx)
         return self
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
         """The schedule in the chat's zone and its first fire time (UTC)."""
+        schedule, first = self.asked(ctx)
+        if self.ack is None:
+            return schedule, first
+        return nag_schedule(schedule, first, until_done_cap(ctx), self.count), first
+
+    def asked(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
+        """The rule the time fields name, before an "until done" repeats and caps it."""
         if self.type is None:
             raise ValueError("give when, or type and time")
         now = ctx.clock()
         if self.in_minutes is not None:
             first = now + timedelta(minutes=self.in_minutes)
-            return self._until_done(Schedule.once_at(first, ctx.timezone), first, ctx), first
+            return Schedule.once_at(first, ctx.timezone), first
         if self.type == "once":
             assert self.time is not None
             day_text, clock_text = self.time.split(" ")
@@ -327,7 +332,7 @@ class ReminderArgs(BaseModel):
                 "once", _wall_time(clock_text), ctx.timezone, on_date=_date(day_text)
             )
             first = _check_future(_once_instant(self.time, ctx), ctx)
-            return self._until_done(schedule, first, ctx), first
+            return schedule, first
         schedule = self._rule(ctx, now)
         upcoming = schedule.first_after(now)
         assert upcoming is not None  # every recurring rule matches within a month
@@ -338,12 +343,7 @@ class ReminderArgs(BaseModel):
         if self.until is not None or self.count is not None:
             until = None if self.until is None else read_until(self.until, ctx.timezone)
             schedule = with_limits(schedule, upcoming, until=until, count=self.count)
-        return self._until_done(schedule, upcoming, ctx), upcoming
-
-    def _until_done(self, schedule: Schedule, first: datetime, ctx: MessageContext) -> Schedule:
-        if self.ack is None:
-            return schedule
-        return nag_schedule(schedule, first, until_done_cap(ctx), self.count)
+        return schedule, upcoming
 
     def _rule(self, ctx: MessageContext, now: datetime) -> Schedule:
         start = None if self.time is None else _wall_time(self.time)

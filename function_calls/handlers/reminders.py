@@ -27,6 +27,7 @@ from groupmate.function_calls.handlers.reminder_args import ReminderArgs
 from groupmate.function_calls.handlers.reminder_refusals import refusal_text
 from groupmate.function_calls.handlers.reminder_words import (
     confirmation,
+    describe_rule,
     describe_schedule,
     format_local,
     outcome_words,
@@ -104,7 +105,7 @@ def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
     elif reminder.next_fire_at is not None:
         parts.append(f"next {format_local(reminder.next_fire_at, zone)}")
     if reminder.schedule.recurring:
-        parts.append(describe_schedule(reminder.schedule))
+        parts.append(describe_rule(reminder))
     if reminder.snooze_of is not None:
         parts.append("snoozed")
     parts.append(shown(reminder.content, reminder.action))
@@ -195,6 +196,7 @@ async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
         first_fire_at=first,
         audience=audience,
         action=action,
+        ack=args.ack,
     )
     return await service.create(new)
 
