@@ -22,6 +22,7 @@ from groupmate.function_calls.grammar.spec import (
     clock_time,
     day_date,
 )
+from groupmate.function_calls.language import is_chinese
 from groupmate.storage.recurrence import MAX_COUNT, local_instant
 
 _DAY_END = time(23, 59)
@@ -67,6 +68,11 @@ def refuse_limits(spec: WhenSpec) -> None:
             "e.g. “every hour from 9 to 17”."
         )
     said = spec.until.text if spec.until is not None else spec.count_text
+    if said and is_chinese(said):
+        raise GrammarError(
+            f"“{said}”只用于重复的提醒，例如“每天9点{said}”；这个提醒只响一次。"  # noqa: RUF001
+            f" (“{said}” is for a repeating reminder; this one fires once.)"
+        )
     if said:
         raise GrammarError(
             f"“{said}” is for a repeating reminder, e.g. “every day at 9 {said}”; "
@@ -107,13 +113,16 @@ def resolve_repeat(spec: WhenSpec, repeat: Repeat, now: datetime) -> ResolvedWhe
 
 
 def window_end(spec: WhenSpec, start: time) -> time:
-    """The window's last time of day. A bare hour that is only after the start in the
-    afternoon is read so: "from 9 to 5" can only end at 17:00."""
+    """The window's last time of day. From a morning start, a bare hour before it can
+    only be the afternoon's: "from 9 to 5" ends at 17:00. Never across midnight: "from
+    17 to 9" is refused."""
     end = spec.window_end
     assert end is not None
     bare = end.meridiem is None and not end.exact and spec.part is None
-    if bare and 1 <= end.hour <= 11 and time(end.hour, end.minute) <= start:
-        return time(end.hour + 12, end.minute)
+    afternoon = time(end.hour + 12, end.minute) if 1 <= end.hour <= 11 else None
+    morning_start = start < time(12)
+    if bare and morning_start and afternoon and time(end.hour, end.minute) <= start < afternoon:
+        return afternoon
     wall = clock_time(end, None)
     if wall <= start:
         raise GrammarError(
