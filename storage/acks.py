@@ -216,20 +216,29 @@ def acknowledge(
     waiting_for = must_ack(root.ack, root.audience, creator)
     _check_may_ack(root, requester, waiting_for)
     when = _occurrence(session, root, occurrence)
-    inserted = session.execute(
-        insert_ignoring_conflicts(session, _acks).values(
-            reminder_id=root.id,
-            occurrence=when,
-            user_id=requester.user_id,
-            name=name,
-            at=now,
-            via=via,
-        )
-    )
-    new = rowcount(inserted) == 1
+    # An "until done" reminder counts a person's done once, whichever occurrence it was
+    # said to; another reminder, once per occurrence.
     scope = [_acks.c.reminder_id == root.id]
     if root.ack is None:
         scope.append(_acks.c.occurrence == when)
+    said = session.scalar(
+        select(_acks.c.id).where(*scope, _acks.c.user_id == requester.user_id).limit(1)
+    )
+    new = False
+    if said is None:
+        inserted = session.execute(
+            insert_ignoring_conflicts(session, _acks)
+            .values(
+                reminder_id=root.id,
+                occurrence=when,
+                user_id=requester.user_id,
+                name=name,
+                at=now,
+                via=via,
+            )
+            .returning(_acks.c.id)
+        )
+        new = inserted.scalar() is not None
     rows = session.execute(
         select(_acks.c.user_id, _acks.c.name).where(*scope).order_by(_acks.c.at, _acks.c.id)
     ).all()

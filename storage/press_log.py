@@ -29,11 +29,11 @@ def take_press(session: Session, press_id: str, chat_id: str, now: datetime) -> 
     """Claim `press_id` for acting on; None when this is its first time, else what the
     first time answered. The primary key makes a concurrent replay lose the insert."""
     inserted = session.execute(
-        insert_ignoring_conflicts(session, _presses).values(
-            press_id=press_id, chat_id=chat_id, at=now, ok=None, answer=None
-        )
+        insert_ignoring_conflicts(session, _presses)
+        .values(press_id=press_id, chat_id=chat_id, at=now, ok=None, answer=None)
+        .returning(_presses.c.press_id)
     )
-    if rowcount(inserted) == 1:
+    if inserted.scalar() is not None:
         return None
     row = session.execute(
         select(_presses.c.ok, _presses.c.answer).where(_presses.c.press_id == press_id)

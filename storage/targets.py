@@ -4,6 +4,7 @@ went off lately. Every function runs inside the caller's transaction."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import cast
 
@@ -46,7 +47,10 @@ def named_target(
     """The reminder `reference` names, else the one `message_id` was; None when neither
     is given. SnoozeTargetError for a message that is no reminder's, or several's."""
     if reference is not None:
-        return changes.locate(session, chat_id, reference, requester, may="snooze")
+        # A done or a "me too" is checked against its reminder's rule (storage.acks), not
+        # a snooze's: found as an admin finds it (a private chat's stays its owner's).
+        finder = requester if may == "snooze" else replace(requester, is_admin=True)
+        return changes.locate(session, chat_id, reference, finder, may="snooze")
     if message_id is None:
         return None
     found = by_message(session, chat_id, message_id)
