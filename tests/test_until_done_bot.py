@@ -1,22 +1,31 @@
 """“Until done” end to end through a real Bot, on SQLite and PostgreSQL, without a model:
 /remind and a plain request set it with the rule and the cap stored and said in the
-confirmation; /reminders shows it; a refusal stores nothing."""
+confirmation; /reminders shows it; it repeats until the rule is met and not after; a
+refusal stores nothing."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from groupmate.bot.app import Bot
+from groupmate.storage import AckNotNeededError, OutgoingMessage
+from groupmate.storage.changes import Requester
 from tests import bots
+from tests.conftest import FakeClock
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 11, 25, 10, 20, tzinfo=BERLIN)  # a Wednesday morning
+NINE_PM = datetime(2026, 11, 25, 21, 0, tzinfo=BERLIN).astimezone(UTC)
+TEN = timedelta(minutes=10)
 
 
-def make_bot(database_url: str, **reminders: object) -> Bot:
+def make_bot(database_url: str, clock: FakeClock | None = None, **reminders: object) -> Bot:
     bot = {"timezone": "Europe/Berlin", "rate_limits": {"user_per_minute": 100, "burst": 100}}
-    return bots.make_bot(database_url, bot=bot, reminders=reminders, clock=lambda: NOW)
+    clock = clock or FakeClock(NOW.astimezone(UTC))
+    return bots.make_bot(database_url, bot=bot, reminders=reminders, clock=clock)
 
 
 async def say(bot: Bot, words: str, sender: str = "u1", name: str = "Ann") -> str:
@@ -65,3 +74,66 @@ async def test_an_unclear_until_done_is_refused_and_nothing_is_stored(database_u
         assert "ack'" not in daily and "Value error" not in daily  # no internals
         assert bot.reminders is not None
         assert (await bot.reminders.list_for_chat("g1"))[0] == []
+
+
+async def fire(bot: Bot, clock: FakeClock, at: datetime) -> None:
+    assert bot.reminders is not None and bot.reminders.scheduler is not None
+    clock.set(at)
+    await bot.reminders.scheduler.run_due()
+
+
+@pytest.mark.parametrize("who", ["asker", "anyone"])
+async def test_it_repeats_until_the_rule_is_met_and_not_after(database_url: str, who: str) -> None:
+    """Set with /remind; every 10 minutes it comes again; a done by someone the rule
+    doesn't wait for changes nothing; the right one's done ends it: no more after."""
+    clock = FakeClock(NOW.astimezone(UTC))
+    sent: list[OutgoingMessage] = []
+
+    async def send(message: OutgoingMessage) -> str:
+        sent.append(message)
+        return f"m{len(sent)}"
+
+    bot = make_bot(database_url, clock)
+    bot.on_outgoing(send)
+    async with bot:
+        rule = "until I say done" if who == "asker" else "until someone says done"
+        assert (await say(bot, f"/remind me at 9pm to take pills {rule}")).startswith("⏰")
+        assert bot.reminders is not None
+        await fire(bot, clock, NINE_PM)
+        await fire(bot, clock, NINE_PM + TEN)
+        assert len(sent) == 2
+        bob = Requester("u2")
+        if who == "asker":
+            with pytest.raises(AckNotNeededError):
+                await bot.reminders.acts.acknowledge("g1", bob, "Bob", "command", reference="1")
+            await fire(bot, clock, NINE_PM + 2 * TEN)
+            assert len(sent) == 3  # Bob's done is not Ann's: it goes on
+            done = await bot.reminders.acts.acknowledge(
+                "g1", Requester("u1"), "Ann", "command", reference="1"
+            )
+        else:
+            done = await bot.reminders.acts.acknowledge("g1", bob, "Bob", "command", reference="1")
+        assert done.ended
+        before = len(sent)
+        for step in range(3, 13):
+            await fire(bot, clock, NINE_PM + step * TEN)
+        assert len(sent) == before  # done: never again
+        assert (done.reminder.status, done.reminder.next_fire_at) == ("done", None)
+        assert (await bot.reminders.list_for_chat("g1"))[0] == []
+
+
+async def test_unanswered_it_stops_at_its_cap(database_url: str) -> None:
+    clock = FakeClock(NOW.astimezone(UTC))
+    sent: list[OutgoingMessage] = []
+
+    async def send(message: OutgoingMessage) -> str:
+        sent.append(message)
+        return f"m{len(sent)}"
+
+    bot = make_bot(database_url, clock)
+    bot.on_outgoing(send)
+    async with bot:
+        await say(bot, "/remind me at 9pm to take pills until I say done")
+        for step in range(20):
+            await fire(bot, clock, NINE_PM + step * TEN)
+        assert len(sent) == 12  # the cap the confirmation named: the last at 22:50
