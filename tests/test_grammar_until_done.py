@@ -14,10 +14,12 @@ from jsonschema import Draft202012Validator
 
 import groupmate.function_calls.handlers  # noqa: F401  (registers the built-in tools)
 from groupmate.function_calls import InvalidArgumentsError
+from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.grammar import GrammarError, parse_reminder, read_whole
 from groupmate.function_calls.grammar.until_done import split_until_done
 from groupmate.function_calls.handlers import builtin_tools
 from groupmate.function_calls.handlers.reminder_words import describe_schedule
+from groupmate.function_calls.handlers.until_done import UntilDoneCap
 from tests.conftest import make_ctx
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -84,7 +86,37 @@ CASES: list[tuple[str, str, str, str, str]] = [
         "10:50",
         "stretch",
     ),
+    # --- with a repeat within a day: its own step, capped (or fewer, as said) --------
+    (
+        "us every 10 minutes until someone says done to stretch",
+        "anyone",
+        "every 10 minutes from 10:30, 12 times (the last on Wed 25 Nov at 12:20)",
+        "10:30",
+        "stretch",
+    ),
+    (
+        "me every 10 minutes 5 times until I say done to drink",
+        "asker",
+        "every 10 minutes from 10:30, 5 times (the last on Wed 25 Nov at 11:10)",
+        "10:30",
+        "drink",
+    ),
+    (
+        "us every 30 minutes from 9 to 17 until someone says done to check the door",
+        "anyone",
+        "every 30 minutes from 09:00 to 17:00 until Wed 25 Nov at 16:00 (the last on Wed 25 Nov "
+        "at 16:00)",
+        "10:30",
+        "check the door",
+    ),
     # --- Chinese ---------------------------------------------------------------------
+    (
+        "我每5分钟吃药，直到我说好了",
+        "asker",
+        "every 5 minutes from 10:25, 12 times (the last on Wed 25 Nov at 11:20)",
+        "10:25",
+        "吃药",
+    ),
     ("我晚上9点吃药，直到我说好了", "asker", NAG_AT_9PM, "21:00", "吃药"),
     ("我晚上9点吃药，直到我说好了为止", "asker", NAG_AT_9PM, "21:00", "吃药"),
     ("我们晚上9点喂猫，直到有人说好了", "anyone", NAG_AT_9PM, "21:00", "喂猫"),
@@ -166,6 +198,7 @@ def test_unclear_until_done_is_refused_with_the_reason(phrase: str, why: str) ->
     ],
 )
 def test_a_daily_or_weekly_rule_cannot_be_until_done(phrase: str) -> None:
+    """Done on Monday would end Tuesday's too: refused, with what to write instead."""
     ctx = make_ctx(clock=lambda: WED.astimezone(UTC))
     raw = parse_reminder(phrase, WED).arguments()
     with pytest.raises(InvalidArgumentsError, match="can't go with a daily or weekly rule"):
@@ -213,3 +246,17 @@ def test_ack_is_checked_by_the_schema_and_again_by_validation() -> None:
     assert list(Draft202012Validator(tool.parameters).iter_errors(raw))
     with pytest.raises(InvalidArgumentsError, match="ack"):
         tool.validate(raw, make_ctx(clock=lambda: WED.astimezone(UTC)))
+
+
+def test_more_than_the_cap_is_refused_with_the_cap_named() -> None:
+    ctx = make_ctx(clock=lambda: WED.astimezone(UTC))
+    raw = parse_reminder("me every 10 minutes 20 times until I say done to drink", WED).arguments()
+    with pytest.raises(InvalidArgumentsError, match="at most 12 times here; ask for 12 or fewer"):
+        builtin_tools().get("reminder_set").validate(raw, ctx)
+    capped = make_ctx(clock=lambda: WED.astimezone(UTC), deps=Deps({UntilDoneCap: UntilDoneCap(3)}))
+    raw = parse_reminder("me at 9pm to take pills until I say done", WED).arguments()
+    args = builtin_tools().get("reminder_set").validate(raw, capped)
+    schedule, _ = args.resolve(capped)  # type: ignore[attr-defined]
+    assert describe_schedule(schedule) == (
+        "every 10 minutes from 21:00, 3 times (the last on Wed 25 Nov at 21:20)"
+    )
