@@ -137,3 +137,24 @@ async def test_unanswered_it_stops_at_its_cap(database_url: str) -> None:
         for step in range(20):
             await fire(bot, clock, NINE_PM + step * TEN)
         assert len(sent) == 12  # the cap the confirmation named: the last at 22:50
+
+
+async def test_edit_keeps_until_done(database_url: str) -> None:
+    """A new time keeps the rule, its step and its cap; a rule it can't have is refused
+    and the reminder stays as it was."""
+    async with make_bot(database_url) as bot:
+        await say(bot, "/remind me at 9pm to take pills until I say done")
+        moved = await say(bot, "/edit 1 10pm")
+        assert moved == (
+            "✏️ Updated reminder #1 · next Wed 25 Nov 22:00 · every 10 minutes from 22:00 until "
+            "Ann says done (at most 12 times: the last on Wed 25 Nov at 23:50) · take pills"
+        )
+        daily = await say(bot, "/edit 1 every day at 9")
+        assert "can't go with a daily or weekly rule" in daily
+        assert bot.reminders is not None
+        (stored,), _ = await bot.reminders.list_for_chat("g1")
+        assert (stored.ack, stored.schedule.count, f"{stored.schedule.wall_time:%H:%M}") == (
+            "asker",
+            12,
+            "22:00",
+        )
