@@ -47,7 +47,8 @@ async def test_remind_says_when_the_last_one_will_be(database_url: str) -> None:
             "Fri 27 Nov (the last on Fri 27 Nov at 09:00): take pills"
         )
         assert await say(bot, "/提醒 工作日每小时 9点到17点 看工单") == (
-            "⏰ 已设置提醒 #3：11月23日 周一 09:00（Europe/Berlin），工作日 09:00至17:00 每小时：看工单"
+            "⏰ 已设置提醒 #3：11月23日 周一 09:00（Europe/Berlin），"
+            "工作日 09:00至17:00 每小时：看工单"
         )
         assert await say(bot, "/提醒 每天9点提醒我吃药，共3次") == (
             "⏰ 已设置提醒 #4：11月23日 周一 09:00（Europe/Berlin），每天 09:00，共3次"

@@ -6,6 +6,7 @@ the last occurrence), PATCH adds and removes a limit, and the bot's bounds
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from tests.conftest import FakeClock
@@ -26,7 +27,7 @@ async def start(servers: Servers) -> Api:
 
 async def test_a_repeat_within_a_day_round_trips(servers: Servers) -> None:
     api = await start(servers)
-    body = {"type": "weekdays", "every_minutes": 60, "time": "09:00", "to": "17:00"}
+    body: dict[str, Any] = {"type": "weekdays", "every_minutes": 60, "time": "09:00", "to": "17:00"}
     created = await create(api, **body, count=5, content="check the queue")
     assert {key: created[key] for key in (*body, "count", "until")} == {
         **body,
