@@ -162,6 +162,16 @@ def test_other_until_phrases_are_not_taken(phrase: str) -> None:
     assert split_until_done(phrase) == (phrase, None)
 
 
+def test_quotes_keep_the_words_as_the_text() -> None:
+    """What the guide tells a user whose text says "until done"."""
+    assert stored('me at 5pm "work until done with the report"') == (
+        None,
+        "once, on Wed 25 Nov 2026 at 17:00",
+        "2026-11-25 17:00",
+        "work until done with the report",
+    )
+
+
 REFUSALS: list[tuple[str, str]] = [
     # Content or a rule? Never guessed either way.
     ("me at 5pm to work on the slides until done with the report", "part of the reminder"),
