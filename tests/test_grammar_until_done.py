@@ -6,7 +6,8 @@ really be stored."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -20,6 +21,8 @@ from groupmate.function_calls.grammar.until_done import split_until_done
 from groupmate.function_calls.handlers import builtin_tools
 from groupmate.function_calls.handlers.reminder_words import describe_schedule
 from groupmate.function_calls.handlers.until_done import UntilDoneCap
+from groupmate.storage.errors import RepeatTooOftenError
+from groupmate.storage.recurrence import Schedule, check_rate
 from tests.conftest import make_ctx
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -270,3 +273,17 @@ def test_more_than_the_cap_is_refused_with_the_cap_named() -> None:
     assert describe_schedule(schedule) == (
         "every 10 minutes from 21:00, 3 times (the last on Wed 25 Nov at 21:20)"
     )
+
+
+def test_a_count_bounds_the_rate_of_a_day() -> None:
+    """Every 10 minutes all day is 144 a day, over the 48 allowed; 12 times in all is
+    at most 12 in any day, which the store lets through."""
+    step = Schedule(
+        "interval", time(21, 0), "Europe/Berlin", on_date=WED.date(), every=timedelta(minutes=10)
+    )
+    assert step.per_day() == 144
+    with pytest.raises(RepeatTooOftenError):
+        check_rate(step)
+    capped = replace(step, count=12)
+    assert capped.per_day() == 12
+    assert check_rate(capped) == capped
