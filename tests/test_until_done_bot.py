@@ -158,3 +158,20 @@ async def test_edit_keeps_until_done(database_url: str) -> None:
             12,
             "22:00",
         )
+
+
+async def test_a_plain_request_with_a_step_is_set_without_the_model(database_url: str) -> None:
+    async with make_bot(database_url) as bot:
+        reply = await say(
+            bot, "@groupmate remind me every 10 minutes until someone says done to check the oven"
+        )
+        assert reply == (
+            "⏰ Reminder #1 set for Wed 25 Nov 10:30 (Europe/Berlin), every 10 minutes from "
+            "10:30 until someone says done (at most 12 times: the last on Wed 25 Nov at 12:20): "
+            "check the oven"
+        )
+        zh = await say(bot, "@groupmate 每5分钟提醒我吃药，直到我说好了")
+        assert zh == (
+            "⏰ 已设置提醒 #2：11月25日 周三 10:25（Europe/Berlin），每5分钟（10:25起），"
+            "直到Ann说好了（最多12次，最后一次：11月25日 周三 11:20）：吃药"
+        )
