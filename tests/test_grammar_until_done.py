@@ -287,3 +287,27 @@ def test_a_count_bounds_the_rate_of_a_day() -> None:
     capped = replace(step, count=12)
     assert capped.per_day() == 12
     assert check_rate(capped) == capped
+
+
+def test_a_model_call_that_drops_the_rule_is_sent_back() -> None:
+    """The user said "until I say done"; a model's call without ack would set a reminder
+    that waits for no one: refused with what to pass. Words that may be the text or a
+    rule are asked about, not set."""
+    tool = builtin_tools().get("reminder_set")
+    said = make_ctx(
+        clock=lambda: WED.astimezone(UTC),
+        text="remind me at 9pm to take my pills until I say done",
+    )
+    with pytest.raises(InvalidArgumentsError, match="pass ack 'asker' too"):
+        tool.validate({"when": "at 9pm", "content": "take my pills"}, said)
+    args = tool.validate({"when": "at 9pm", "content": "take my pills", "ack": "asker"}, said)
+    assert args.ack == "asker"  # type: ignore[attr-defined]
+    unclear = make_ctx(
+        clock=lambda: WED.astimezone(UTC),
+        text="remind me at 5pm to work on the slides until done with the report",
+    )
+    with pytest.raises(InvalidArgumentsError, match="need a question first"):
+        tool.validate(
+            {"when": "at 5pm", "content": "work on the slides until done with the report"},
+            unclear,
+        )

@@ -38,6 +38,7 @@ from groupmate.function_calls.handlers.reminder_words_check import (
 )
 from groupmate.function_calls.handlers.until_done import (
     check_ack_people,
+    check_ack_said,
     nag_schedule,
     read_until_done,
     until_done_cap,
@@ -183,7 +184,6 @@ class ReminderArgs(BaseModel):
             'who to remind: "me" (the sender, the default), "@name" of a chat member, or "everyone"'
         ),
     )
-
     ack: AckRule | None = Field(
         default=None,
         description='repeat until someone says done: "asker", "anyone" or "each" @name in who',
@@ -295,18 +295,14 @@ class ReminderArgs(BaseModel):
             )
         return value
 
-    @field_validator("ack")
-    @classmethod
-    def _check_ack(cls, value: AckRule | None, info: ValidationInfo) -> AckRule | None:
-        check_ack_people(value, info.data.get("who"))
-        return value
-
     @model_validator(mode="after")
     def _check_resolvable(self, info: ValidationInfo) -> Self:
+        check_ack_people(self.ack, self.who)
         ctx = validation_context(info)
         if ctx is not None:
             schedule, first = self.asked(ctx)  # the words name this; "until done" adds
             check_the_words(ctx, (schedule, first), self.content)
+            check_ack_said(ctx, self.ack)
             self.resolve(ctx)
         return self
 

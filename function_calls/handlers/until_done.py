@@ -99,3 +99,19 @@ def check_ack_people(ack: AckRule | None, who: list[str] | None) -> None:
         raise ValueError(
             "“until everyone says done” needs the people named: remind @bob and @carol"
         )
+
+
+def check_ack_said(ctx: MessageContext, ack: AckRule | None) -> None:
+    """A model's call keeps what the user's message says: "until someone says done" in
+    their words and no `ack` would be a reminder that waits for no one. Words that may be
+    a rule or text are asked about, as `/remind` does."""
+    if ack is not None or not ctx.text or ctx.text.startswith("/"):
+        return  # a command's arguments come from this very grammar
+    try:
+        _, until = split_until_done(ctx.text)
+    except GrammarError as exc:
+        raise ValueError(
+            f"the user's words need a question first: {exc} Ask the user; set nothing yet"
+        ) from None
+    if until is not None:
+        raise ValueError(f"the message says “{until.text}”: pass ack {until.rule!r} too")
