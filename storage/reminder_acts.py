@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from datetime import datetime, timedelta
 
-from groupmate.storage import acks, press_log
+from groupmate.storage import acks, press_log, targets
 from groupmate.storage.acks import Acked, AckResult, MeTooResult
 from groupmate.storage.changes import Requester
 from groupmate.storage.database import Database
@@ -112,6 +112,30 @@ class ReminderActs:
                 chat_id=chat_id,
                 reminder_id=reminder_id,
                 message_id=message_id,
+            )
+        )
+
+    async def in_chat(self, chat_id: str, reminder_id: str) -> ReminderView | None:
+        """The reminder a button names, if it is this chat's (see `targets.in_chat`)."""
+        return await self.database.read(
+            functools.partial(targets.in_chat, chat_id=chat_id, reminder_id=reminder_id)
+        )
+
+    async def pending_snooze(self, root_id: str) -> ReminderView | None:
+        return await self.database.read(functools.partial(targets.pending_snooze, root_id=root_id))
+
+    async def on_message(
+        self, chat_id: str, message_id: str
+    ) -> tuple[ReminderView, datetime | None] | None:
+        """The reminder (and occurrence) a platform message is (see `targets.on_message`)."""
+        return await self.database.read(
+            functools.partial(targets.on_message, chat_id=chat_id, message_id=message_id)
+        )
+
+    async def created_since(self, chat_id: str, created_by: str, since: datetime) -> list[str]:
+        return await self.database.read(
+            functools.partial(
+                targets.created_since, chat_id=chat_id, created_by=created_by, since=since
             )
         )
 

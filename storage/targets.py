@@ -14,11 +14,12 @@ from sqlalchemy.orm import Session
 from groupmate.storage import changes
 from groupmate.storage.changes import Requester
 from groupmate.storage.errors import SnoozeTargetError
-from groupmate.storage.models import Reminder
+from groupmate.storage.models import REMINDER_ACTIVE, Delivery, Reminder
 from groupmate.storage.repository import ReminderView, reminder_view
 from groupmate.storage.vocabulary import ReminderAction
 
 _reminders = cast(Table, Reminder.__table__)
+_deliveries = cast(Table, Delivery.__table__)
 
 
 def by_message(session: Session, chat_id: str, message_id: str) -> list[ReminderView]:
@@ -99,3 +100,54 @@ def delivered_target(
     if target is None:
         target = only_recent(session, chat_id, requester, now - recent, recent, may=may)
     return target
+
+
+def in_chat(session: Session, chat_id: str, reminder_id: str) -> ReminderView | None:
+    """The reminder a button names, if it is this chat's (any status): a press carries
+    its id as untrusted data, so another chat's id finds nothing."""
+    row = session.execute(
+        select(_reminders).where(_reminders.c.id == reminder_id, _reminders.c.chat_id == chat_id)
+    ).first()
+    return None if row is None else reminder_view(row)
+
+
+def pending_snooze(session: Session, root_id: str) -> ReminderView | None:
+    """The reminder's snooze that has yet to go off, if any."""
+    row = session.execute(
+        select(_reminders).where(
+            _reminders.c.snooze_of == root_id, _reminders.c.status == REMINDER_ACTIVE
+        )
+    ).first()
+    return None if row is None else reminder_view(row)
+
+
+def on_message(
+    session: Session, chat_id: str, message_id: str
+) -> tuple[ReminderView, datetime | None] | None:
+    """The reminder a platform message of this chat is, and which occurrence (None: its
+    confirmation); None when it is none, or could be several (no guessing)."""
+    rows = session.execute(
+        select(_reminders, _deliveries.c.occurrence.label("delivered"))
+        .join(_deliveries, _deliveries.c.reminder_id == _reminders.c.id)
+        .where(_reminders.c.chat_id == chat_id, _deliveries.c.message_id == message_id)
+    ).all()
+    if len(rows) == 1:
+        return reminder_view(rows[0]), rows[0].delivered
+    if rows:
+        return None
+    confirmed = by_message(session, chat_id, message_id)
+    return (confirmed[0], None) if len(confirmed) == 1 else None
+
+
+def created_since(session: Session, chat_id: str, created_by: str, since: datetime) -> list[str]:
+    """Ids of the reminders (not snoozes) this person set in this chat since `since`."""
+    return list(
+        session.scalars(
+            select(_reminders.c.id).where(
+                _reminders.c.chat_id == chat_id,
+                _reminders.c.created_by == created_by,
+                _reminders.c.created_at >= since,
+                _reminders.c.snooze_of.is_(None),
+            )
+        )
+    )

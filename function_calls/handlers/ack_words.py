@@ -49,10 +49,21 @@ def clock_time(at: datetime, zone: ZoneInfo) -> str:
     return at.astimezone(zone).strftime("%H:%M")
 
 
-def done_status(result: AckResult, name: str, at: datetime, zone: ZoneInfo) -> PlainSentence:
+def done_status(name: str, at: datetime, zone: ZoneInfo) -> PlainSentence:
     """The status line a done adds to the reminder's message: "✅ Done by Alice 09:02"."""
     when = clock_time(at, zone)
     return PlainSentence(f"✅ Done by {name} {when}", f"✅ {name} 已完成 {when}")
+
+
+def snoozed_status(name: str, until: datetime, zone: ZoneInfo) -> PlainSentence:
+    """ "💤 Snoozed to 10:02 by Bob"."""
+    when = clock_time(until, zone)
+    return PlainSentence(f"💤 Snoozed to {when} by {name}", f"💤 {name} 推迟到 {when}")
+
+
+def already_snoozed(until: datetime, zone: ZoneInfo) -> PlainSentence:
+    when = clock_time(until, zone)
+    return PlainSentence(f"Already snoozed to {when}.", f"已经推迟到 {when}。")
 
 
 def done_answer(result: AckResult) -> PlainSentence:
@@ -72,9 +83,9 @@ def done_answer(result: AckResult) -> PlainSentence:
     return PlainSentence(f"✅ {label} marked done.", f"✅ {label} 已标记完成。")
 
 
-def me_too_status(result: MeTooResult, name: str) -> PlainSentence:
+def me_too_status(on: bool, name: str) -> PlainSentence:
     """The status line "remind me too" adds: "👍 Bob will be reminded too"."""
-    if result.on:
+    if on:
         return PlainSentence(f"👍 {name} will be reminded too", f"👍 {name} 也会收到提醒")
     return PlainSentence(f"{name} won't be reminded", f"{name} 不再收到提醒")
 
