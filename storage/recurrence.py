@@ -32,6 +32,9 @@ MAX_COUNT = 1000
 # within a day is a flood risk in a group, so both are checked wherever a rule is made.
 MIN_EVERY = timedelta(minutes=5)
 MAX_PER_DAY = 48
+# Default of config's `reminders.until_done_cap`: the most times an "until done" reminder
+# fires when nobody says done.
+UNTIL_DONE_CAP = 12
 _DAY = timedelta(days=1)
 _TICK = timedelta(microseconds=1)
 

@@ -6,12 +6,15 @@ as limits, and a time of day after the content stays the content's."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from groupmate.function_calls import InvalidArgumentsError
-from groupmate.function_calls.grammar import GrammarError
+from groupmate.function_calls.grammar import GrammarError, asked_reminder, parse_reminder
+from groupmate.function_calls.handlers import builtin_tools
+from tests.conftest import make_ctx
 from tests.test_remind_grammar import BERLIN, SAT, stored
 
 MON = datetime(2026, 11, 23, 8, 0, tzinfo=BERLIN)  # a Monday, before the day's window
@@ -38,6 +41,11 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     # From a morning start, "to 5" can only be 17:00.
     (SAT, "every 2 hours from 9 to 5 drink", "every 2 hours from 09:00 to 17:00",
      "2026-11-21 15:00", "drink"),
+    (SAT, "hourly drink water", "every hour from 15:05", "2026-11-21 15:05", "drink water"),
+    (SAT, "every 2 hours starting at 9 drink", "every 2 hours from 09:00", "2026-11-21 15:00",
+     "drink"),
+    (SAT, "every 2 hours from 9 to water the plants", "every 2 hours from 09:00",
+     "2026-11-21 15:00", "water the plants"),
     (SAT, "every 45 mins between 8 and 11 on mondays check",
      "every 45 minutes from 08:00 to 11:00 on Mon", "2026-11-23 08:00", "check"),
     # --- English: limits ----------------------------------------------------------------
@@ -48,6 +56,9 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     (SAT, "every monday until March send the report",
      "every Monday at 09:00 until Sun 28 Feb (the last on Mon 22 Feb at 09:00)",
      "2026-11-23 09:00", "send the report"),
+    (SAT, "every day at 9 until the end of the month pills",
+     "every day at 09:00 until Mon 30 Nov (the last on Mon 30 Nov at 09:00)",
+     "2026-11-22 09:00", "pills"),
     (SAT, "every day until the end of december water the tree",
      "every day at 09:00 until Thu 31 Dec (the last on Thu 31 Dec at 09:00)",
      "2026-11-22 09:00", "water the tree"),
@@ -94,6 +105,8 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     (SAT, "每30分钟 起来走走", "every 30 minutes from 14:35", "2026-11-21 14:35", "起来走走"),
     (SAT, "每半小时 喝水", "every 30 minutes from 14:35", "2026-11-21 14:35", "喝水"),
     (SAT, "每隔一个半小时 休息", "every 90 minutes from 15:35", "2026-11-21 15:35", "休息"),
+    (SAT, "每2小时 从9点开始 喝水", "every 2 hours from 09:00", "2026-11-21 15:00", "喝水"),
+    (SAT, "每天9点起每2小时 喝水", "every 2 hours from 09:00", "2026-11-21 15:00", "喝水"),
     (SAT, "工作日每小时 9点到17点 看工单", "every hour from 09:00 to 17:00 on weekdays",
      "2026-11-23 09:00", "看工单"),
     (SAT, "从上午9点到下午5点每小时 喝水", "every hour from 09:00 to 17:00",
@@ -113,6 +126,9 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     (SAT, "每周一提醒我交周报直到3月",
      "every Monday at 09:00 until Sun 28 Feb (the last on Mon 22 Feb at 09:00)",
      "2026-11-23 09:00", "交周报"),
+    (SAT, "每天早上8点提醒我吃药一直到月底",
+     "every day at 08:00 until Mon 30 Nov (the last on Mon 30 Nov at 08:00)",
+     "2026-11-22 08:00", "吃药"),
     (SAT, "每天提醒我吃药直到3月底",
      "every day at 09:00 until Wed 31 Mar (the last on Wed 31 Mar at 09:00)",
      "2026-11-22 09:00", "吃药"),
@@ -128,6 +144,8 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
      "stretch 3 times"),
     (SAT, "每天提醒我坚持直到他回来", "every day at 09:00", "2026-11-22 09:00",
      "坚持直到他回来"),
+    (SAT, "每天7点起床", "every day at 07:00", "2026-11-22 07:00", "起床"),
+    (SAT, "明天9点开始上班", "", "2026-11-22 09:00", "开始上班"),
 ]  # fmt: skip
 
 
@@ -155,6 +173,7 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     # After "until", no day: no limit, and not the content either.
     (SAT, "every day at 9 until I get home to feed the cat", NOT_AN_END.format("until I get home")),
     (SAT, "every day at 9 until done to take pills", NOT_AN_END.format("until done")),
+    (SAT, "every day at 9 to stretch until done", NOT_AN_END.format("until done")),
     (SAT, "每天9点提醒我吃药直到我说好了", "我没法按“直到我说好了”结束提醒"),
     (SAT, "每天9点 直到我回家 吃药", "我没法按“直到我回家”结束提醒"),
     (MAR, "every monday until march send the report",
@@ -181,6 +200,14 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     (SAT, "每5秒 喝水", "最短按分钟重复"),
     (SAT, "every 24 hours spam", "For a day or more, use “every day at …”"),
     (SAT, "every 2 hours 5000 times drink", "“5000 times”: give 1 to 1000 times."),
+    # The hours after the text: the reminder would start now, not at 9.
+    (SAT, "every 2 hours to drink water starting at 9", "Put the hours with the repeat"),
+    (SAT, "每2小时提醒我喝水，从9点开始", "Put the hours with the repeat"),
+    (SAT, "every hour on the hour drink", "Say when the first one is"),
+    (SAT, "every hour between 9 and lunch check", "Between 9 and when?"),
+    # A limit alone, after the text, is no time at all.
+    (SAT, "wait until 5pm", "I couldn't find when."),
+    (SAT, "stretch 3 times", "I couldn't find when."),
 ]  # fmt: skip
 
 
@@ -191,3 +218,52 @@ def test_unclear_limits_are_refused_with_the_reason(now: datetime, phrase: str, 
     with pytest.raises((GrammarError, InvalidArgumentsError)) as refused:
         stored(phrase, now)
     assert why in str(refused.value)
+
+
+# (zone, now, phrase, first local fire time, the one after): one step of elapsed time
+# across the DST change, as the grid counts, not of wall clock.
+DST: list[tuple[str, datetime, str, str, str]] = [
+    # Berlin springs forward at 02:00: two hours after 01:30 is 04:30.
+    ("Europe/Berlin", datetime(2026, 3, 29, 1, 30, tzinfo=BERLIN), "every 2 hours drink",
+     "2026-03-29 04:30", "2026-03-29 06:30"),
+    # New York falls back at 02:00: two hours after 00:30 is 01:30, the second one.
+    ("America/New_York", datetime(2026, 11, 1, 0, 30, tzinfo=ZoneInfo("America/New_York")),
+     "every 2 hours drink", "2026-11-01 01:30", "2026-11-01 03:30"),
+    # A window restarts at its wall-clock hour each day, whatever the offset.
+    ("Europe/Berlin", datetime(2026, 3, 28, 18, 0, tzinfo=BERLIN),
+     "every 4 hours from 9 to 17 check", "2026-03-29 09:00", "2026-03-29 13:00"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("zone", "now", "phrase", "first", "then"), DST, ids=[d[0] for d in DST])
+def test_a_step_across_dst_is_elapsed_time(
+    zone: str, now: datetime, phrase: str, first: str, then: str
+) -> None:
+    ctx = make_ctx(timezone=zone, clock=lambda: now.astimezone(UTC))
+    raw = parse_reminder(phrase, now.astimezone(ZoneInfo(zone))).arguments()
+    args = builtin_tools().get("reminder_set").validate(raw, ctx)
+    schedule, fires = args.resolve(ctx)  # type: ignore[attr-defined]
+    after = schedule.first_after(fires)
+    local = ZoneInfo(zone)
+    assert after is not None
+    shown = (
+        f"{fires.astimezone(local):%Y-%m-%d %H:%M}",
+        f"{after.astimezone(local):%Y-%m-%d %H:%M}",
+    )
+    assert shown == (first, then)
+    # Elapsed time between them is the step (the wall clock may say otherwise).
+    assert after - fires == schedule.every
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "remind me to wait until I get home",
+        "remind me to wait until 5pm",
+        "remind me to stretch 3 times",
+        "提醒我坚持直到他回来",
+    ],
+)
+def test_a_chat_message_with_no_time_but_until_or_times_asks_for_no_reminder(message: str) -> None:
+    # The model answers these (it may ask when); the grammar reads no reminder in them.
+    assert asked_reminder(message, SAT) is None

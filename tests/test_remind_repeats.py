@@ -82,22 +82,31 @@ async def test_edit_adds_and_removes_a_limit(database_url: str) -> None:
             "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every day at 10:00, 3 times (the "
             "last on Wed 25 Nov at 10:00) · take pills"
         )
+        # A new rule keeps the limit too; only the words' own parts change.
+        assert await say(bot, "/edit 1 every weekday") == (
+            "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every weekday (Mon-Fri) at 10:00, "
+            "3 times (the last on Wed 25 Nov at 10:00) · take pills"
+        )
         assert await say(bot, "/edit 1 no limit") == (
-            "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every day at 10:00 · take pills"
+            "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every weekday (Mon-Fri) at 10:00 · "
+            "take pills"
         )
         assert await say(bot, "/edit 1 直到周五") == (
-            "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every day at 10:00 until Fri 27 "
-            "Nov (the last on Fri 27 Nov at 10:00) · take pills"
+            "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every weekday (Mon-Fri) at 10:00 "
+            "until Fri 27 Nov (the last on Fri 27 Nov at 10:00) · take pills"
         )
         assert await say(bot, "/edit 1 不限次数") == (
-            "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every day at 10:00 · take pills"
+            "✏️ Updated reminder #1 · next Mon 23 Nov 10:00 · every weekday (Mon-Fri) at 10:00 · "
+            "take pills"
         )
         # Not a day: nothing changes.
         assert await say(bot, "/edit 1 until I get home") == (
             "I couldn't change that reminder: I can't end a reminder on “until I get home”: give "
             "a day or date, e.g. “until Friday”, or a number of times, e.g. “5 times”."
         )
-        assert await listed(bot) == ["#1 · next Mon 23 Nov 10:00 · every day at 10:00 · take pills"]
+        assert await listed(bot) == [
+            "#1 · next Mon 23 Nov 10:00 · every weekday (Mon-Fri) at 10:00 · take pills"
+        ]
 
 
 async def test_edit_limits_a_repeat_within_a_day_and_keeps_its_hours(database_url: str) -> None:

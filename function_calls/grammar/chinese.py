@@ -12,7 +12,9 @@ import re
 from collections.abc import Callable
 
 from groupmate.function_calls.grammar import chinese_limits as limits
-from groupmate.function_calls.grammar.limits import Limit
+from groupmate.function_calls.grammar.chinese_limits import compile_zh
+from groupmate.function_calls.grammar.chinese_limits import number as number  # re-exported
+from groupmate.function_calls.grammar.limits import THIS_MONTH, Limit
 from groupmate.function_calls.grammar.spec import (
     Clock,
     Day,
@@ -26,11 +28,8 @@ from groupmate.function_calls.grammar.spec import (
 from groupmate.function_calls.lazy_re import LazyPattern
 from groupmate.storage.recurrence import MAX_INTERVAL
 
-_NUM = r"(?:\d+|[零〇一二两三四五六七八九十]+)"
 _WD = r"(?P<wd>[一二三四五六日天1-7])"
 _WEEK = r"(?:周|星期|礼拜)"
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-           "七": 7, "八": 8, "九": 9}  # fmt: skip
 _WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}  # fmt: skip
 _PARTS: dict[str, DayPart] = {
@@ -42,44 +41,40 @@ _OFFSETS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "�
 _SHORT_DAYS = {"今晚": (0, "evening"), "明早": (1, "morning"), "明晚": (1, "evening")}
 
 
-def _compile(pattern: str) -> LazyPattern:
-    return LazyPattern(pattern.replace("NUM", _NUM))
-
-
 _SEP = LazyPattern(r"[\s，,、]+")
-_DELAY = _compile(
+_DELAY = compile_zh(
     r"(?P<pre>过)?(?P<n>NUM|半)(?:个)?(?P<half>半)?(?P<unit>分钟|分|小时|钟头|天|日|"
     r"个?星期|周|礼拜)(?P<post>以后|之后|后)?"
 )
-_HOURS_MINUTES_DELAY = _compile(
+_HOURS_MINUTES_DELAY = compile_zh(
     r"(?P<pre>过)?(?P<h>NUM)个?(?:小时|钟头)零?(?P<m>NUM)分钟?(?P<post>以后|之后|后)?"
 )
 _QUARTER_DELAY = LazyPattern(r"(?P<n>一|两|三|[1-3])刻钟(?:以后|之后|后)")
 _DAILY = LazyPattern(r"每天|每日|天天|每一天")
 _EVERY_PART = LazyPattern(r"每(?:个)?(?P<part>早上|早晨|上午|中午|下午|晚上|晚)")
-_WORKDAYS = _compile(
+_WORKDAYS = compile_zh(
     rf"每个?工作日|工作日|每{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]|{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]"
 )
-_WEEKLY = _compile(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
-_BIWEEKLY = _compile(rf"隔周的?{_WEEK}?{_WD}")
-_MONTHLY = _compile(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
-_EVERY_N_DAYS = _compile(r"每隔?(?P<n>NUM)(?:天|日)")
+_WEEKLY = compile_zh(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
+_BIWEEKLY = compile_zh(rf"隔周的?{_WEEK}?{_WD}")
+_MONTHLY = compile_zh(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
+_EVERY_N_DAYS = compile_zh(r"每隔?(?P<n>NUM)(?:天|日)")
 _YEARLY = LazyPattern(r"每年")
-_WEEK_NO_DAY = _compile(rf"每隔?(?:NUM个?|个)?{_WEEK}")
+_WEEK_NO_DAY = compile_zh(rf"每隔?(?:NUM个?|个)?{_WEEK}")
 _OFFSET_DAY = LazyPattern(r"大后天|今天|今日|明天|明日|后天")
 _SHORT_DAY = LazyPattern(r"今晚|明早|明晚")
 _PAST_DAY = LazyPattern(r"昨天|昨晚|前天")
-_WEEKDAY_DAY = _compile(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
-_VAGUE_WEEK = _compile(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
-_DATE = _compile(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
+_WEEKDAY_DAY = compile_zh(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
+_VAGUE_WEEK = compile_zh(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
+_DATE = compile_zh(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
 _ISO = LazyPattern(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})")
-_MONTH_DAY = _compile(r"(?P<d>NUM)(?:日|号)")
+_MONTH_DAY = compile_zh(r"(?P<d>NUM)(?:日|号)")
 _PART = LazyPattern(
     r"上午|早上|早晨|清晨|凌晨|中午|下午|午后|傍晚|晚上|夜里|夜晚|(?:早|晚)(?=\d|[一二三四五六七八九十两])"
 )
-_CLOCK = _compile(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
+_CLOCK = compile_zh(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
 _HHMM = LazyPattern(r"(?P<h>\d{1,2})[:：](?P<m>\d{2})")
-_LOOKS_LIKE_TIME = _compile(
+_LOOKS_LIKE_TIME = compile_zh(
     r"NUM(?:点|[:：]\d|分钟|小时|个小时|号|日|月)|每|周[一二三四五六日天]|星期|礼拜|"
     r"今天|明天|后天|今晚|明早|明晚|上午|下午|晚上|早上|中午|凌晨"
 )
@@ -87,19 +82,6 @@ _LOOKS_LIKE_TIME = _compile(
 _JOINED = LazyPattern(r"(?:和|或者|或是|或|及|以及|与|跟|还有|/)")
 _EXCEPT = LazyPattern(r"(?:除了|除去|但是?不|不包括)")
 _CONTENT_LEADS = LazyPattern(r"^(?:[\s，,、：:。]+|提醒我们|提醒我|提醒大家|提醒|叫我|通知我)+")
-
-
-def number(text: str) -> int:
-    """'9', '十二', '二十三', '两' as integers."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_DIGITS[tens] if tens else 1) * 10 + (_DIGITS[ones] if ones else 0)
-    value = 0
-    for char in text:
-        value = value * 10 + _DIGITS[char]
-    return value
 
 
 class ChineseWhenParser:
@@ -323,7 +305,8 @@ class ChineseWhenParser:
         self._match(limits.UNTIL_END)
         text = self.text[start : self.i]
         if month is not None:
-            limit = Limit(month=number(month["m"]), month_end=bool(month["end"]), text=text)
+            named = number(month["m"]) if month["m"] else THIS_MONTH  # "月底": this month's
+            limit = Limit(month=named, month_end=bool(month["end"] or month["this"]), text=text)
         else:
             limit = Limit(day=day, text=text)
         self.spec.set_until(limit)
@@ -332,14 +315,30 @@ class ChineseWhenParser:
     def _window(self) -> bool:
         """ "9点到17点", "从上午9点到下午5点", "9:00-17:00"."""
         start = self.i
-        self._match(limits.WINDOW_FROM)
+        lead = self._match(limits.WINDOW_FROM)
         first = self._read_clock()
         last = self._read_clock() if first and self._match(limits.WINDOW_TO) else None
+        if first is not None and last is None and self._starts_within(lead is not None):
+            self.spec.set_window(first, None)  # "从9点开始每2小时": the start alone
+            return True
         if first is None or last is None:
             self.i = start
             return False
         self.spec.set_window(first, last)
         return True
+
+    def _starts_within(self, lead: bool) -> bool:
+        """After a clock, "开始"/"起" when it starts a repeat within a day: "从9点开始",
+        "9点起每2小时"; not "9点开始上班", which is the content's."""
+        at = self.i
+        if self._match(limits.WINDOW_START) is None:
+            return False
+        rest = _SEP.sub("", self.text[self.i : self.i + 8], count=1)
+        repeat = self.spec.repeat
+        if lead or limits.WITHIN.match(rest) or (repeat is not None and repeat.every):
+            return True
+        self.i = at
+        return False
 
     def _read_clock(self) -> Clock | None:
         """One clock reading, with its own part of the day made exact."""

@@ -170,6 +170,9 @@ class WhenParser(LimitClauses):
 
     def _repeat_rule(self) -> Repeat | None:
         word = self.word()
+        if word == "hourly":
+            self.i += 1
+            return Repeat("daily", every=60)
         if word in ("daily", "everyday"):
             self.i += 1
             return Repeat("daily")

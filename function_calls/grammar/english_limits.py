@@ -18,15 +18,15 @@ from groupmate.function_calls.grammar.english_words import (
     number_value,
     ordinal_value,
 )
-from groupmate.function_calls.grammar.limits import Limit
+from groupmate.function_calls.grammar.limits import MINUTES_IN_DAY, THIS_MONTH, Limit
 from groupmate.function_calls.grammar.spec import Day, GrammarError, Repeat
 
 _UNTIL = ("until", "till", "til", "untill")
 _COUNTS = {"once": 1, "twice": 2, "thrice": 3}
+_ACKNOWLEDGED = {"done", "acknowledged", "ack", "acked", "confirmed", "confirms", "ticked"}
 # "5 times a day": how often, not how many in all.
 _PER = ("a", "an", "per", "each", "every")
 _PER_UNITS = {"day", "week", "month", "hour", "year", "morning", "evening", "night"}
-_MINUTES_IN_DAY = 24 * 60
 _SHORT_DUR = re.compile(r"\d+(?:\.\d+)?(?:hours?|hrs?|h|minutes?|mins?|m)(?:\d+[a-z]*)?")
 
 
@@ -67,30 +67,39 @@ class LimitClauses(TokenReader):
     def _step(minutes: int) -> Repeat:
         if minutes < 1:
             raise GrammarError("Repeats are in whole minutes, e.g. “every 30 minutes”.")
-        if minutes >= _MINUTES_IN_DAY:
+        if minutes >= MINUTES_IN_DAY:
             raise GrammarError("For a day or more, use “every day at …” or “every 2 days at …”.")
         return Repeat("daily", every=minutes)
 
     def _window(self) -> bool:
         """ "from 9 to 17", "from 9am until 5pm", "between 9:00 and 17:00", or the
-        start alone: "from 9"."""
+        start alone: "from 9", "starting at 9"."""
         start = self.i
         lead = self.word()
-        if lead not in ("from", "between"):
+        if (lead, self.word(1), self.word(2)) == ("on", "the", "hour"):
+            raise GrammarError(
+                "Say when the first one is, e.g. “every hour from 9” or “from 9 to 17”."
+            )
+        if lead not in ("from", "between", "starting", "beginning"):
             return False
-        self.i += 1
+        self.i += 2 if lead in ("starting", "beginning") and self.word(1) == "at" else 1
         first = self.clock_reading(True)
         if first is None:
             self.i = start
             return False
         joins = ("and",) if lead == "between" else ("to", "-", "–", *_UNTIL)
         last = None
+        joined = self.i
         if self.word() in joins:
             self.i += 1
             last = self.clock_reading(True)
+            if last is None and lead == "between":
+                raise GrammarError(
+                    f"Between {first.text} and when? For example “between 9 and 17”."
+                )
             if last is None:
-                raise GrammarError(f"From {first.text} to when? For example “from 9 to 17”.")
-        elif lead == "between":
+                self.i = joined  # "from 9 to water the plants": the start alone
+        elif lead == "between":  # "starting at 9 to 5" reads as well as "from 9 to 5"
             raise GrammarError(f"Between {first.text} and when? For example “between 9 and 17”.")
         self.spec.set_window(first, last)
         return True
@@ -121,6 +130,9 @@ class LimitClauses(TokenReader):
             if self.word() == "of" and self.word(1) in MONTHS:
                 self.i += 2
                 return Limit(month=MONTHS[self.word(-1)], month_end=True, text=self.span(start))
+            if (self.word(), self.word(1), self.word(2)) == ("of", "the", "month"):
+                self.i += 3  # "until the end of the month": this month's last day
+                return Limit(month=THIS_MONTH, month_end=True, text=self.span(start))
             self.i = after
         day = self.day_rule()
         if day is not None:
@@ -185,6 +197,9 @@ class LimitClauses(TokenReader):
             try:
                 found = reader._limit()
             except GrammarError:
+                # "… to stretch until done": an acknowledgement, not the content's words.
+                if any(token.text in _ACKNOWLEDGED for token in self.tokens[index:last]):
+                    raise
                 return None
             limit = reader.spec.until
             if not found or limit is None or limit.clock is not None:

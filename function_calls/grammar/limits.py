@@ -7,6 +7,7 @@ refused with how to write it; a one-time reminder takes no limit.
 from __future__ import annotations
 
 import calendar
+import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -26,6 +27,10 @@ from groupmate.function_calls.language import is_chinese
 from groupmate.storage.recurrence import MAX_COUNT, local_instant
 
 _DAY_END = time(23, 59)
+# `Limit.month` of "until the end of the month", "直到月底": the month it is now.
+THIS_MONTH = 0
+# A repeat within a day steps less than this; a day or more is a rule of days.
+MINUTES_IN_DAY = 24 * 60
 _LIMIT_HINT = "give a day or date, e.g. “until Friday” or “until 5 Dec”"
 
 
@@ -57,6 +62,31 @@ def days_of_within(current: Repeat, new: Repeat) -> Repeat:
         raise GrammarError("Give one repeat rule per reminder.")
     text = " ".join(part for part in (current.text, new.text) if part)
     return replace(within, kind=days.kind, weekday=days.weekday, text=text)
+
+
+# The hours of a repeat within a day, after the text: "… to drink water starting at 9",
+# "…喝水，从9点开始". Left there, the reminder would start now, not at 9.
+_HOURS_IN_TEXT = re.compile(
+    r"\b(?:starting|beginning|from|between)\s+(?:at\s+)?\d|从.{0,6}?(?:点|[:：]\d)"
+    r"|\d\s*点(?:钟)?(?:开始|起)(?!床|来|身)",
+    re.IGNORECASE,
+)
+
+
+_LEADS = re.compile(r"^(?:[\s,;:，]+|(?:to|that|about)\b|提醒我们|提醒我|提醒)+", re.IGNORECASE)
+_QUOTES = "\"“'「"
+
+
+def check_hours_in_text(spec: WhenSpec, content: str) -> None:
+    """Refuse the hours of a repeat within a day said after the text."""
+    if spec.repeat is None or spec.repeat.every is None or spec.window_end is not None:
+        return
+    text = _LEADS.sub("", content)
+    if spec.clock is None and text[:1] not in _QUOTES and _HOURS_IN_TEXT.search(text):
+        raise GrammarError(
+            "Put the hours with the repeat, before what to remind: “every 2 hours from 9 to "
+            "17 to …”, “每2小时 从9点开始 …”; or put what to remind in quotes."
+        )
 
 
 def refuse_limits(spec: WhenSpec) -> None:
@@ -166,6 +196,7 @@ def _until_today(limit: Limit, now: datetime, allowed: bool) -> str:
 
 def _until_month(month: int, month_end: bool, today: date) -> date:
     """ "until march": the last day before March; "until the end of march": its last."""
+    month = month or today.month  # THIS_MONTH
     name = calendar.month_name[month]
     if month == today.month and not month_end:
         raise GrammarError(

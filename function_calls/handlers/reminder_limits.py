@@ -5,7 +5,7 @@ friday`) become `Schedule`s here, counted from the next occurrence the user sees
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -30,12 +30,14 @@ def within_day(
     Friday, weekly: `weekday`). Without `start`, the first is one step from now."""
     every = timedelta(minutes=every_minutes)
     days = WORKWEEK if kind == "weekdays" else (weekday,) if weekday is not None else ()
-    local = now.astimezone(ZoneInfo(timezone))
+    zone = ZoneInfo(timezone)
     if start is None:
-        first = (local + every).replace(second=0, microsecond=0)
+        # One step of elapsed time, as the grid counts: across a DST change the wall
+        # clock moves by an hour more or less.
+        first = (now.astimezone(UTC) + every).astimezone(zone).replace(second=0, microsecond=0)
         start, on_date = first.time(), first.date()
     else:
-        on_date = local.date()
+        on_date = now.astimezone(zone).date()
     return Schedule(
         "interval",
         start,

@@ -99,9 +99,13 @@ def phrase_rule(
         kept = Clock(wall.hour, wall.minute, exact=True, text=f"{wall:%H:%M}")
         spec = replace(spec, clock=kept)
     try:
-        return spec.resolve(ctx.now()).arguments()
+        fields = spec.resolve(ctx.now()).arguments()
     except GrammarError as exc:
         raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
+    if current is not None and not spec.limited and spec.repeat is not None:
+        # A new rule keeps the reminder's limit, which the words didn't name.
+        fields |= limit_fields(current.schedule)
+    return fields
 
 
 def check_the_words(ctx: MessageContext, timed: tuple[Schedule, datetime], content: str) -> None:

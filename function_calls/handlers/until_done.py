@@ -20,12 +20,10 @@ from groupmate.function_calls.grammar import GrammarError
 from groupmate.function_calls.grammar.until_done import ack_for, split_until_done
 from groupmate.function_calls.handlers.reminder_limits import with_limits
 from groupmate.function_calls.handlers.until_done_words import times_from
-from groupmate.storage.recurrence import Schedule
+from groupmate.storage.recurrence import UNTIL_DONE_CAP, Schedule
 from groupmate.storage.vocabulary import AckRule
 
 NAG_EVERY = timedelta(minutes=10)
-# The default of config's `reminders.until_done_cap`.
-DEFAULT_CAP = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +31,7 @@ class UntilDoneCap:
     """The most times an until-done reminder fires (`reminders.until_done_cap`); the bot
     provides it as a dependency, by type."""
 
-    times: int = DEFAULT_CAP
+    times: int = UNTIL_DONE_CAP
 
 
 def until_done_cap(ctx: MessageContext) -> int:
