@@ -208,12 +208,20 @@ def test_unclear_until_done_is_refused_with_the_reason(phrase: str, why: str) ->
         "me every day at 9 to take pills until I say done",
         "me every monday at 9 to water the plants until someone says done",
         "我每天晚上9点吃药，直到我说好了",
+        "me every day until done to stretch",
     ],
 )
 def test_a_daily_or_weekly_rule_cannot_be_until_done(phrase: str) -> None:
-    """Done on Monday would end Tuesday's too: refused, with what to write instead."""
+    """Done on Monday would end Tuesday's too: refused by the grammar, with what to write
+    instead (so the fast path never takes it), and by validation for a model's call."""
+    with pytest.raises(GrammarError, match="can't go with a daily or weekly rule"):
+        parse_reminder(phrase, WED)
+    assert read_whole(f"remind {phrase}", WED) is None
+
+
+def test_a_model_call_with_a_daily_rule_and_ack_is_refused() -> None:
     ctx = make_ctx(clock=lambda: WED.astimezone(UTC))
-    raw = parse_reminder(phrase, WED).arguments()
+    raw = {"type": "daily", "time": "09:00", "content": "pills", "ack": "asker"}
     with pytest.raises(InvalidArgumentsError, match="can't go with a daily or weekly rule"):
         builtin_tools().get("reminder_set").validate(raw, ctx)
 

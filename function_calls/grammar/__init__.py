@@ -27,6 +27,7 @@ from groupmate.function_calls.grammar.spec import (
 from groupmate.function_calls.grammar.until_done import (
     UntilDone,
     ack_for,
+    check_repeat,
     split_until_done,
 )
 from groupmate.function_calls.language import is_chinese
@@ -148,8 +149,11 @@ def _until_done(text: str) -> tuple[str, UntilDone | None, Recipients, int]:
     return text, until, audience, start
 
 
-def _ack(until: UntilDone | None, audience: Recipients) -> AckRule | None:
-    return None if until is None else ack_for(until, audience.names, audience.everyone, audience.me)
+def _ack(until: UntilDone | None, audience: Recipients, when: ResolvedWhen) -> AckRule | None:
+    if until is None:
+        return None
+    check_repeat(when.type, when.every_minutes is not None, GrammarError)
+    return ack_for(until, audience.names, audience.everyone, audience.me)
 
 
 def parse_audience(text: str) -> tuple[Recipients, int]:
@@ -229,7 +233,7 @@ def parse_reminder(text: str, now: datetime) -> ParsedReminder:
     when = spec.resolve(now)
     if not content:
         raise GrammarError("What should I remind you of?")
-    ack = _ack(until, audience)
+    ack = _ack(until, audience, when)
     return ParsedReminder(when=when, content=content, audience=audience, spec=spec, ack=ack)
 
 
@@ -288,7 +292,8 @@ def asked_reminder(text: str, now: datetime) -> ParsedReminder | None:
     spec, content = split_when(phrase, start)
     if spec.empty or not content:
         return None
-    when, ack = spec.resolve(now), _ack(until, audience)
+    when = spec.resolve(now)
+    ack = _ack(until, audience, when)
     return ParsedReminder(when=when, content=content, audience=audience, spec=spec, ack=ack)
 
 

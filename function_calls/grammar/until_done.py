@@ -20,7 +20,7 @@ from groupmate.function_calls.grammar.spec import GrammarError
 from groupmate.function_calls.lazy_re import LazyPattern
 from groupmate.storage.vocabulary import AckRule
 
-__all__ = ["UntilDone", "ack_for", "split_until_done"]
+__all__ = ["UntilDone", "ack_for", "check_repeat", "split_until_done"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +172,18 @@ def ack_for(until: UntilDone, names: tuple[str, ...], everyone: bool, me: bool =
             "“until everyone says done” or “until someone says done”."
         )
     return "each"
+
+
+_NOT_WITH_DAYS = (
+    "an “until done” reminder repeats every few minutes until someone says done, so it "
+    "can't go with a daily or weekly rule; write “every 10 minutes until someone says "
+    "done”, or one time"
+)
+
+
+def check_repeat(kind: str, within_day: bool, error: type[ValueError] = ValueError) -> None:
+    """An until-done reminder is one time (then every 10 minutes) or a repeat within a
+    day: done on Monday would end Tuesday's too. Raises `error` (GrammarError from the
+    grammar, ValueError from validation) saying what to write instead."""
+    if kind != "once" and not within_day:
+        raise error(_NOT_WITH_DAYS[0].upper() + _NOT_WITH_DAYS[1:] + ".")

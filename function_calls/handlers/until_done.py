@@ -17,7 +17,7 @@ from typing import Any
 
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.grammar import GrammarError
-from groupmate.function_calls.grammar.until_done import ack_for, split_until_done
+from groupmate.function_calls.grammar.until_done import ack_for, check_repeat, split_until_done
 from groupmate.function_calls.handlers.reminder_limits import with_limits
 from groupmate.function_calls.handlers.until_done_words import times_from
 from groupmate.storage.recurrence import UNTIL_DONE_CAP, Schedule
@@ -48,12 +48,7 @@ def nag_schedule(schedule: Schedule, first: datetime, cap: int, count: int | Non
         return Schedule(
             "interval", wall, schedule.timezone, on_date=local.date(), every=NAG_EVERY, count=cap
         )
-    if schedule.kind != "interval":
-        raise ValueError(
-            "“until done” repeats a reminder every few minutes until someone acknowledges "
-            "it, so it can't go with a daily or weekly rule; write “every 10 minutes until "
-            "someone says done”, or one time"
-        )
+    check_repeat(schedule.kind, schedule.kind == "interval")
     if count is not None:
         if count > cap:
             raise ValueError(
