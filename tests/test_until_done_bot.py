@@ -11,8 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from groupmate.bot.app import Bot
-from groupmate.storage import AckNotNeededError, OutgoingMessage
-from groupmate.storage.changes import Requester
+from groupmate.storage import Member, OutgoingMessage
 from tests import bots
 from tests.conftest import FakeClock
 
@@ -76,6 +75,20 @@ async def test_an_unclear_until_done_is_refused_and_nothing_is_stored(database_u
         assert (await bot.reminders.list_for_chat("g1"))[0] == []
 
 
+def delivering(database_url: str) -> tuple[Bot, FakeClock, list[OutgoingMessage]]:
+    """A bot on the fake clock whose sent reminders land in the list."""
+    clock = FakeClock(NOW.astimezone(UTC))
+    sent: list[OutgoingMessage] = []
+
+    async def send(message: OutgoingMessage) -> str:
+        sent.append(message)
+        return f"m{len(sent)}"
+
+    bot = make_bot(database_url, clock)
+    bot.on_outgoing(send)
+    return bot, clock, sent
+
+
 async def fire(bot: Bot, clock: FakeClock, at: datetime) -> None:
     assert bot.reminders is not None and bot.reminders.scheduler is not None
     clock.set(at)
@@ -84,17 +97,9 @@ async def fire(bot: Bot, clock: FakeClock, at: datetime) -> None:
 
 @pytest.mark.parametrize("who", ["asker", "anyone"])
 async def test_it_repeats_until_the_rule_is_met_and_not_after(database_url: str, who: str) -> None:
-    """Set with /remind; every 10 minutes it comes again; a done by someone the rule
-    doesn't wait for changes nothing; the right one's done ends it: no more after."""
-    clock = FakeClock(NOW.astimezone(UTC))
-    sent: list[OutgoingMessage] = []
-
-    async def send(message: OutgoingMessage) -> str:
-        sent.append(message)
-        return f"m{len(sent)}"
-
-    bot = make_bot(database_url, clock)
-    bot.on_outgoing(send)
+    """Set with /remind; every 10 minutes it comes again; a /done by someone the rule
+    doesn't wait for changes nothing; the right one's /done ends it: no more after."""
+    bot, clock, sent = delivering(database_url)
     async with bot:
         rule = "until I say done" if who == "asker" else "until someone says done"
         assert (await say(bot, f"/remind me at 9pm to take pills {rule}")).startswith("⏰")
@@ -102,36 +107,25 @@ async def test_it_repeats_until_the_rule_is_met_and_not_after(database_url: str,
         await fire(bot, clock, NINE_PM)
         await fire(bot, clock, NINE_PM + TEN)
         assert len(sent) == 2
-        bob = Requester("u2")
         if who == "asker":
-            with pytest.raises(AckNotNeededError):
-                await bot.reminders.acts.acknowledge("g1", bob, "Bob", "command", reference="1")
+            assert (
+                await say(bot, "/done 1", "u2", "Bob") == "Reminder #1 waits for Ann to say done."
+            )
             await fire(bot, clock, NINE_PM + 2 * TEN)
             assert len(sent) == 3  # Bob's done is not Ann's: it goes on
-            done = await bot.reminders.acts.acknowledge(
-                "g1", Requester("u1"), "Ann", "command", reference="1"
-            )
+            done = await say(bot, "/done 1")
         else:
-            done = await bot.reminders.acts.acknowledge("g1", bob, "Bob", "command", reference="1")
-        assert done.ended
+            done = await say(bot, "/done 1", "u2", "Bob")
+        assert done == "✅ #1 is done: it won't remind again."
         before = len(sent)
         for step in range(3, 13):
             await fire(bot, clock, NINE_PM + step * TEN)
         assert len(sent) == before  # done: never again
-        assert (done.reminder.status, done.reminder.next_fire_at) == ("done", None)
         assert (await bot.reminders.list_for_chat("g1"))[0] == []
 
 
 async def test_unanswered_it_stops_at_its_cap(database_url: str) -> None:
-    clock = FakeClock(NOW.astimezone(UTC))
-    sent: list[OutgoingMessage] = []
-
-    async def send(message: OutgoingMessage) -> str:
-        sent.append(message)
-        return f"m{len(sent)}"
-
-    bot = make_bot(database_url, clock)
-    bot.on_outgoing(send)
+    bot, clock, sent = delivering(database_url)
     async with bot:
         await say(bot, "/remind me at 9pm to take pills until I say done")
         for step in range(20):
@@ -175,3 +169,23 @@ async def test_a_plain_request_with_a_step_is_set_without_the_model(database_url
             "⏰ 已设置提醒 #2：11月25日 周三 10:25（Europe/Berlin），每5分钟（10:25起），"
             "直到Ann说好了（最多12次，最后一次：11月25日 周三 11:20）：吃药"
         )
+
+
+async def test_each_named_person_must_say_done(database_url: str) -> None:
+    bot, clock, sent = delivering(database_url)
+    bob, carol = Member("u2", "bob"), Member("u3", "carol")
+    async with bot:
+        message = bots.chat_message(
+            "/remind @bob and @carol at 9pm to pay the rent until everyone says done",
+            mentions=(bob, carol),
+        )
+        (reply,) = await bot.handle(message)
+        assert "until everyone named says done (at most 12 times" in reply.text
+        await fire(bot, clock, NINE_PM)
+        assert await say(bot, "/done 1", "u2", "bob") != "✅ #1 is done: it won't remind again."
+        await fire(bot, clock, NINE_PM + TEN)
+        assert len(sent) == 2  # Carol hasn't: it goes on
+        assert await say(bot, "/done 1", "u3", "carol") == "✅ #1 is done: it won't remind again."
+        for step in range(2, 12):
+            await fire(bot, clock, NINE_PM + step * TEN)
+        assert len(sent) == 2
