@@ -153,6 +153,10 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
         ),
         Example("每天早上7点提醒我跑步", {"when": "每天早上7点", "content": "跑步"}),
         Example(
+            "remind me at 9pm to take my pills until I say done",
+            {"when": "at 9pm until I say done", "content": "take my pills"},
+        ),
+        Example(
             "post a summary of the day every evening at 6",
             {"when": "every day at 18:00", "content": "/summary"},
         ),
