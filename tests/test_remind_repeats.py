@@ -6,11 +6,12 @@ words that name the bound."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from groupmate.bot.app import Bot
+from groupmate.testing import BotFactory
 from groupmate.testing.clock import FakeClock
 from tests import bots
 
@@ -135,3 +136,20 @@ async def test_the_chats_bounds_refuse_a_flood_from_remind_and_edit(database_url
         assert await listed(bot) == [
             "#1 · next Mon 23 Nov 09:00 · every hour from 09:00 to 17:00 · stretch"
         ]
+
+
+async def test_a_counted_repeat_fires_that_many_times_then_is_done_and_kept_in_history(
+    groupmate_bot: BotFactory,
+) -> None:
+    bot = await groupmate_bot(
+        config={"bot": {"timezone": "Europe/Berlin"}}, clock=FakeClock(MONDAY_8.astimezone(UTC))
+    )
+    (confirmed,) = await bot.say("/remind every 2 hours from 9 to 17, 3 times, to drink water")
+    assert confirmed.endswith("3 times (the last on Mon 23 Nov at 13:00): drink water")
+    assert await bot.advance(timedelta(days=2)) == ["⏰ Reminder for @Alice: drink water"] * 3
+    assert await bot.say("/reminders") == ["There are no active reminders in this chat."]
+    assert await bot.say("/history #1") == [
+        "Reminder #1 (Europe/Berlin):\nMon 23 Nov 08:00 · set by Alice\n"
+        "Mon 23 Nov 13:00 · #1 drink water · sent\nMon 23 Nov 11:00 · #1 drink water · sent\n"
+        "Mon 23 Nov 09:00 · #1 drink water · sent"
+    ]

@@ -41,6 +41,7 @@ async def test_a_call_that_drops_the_asked_limit_is_repaired_before_it_is_set(
     replies = await chat.api.say(ASKED)
     repair = json.dumps(chat.stub.requests[1]["messages"])
     assert "the message asks for" in repair and "until Fri" in repair
+    assert "e.g. when='every day at 9 until friday'" in repair  # the user's words to copy
     assert any("until Fri" in reply["text"] for reply in replies)
     (stored,) = await chat.reminders()
     assert stored["until"] is not None and stored["rule"].startswith("every day at 09:00 until Fri")

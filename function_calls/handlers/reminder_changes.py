@@ -218,8 +218,8 @@ class ReminderUpdateArgs(BaseModel):
 @tool_function(
     name="reminder_update",
     description=(
-        "Change one of this chat's reminders: its time or repeat rule, its text, or who it "
-        "is for. Unchanged parts are left out."
+        "Change one of this chat's reminders: its time or repeat rule, its end, its text, or "
+        "who it is for. Unchanged parts are left out."
     ),
     examples=[
         Example("move #4 to 11:30", {"reminder_id": "4", "when": "11:30"}),

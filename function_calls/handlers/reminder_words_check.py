@@ -205,10 +205,12 @@ def _suggestion(spec: WhenSpec, wanted: tuple[Schedule, datetime], ctx: MessageC
         spec.repeat.text if spec.repeat else "",
         spec.day.text if spec.day else "",
         spec.clock.text if spec.clock else "",
+        spec.until.text if spec.until else "",
+        spec.count_text,
     ]
     chinese = any(is_chinese(text) for text in texts)
     if spec.clock is not None and not chinese:
-        texts[-1] = f"at {texts[-1]}"
+        texts[3] = f"at {texts[3]}"
     phrase = ("" if chinese else " ").join(text for text in texts if text)
     try:
         if _same_time(_timed(read_phrase(phrase), ctx), wanted):
