@@ -303,9 +303,8 @@ class Bot:
         self._started.set()
         # The background tasks are the Bot's: started on the runtime, stopped before it
         # closes (the stack unwinds in reverse).
-        acts = runtime.reminders.acts
         pruner = asyncio.create_task(
-            prune_periodically(runtime.chatlog, runtime.audit, self._clock, presses=acts)
+            prune_periodically(runtime.chatlog, runtime.audit, self._clock, runtime.reminders.acts)
         )
         self._stack.callback(pruner.cancel)
         for adapter in self.adapters:

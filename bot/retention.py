@@ -22,7 +22,6 @@ async def prune_periodically(
     chatlog: ChatLog,
     audit: AuditLog,
     clock: Callable[[], datetime],
-    *,
     presses: ReminderActs | None = None,
 ) -> None:
     """At start, then hourly, until cancelled. A failed round is logged (its kind only:

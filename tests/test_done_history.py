@@ -5,29 +5,17 @@ and the dashboard's deliveries say who said done to which occurrence."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
-from pathlib import Path
-from typing import Any
-
-import pytest
 
 from groupmate.bot.presses import ButtonData, Press
 from groupmate.storage import Member, NewReminder, Schedule
 from groupmate.storage.repository import Audience
-from groupmate.testing import FakeClock, ScriptedModel
 from groupmate.testing.bot import TestBot
-from tests.test_presses import reply
+from tests.test_presses import bot, reply
+
+__all__ = ["bot"]  # the fixture: a bot on each backend
 
 NOW = datetime(2026, 11, 24, 13, 5, tzinfo=UTC)  # Tue 14:05 in Berlin
 START = datetime(2026, 11, 24, 13, 10, tzinfo=UTC)
-
-
-@pytest.fixture
-async def bot(database_url: str, tmp_path: Path, groupmate_model: ScriptedModel) -> Any:
-    config = {"bot": {"timezone": "Europe/Berlin"}, "storage": {"url": database_url}}
-    async with TestBot(
-        tmp_path=tmp_path, clock=FakeClock(NOW), model=groupmate_model, config=config
-    ) as started:
-        yield started
 
 
 async def until_done(bot: TestBot) -> None:
