@@ -20,7 +20,7 @@ from groupmate.function_calls.grammar import GrammarError, parse_reminder, read_
 from groupmate.function_calls.grammar.until_done import split_until_done
 from groupmate.function_calls.handlers import builtin_tools
 from groupmate.function_calls.handlers.reminder_words import describe_schedule
-from groupmate.function_calls.handlers.until_done import UntilDoneCap
+from groupmate.function_calls.handlers.until_done import UntilDoneCap, scheduled
 from groupmate.storage.errors import RepeatTooOftenError
 from groupmate.storage.recurrence import Schedule, check_rate
 from tests.conftest import make_ctx
@@ -36,7 +36,7 @@ def stored(phrase: str, now: datetime = WED) -> tuple[str | None, str, str, str]
     parsed = parse_reminder(phrase, now)
     ctx = make_ctx(clock=lambda: now.astimezone(UTC))
     args = builtin_tools().get("reminder_set").validate(parsed.arguments(), ctx)
-    schedule, first = args.resolve(ctx)  # type: ignore[attr-defined]
+    schedule, first = scheduled(args, ctx)  # type: ignore[arg-type]
     rule = describe_schedule(schedule)
     return args.ack, rule, f"{first.astimezone(BERLIN):%Y-%m-%d %H:%M}", parsed.content  # type: ignore[attr-defined]
 
@@ -277,7 +277,7 @@ def test_more_than_the_cap_is_refused_with_the_cap_named() -> None:
     capped = make_ctx(clock=lambda: WED.astimezone(UTC), deps=Deps({UntilDoneCap: UntilDoneCap(3)}))
     raw = parse_reminder("me at 9pm to take pills until I say done", WED).arguments()
     args = builtin_tools().get("reminder_set").validate(raw, capped)
-    schedule, _ = args.resolve(capped)  # type: ignore[attr-defined]
+    schedule, _ = scheduled(args, capped)  # type: ignore[arg-type]
     assert describe_schedule(schedule) == (
         "every 10 minutes from 21:00, 3 times (the last on Wed 25 Nov at 21:20)"
     )

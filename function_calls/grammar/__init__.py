@@ -152,7 +152,8 @@ def _until_done(text: str) -> tuple[str, UntilDone | None, Recipients, int]:
 def _ack(until: UntilDone | None, audience: Recipients, when: ResolvedWhen) -> AckRule | None:
     if until is None:
         return None
-    check_repeat(when.type, when.every_minutes is not None, GrammarError)
+    within = when.every_minutes is not None
+    check_repeat(when.type, within, GrammarError, chinese=is_chinese(until.text))
     return ack_for(until, audience.names, audience.everyone, audience.me)
 
 

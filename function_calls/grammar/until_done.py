@@ -179,11 +179,19 @@ _NOT_WITH_DAYS = (
     "can't go with a daily or weekly rule; write “every 10 minutes until someone says "
     "done”, or one time"
 )
+_NOT_WITH_DAYS_ZH = (
+    "“直到…说好了”是每隔几分钟提醒一次，不能和每天、每周的规则一起用；"  # noqa: RUF001
+    "请写“每10分钟…直到我说好了”或一个时间"
+)
 
 
-def check_repeat(kind: str, within_day: bool, error: type[ValueError] = ValueError) -> None:
+def check_repeat(
+    kind: str, within_day: bool, error: type[ValueError] = ValueError, *, chinese: bool = False
+) -> None:
     """An until-done reminder is one time (then every 10 minutes) or a repeat within a
     day: done on Monday would end Tuesday's too. Raises `error` (GrammarError from the
     grammar, ValueError from validation) saying what to write instead."""
-    if kind != "once" and not within_day:
-        raise error(_NOT_WITH_DAYS[0].upper() + _NOT_WITH_DAYS[1:] + ".")
+    if kind == "once" or within_day:
+        return
+    english = _NOT_WITH_DAYS[0].upper() + _NOT_WITH_DAYS[1:] + "."
+    raise error(f"{_NOT_WITH_DAYS_ZH} ({english})" if chinese else english)

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.handlers import until_done
 from groupmate.function_calls.handlers.reminder_limits import (
     UNTIL_PATTERN,
     read_until,
@@ -35,13 +36,6 @@ from groupmate.function_calls.handlers.reminder_words_check import (
     check_the_words,
     phrase_rule,
     read_phrase,
-)
-from groupmate.function_calls.handlers.until_done import (
-    check_ack_people,
-    check_ack_said,
-    nag_schedule,
-    read_until_done,
-    until_done_cap,
 )
 from groupmate.function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from groupmate.storage.recurrence import (
@@ -208,7 +202,7 @@ class ReminderArgs(BaseModel):
         ctx = validation_context(info)
         if ctx is None or not data["when"].strip():
             return data  # stage 1 only: the phrase is read once the chat's clock is known
-        phrase, data = read_until_done(data)
+        phrase, data = until_done.read_until_done(data)
         content = data.get("content")
         spec = read_phrase(phrase, content if isinstance(content, str) else None)
         fields = phrase_rule(spec, ctx, None)
@@ -296,25 +290,34 @@ class ReminderArgs(BaseModel):
         return value
 
     @model_validator(mode="after")
+    def _check_within_and_limits(self) -> Self:
+        within = ("daily", "weekdays", "weekly")
+        if self.every_minutes is not None and (self.type not in within or self.interval):
+            raise ValueError("every_minutes works with type daily, weekdays or weekly")
+        if self.to is not None:
+            if self.every_minutes is None or self.time is None:
+                raise ValueError(
+                    "to is the last time of a repeat within the day: give "
+                    "every_minutes and time (the first) too"
+                )
+            if _wall_time(self.to) <= _wall_time(self.time):
+                raise ValueError(f"to {self.to} must be after time {self.time}, the same day")
+        if (self.until is not None or self.count is not None) and self.type == "once":
+            raise ValueError("until and count are for repeating reminders")
+        return self
+
+    @model_validator(mode="after")
     def _check_resolvable(self, info: ValidationInfo) -> Self:
-        check_ack_people(self.ack, self.who)
+        until_done.check_ack_people(self.ack, self.who)
         ctx = validation_context(info)
         if ctx is not None:
-            schedule, first = self.asked(ctx)  # the words name this; "until done" adds
+            schedule, first = self.resolve(ctx)
             check_the_words(ctx, (schedule, first), self.content)
-            check_ack_said(ctx, self.ack)
-            self.resolve(ctx)
+            until_done.check_said(self, ctx)
         return self
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
-        """The schedule in the chat's zone and its first fire time (UTC)."""
-        schedule, first = self.asked(ctx)
-        if self.ack is None:
-            return schedule, first
-        return nag_schedule(schedule, first, until_done_cap(ctx), self.count), first
-
-    def asked(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
-        """The rule the time fields name, before an "until done" repeats and caps it."""
+        """The schedule the time fields name and its first time (UTC; see `scheduled`)."""
         if self.type is None:
             raise ValueError("give when, or type and time")
         now = ctx.clock()

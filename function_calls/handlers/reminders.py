@@ -32,6 +32,7 @@ from groupmate.function_calls.handlers.reminder_words import (
     format_local,
     outcome_words,
 )
+from groupmate.function_calls.handlers.until_done import scheduled
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import Failure, FunctionResult, Touched
 from groupmate.function_calls.services import AudienceRules
@@ -189,7 +190,7 @@ async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
     """
     service = reminder_service(ctx)
     action = scheduled_action(ctx, args.content)
-    schedule, first = args.resolve(ctx)
+    schedule, first = scheduled(args, ctx)
     audience = await audience_for(ctx, service, args.who)
     new = NewReminder(
         chat_id=ctx.chat_id,

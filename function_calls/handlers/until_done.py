@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.grammar import GrammarError
@@ -36,6 +36,24 @@ class UntilDoneCap:
 
 def until_done_cap(ctx: MessageContext) -> int:
     return (ctx.deps.get(UntilDoneCap) or UntilDoneCap()).times
+
+
+class _Asked(Protocol):
+    """`ReminderArgs` as this module reads it."""
+
+    ack: AckRule | None
+    count: int | None
+
+    def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]: ...
+
+
+def scheduled(args: _Asked, ctx: MessageContext) -> tuple[Schedule, datetime]:
+    """The schedule to store and its first time: the one the time fields name, repeated
+    and capped when `ack` asks for "until done"; ValueError for one that can't be."""
+    schedule, first = args.resolve(ctx)
+    if args.ack is None:
+        return schedule, first
+    return nag_schedule(schedule, first, until_done_cap(ctx), args.count), first
 
 
 def nag_schedule(schedule: Schedule, first: datetime, cap: int, count: int | None) -> Schedule:
@@ -108,3 +126,10 @@ def check_ack_said(ctx: MessageContext, ack: AckRule | None) -> None:
         ) from None
     if until is not None:
         raise ValueError(f"the message says “{until.text}”: pass ack {until.rule!r} too")
+
+
+def check_said(args: _Asked, ctx: MessageContext) -> None:
+    """Validation's part: the `ack` the message says is there, and the schedule it makes
+    can be (`scheduled`)."""
+    check_ack_said(ctx, args.ack)
+    scheduled(args, ctx)
