@@ -21,8 +21,13 @@ NINE_PM = datetime(2026, 11, 25, 21, 0, tzinfo=BERLIN).astimezone(UTC)
 TEN = timedelta(minutes=10)
 
 
-def make_bot(database_url: str, clock: FakeClock | None = None, **reminders: object) -> Bot:
-    bot = {"timezone": "Europe/Berlin", "rate_limits": {"user_per_minute": 100, "burst": 100}}
+def make_bot(
+    database_url: str,
+    clock: FakeClock | None = None,
+    zone: str = "Europe/Berlin",
+    **reminders: object,
+) -> Bot:
+    bot = {"timezone": zone, "rate_limits": {"user_per_minute": 100, "burst": 100}}
     clock = clock or FakeClock(NOW.astimezone(UTC))
     return bots.make_bot(database_url, bot=bot, reminders=reminders, clock=clock)
 
@@ -75,16 +80,18 @@ async def test_an_unclear_until_done_is_refused_and_nothing_is_stored(database_u
         assert (await bot.reminders.list_for_chat("g1"))[0] == []
 
 
-def delivering(database_url: str) -> tuple[Bot, FakeClock, list[OutgoingMessage]]:
-    """A bot on the fake clock whose sent reminders land in the list."""
-    clock = FakeClock(NOW.astimezone(UTC))
+def delivering(
+    database_url: str, start: datetime = NOW, zone: str = "Europe/Berlin"
+) -> tuple[Bot, FakeClock, list[OutgoingMessage]]:
+    """A bot on the fake clock from `start` whose sent reminders land in the list."""
+    clock = FakeClock(start.astimezone(UTC))
     sent: list[OutgoingMessage] = []
 
     async def send(message: OutgoingMessage) -> str:
         sent.append(message)
         return f"m{len(sent)}"
 
-    bot = make_bot(database_url, clock)
+    bot = make_bot(database_url, clock, zone)
     bot.on_outgoing(send)
     return bot, clock, sent
 
@@ -189,3 +196,29 @@ async def test_each_named_person_must_say_done(database_url: str) -> None:
         for step in range(2, 12):
             await fire(bot, clock, NINE_PM + step * TEN)
         assert len(sent) == 2
+
+
+async def test_it_steps_ten_minutes_of_real_time_across_the_spring_change(
+    database_url: str,
+) -> None:
+    """New York, 8 March 2026: 02:00 EST becomes 03:00 EDT. From 01:30, every 10 minutes
+    of elapsed time, 12 times: no step lost or doubled, the last at 04:20 EDT."""
+    york = ZoneInfo("America/New_York")
+    evening = datetime(2026, 3, 7, 20, 0, tzinfo=york)
+    bot, clock, sent = delivering(database_url, evening, "America/New_York")
+    async with bot:
+        reply = await say(bot, "/remind me tomorrow at 01:30 to check the furnace until I say done")
+        assert "(at most 12 times: the last on Sun 8 Mar at 04:20)" in reply
+        assert bot.reminders is not None
+        fired: list[str] = []
+        for _ in range(14):
+            live, _ = await bot.reminders.list_for_chat("g1")
+            if not live:
+                break
+            at = live[0].next_fire_at
+            assert at is not None
+            await fire(bot, clock, at)
+            fired.append(f"{at.astimezone(york):%H:%M}")
+    assert fired == ["01:30", "01:40", "01:50", "03:00", "03:10", "03:20", "03:30", "03:40",
+                     "03:50", "04:00", "04:10", "04:20"]  # fmt: skip
+    assert len(sent) == 12
