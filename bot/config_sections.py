@@ -32,7 +32,14 @@ from groupmate.function_calls.sections import OptionalText, Secret, Section
 from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from groupmate.storage.policy import DEFAULT_GRACE
-from groupmate.storage.recurrence import MAX_COUNT, MAX_PER_DAY, MIN_EVERY, Kind, RepeatRate
+from groupmate.storage.recurrence import (
+    MAX_COUNT,
+    MAX_PER_DAY,
+    MIN_EVERY,
+    UNTIL_DONE_CAP,
+    Kind,
+    RepeatRate,
+)
 from groupmate.storage.vocabulary import Permission
 from groupmate.storage.workdays import work_calendar
 
@@ -257,7 +264,7 @@ class ReminderSettings(Section):
     refused, saying this minimum."""
     max_per_day: int = Field(MAX_PER_DAY, ge=1, le=1440)
     """The most times one reminder may fire in a day; a repeat over it is refused."""
-    until_done_cap: int = Field(12, ge=1, le=MAX_COUNT)
+    until_done_cap: int = Field(UNTIL_DONE_CAP, ge=1, le=MAX_COUNT)
     """How many times a reminder that repeats "until someone says done" fires at most
     when nobody does; its confirmation says so. A request can name its own ("at most 5
     times")."""

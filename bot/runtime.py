@@ -35,6 +35,7 @@ from groupmate.function_calls import FunctionCallLLM, ToolInvoker
 from groupmate.function_calls.confirmations import Confirmations
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.handlers.budget import BudgetLimits
+from groupmate.function_calls.handlers.until_done import UntilDoneCap
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStores
 from groupmate.function_calls.policy import ToolPolicy
@@ -149,6 +150,7 @@ async def build_runtime(
             SeenMarks: SeenMarks(stores),
             DailyLimits: limits,
             AudienceRules: config.reminders.rules(),
+            UntilDoneCap: UntilDoneCap(config.reminders.until_done_cap),
             MemberDirectory: members,
             ToolPolicy: invoker.policy,
             AuditLog: audit,

@@ -32,6 +32,9 @@ MAX_COUNT = 1000
 # within a day is a flood risk in a group, so both are checked wherever a rule is made.
 MIN_EVERY = timedelta(minutes=5)
 MAX_PER_DAY = 48
+# Default of config's `reminders.until_done_cap`: the most times an "until done" reminder
+# fires when nobody says done.
+UNTIL_DONE_CAP = 12
 _DAY = timedelta(days=1)
 _TICK = timedelta(microseconds=1)
 
@@ -129,11 +132,14 @@ class Schedule:
             return 1
         assert self.every is not None
         if self.window_end is None:
-            return math.ceil(_DAY / self.every)
-        span = datetime.combine(date.min, self.window_end) - datetime.combine(
-            date.min, self.wall_time
-        )
-        return span // self.every + 1
+            most = math.ceil(_DAY / self.every)
+        else:
+            span = datetime.combine(date.min, self.window_end) - datetime.combine(
+                date.min, self.wall_time
+            )
+            most = span // self.every + 1
+        # A count bounds a day too: "every 10 minutes until done" fires 12 times at most.
+        return most if self.count is None else min(most, self.count)
 
     def without_limit(self) -> Schedule:
         return replace(self, until=None, count=None)

@@ -161,6 +161,7 @@ def test_phrase_becomes_exactly_this_reminder(
 
 
 FIVE_TIMES = "is how often, not how many in all. Say when, e.g. “every 2 hours from 9 to 17”"
+UNTIL_DONE_DAILY = "can't go with a daily or weekly rule"
 NOT_AN_END = "I can't end a reminder on “{}”: give a day or date, e.g. “until Friday”"
 
 # (now, phrase, what the refusal says)
@@ -172,9 +173,11 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     (SAT, "每天3次 吃药", "“每天3次”是每天几次，不是一共几次"),
     # After "until", no day: no limit, and not the content either.
     (SAT, "every day at 9 until I get home to feed the cat", NOT_AN_END.format("until I get home")),
-    (SAT, "every day at 9 until done to take pills", NOT_AN_END.format("until done")),
-    (SAT, "every day at 9 to stretch until done", NOT_AN_END.format("until done")),
-    (SAT, "每天9点提醒我吃药直到我说好了", "我没法按“直到我说好了”结束提醒"),
+    # "until done" is the until-done rule (tests/test_grammar_until_done.py), which a
+    # daily rule can't have.
+    (SAT, "every day at 9 until done to take pills", UNTIL_DONE_DAILY),
+    (SAT, "every day at 9 to stretch until done", UNTIL_DONE_DAILY),
+    (SAT, "每天9点提醒我吃药直到我说好了", "不能和每天、每周的规则一起用"),
     (SAT, "每天9点 直到我回家 吃药", "我没法按“直到我回家”结束提醒"),
     (MAR, "every monday until march send the report",
      "It is March now: until the end of March, or until next March?"),

@@ -66,6 +66,7 @@ def test_schema_shown_to_the_model(tool: Tool) -> None:
         "until",
         "count",
         "who",
+        "ack",
     }
     assert set(schema["required"]) == {"content"}
     assert next(iter(schema["properties"])) == "when"  # shown first: the way to set a time

@@ -9,10 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groupmate.function_calls.handlers.followup import MAX_SECONDS, MIN_SECONDS
 from groupmate.function_calls.handlers.reminder_limits import limit_fields, rule_fields
-from groupmate.function_calls.handlers.reminder_words import describe_schedule
+from groupmate.function_calls.handlers.reminder_words import describe_rule
 from groupmate.storage import ReminderView
 from groupmate.storage.recurrence import Kind, Schedule
 from groupmate.storage.vocabulary import (
+    AckRule,
     FinishedOutcome,
     HistoryOutcome,
     Permission,
@@ -68,6 +69,9 @@ class ReminderOut(BaseModel):
         None, description="the last occurrence under until/count, in the reminder's zone"
     )
     content: str
+    ack: AckRule | None = Field(
+        None, description='until done: who must say done, "asker", "anyone" or "each"'
+    )
     who: list[str] = Field(description='"me" (the creator), "@name" members, "everyone"')
     mentions: list[MemberIO] = Field(description="the members `who` names, with their ids")
     rule: str = Field(description="the rule in words, e.g. every Monday at 09:00")
@@ -164,9 +168,10 @@ def reminder_out(
         **limit_fields(schedule),
         last_at=None if last_at is None else last_at.astimezone(schedule.zone),
         content=reminder.content,
+        ack=reminder.ack,
         who=who,
         mentions=[MemberIO(user_id=m.user_id, name=m.name) for m in audience.mentions],
-        rule=describe_schedule(schedule),
+        rule=describe_rule(reminder),
         timezone=schedule.timezone,
         next_fire_at=None if next_fire is None else next_fire.astimezone(schedule.zone),
         created_by=reminder.created_by,

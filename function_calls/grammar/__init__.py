@@ -24,7 +24,14 @@ from groupmate.function_calls.grammar.spec import (
     ResolvedWhen,
     WhenSpec,
 )
+from groupmate.function_calls.grammar.until_done import (
+    UntilDone,
+    ack_for,
+    check_repeat,
+    split_until_done,
+)
 from groupmate.function_calls.language import is_chinese
+from groupmate.storage.vocabulary import AckRule
 
 __all__ = [
     "DEFAULT_TIME",
@@ -121,6 +128,8 @@ class ParsedReminder:
     content: str
     audience: Recipients
     spec: WhenSpec  # what the words said, before resolving
+    # "until someone says done": who must acknowledge (None: nobody need).
+    ack: AckRule | None = None
 
     def arguments(self) -> dict[str, Any]:
         raw = self.when.arguments()
@@ -128,7 +137,24 @@ class ParsedReminder:
         who = self.audience.who()
         if who != ["me"]:
             raw["who"] = who
+        if self.ack is not None:
+            raw["ack"] = self.ack
         return raw
+
+
+def _until_done(text: str) -> tuple[str, UntilDone | None, Recipients, int]:
+    """The request without its until-done clause, the clause, and the leading who."""
+    text, until = split_until_done(text.strip())
+    audience, start = parse_audience(text)
+    return text, until, audience, start
+
+
+def _ack(until: UntilDone | None, audience: Recipients, when: ResolvedWhen) -> AckRule | None:
+    if until is None:
+        return None
+    within = when.every_minutes is not None
+    check_repeat(when.type, within, GrammarError, chinese=is_chinese(until.text))
+    return ack_for(until, audience.names, audience.everyone, audience.me)
 
 
 def parse_audience(text: str) -> tuple[Recipients, int]:
@@ -201,14 +227,15 @@ def _content(text: str) -> str:
 
 def parse_reminder(text: str, now: datetime) -> ParsedReminder:
     """`[who] <when> <what>` at `now` (aware, in the chat's zone)."""
-    audience, start = parse_audience(text.strip())
-    spec, content = split_when(text.strip(), start)
+    text, until, audience, start = _until_done(text)
+    spec, content = split_when(text, start)
     if spec.empty:
         raise GrammarError("I couldn't find when.")
     when = spec.resolve(now)
     if not content:
         raise GrammarError("What should I remind you of?")
-    return ParsedReminder(when=when, content=content, audience=audience, spec=spec)
+    ack = _ack(until, audience, when)
+    return ParsedReminder(when=when, content=content, audience=audience, spec=spec, ack=ack)
 
 
 def parse_duration(text: str) -> int | None:
@@ -262,11 +289,13 @@ def asked_reminder(text: str, now: datetime) -> ParsedReminder | None:
     ask = classify_ask(text)
     if ask.kind != "request":
         return None
-    audience, start = parse_audience(ask.phrase)
-    spec, content = split_when(ask.phrase, start)
+    phrase, until, audience, start = _until_done(ask.phrase)
+    spec, content = split_when(phrase, start)
     if spec.empty or not content:
         return None
-    return ParsedReminder(when=spec.resolve(now), content=content, audience=audience, spec=spec)
+    when = spec.resolve(now)
+    ack = _ack(until, audience, when)
+    return ParsedReminder(when=when, content=content, audience=audience, spec=spec, ack=ack)
 
 
 # Last: the request reader calls back into the functions above.

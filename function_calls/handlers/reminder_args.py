@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.handlers import until_done
 from groupmate.function_calls.handlers.reminder_limits import (
     UNTIL_PATTERN,
     read_until,
@@ -45,6 +46,7 @@ from groupmate.storage.recurrence import (
     Schedule,
     local_instant,
 )
+from groupmate.storage.vocabulary import AckRule
 from groupmate.storage.workdays import calendar_named
 
 MAX_CONTENT = 1000
@@ -176,6 +178,11 @@ class ReminderArgs(BaseModel):
             'who to remind: "me" (the sender, the default), "@name" of a chat member, or "everyone"'
         ),
     )
+    ack: AckRule | None = Field(
+        default=None,
+        description='repeat until someone says done: "asker", "anyone" or "each" @name in who',
+        json_schema_extra=COMPACT_HIDDEN,
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -195,7 +202,7 @@ class ReminderArgs(BaseModel):
         ctx = validation_context(info)
         if ctx is None or not data["when"].strip():
             return data  # stage 1 only: the phrase is read once the chat's clock is known
-        phrase = data["when"]
+        phrase, data = until_done.read_until_done(data)
         content = data.get("content")
         spec = read_phrase(phrase, content if isinstance(content, str) else None)
         fields = phrase_rule(spec, ctx, None)
@@ -301,14 +308,16 @@ class ReminderArgs(BaseModel):
 
     @model_validator(mode="after")
     def _check_resolvable(self, info: ValidationInfo) -> Self:
+        until_done.check_ack_people(self.ack, self.who)
         ctx = validation_context(info)
         if ctx is not None:
             schedule, first = self.resolve(ctx)
             check_the_words(ctx, (schedule, first), self.content)
+            until_done.check_said(self, ctx)
         return self
 
     def resolve(self, ctx: MessageContext) -> tuple[Schedule, datetime]:
-        """The schedule in the chat's zone and its first fire time (UTC)."""
+        """The schedule the time fields name and its first time (UTC; see `scheduled`)."""
         if self.type is None:
             raise ValueError("give when, or type and time")
         now = ctx.clock()

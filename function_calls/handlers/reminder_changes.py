@@ -56,6 +56,7 @@ from groupmate.function_calls.handlers.reminders import (
     snapshot,
     touched,
 )
+from groupmate.function_calls.handlers.until_done import nag_schedule, until_done_cap
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.schema import COMPACT_HIDDEN
@@ -286,6 +287,9 @@ async def change_reminder(ctx: MessageContext, args: ReminderUpdateArgs) -> Remi
     current = await service.find(ctx.chat_id, args.reminder_id, requester(ctx))
     rule = args.new_rule(ctx, args.rule_fields(ctx, current))
     schedule, first = rule.resolve(ctx) if rule is not None else (None, None)
+    if current.ack is not None and rule is not None and schedule is not None and first:
+        # A new time keeps "until done": it repeats and is capped as when it was set.
+        schedule = nag_schedule(schedule, first, until_done_cap(ctx), rule.count)
     audience = None if args.who is None else await audience_for(ctx, service, args.who)
     change = ReminderChange(args.content, schedule, first, audience)
     return await service.update(

@@ -21,6 +21,7 @@ from groupmate.function_calls.handlers.repeat_words import (
     interval_words_zh,
     limit_words,
 )
+from groupmate.function_calls.handlers.until_done_words import until_done_words
 from groupmate.function_calls.language import is_chinese, language_of
 from groupmate.function_calls.validation import InvalidArgumentsError
 from groupmate.storage import Button, Member, OutgoingMessage, ReminderView
@@ -47,7 +48,7 @@ def confirmation(reminder: ReminderView, ctx: MessageContext, *, everyone_asked:
     schedule = reminder.schedule
     if is_chinese(ctx.text):
         whom = describe_audience_zh(reminder.audience, ctx, everyone_asked=everyone_asked)
-        rule = "" if schedule.kind == "once" else f"，{describe_schedule_zh(schedule)}"
+        rule = "" if schedule.kind == "once" else f"，{describe_rule(reminder, chinese=True)}"
         when = format_local_zh(first, ctx.zone, with_year=first.year != ctx.now().year)
         return (
             f"⏰ 已设置提醒 {reminder.label}{whom}：{when}（{ctx.timezone}）{rule}："
@@ -55,7 +56,7 @@ def confirmation(reminder: ReminderView, ctx: MessageContext, *, everyone_asked:
         )
     whom = describe_audience(reminder.audience, ctx, everyone_asked=everyone_asked)
     when = format_local(first, ctx.zone, with_year=first.year != ctx.now().year)
-    rule = "" if schedule.kind == "once" else f", {describe_schedule(schedule)}"
+    rule = "" if schedule.kind == "once" else f", {describe_rule(reminder)}"
     return (
         f"⏰ Reminder {reminder.label}{whom} set for {when} ({ctx.timezone}){rule}: "
         f"{shown(reminder.content, reminder.action)}"
@@ -73,6 +74,18 @@ def describe_schedule(schedule: Schedule) -> str:
     """The rule in words, with its limit: 'every Monday at 09:00', 'every 2 hours from
     09:00, 5 times (the last on Fri 27 Mar at 17:00)'."""
     return _rule(schedule) + limit_words(schedule)
+
+
+def describe_rule(reminder: ReminderView, *, chinese: bool = False) -> str:
+    """The reminder's rule in words; an "until done" one's says who must say done, and
+    its cap and last time from its next one: 'every 10 minutes from 21:00 until someone
+    says done (at most 12 times: the last on Wed 25 Nov at 22:50)'."""
+    schedule, start = reminder.schedule, reminder.next_fire_at
+    if reminder.ack is None or start is None:
+        return describe_schedule_zh(schedule) if chinese else describe_schedule(schedule)
+    rule = _rule_zh(schedule) if chinese else _rule(schedule)
+    asker = reminder.created_by_name
+    return rule + until_done_words(schedule, start, reminder.ack, asker, chinese=chinese)
 
 
 def _rule(schedule: Schedule) -> str:

@@ -27,10 +27,12 @@ from groupmate.function_calls.handlers.reminder_args import ReminderArgs
 from groupmate.function_calls.handlers.reminder_refusals import refusal_text
 from groupmate.function_calls.handlers.reminder_words import (
     confirmation,
+    describe_rule,
     describe_schedule,
     format_local,
     outcome_words,
 )
+from groupmate.function_calls.handlers.until_done import scheduled
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import Failure, FunctionResult, Touched
 from groupmate.function_calls.services import AudienceRules
@@ -104,7 +106,7 @@ def describe_reminder(reminder: ReminderView, zone: ZoneInfo) -> str:
     elif reminder.next_fire_at is not None:
         parts.append(f"next {format_local(reminder.next_fire_at, zone)}")
     if reminder.schedule.recurring:
-        parts.append(describe_schedule(reminder.schedule))
+        parts.append(describe_rule(reminder))
     if reminder.snooze_of is not None:
         parts.append("snoozed")
     parts.append(shown(reminder.content, reminder.action))
@@ -152,6 +154,10 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
         ),
         Example("每天早上7点提醒我跑步", {"when": "每天早上7点", "content": "跑步"}),
         Example(
+            "remind me at 9pm to take my pills until I say done",
+            {"when": "at 9pm until I say done", "content": "take my pills"},
+        ),
+        Example(
             "post a summary of the day every evening at 6",
             {"when": "every day at 18:00", "content": "/summary"},
         ),
@@ -184,7 +190,7 @@ async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
     """
     service = reminder_service(ctx)
     action = scheduled_action(ctx, args.content)
-    schedule, first = args.resolve(ctx)
+    schedule, first = scheduled(args, ctx)
     audience = await audience_for(ctx, service, args.who)
     new = NewReminder(
         chat_id=ctx.chat_id,
@@ -196,6 +202,7 @@ async def add_reminder(ctx: MessageContext, args: ReminderArgs) -> ReminderView:
         first_fire_at=first,
         audience=audience,
         action=action,
+        ack=args.ack,
     )
     return await service.create(new)
 

@@ -92,10 +92,18 @@ def limit_words(schedule: Schedule, *, chinese: bool = False) -> str:
     elif until is not None:
         day = f"{until.year}年{until.month}月{until.day}日" if chinese else _day_en(until)
         parts.append(f"，直到{day}" if chinese else f" until {day}")
-    last = schedule.last()
+    last = last_words(schedule, chinese=chinese)
     if last is None:
         parts.append("（已无剩余）" if chinese else " (none left)")
     else:
-        at = when(last, schedule)
-        parts.append(f"（最后一次：{at}）" if chinese else f" (the last on {at})")
+        parts.append(f"（最后一次：{last}）" if chinese else f" (the last on {last})")
     return "".join(parts)
+
+
+def last_words(schedule: Schedule, *, chinese: bool = False) -> str | None:
+    """When a limited schedule fires the last time: 'Fri 27 Mar at 17:00', '3月27日 周五
+    17:00'; None when none is left."""
+    last = schedule.last()
+    if last is None:
+        return None
+    return (_when_zh if chinese else _when_en)(last, schedule)
