@@ -1,0 +1,166 @@
+"""A reminder's buttons on Telegram, against the fake Bot API on a real socket with a real
+Bot and SQLite file: the inline keyboard on the bot's messages, `callback_query` updates
+(asked for in `allowed_updates`, by long polling and by the webhook with its secret
+token), every press answered (answerCallbackQuery, a toast), refusals too, and the
+pressed message edited in place with the buttons that remain."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from groupmate.bot.adapters import configured
+from groupmate.bot.adapters.http import create_app
+from groupmate.bot.adapters.pressing import NOT_A_BUTTON
+from groupmate.bot.adapters.telegram_api import new_client
+from groupmate.bot.adapters.telegram_presses import edit_in_place
+from groupmate.bot.app import Bot
+from groupmate.bot.config import parse_config
+from groupmate.bot.presses import ButtonData, PressOutcome
+from groupmate.storage import Button, OutgoingMessage
+from tests.conftest import eventually
+from tests.fake_telegram import ALICE, GROUP, TOKEN, FakeTelegram
+from tests.http_harness import make_config
+from tests.test_telegram import replies, running
+
+AT = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+DONE = ButtonData("done", "7", AT)
+ROWS = (
+    (Button("✅ Done", DONE.encode()),),
+    (
+        Button("💤 10 min", ButtonData("snooze", "7", AT, "10m").encode()),
+        Button("💤 1 h", ButtonData("snooze", "7", AT, "1h").encode()),
+        Button("💤 Tomorrow", ButtonData("snooze", "7", AT, "tomorrow").encode()),
+    ),
+)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeTelegram]:
+    api = FakeTelegram()
+    api.server.start()
+    yield api
+    api.server.stop()
+
+
+def inline_keyboard(rows: tuple[tuple[Button, ...], ...]) -> dict[str, object]:
+    """`rows` as the Bot API's InlineKeyboardMarkup."""
+    return {
+        "inline_keyboard": [
+            [{"text": b.label, "callback_data": b.data} for b in row] for row in rows
+        ]
+    }
+
+
+async def test_a_reminder_goes_out_with_its_buttons_under_its_first_piece(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    async with running(tmp_path, fake) as bot:
+        adapter = bot.adapters[0]
+        short = OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up", buttons=ROWS)
+        await adapter.send(short)
+        long = OutgoingMessage(chat_id=f"tg:{GROUP}", text="word " * 1000, buttons=ROWS)
+        first_id = await adapter.send(long)
+        plain = OutgoingMessage(chat_id=f"tg:{GROUP}", text="a notice", kind="notice")
+        await adapter.send(plain)
+    sent = fake.sent()
+    assert [len(s["text"]) <= 4096 for s in sent] == [True] * 4 and len(sent) == 4
+    assert sent[0]["reply_markup"] == inline_keyboard(ROWS)
+    # The long one in two pieces: the keys under the first, whose id the bot keeps.
+    assert sent[1]["reply_markup"] == inline_keyboard(ROWS)
+    assert first_id == str(fake.sent_ids[1])
+    assert "reply_markup" not in sent[2] and "reply_markup" not in sent[3]
+
+
+async def test_a_press_is_asked_for_acted_on_by_the_bot_and_answered(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    async with running(tmp_path, fake) as bot:
+        assert fake.allowed is not None and "callback_query" in fake.allowed
+        sent = await bot.adapters[0].send(
+            OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up", buttons=ROWS)
+        )
+        assert sent is not None
+        query = fake.press(int(sent), DONE.encode())
+        await eventually(lambda: len(fake.answers()) == 1)
+        (answer,) = fake.answers()
+        assert answer["callback_query_id"] == query and answer["show_alert"] is False
+        assert answer["text"]  # the bot's word on it, for the presser alone
+        assert answer["text"] != NOT_A_BUTTON  # the bot was asked: the data was ours
+    assert fake.pending() == []  # answered, so confirmed: a restart won't replay it
+
+
+async def test_a_button_that_is_not_ours_is_refused_and_still_answered(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    async with running(tmp_path, fake):
+        forged = fake.press(1000, "gm1:x:7:")  # no such action
+        other = fake.press(1000, "vote:yes")  # another bot's button
+        await eventually(lambda: len(fake.answers()) == 2)
+    answers = {a["callback_query_id"]: a["text"] for a in fake.answers()}
+    assert answers == {forged: NOT_A_BUTTON, other: NOT_A_BUTTON}
+    assert fake.edits() == []
+
+
+async def test_the_message_is_edited_in_place_and_an_edit_that_changes_nothing_is_quiet(
+    fake: FakeTelegram, caplog: pytest.LogCaptureFixture
+) -> None:
+    client, requests = new_client(TOKEN, fake.api_base)
+    try:
+        sent = await client.send_message(GROUP, "⏰ stand-up", reply_markup=None)
+        chat, message_id = GROUP, sent.message_id
+        snoozed = OutgoingMessage(
+            chat_id=f"tg:{GROUP}",
+            text="⏰ stand-up <now>\n💤 Snoozed to 10:02 by Bob",
+            buttons=(ROWS[0],),
+        )
+        outcome = PressOutcome(ok=True, answer="Snoozed.", update=snoozed)
+        await edit_in_place(client, chat, message_id, outcome)
+        done = OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up\n✅ Done by Alice 09:02")
+        finished = PressOutcome(ok=True, answer="Done.", update=done)
+        await edit_in_place(client, chat, message_id, finished)
+        with caplog.at_level(logging.WARNING):
+            await edit_in_place(client, chat, message_id, finished)  # pressed twice
+    finally:
+        for request in requests:
+            await request.shutdown()
+    first, second = fake.edits()
+    assert first["text"] == "⏰ stand-up &lt;now&gt;\n💤 Snoozed to 10:02 by Bob"
+    assert first["parse_mode"] == "HTML" and first["reply_markup"] == inline_keyboard((ROWS[0],))
+    assert second["text"] == "⏰ stand-up\n✅ Done by Alice 09:02"
+    assert "reply_markup" not in second  # no buttons left: the keyboard goes
+    assert len(fake.called("editMessageText")) == 3  # the third refused as not modified
+    assert caplog.records == []
+
+
+async def test_a_press_comes_by_the_webhook_only_with_its_secret_token(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    hook = {"webhook_url": "https://bot.example.org/telegram/hook", "webhook_secret": "s3cret"}
+    section = {"token": TOKEN, "api_base": fake.api_base, **hook}
+    config = parse_config(make_config(tmp_path, adapters={"telegram": section}), environ={})
+    bot = Bot(config)
+    for adapter in configured(config):
+        bot.add_adapter(adapter)
+    async with bot:
+        await eventually(lambda: bool(fake.called("setWebhook")))
+        assert "callback_query" in fake.called("setWebhook")[0].body["allowed_updates"]
+        fake.press(1000, DONE.encode(), sender=ALICE)
+        update = fake.pending()[0]
+        transport = httpx.ASGITransport(app=create_app(bot))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            wrong = {"X-Telegram-Bot-Api-Secret-Token": "guess"}
+            refused = await client.post("/telegram/hook", json=update, headers=wrong)
+            assert refused.status_code == 401
+            assert fake.answers() == []  # refused before anything was read
+            right = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+            accepted = await client.post("/telegram/hook", json=update, headers=right)
+            assert accepted.status_code == 200
+        await eventually(lambda: len(fake.answers()) == 1)
+        assert fake.answers()[0]["text"]
+    assert await replies(fake, 0) == []
