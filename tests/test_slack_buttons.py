@@ -1,0 +1,192 @@
+"""A reminder's buttons on Slack, against the local Slack Web API and signed posts on real
+sockets: Block Kit blocks on the bot's messages, `block_actions` payloads at the
+Interactivity Request URL (form-encoded, signed and checked as events are; acknowledged
+within Slack's 3 s whatever acting takes) and over the socket in Socket Mode, the
+presser answered alone (chat.postEphemeral), refusals too, and the pressed message
+edited in place (chat.update) with the buttons that remain."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from groupmate.bot.adapters.pressing import NOT_A_BUTTON
+from groupmate.bot.adapters.slack import SlackAdapter
+from groupmate.bot.adapters.slack_settings import SlackSettings
+from groupmate.bot.presses import ButtonData, PressOutcome
+from groupmate.storage import Button, OutgoingMessage
+from tests.conftest import eventually
+from tests.fake_slack import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    CHANNEL,
+    SIGNING_SECRET,
+    FakeSlack,
+    post_press,
+    press_payload,
+)
+from tests.http_harness import Api, Servers
+from tests.scripted_presses import ScriptedHost
+
+AT = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+DONE = ButtonData("done", "7", AT)
+ROWS = (
+    (Button("✅ Done", DONE.encode()),),
+    (
+        Button("💤 10 min", ButtonData("snooze", "7", AT, "10m").encode()),
+        Button("💤 1 h", ButtonData("snooze", "7", AT, "1h").encode()),
+    ),
+)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    api = FakeSlack()
+    api.server.start()
+    yield api
+    api.server.stop()
+
+
+async def start(servers: Servers, fake: FakeSlack) -> Api:
+    slack = {"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET, "api_url": fake.api_url}
+    api = await servers.start(adapters={"slack": slack})
+    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
+    return api
+
+
+def actions(rows: tuple[tuple[Button, ...], ...]) -> list[list[tuple[str, str, str]]]:
+    """What Slack shows of `rows` as blocks: (label, action_id, value) per button."""
+    found, number = [], 0
+    for row in rows:
+        found.append([])
+        for button in row:
+            found[-1].append((button.label, f"groupmate_press_{number}", button.data))
+            number += 1
+    return found
+
+
+def shown(blocks: list[dict[str, Any]]) -> tuple[list[str], list[list[tuple[str, str, str]]]]:
+    """A message's blocks as (section texts, buttons per actions block)."""
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    buttons = [
+        [(e["text"]["text"], e["action_id"], e["value"]) for e in b["elements"]]
+        for b in blocks
+        if b["type"] == "actions"
+    ]
+    return sections, buttons
+
+
+async def test_a_reminder_goes_out_with_its_buttons_under_its_first_piece(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    adapter = api.bot.adapters[0]
+    await adapter.send(OutgoingMessage(chat_id=f"sl:{CHANNEL}", text="⏰ tea & cake", buttons=ROWS))
+    await adapter.send(OutgoingMessage(chat_id=f"sl:{CHANNEL}", text="word " * 700, buttons=ROWS))
+    await adapter.send(OutgoingMessage(chat_id=f"sl:{CHANNEL}", text="a notice", kind="notice"))
+    first, long_first, long_rest, plain = fake.posted()
+    assert shown(first["blocks"]) == (["⏰ tea &amp; cake"], actions(ROWS))
+    assert first["text"] == "⏰ tea &amp; cake"  # the notification's fallback
+    assert first["blocks"][1]["elements"][0]["type"] == "button"
+    assert shown(long_first["blocks"])[1] == actions(ROWS)  # the keys under the first piece
+    assert "blocks" not in long_rest and "blocks" not in plain
+
+
+async def test_a_signed_press_is_acknowledged_at_once_and_answered_to_the_presser_alone(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    fake.slow["users.info"] = 4.0  # acting on it takes longer than Slack waits
+    began = time.monotonic()
+    answer = await post_press(api.base_url, press_payload(DONE.encode(), "1764100000.000100"))
+    assert answer.status_code == 200 and time.monotonic() - began < 3.0
+    assert fake.called("chat.postEphemeral") == []  # acknowledged before acting
+    await eventually(lambda: len(fake.called("chat.postEphemeral")) == 1, within=15)
+    (told,) = fake.called("chat.postEphemeral")
+    assert (told["channel"], told["user"]) == (CHANNEL, "UALICE")
+    assert told["text"] and told["text"] != NOT_A_BUTTON  # the bot's word: the data was ours
+    # The same Request URL as the events works too: bolt tells a payload from an event.
+    fake.slow.clear()
+    other = await post_press(
+        api.base_url, press_payload(DONE.encode(), "1764100000.000100"), path="/slack/events"
+    )
+    assert other.status_code == 200
+    await eventually(lambda: len(fake.called("chat.postEphemeral")) == 2)
+
+
+async def test_a_forged_or_stale_press_is_refused_before_anything_is_read(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    calls = len(fake.calls)
+    payload = press_payload(DONE.encode(), "1764100000.000100")
+    forged = await post_press(api.base_url, payload, secret="guessed")
+    stale = await post_press(api.base_url, payload, at=int(time.time()) - 600)
+    assert (forged.status_code, stale.status_code) == (401, 401)
+    await asyncio.sleep(0.3)
+    assert len(fake.calls) == calls  # nothing read, no one asked about, nothing answered
+    await post_press(api.base_url, press_payload("vote:yes", "1764100000.000100"))
+    await eventually(lambda: len(fake.called("chat.postEphemeral")) == 1)
+    assert fake.called("chat.postEphemeral")[0]["text"] == NOT_A_BUTTON
+    assert fake.called("chat.update") == []
+
+
+async def test_in_socket_mode_a_press_is_acknowledged_over_the_socket_and_the_message_updated(
+    fake: FakeSlack,
+) -> None:
+    settings = SlackSettings.model_validate(
+        {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "mode": "socket", "api_url": fake.api_url}
+    )
+    snoozed = OutgoingMessage(
+        chat_id=f"sl:{CHANNEL}", text="⏰ tea <now>\n💤 Snoozed to 10:02 by Bob", buttons=(ROWS[0],)
+    )
+    done = OutgoingMessage(chat_id=f"sl:{CHANNEL}", text="⏰ tea\n✅ Done by Alice 09:02")
+    host = ScriptedHost(
+        [
+            PressOutcome(ok=True, answer="Snoozed to 10:02.", update=snoozed),
+            PressOutcome(ok=True, answer="", update=done),
+            PressOutcome(ok=False, answer="That reminder is in another chat."),
+        ]
+    )
+    adapter = SlackAdapter(settings, bot_name="groupmate")
+    await adapter.start(host)
+    try:
+        await eventually(lambda: adapter.status()["state"] == "connected", within=10)
+        snooze = ButtonData("snooze", "7", AT, "10m").encode()
+        first = fake.push(
+            press_payload(snooze, "1764100000.000100", user="UBOB"), kind="interactive"
+        )
+        await eventually(lambda: first in fake.acks)
+        await eventually(lambda: len(fake.called("chat.update")) == 1)
+        fake.push(press_payload(DONE.encode(), "1764100000.000100"), kind="interactive")
+        await eventually(lambda: len(fake.called("chat.update")) == 2)
+        fake.push(press_payload(DONE.encode(), "1764100000.000900"), kind="interactive")
+        await eventually(lambda: len(fake.called("chat.postEphemeral")) == 2)
+    finally:
+        await adapter.stop()
+    (press, second, third) = host.presses
+    assert (press.chat_id, press.chat_type, press.sender_id) == (
+        f"sl:{CHANNEL}",
+        "group",
+        "sl:UBOB",
+    )
+    assert (press.sender_name, press.message_id) == ("Bob", "1764100000.000100")
+    assert press.data == ButtonData("snooze", "7", AT, "10m") and press.press_id.startswith(
+        "slack:"
+    )
+    assert len({press.press_id, second.press_id, third.press_id}) == 3
+    edited, finished = fake.called("chat.update")
+    assert (edited["channel"], edited["ts"]) == (CHANNEL, "1764100000.000100")
+    assert shown(edited["blocks"]) == (
+        ["⏰ tea &lt;now&gt;\n💤 Snoozed to 10:02 by Bob"],
+        actions((ROWS[0],)),
+    )
+    assert shown(finished["blocks"]) == (["⏰ tea\n✅ Done by Alice 09:02"], [])  # no keys left
+    told = [(t["user"], t["text"]) for t in fake.called("chat.postEphemeral")]
+    # No line for an empty answer; the refusal changed nothing in place.
+    assert told == [("UBOB", "Snoozed to 10:02."), ("UALICE", "That reminder is in another chat.")]
