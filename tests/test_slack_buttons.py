@@ -61,7 +61,8 @@ async def start(servers: Servers, fake: FakeSlack) -> Api:
 
 def actions(rows: tuple[tuple[Button, ...], ...]) -> list[list[tuple[str, str, str]]]:
     """What Slack shows of `rows` as blocks: (label, action_id, value) per button."""
-    found, number = [], 0
+    found: list[list[tuple[str, str, str]]] = []
+    number = 0
     for row in rows:
         found.append([])
         for button in row:
