@@ -185,10 +185,10 @@ class FakeTelegram:
         under the bot's message `message_id` in `chat`; the query's id (give the same
         one again for Telegram's redelivery of the same update)."""
         with self._lock:
-            if query_id is None:
+            if query_id is None:  # a new query, to be answered once; else redelivered
                 query_id = f"43820{self._next_query:05d}"
                 self._next_query += 1
-            self._queries.add(query_id)
+                self._queries.add(query_id)
             shown = self.messages.get((chat, message_id), {"text": "a reminder"})
         chat_type = "private" if chat > 0 else "supergroup"
         message: dict[str, Any] = {
@@ -211,8 +211,8 @@ class FakeTelegram:
         return query_id
 
     def answers(self) -> list[dict[str, Any]]:
-        """The answerCallbackQuery bodies, in order."""
-        return [c.body for c in self.called("answerCallbackQuery")]
+        """The answerCallbackQuery bodies Telegram took (one per query), in order."""
+        return [c.body for c in self.called("answerCallbackQuery") if c.body.get("_taken")]
 
     def edits(self) -> list[dict[str, Any]]:
         """The editMessageText bodies Telegram took (not the refused ones), in order."""
@@ -260,6 +260,7 @@ class FakeTelegram:
                 self._queries.discard(body["callback_query_id"])
             if not known:
                 return _error(400, _TOO_OLD)
+            body["_taken"] = True
             return _ok(True)
         if method == "editMessageText":
             return self._edit(body)

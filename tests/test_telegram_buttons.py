@@ -17,15 +17,18 @@ import pytest
 from groupmate.bot.adapters import configured
 from groupmate.bot.adapters.http import create_app
 from groupmate.bot.adapters.pressing import NOT_A_BUTTON
+from groupmate.bot.adapters.telegram import TelegramAdapter
 from groupmate.bot.adapters.telegram_api import new_client
-from groupmate.bot.adapters.telegram_presses import edit_in_place
+from groupmate.bot.adapters.telegram_presses import WORKING, edit_in_place
+from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
 from groupmate.bot.presses import ButtonData, PressOutcome
 from groupmate.storage import Button, OutgoingMessage
 from tests.conftest import eventually
-from tests.fake_telegram import ALICE, GROUP, TOKEN, FakeTelegram
+from tests.fake_telegram import ALICE, BOB, GROUP, TOKEN, FakeTelegram
 from tests.http_harness import make_config
+from tests.scripted_presses import ScriptedHost
 from tests.test_telegram import replies, running
 
 AT = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
@@ -164,3 +167,52 @@ async def test_a_press_comes_by_the_webhook_only_with_its_secret_token(
         await eventually(lambda: len(fake.answers()) == 1)
         assert fake.answers()[0]["text"]
     assert await replies(fake, 0) == []
+
+
+async def test_a_slow_press_is_answered_in_time_and_the_message_edited_when_done(
+    fake: FakeTelegram,
+) -> None:
+    settings = TelegramSettings.model_validate(
+        {"token": TOKEN, "api_base": fake.api_base, "poll_timeout": 0.5}
+    )
+    done = OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up\n✅ Done by Bob 09:02")
+    host = ScriptedHost(
+        [
+            PressOutcome(ok=True, answer="Done.", update=done),
+            PressOutcome(ok=False, answer="That reminder is gone."),
+        ],
+        delay=6.0,  # longer than a person should watch a spinner
+    )
+    adapter = TelegramAdapter(settings, bot_name="groupmate")
+    await adapter.start(host)
+    try:
+        sent = await eventually_sent(adapter)
+        query = fake.press(sent, DONE.encode(), sender=BOB)
+        await eventually(lambda: len(fake.answers()) == 1, within=5.5)
+        assert fake.answers()[0] == {
+            "callback_query_id": query, "text": WORKING, "show_alert": False, "_taken": True
+        }  # fmt: skip
+        await eventually(lambda: len(fake.edits()) == 1, within=10)
+        again = fake.press(sent, DONE.encode(), sender=BOB, query_id=query)  # redelivered
+        host.delay = 0.0
+        await eventually(lambda: len(fake.called("answerCallbackQuery")) == 2)
+    finally:
+        await adapter.stop()
+    first, replay = host.presses
+    assert (first.chat_id, first.chat_type, first.sender_id) == (f"tg:{GROUP}", "group", "tg:222")
+    assert (first.sender_name, first.message_id, first.data) == ("Bob", str(sent), DONE)
+    assert first.press_id == replay.press_id == f"tg:cb:{query}" and again == query
+    (edit,) = fake.edits()
+    assert edit["text"] == "⏰ stand-up\n✅ Done by Bob 09:02" and "reply_markup" not in edit
+    # Telegram takes one answer per query: the replay's refusal is not shown twice.
+    assert [a["text"] for a in fake.answers()] == [WORKING]
+
+
+async def eventually_sent(adapter: TelegramAdapter) -> int:
+    """The id of a reminder with buttons the adapter sent, once it is connected."""
+    await eventually(lambda: adapter.status()["connected"], within=10)
+    sent = await adapter.send(
+        OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up", buttons=ROWS)
+    )
+    assert sent is not None
+    return int(sent)
