@@ -1,7 +1,8 @@
 """A stand-in for the bot behind an adapter's press handling: it answers each press with
-the next scripted outcome (after `delay` seconds) and keeps the presses it was given, so
-an adapter's rendering of an outcome (the toast, the message edited in place) and its
-deadline are tested apart from what the router decides."""
+the next scripted outcome (after `delay` seconds), each message with scripted replies,
+and keeps the presses it was given and the replies reported posted, so an adapter's
+rendering of an outcome (the toast, the message edited in place), its deadline and its
+reporting of confirmations are tested apart from what the router decides."""
 
 from __future__ import annotations
 
@@ -18,17 +19,27 @@ from groupmate.storage import Database
 class ScriptedHost:
     """A `BotHost` whose `press` answers from a script."""
 
-    def __init__(self, outcomes: Iterable[PressOutcome], *, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        outcomes: Iterable[PressOutcome] = (),
+        *,
+        delay: float = 0.0,
+        replies: Iterable[Reply] = (),
+    ) -> None:
         self.outcomes = deque(outcomes)
         self.presses: list[Press] = []
         self.delay = delay
+        self.replies = list(replies)  # what every message is answered with
+        self.posts: list[tuple[Reply, str]] = []  # what the adapter reported as posted
 
     @property
     def database(self) -> Database | None:
         return None
 
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
-        return []
+        if deliver is not None:
+            await deliver(self.replies)
+        return self.replies
 
     async def react(self, reaction: IncomingReaction) -> None:
         return None
@@ -39,7 +50,7 @@ class ScriptedHost:
         return self.outcomes.popleft()
 
     async def posted(self, reply: Reply, message_id: str) -> None:
-        return None
+        self.posts.append((reply, message_id))
 
     def may_address(self, text: str) -> bool:
         return False

@@ -18,15 +18,18 @@ import pytest
 from groupmate.bot.adapters.pressing import NOT_A_BUTTON
 from groupmate.bot.adapters.slack import SlackAdapter
 from groupmate.bot.adapters.slack_settings import SlackSettings
+from groupmate.bot.messages import Reply
 from groupmate.bot.presses import ButtonData, PressOutcome
 from groupmate.storage import Button, OutgoingMessage
 from tests.conftest import eventually
 from tests.fake_slack import (
     APP_TOKEN,
     BOT_TOKEN,
+    BOT_USER,
     CHANNEL,
     SIGNING_SECRET,
     FakeSlack,
+    message_event,
     post_press,
     press_payload,
 )
@@ -191,3 +194,27 @@ async def test_in_socket_mode_a_press_is_acknowledged_over_the_socket_and_the_me
     told = [(t["user"], t["text"]) for t in fake.called("chat.postEphemeral")]
     # No line for an empty answer; the refusal changed nothing in place.
     assert told == [("UBOB", "Snoozed to 10:02."), ("UALICE", "That reminder is in another chat.")]
+
+
+async def test_a_confirmation_goes_out_with_its_buttons_and_its_ts_is_reported(
+    fake: FakeSlack,
+) -> None:
+    settings = SlackSettings.model_validate(
+        {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "mode": "socket", "api_url": fake.api_url}
+    )
+    confirmed = Reply(
+        f"sl:{CHANNEL}", "⏰ Reminder #7: tea at 15:00", reminder_id="7", buttons=ROWS
+    )
+    host = ScriptedHost(replies=[confirmed, Reply(f"sl:{CHANNEL}", "It is 15:00 in Berlin.")])
+    adapter = SlackAdapter(settings, bot_name="groupmate")
+    await adapter.start(host)
+    try:
+        await eventually(lambda: adapter.status()["state"] == "connected", within=10)
+        fake.push(message_event(f"<@{BOT_USER}> remind us at 15:00 to have tea"))
+        await eventually(lambda: len(fake.posted()) == 2)
+        await eventually(lambda: len(host.posts) == 1)
+    finally:
+        await adapter.stop()
+    first, second = fake.posted()
+    assert shown(first["blocks"])[1] == actions(ROWS) and "blocks" not in second
+    assert host.posts == [(confirmed, first["_ts"])]  # only the confirmation, by its ts

@@ -23,6 +23,7 @@ from groupmate.bot.adapters.telegram_presses import WORKING, edit_in_place
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.app import Bot
 from groupmate.bot.config import parse_config
+from groupmate.bot.messages import Reply
 from groupmate.bot.presses import ButtonData, PressOutcome
 from groupmate.storage import Button, OutgoingMessage
 from tests.conftest import eventually
@@ -216,3 +217,26 @@ async def eventually_sent(adapter: TelegramAdapter) -> int:
     )
     assert sent is not None
     return int(sent)
+
+
+async def test_a_confirmation_goes_out_with_its_buttons_and_its_message_id_is_reported(
+    fake: FakeTelegram,
+) -> None:
+    settings = TelegramSettings.model_validate(
+        {"token": TOKEN, "api_base": fake.api_base, "poll_timeout": 0.5}
+    )
+    text = "⏰ Reminder #7: stand-up at 09:00"
+    confirmed = Reply(f"tg:{GROUP}", text, reminder_id="7", buttons=ROWS)
+    host = ScriptedHost(replies=[confirmed, Reply(f"tg:{GROUP}", "It is 09:00 in Berlin.")])
+    adapter = TelegramAdapter(settings, bot_name="groupmate")
+    await adapter.start(host)
+    try:
+        fake.say("/remind 9:00 stand-up")
+        await eventually(lambda: len(fake.sent()) == 2)
+        await eventually(lambda: len(host.posts) == 1)
+    finally:
+        await adapter.stop()
+    first, second = fake.sent()
+    assert first["reply_markup"] == inline_keyboard(ROWS) and "reply_markup" not in second
+    # Only the confirmation is reported, by the id Telegram gave it.
+    assert host.posts == [(confirmed, str(fake.sent_ids[0]))]
