@@ -9,11 +9,25 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
-from groupmate.bot.presses import Press, PressOutcome
+from groupmate.bot.presses import ButtonData, Press, PressOutcome
 from groupmate.bot.router import Deliver
-from groupmate.storage import Database
+from groupmate.storage import Button, Database
+
+# A delivered reminder's buttons, as a test builds them (the router composes the real ones).
+AT = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+DONE = ButtonData("done", "7", AT)
+SNOOZE_10M = ButtonData("snooze", "7", AT, "10m")
+ROWS = (
+    (Button("✅ Done", DONE.encode()),),
+    (
+        Button("💤 10 min", SNOOZE_10M.encode()),
+        Button("💤 1 h", ButtonData("snooze", "7", AT, "1h").encode()),
+        Button("💤 Tomorrow", ButtonData("snooze", "7", AT, "tomorrow").encode()),
+    ),
+)
 
 
 class ScriptedHost:

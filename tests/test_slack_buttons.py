@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -19,7 +19,7 @@ from groupmate.bot.adapters.pressing import NOT_A_BUTTON
 from groupmate.bot.adapters.slack import SlackAdapter
 from groupmate.bot.adapters.slack_settings import SlackSettings
 from groupmate.bot.messages import Reply
-from groupmate.bot.presses import ButtonData, PressOutcome
+from groupmate.bot.presses import PressOutcome
 from groupmate.storage import Button, OutgoingMessage
 from tests.conftest import eventually
 from tests.fake_slack import (
@@ -27,24 +27,14 @@ from tests.fake_slack import (
     BOT_TOKEN,
     BOT_USER,
     CHANNEL,
-    SIGNING_SECRET,
     FakeSlack,
     message_event,
     post_press,
     press_payload,
 )
-from tests.http_harness import Api, Servers
-from tests.scripted_presses import ScriptedHost
-
-AT = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
-DONE = ButtonData("done", "7", AT)
-ROWS = (
-    (Button("✅ Done", DONE.encode()),),
-    (
-        Button("💤 10 min", ButtonData("snooze", "7", AT, "10m").encode()),
-        Button("💤 1 h", ButtonData("snooze", "7", AT, "1h").encode()),
-    ),
-)
+from tests.http_harness import Servers
+from tests.scripted_presses import DONE, ROWS, SNOOZE_10M, ScriptedHost
+from tests.test_slack import start
 
 
 @pytest.fixture
@@ -55,11 +45,19 @@ def fake() -> Iterator[FakeSlack]:
     api.server.stop()
 
 
-async def start(servers: Servers, fake: FakeSlack) -> Api:
-    slack = {"bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET, "api_url": fake.api_url}
-    api = await servers.start(adapters={"slack": slack})
-    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
-    return api
+@asynccontextmanager
+async def on_socket(fake: FakeSlack, host: ScriptedHost) -> AsyncIterator[SlackAdapter]:
+    """A Socket Mode adapter for `host` (no Bot: the outcomes are scripted), connected."""
+    settings = SlackSettings.model_validate(
+        {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "mode": "socket", "api_url": fake.api_url}
+    )
+    adapter = SlackAdapter(settings, bot_name="groupmate")
+    await adapter.start(host)
+    try:
+        await eventually(lambda: adapter.status()["state"] == "connected", within=10)
+        yield adapter
+    finally:
+        await adapter.stop()
 
 
 def actions(rows: tuple[tuple[Button, ...], ...]) -> list[list[tuple[str, str, str]]]:
@@ -143,9 +141,6 @@ async def test_a_forged_or_stale_press_is_refused_before_anything_is_read(
 async def test_in_socket_mode_a_press_is_acknowledged_over_the_socket_and_the_message_updated(
     fake: FakeSlack,
 ) -> None:
-    settings = SlackSettings.model_validate(
-        {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "mode": "socket", "api_url": fake.api_url}
-    )
     snoozed = OutgoingMessage(
         chat_id=f"sl:{CHANNEL}", text="⏰ tea <now>\n💤 Snoozed to 10:02 by Bob", buttons=(ROWS[0],)
     )
@@ -157,11 +152,8 @@ async def test_in_socket_mode_a_press_is_acknowledged_over_the_socket_and_the_me
             PressOutcome(ok=False, answer="That reminder is in another chat."),
         ]
     )
-    adapter = SlackAdapter(settings, bot_name="groupmate")
-    await adapter.start(host)
-    try:
-        await eventually(lambda: adapter.status()["state"] == "connected", within=10)
-        snooze = ButtonData("snooze", "7", AT, "10m").encode()
+    async with on_socket(fake, host):
+        snooze = SNOOZE_10M.encode()
         first = fake.push(
             press_payload(snooze, "1764100000.000100", user="UBOB"), kind="interactive"
         )
@@ -171,8 +163,6 @@ async def test_in_socket_mode_a_press_is_acknowledged_over_the_socket_and_the_me
         await eventually(lambda: len(fake.called("chat.update")) == 2)
         fake.push(press_payload(DONE.encode(), "1764100000.000900"), kind="interactive")
         await eventually(lambda: len(fake.called("chat.postEphemeral")) == 2)
-    finally:
-        await adapter.stop()
     (press, second, third) = host.presses
     assert (press.chat_id, press.chat_type, press.sender_id) == (
         f"sl:{CHANNEL}",
@@ -180,9 +170,7 @@ async def test_in_socket_mode_a_press_is_acknowledged_over_the_socket_and_the_me
         "sl:UBOB",
     )
     assert (press.sender_name, press.message_id) == ("Bob", "1764100000.000100")
-    assert press.data == ButtonData("snooze", "7", AT, "10m") and press.press_id.startswith(
-        "slack:"
-    )
+    assert press.data == SNOOZE_10M and press.press_id.startswith("slack:")
     assert len({press.press_id, second.press_id, third.press_id}) == 3
     edited, finished = fake.called("chat.update")
     assert (edited["channel"], edited["ts"]) == (CHANNEL, "1764100000.000100")
@@ -199,22 +187,14 @@ async def test_in_socket_mode_a_press_is_acknowledged_over_the_socket_and_the_me
 async def test_a_confirmation_goes_out_with_its_buttons_and_its_ts_is_reported(
     fake: FakeSlack,
 ) -> None:
-    settings = SlackSettings.model_validate(
-        {"bot_token": BOT_TOKEN, "app_token": APP_TOKEN, "mode": "socket", "api_url": fake.api_url}
-    )
     confirmed = Reply(
         f"sl:{CHANNEL}", "⏰ Reminder #7: tea at 15:00", reminder_id="7", buttons=ROWS
     )
     host = ScriptedHost(replies=[confirmed, Reply(f"sl:{CHANNEL}", "It is 15:00 in Berlin.")])
-    adapter = SlackAdapter(settings, bot_name="groupmate")
-    await adapter.start(host)
-    try:
-        await eventually(lambda: adapter.status()["state"] == "connected", within=10)
+    async with on_socket(fake, host):
         fake.push(message_event(f"<@{BOT_USER}> remind us at 15:00 to have tea"))
         await eventually(lambda: len(fake.posted()) == 2)
         await eventually(lambda: len(host.posts) == 1)
-    finally:
-        await adapter.stop()
     first, second = fake.posted()
     assert shown(first["blocks"])[1] == actions(ROWS) and "blocks" not in second
     assert host.posts == [(confirmed, first["_ts"])]  # only the confirmation, by its ts

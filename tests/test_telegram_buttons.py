@@ -7,41 +7,41 @@ pressed message edited in place with the buttons that remain."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from groupmate.bot.adapters import configured
 from groupmate.bot.adapters.http import create_app
 from groupmate.bot.adapters.pressing import NOT_A_BUTTON
 from groupmate.bot.adapters.telegram import TelegramAdapter
 from groupmate.bot.adapters.telegram_api import new_client
 from groupmate.bot.adapters.telegram_presses import WORKING, edit_in_place
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
-from groupmate.bot.app import Bot
-from groupmate.bot.config import parse_config
 from groupmate.bot.messages import Reply
-from groupmate.bot.presses import ButtonData, PressOutcome
+from groupmate.bot.presses import PressOutcome
 from groupmate.storage import Button, OutgoingMessage
 from tests.conftest import eventually
 from tests.fake_telegram import ALICE, BOB, GROUP, TOKEN, FakeTelegram
-from tests.http_harness import make_config
-from tests.scripted_presses import ScriptedHost
+from tests.scripted_presses import DONE, ROWS, ScriptedHost
 from tests.test_telegram import replies, running
 
-AT = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
-DONE = ButtonData("done", "7", AT)
-ROWS = (
-    (Button("✅ Done", DONE.encode()),),
-    (
-        Button("💤 10 min", ButtonData("snooze", "7", AT, "10m").encode()),
-        Button("💤 1 h", ButtonData("snooze", "7", AT, "1h").encode()),
-        Button("💤 Tomorrow", ButtonData("snooze", "7", AT, "tomorrow").encode()),
-    ),
-)
+
+@asynccontextmanager
+async def on_host(fake: FakeTelegram, host: ScriptedHost) -> AsyncIterator[TelegramAdapter]:
+    """A polling adapter for `host` (no Bot: the outcomes are scripted), started."""
+    settings = TelegramSettings.model_validate(
+        {"token": TOKEN, "api_base": fake.api_base, "poll_timeout": 0.5}
+    )
+    adapter = TelegramAdapter(settings, bot_name="groupmate")
+    await adapter.start(host)
+    try:
+        yield adapter
+    finally:
+        await adapter.stop()
 
 
 @pytest.fixture
@@ -145,14 +145,11 @@ async def test_the_message_is_edited_in_place_and_an_edit_that_changes_nothing_i
 async def test_a_press_comes_by_the_webhook_only_with_its_secret_token(
     tmp_path: Path, fake: FakeTelegram
 ) -> None:
-    hook = {"webhook_url": "https://bot.example.org/telegram/hook", "webhook_secret": "s3cret"}
-    section = {"token": TOKEN, "api_base": fake.api_base, **hook}
-    config = parse_config(make_config(tmp_path, adapters={"telegram": section}), environ={})
-    bot = Bot(config)
-    for adapter in configured(config):
-        bot.add_adapter(adapter)
-    async with bot:
-        await eventually(lambda: bool(fake.called("setWebhook")))
+    hook: dict[str, Any] = {
+        "webhook_url": "https://bot.example.org/telegram/hook",
+        "webhook_secret": "s3cret",
+    }
+    async with running(tmp_path, fake, **hook) as bot:
         assert "callback_query" in fake.called("setWebhook")[0].body["allowed_updates"]
         fake.press(1000, DONE.encode(), sender=ALICE)
         update = fake.pending()[0]
@@ -173,9 +170,6 @@ async def test_a_press_comes_by_the_webhook_only_with_its_secret_token(
 async def test_a_slow_press_is_answered_in_time_and_the_message_edited_when_done(
     fake: FakeTelegram,
 ) -> None:
-    settings = TelegramSettings.model_validate(
-        {"token": TOKEN, "api_base": fake.api_base, "poll_timeout": 0.5}
-    )
     done = OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up\n✅ Done by Bob 09:02")
     host = ScriptedHost(
         [
@@ -184,9 +178,7 @@ async def test_a_slow_press_is_answered_in_time_and_the_message_edited_when_done
         ],
         delay=6.0,  # longer than a person should watch a spinner
     )
-    adapter = TelegramAdapter(settings, bot_name="groupmate")
-    await adapter.start(host)
-    try:
+    async with on_host(fake, host) as adapter:
         sent = await eventually_sent(adapter)
         query = fake.press(sent, DONE.encode(), sender=BOB)
         await eventually(lambda: len(fake.answers()) == 1, within=5.5)
@@ -197,8 +189,6 @@ async def test_a_slow_press_is_answered_in_time_and_the_message_edited_when_done
         again = fake.press(sent, DONE.encode(), sender=BOB, query_id=query)  # redelivered
         host.delay = 0.0
         await eventually(lambda: len(fake.called("answerCallbackQuery")) == 2)
-    finally:
-        await adapter.stop()
     first, replay = host.presses
     assert (first.chat_id, first.chat_type, first.sender_id) == (f"tg:{GROUP}", "group", "tg:222")
     assert (first.sender_name, first.message_id, first.data) == ("Bob", str(sent), DONE)
@@ -222,20 +212,13 @@ async def eventually_sent(adapter: TelegramAdapter) -> int:
 async def test_a_confirmation_goes_out_with_its_buttons_and_its_message_id_is_reported(
     fake: FakeTelegram,
 ) -> None:
-    settings = TelegramSettings.model_validate(
-        {"token": TOKEN, "api_base": fake.api_base, "poll_timeout": 0.5}
-    )
     text = "⏰ Reminder #7: stand-up at 09:00"
     confirmed = Reply(f"tg:{GROUP}", text, reminder_id="7", buttons=ROWS)
     host = ScriptedHost(replies=[confirmed, Reply(f"tg:{GROUP}", "It is 09:00 in Berlin.")])
-    adapter = TelegramAdapter(settings, bot_name="groupmate")
-    await adapter.start(host)
-    try:
+    async with on_host(fake, host):
         fake.say("/remind 9:00 stand-up")
         await eventually(lambda: len(fake.sent()) == 2)
         await eventually(lambda: len(host.posts) == 1)
-    finally:
-        await adapter.stop()
     first, second = fake.sent()
     assert first["reply_markup"] == inline_keyboard(ROWS) and "reply_markup" not in second
     # Only the confirmation is reported, by the id Telegram gave it.
