@@ -9,11 +9,14 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from groupmate.bot.adapters.http import create_app
 from groupmate.bot.adapters.pressing import NOT_A_BUTTON
@@ -21,12 +24,14 @@ from groupmate.bot.adapters.telegram import TelegramAdapter
 from groupmate.bot.adapters.telegram_api import new_client
 from groupmate.bot.adapters.telegram_presses import WORKING, edit_in_place
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
+from groupmate.bot.app import Bot
 from groupmate.bot.messages import Reply
 from groupmate.bot.presses import PressOutcome
 from groupmate.storage import Button, OutgoingMessage
+from groupmate.storage.models import Reminder
 from tests.conftest import eventually
 from tests.fake_telegram import ALICE, BOB, GROUP, TOKEN, FakeTelegram
-from tests.scripted_presses import DONE, ROWS, ScriptedHost
+from tests.scripted_presses import DONE, ROWS, ScriptedHost, acknowledgements, due_on_the_second
 from tests.test_telegram import replies, running
 
 
@@ -223,3 +228,82 @@ async def test_a_confirmation_goes_out_with_its_buttons_and_its_message_id_is_re
     assert first["reply_markup"] == inline_keyboard(ROWS) and "reply_markup" not in second
     # Only the confirmation is reported, by the id Telegram gave it.
     assert host.posts == [(confirmed, str(fake.sent_ids[0]))]
+
+
+async def test_buttons_act_through_the_bot_once_as_the_presser_and_edit_the_reminder(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    async with running(tmp_path, fake) as bot:
+        fake.say("/remind every day at 9:00 stand-up")
+        fake.say("/remind every day at 9:00 call mum", chat=ALICE["id"])
+        await replies(fake, 2)
+        await due_on_the_second(bot)
+        await eventually(lambda: len(with_keys(fake)) == 2)
+        (group_id, keys), (_, elsewhere) = sorted(with_keys(fake).items(), key=lambda k: k[0][0])
+        message = group_id[1]
+        done = keys[0][0]["callback_data"]
+        assert [[key["text"] for key in row] for row in keys] == [
+            ["✅ Done", "💤 10 min", "💤 1 h", "💤 Tomorrow 9:00"],
+            ["👍 Remind me too"],
+        ]
+        fake.press(message, done, sender=BOB)  # not his reminder: refused as Bob
+        await eventually(lambda: len(fake.answers()) == 1)
+        query = fake.press(message, done)
+        await eventually(lambda: len(fake.edits()) == 1)
+        fake.press(message, done, query_id=query)  # the same press delivered again
+        # Another chat's reminder's button, pressed here: refused, nothing changed.
+        fake.press(message, elsewhere[0][0]["callback_data"])
+        await eventually(lambda: len(fake.called("answerCallbackQuery")) == 4)
+        assert await acknowledgements(bot) == 1
+    refused, acted, other = (a["text"] for a in fake.answers())
+    assert refused == "Reminder #1 was set by Alice; only they or a group admin can mark it done."
+    assert acted == "✅ #1 marked done."
+    assert other == "This reminder is gone; nothing was changed."
+    (edit,) = fake.edits()
+    assert edit["message_id"] == message and edit["text"].startswith("⏰ Reminder")
+    assert "stand-up\n✅ Done by Alice " in edit["text"]
+    # A daily reminder goes on: Done and the snoozes are spent, Remind me too stays.
+    assert [[k["text"] for k in row] for row in edit["reply_markup"]["inline_keyboard"]] == [
+        ["👍 Remind me too"]
+    ]
+
+
+def with_keys(fake: FakeTelegram) -> dict[tuple[int, int], list[list[dict[str, str]]]]:
+    """The bot's messages that have a keyboard: (chat, message id) -> its rows of keys."""
+    return {
+        key: shown["reply_markup"]["inline_keyboard"]
+        for key, shown in dict(fake.messages).items()
+        if "reply_markup" in shown
+    }
+
+
+async def test_snoozed_by_button_it_goes_off_again_and_done_finishes_it(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    async with running(tmp_path, fake) as bot:
+        fake.say("/remind every day at 9:00 stand-up")
+        await replies(fake, 1)
+        await due_on_the_second(bot)
+        await eventually(lambda: len(with_keys(fake)) == 1)
+        ((_, message), keys), *_ = with_keys(fake).items()
+        fake.press(message, keys[0][1]["callback_data"])  # 💤 10 min
+        await eventually(lambda: len(fake.answers()) == 1)
+        assert fake.answers()[0]["text"].startswith("💤 Snoozed #1")
+        await snooze_goes_off_now(bot)
+        await eventually(lambda: len(with_keys(fake)) == 2)
+        again = max(with_keys(fake).items())
+        fake.press(again[0][1], again[1][0][0]["callback_data"])  # ✅ Done
+        await eventually(lambda: len(fake.answers()) == 2)
+    assert fake.answers()[1]["text"] == "✅ #1 marked done."
+
+
+async def snooze_goes_off_now(bot: Bot) -> None:
+    """The pending snooze goes off now (its time as the snooze set it, 10 min earlier)."""
+    assert bot.reminders is not None
+
+    def move(session: Session) -> None:
+        snooze = session.scalars(select(Reminder).where(Reminder.snooze_of.is_not(None))).one()
+        assert snooze.next_fire_at is not None
+        snooze.next_fire_at -= timedelta(minutes=10, seconds=1)
+
+    await bot.reminders.database.write(move)
