@@ -29,11 +29,19 @@ from tests.fake_slack import (
     CHANNEL,
     FakeSlack,
     message_event,
+    post_event,
     post_press,
     press_payload,
 )
 from tests.http_harness import Servers
-from tests.scripted_presses import DONE, ROWS, SNOOZE_10M, ScriptedHost
+from tests.scripted_presses import (
+    DONE,
+    ROWS,
+    SNOOZE_10M,
+    ScriptedHost,
+    acknowledgements,
+    due_on_the_second,
+)
 from tests.test_slack import start
 
 
@@ -198,3 +206,45 @@ async def test_a_confirmation_goes_out_with_its_buttons_and_its_ts_is_reported(
     first, second = fake.posted()
     assert shown(first["blocks"])[1] == actions(ROWS) and "blocks" not in second
     assert host.posts == [(confirmed, first["_ts"])]  # only the confirmation, by its ts
+
+
+async def test_buttons_act_through_the_bot_once_as_the_presser_and_update_the_reminder(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api = await start(servers, fake)
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind every day at 9:00 tea"))
+    dm = message_event("/remind every day at 9:00 call mum", channel="D0001", channel_type="im")
+    await post_event(api.base_url, dm)
+    await eventually(lambda: len(fake.posted()) == 2)
+    await due_on_the_second(api.bot)
+    await eventually(lambda: len(fake.posted()) == 4)
+    reminder = next(p for p in fake.posted()[2:] if p["channel"] == CHANNEL)
+    elsewhere = next(p for p in fake.posted()[2:] if p["channel"] == "D0001")
+    _, keys = shown(reminder["blocks"])
+    assert [[label for label, _, _ in row] for row in keys] == [
+        ["✅ Done", "💤 10 min", "💤 1 h", "💤 Tomorrow 9:00"],
+        ["👍 Remind me too"],
+    ]
+    done, ts = keys[0][0][2], reminder["_ts"]
+    await post_press(api.base_url, press_payload(done, ts, user="UBOB"))  # not his
+    await eventually(lambda: len(fake.called("chat.postEphemeral")) == 1)
+    pressed = press_payload(done, ts)
+    await post_press(api.base_url, pressed)
+    await eventually(lambda: len(fake.called("chat.update")) == 1)
+    await post_press(api.base_url, pressed)  # the same payload again: acts once
+    other = shown(elsewhere["blocks"])[1][0][0][2]  # the DM reminder's Done, pressed here
+    await post_press(api.base_url, press_payload(other, ts))
+    await eventually(lambda: len(fake.called("chat.postEphemeral")) == 3)
+    await asyncio.sleep(0.3)
+    told = [(t["user"], t["text"]) for t in fake.called("chat.postEphemeral")]
+    assert told == [
+        ("UBOB", "Reminder #1 was set by Alice; only they or a group admin can mark it done."),
+        ("UALICE", "✅ #1 marked done."),
+        ("UALICE", "This reminder is gone; nothing was changed."),
+    ]
+    (update,) = fake.called("chat.update")
+    assert (update["channel"], update["ts"]) == (CHANNEL, ts)
+    (text,), rows = shown(update["blocks"])
+    assert "tea\n✅ Done by Alice " in text and text == update["text"]
+    assert [[label for label, _, _ in row] for row in rows] == [["👍 Remind me too"]]
+    assert await acknowledgements(api.bot) == 1

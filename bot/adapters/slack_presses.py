@@ -69,6 +69,8 @@ async def answer_press(
         people.saw(f"sl:{channel}", presser)  # who presses is in the channel
         press = press_of(body, presser)
         outcome = None if press is None else await outcome_of(bot, press)
+        if outcome is not None and outcome.repeated:
+            return  # the same payload again (a replay): answered the first time
         if outcome is not None and outcome.update is not None and press is not None:
             await _edit(client, channel, str(press.message_id), outcome.update)
         answer = NOT_A_BUTTON if outcome is None else outcome.answer
