@@ -7,6 +7,7 @@ pressed message edited in place with the buttons that remain."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -202,6 +203,25 @@ async def test_a_slow_press_is_answered_in_time_and_the_message_edited_when_done
     assert edit["text"] == "⏰ stand-up\n✅ Done by Bob 09:02" and "reply_markup" not in edit
     # Telegram takes one answer per query: the replay's refusal is not shown twice.
     assert [a["text"] for a in fake.answers()] == [WORKING]
+
+
+async def test_a_press_waiting_behind_another_is_answered_within_its_own_deadline(
+    fake: FakeTelegram,
+) -> None:
+    done = OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up\n✅ Done by Alice 09:02")
+    outcomes = [PressOutcome(ok=True, answer="Done.", update=done)] * 2
+    host = ScriptedHost(outcomes, delay=4.0)  # each press takes 4 s: the second waits
+    async with on_host(fake, host) as adapter:
+        sent = await eventually_sent(adapter)
+        first = fake.press(sent, DONE.encode())
+        second = fake.press(sent, DONE.encode(), sender=BOB)
+        began = time.monotonic()
+        await eventually(lambda: len(fake.answers()) == 2, within=7)
+        answered = time.monotonic() - began
+        await eventually(lambda: len(host.presses) == 2)
+    texts = {a["callback_query_id"]: a["text"] for a in fake.answers()}
+    # Its 5 s ran from when it came, not from its turn (4 s later): "working on it".
+    assert texts == {first: "Done.", second: WORKING} and answered < 6.5
 
 
 async def eventually_sent(adapter: TelegramAdapter) -> int:

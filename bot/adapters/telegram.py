@@ -25,7 +25,6 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from telegram import (
     BotCommand,
-    CallbackQuery,
     Message,
     MessageReactionUpdated,
     Update,
@@ -46,7 +45,7 @@ from groupmate.bot.adapters.telegram_events import (
     reactions_of,
 )
 from groupmate.bot.adapters.telegram_people import TelegramPeople
-from groupmate.bot.adapters.telegram_presses import answer_press, press_of
+from groupmate.bot.adapters.telegram_presses import Pressed, answer_press
 from groupmate.bot.adapters.telegram_send import send_reply, send_text
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.commands import Commands
@@ -74,7 +73,7 @@ _DRAIN_TIMEOUT = 10.0  # stop() waits this long for messages being answered
 # unless it is named, and remembers the last list it was given (so callback_query, a
 # press of a reminder's button, must be named too).
 _UPDATES = (Update.MESSAGE, Update.MESSAGE_REACTION, Update.CALLBACK_QUERY)
-_Work = Message | MessageReactionUpdated | CallbackQuery
+_Work = Message | MessageReactionUpdated | Pressed
 
 
 class TelegramAdapter:
@@ -211,7 +210,7 @@ class TelegramAdapter:
             # Presses in a queue of their own per chat: a press must be answered within
             # seconds, not after the model's answer to the chat's last message.
             chat = query.message.chat.id if query.message is not None else None
-            self._work.add(update_id, [(("press", chat), [query])])
+            self._work.add(update_id, [(("press", chat), [Pressed(query)])])
             return
         reaction = update.message_reaction
         if reaction is not None:
@@ -227,18 +226,18 @@ class TelegramAdapter:
         self._work.add(update_id, [(message.chat.id, [message])])
 
     async def _answer_in_chat(self, chat: Hashable, item: _Work) -> None:
-        if isinstance(item, CallbackQuery):
+        if isinstance(item, Pressed):
             await self._press(item)
         elif isinstance(item, MessageReactionUpdated):
             await self._react(item)
         else:
             await self._answer(item)
 
-    async def _press(self, query: CallbackQuery) -> None:
+    async def _press(self, pressed: Pressed) -> None:
         """A press of a button under one of the bot's messages, acted on as the presser."""
         assert self._bot is not None
         try:
-            await answer_press(self._client, self._bot, query, press_of(query, self._people))
+            await answer_press(self._client, self._bot, self._people, pressed)
         except Exception as exc:
             log.error("telegram: answering a press failed: %s", safe_error(exc, ApiError))
 

@@ -8,17 +8,19 @@ occurrence and what to do. The query's id is the press's id: Telegram delivers a
 again after a restart until the poll confirms it, and the bot acts on one id once.
 
 Telegram shows a spinner on the button until `answerCallbackQuery`, and takes it only
-for a short while: the press is answered with the outcome's line, or after
-`_ANSWER_WITHIN` seconds with "working on it" while the bot finishes; refusals are
-answered too. The message is then edited to how it reads now (`editMessageText`, with
-the buttons still left, or none).
+for a short while: the press is answered with the outcome's line, or `_ANSWER_WITHIN`
+seconds after it came (a chat's presses are acted on one at a time) with "working on
+it" while the bot finishes; refusals are answered too. The message is then edited to
+how it reads now (`editMessageText`, with the buttons still left, or none).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import partial
 
 import telegram
@@ -39,6 +41,15 @@ log = logging.getLogger("groupmate.bot.adapters.telegram")
 _ANSWER_WITHIN = 5.0
 WORKING = "Working on it…"
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Pressed:
+    """A `callback_query` as it came, and when (`time.monotonic()`): its deadline runs
+    from then, not from when its turn among the chat's presses comes."""
+
+    query: CallbackQuery
+    at: float = field(default_factory=time.monotonic)
 
 
 def keyboard(rows: Sequence[Sequence[Button]]) -> InlineKeyboardMarkup | None:
@@ -73,14 +84,18 @@ def press_of(query: CallbackQuery, people: TelegramPeople) -> Press | None:
 
 
 async def answer_press(
-    client: telegram.Bot, bot: BotHost, query: CallbackQuery, press: Press | None
+    client: telegram.Bot, bot: BotHost, people: TelegramPeople, pressed: Pressed
 ) -> None:
-    """Acts on `press` (None: refuses it) and answers the query, then edits the message."""
+    """Acts on the press (or refuses one `press_of` can't read) and answers the query,
+    then edits the message."""
+    query = pressed.query
+    press = press_of(query, people)
     if press is None:
         await _answer(client, query.id, NOT_A_BUTTON)
         return
     acting = asyncio.ensure_future(outcome_of(bot, press))
-    done, _ = await asyncio.wait({acting}, timeout=_ANSWER_WITHIN)
+    left = _ANSWER_WITHIN - (time.monotonic() - pressed.at)
+    done, _ = await asyncio.wait({acting}, timeout=max(left, 0.0))
     if not done:
         await _answer(client, query.id, WORKING)
     outcome = await acting
