@@ -272,7 +272,7 @@ class Answerer:
         if message.reply_to_bot and _DONE.fullmatch(text.strip()):
             return "done", ""
         if message.reply_to_bot and _ME_TOO.fullmatch(text.strip()):
-            return "metoo", "on=true"
+            return "metoo", "on"
         remind = _REMIND.match(text)
         # Only a request read whole: "remind me … and also search …" or "remind me how …"
         # must not become a reminder of all that follows.

@@ -165,7 +165,7 @@ async def test_me_too_by_button_from_the_next_occurrence_and_off_again(bot: Test
     await bot.advance(timedelta(days=1))
     assert list(bot.outbox[-1].mentions) == ["alice"]
     # The asker switches it off: the button is gone, and a press is refused.
-    assert (await bot.say("/metoo 1 allow=false"))[0].startswith("OK: members can no longer")
+    assert (await bot.say("/metoo 1 forbid"))[0].startswith("OK: members can no longer")
     await bot.advance(timedelta(days=1))
     assert labels(bot.outbox[-1]) == [["✅ Done", "💤 10 min", "💤 1 h", "💤 Tomorrow 9:00"]]
     refused = await bot.app.press(press(bot.outbox[-2], 1, 0, by="bob", press_id="x:3"))
@@ -227,11 +227,14 @@ async def test_near_misses_in_reply_are_not_taken_as_done(bot: TestBot, words: s
 async def test_done_said_to_a_person_or_without_a_reply_is_not_taken(bot: TestBot) -> None:
     await bot.say("/remind every day at 14:10 stretch")
     await bot.advance(timedelta(minutes=5))
-    to_a_person = IncomingMessage(
-        chat_id=GROUP, chat_type="group", sender_id="alice", sender_name="Alice", text="done",
-        message_id="m-9", reply_to_message_id="someone-elses", mentions_bot=True,
-    )  # fmt: skip
-    await bot.app.handle(to_a_person)
+    # Said to the bot but replying to nothing, or to someone else's message: chat, not a
+    # done (the reminder that just went off is the only one it could have meant).
+    for n, replied in enumerate((None, "someone-elses")):
+        said = IncomingMessage(
+            chat_id=GROUP, chat_type="group", sender_id="alice", sender_name="Alice",
+            text="done", message_id=f"m-{n}", reply_to_message_id=replied, mentions_bot=True,
+        )  # fmt: skip
+        await bot.app.handle(said)
     assert await acks(bot) == 0
 
 

@@ -66,7 +66,6 @@ def shown_name(ctx: MessageContext) -> str:
         Example("好了", {}),
         Example("mark reminder 3 as done", {"reminder_id": "3"}),
     ],
-    command="done",
 )
 async def reminder_done(
     ctx: MessageContext, args: ReminderDoneArgs, service: ReminderService
@@ -102,7 +101,7 @@ class ReminderMeTooArgs(BaseModel):
     )
     allow: bool | None = Field(
         None,
-        description="for the reminder's setter: whether members may add themselves",
+        description="for the reminder's setter: true lets members add themselves, false not",
         json_schema_extra=COMPACT_HIDDEN,
     )
 
@@ -123,7 +122,6 @@ _NAME_IT = PlainSentence(
         Example("我也要", {}),
         Example("don't remind me with #4 any more", {"reminder_id": "4", "on": False}),
     ],
-    command="metoo",
 )
 async def reminder_me_too(
     ctx: MessageContext, args: ReminderMeTooArgs, service: ReminderService
