@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -288,6 +288,22 @@ async def test_buttons_act_through_the_bot_once_as_the_presser_and_edit_the_remi
     ]
 
 
+async def gone_off(
+    bot: Bot,
+    fake: FakeTelegram,
+    remind: str,
+    go_off: Callable[[Bot], Awaitable[None]] = due_on_the_second,
+) -> tuple[int, list[list[dict[str, str]]]]:
+    """`remind` said in the group, then made to go off by `go_off`: the id of the
+    reminder's message and its rows of keys."""
+    fake.say(remind)
+    await replies(fake, 1)
+    await go_off(bot)
+    await eventually(lambda: len(with_keys(fake)) == 1)
+    ((_, message), keys), *_ = with_keys(fake).items()
+    return message, keys
+
+
 def with_keys(fake: FakeTelegram) -> dict[tuple[int, int], list[list[dict[str, str]]]]:
     """The bot's messages that have a keyboard: (chat, message id) -> its rows of keys."""
     return {
@@ -301,11 +317,7 @@ async def test_snooze_by_button_answers_the_time_and_says_so_in_place(
     tmp_path: Path, fake: FakeTelegram
 ) -> None:
     async with running(tmp_path, fake) as bot:
-        fake.say("/remind every day at 9:00 stand-up")
-        await replies(fake, 1)
-        await due_on_the_second(bot)
-        await eventually(lambda: len(with_keys(fake)) == 1)
-        ((_, message), keys), *_ = with_keys(fake).items()
+        message, keys = await gone_off(bot, fake, "/remind every day at 9:00 stand-up")
         fake.press(message, keys[0][1]["callback_data"])  # 💤 10 min
         await eventually(lambda: len(fake.edits()) == 1)
         await eventually(lambda: len(fake.answers()) == 1)
@@ -337,11 +349,7 @@ async def goes_off_now(bot: Bot) -> None:
 )
 async def test_done_on_a_reminder_set_in_minutes(tmp_path: Path, fake: FakeTelegram) -> None:
     async with running(tmp_path, fake) as bot:
-        fake.say("/remind in 10 minutes stand-up")
-        await replies(fake, 1)
-        await goes_off_now(bot)
-        await eventually(lambda: len(with_keys(fake)) == 1)
-        ((_, message), keys), *_ = with_keys(fake).items()
+        message, keys = await gone_off(bot, fake, "/remind in 10 minutes stand-up", goes_off_now)
         fake.press(message, keys[0][0]["callback_data"])  # ✅ Done
         await eventually(lambda: len(fake.answers()) == 1)
     assert fake.answers()[0]["text"] == "✅ #1 marked done."
