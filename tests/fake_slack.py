@@ -1,6 +1,10 @@
 """A local Slack Web API (the methods the adapter calls, in Slack's published shapes:
 form or JSON bodies, a Bearer token, `{"ok": false, "error": ...}` refusals, 429 with
-Retry-After) and signed Events API posts to the bot, on real sockets."""
+Retry-After) and signed Events API posts to the bot, on real sockets. Presses of Block Kit
+buttons are `block_actions` payloads, posted form-encoded and signed to the
+Interactivity Request URL or sent over the socket as `interactive` envelopes, shaped as
+https://docs.slack.dev/reference/interaction-payloads/block_actions-payload shows them;
+chat.update and chat.postEphemeral answer as Slack's Web API does."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import threading
 import time
 from collections import deque
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import httpx
 from starlette.applications import Starlette
@@ -70,6 +74,7 @@ class FakeSlack:
         self.auth_down = 0  # the next N auth.test calls fail (HTTP 503)
         self.refused = 0  # calls with a token that is not the app's
         self.scopes: str | None = ALL_SCOPES  # None: answers without X-OAuth-Scopes
+        self.slow: dict[str, float] = {}  # method -> seconds each of its answers takes
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         # Socket Mode: envelopes waiting to go out, and the acknowledgements that came in.
@@ -91,8 +96,12 @@ class FakeSlack:
         return f"http://127.0.0.1:{self.server.port}/api/"
 
     def posted(self) -> list[dict[str, Any]]:
+        return self.called("chat.postMessage")
+
+    def called(self, method: str) -> list[dict[str, Any]]:
+        """The bodies of the calls of `method`, in order."""
         with self._lock:
-            return [body for name, body in self.calls if name == "chat.postMessage"]
+            return [body for name, body in self.calls if name == method]
 
     async def _scoped(self, request: Request) -> Response:
         response = await self._api(request)
@@ -102,6 +111,7 @@ class FakeSlack:
 
     async def _api(self, request: Request) -> Response:
         method = request.path_params["method"]
+        await asyncio.sleep(self.slow.get(method, 0.0))
         raw = await request.body()
         if request.headers.get("content-type", "").startswith("application/json"):
             body: dict[str, Any] = json.loads(raw or b"{}")
@@ -154,6 +164,11 @@ class FakeSlack:
             if user is None:
                 return JSONResponse({"ok": False, "error": "user_not_found"})
             return JSONResponse({"ok": True, "user": user})
+        if method == "chat.update":
+            return JSONResponse({"ok": True, "channel": body.get("channel"), "ts": body.get("ts"),
+                                 "text": body.get("text")})  # fmt: skip
+        if method == "chat.postEphemeral":
+            return JSONResponse({"ok": True, "message_ts": f"{time.time():.6f}"})
         if method == "chat.postMessage":
             ts = body["_ts"]
             message = {"type": "message", "user": BOT_USER, "text": body.get("text"), "ts": ts}
@@ -161,14 +176,17 @@ class FakeSlack:
                                  "message": message})  # fmt: skip
         return JSONResponse({"ok": False, "error": "unknown_method"})
 
-    def push(self, envelope: dict[str, Any], *, retry_attempt: int = 0) -> str:
-        """Send an Events API envelope over the socket, as Socket Mode does; its id."""
+    def push(
+        self, envelope: dict[str, Any], *, retry_attempt: int = 0, kind: str = "events_api"
+    ) -> str:
+        """Send an Events API envelope (or, `kind` "interactive", an interaction payload)
+        over the socket, as Socket Mode does; its id."""
         envelope_id = f"env-{next(self._ts)}"
         with self._lock:
             self.outbox.append(
                 {
                     "envelope_id": envelope_id,
-                    "type": "events_api",
+                    "type": kind,
                     "payload": envelope,
                     "accepts_response_payload": False,
                     "retry_attempt": retry_attempt,
@@ -312,6 +330,53 @@ def reaction_event(
         "event_time": int(float(event_ts)),
         "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
     }
+
+
+def press_payload(
+    value: str,
+    message_ts: str,
+    *,
+    user: str = "UALICE",
+    channel: str = CHANNEL,
+    action_ts: str | None = None,
+    text: str = "⏰ a reminder",
+) -> dict[str, Any]:
+    """A `block_actions` payload, as Slack posts it when `user` presses the button with
+    `value` under the bot's message `message_ts` in `channel` (the same `action_ts` again:
+    the same press posted again)."""
+    action_ts = action_ts or f"{time.time():.6f}"
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "username": USERS[user]["name"], "name": USERS[user]["name"],
+                 "team_id": TEAM},
+        "api_app_id": "A0001",
+        "token": "legacy-verification-token",
+        "container": {"type": "message", "message_ts": message_ts, "channel_id": channel,
+                      "is_ephemeral": False},
+        "trigger_id": f"{int(float(action_ts))}.1.abcdef",
+        "team": {"id": TEAM, "domain": "test"},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel, "name": "general"},
+        "message": {"type": "message", "user": BOT_USER, "ts": message_ts, "bot_id": "B0001",
+                    "text": text},
+        "state": {"values": {}},
+        "response_url": "https://hooks.slack.com/actions/T0001/1/abc",
+        "actions": [{"action_id": "groupmate_press_0", "block_id": "b0", "type": "button",
+                     "text": {"type": "plain_text", "text": "✅ Done", "emoji": True},
+                     "value": value, "action_ts": action_ts}],
+    }  # fmt: skip
+
+
+async def post_press(
+    base_url: str, payload: dict[str, Any], *, path: str = "/slack/interactive", **signing: Any
+) -> httpx.Response:
+    """POST an interaction payload to the bot as Slack does: form-encoded `payload=`,
+    signed like an event."""
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    headers = signed(body, **signing) | {"Content-Type": "application/x-www-form-urlencoded"}
+    async with httpx.AsyncClient(base_url=base_url) as client:
+        return await client.post(path, content=body, headers=headers)
 
 
 def signed(body: bytes, secret: str = SIGNING_SECRET, at: int | None = None) -> dict[str, str]:

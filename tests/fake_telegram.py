@@ -2,7 +2,11 @@
 adapter uses (complete enough for python-telegram-bot to parse), parameters as JSON or
 form-encoded, scripted updates served by long polling (the kinds `allowed_updates` lets
 through, as Telegram does), every request recorded, and 429s (with
-`parameters.retry_after`) on demand."""
+`parameters.retry_after`) on demand. Presses of inline buttons come as `callback_query`
+updates, answered with answerCallbackQuery (once per query) and shown by editMessageText
+(refused as "message is not modified" when nothing would change), as the Bot API
+documents them: https://core.telegram.org/bots/api#callbackquery,
+#answercallbackquery, #editmessagetext."""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ BOT_USERNAME = "groupmate_bot"
 GROUP = -100123
 # Parameters of the methods used that the Bot API types as String: in a form-encoded body
 # they stand as they are, every other value as JSON (numbers, booleans, objects).
-_STRING_PARAMETERS = {"text", "parse_mode", "url", "secret_token"}
+_STRING_PARAMETERS = {"text", "parse_mode", "url", "secret_token", "callback_query_id"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,11 @@ class FakeTelegram:
         self.allowed: list[str] | None = None
         self._next_update = 1
         self._next_message = 1000
+        # The bot's messages as they now read, by (chat, message id), and the callback
+        # queries not answered yet (Telegram takes one answer per query).
+        self.messages: dict[tuple[int, int], dict[str, Any]] = {}
+        self._queries: set[str] = set()
+        self._next_query = 1
         self._lock = threading.Lock()
         app = Starlette(routes=[Route("/bot{token}/{method}", self._api, methods=["POST"])])
         self.server = ThreadedServer(app)  # start() and stop() it
@@ -163,6 +172,52 @@ class FakeTelegram:
         self.push(message)
         return message_id
 
+    def press(
+        self,
+        message_id: int,
+        data: str,
+        *,
+        sender: dict[str, Any] = ALICE,
+        chat: int = GROUP,
+        query_id: str | None = None,
+    ) -> str:
+        """Scripts a `callback_query` update: `sender` pressed the button with `data`
+        under the bot's message `message_id` in `chat`; the query's id (give the same
+        one again for Telegram's redelivery of the same update)."""
+        with self._lock:
+            if query_id is None:  # a new query, to be answered once; else redelivered
+                query_id = f"43820{self._next_query:05d}"
+                self._next_query += 1
+                self._queries.add(query_id)
+            shown = self.messages.get((chat, message_id), {"text": "a reminder"})
+        chat_type = "private" if chat > 0 else "supergroup"
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": {**user(BOT_ID, "Groupmate", BOT_USERNAME), "is_bot": True},
+            "chat": {"id": chat, "type": chat_type},
+            "date": int(time.time()),
+            "text": shown["text"],
+        }
+        if "reply_markup" in shown:
+            message["reply_markup"] = shown["reply_markup"]
+        query = {
+            "id": query_id,
+            "from": sender,
+            "message": message,
+            "chat_instance": f"-{abs(chat)}77",
+            "data": data,
+        }
+        self.push_update("callback_query", query)
+        return query_id
+
+    def answers(self) -> list[dict[str, Any]]:
+        """The answerCallbackQuery bodies Telegram took (one per query), in order."""
+        return [c.body for c in self.called("answerCallbackQuery") if c.body.get("_taken")]
+
+    def edits(self) -> list[dict[str, Any]]:
+        """The editMessageText bodies Telegram took (not the refused ones), in order."""
+        return [c.body for c in self.called("editMessageText") if c.body.get("_taken")]
+
     def sent(self) -> list[dict[str, Any]]:
         with self._lock:
             return [c.body for c in self.calls if c.method == "sendMessage"]
@@ -199,6 +254,16 @@ class FakeTelegram:
             return _ok(await self._get_updates(body))
         if method == "sendMessage":
             return _ok(self._send_message(body))
+        if method == "answerCallbackQuery":
+            with self._lock:
+                known = body["callback_query_id"] in self._queries
+                self._queries.discard(body["callback_query_id"])
+            if not known:
+                return _error(400, _TOO_OLD)
+            body["_taken"] = True
+            return _ok(True)
+        if method == "editMessageText":
+            return self._edit(body)
         if method == "getMe":
             return _ok({**user(BOT_ID, "Groupmate", BOT_USERNAME), "is_bot": True})
         if method == "getChatMember":
@@ -242,6 +307,7 @@ class FakeTelegram:
             message_id = self._next_message
             self._next_message += 1
             self.sent_ids.append(message_id)
+            self.messages[(body["chat_id"], message_id)] = _shown(body)
         return {
             "message_id": message_id,
             "from": {**user(BOT_ID, "Groupmate", BOT_USERNAME), "is_bot": True},
@@ -249,6 +315,42 @@ class FakeTelegram:
             "date": int(time.time()),
             "text": body["text"],
         }
+
+    def _edit(self, body: dict[str, Any]) -> Response:
+        key = (body["chat_id"], body["message_id"])
+        with self._lock:
+            before = self.messages.get(key)
+            if before is None:
+                return _error(400, "Bad Request: message to edit not found")
+            after = _shown(body)
+            if after == before:
+                return _error(400, _NOT_MODIFIED)
+            self.messages[key] = after
+            body["_taken"] = True
+        return _ok({
+            "message_id": body["message_id"],
+            "from": {**user(BOT_ID, "Groupmate", BOT_USERNAME), "is_bot": True},
+            "chat": {"id": body["chat_id"], "type": "supergroup"},
+            "date": int(time.time()),
+            "edit_date": int(time.time()),
+            **after,
+        })  # fmt: skip
+
+
+_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+_NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply markup "
+    "are exactly the same as a current content and reply markup of the message"
+)
+
+
+def _shown(body: dict[str, Any]) -> dict[str, Any]:
+    """How a sent or edited message reads: its text, and its keyboard if it has one (an
+    edit without `reply_markup` takes the keyboard away)."""
+    shown: dict[str, Any] = {"text": body["text"]}
+    if body.get("reply_markup"):
+        shown["reply_markup"] = body["reply_markup"]
+    return shown
 
 
 def _reaction_type(reaction: str | dict[str, Any]) -> dict[str, Any]:

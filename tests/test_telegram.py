@@ -58,7 +58,9 @@ async def running(
     for adapter in configured(config):
         bot.add_adapter(adapter)
     async with bot:
-        await eventually(lambda: bool(fake.called("getUpdates")), within=10)
+        # Connected: polling, or (with `webhook_url`) registered its commands.
+        connected = "setMyCommands" if settings.get("webhook_url") else "getUpdates"
+        await eventually(lambda: bool(fake.called(connected)), within=10)
         yield bot
 
 

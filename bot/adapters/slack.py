@@ -8,6 +8,8 @@ each event at once (Slack wants an answer within 3 s) and the message is answere
 
 Reactions (`reaction_added`, `reaction_removed`) to a message are reported to the bot by
 the message's `ts`, the id its message event was logged by, for the digest to count.
+Presses of a reminder's buttons come to `/slack/interactive`, checked as events are: see
+`slack_presses`.
 
 Slack re-posts an event it got no timely answer for (`X-Slack-Retry-Num`, the same
 message `ts`): the message's `ts` is its id, and the chat log acts on an id once. Slack
@@ -27,7 +29,7 @@ from typing import Any
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -49,7 +51,8 @@ from groupmate.bot.adapters.slack_events import (
     reading_of,
 )
 from groupmate.bot.adapters.slack_people import SlackPeople, code_of, slack_code
-from groupmate.bot.adapters.slack_send import post
+from groupmate.bot.adapters.slack_presses import answer_press
+from groupmate.bot.adapters.slack_send import PRESS_ACTION, post
 from groupmate.bot.adapters.slack_settings import SlackSettings
 from groupmate.bot.config import ConfigError
 from groupmate.bot.messages import IncomingMessage, Reply
@@ -59,6 +62,7 @@ from groupmate.storage.outgoing import safe_error
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+INTERACTIVITY_PATH = "/slack/interactive"
 _BACKOFF_MAX = 30.0
 _READY_WAIT = 60.0  # seconds an early event waits for the connection
 _SOCKET_POLL = 2.0  # seconds between two looks at the Socket Mode connection
@@ -102,6 +106,7 @@ class SlackAdapter:
         self._app.event("app_mention")(self._on_message)
         self._app.event("reaction_added")(self._on_reaction)
         self._app.event("reaction_removed")(self._on_reaction)
+        self._app.action(PRESS_ACTION)(self._on_press)
         self._handler = AsyncSlackRequestHandler(self._app)
         self._socket: AsyncSocketModeHandler | None = None
         self._bot: BotHost | None = None
@@ -201,7 +206,11 @@ class SlackAdapter:
     def routes(self) -> Sequence[BaseRoute]:
         if self._settings.mode != "events":
             return ()
-        return (Route(EVENTS_PATH, self._events, methods=["POST"]),)
+        # One handler for both: bolt checks each request's signature the same way.
+        return tuple(
+            Route(path, self._events, methods=["POST"])
+            for path in (EVENTS_PATH, INTERACTIVITY_PATH)
+        )
 
     async def _events(self, request: Request) -> Response:
         if self._bot is None or self._stopped or not self._ready.is_set():
@@ -233,6 +242,15 @@ class SlackAdapter:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def _on_press(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """Acknowledged at once (Slack's 3 s), acted on after: see `slack_presses`."""
+        await ack()
+        self._link.last_event = utc_now()
+        assert self._bot is not None
+        task = asyncio.create_task(answer_press(self._client, self._bot, self._people, body))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def _react(self, event: dict[str, Any]) -> None:
         assert self._bot is not None
         try:
@@ -246,7 +264,8 @@ class SlackAdapter:
             log.debug("slack: the failure", exc_info=True)
 
     async def _answer(self, event: dict[str, Any]) -> None:
-        assert self._bot is not None
+        bot = self._bot
+        assert bot is not None
         try:
             # An event that came before auth.test answered waits for it: the bot must
             # know its own id to tell a mention of itself (and its own messages).
@@ -259,9 +278,14 @@ class SlackAdapter:
 
             async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    await post(self._client, channel, reply.text, (), thread, attempts=3)
+                    sent = await post(
+                        self._client, channel, reply.text, (), thread, attempts=3,
+                        buttons=reply.buttons,
+                    )  # fmt: skip
+                    if reply.reminder_id is not None and sent is not None:
+                        await bot.posted(reply, sent)  # a 👍 on it: "me too"
 
-            await self._bot.handle(incoming, deliver)
+            await bot.handle(incoming, deliver)
         except Exception as exc:
             log.error("slack: answering a message failed: %s", safe_error(exc, code=slack_code))
             log.debug("slack: the failure", exc_info=True)
@@ -338,6 +362,7 @@ class SlackAdapter:
                 message.people,
                 None,
                 everyone=message.everyone,
+                buttons=message.buttons,
             )
         except SlackApiError as exc:
             raise SendError(f"slack chat.postMessage: {code_of(exc)}") from None

@@ -45,6 +45,7 @@ from groupmate.bot.adapters.telegram_events import (
     reactions_of,
 )
 from groupmate.bot.adapters.telegram_people import TelegramPeople
+from groupmate.bot.adapters.telegram_presses import Pressed, answer_press
 from groupmate.bot.adapters.telegram_send import send_reply, send_text
 from groupmate.bot.adapters.telegram_settings import TelegramSettings
 from groupmate.bot.commands import Commands
@@ -69,8 +70,10 @@ BOT_COMMANDS = (
 _BACKOFF_MAX = 30.0
 _DRAIN_TIMEOUT = 10.0  # stop() waits this long for messages being answered
 # The updates asked for (getUpdates and setWebhook): Telegram leaves out message_reaction
-# unless it is named, and remembers the last list it was given.
-_UPDATES = (Update.MESSAGE, Update.MESSAGE_REACTION)
+# unless it is named, and remembers the last list it was given (so callback_query, a
+# press of a reminder's button, must be named too).
+_UPDATES = (Update.MESSAGE, Update.MESSAGE_REACTION, Update.CALLBACK_QUERY)
+_Work = Message | MessageReactionUpdated | Pressed
 
 
 class TelegramAdapter:
@@ -95,9 +98,7 @@ class TelegramAdapter:
         self._offset: int | None = None
         self._poller: asyncio.Task[None] | None = None
         # Chats answered concurrently, each in order; says which updates are finished.
-        self._work: OrderedWork[int, Message | MessageReactionUpdated] = OrderedWork(
-            self._answer_in_chat
-        )
+        self._work: OrderedWork[int, _Work] = OrderedWork(self._answer_in_chat)
         self._people = TelegramPeople(self._client)
         self._link = Link()
         self._stopped = False
@@ -204,6 +205,13 @@ class TelegramAdapter:
             return  # seen already (a webhook retry)
         self._offset = update_id + 1
         self._link.last_event = utc_now()
+        query = update.callback_query
+        if query is not None:
+            # Presses in a queue of their own per chat: a press must be answered within
+            # seconds, not after the model's answer to the chat's last message.
+            chat = query.message.chat.id if query.message is not None else None
+            self._work.add(update_id, [(("press", chat), [Pressed(query)])])
+            return
         reaction = update.message_reaction
         if reaction is not None:
             # In its chat's queue, after the messages that came before it: the message it
@@ -217,11 +225,21 @@ class TelegramAdapter:
             return
         self._work.add(update_id, [(message.chat.id, [message])])
 
-    async def _answer_in_chat(self, chat: Hashable, item: Message | MessageReactionUpdated) -> None:
-        if isinstance(item, MessageReactionUpdated):
+    async def _answer_in_chat(self, chat: Hashable, item: _Work) -> None:
+        if isinstance(item, Pressed):
+            await self._press(item)
+        elif isinstance(item, MessageReactionUpdated):
             await self._react(item)
         else:
             await self._answer(item)
+
+    async def _press(self, pressed: Pressed) -> None:
+        """A press of a button under one of the bot's messages, acted on as the presser."""
+        assert self._bot is not None
+        try:
+            await answer_press(self._client, self._bot, self._people, pressed)
+        except Exception as exc:
+            log.error("telegram: answering a press failed: %s", safe_error(exc, ApiError))
 
     async def _react(self, update: MessageReactionUpdated) -> None:
         """Reports what a person's reactions to a message gained and lost (Telegram sends
@@ -251,7 +269,8 @@ class TelegramAdapter:
             log.error("telegram: reporting a reaction failed: %s", safe_error(exc, ApiError))
 
     async def _answer(self, message: Message) -> None:
-        assert self._bot is not None
+        bot = self._bot
+        assert bot is not None
         try:
             incoming = await self._incoming(message)
             if incoming is None:
@@ -260,9 +279,13 @@ class TelegramAdapter:
             async def deliver(replies: list[Reply]) -> None:
                 chat = message.chat.id
                 for reply in replies:
-                    await send_reply(self._client, chat, reply.text, (), message.message_id)
+                    sent = await send_reply(
+                        self._client, chat, reply.text, message.message_id, reply.buttons
+                    )
+                    if reply.reminder_id is not None and sent is not None:
+                        await bot.posted(reply, sent)  # a 👍 on it: "me too"
 
-            await self._bot.handle(incoming, deliver)
+            await bot.handle(incoming, deliver)
         except Exception as exc:
             log.error("telegram: answering a message failed: %s", safe_error(exc, ApiError))
 
@@ -328,7 +351,9 @@ class TelegramAdapter:
         try:
             # Telegram has no mention of everyone (`message.everyone`): its people, the
             # one who set it among them, are text mentions, which notify in a muted group.
-            return await send_text(self._client, chat, message.text, message.people, None)
+            return await send_text(
+                self._client, chat, message.text, message.people, None, message.buttons
+            )
         except ApiError as exc:
             raise SendError(f"telegram {exc}") from None
 

@@ -16,7 +16,8 @@ from telegram import LinkPreviewOptions, ReplyParameters
 from groupmate.bot.adapters.base import Piece, send_in_pieces
 from groupmate.bot.adapters.telegram_api import MESSAGE_LIMIT, ApiError, call
 from groupmate.bot.adapters.telegram_events import render_html
-from groupmate.storage import Member
+from groupmate.bot.adapters.telegram_presses import keyboard
+from groupmate.storage import Button, Member
 
 log = logging.getLogger("groupmate.bot.adapters.telegram")
 
@@ -25,9 +26,17 @@ _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 async def send_text(
-    client: telegram.Bot, chat: int, text: str, people: Sequence[Member], reply_to: int | None
+    client: telegram.Bot,
+    chat: int,
+    text: str,
+    people: Sequence[Member],
+    reply_to: int | None,
+    buttons: Sequence[Sequence[Button]] = (),
 ) -> str | None:
-    """Sends `text` in pieces Telegram accepts; the first piece's message id."""
+    """Sends `text` in pieces Telegram accepts; the first piece's message id. `buttons`
+    go under the first piece: the message the bot keeps the id of (a reply or a
+    reaction names it), and so the one a press edits in place."""
+    markup = keyboard(buttons)
 
     async def send(piece: Piece) -> str:
         # Only the first piece is a reply; it goes out even if that message is gone.
@@ -43,6 +52,7 @@ async def send_text(
             parse_mode="HTML",
             link_preview_options=_NO_PREVIEW,
             reply_parameters=reply,
+            reply_markup=markup if piece.first else None,
         )
         sent = await call("sendMessage", request, patient=True)
         return str(sent.message_id)
@@ -51,17 +61,21 @@ async def send_text(
 
 
 async def send_reply(
-    client: telegram.Bot, chat: int, text: str, people: Sequence[Member], reply_to: int | None
-) -> None:
-    """A reply to an incoming message: retried through network blips."""
+    client: telegram.Bot,
+    chat: int,
+    text: str,
+    reply_to: int | None,
+    buttons: Sequence[Sequence[Button]] = (),
+) -> str | None:
+    """A reply to an incoming message, retried through network blips; its message id."""
     backoff = 1.0
     for attempt in range(_REPLY_ATTEMPTS):
         try:
-            await send_text(client, chat, text, people, reply_to)
-            return
+            return await send_text(client, chat, text, (), reply_to, buttons)
         except ApiError as exc:
             if not exc.transient or attempt == _REPLY_ATTEMPTS - 1:
                 raise
             log.warning("telegram: %s; retrying in %.0fs", exc, backoff)
             await asyncio.sleep(backoff)
             backoff *= 2
+    raise AssertionError("unreachable")  # the loop returns or raises
