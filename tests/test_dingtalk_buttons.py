@@ -1,0 +1,133 @@
+"""A reminder's buttons on DingTalk (issue 41 §1), against the local DingTalk on real
+sockets with a real Bot: with a card template configured, a group reminder goes out as
+an interactive card (createAndDeliver, callbacks by Stream), a press comes down the
+Stream connection on the card callback topic, is acknowledged, and the card is updated
+(the presser's own note); without a template, or in HTTP mode, reminders stay text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from groupmate.bot.presses import ButtonData
+from groupmate.storage import Button, Member, OutgoingMessage
+from tests.conftest import eventually
+from tests.fake_dingtalk import CLIENT_ID, CLIENT_SECRET, GROUP, FakeDingTalk
+from tests.http_harness import Api, Servers
+
+DUE = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+TEMPLATE = "a1b2c3d4-0000-4000-8000-groupmate0001.schema"
+CARD_TOPIC = "/v1.0/card/instances/callback"
+
+
+def buttons(reminder: str = "7") -> tuple[tuple[Button, ...], ...]:
+    """A delivered group reminder's buttons, as the core composes them."""
+
+    def one(label: str, action: Any, preset: Any = None) -> Button:
+        return Button(label, ButtonData(action, reminder, DUE, preset).encode())
+
+    return (
+        (one("✅ Done", "done"), one("👍 Remind me too", "me_too")),
+        (
+            one("10 min", "snooze", "10m"),
+            one("1 h", "snooze", "1h"),
+            one("Tomorrow", "snooze", "tomorrow"),
+        ),
+    )
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeDingTalk]:
+    api = FakeDingTalk()
+    api.server.start()
+    yield api
+    api.server.stop()
+
+
+async def start(servers: Servers, fake: FakeDingTalk, **section: Any) -> Api:
+    dingtalk = {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "api_url": fake.api_url}
+    api = await servers.start(adapters={"dingtalk": dingtalk | section})
+    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
+    return api
+
+
+def reminder(**more: Any) -> OutgoingMessage:
+    bob = Member("dt:bob01", "Bob")
+    return OutgoingMessage(
+        f"dt:{GROUP}", "⏰ Reminder for @Bob: stretch", people=(bob,), occurrence=DUE,
+        reminder_id="7", buttons=buttons(), **more,
+    )  # fmt: skip
+
+
+async def test_a_group_reminder_goes_out_as_an_interactive_card_with_its_buttons(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api = await start(servers, fake, card_template_id=TEMPLATE)
+    assert ("CALLBACK", CARD_TOPIC) in fake.subscribed  # presses come down the Stream
+    await api.bot.adapters[0].send(reminder())
+    [(track, card)] = fake.cards.items()
+    body = card["body"]
+    assert body["cardTemplateId"] == TEMPLATE and body["callbackType"] == "STREAM"
+    assert body["openSpaceId"] == f"dtv1.card//IM_GROUP.{GROUP}"
+    assert body["imGroupOpenDeliverModel"] == {
+        "robotCode": CLIENT_ID,
+        "atUserIds": {"bob01": "Bob"},
+    }
+    assert track.startswith("gm1.7.") and str(int(DUE.timestamp())) in track
+    params = card["params"]
+    assert params["content"] == "⏰ Reminder for @Bob: stretch"
+    shown = {
+        key.removesuffix("_label"): value for key, value in params.items() if key.endswith("_label")
+    }
+    assert shown == {"done": "✅ Done", "me_too": "👍 Remind me too", "snooze_10m": "10 min",
+                     "snooze_1h": "1 h", "snooze_tomorrow": "Tomorrow"}  # fmt: skip
+    assert {params[f"{key}_shown"] for key in shown} == {"true"}
+    assert fake.sent() == []  # no text message besides
+    # The same send again (a retry) makes the same card id.
+    await api.bot.adapters[0].send(reminder())
+    assert list(fake.cards) == [track]
+
+
+async def test_a_press_is_acknowledged_and_answered_on_the_card_to_the_presser(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api = await start(servers, fake, card_template_id=TEMPLATE)
+    await api.bot.adapters[0].send(reminder())
+    [track] = fake.cards
+    frame = fake.press_card(track, "done", user="bob01")
+    await eventually(lambda: fake.acked(frame), within=3)
+    await eventually(lambda: bool(fake.card_updates), within=5)
+    [update] = fake.card_updates
+    assert update["outTrackId"] == track
+    note = fake.cards[track]["private"]["bob01"]["note"]
+    assert note  # the router's answer, to Bob alone
+
+
+async def test_a_press_on_a_card_that_is_not_ours_is_answered_and_changes_nothing(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api = await start(servers, fake, card_template_id=TEMPLATE)
+    await api.bot.adapters[0].send(reminder())
+    [track] = fake.cards
+    before = dict(fake.cards[track]["params"])
+    fake.press_card(track, "delete_everything", user="bob01")
+    await eventually(lambda: bool(fake.card_updates), within=5)
+    assert fake.cards[track]["private"]["bob01"]["note"] == "This button is no longer in use."
+    assert fake.cards[track]["params"] == before
+    assert "cardData" not in fake.card_updates[0]
+
+
+async def test_without_a_template_or_in_http_mode_reminders_stay_text(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    assert ("CALLBACK", CARD_TOPIC) not in fake.subscribed
+    group = "groupMessages/send"
+    await api.bot.adapters[0].send(reminder())
+    assert [m["text"] for m in fake.sent() if m["via"] == group] == [reminder().text]
+    http = await start(servers, fake, card_template_id=TEMPLATE, mode="http")
+    await http.bot.adapters[0].send(reminder())
+    assert fake.cards == {} and len([m for m in fake.sent() if m["via"] == group]) == 2
