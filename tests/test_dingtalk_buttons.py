@@ -7,36 +7,18 @@ Stream connection on the card callback topic, is acknowledged, and the card is u
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from groupmate.bot.presses import ButtonData
-from groupmate.storage import Button, Member, OutgoingMessage
+from groupmate.storage import Member, OutgoingMessage
+from tests.button_rows import DUE, reminder_buttons
 from tests.conftest import eventually
 from tests.fake_dingtalk import CLIENT_ID, CLIENT_SECRET, GROUP, FakeDingTalk
 from tests.http_harness import Api, Servers
 
-DUE = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
 TEMPLATE = "a1b2c3d4-0000-4000-8000-groupmate0001.schema"
 CARD_TOPIC = "/v1.0/card/instances/callback"
-
-
-def buttons(reminder: str = "7") -> tuple[tuple[Button, ...], ...]:
-    """A delivered group reminder's buttons, as the core composes them."""
-
-    def one(label: str, action: Any, preset: Any = None) -> Button:
-        return Button(label, ButtonData(action, reminder, DUE, preset).encode())
-
-    return (
-        (one("✅ Done", "done"), one("👍 Remind me too", "me_too")),
-        (
-            one("10 min", "snooze", "10m"),
-            one("1 h", "snooze", "1h"),
-            one("Tomorrow", "snooze", "tomorrow"),
-        ),
-    )
 
 
 @pytest.fixture
@@ -58,7 +40,7 @@ def reminder(**more: Any) -> OutgoingMessage:
     bob = Member("dt:bob01", "Bob")
     return OutgoingMessage(
         f"dt:{GROUP}", "⏰ Reminder for @Bob: stretch", people=(bob,), occurrence=DUE,
-        reminder_id="7", buttons=buttons(), **more,
+        reminder_id="7", buttons=reminder_buttons(), **more,
     )  # fmt: skip
 
 

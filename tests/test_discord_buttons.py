@@ -7,13 +7,12 @@ presser alone (flags 64), a button that is not ours refused in words."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from groupmate.bot.presses import ButtonData
-from groupmate.storage import Button, OutgoingMessage
+from groupmate.storage import OutgoingMessage
+from tests.button_rows import reminder_buttons
 from tests.conftest import eventually
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import CHANNEL, TOKEN, USERS
@@ -21,23 +20,6 @@ from tests.fake_discord_interactions import DEADLINE
 from tests.http_harness import Api, Servers
 
 BOB = USERS["bob"]["id"]
-DUE = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
-
-
-def buttons(reminder: str = "7") -> tuple[tuple[Button, ...], ...]:
-    """A delivered group reminder's buttons, as the core composes them."""
-
-    def one(label: str, action: Any, preset: Any = None) -> Button:
-        return Button(label, ButtonData(action, reminder, DUE, preset).encode())
-
-    return (
-        (one("✅ Done", "done"), one("👍 Remind me too", "me_too")),
-        (
-            one("10 min", "snooze", "10m"),
-            one("1 h", "snooze", "1h"),
-            one("Tomorrow", "snooze", "tomorrow"),
-        ),
-    )
 
 
 @pytest.fixture
@@ -54,11 +36,20 @@ async def start(servers: Servers, fake: FakeDiscord) -> Api:
     return api
 
 
+async def reminder_posted(servers: Servers, fake: FakeDiscord) -> dict[str, Any]:
+    """A bot started, and a reminder with its buttons posted by it."""
+    api = await start(servers, fake)
+    message = OutgoingMessage(f"dc:{CHANNEL}", "⏰ stretch", buttons=reminder_buttons())
+    await api.bot.adapters[0].send(message)
+    [posted] = fake.posted()
+    return posted
+
+
 async def test_a_reminder_goes_out_with_its_buttons_as_action_rows(
     fake: FakeDiscord, servers: Servers
 ) -> None:
     api = await start(servers, fake)
-    message = OutgoingMessage(f"dc:{CHANNEL}", "⏰ Reminder: stretch", buttons=buttons())
+    message = OutgoingMessage(f"dc:{CHANNEL}", "⏰ Reminder: stretch", buttons=reminder_buttons())
     sent = await api.bot.adapters[0].send(message)
     [posted] = fake.posted()
     assert sent == posted["id"]
@@ -68,7 +59,7 @@ async def test_a_reminder_goes_out_with_its_buttons_as_action_rows(
         [(b["type"], b["label"], b["custom_id"], b["style"]) for b in row["components"]]
         for row in rows
     ]
-    expected = [[(2, b.label, b.data) for b in row] for row in buttons()]
+    expected = [[(2, b.label, b.data) for b in row] for row in reminder_buttons()]
     assert [[entry[:3] for entry in row] for row in shown] == expected
     assert shown[0][0][3] == 3  # Done is green (SUCCESS); the snoozes grey
     assert {entry[3] for entry in shown[1]} == {2}
@@ -80,11 +71,7 @@ async def test_a_reminder_goes_out_with_its_buttons_as_action_rows(
 async def test_a_press_is_answered_within_the_deadline_to_the_presser_alone(
     fake: FakeDiscord, servers: Servers
 ) -> None:
-    api = await start(servers, fake)
-    await api.bot.adapters[0].send(
-        OutgoingMessage(f"dc:{CHANNEL}", "⏰ stretch", buttons=buttons())
-    )
-    [posted] = fake.posted()
+    posted = await reminder_posted(servers, fake)
     done = posted["components"][0]["components"][0]["custom_id"]
     pressed = fake.interactions.press(posted, done, user="bob")
     await eventually(lambda: bool(fake.interactions.ephemeral), within=DEADLINE)
@@ -99,11 +86,7 @@ async def test_a_press_is_answered_within_the_deadline_to_the_presser_alone(
 async def test_a_button_that_is_not_ours_is_refused_in_words(
     fake: FakeDiscord, servers: Servers
 ) -> None:
-    api = await start(servers, fake)
-    await api.bot.adapters[0].send(
-        OutgoingMessage(f"dc:{CHANNEL}", "⏰ stretch", buttons=buttons())
-    )
-    [posted] = fake.posted()
+    posted = await reminder_posted(servers, fake)
     for forged in ("gm1:x:7:", "gm1:d:7:12:34", "something else"):
         fake.interactions.press(posted, forged, user="bob")
     await eventually(lambda: len(fake.interactions.ephemeral) == 3, within=DEADLINE)

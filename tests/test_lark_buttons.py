@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from groupmate.bot.presses import ButtonData
-from groupmate.storage import Button, Member, OutgoingMessage
+from groupmate.storage import Member, OutgoingMessage
+from tests.button_rows import reminder_buttons
 from tests.conftest import eventually
 from tests.fake_lark import (
     CHAT,
@@ -25,24 +24,6 @@ from tests.fake_lark import (
     post_event,
 )
 from tests.http_harness import Api, Servers
-
-DUE = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
-
-
-def buttons(reminder: str = "7") -> tuple[tuple[Button, ...], ...]:
-    """A delivered group reminder's buttons, as the core composes them."""
-
-    def one(label: str, action: Any, preset: Any = None) -> Button:
-        return Button(label, ButtonData(action, reminder, DUE, preset).encode())
-
-    return (
-        (one("✅ Done", "done"), one("👍 Remind me too", "me_too")),
-        (
-            one("10 min", "snooze", "10m"),
-            one("1 h", "snooze", "1h"),
-            one("Tomorrow", "snooze", "tomorrow"),
-        ),
-    )
 
 
 @pytest.fixture
@@ -63,7 +44,7 @@ async def sent_card(
     api: Api, fake: FakeLark, text: str = "⏰ Reminder for @Bob: stretch"
 ) -> dict[str, Any]:
     bob = Member("lk:ou_bob", "Bob")
-    message = OutgoingMessage(f"lk:{CHAT}", text, people=(bob,), buttons=buttons())
+    message = OutgoingMessage(f"lk:{CHAT}", text, people=(bob,), buttons=reminder_buttons())
     await api.bot.adapters[0].send(message)
     return (await fake.wait_sent(1))[-1]
 
@@ -80,7 +61,7 @@ async def test_a_reminder_with_buttons_goes_out_as_a_shared_card(
     assert text.startswith("⏰ Reminder for <at id=ou_bob></at>: &#42;stretch&#42; &#60;at")
     rows = card_buttons(card)
     assert [[(b["text"]["content"], b["value"]) for b in row] for row in rows] == [
-        [(b.label, {"gm": b.data}) for b in row] for row in buttons()
+        [(b.label, {"gm": b.data}) for b in row] for row in reminder_buttons()
     ]
     assert rows[0][0]["type"] == "primary" and rows[1][0]["type"] == "default"
     # Without buttons: a text message, as before.
