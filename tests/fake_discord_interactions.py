@@ -106,8 +106,9 @@ class Interactions:
         if hook.group(3) and request.method == "PATCH":
             return JSONResponse(self._edit(found, body))
         if not hook.group(3) and request.method == "POST":
-            self._ephemeral(found, body)
-            return Response(status_code=204)  # ?wait=0
+            made = self._ephemeral(found, body)
+            wait = request.query_params.get("wait") in ("1", "true")
+            return JSONResponse(made) if wait else Response(status_code=204)
         return _error(405, 0, "405: Method Not Allowed")
 
     def _callback(self, interaction_id: str, token: str, body: dict[str, Any]) -> Response:

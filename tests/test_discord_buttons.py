@@ -6,20 +6,26 @@ presser alone (flags 64), a button that is not ours refused in words."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import text, update
 
 from groupmate.storage import OutgoingMessage
+from groupmate.storage.models import Reminder
 from tests.button_rows import reminder_buttons
 from tests.conftest import eventually
 from tests.fake_discord import FakeDiscord
-from tests.fake_discord_guild import CHANNEL, TOKEN, USERS
+from tests.fake_discord_guild import APP, BOT, CHANNEL, THREAD, TOKEN, USERS
 from tests.fake_discord_interactions import DEADLINE
-from tests.http_harness import Api, Servers
+from tests.http_harness import Api, Servers, delivered_ids
 
 BOB = USERS["bob"]["id"]
+ALICE = USERS["alice"]["id"]
 
 
 @pytest.fixture
@@ -94,3 +100,115 @@ async def test_a_button_that_is_not_ours_is_refused_in_words(
         "This button is no longer in use."
     }
     assert fake.interactions.edits == []  # the message stays as it was
+
+
+# -- end to end: the real Bot -> Router.press -> the store ------------------------------
+
+
+async def acknowledgements(api: Api) -> int:
+    assert api.bot.reminders is not None
+    count = await api.bot.reminders.database.read(
+        lambda session: session.execute(text("SELECT count(*) FROM acknowledgements")).scalar_one()
+    )
+    return int(count)
+
+
+async def due_now(api: Api) -> None:
+    """Every reminder falls due a second ago, on a whole second as the grammar sets them
+    (a button carries its occurrence in whole seconds)."""
+    due = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
+    assert api.bot.reminders is not None
+    await api.bot.reminders.database.write(
+        lambda session: session.execute(update(Reminder).values(next_fire_at=due))
+    )
+
+
+async def fired_reminder(servers: Servers, fake: FakeDiscord) -> tuple[Api, dict[str, Any]]:
+    """Alice sets a reminder in the channel, and it goes off, with its buttons."""
+    api = await start(servers, fake)
+    fake.say(f"<@{BOT}> /remind me in 10 minutes to stretch", user="alice")
+    await eventually(lambda: len(fake.posted()) == 1, within=10)
+    await due_now(api)
+    await eventually(lambda: len(fake.posted()) == 2, within=10)
+    # Pressed once the engine recorded the delivery (written after the send), as a
+    # person's press, seconds later, always is.
+    assert fake.posted()[1]["id"] in await delivered_ids(api.bot)
+    return api, fake.posted()[1]
+
+
+def labels(message: dict[str, Any]) -> list[list[str]]:
+    return [[b["label"] for b in row["components"]] for row in message["components"]]
+
+
+async def test_done_pressed_acts_once_as_the_presser_and_edits_the_reminder_in_place(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api, fired = await fired_reminder(servers, fake)
+    assert labels(fired)[0] == ["✅ Done", "💤 10 min", "💤 1 h", "💤 Tomorrow 9:00"]
+    done = fired["components"][0]["components"][0]["custom_id"]
+    pressed = fake.interactions.press(fired, done, user="alice")
+    await eventually(lambda: bool(fake.interactions.ephemeral), within=DEADLINE)
+    [callback] = fake.interactions.answered(pressed).callbacks
+    assert callback["type"] == 7 and callback["_after"] < DEADLINE  # UPDATE_MESSAGE in time
+    edited = fake.messages[fired["id"]]
+    assert "stretch" in edited["content"] and "Done by Alice" in edited["content"]
+    assert ["✅ Done"] not in labels(edited) and all("Done" not in r for r in labels(edited))
+    [answer] = fake.interactions.ephemeral
+    assert answer["user"] == ALICE and answer["content"]
+    assert await acknowledgements(api) == 1
+    # Discord delivers the same interaction again (a RESUME's replay): nothing more.
+    fake.interactions.replay(pressed)
+    await eventually(lambda: fake.interactions.answered(pressed).refused == [40060], within=5)
+    assert await acknowledgements(api) == 1 and len(fake.interactions.edits) == 1
+
+
+async def test_a_button_of_another_chats_reminder_is_refused_and_changes_nothing(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api, fired = await fired_reminder(servers, fake)
+    done = fired["components"][0]["components"][0]["custom_id"]
+    elsewhere = fake.say("a message in the thread", channel=THREAD)  # the same data, pressed there
+    fake.interactions.press(elsewhere, done, user="alice")
+    await eventually(lambda: bool(fake.interactions.ephemeral), within=DEADLINE)
+    [answer] = fake.interactions.ephemeral
+    assert answer["content"] == "This reminder is gone; nothing was changed."
+    assert fake.interactions.edits == [] and await acknowledgements(api) == 0
+
+
+async def test_a_press_slower_than_2_s_is_acknowledged_first_then_edited(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    _, fired = await fired_reminder(servers, fake)
+    snooze = fired["components"][0]["components"][1]["custom_id"]  # 10 min
+    # Another writer holds the SQLite file for 2.5 s: the press waits for it.
+    busy = sqlite3.connect(
+        servers.tmp_path / "bot.db", isolation_level=None, check_same_thread=False
+    )
+    busy.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(2.5, lambda: busy.execute("COMMIT"))
+    release.start()
+    try:
+        pressed = fake.interactions.press(fired, snooze, user="alice")
+        await eventually(lambda: bool(fake.interactions.ephemeral), within=10)
+    finally:
+        release.join()
+        busy.close()
+    answered = fake.interactions.answered(pressed)
+    [callback] = answered.callbacks
+    assert callback["type"] == 6 and callback["_after"] < DEADLINE  # DEFERRED_UPDATE_MESSAGE
+    assert answered.refused == []
+    assert "Snoozed to" in fake.messages[fired["id"]]["content"]  # edited after, by the token
+    assert ("PATCH", f"/webhooks/{APP}/{pressed['token']}/messages/@original") in fake.requests
+    assert fake.interactions.ephemeral[0]["user"] == ALICE
+
+
+async def test_a_press_acts_with_the_pressers_own_rights(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api, fired = await fired_reminder(servers, fake)
+    done = fired["components"][0]["components"][0]["custom_id"]
+    fake.interactions.press(fired, done, user="bob")  # Alice's reminder; Bob is no admin
+    await eventually(lambda: bool(fake.interactions.ephemeral), within=DEADLINE)
+    [answer] = fake.interactions.ephemeral
+    assert answer["user"] == BOB and "set by Alice" in answer["content"]
+    assert fake.interactions.edits == [] and await acknowledgements(api) == 0
