@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from groupmate.storage import Member, OutgoingMessage
-from tests.button_rows import DUE, reminder_buttons
+from tests.button_rows import DUE, group_buttons
 from tests.conftest import eventually
 from tests.fake_dingtalk import CLIENT_ID, CLIENT_SECRET, GROUP, FakeDingTalk
 from tests.http_harness import Api, Servers
@@ -40,7 +40,7 @@ def reminder(**more: Any) -> OutgoingMessage:
     bob = Member("dt:bob01", "Bob")
     return OutgoingMessage(
         f"dt:{GROUP}", "⏰ Reminder for @Bob: stretch", people=(bob,), occurrence=DUE,
-        reminder_id="7", buttons=reminder_buttons(), **more,
+        reminder_id="7", buttons=group_buttons(), **more,
     )  # fmt: skip
 
 
@@ -64,8 +64,8 @@ async def test_a_group_reminder_goes_out_as_an_interactive_card_with_its_buttons
     shown = {
         key.removesuffix("_label"): value for key, value in params.items() if key.endswith("_label")
     }
-    assert shown == {"done": "✅ Done", "me_too": "👍 Remind me too", "snooze_10m": "10 min",
-                     "snooze_1h": "1 h", "snooze_tomorrow": "Tomorrow"}  # fmt: skip
+    assert shown == {"done": "✅ Done", "me_too": "👍 Remind me too", "snooze_10m": "💤 10 min",
+                     "snooze_1h": "💤 1 h", "snooze_tomorrow": "💤 Tomorrow 9:00"}  # fmt: skip
     assert {params[f"{key}_shown"] for key in shown} == {"true"}
     assert fake.sent() == []  # no text message besides
     # The same send again (a retry) makes the same card id.

@@ -6,18 +6,13 @@ presser alone (flags 64), a button that is not ours refused in words."""
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import text, update
 
 from groupmate.storage import OutgoingMessage
-from groupmate.storage.models import Reminder
-from tests.button_rows import reminder_buttons
+from tests.button_rows import acknowledgements, due_now, group_buttons, hold_database
 from tests.conftest import eventually
 from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import APP, BOT, CHANNEL, THREAD, TOKEN, USERS
@@ -45,7 +40,7 @@ async def start(servers: Servers, fake: FakeDiscord) -> Api:
 async def reminder_posted(servers: Servers, fake: FakeDiscord) -> dict[str, Any]:
     """A bot started, and a reminder with its buttons posted by it."""
     api = await start(servers, fake)
-    message = OutgoingMessage(f"dc:{CHANNEL}", "⏰ stretch", buttons=reminder_buttons())
+    message = OutgoingMessage(f"dc:{CHANNEL}", "⏰ stretch", buttons=group_buttons())
     await api.bot.adapters[0].send(message)
     [posted] = fake.posted()
     return posted
@@ -55,7 +50,7 @@ async def test_a_reminder_goes_out_with_its_buttons_as_action_rows(
     fake: FakeDiscord, servers: Servers
 ) -> None:
     api = await start(servers, fake)
-    message = OutgoingMessage(f"dc:{CHANNEL}", "⏰ Reminder: stretch", buttons=reminder_buttons())
+    message = OutgoingMessage(f"dc:{CHANNEL}", "⏰ Reminder: stretch", buttons=group_buttons())
     sent = await api.bot.adapters[0].send(message)
     [posted] = fake.posted()
     assert sent == posted["id"]
@@ -65,10 +60,10 @@ async def test_a_reminder_goes_out_with_its_buttons_as_action_rows(
         [(b["type"], b["label"], b["custom_id"], b["style"]) for b in row["components"]]
         for row in rows
     ]
-    expected = [[(2, b.label, b.data) for b in row] for row in reminder_buttons()]
+    expected = [[(2, b.label, b.data) for b in row] for row in group_buttons()]
     assert [[entry[:3] for entry in row] for row in shown] == expected
-    assert shown[0][0][3] == 3  # Done is green (SUCCESS); the snoozes grey
-    assert {entry[3] for entry in shown[1]} == {2}
+    # Done green (SUCCESS), the snoozes grey (SECONDARY), Remind me too blurple (PRIMARY).
+    assert [[entry[3] for entry in row] for row in shown] == [[3, 2, 2, 2], [1]]
     # A message without buttons carries no components.
     await api.bot.adapters[0].send(OutgoingMessage(f"dc:{CHANNEL}", "plain"))
     assert fake.posted()[1]["_body"].get("components", []) == []
@@ -103,24 +98,6 @@ async def test_a_button_that_is_not_ours_is_refused_in_words(
 
 
 # -- end to end: the real Bot -> Router.press -> the store ------------------------------
-
-
-async def acknowledgements(api: Api) -> int:
-    assert api.bot.reminders is not None
-    count = await api.bot.reminders.database.read(
-        lambda session: session.execute(text("SELECT count(*) FROM acknowledgements")).scalar_one()
-    )
-    return int(count)
-
-
-async def due_now(api: Api) -> None:
-    """Every reminder falls due a second ago, on a whole second as the grammar sets them
-    (a button carries its occurrence in whole seconds)."""
-    due = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
-    assert api.bot.reminders is not None
-    await api.bot.reminders.database.write(
-        lambda session: session.execute(update(Reminder).values(next_fire_at=due))
-    )
 
 
 async def fired_reminder(servers: Servers, fake: FakeDiscord) -> tuple[Api, dict[str, Any]]:
@@ -180,19 +157,9 @@ async def test_a_press_slower_than_2_s_is_acknowledged_first_then_edited(
 ) -> None:
     _, fired = await fired_reminder(servers, fake)
     snooze = fired["components"][0]["components"][1]["custom_id"]  # 10 min
-    # Another writer holds the SQLite file for 2.5 s: the press waits for it.
-    busy = sqlite3.connect(
-        servers.tmp_path / "bot.db", isolation_level=None, check_same_thread=False
-    )
-    busy.execute("BEGIN EXCLUSIVE")
-    release = threading.Timer(2.5, lambda: busy.execute("COMMIT"))
-    release.start()
-    try:
+    with hold_database(servers.tmp_path / "bot.db", seconds=2.5):  # the press waits
         pressed = fake.interactions.press(fired, snooze, user="alice")
         await eventually(lambda: bool(fake.interactions.ephemeral), within=10)
-    finally:
-        release.join()
-        busy.close()
     answered = fake.interactions.answered(pressed)
     [callback] = answered.callbacks
     assert callback["type"] == 6 and callback["_after"] < DEADLINE  # DEFERRED_UPDATE_MESSAGE

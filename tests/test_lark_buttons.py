@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from groupmate.storage import Member, OutgoingMessage
-from tests.button_rows import reminder_buttons
+from tests.button_rows import group_buttons
 from tests.conftest import eventually
 from tests.fake_lark import (
     CHAT,
@@ -44,7 +44,7 @@ async def sent_card(
     api: Api, fake: FakeLark, text: str = "⏰ Reminder for @Bob: stretch"
 ) -> dict[str, Any]:
     bob = Member("lk:ou_bob", "Bob")
-    message = OutgoingMessage(f"lk:{CHAT}", text, people=(bob,), buttons=reminder_buttons())
+    message = OutgoingMessage(f"lk:{CHAT}", text, people=(bob,), buttons=group_buttons())
     await api.bot.adapters[0].send(message)
     return (await fake.wait_sent(1))[-1]
 
@@ -61,9 +61,12 @@ async def test_a_reminder_with_buttons_goes_out_as_a_shared_card(
     assert text.startswith("⏰ Reminder for <at id=ou_bob></at>: &#42;stretch&#42; &#60;at")
     rows = card_buttons(card)
     assert [[(b["text"]["content"], b["value"]) for b in row] for row in rows] == [
-        [(b.label, {"gm": b.data}) for b in row] for row in reminder_buttons()
+        [(b.label, {"gm": b.data}) for b in row] for row in group_buttons()
     ]
-    assert rows[0][0]["type"] == "primary" and rows[1][0]["type"] == "default"
+    assert [[b["type"] for b in row] for row in rows] == [
+        ["primary", "default", "default", "default"],
+        ["primary"],
+    ]
     # Without buttons: a text message, as before.
     await api.bot.adapters[0].send(OutgoingMessage(f"lk:{CHAT}", "plain"))
     assert (await fake.wait_sent(2))[1]["msg_type"] == "text"
