@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from groupmate.storage import Member, OutgoingMessage
-from tests.button_rows import DUE, group_buttons
+from tests.button_rows import DUE, acknowledgements, due_now, group_buttons
 from tests.conftest import eventually
 from tests.fake_dingtalk import CLIENT_ID, CLIENT_SECRET, GROUP, FakeDingTalk
-from tests.http_harness import Api, Servers
+from tests.http_harness import Api, Servers, delivered_ids
 
 TEMPLATE = "a1b2c3d4-0000-4000-8000-groupmate0001.schema"
 CARD_TOPIC = "/v1.0/card/instances/callback"
@@ -113,3 +113,50 @@ async def test_without_a_template_or_in_http_mode_reminders_stay_text(
     http = await start(servers, fake, card_template_id=TEMPLATE, mode="http")
     await http.bot.adapters[0].send(reminder())
     assert fake.cards == {} and len([m for m in fake.sent() if m["via"] == group]) == 2
+
+
+# -- end to end: the real Bot -> Router.press -> the store ------------------------------
+
+
+async def fired_card(servers: Servers, fake: FakeDingTalk) -> tuple[Api, str]:
+    """Alice sets a reminder in the group, and it goes off: a card; its id."""
+    api = await start(servers, fake, card_template_id=TEMPLATE)
+    fake.push(fake.message("/remind me in 10 minutes to stretch", sender="alice01"))
+    await eventually(lambda: len(fake.sent()) == 1, within=10)
+    await due_now(api)
+    await eventually(lambda: len(fake.cards) == 1, within=10)
+    await delivered_ids(api.bot)  # the delivery is recorded: pressed after, as people do
+    [track] = fake.cards
+    return api, track
+
+
+async def test_done_pressed_acts_once_as_the_presser_and_the_card_changes_in_place(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api, track = await fired_card(servers, fake)
+    assert fake.cards[track]["params"]["done_shown"] == "true"
+    fake.press_card(track, "done", user="alice01")
+    await eventually(lambda: len(fake.card_updates) == 1, within=5)
+    card = fake.cards[track]
+    assert "stretch" in card["params"]["content"] and "Done by Alice" in card["params"]["content"]
+    assert card["params"]["done_shown"] == "false"  # nothing left to be done
+    assert card["private"]["alice01"]["note"]  # the answer, to Alice alone
+    assert await acknowledgements(api) == 1
+    # DingTalk sends the same press again: it acts no more, the card stays.
+    shown = dict(card["params"])
+    fake.press_card(track, "done", user="alice01")
+    await eventually(lambda: len(fake.card_updates) == 2, within=5)
+    assert "cardData" not in fake.card_updates[1] and card["params"] == shown
+    assert await acknowledgements(api) == 1
+
+
+async def test_a_press_in_another_group_is_refused_and_changes_nothing(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api, track = await fired_card(servers, fake)
+    before = dict(fake.cards[track]["params"])
+    fake.press_card(track, "done", user="alice01", space="cidOTHER0002==")
+    await eventually(lambda: bool(fake.card_updates), within=5)
+    note = fake.cards[track]["private"]["alice01"]["note"]
+    assert note == "This reminder is gone; nothing was changed."
+    assert fake.cards[track]["params"] == before and await acknowledgements(api) == 0

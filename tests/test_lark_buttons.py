@@ -12,18 +12,24 @@ from typing import Any
 
 import pytest
 
+from groupmate.bot.adapters.lark_cards import SLOW
 from groupmate.storage import Member, OutgoingMessage
-from tests.button_rows import group_buttons
+from tests.button_rows import acknowledgements, due_now, group_buttons, hold_database
 from tests.conftest import eventually
 from tests.fake_lark import (
+    APP_ID,
+    BOT_OPEN_ID,
     CHAT,
     FakeLark,
     card_action_event,
     card_buttons,
     card_of,
+    message_event,
     post_event,
 )
-from tests.http_harness import Api, Servers
+from tests.http_harness import Api, Servers, delivered_ids
+
+BOT = (BOT_OPEN_ID, "groupmate")
 
 
 @pytest.fixture
@@ -123,3 +129,72 @@ async def test_a_press_down_the_long_connection_is_answered_in_its_frame(
     await eventually(lambda: frame in fake.ack_data, within=3)
     assert (frame, 200) in fake.acks
     assert fake.ack_data[frame]["toast"]["content"]
+
+
+# -- end to end: the real Bot -> Router.press -> the store ------------------------------
+
+
+async def fired_card(servers: Servers, fake: FakeLark) -> tuple[Api, dict[str, Any]]:
+    """Alice sets a reminder in the group, and it goes off: a card with its buttons."""
+    api = await start(servers, fake)
+    asked = message_event("@_user_1 /remind me in 10 minutes to stretch", mentions=(BOT,))
+    await post_event(fake, api.base_url, asked)
+    await fake.wait_sent(1)
+    await due_now(api)
+    fired = (await fake.wait_sent(2))[1]
+    assert fired["message_id"] in await delivered_ids(api.bot)  # pressed after, as people do
+    return api, fired
+
+
+def markdown(card: dict[str, Any]) -> str:
+    return str(next(e["text"]["content"] for e in card["elements"] if e["tag"] == "div"))
+
+
+async def test_done_pressed_acts_once_as_the_presser_and_the_card_changes_in_place(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api, fired = await fired_card(servers, fake)
+    done = card_buttons(card_of(fired))[0][0]["value"]
+    press = card_action_event(fired, done, user="ou_alice")
+    # A callback Lark did not sign is refused before anything is read.
+    forged = await post_event(fake, api.base_url, press, sign_key="guess")
+    assert forged.status_code == 401 and await acknowledgements(api) == 0
+    answer = (await post_event(fake, api.base_url, press)).json()
+    assert answer["toast"]["type"] == "success" and answer["toast"]["content"]
+    assert "stretch" in markdown(answer["card"]["data"])
+    assert "Done by Alice" in markdown(answer["card"]["data"])
+    assert await acknowledgements(api) == 1
+    # Lark pushes the same callback again (no answer in time): it acts no more.
+    again = (await post_event(fake, api.base_url, press)).json()
+    assert "card" not in again and await acknowledgements(api) == 1
+
+
+async def test_a_button_of_another_chats_reminder_is_refused_and_changes_nothing(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api, fired = await fired_card(servers, fake)
+    done = card_buttons(card_of(fired))[0][0]["value"]
+    elsewhere = fired | {"chat_id": "oc_other", "message_id": "om_elsewhere"}
+    fake.keep("om_elsewhere", "oc_other", APP_ID, "app_id", "app")
+    answer = (await post_event(fake, api.base_url, card_action_event(elsewhere, done))).json()
+    assert answer == {
+        "toast": {"type": "error", "content": "This reminder is gone; nothing was changed."}
+    }
+    assert await acknowledgements(api) == 0 and fake.patches == []
+
+
+async def test_a_press_slower_than_lark_waits_gets_a_toast_then_the_card_is_updated(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api, fired = await fired_card(servers, fake)
+    snooze = card_buttons(card_of(fired))[0][1]["value"]  # 10 min
+    with hold_database(servers.tmp_path / "bot.db", seconds=3.0):  # the press waits
+        began = time.monotonic()
+        answer = await post_event(
+            fake, api.base_url, card_action_event(fired, snooze, user="ou_alice")
+        )
+        assert time.monotonic() - began < 3
+    assert answer.json() == {"toast": {"type": "success", "content": SLOW}}
+    await eventually(lambda: bool(fake.patches), within=10)
+    [(message_id, card)] = fake.patches
+    assert message_id == fired["message_id"] and "Snoozed to" in markdown(card)
