@@ -179,3 +179,15 @@ async def test_a_press_acts_with_the_pressers_own_rights(
     [answer] = fake.interactions.ephemeral
     assert answer["user"] == BOB and "set by Alice" in answer["content"]
     assert fake.interactions.edits == [] and await acknowledgements(api) == 0
+
+
+async def test_a_confirmation_is_reported_by_its_id_so_a_thumbs_up_on_it_counts(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    fake.say(f"<@{BOT}> /remind me in 10 minutes to stretch", user="alice")
+    await eventually(lambda: len(fake.posted()) == 1, within=10)
+    [confirmation] = fake.posted()
+    assert api.bot.reminders is not None
+    found = await api.bot.reminders.acts.on_message(f"dc:{CHANNEL}", confirmation["id"])
+    assert found is not None and found[1] is None  # the reminder, before any occurrence

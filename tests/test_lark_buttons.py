@@ -198,3 +198,13 @@ async def test_a_press_slower_than_lark_waits_gets_a_toast_then_the_card_is_upda
     await eventually(lambda: bool(fake.patches), within=10)
     [(message_id, card)] = fake.patches
     assert message_id == fired["message_id"] and "Snoozed to" in markdown(card)
+
+
+async def test_a_confirmation_is_reported_by_its_id(fake: FakeLark, servers: Servers) -> None:
+    api = await start(servers, fake)
+    asked = message_event("@_user_1 /remind me in 10 minutes to stretch", mentions=(BOT,))
+    await post_event(fake, api.base_url, asked)
+    [confirmation] = await fake.wait_sent(1)
+    assert api.bot.reminders is not None
+    found = await api.bot.reminders.acts.on_message(f"lk:{CHAT}", confirmation["message_id"])
+    assert found is not None and found[1] is None
