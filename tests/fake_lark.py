@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import html
 import itertools
 import json
 import os
@@ -323,8 +324,13 @@ class FakeLark:
 
 
 def said(message: dict[str, Any]) -> str:
-    """A sent text message's text."""
-    return str(json.loads(message["body"]["content"])["text"])
+    """A sent message's text: a text message's, or a card's (its markdown as people read
+    it: the escapes undone; a mention stays Lark's tag, `<at id=ou_…></at>`)."""
+    content = json.loads(message["body"]["content"])
+    if message["msg_type"] == "interactive":
+        div = next(e for e in content["elements"] if e["tag"] == "div")
+        return html.unescape(str(div["text"]["content"]))
+    return str(content["text"])
 
 
 def message_event(

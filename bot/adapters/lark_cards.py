@@ -37,7 +37,7 @@ NOT_OURS = "This button is no longer in use."
 FAILED = "That didn't work. Please try again in a moment."
 # Markdown's own characters, and the start of a tag, written as entities: the reminder's
 # words show as typed, and only the bot's own <at> tags notify anyone.
-_MARKDOWN = re.compile(r"[&<>*_~`\[\]#\\]")
+_MARKDOWN = re.compile(r"[&<>*_~`\[\]\\]")
 _BUTTON_TYPES = {"done": "primary", "me_too": "primary"}
 
 
