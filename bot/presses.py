@@ -64,8 +64,19 @@ class ButtonData:
 
     def encode(self) -> str:
         """`gm1:<action>:<reminder id>:<occurrence as epoch seconds, or "">`."""
-        when = "" if self.occurrence is None else str(int(self.occurrence.timestamp()))
-        return f"{_PREFIX}:{_CODES[self.action, self.preset]}:{self.reminder_id}:{when}"
+        return _encoded(self.reminder_id, self.occurrence, ((self.action, self.preset),))[0]
+
+    @classmethod
+    def encode_row(
+        cls,
+        reminder_id: str,
+        occurrence: datetime | None,
+        keys: tuple[tuple[PressAction, SnoozePreset | None], ...],
+    ) -> tuple[str, ...]:
+        """`encode()` of one reminder's buttons at once (a delivered reminder has five,
+        for each of a burst's thousands of messages): the id checked once."""
+        cls(keys[0][0], reminder_id, occurrence, keys[0][1])
+        return _encoded(reminder_id, occurrence, keys)
 
     @classmethod
     def decode(cls, data: str) -> ButtonData | None:
@@ -83,6 +94,15 @@ class ButtonData:
             return cls(action, parts[2], occurrence, preset)
         except ValueError:
             return None
+
+
+def _encoded(
+    reminder_id: str,
+    occurrence: datetime | None,
+    keys: tuple[tuple[PressAction, SnoozePreset | None], ...],
+) -> tuple[str, ...]:
+    when = "" if occurrence is None else str(int(occurrence.timestamp()))
+    return tuple(f"{_PREFIX}:{_CODES[key]}:{reminder_id}:{when}" for key in keys)
 
 
 @dataclass(frozen=True, slots=True)
