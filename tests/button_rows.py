@@ -37,8 +37,9 @@ async def acknowledgements(api: Api) -> int:
 
 
 async def due_now(api: Api) -> None:
-    """Every reminder falls due a second ago, on a whole second as the grammar sets them
-    (a button carries its occurrence in whole seconds)."""
+    """Every reminder falls due a second ago, on a whole second: this branch's
+    ButtonData names an occurrence in whole seconds (main's names it to the microsecond,
+    6f71c92), and the store finds an occurrence by equality."""
     due = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
     assert api.bot.reminders is not None
     await api.bot.reminders.database.write(

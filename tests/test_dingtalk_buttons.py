@@ -6,11 +6,14 @@ Stream connection on the card callback topic, is acknowledged, and the card is u
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from groupmate.bot.adapters.dingtalk_cards import card_of, card_press
+from groupmate.bot.presses import ButtonData
 from groupmate.storage import Member, OutgoingMessage
 from tests.button_rows import DUE, acknowledgements, due_now, group_buttons
 from tests.conftest import eventually
@@ -58,7 +61,8 @@ async def test_a_group_reminder_goes_out_as_an_interactive_card_with_its_buttons
         "robotCode": CLIENT_ID,
         "atUserIds": {"bob01": "Bob"},
     }
-    assert track.startswith("gm1.7.") and str(int(DUE.timestamp())) in track
+    done = ButtonData("done", "7", DUE).encode()
+    assert track.startswith(done.replace(":", ".") + ".")  # the reminder and occurrence
     params = card["params"]
     assert params["content"] == "⏰ Reminder for @Bob: stretch"
     shown = {
@@ -71,6 +75,22 @@ async def test_a_group_reminder_goes_out_as_an_interactive_card_with_its_buttons
     # The same send again (a retry) makes the same card id.
     await api.bot.adapters[0].send(reminder())
     assert list(fake.cards) == [track]
+
+
+def test_a_cards_id_names_its_occurrence_as_a_buttons_data_does() -> None:
+    """As exactly as a button's data names it (the store finds an occurrence by equality):
+    the press's button is the one the card was made for."""
+    due = DUE.replace(microsecond=123456)
+    card = card_of("stretch", group_buttons("7", due), tag="dt:chat:key")
+    assert card is not None
+    content = json.dumps({"cardPrivateData": {"actionIds": ["snooze_1h"], "params": {}}})
+    callback = {"outTrackId": card.out_track_id, "userId": "bob01", "spaceType": "IM_GROUP",
+                "spaceId": GROUP, "content": content}  # fmt: skip
+    pressed = card_press(callback)
+    same = ButtonData.decode(ButtonData("snooze", "7", due, "1h").encode())
+    assert pressed is not None and pressed.data == same
+    assert card_press(callback | {"outTrackId": "gm1.d.7..abc"}) is not None  # no tag check
+    assert card_press(callback | {"spaceType": "IM_ROBOT"}) is None  # cards are for groups
 
 
 async def test_a_press_is_acknowledged_and_answered_on_the_card_to_the_presser(

@@ -14,8 +14,8 @@ A card goes out by POST /v1.0/card/instances/createAndDeliver with callbackType 
 its presses come down the Stream connection, on the topic /v1.0/card/instances/callback,
 as frames of the bot's own authenticated connection (the HTTP mode gets no card
 callbacks: in it reminders stay text). A press names the card (`outTrackId`, which the
-bot made: "gm1.<reminder>.<occurrence>.<tag>"), the presser (`userId`, a staff id), the
-place (`spaceType` IM_GROUP, `spaceId` the group's openConversationId) and the button
+bot made: its Done button's data, dotted, and a tag), the presser (`userId`, a staff
+id), the place (`spaceType` IM_GROUP, `spaceId` the group's openConversationId) and the button
 (`content.cardPrivateData.actionIds`). The frame is acknowledged at once; the card is
 updated after, by PUT /v1.0/card/instances (the shared data for everyone, the `note` for
 the presser alone). See https://open.dingtalk.com/document/orgapp/create-and-deliver-cards
@@ -29,7 +29,6 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from dingtalk_stream.card_callback import Card_Callback_Router_Topic
@@ -50,7 +49,6 @@ ACTION_IDS: dict[tuple[PressAction, SnoozePreset | None], str] = {
     ("me_too", None): "me_too",
 }
 _BY_ID = {action_id: key for key, action_id in ACTION_IDS.items()}
-_TRACK_PREFIX = "gm1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +97,10 @@ def card_of(text: str, rows: Sequence[Sequence[Button]], *, tag: str) -> Card | 
     if not rows or params is None or len(places) != 1:
         return None
     [(reminder_id, occurrence)] = places
-    when = "" if occurrence is None else str(int(occurrence.timestamp()))
+    # The reminder and occurrence as a button's data names them (its Done's), dotted.
+    named = ButtonData("done", reminder_id, occurrence).encode().replace(":", ".")
     short = hashlib.sha256(tag.encode()).hexdigest()[:12]
-    return Card(f"{_TRACK_PREFIX}.{reminder_id}.{when}.{short}", params)
+    return Card(f"{named}.{short}", params)
 
 
 def card_press(data: Any) -> CardPress | None:
@@ -127,16 +126,11 @@ def card_press(data: Any) -> CardPress | None:
 
 def _button(track: str, action_id: str) -> ButtonData | None:
     """The button a press on card `track` names: the reminder and occurrence from the
-    card's id (the bot made it), the action from the button's id."""
+    card's id (the bot made it: a Done button's data, dotted, and a tag), the action
+    from the button's id."""
     parts = track.split(".")
-    if len(parts) != 4 or parts[0] != _TRACK_PREFIX or action_id not in _BY_ID:
+    named = ButtonData.decode(":".join(parts[:-1])) if len(parts) == 5 else None
+    if named is None or action_id not in _BY_ID:
         return None
     action, preset = _BY_ID[action_id]
-    reminder_id, when = parts[1], parts[2]
-    if when and (not when.isdigit() or len(when) > 12):
-        return None
-    occurrence = datetime.fromtimestamp(int(when), UTC) if when else None
-    try:
-        return ButtonData(action, reminder_id, occurrence, preset)
-    except ValueError:
-        return None
+    return ButtonData(action, named.reminder_id, named.occurrence, preset)
