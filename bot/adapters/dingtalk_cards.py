@@ -99,7 +99,7 @@ def card_of(text: str, rows: Sequence[Sequence[Button]], *, tag: str) -> Card | 
     [(reminder_id, occurrence)] = places
     # The reminder and occurrence as a button's data names them (its Done's), dotted.
     named = ButtonData("done", reminder_id, occurrence).encode().replace(":", ".")
-    short = hashlib.sha256(tag.encode()).hexdigest()[:12]
+    short = hashlib.sha256(tag.encode()).hexdigest()[:8]  # tells apart one occurrence's cards
     return Card(f"{named}.{short}", params)
 
 
