@@ -65,6 +65,9 @@ class FakeDingTalk:
         self.session_errors: deque[tuple[int, dict[str, Any]]] = deque()  # next webhook answers
         self.open_times: list[float] = []
         self.bad_endpoints = 0  # the next N tickets come with an endpoint no one can reach
+        self.cards: dict[str, dict[str, Any]] = {}  # outTrackId -> the card as delivered/updated
+        self.card_updates: list[dict[str, Any]] = []  # each PUT's body
+        self.subscribed: list[tuple[str, str]] = []  # the last Stream open's (type, topic)s
         self._tickets: set[str] = set()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -76,6 +79,10 @@ class FakeDingTalk:
                     Route("/v1.0/robot/groupMessages/send", self._robot, methods=["POST"]),
                     Route("/v1.0/robot/oToMessages/batchSend", self._robot, methods=["POST"]),
                     Route("/robot/sendBySession", self._session, methods=["POST"]),
+                    Route(
+                        "/v1.0/card/instances/createAndDeliver", self._card_send, methods=["POST"]
+                    ),
+                    Route("/v1.0/card/instances", self._card_update, methods=["PUT"]),
                     WebSocketRoute("/connect", self._socket),
                 ]
             )
@@ -151,6 +158,7 @@ class FakeDingTalk:
         assert body.get("ua", "").startswith("dingtalk-sdk-python/") and "localIp" in body
         topics = [(s.get("type"), s.get("topic")) for s in body.get("subscriptions", [])]
         assert ("CALLBACK", "/v1.0/im/bot/messages/get") in topics, topics
+        self.subscribed = topics
         ticket = f"ticket-{next(self._ids)}"
         with self._lock:
             self._tickets.add(ticket)
@@ -202,6 +210,56 @@ class FakeDingTalk:
                 return JSONResponse(answer, status)
             self.calls.append(("session", body))
         return JSONResponse({"errcode": 0, "errmsg": "ok"})
+
+    # -- interactive cards (https://open.dingtalk.com/document/orgapp/create-and-deliver-cards,
+    # .../interactive-card-update-interface; dingtalk-stream's card_replier.py) ----------
+
+    async def _card_send(self, request: Request) -> Response:
+        if request.headers.get("x-acs-dingtalk-access-token") != self.token:
+            return self._refused(401, "InvalidAuthentication", "不合法的access_token")
+        body = await request.json()
+        track = body.get("outTrackId")
+        params = (body.get("cardData") or {}).get("cardParamMap")
+        if not body.get("cardTemplateId") or not track or not isinstance(params, dict):
+            return self._refused(400, "invalidParameter", "cardTemplateId/outTrackId/cardData")
+        if any(not isinstance(v, str) for v in params.values()):
+            return self._refused(400, "invalidParameter", "cardParamMap values are strings")
+        space = str(body.get("openSpaceId", ""))
+        with self._lock:
+            self.cards[track] = {"body": body, "params": dict(params), "private": {}}
+            self.calls.append(("card", body))
+        result = {"outTrackId": track, "deliverResults": [
+            {"spaceType": "IM_GROUP", "spaceId": space.split(".", 1)[-1], "success": True,
+             "carrierId": f"carrier-{next(self._ids)}"}]}  # fmt: skip
+        return JSONResponse({"success": True, "result": result})
+
+    async def _card_update(self, request: Request) -> Response:
+        if request.headers.get("x-acs-dingtalk-access-token") != self.token:
+            return self._refused(401, "InvalidAuthentication", "不合法的access_token")
+        body = await request.json()
+        with self._lock:
+            card = self.cards.get(str(body.get("outTrackId")))
+            if card is None:
+                return self._refused(400, "param.cardNotExist", "卡片不存在")
+            self.card_updates.append(body)
+            card["params"] |= (body.get("cardData") or {}).get("cardParamMap") or {}
+            for user, private in (body.get("privateData") or {}).items():
+                card["private"].setdefault(user, {}).update(private.get("cardParamMap") or {})
+        return JSONResponse({"success": True, "result": True})
+
+    def press_card(
+        self, track: str, action_id: str, *, user: str = "bob01", space: str = GROUP
+    ) -> str:
+        """`user` presses the button `action_id` on the card `track`: the card callback
+        down the Stream connection (topic /v1.0/card/instances/callback), as DingTalk
+        sends it (dingtalk-stream's CardCallbackMessage reads these fields)."""
+        content = {"cardPrivateData": {"actionIds": [action_id], "params": {}}}
+        data = {"extension": "{}", "corpId": CORP, "spaceType": "IM_GROUP", "spaceId": space,
+                "userIdType": 1, "type": "actionCallback", "userId": user,
+                "content": json.dumps(content), "outTrackId": track}  # fmt: skip
+        frame_id = f"frame-{next(self._ids)}"
+        self._queue("CALLBACK", "/v1.0/card/instances/callback", frame_id, json.dumps(data))
+        return frame_id
 
     def message(
         self,

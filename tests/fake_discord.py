@@ -48,6 +48,7 @@ from tests.fake_discord_guild import (
     now,
     snowflake,
 )
+from tests.fake_discord_interactions import Interactions
 
 
 @dataclass
@@ -84,10 +85,11 @@ class FakeDiscord:
         self._nonces: dict[str, str] = {}
         self._lock = threading.Lock()
         self._drop: int | None = None  # a close code, or 0: op 7 RECONNECT
+        self.interactions = Interactions(self)  # presses of buttons, and their answers
         self.server = ThreadedServer(
             Starlette(
                 routes=[
-                    Route("/api/v10/{path:path}", self._rest, methods=["GET", "POST"]),
+                    Route("/api/v10/{path:path}", self._rest, methods=["GET", "POST", "PATCH"]),
                     WebSocketRoute("/gateway", self._gateway),
                     WebSocketRoute("/resume", self._gateway),  # READY's resume_gateway_url
                 ]
@@ -108,6 +110,10 @@ class FakeDiscord:
         path = "/" + request.path_params["path"]
         with self._lock:
             self.requests.append((request.method, path))
+        # An interaction's answers are authorized by its token, in the path.
+        answer = await self.interactions.rest(request, path)
+        if answer is not None:
+            return answer
         if request.headers.get("authorization") != f"Bot {TOKEN}":
             return JSONResponse({"message": "401: Unauthorized", "code": 0}, status_code=401)
         if path == "/users/@me":
@@ -162,6 +168,7 @@ class FakeDiscord:
                 return JSONResponse(self.messages[self._nonces[str(nonce)]])
             message = self._message(channel, BOT_USER, str(body.get("content", "")))
             message["nonce"] = nonce
+            message["components"] = body.get("components", [])  # action rows of buttons
             reference = body.get("message_reference")
             if reference is not None:
                 replied = self.messages.get(str(reference["message_id"]))
@@ -173,7 +180,7 @@ class FakeDiscord:
             self.created.append(message | {"_body": body})
             if nonce is not None and body.get("enforce_nonce"):
                 self._nonces[str(nonce)] = message["id"]
-            guild = self._guild_of(channel)  # a DM's echo has no guild_id at all
+            guild = self.guild_of(channel)  # a DM's echo has no guild_id at all
             self._dispatch("MESSAGE_CREATE", message | ({"guild_id": guild} if guild else {}))
             lost = self.lose_answers > 0
             self.lose_answers -= int(lost)
@@ -183,7 +190,11 @@ class FakeDiscord:
         left = {"X-RateLimit-Remaining": "4", "X-RateLimit-Reset-After": "1.000"}
         return JSONResponse(message, headers=limits | left)
 
-    def _guild_of(self, channel: str) -> str | None:
+    def dispatch(self, name: str, data: dict[str, Any]) -> None:
+        with self._lock:
+            self._dispatch(name, data)
+
+    def guild_of(self, channel: str) -> str | None:
         return GUILD if channel in (CHANNEL, THREAD) else None
 
     def _message(self, channel: str, author: dict[str, Any], content: str) -> dict[str, Any]:
@@ -213,7 +224,7 @@ class FakeDiscord:
         pings, Discord's default)."""
         with self._lock:
             message = self._message(channel, USERS[user], text)
-            guild = self._guild_of(channel)
+            guild = self.guild_of(channel)
             if guild is not None:
                 message["guild_id"] = guild
                 message["member"] = {"roles": ROLES.get(user, []), "joined_at": now(),
@@ -254,7 +265,7 @@ class FakeDiscord:
             "type": 0,  # normal (1: a super reaction)
         }
         with self._lock:
-            guild = self._guild_of(channel)
+            guild = self.guild_of(channel)
             if guild is not None:
                 data["guild_id"] = guild
             if not remove:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import html
 import itertools
 import json
 import os
@@ -64,6 +65,8 @@ class FakeLark:
         self._ids = itertools.count(1)
         self.outbox: deque[bytes] = deque()  # long connection: frames waiting to go out
         self.acks: list[tuple[str, int]] = []  # (frame message_id, code) the client sent back
+        self.ack_data: dict[str, Any] = {}  # frame message_id -> the ack's data (a card's answer)
+        self.patches: list[tuple[str, dict[str, Any]]] = []  # (message id, card) updated by API
         self.pings = 0
         self.sockets = 0
         self.handshakes = 0  # WebSocket handshakes begun
@@ -75,7 +78,7 @@ class FakeLark:
         self.server = ThreadedServer(
             Starlette(
                 routes=[
-                    Route("/open-apis/{path:path}", self._api, methods=["GET", "POST"]),
+                    Route("/open-apis/{path:path}", self._api, methods=["GET", "POST", "PATCH"]),
                     Route("/callback/ws/endpoint", self._endpoint, methods=["POST"]),
                     WebSocketRoute("/ws", self._socket),
                 ]
@@ -148,6 +151,8 @@ class FakeLark:
         parts = path.removeprefix("/open-apis/im/v1/").split("/")
         if parts[0] == "messages" and len(parts) == 3 and parts[2] == "reply":
             return self._store(body, None, parts[1])
+        if parts[0] == "messages" and len(parts) == 2 and request.method == "PATCH":
+            return self._patch(parts[1], body)
         if parts[0] == "messages" and len(parts) == 2:
             with self._lock:
                 found = [m for m in self.messages if m["message_id"] == parts[1]]
@@ -225,6 +230,19 @@ class FakeLark:
                 return JSONResponse({"code": 1, "msg": "system busy"}, status_code=500)
         return JSONResponse({"code": 0, "msg": "success", "data": message})
 
+    def _patch(self, message_id: str, body: dict[str, Any]) -> Response:
+        """PATCH im/v1/messages/:id: the bot's own card, updated (Lark: 230001 for a
+        message that is not a card, 230027-ish refusals for others' messages)."""
+        with self._lock:
+            found = [m for m in self.messages if m["message_id"] == message_id]
+            if not found:
+                return JSONResponse(_NOT_FOUND, 400)
+            if found[0]["msg_type"] != "interactive":
+                return JSONResponse({"code": 230001, "msg": "not a card"}, 400)
+            found[0]["body"]["content"] = body.get("content")
+            self.patches.append((message_id, json.loads(str(body.get("content")))))
+        return JSONResponse({"code": 0, "msg": "success", "data": {}})
+
     # -- the long connection -------------------------------------------------------------
 
     async def _endpoint(self, request: Request) -> Response:
@@ -280,9 +298,12 @@ class FakeLark:
                 if frame.method == 0 and headers.get("type") == "ping":
                     self.pings += 1
                 elif frame.method == 1:
-                    code = json.loads(frame.payload).get("code")
+                    ack = json.loads(frame.payload)
                     with self._lock:
-                        self.acks.append((headers["message_id"], code))
+                        self.acks.append((headers["message_id"], ack.get("code")))
+                        if ack.get("data"):  # base64 of the handler's answer (lark-oapi)
+                            data = json.loads(base64.b64decode(ack["data"]))
+                            self.ack_data[headers["message_id"]] = data
 
         receiving = asyncio.create_task(receive())
         try:
@@ -303,8 +324,13 @@ class FakeLark:
 
 
 def said(message: dict[str, Any]) -> str:
-    """A sent text message's text."""
-    return str(json.loads(message["body"]["content"])["text"])
+    """A sent message's text: a text message's, or a card's (its markdown as people read
+    it: the escapes undone; a mention stays Lark's tag, `<at id=ou_…></at>`)."""
+    content = json.loads(message["body"]["content"])
+    if message["msg_type"] == "interactive":
+        div = next(e for e in content["elements"] if e["tag"] == "div")
+        return html.unescape(str(div["text"]["content"]))
+    return str(content["text"])
 
 
 def message_event(
@@ -415,3 +441,42 @@ async def post_event(
     headers = signed(body, sign_key if sign_key is not None else key)
     async with httpx.AsyncClient(base_url=base_url) as client:
         return await client.post("/lark/events", content=body, headers=headers)
+
+
+def card_of(message: dict[str, Any]) -> dict[str, Any]:
+    """A sent card's JSON (msg_type "interactive")."""
+    assert message["msg_type"] == "interactive", message["msg_type"]
+    return dict(json.loads(message["body"]["content"]))
+
+
+def card_buttons(card: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """A card's buttons, row by row (each `action` element's actions)."""
+    return [e["actions"] for e in card["elements"] if e["tag"] == "action"]
+
+
+def card_action_event(
+    message: dict[str, Any],
+    value: dict[str, Any],
+    *,
+    user: str = "ou_bob",
+    event_id: str | None = None,
+    token: str = VERIFICATION_TOKEN,
+) -> dict[str, Any]:
+    """A card.action.trigger callback (schema 2.0) as Lark sends it when `user` presses a
+    button whose value is `value` on the card `message` (Lark's "card callback
+    communication" document: operator, the card's update token, the action, the context
+    with the card's message and chat; lark-oapi's P2CardActionTrigger has these fields)."""
+    now = str(int(time.time() * 1000))
+    return {
+        "schema": "2.0",
+        "header": {"event_id": event_id or f"evcard{time.time_ns()}", "token": token,
+                   "create_time": now, "event_type": "card.action.trigger",
+                   "tenant_key": "t1", "app_id": APP_ID},
+        "event": {"operator": {"tenant_key": "t1", "user_id": None, "open_id": user,
+                               "union_id": f"on_{user}"},
+                  "token": f"c-{os.urandom(8).hex()}",
+                  "action": {"value": value, "tag": "button"},
+                  "host": "im_message",
+                  "context": {"open_message_id": message["message_id"],
+                              "open_chat_id": message["chat_id"]}},
+    }  # fmt: skip

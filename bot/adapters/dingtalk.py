@@ -59,6 +59,7 @@ from groupmate.bot.adapters.dingtalk_api import (
     OpenApi,
     redact_urls_in_logs,
 )
+from groupmate.bot.adapters.dingtalk_cards import CARD_TOPIC
 from groupmate.bot.adapters.dingtalk_events import (
     Hook,
     fingerprint,
@@ -71,6 +72,7 @@ from groupmate.bot.adapters.dingtalk_events import (
 )
 from groupmate.bot.adapters.dingtalk_http import UsedSignatures, callback_payload
 from groupmate.bot.adapters.dingtalk_people import PREFIX, People
+from groupmate.bot.adapters.dingtalk_presses import DingTalkCards
 from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
 from groupmate.bot.messages import Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, StorageError, utc_now
@@ -128,6 +130,14 @@ class DingTalkAdapter:
         self._bot: BotHost | None = None
         self._hooks: dict[str, Hook] = {}  # conversation -> its freshest session webhook
         self._people = People(self._database)
+        self._cards: DingTalkCards | None = None  # reminders' buttons (dingtalk_cards.py)
+        if settings.card_template_id and settings.mode == "stream":
+            template = settings.card_template_id
+            cards = DingTalkCards(self._api, self._people, template, lambda: self._bot)
+            # A press: acknowledged at once, acted on in a task.
+            pressed = _Callbacks(lambda data: self._spawn(cards.accept(data)))
+            self._stream.register_callback_handler(CARD_TOPIC, pressed)
+            self._cards = cards
         self._signatures = UsedSignatures()
         self._tasks: set[asyncio.Task[None]] = set()
         self._runner: asyncio.Task[None] | None = None
@@ -252,7 +262,8 @@ class DingTalkAdapter:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, message: ChatbotMessage) -> None:
-        assert self._bot is not None
+        bot = self._bot
+        assert bot is not None
         conversation = str(message.conversation_id)
         try:
             hook = hook_of(message)
@@ -269,9 +280,13 @@ class DingTalkAdapter:
 
             async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    await self._send_text(conversation, reply.text, (), answer=True, all_=False)
+                    sent, _ = await self._send_text(
+                        conversation, reply.text, (), answer=True, all_=False
+                    )
+                    if reply.reminder_id is not None:
+                        await bot.posted(reply, sent)
 
-            await self._bot.handle(note, deliver)
+            await bot.handle(note, deliver)
         except Exception as exc:
             log.error("dingtalk: answering a message failed: %s", safe_error(exc, DingTalkError))
             log.debug("dingtalk: the failure", exc_info=True)
@@ -288,6 +303,8 @@ class DingTalkAdapter:
     async def send(self, message: OutgoingMessage) -> str | None:
         conversation = platform_chat(message, PREFIX, "DingTalk", stopped=self._stopped)
         try:
+            if self._cards is not None and await self._cards.send(conversation, message):
+                return fingerprint(conversation, message.text)  # its @s notified
             sent_id, notified = await self._send_text(
                 conversation, message.text, message.people, answer=False, all_=message.everyone
             )

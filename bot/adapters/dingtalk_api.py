@@ -201,13 +201,24 @@ class OpenApi:
             body["at"] = {"atUserIds": staff, "atDingtalkIds": outside, "isAtAll": everyone}
         await self._post("sessionWebhook", url, body, absolute=True, wait=wait)
 
-    async def _call(self, call: str, path: str, body: dict[str, Any], wait: bool) -> dict[str, Any]:
+    async def card_send(self, body: dict[str, Any], *, wait: bool) -> None:
+        """An interactive card created and delivered in one call (dingtalk_cards.py)."""
+        path = "/v1.0/card/instances/createAndDeliver"
+        await self._call("card/createAndDeliver", path, body, wait)
+
+    async def card_update(self, body: dict[str, Any]) -> None:
+        """A delivered card's data changed (PUT /v1.0/card/instances)."""
+        await self._call("card/update", "/v1.0/card/instances", body, True, method="PUT")
+
+    async def _call(
+        self, call: str, path: str, body: dict[str, Any], wait: bool, *, method: str = "POST"
+    ) -> dict[str, Any]:
         """An open API call with the access token; a token DingTalk calls invalid (it
         was revoked or expired early) is renewed once."""
         for attempt in (1, 2):
             headers = {"x-acs-dingtalk-access-token": await self.token(wait=wait)}
             try:
-                return await self._post(call, path, body, headers=headers, wait=wait)
+                return await self._post(call, path, body, headers=headers, wait=wait, method=method)
             except DingTalkError as exc:
                 if attempt == 2 or not (exc.status == 401 or "InvalidAuthentication" in exc.code):
                     raise
@@ -223,11 +234,12 @@ class OpenApi:
         headers: dict[str, str] | None = None,
         absolute: bool = False,
         wait: bool,
+        method: str = "POST",
     ) -> dict[str, Any]:
         url = path if absolute else self._base + path
         for attempt in range(_RATE_RETRIES + 1):
             try:
-                response = await self._http.post(url, json=body, headers=headers)
+                response = await self._http.request(method, url, json=body, headers=headers)
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise DingTalkError(call, 0, type(exc).__name__) from None
             answer = _json(response)

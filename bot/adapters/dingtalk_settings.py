@@ -20,6 +20,10 @@ class DingTalkSettings(Section):
     callbacks. Required."""
     robot_code: OptionalText = None
     """The robot's code. Unset: the Client ID, which it usually is."""
+    card_template_id: OptionalText = None
+    """The interactive card template for reminders with buttons (Done, Snooze, Remind me
+    too), built in DingTalk's card builder (docs/platforms/dingtalk.md). Unset, or in
+    `http` mode: reminders are text, and replies ("done", "snooze 10m") act on them."""
     mode: Literal["stream", "http"] = "stream"
     """`stream`: the bot connects out to DingTalk (no public address); `http`: DingTalk
     posts to `/dingtalk/events` on `groupmate serve`."""

@@ -29,7 +29,7 @@ import contextlib
 import functools
 import logging
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 import aiohttp
@@ -46,7 +46,9 @@ from groupmate.bot.adapters.base import (
     finish,
     send_in_pieces,
     sent_with_retries,
+    split_text,
 )
+from groupmate.bot.adapters.discord_buttons import answer_press, buttons_under, http_code
 from groupmate.bot.adapters.discord_events import (
     MESSAGE_LIMIT,
     PREFIX,
@@ -166,13 +168,13 @@ class DiscordAdapter:
                 return None
             self._link.last_error = f"gateway: closed with {exc.code}"
         except discord.HTTPException as exc:
-            self._link.last_error = f"REST: {safe_error(exc, code=_http_code)}"
+            self._link.last_error = f"REST: {safe_error(exc, code=http_code)}"
         except Exception as exc:  # the network or the library: logged, retried
             # Before its first connection, discord.py gives up with an AttributeError of
             # its own; the failure worth showing is that there was no connection.
             up = client.ws is not None
             self._link.last_error = (
-                f"gateway: {safe_error(exc, code=_http_code)}" if up else "could not connect"
+                f"gateway: {safe_error(exc, code=http_code)}" if up else "could not connect"
             )
         return self._backoff
 
@@ -232,12 +234,17 @@ class DiscordAdapter:
                 "discord: stopping; message %s in %s not read", message.id, message.channel.id
             )
             return
-        task = asyncio.create_task(self._answer(message))
+        self._spawn(self._answer(message))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as one of the answers in flight (which `stop` lets finish)."""
+        task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, message: discord.Message) -> None:
-        assert self._bot is not None
+        bot = self._bot
+        assert bot is not None
         try:
             seen = incoming(message, me=self._me, bot_name=self._bot_name)
             self._people.remember(seen.chat_id, message, me=self._me)
@@ -248,11 +255,13 @@ class DiscordAdapter:
 
             async def deliver(replies: list[Reply]) -> None:
                 for index, reply in enumerate(replies):
-                    await self._reply(message, reply.text, index)
+                    sent = await self._reply(message, reply, index)
+                    if reply.reminder_id is not None and sent is not None:
+                        await bot.posted(reply, sent)
 
-            await self._bot.handle(seen, deliver)
+            await bot.handle(seen, deliver)
         except Exception as exc:
-            log.error("discord: answering a message failed: %s", safe_error(exc, code=_http_code))
+            log.error("discord: answering a message failed: %s", safe_error(exc, code=http_code))
             log.debug("discord: the failure", exc_info=True)
 
     def on_reaction(self, payload: discord.RawReactionActionEvent) -> None:
@@ -262,35 +271,43 @@ class DiscordAdapter:
         reaction = reaction_of(payload, me=self._me)
         if reaction is None:
             return
-        task = asyncio.create_task(self._react(reaction))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._spawn(self._react(reaction))
 
     async def _react(self, reaction: IncomingReaction) -> None:
         assert self._bot is not None
         try:
             await self._bot.react(reaction)
         except Exception as exc:  # a reaction not counted is all it costs
-            log.error("discord: a reaction was not kept: %s", safe_error(exc, code=_http_code))
+            log.error("discord: a reaction was not kept: %s", safe_error(exc, code=http_code))
             log.debug("discord: the failure", exc_info=True)
 
-    async def _reply(self, message: discord.Message, text: str, index: int) -> None:
-        """The `index`th answer to `message` as a Discord reply, in its channel or thread
-        (if it was deleted meanwhile, a plain message there); each piece tried again
-        with the same nonce, so a try whose answer was lost shows once."""
-        reference = message.to_reference(fail_if_not_exists=False)
+    def on_interaction(self, interaction: discord.Interaction) -> None:
+        """A press of a button under one of the bot's messages (discord_buttons.py)."""
+        self._link.last_event = utc_now()
+        if self._bot is not None and not self._stopped:  # stopping: Discord says it failed
+            self._spawn(answer_press(self._bot, interaction))
 
-        async def send(piece: Piece) -> None:
+    async def _reply(self, message: discord.Message, reply: Reply, index: int) -> str | None:
+        """The `index`th answer to `message` as a Discord reply, in its channel or thread
+        (if it was deleted meanwhile, a plain message there), its buttons under its last
+        piece; each piece tried again with the same nonce, so a try whose answer was lost
+        shows once. The id of its first piece."""
+        reference = message.to_reference(fail_if_not_exists=False)
+        last = len(split_text(reply.text, MESSAGE_LIMIT)) - 1
+
+        async def send(piece: Piece) -> str:
             post = functools.partial(
                 message.channel.send,
                 piece.text,
                 reference=reference,
                 allowed_mentions=_REPLY_MENTIONS[index > 0 or piece.index > 0],
                 nonce=nonce(f"reply:{message.id}:{index}", piece.index),
+                **buttons_under(reply.buttons, last=piece.index == last),
             )
-            await sent_with_retries(functools.partial(self._sent, post), what="discord: an answer")
+            sent = functools.partial(self._sent, post)
+            return str((await sent_with_retries(sent, what="discord: an answer")).id)
 
-        await send_in_pieces(text, MESSAGE_LIMIT, send)
+        return await send_in_pieces(reply.text, MESSAGE_LIMIT, send)
 
     async def _sent(self, post: Callable[[], Awaitable[discord.Message]]) -> discord.Message:
         """`post`, waited for at most the adapter's wait. It runs to its end even when the
@@ -332,6 +349,7 @@ class DiscordAdapter:
             replied_user=False,
         )
         key = message.idempotency_key
+        last = len(split_text(message.text, MESSAGE_LIMIT)) - 1
 
         async def send(piece: Piece) -> str:
             # discord.py sends `enforce_nonce` with each nonce. One per piece: a retry after
@@ -341,7 +359,13 @@ class DiscordAdapter:
             text = render(piece.text, message.people)
             if message.everyone and piece.first:
                 text = f"@everyone {text}"
-            post = functools.partial(channel.send, text, allowed_mentions=allowed, nonce=once)
+            post = functools.partial(
+                channel.send,
+                text,
+                allowed_mentions=allowed,
+                nonce=once,
+                **buttons_under(message.buttons, last=piece.index == last),
+            )
             return str((await self._sent(post)).id)
 
         try:
@@ -365,10 +389,3 @@ class DiscordAdapter:
             message_content=self._message_content,
             latency_ms=round(latency * 1000) if math.isfinite(latency) else None,
         )
-
-
-def _http_code(exc: BaseException) -> str | None:
-    """Discord's status and code: its error's text may quote the request (no tokens)."""
-    if isinstance(exc, discord.HTTPException):
-        return f"HTTP {exc.status} (code {exc.code})"
-    return None

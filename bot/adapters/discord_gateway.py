@@ -18,6 +18,8 @@ class Listener(Protocol):
 
     def on_reaction(self, payload: discord.RawReactionActionEvent) -> None: ...
 
+    def on_interaction(self, interaction: discord.Interaction) -> None: ...
+
 
 class Gateway(discord.Client):
     """discord.py's client, its events handed to the adapter."""
@@ -68,3 +70,8 @@ class Gateway(discord.Client):
 
     async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
         self._adapter.on_reaction(payload)
+
+    # Every INTERACTION_CREATE: the buttons' views are not stored (discord_buttons.py),
+    # so each press comes here, also for messages sent before a restart.
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        self._adapter.on_interaction(interaction)

@@ -33,7 +33,6 @@ import functools
 import hashlib
 import itertools
 import logging
-import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -53,16 +52,19 @@ from groupmate.bot.adapters.base import (
     platform_chat,
     send_in_pieces,
     sent_with_retries,
+    split_text,
 )
 from groupmate.bot.adapters.lark_api import LarkApi, LarkError
+from groupmate.bot.adapters.lark_cards import CARD_EVENT, lark_content
 from groupmate.bot.adapters.lark_events import (
     Malformed,
     Refused,
     mentions_of,
     open_webhook,
-    render_text,
     text_of,
 )
+from groupmate.bot.adapters.lark_people import LarkPeople
+from groupmate.bot.adapters.lark_presses import LarkPresses
 from groupmate.bot.adapters.lark_reactions import REACTION_EVENTS, LarkReactions, lark_time
 from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.bot.adapters.lark_ws import LongConnection
@@ -74,8 +76,6 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/lark/events"
 MESSAGE_LIMIT = 4000  # characters of one text message (Lark takes 150 KB; this reads well)
-_ADMIN_TTL = 300.0  # seconds a chat's owner and managers are trusted
-_DIRECTORY_TTL = 600.0  # seconds a chat's member list is trusted
 _BACKOFF_MAX = 60.0
 _SENT_REMEMBERED = 1000  # ids of the bot's own recent messages, for "a reply to the bot"
 _MESSAGE_EVENT = "im.message.receive_v1"
@@ -95,9 +95,7 @@ class LarkAdapter:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._me = ""  # the bot's open_id
         self._sent: deque[str] = deque(maxlen=_SENT_REMEMBERED)
-        self._seen: dict[str, dict[str, Member]] = {}
-        self._admins: dict[str, tuple[float, frozenset[str]]] = {}
-        self._directory: dict[str, tuple[float, list[Member]]] = {}
+        self._people = LarkPeople(self._api)
         self._tasks: set[asyncio.Task[None]] = set()
         self._reactions = LarkReactions(
             self._api,
@@ -105,6 +103,7 @@ class LarkAdapter:
             me=lambda: self._me,
             describe=lambda exc: safe_error(exc, LarkError),
         )
+        self._presses = LarkPresses(self._api, self._reactions, self._tasks, name=self._people.name)
         self._connector: asyncio.Task[None] | None = None
         self._long: LongConnection | None = None
         self._ready = asyncio.Event()
@@ -116,6 +115,7 @@ class LarkAdapter:
     async def start(self, bot: BotHost) -> None:
         self._bot = bot
         self._reactions.start(bot)
+        self._presses.start(bot)
         self._loop = asyncio.get_running_loop()
         self._connector = asyncio.create_task(self._connect(), name="lark")
 
@@ -144,7 +144,9 @@ class LarkAdapter:
         self._link.last_error = None
         if self._settings.mode == "websocket":
             assert self._bot is not None and self._loop is not None
-            self._long = LongConnection(self._settings, self._bot, self._loop, self._accept)
+            self._long = LongConnection(
+                self._settings, self._bot, self._loop, self._accept, self._presses.answer
+            )
             await self._long.start()
         self._link.since = utc_now()
         log.info("lark: ready as %s (%s mode)", self._me, self._settings.mode)
@@ -182,6 +184,8 @@ class LarkAdapter:
             return JSONResponse({"msg": "bad request"}, status_code=400)
         if event.get("type") == "url_verification":
             return JSONResponse({"challenge": event.get("challenge")})
+        if (event.get("header") or {}).get("event_type") == CARD_EVENT:  # within Lark's 3 s
+            return JSONResponse(await self._presses.answer(event))
         self._accept(event)  # answered in a task: Lark wants its 200 within 1 s
         return JSONResponse({"msg": "success"})
 
@@ -206,7 +210,8 @@ class LarkAdapter:
         self._reactions.run(self._answer(body), message_id if isinstance(message_id, str) else None)
 
     async def _answer(self, event: dict[str, Any]) -> None:
-        assert self._bot is not None
+        bot = self._bot
+        assert bot is not None
         try:
             if (event.get("sender") or {}).get("sender_type") != "user":
                 return  # other apps' bots (and this one: no loops)
@@ -218,24 +223,33 @@ class LarkAdapter:
             in_thread = bool(event["message"].get("thread_id"))
             pieces = itertools.count()
 
-            async def answer(piece: Piece) -> None:
+            async def answer(reply: Reply, last: int, piece: Piece) -> str | None:
                 # Lark took the event (acknowledged): it won't push it again, so a reply
                 # that fails for a moment is sent again, with the same uuid: Lark posts
                 # one message per uuid (also when the message is answered again after a
-                # restart, within Lark's hour).
-                content = render_text(piece.text, {})
+                # restart, within Lark's hour). Buttons: a card, as the last piece.
+                kind, content = lark_content(
+                    piece.text, {}, reply.buttons, last=piece.index == last
+                )
                 uuid = _uuid(f"reply:{message_id}", next(pieces))
-                post = functools.partial(self._api.reply, message_id, content, in_thread, uuid)
+                post = functools.partial(
+                    self._api.reply, message_id, content, in_thread, uuid, kind
+                )
                 sent = await sent_with_retries(post, what="lark: an answer")
                 if sent:
                     self._sent.append(sent)
                     self._reactions.remember(sent, chat)
+                return sent
 
             async def deliver(replies: list[Reply]) -> None:
                 for reply in replies:
-                    await send_in_pieces(reply.text, MESSAGE_LIMIT, answer)
+                    last = len(split_text(reply.text, MESSAGE_LIMIT)) - 1
+                    each = functools.partial(answer, reply, last)
+                    sent = await send_in_pieces(reply.text, MESSAGE_LIMIT, each)
+                    if reply.reminder_id is not None and sent:
+                        await bot.posted(reply, sent)
 
-            await self._bot.handle(incoming, deliver)
+            await bot.handle(incoming, deliver)
         except Exception as exc:
             log.error("lark: answering a message failed: %s", safe_error(exc, LarkError))
             log.debug("lark: the failure", exc_info=True)
@@ -256,18 +270,18 @@ class LarkAdapter:
         if text is None:
             log.info("lark: a %s message; only text is read", message.get("message_type"))
             return None
-        seen = self._seen.setdefault(chat_id, {})
+        seen = self._people.seen.setdefault(chat_id, {})
         people = [Member(f"lk:{m.open_id}", m.name) for m in mentions if m.open_id != self._me]
         for person in people:
             seen[person.user_id] = person
-        sender = Member(f"lk:{sender_id}", await self._name(chat, sender_id))
+        sender = Member(f"lk:{sender_id}", await self._people.name(chat, sender_id))
         seen[sender.user_id] = sender
         private = message.get("chat_type") == "p2p"
         mentions_bot = any(m.open_id == self._me for m in mentions)
         parent = message.get("parent_id") or None
         reply_to_bot = parent is not None and await self._is_ours(str(parent))
         maybe_for_bot = mentions_bot or reply_to_bot or private or self._bot.may_address(text)
-        is_admin = not private and maybe_for_bot and await self._is_admin(chat, sender_id)
+        is_admin = not private and maybe_for_bot and await self._people.is_admin(chat, sender_id)
         created = message.get("create_time")
         return IncomingMessage(
             chat_id=chat_id,
@@ -296,60 +310,9 @@ class LarkAdapter:
             return False
         return sender.get("sender_type") == "app" and sender.get("id") == self._api.app_id
 
-    async def _name(self, chat: str, open_id: str) -> str:
-        """A person's name as the chat's member list has it (events carry no names)."""
-        known = self._seen.get(f"lk:{chat}", {}).get(f"lk:{open_id}")
-        if known is not None:
-            return known.name
-        for member in await self._members(chat):
-            if member.user_id == f"lk:{open_id}":
-                return member.name
-        return open_id
-
-    async def _is_admin(self, chat: str, open_id: str) -> bool:
-        """The chat's owner and its managers (the config's `bot.admins` add others)."""
-        now = time.monotonic()
-        cached = self._admins.get(chat)
-        if cached is None or cached[0] <= now:
-            try:
-                info = await self._api.chat(chat)
-            except LarkError as exc:
-                log.warning("lark: %s", exc)
-                return False  # unknown is not admin; asked again next time
-            ids = [info.get("owner_id"), *(info.get("user_manager_id_list") or [])]
-            cached = (now + _ADMIN_TTL, frozenset(str(i) for i in ids if i))
-            self._admins[chat] = cached
-        return open_id in cached[1]
-
     async def find(self, chat_id: str, name: str) -> Member | None:
-        """The member of the chat by that name or open_id, among those seen in it and its
-        member list (all pages, cached). A name two people share is no one's."""
-        wanted = name.casefold().lstrip("@")
-        members = await self._members(chat_id.removeprefix(self.chat_prefix))
-        found = {
-            m.user_id: m
-            for m in [*self._seen.get(chat_id, {}).values(), *members]
-            if wanted in (m.name.casefold(), m.user_id.casefold().removeprefix("lk:"))
-        }
-        return next(iter(found.values())) if len(found) == 1 else None
-
-    async def _members(self, chat: str) -> list[Member]:
-        now = time.monotonic()
-        cached = self._directory.get(chat)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        try:
-            items = await self._api.members(chat)
-        except LarkError as exc:
-            log.warning("lark: %s", exc)
-            return []
-        members = [
-            Member(f"lk:{m['member_id']}", str(m.get("name") or m["member_id"]))
-            for m in items
-            if isinstance(m.get("member_id"), str)
-        ]
-        self._directory[chat] = (now + _DIRECTORY_TTL, members)
-        return members
+        """The member of the chat by that name or open_id (see `LarkPeople.find`)."""
+        return await self._people.find(chat_id, name)
 
     # -- outgoing ----------------------------------------------------------------------
 
@@ -357,12 +320,15 @@ class LarkAdapter:
         chat = platform_chat(message, self.chat_prefix, "Lark", stopped=self._stopped)
         people = mention_targets(message.people, self.chat_prefix)
         key = message.idempotency_key
+        last = len(split_text(message.text, MESSAGE_LIMIT)) - 1
 
         async def send(piece: Piece) -> str | None:
             uuid = _uuid(key, piece.index) if key is not None else None
             everyone = message.everyone and piece.first
-            content = render_text(piece.text, people, everyone=everyone)
-            sent = await self._api.send(chat, content, uuid)
+            kind, content = lark_content(
+                piece.text, people, message.buttons, everyone=everyone, last=piece.index == last
+            )
+            sent = await self._api.send(chat, content, uuid, kind)
             if sent:
                 self._sent.append(sent)
                 self._reactions.remember(sent, chat)

@@ -28,6 +28,8 @@ from lark_oapi.api.im.v1 import (
     GetChatMembersRequest,
     GetChatRequest,
     GetMessageRequest,
+    PatchMessageRequest,
+    PatchMessageRequestBody,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
 )
@@ -156,9 +158,12 @@ class LarkApi:
         bot = (await self.call("bot info", self.client.arequest, request)).get("bot")
         return bot if isinstance(bot, dict) else {}
 
-    async def send(self, chat_id: str, content: str, uuid: str | None) -> str | None:
-        """A new text message in the chat; Lark drops a repeat of `uuid` within an hour."""
-        body = CreateMessageRequestBody.builder().receive_id(chat_id).msg_type("text")
+    async def send(
+        self, chat_id: str, content: str, uuid: str | None, kind: str = "text"
+    ) -> str | None:
+        """A new message in the chat (`kind`: "text", or "interactive" for a card); Lark
+        drops a repeat of `uuid` within an hour."""
+        body = CreateMessageRequestBody.builder().receive_id(chat_id).msg_type(kind)
         body = body.content(content)
         if uuid is not None:
             body = body.uuid(uuid)
@@ -168,9 +173,12 @@ class LarkApi:
         answer = await self.call("im.message.create", self.client.im.v1.message.acreate, request)
         return _message_id(answer)
 
-    async def reply(self, message_id: str, content: str, in_thread: bool, uuid: str) -> str | None:
-        """A reply to the message (in its thread when `in_thread`); `uuid` as in send."""
-        body = ReplyMessageRequestBody.builder().msg_type("text").content(content)
+    async def reply(
+        self, message_id: str, content: str, in_thread: bool, uuid: str, kind: str = "text"
+    ) -> str | None:
+        """A reply to the message (in its thread when `in_thread`); `uuid`, `kind` as in
+        send."""
+        body = ReplyMessageRequestBody.builder().msg_type(kind).content(content)
         body = body.reply_in_thread(in_thread).uuid(uuid)
         request = ReplyMessageRequest.builder().message_id(message_id)
         request = request.request_body(body.build())
@@ -178,6 +186,12 @@ class LarkApi:
             "im.message.reply", self.client.im.v1.message.areply, request.build()
         )
         return _message_id(answer)
+
+    async def update_card(self, message_id: str, content: str) -> None:
+        """The bot's card `message_id` made to read as `content` (a card's JSON)."""
+        body = PatchMessageRequestBody.builder().content(content).build()
+        request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
+        await self.call("im.message.patch", self.client.im.v1.message.apatch, request)
 
     async def message(self, message_id: str) -> dict[str, Any]:
         request = GetMessageRequest.builder().message_id(message_id).build()

@@ -130,7 +130,7 @@ class LarkReactions:
         if previous is not None:
             await asyncio.wait([previous])
         try:
-            place = await self._place(message_id)
+            place = await self.place(message_id)
             if place is None:
                 return
             chat, kind = place
@@ -148,7 +148,7 @@ class LarkReactions:
             log.error("lark: reporting a reaction failed: %s", self._describe(exc))
             log.debug("lark: the failure", exc_info=True)
 
-    async def _place(self, message_id: str) -> tuple[str, ChatType] | None:
+    async def place(self, message_id: str) -> tuple[str, ChatType] | None:
         """The chat a message is in and the chat's kind: remembered from the message's
         event, else asked of Lark (after a restart, or a message the bot never got)."""
         chat = self._places.get(message_id)

@@ -35,7 +35,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import lark_oapi as lark
@@ -45,6 +45,7 @@ from lark_oapi.ws.exception import ClientException
 
 from groupmate.bot.adapters.base import BotHost
 from groupmate.bot.adapters.lark_api import base_url
+from groupmate.bot.adapters.lark_cards import CARD_EVENT
 from groupmate.bot.adapters.lark_settings import LarkSettings
 from groupmate.storage.chat_locks import ChatLocks
 from groupmate.storage.errors import StorageUnavailableError
@@ -58,6 +59,7 @@ _CLOSE_WAIT = 5.0  # seconds the WebSocket's closing handshake may take
 _STANDBY_POLL = 2.0  # seconds between a standby process's asks for the lock
 _LEASE_CHECK = 5.0  # seconds between the leader's checks that its lock still holds
 _BACKOFF_MAX = 30.0
+CARD_WAIT = 2.9  # seconds a card callback's answer is waited for (Lark waits 3)
 _running = threading.Lock()  # the library's global loop: one long connection per process
 
 
@@ -69,9 +71,10 @@ class _Events:
     """The client's event handler: each event's JSON, whatever its type, to `deliver`.
     lark-oapi 1.7.5's receive loop calls `_do_without_validation(payload)` and answers
     the frame 200 when it returns (500, so Lark pushes again, when it raises: which its
-    own dispatcher does for every type no handler is registered for)."""
+    own dispatcher does for every type no handler is registered for), with what it
+    returned as the frame's data: a card callback's answer (toast, card)."""
 
-    def __init__(self, deliver: Callable[[bytes], None]) -> None:
+    def __init__(self, deliver: Callable[[bytes], dict[str, Any] | None]) -> None:
         self._do_without_validation = deliver
 
 
@@ -84,12 +87,14 @@ class LongConnection:
         host: BotHost,
         loop: asyncio.AbstractEventLoop,
         accept: Callable[[dict[str, Any]], None],
+        answer: Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]],
     ) -> None:
         assert settings.app_id is not None and settings.app_secret is not None  # validated
         self._settings = settings
         self._host = host
         self._loop = loop  # the bot's
         self._accept = accept
+        self._answer = answer  # a card callback's: on the bot's loop, within Lark's 3 s
         self._thread: threading.Thread | None = None
         self._thread_loop: asyncio.AbstractEventLoop | None = None
         self._driver: asyncio.Task[None] | None = None  # on the thread's loop
@@ -252,15 +257,23 @@ class LongConnection:
         self._last_error = f"long connection: {why}"
         log.warning("lark: %s", self._last_error)
 
-    def _deliver(self, payload: bytes) -> None:
-        """In the connection's thread: the event, as Lark sent it, to the bot's loop."""
+    def _deliver(self, payload: bytes) -> dict[str, Any] | None:
+        """In the connection's thread: the event, as Lark sent it, to the bot's loop; a
+        card callback's answer, waited for here (the frame's answer carries it: this
+        thread's loop waits with it, at most Lark's 3 s)."""
         try:
             event = json.loads(payload)
             if not isinstance(event, dict):
                 raise ValueError("not an object")
+            if (event.get("header") or {}).get("event_type") == CARD_EVENT:
+                answer = asyncio.run_coroutine_threadsafe(self._answer(event), self._loop)
+                return answer.result(timeout=CARD_WAIT)
             self._loop.call_soon_threadsafe(self._accept, event)
         except (ValueError, RuntimeError) as exc:  # RuntimeError: the bot's loop closed
             log.error("lark: a long-connection event was dropped: %s", type(exc).__name__)
+        except TimeoutError:  # LarkPresses answers within ACT_WITHIN: the loop is stuck
+            log.error("lark: a card press was not answered in time")
+        return None
 
     async def stop(self) -> None:
         if self._leader is not None:

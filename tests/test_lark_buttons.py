@@ -1,0 +1,210 @@
+"""A reminder's buttons on Lark/Feishu (issue 41 §1), against the local Lark on real
+sockets with a real Bot: the reminder as an interactive card (its buttons' values hold
+the ButtonData), a press as Lark's card.action.trigger callback (sealed and signed, by
+webhook; or down the long connection) answered within 3 s with a toast, and a callback
+Lark did not make refused before anything is read."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from groupmate.bot.adapters.lark_cards import SLOW
+from groupmate.storage import Member, OutgoingMessage
+from tests.button_rows import acknowledgements, due_now, group_buttons, hold_database
+from tests.conftest import eventually
+from tests.fake_lark import (
+    APP_ID,
+    BOT_OPEN_ID,
+    CHAT,
+    FakeLark,
+    card_action_event,
+    card_buttons,
+    card_of,
+    message_event,
+    post_event,
+)
+from tests.http_harness import Api, Servers, delivered_ids
+
+BOT = (BOT_OPEN_ID, "groupmate")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLark]:
+    api = FakeLark()
+    api.server.start()
+    yield api
+    api.server.stop()
+
+
+async def start(servers: Servers, fake: FakeLark, **section: Any) -> Api:
+    api = await servers.start(adapters={"lark": fake.section(**section)})
+    await eventually(lambda: api.bot.adapters[0].status()["connected"], within=10)
+    return api
+
+
+async def sent_card(
+    api: Api, fake: FakeLark, text: str = "⏰ Reminder for @Bob: stretch"
+) -> dict[str, Any]:
+    bob = Member("lk:ou_bob", "Bob")
+    message = OutgoingMessage(f"lk:{CHAT}", text, people=(bob,), buttons=group_buttons())
+    await api.bot.adapters[0].send(message)
+    return (await fake.wait_sent(1))[-1]
+
+
+async def test_a_reminder_with_buttons_goes_out_as_a_shared_card(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    sent = await sent_card(api, fake, "⏰ Reminder for @Bob: *stretch* <at id=all></at>")
+    card = card_of(sent)
+    assert card["config"]["update_multi"] is True  # one card: an update shows to everyone
+    [text] = [e["text"]["content"] for e in card["elements"] if e["tag"] == "div"]
+    # Bob as Lark's mention; the reminder's own markdown and tags shown as typed.
+    assert text.startswith("⏰ Reminder for <at id=ou_bob></at>: &#42;stretch&#42; &#60;at")
+    rows = card_buttons(card)
+    assert [[(b["text"]["content"], b["value"]) for b in row] for row in rows] == [
+        [(b.label, {"gm": b.data}) for b in row] for row in group_buttons()
+    ]
+    assert [[b["type"] for b in row] for row in rows] == [
+        ["primary", "default", "default", "default"],
+        ["primary"],
+    ]
+    # Without buttons: a text message, as before.
+    await api.bot.adapters[0].send(OutgoingMessage(f"lk:{CHAT}", "plain"))
+    assert (await fake.wait_sent(2))[1]["msg_type"] == "text"
+
+
+async def test_a_press_is_answered_within_3_s_with_a_toast_for_the_presser(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    card = await sent_card(api, fake)
+    done = card_buttons(card_of(card))[0][0]["value"]
+    began = time.monotonic()
+    answer = await post_event(fake, api.base_url, card_action_event(card, done, user="ou_bob"))
+    assert answer.status_code == 200 and time.monotonic() - began < 3
+    toast = answer.json()["toast"]
+    assert toast["content"] and toast["type"] in ("success", "error")
+
+
+async def test_a_callback_lark_did_not_make_is_refused_before_anything(
+    fake: FakeLark, servers: Servers, caplog: pytest.LogCaptureFixture
+) -> None:
+    api = await start(servers, fake)
+    card = await sent_card(api, fake)
+    done = card_buttons(card_of(card))[0][0]["value"]
+    forged = await post_event(fake, api.base_url, card_action_event(card, done), sign_key="guess")
+    wrong_token = card_action_event(card, done, token="not-the-token")
+    refused = await post_event(fake, api.base_url, wrong_token)
+    assert (forged.status_code, refused.status_code) == (401, 401)
+    assert "toast" not in forged.text and "toast" not in refused.text
+    assert "bad signature" in caplog.text and "wrong verification token" in caplog.text
+
+
+async def test_a_button_that_is_not_ours_is_refused_in_words(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api = await start(servers, fake)
+    card = await sent_card(api, fake)
+    for value in ({"gm": "gm1:x:7:"}, {"other": "thing"}, {"gm": 7}):
+        answer = await post_event(fake, api.base_url, card_action_event(card, value))
+        assert answer.json() == {
+            "toast": {"type": "error", "content": "This button is no longer in use."}
+        }
+    assert fake.patches == []  # the card stays as it was
+
+
+async def test_a_press_down_the_long_connection_is_answered_in_its_frame(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api = await start(servers, fake, mode="websocket", verification_token=None, encrypt_key=None)
+    await eventually(lambda: fake.sockets == 1, within=10)
+    card = await sent_card(api, fake)
+    done = card_buttons(card_of(card))[0][0]["value"]
+    frame = fake.push(card_action_event(card, done, user="ou_bob"))
+    await eventually(lambda: frame in fake.ack_data, within=3)
+    assert (frame, 200) in fake.acks
+    assert fake.ack_data[frame]["toast"]["content"]
+
+
+# -- end to end: the real Bot -> Router.press -> the store ------------------------------
+
+
+async def fired_card(servers: Servers, fake: FakeLark) -> tuple[Api, dict[str, Any]]:
+    """Alice sets a reminder in the group, and it goes off: a card with its buttons."""
+    api = await start(servers, fake)
+    asked = message_event("@_user_1 /remind me in 10 minutes to stretch", mentions=(BOT,))
+    await post_event(fake, api.base_url, asked)
+    await fake.wait_sent(1)
+    await due_now(api)
+    fired = (await fake.wait_sent(2))[1]
+    assert fired["message_id"] in await delivered_ids(api.bot)  # pressed after, as people do
+    return api, fired
+
+
+def markdown(card: dict[str, Any]) -> str:
+    return str(next(e["text"]["content"] for e in card["elements"] if e["tag"] == "div"))
+
+
+async def test_done_pressed_acts_once_as_the_presser_and_the_card_changes_in_place(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api, fired = await fired_card(servers, fake)
+    done = card_buttons(card_of(fired))[0][0]["value"]
+    press = card_action_event(fired, done, user="ou_alice")
+    # A callback Lark did not sign is refused before anything is read.
+    forged = await post_event(fake, api.base_url, press, sign_key="guess")
+    assert forged.status_code == 401 and await acknowledgements(api) == 0
+    answer = (await post_event(fake, api.base_url, press)).json()
+    assert answer["toast"]["type"] == "success" and answer["toast"]["content"]
+    assert "stretch" in markdown(answer["card"]["data"])
+    assert "Done by Alice" in markdown(answer["card"]["data"])
+    assert await acknowledgements(api) == 1
+    # Lark pushes the same callback again (no answer in time): it acts no more.
+    again = (await post_event(fake, api.base_url, press)).json()
+    assert "card" not in again and await acknowledgements(api) == 1
+
+
+async def test_a_button_of_another_chats_reminder_is_refused_and_changes_nothing(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api, fired = await fired_card(servers, fake)
+    done = card_buttons(card_of(fired))[0][0]["value"]
+    elsewhere = fired | {"chat_id": "oc_other", "message_id": "om_elsewhere"}
+    fake.keep("om_elsewhere", "oc_other", APP_ID, "app_id", "app")
+    answer = (await post_event(fake, api.base_url, card_action_event(elsewhere, done))).json()
+    assert answer == {
+        "toast": {"type": "error", "content": "This reminder is gone; nothing was changed."}
+    }
+    assert await acknowledgements(api) == 0 and fake.patches == []
+
+
+async def test_a_press_slower_than_lark_waits_gets_a_toast_then_the_card_is_updated(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api, fired = await fired_card(servers, fake)
+    snooze = card_buttons(card_of(fired))[0][1]["value"]  # 10 min
+    with hold_database(servers.tmp_path / "bot.db", seconds=3.0):  # the press waits
+        began = time.monotonic()
+        answer = await post_event(
+            fake, api.base_url, card_action_event(fired, snooze, user="ou_alice")
+        )
+        assert time.monotonic() - began < 3
+    assert answer.json() == {"toast": {"type": "success", "content": SLOW}}
+    await eventually(lambda: bool(fake.patches), within=10)
+    [(message_id, card)] = fake.patches
+    assert message_id == fired["message_id"] and "Snoozed to" in markdown(card)
+
+
+async def test_a_confirmation_is_reported_by_its_id(fake: FakeLark, servers: Servers) -> None:
+    api = await start(servers, fake)
+    asked = message_event("@_user_1 /remind me in 10 minutes to stretch", mentions=(BOT,))
+    await post_event(fake, api.base_url, asked)
+    [confirmation] = await fake.wait_sent(1)
+    assert api.bot.reminders is not None
+    found = await api.bot.reminders.acts.on_message(f"lk:{CHAT}", confirmation["message_id"])
+    assert found is not None and found[1] is None
