@@ -45,6 +45,7 @@ from groupmate.bot.adapters.matrix_format import (
     wire_id,
 )
 from groupmate.bot.adapters.matrix_login import log_in
+from groupmate.bot.adapters.matrix_presses import Presses
 from groupmate.bot.adapters.matrix_sync import FIRST_FILTER, SyncReader
 from groupmate.bot.adapters.ordered import OrderedWork
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
@@ -93,6 +94,7 @@ class MatrixAdapter:
         self._sync = SyncReader(
             self._client, settings, self._rooms, self._link, self._encrypted_notice
         )
+        self._presses = Presses(self._send, settings.msgtype)
 
     # -- the adapter contract -------------------------------------------------------
 
@@ -130,7 +132,10 @@ class MatrixAdapter:
             everyone=message.everyone,
         )
         txn = transaction_id(key) if key else uuid.uuid4().hex
-        return await self._send(wire_id(message.chat_id), content, txn)
+        room_id = wire_id(message.chat_id)
+        event_id = await self._send(room_id, content, txn)
+        await self._presses.seed(room_id, event_id, message.buttons)
+        return event_id
 
     def status(self) -> dict[str, Any]:
         return {
@@ -266,11 +271,15 @@ class MatrixAdapter:
                 return
 
     async def _answer_once(self, room_id: str, event: dict[str, Any]) -> None:
-        assert self._bot is not None
+        bot = self._bot
+        assert bot is not None
         if event.get("type") != "m.room.message":
             reaction = await self._reaction(room_id, event)
             if reaction is not None:
-                await self._bot.react(reaction)
+                outcome = await bot.react(reaction)
+                name = (await self._room(room_id)).members.get(wire_id(reaction.sender_id))
+                shown = name or localpart(wire_id(reaction.sender_id))
+                await self._presses.show(room_id, reaction, shown, outcome)
             return
         message = await self._incoming(room_id, event)
         if message is None:
@@ -292,9 +301,12 @@ class MatrixAdapter:
                 # Derived from the event answered: a resent answer (a retry, a replayed
                 # batch) is dropped by the homeserver instead of posted twice.
                 txn = transaction_id(f"reply:{event['event_id']}:{index}")
-                await self._send(room_id, content, txn)
+                sent = await self._send(room_id, content, txn)
+                await self._presses.seed(room_id, sent, reply.buttons)
+                if reply.reminder_id is not None:  # a 👍 on the confirmation: "me too"
+                    await bot.posted(reply, sent)
 
-        await self._bot.handle(message, deliver)
+        await bot.handle(message, deliver)
 
     async def _incoming(self, room_id: str, event: dict[str, Any]) -> IncomingMessage | None:
         content = event.get("content", {})
@@ -352,11 +364,13 @@ class MatrixAdapter:
 
     # -- outgoing -------------------------------------------------------------------
 
-    async def _send(self, room_id: str, content: dict[str, Any], txn: str) -> str:
+    async def _send(
+        self, room_id: str, content: dict[str, Any], txn: str, event_type: str = "m.room.message"
+    ) -> str:
         if not self._logged_in:
             raise SendError("matrix: not logged in yet")
         try:
-            event_id = await self._client.send(room_id, content, txn)
+            event_id = await self._client.send(room_id, content, txn, event_type)
         except MatrixError as exc:
             error = Unreachable if exc.transient else SendError
             raise error(f"matrix: sending to {room_id} failed: {exc}") from None

@@ -136,10 +136,12 @@ class MatrixClient:
     async def leave(self, room_id: str) -> None:
         await self._call(self._nio.room_leave(room_id))
 
-    async def send(self, room_id: str, content: dict[str, Any], txn_id: str) -> str:
+    async def send(
+        self, room_id: str, content: dict[str, Any], txn_id: str, event_type: str = "m.room.message"
+    ) -> str:
         """PUT with a transaction id: the server answers a repeat with the first event."""
         pending = self._nio.room_send(
-            room_id, "m.room.message", content, tx_id=txn_id, ignore_unverified_devices=True
+            room_id, event_type, content, tx_id=txn_id, ignore_unverified_devices=True
         )
         return str((await self._call(pending)).event_id)
 
