@@ -124,6 +124,7 @@ async def test_seeded_reactions_act_once_and_edit_the_reminder_in_place(
     try:
         await until(lambda: mate.user_id in person.members(room), "the join")
         sent = await adapter.send(reminder)
+        assert sent is not None
         assert await adapter.send(reminder) == sent  # a retry: no second message, no seeds
         seeded = await until(
             lambda: [
