@@ -31,8 +31,8 @@ from typing import Any
 from sqlalchemy import insert
 
 from groupmate.bot.outbound import OutboundRouter
+from groupmate.bot.press_buttons import compose_with_buttons
 from groupmate.function_calls.handlers import builtin_tools
-from groupmate.function_calls.handlers.reminder_words import reminder_message
 from groupmate.storage import (
     Database,
     NewReminder,
@@ -172,7 +172,7 @@ async def measure(url: str, spawned_at: float) -> dict[str, Any]:
     router.register_others(sender)
     started = time.perf_counter()
     async with ReminderService.open(
-        url, sender=router, compose=reminder_message, reach=router.reach
+        url, sender=router, compose=compose_with_buttons, reach=router.reach
     ) as service:
         figures: dict[str, Any] = {
             "ready_in_process_s": time.perf_counter() - started,

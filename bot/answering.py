@@ -52,6 +52,10 @@ _CATCHUP = re.compile(
     r"^(?:我)?(?:错过了?(?:些)?什么|刚才发生了什么)",
     re.IGNORECASE,
 )
+# A reply to the bot's reminder (or its confirmation) that is only these words: said
+# done, or asked to be reminded too. Exact short phrases: anything longer is chat.
+_DONE = re.compile(r"^(?:done|i'?m done|all done|好了|好了的|完成|完成了|已完成)[\s.!。！]*$", re.I)  # noqa: RUF001
+_ME_TOO = re.compile(r"^(?:remind me too|me too|我也要|也提醒我|我也要提醒)[\s.!。！]*$", re.I)  # noqa: RUF001
 _CATCHUP_END = re.compile(r"[\s?？!！.。~～吗呢啊呀]*$")  # noqa: RUF001
 
 
@@ -256,13 +260,19 @@ class Answerer:
             log.warning("chat %s: model turn not logged (%s)", ctx.chat_id, type(exc).__name__)
 
     def _spoken_command(self, message: IncomingMessage, text: str) -> tuple[str, str] | None:
-        """Plain words that need no model: "snooze 10m" in reply to a reminder, and, with
+        """Plain words that need no model: "snooze 10m" in reply to a reminder, "done" /
+        "好了" and "remind me too" / "我也要" in reply to the bot's reminder, and, with
         no model configured, "remind me ..." / "提醒我 ..." and "what did I miss?" /
         "我错过了什么" (/catchup)."""
         replying = message.reply_to_message_id is not None or message.reply_to_bot
         snooze = _SNOOZE.match(text)
         if snooze and replying:
             return "snooze", snooze["rest"].strip()
+        # Only to the bot's own message: "done" in reply to a person is theirs to read.
+        if message.reply_to_bot and _DONE.fullmatch(text.strip()):
+            return "done", ""
+        if message.reply_to_bot and _ME_TOO.fullmatch(text.strip()):
+            return "metoo", "on"
         remind = _REMIND.match(text)
         # Only a request read whole: "remind me … and also search …" or "remind me how …"
         # must not become a reminder of all that follows.

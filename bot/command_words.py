@@ -39,6 +39,8 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "cancel": ("/cancel <id>", "reminder_delete"),
     "edit": ("/edit <id> <when/text>", "reminder_update"),
     "snooze": ("/snooze [id] [10m]", "reminder_snooze"),
+    "done": ("/done [id]", "reminder_done"),
+    "metoo": ("/metoo [id] [on|off]", "reminder_me_too"),
     "pause": ("/pause <id>", "reminder_pause"),
     "resume": ("/resume <id>", "reminder_resume"),
     "history": ("/history [#id]", "reminder_history"),
@@ -51,7 +53,7 @@ COMMAND_USAGE: dict[str, tuple[str, str]] = {
     "tools": ("/tools [off|on <tool>]", "chat_tools"),
     "help": ("/help", "help"),
 }  # fmt: skip
-COMMAND_ALIASES = {"提醒": "remind", "帮助": "help", "start": "help"}
+COMMAND_ALIASES = {"提醒": "remind", "帮助": "help", "start": "help", "完成": "done"}
 REMIND_EXAMPLES = (
     "Try: /remind tomorrow at 9 call the dentist · /remind every monday at 9am send the "
     "report · /remind in 90 minutes stretch · /remind on dec 24 at 6pm dinner"
@@ -61,7 +63,7 @@ REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周
 # "/查找 预算" is "/find 预算".
 DECLARED_ALIASES = {"查找": "find"}
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
-GLUED_ALIASES = ("提醒", "帮助", *DECLARED_ALIASES)
+GLUED_ALIASES = ("提醒", "帮助", "完成", *DECLARED_ALIASES)
 
 
 _BY_ID = (
@@ -86,6 +88,10 @@ USAGE: dict[str, PlainSentence] = {
     "snooze": PlainSentence(
         "Usage: /snooze [#id] [duration], e.g. /snooze #3 10m",
         "用法：/snooze [#编号] [时长]，例如 /snooze #3 10m",
+    ),
+    "metoo": PlainSentence(
+        "Usage: /metoo [#id] [on|off]; the reminder's setter: /metoo #id allow|forbid",
+        "用法：/metoo [#编号] [on|off]；提醒的设置者：/metoo #编号 allow|forbid",  # noqa: RUF001
     ),
     "edit": PlainSentence(
         "Usage: /edit <id> <new when and/or text>, e.g. /edit #3 tomorrow at 10",

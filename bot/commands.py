@@ -82,6 +82,9 @@ class Commands:
             "cancel": self._cancel,
             "edit": self._edit,
             "snooze": self._snooze,
+            "done": self._done,
+            "完成": self._done,
+            "metoo": self._me_too,
             "pause": self._ref_command("reminder_pause", "pause"),
             "resume": self._ref_command("reminder_resume", "resume"),
             "history": self._history,
@@ -185,6 +188,26 @@ class Commands:
             return await self.tools.call(ctx, tool_name, {"reminder_id": rest.split()[0]})
 
         return run
+
+    async def _done(self, ctx: MessageContext, rest: str) -> str:
+        """`/done [#id]`: the replied-to or just-delivered reminder by default."""
+        word = rest.strip()
+        return await self.tools.call(ctx, "reminder_done", {"reminder_id": word} if word else {})
+
+    async def _me_too(self, ctx: MessageContext, rest: str) -> str:
+        """`/metoo [#id] [on|off]`; its setter: `/metoo #id allow|forbid`."""
+        words = rest.split()
+        raw: dict[str, Any] = {}
+        if words and words[0].lstrip("#").isdigit():
+            raw["reminder_id"] = words.pop(0)
+        switch = {"on": ("on", True), "off": ("on", False), "allow": ("allow", True)}
+        switch["forbid"] = ("allow", False)
+        if len(words) > 1 or (words and words[0].lower() not in switch):
+            raise usage_error("metoo", ctx)
+        if words:
+            key, value = switch[words[0].lower()]
+            raw[key] = value
+        return await self.tools.call(ctx, "reminder_me_too", raw)
 
     async def _history(self, ctx: MessageContext, rest: str) -> str:
         """`/history [N]`, or `/history #4`: one reminder, with who set and changed it."""

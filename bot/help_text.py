@@ -20,6 +20,8 @@ ABOUT: dict[str, tuple[str, str]] = {
     "snooze": ("remind again later, after one went off", "稍后再提醒一次"),
     "pause": ("pause a repeating reminder", "暂停重复提醒"),
     "resume": ("resume a paused reminder", "恢复暂停的提醒"),
+    "done": ("say a reminder that went off is done", "把响过的提醒标为完成"),
+    "metoo": ("be reminded too by a group's reminder", "也接收群里的某个提醒"),
     "history": ("what the reminders did lately", "提醒最近的情况"),
     "summary": ("a summary of what was said", "总结聊天内容"),
     "search": ("search the web", "网页搜索"),

@@ -21,6 +21,7 @@ from groupmate.bot.commands import Commands
 from groupmate.bot.config import Config
 from groupmate.bot.logs import new_correlation_id
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
+from groupmate.bot.press_handling import NO_REMINDERS, PressHandler
 from groupmate.bot.presses import Press, PressOutcome
 from groupmate.bot.trigger import Trigger
 from groupmate.function_calls import MessageContext
@@ -55,8 +56,11 @@ class Router:
         clock: Callable[[], datetime] = utc_now,
         chat_locks: ChatLocks | None = None,
         metrics: Metrics | None = None,
+        presses: PressHandler | None = None,
     ) -> None:
         self.config = config
+        # Buttons and the reactions that stand for them (None: a bot without reminders).
+        self._presses = presses
         self._metrics = metrics
         # Several processes on one PostgreSQL database: one message of a chat at a time.
         self._chat_locks = chat_locks
@@ -150,15 +154,21 @@ class Router:
             await self._chatlog.react(chat, kept)
         except StorageError as exc:
             log.warning("chat %s: a reaction was not kept: %s", chat, exc)
-        return None
+        if self._presses is None:
+            return None
+        return await self._presses.react(reaction)  # ✅ 💤 👍 on a reminder: its buttons
 
     async def press(self, press: Press) -> PressOutcome:
-        """A press of a reminder's button: acted on as the presser (issue 41, §1)."""
-        # The shared interface lands first; acting on presses lands with the core part.
-        return PressOutcome(ok=False, answer="Buttons are not ready yet.")
+        """A press of a reminder's button: acted on once, as the presser (issue 41, §1)."""
+        shut = press.chat_type == "group" and not self.config.bot.groups.admits(press.chat_id)
+        if self._presses is None or shut:
+            return PressOutcome(ok=False, answer=NO_REMINDERS.english)
+        return await self._presses.press(press)
 
     async def posted(self, reply: Reply, message_id: str) -> None:
-        """A reminder's confirmation went out as `message_id` (issue 41, §3)."""
+        """A reminder's confirmation went out as `message_id`: a 👍 on it is "me too"."""
+        if self._presses is not None:
+            await self._presses.posted(reply, message_id)
 
     async def _answer_in_turn(self, parts: Sequence[Part], deliver: Deliver | None) -> list[Reply]:
         """Answer `parts` (one message, or one sender's burst) in the chat's turn."""
@@ -297,10 +307,10 @@ class Router:
                     )
                 run.append(part)
             if ends and run:
-                texts, recorded = await self._answer_run(
+                texts, recorded, confirms = await self._answer_run(
                     run, received.recent, delivering=delivering
                 )
-                replies += [self._reply(run[-1].message, t) for t in texts]
+                replies += [self._reply(run[-1].message, t, confirms) for t in texts]
                 logged += [recorded] if recorded else []
                 run = []
         return _Answer(replies, tuple(logged))
@@ -315,16 +325,22 @@ class Router:
 
     async def _answer_run(
         self, run: list[Part], recent: list[LoggedMessage], *, delivering: bool
-    ) -> tuple[list[str], str | None]:
-        """One answer to `run` (its texts joined), logged against its last message; and
-        that message's id, None if the answer could not be logged."""
+    ) -> tuple[list[str], str | None, str | None]:
+        """One answer to `run` (its texts joined), logged against its last message; that
+        message's id, None if the answer could not be logged; and the one reminder the
+        answer confirms, if it set one."""
         last = run[-1]
         chat, message_id = last.message.chat_id, last.message_id
         text = "\n".join(part.text for part in run)
+        began = self._clock()
         answer = await self._answerer.answer(
             last.message, text, without_earlier(recent, run[:-1]), request_messages=len(run)
         )
         texts = [] if answer is None else [answer]
+        confirms = None
+        if answer and "⏰" in answer and self._presses is not None:
+            # A confirmation: which reminder it confirms, so a 👍 on it is "me too".
+            confirms = await self._presses.created_in_turn(chat, last.message.sender_id, began)
         try:
             # The earlier ones are answered by the last one's answer, in its transaction.
             covers = [part.message_id for part in run[:-1]]
@@ -334,8 +350,8 @@ class Router:
             # what was done, where "nothing was changed" would be false. Unrecorded, a
             # redelivery of this message is answered again.
             log.error("chat %s: answer to %s not logged: %s", chat, message_id, exc)
-            return texts, None
-        return texts, message_id
+            return texts, None, confirms
+        return texts, message_id, confirms
 
     async def _record(
         self,
@@ -361,9 +377,9 @@ class Router:
         """The tools' context for a message (see `Answerer.context`)."""
         return await self._answerer.context(message, progress=progress)
 
-    def _reply(self, message: IncomingMessage, text: str) -> Reply:
+    def _reply(self, message: IncomingMessage, text: str, confirms: str | None = None) -> Reply:
         mentions = (message.sender_id,) if message.chat_type == "group" else ()
-        return Reply(message.chat_id, text, mentions)
+        return Reply(message.chat_id, text, mentions, reminder_id=confirms)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -27,13 +27,14 @@ from groupmate.bot.model_window import llm_context_window
 from groupmate.bot.outbound import MemberDirectories, OutboundRouter
 from groupmate.bot.plugin_calls import PluginGate
 from groupmate.bot.plugin_runtime import PluginRuntime
+from groupmate.bot.press_buttons import compose_with_buttons
+from groupmate.bot.press_handling import PressHandler
 from groupmate.bot.router import Router
 from groupmate.bot.web_events import WEB_PREFIX, LiveEvents
 from groupmate.function_calls import FunctionCallLLM, ToolInvoker
 from groupmate.function_calls.confirmations import Confirmations
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.handlers.budget import BudgetLimits
-from groupmate.function_calls.handlers.reminder_words import reminder_message
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStores
 from groupmate.function_calls.policy import ToolPolicy
@@ -106,7 +107,7 @@ async def build_runtime(
         ReminderService.open(
             config.storage.url,
             sender=outbound if deliver else None,
-            compose=reminder_message,
+            compose=compose_with_buttons,
             act=act,
             default_timezone=config.bot.timezone,
             policy=config.reminders.policy(),
@@ -196,6 +197,13 @@ async def build_runtime(
         admins=frozenset(config.bot.admins),
         audit=audit,
     )
+    presses = PressHandler(
+        admins=frozenset(config.bot.admins),
+        commands=answerer.commands,
+        contexts=contexts,
+        reminders=reminders,
+        clock=clock,
+    )
     router = Router(
         config,
         answerer=answerer,
@@ -203,6 +211,7 @@ async def build_runtime(
         clock=clock,
         chat_locks=await _chat_locks(database.url, stack),
         metrics=metrics,
+        presses=presses,
     )
     metrics_server = None
     if metrics is not None:

@@ -63,6 +63,9 @@ class MessageContext:
     # The words after the command's name when a slash command called the tool (None
     # otherwise): what a `CommandText` parameter is given.
     command_text: str | None = None
+    # The occurrence of a reminder a pressed button names (source "button"/"reaction"):
+    # what a done is said to. None: the latest that went out.
+    occurrence: datetime | None = None
     # Set by the invoker for one call: the tools policy says the sender may act only on
     # what they created (`who: creator_or_admin`).
     owner_only: bool = False

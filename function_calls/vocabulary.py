@@ -32,10 +32,21 @@ EFFECTS: tuple[Effect, ...] = get_args(Effect)
 
 # Where a call came from: the model's turn, a slash command (or the grammar's fast
 # path), the REST API, an MCP client, the dashboard's admin API, the playground acting
-# as one of its people, an accepted offer, a scheduled action, or a plugin's own
-# background work (function_calls.plugin_calls).
+# as one of its people, an accepted offer, a scheduled action, a plugin's own
+# background work (function_calls.plugin_calls), or a press of a reminder's button (or
+# the reaction that stands for one: bot.press_handling).
 CallSource = Literal[
-    "model", "command", "rest", "mcp", "dashboard", "playground", "offer", "schedule", "plugin"
+    "model",
+    "command",
+    "rest",
+    "mcp",
+    "dashboard",
+    "playground",
+    "offer",
+    "schedule",
+    "plugin",
+    "button",
+    "reaction",
 ]
 # How the caller proved who they are: the chat platform said so, they presented the
 # API token, nothing (the API has no token configured: whoever reached the port), they

@@ -315,6 +315,7 @@ def snooze(
         audience=audience,
         snooze_of=root.id,
         action=root.action,  # a snoozed "/summary" runs again later
+        me_too=root.me_too,
     )
     return create_reminder(session, new, now)
 

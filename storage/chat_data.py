@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from groupmate.storage import plugin_data
 from groupmate.storage.models import (
+    Acknowledgement,
     AuditRow,
     Chat,
     ChatMessage,
@@ -19,6 +20,7 @@ from groupmate.storage.models import (
     LLMTurn,
     LLMUsage,
     MessageReaction,
+    PressRecord,
     Reminder,
 )
 
@@ -45,13 +47,14 @@ def delete_chat(session: Session, chat_id: str) -> ChatDataDeleted:
         for row in session.execute(select(reminders.c.id).where(reminders.c.chat_id == chat_id))
     )
     if ids:
-        deliveries = _table(Delivery)
-        session.execute(delete(deliveries).where(deliveries.c.reminder_id.in_(ids)))
+        for of_reminder in (Delivery, Acknowledgement):
+            rows = _table(of_reminder)
+            session.execute(delete(rows).where(rows.c.reminder_id.in_(ids)))
         # Snoozes point at the reminder they put off: both are this chat's.
         session.execute(delete(reminders).where(reminders.c.chat_id == chat_id))
     messages = _table(ChatMessage)
     gone = session.execute(delete(messages).where(messages.c.chat_id == chat_id))
-    for model in (MessageReaction, LLMUsage, LLMTurn, AuditRow, Chat):
+    for model in (MessageReaction, PressRecord, LLMUsage, LLMTurn, AuditRow, Chat):
         table = _table(model)
         session.execute(delete(table).where(table.c.chat_id == chat_id))
     values = plugin_data.delete_chat(session, chat_id)

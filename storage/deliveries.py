@@ -4,7 +4,7 @@ deliveries rows that record each send. Every function runs inside the caller's t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import islice
 from typing import Any, cast
@@ -12,6 +12,7 @@ from typing import Any, cast
 from sqlalchemy import Row, Table, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
+from groupmate.storage.acks import acked_by
 from groupmate.storage.dialect import insert_ignoring_conflicts, is_postgres, rowcount
 from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import (
@@ -24,11 +25,12 @@ from groupmate.storage.models import (
     Delivery,
     Reminder,
 )
+from groupmate.storage.outgoing import Member
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
-from groupmate.storage.repository import Audience, ScheduledAction, reminder_view
-from groupmate.storage.vocabulary import ChatType, stored_chat_type
+from groupmate.storage.repository import Audience, ScheduledAction, ack_rule, reminder_view
+from groupmate.storage.vocabulary import AckRule, ChatType, stored_chat_type
 
 _reminders = cast(Table, Reminder.__table__)
 _deliveries = cast(Table, Delivery.__table__)
@@ -52,6 +54,10 @@ class Claim:
     timezone: str
     audience: Audience = Audience()  # noqa: RUF009 - a frozen dataclass, shared safely
     action: ScheduledAction | None = None  # run it, rather than post `content`
+    # "Until done": who must say done, and who has so far (read for these alone).
+    ack: AckRule | None = None
+    acked: tuple[Member, ...] = ()
+    me_too: bool = True  # members may add themselves: its message offers it
 
 
 def _missed(schedule: Schedule, due: datetime, now: datetime, cap: int) -> list[datetime]:
@@ -227,7 +233,20 @@ def claim_due(
             for item in inserted
             if item.outcome == OUTCOME_PENDING
         ]
-    return claims, len(rows)
+    return with_acks(session, claims), len(rows)
+
+
+def with_acks(session: Session, claims: list[Claim]) -> list[Claim]:
+    """Claims of "until done" reminders with who has said done so far: one more read,
+    only when there are such claims, so ordinary reminders' claims cost what they did."""
+    waiting = [claim.reminder_id for claim in claims if claim.ack is not None]
+    if not waiting:
+        return claims
+    acked = acked_by(session, waiting)
+    return [
+        replace(claim, acked=acked.get(claim.reminder_id, ())) if claim.ack else claim
+        for claim in claims
+    ]
 
 
 def _skipped(reminder_id: str, occurrence: datetime, now: datetime) -> dict[str, Any]:
@@ -263,6 +282,8 @@ def claim_of(
         timezone=row.timezone,
         audience=Audience.of(row),
         action=ScheduledAction.of(row),
+        ack=ack_rule(row.ack),
+        me_too=bool(row.me_too),
     )
 
 
@@ -318,7 +339,7 @@ def reclaim_stale(
         if "outcome" not in values:
             late = late_by > policy.late_after
             claims.append(claim_of(row.delivery_id, row, row.occurrence, row.attempts, late))
-    return claims
+    return with_acks(session, claims)
 
 
 def extend_leases(session: Session, delivery_ids: Sequence[int], until: datetime) -> None:

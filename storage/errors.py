@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.vocabulary import (
+    MeTooProblem,
     NotFoundReason,
     ReminderAction,
     SnoozeTargetProblem,
@@ -20,7 +21,9 @@ from groupmate.storage.vocabulary import (
 
 # Re-exported from `groupmate.storage` and `groupmate`, which take the list from here.
 __all__ = [
+    "AckNotNeededError",
     "InvalidTimezoneError",
+    "MeTooError",
     "NewerDatabaseError",
     "NotEmptyError",
     "PluginValueError",
@@ -87,15 +90,18 @@ class SnoozeTargetError(ReminderNotFoundError):
         *,
         labels: tuple[str, ...] = (),
         window: timedelta = timedelta(hours=1),
+        action: ReminderAction = "snooze",
     ) -> None:
         super().__init__(None, problem)
         self.problem: SnoozeTargetProblem = problem
         self.labels = labels
         self.window = window
+        # What was asked: a snooze, or a "done" (the refusal's example names it).
+        self.action: ReminderAction = action
 
     def __str__(self) -> str:
         labels = f" ({', '.join(self.labels)})" if self.labels else ""
-        return f"no reminder to snooze: {self.problem}{labels}"
+        return f"no reminder to {self.action}: {self.problem}{labels}"
 
 
 class ReminderPermissionError(StorageError):
@@ -120,6 +126,25 @@ class ReminderStateError(StorageError):
         self.root_short_id = root_short_id
         root = "" if root_short_id is None else f" (of #{root_short_id})"
         super().__init__(f"reminder #{short_id}: {problem}{root}")
+
+
+class AckNotNeededError(StorageError):
+    """Someone said done to an "until done" reminder that waits for others: `waiting`
+    are the names of whom it waits for (the asker, or each person it mentions)."""
+
+    def __init__(self, short_id: int, waiting: tuple[str, ...]) -> None:
+        self.short_id = short_id
+        self.waiting = waiting
+        super().__init__(f"reminder #{short_id}: waits for {', '.join(waiting) or 'others'}")
+
+
+class MeTooError(StorageError):
+    """ "Remind me too" refused (`problem`: see `MeTooProblem`)."""
+
+    def __init__(self, short_id: int, problem: MeTooProblem) -> None:
+        self.short_id = short_id
+        self.problem: MeTooProblem = problem
+        super().__init__(f"reminder #{short_id}: no me-too ({problem})")
 
 
 class ReminderChangedError(StorageError):

@@ -105,6 +105,7 @@ class Reminder(Base):
         ),
         Index("ix_reminders_due", "status", "next_fire_at"),
         Index("ix_reminders_chat", "chat_id", "status", "next_fire_at"),
+        Index("ix_reminders_confirmed_as", "chat_id", "confirmed_as"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -145,11 +146,50 @@ class Reminder(Base):
     # A scheduled action instead of a text: {"command": "summary", "args": ""}, run as
     # the creator in the chat at each occurrence (`content` shows it: "/summary").
     action: Mapped[dict[str, str] | None] = mapped_column(JSON)
+    # "Until done" (0019): who must say done (an AckRule) before it stops; NULL: no one
+    # must, it keeps its rule. Its cap is the rule's `repeat_count`.
+    ack: Mapped[str | None] = mapped_column(String(8))
+    # Whether members may add themselves ("remind me too"): the asker can switch it off.
+    # No Python default: rows inserted as an older revision held them must not name it.
+    me_too: Mapped[bool] = mapped_column(server_default=text("true"))
+    # The platform's id of the message that confirmed it, so that a 👍 on it adds one.
+    confirmed_as: Mapped[str | None] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(16), default=REMINDER_ACTIVE)
     next_fire_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     version: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utc_now, onupdate=utc_now)
+
+
+class Acknowledgement(Base):
+    """Someone said done to an occurrence of a reminder (its root: a snooze's done is its
+    reminder's), once per person and occurrence."""
+
+    __tablename__ = "acknowledgements"
+    __table_args__ = (UniqueConstraint("reminder_id", "occurrence", "user_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reminder_id: Mapped[str] = mapped_column(ForeignKey("reminders.id", ondelete="CASCADE"))
+    occurrence: Mapped[datetime] = mapped_column(UTCDateTime())
+    user_id: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(255), default="")
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    via: Mapped[str] = mapped_column(String(16))  # an AckVia
+
+
+class PressRecord(Base):
+    """A button press (or reaction) already acted on, by the platform's id of it, with
+    the answer given: a replay of it gets the same answer and changes nothing. Pruned
+    after a day (platforms retry within minutes)."""
+
+    __tablename__ = "presses"
+
+    press_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    chat_id: Mapped[str] = mapped_column(String(255))
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    # None while it is being acted on (a replay meanwhile acts not, and says nothing).
+    ok: Mapped[bool | None] = mapped_column()
+    answer: Mapped[str | None] = mapped_column(Text)
 
 
 class Delivery(Base):

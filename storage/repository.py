@@ -33,7 +33,7 @@ from groupmate.storage.models import (
 from groupmate.storage.outgoing import Member
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
-from groupmate.storage.vocabulary import ChatType, stored_chat_type
+from groupmate.storage.vocabulary import ACK_RULES, AckRule, ChatType, stored_chat_type
 from groupmate.storage.workdays import calendar_named
 
 _chats = cast(Table, Chat.__table__)
@@ -105,6 +105,10 @@ class ReminderView:
     audience: Audience = Audience()
     snooze_of: str | None = None
     action: ScheduledAction | None = None
+    # Who must say done before it stops (None: no one must; it keeps its rule).
+    ack: AckRule | None = None
+    # Members may add themselves ("remind me too").
+    me_too: bool = True
 
     @property
     def label(self) -> str:
@@ -123,6 +127,14 @@ class NewReminder:
     audience: Audience = Audience()
     snooze_of: str | None = None
     action: ScheduledAction | None = None
+    # "Until done": who must say done; the cap is the schedule's `count`.
+    ack: AckRule | None = None
+    me_too: bool = True
+
+
+def ack_rule(value: str | None) -> AckRule | None:
+    """A reminders row's `ack` as the Literal: storage writes only ACK_RULES."""
+    return next((rule for rule in ACK_RULES if rule == value), None)
 
 
 def schedule_columns(schedule: Schedule) -> dict[str, Any]:
@@ -183,6 +195,8 @@ def reminder_view(row: Reminder | Row[Any]) -> ReminderView:
         audience=Audience.of(row),
         snooze_of=row.snooze_of,
         action=ScheduledAction.of(row),
+        ack=ack_rule(row.ack),
+        me_too=bool(row.me_too),
     )
 
 
@@ -257,6 +271,8 @@ def create_reminder(session: Session, new: NewReminder, now: datetime) -> Remind
         snooze_of=new.snooze_of,
         action=new.action.columns() if new.action is not None else None,
         **new.audience.columns(),
+        ack=new.ack,
+        me_too=new.me_too,
         status=REMINDER_ACTIVE,
         next_fire_at=new.first_fire_at,
         version=1,

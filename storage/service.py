@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from groupmate.storage import changes, overview, repository
+from groupmate.storage import changes, overview, repository, targets
 from groupmate.storage.changes import HistoryEntry, ReminderChange, Requester
 from groupmate.storage.chat_data import ChatDataDeleted, delete_chat
 from groupmate.storage.chat_settings import ZONE_CACHE_SIZE, ChatSettings
@@ -22,12 +22,12 @@ from groupmate.storage.errors import (
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderStateError,
-    SnoozeTargetError,
 )
 from groupmate.storage.location import DEFAULT_URL
 from groupmate.storage.outgoing import Sender
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.recurrence import check_timezone as check_timezone  # re-exported
+from groupmate.storage.reminder_acts import ReminderActs
 from groupmate.storage.repository import NewReminder, ReminderView
 from groupmate.storage.scheduler import (
     Act,
@@ -59,6 +59,8 @@ class ReminderService:
             database, default_timezone=default_timezone, clock=clock, cache_size=zone_cache_size
         )
         self.deliveries_admin = DeliveryAdmin(database, scheduler=scheduler, clock=clock)
+        # Done, "remind me too", and presses already acted on.
+        self.acts = ReminderActs(database, scheduler=scheduler, clock=clock)
         self.default_timezone = self.chats.default_timezone
         self._clock = clock
 
@@ -287,9 +289,16 @@ class ReminderService:
         now = self._clock()
 
         def run(session: Session) -> tuple[ReminderView, ReminderView]:
-            target = self._snooze_target(session, chat_id, requester, reference, message_id)
-            if target is None:
-                target = self._only_recent(session, chat_id, requester, now, recent)
+            target = targets.delivered_target(
+                session,
+                chat_id,
+                requester,
+                now,
+                reference=reference,
+                message_id=message_id,
+                recent=recent,
+                may="snooze",
+            )
             reminder = changes.locate(session, chat_id, target.id, requester, may="snooze")
             # A snooze that went off snoozes its reminder again, unless that was deleted.
             root = (
@@ -304,40 +313,6 @@ class ReminderService:
         root, snoozed = await self.database.write(run)
         self._plan(snoozed)
         return root, snoozed
-
-    @staticmethod
-    def _snooze_target(
-        session: Session,
-        chat_id: str,
-        requester: Requester,
-        reference: str | None,
-        message_id: str | None,
-    ) -> ReminderView | None:
-        if reference is not None:
-            return changes.locate(session, chat_id, reference, requester, may="snooze")
-        if message_id is None:
-            return None
-        found = changes.by_message(session, chat_id, message_id)
-        if not found:
-            raise SnoozeTargetError("not_a_reminder")
-        if len(found) > 1:
-            labels = tuple(r.label for r in found)
-            raise SnoozeTargetError("several_match", labels=labels)
-        return found[0]
-
-    @staticmethod
-    def _only_recent(
-        session: Session, chat_id: str, requester: Requester, now: datetime, recent: timedelta
-    ) -> ReminderView:
-        delivered = changes.recently_delivered(session, chat_id, now - recent)
-        if requester.private:
-            delivered = [r for r in delivered if r.created_by == requester.user_id]
-        if not delivered:
-            raise SnoozeTargetError("none_recent", window=recent)
-        if len(delivered) > 1:
-            labels = tuple(r.label for r in delivered)
-            raise SnoozeTargetError("several_recent", labels=labels, window=recent)
-        return delivered[0]
 
     async def history(
         self, chat_id: str, *, limit: int = 10, created_by: str | None = None

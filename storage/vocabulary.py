@@ -80,7 +80,20 @@ Switch = Literal["on", "off"]
 SWITCHES: tuple[Switch, ...] = get_args(Switch)
 
 # What a requester asks to do to a reminder (`changes.locate`'s `may`); a refusal names it.
-ReminderAction = Literal["change", "delete", "pause", "resume", "snooze"]
+ReminderAction = Literal["change", "delete", "pause", "resume", "snooze", "done"]
+
+# Who must say done before an "until done" reminder stops (reminders.ack; NULL: none
+# must, the reminder keeps its rule): the person who set it, anyone in the chat, or each
+# person it mentions.
+AckRule = Literal["asker", "anyone", "each"]
+ACK_RULES: tuple[AckRule, ...] = get_args(AckRule)
+# How someone said done (acknowledgements.via): a button, a reaction, a reply, /done.
+AckVia = Literal["button", "reaction", "reply", "command"]
+ACK_VIAS: tuple[AckVia, ...] = get_args(AckVia)
+# Why "remind me too" was refused (MeTooError.problem): the asker switched it off for
+# the reminder; it is a private chat's; it already reminds everyone; it is the
+# presser's own reminder; the chat's rules keep members from adding people to reminders.
+MeTooProblem = Literal["off", "private", "everyone", "own", "rules"]
 
 # Why there is no reminder to act on (ReminderNotFoundError.reason): none live by that
 # reference in this chat; it fired its last time as it was being deleted; a one-time

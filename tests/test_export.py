@@ -31,6 +31,7 @@ from groupmate.storage import (
     upgrade,
 )
 from groupmate.storage.adapter_state import save_state
+from groupmate.storage.changes import Requester
 from groupmate.storage.search import parse_query
 from groupmate.storage.search_rows import search
 from groupmate.storage.transfer_rows import TABLES
@@ -53,10 +54,14 @@ DERIVED = ("alembic_version", "messages_fts")
 def run(*args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The installed `groupmate` command, as a user runs it."""
     command = [GROUPMATE, *(["--config", str(config)] if config else []), *args]
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
     return subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False
+        command, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=180, check=False
     )
+
+
+ENV = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+# The code under test, where a checkout puts it first (a worktree of an editable install).
+ENV |= {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
 
 
 def rows_of(url: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -128,6 +133,11 @@ async def fill(folder: Path, clock: FakeClock, model: ScriptedModel) -> None:
         assert any("Bob: the launch moves to Friday" in text for text in fired)
         assert (await bot.say("/snooze 1 10m"))[0].startswith("💤")
         assert (await bot.say("/pause 2", admin=True))[0].startswith("⏸️")
+        assert bot.app.reminders is not None
+        acts = bot.app.reminders.acts
+        await acts.acknowledge(CHAT, Requester("alice", is_admin=True), "Alice", "command",
+                               reference="3")  # fmt: skip
+        await acts.take_press("tg:cb:1", CHAT)
         await bot.store("notes", CHAT).set("list", {"items": [1, 2.5, None], "by": "Zoë"})
         await bot.store("notes").set("nothing", None)
         model.answers("hello there")
@@ -164,8 +174,18 @@ async def still_works(url: str, clock: FakeClock, model: ScriptedModel, folder: 
         fired = await bot.advance(timedelta(days=1))
         assert "⏰ Reminder for @Alice: stand up" in fired
         assert "⏰ Reminder for @Alice: stretch" in fired
+        assert bot.app.reminders is not None
+        await bot.app.reminders.acts.acknowledge(CHAT, Requester("alice"), "Alice", "command",
+                                                 reference="7")  # fmt: skip
     after = newest_ids(url)
-    assert set(after) == {"audit_log", "deliveries", "llm_turns", "messages", "reactions"}
+    assert set(after) == {
+        "acknowledgements",
+        "audit_log",
+        "deliveries",
+        "llm_turns",
+        "messages",
+        "reactions",
+    }
     assert all(after[name] > before[name] > 0 for name in after), (before, after)
 
 
@@ -375,10 +395,10 @@ REFUSALS = {
     ),
     "newer schema": (
         "the file was exported by a newer groupmate (schema revision 9999; this one knows up "
-        "to 0018): import it with that version or newer"
+        "to 0019): import it with that version or newer"
     ),
     "older schema": (
-        "the file was exported at schema revision 0014, this groupmate is at 0018: upgrade "
+        "the file was exported at schema revision 0014, this groupmate is at 0019: upgrade "
         "the groupmate (and database) it came from, export again, and import that"
     ),
     "cut short": (
@@ -404,6 +424,7 @@ def test_files_it_cannot_read_are_refused_clearly_and_nothing_is_written(
         processes[change] = subprocess.Popen(
             [GROUPMATE, "import", str(path), "--url", url],
             cwd=ROOT,
+            env=ENV,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -424,7 +445,7 @@ def test_files_it_cannot_read_are_refused_clearly_and_nothing_is_written(
 def test_export_needs_this_groupmates_schema(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'old.db'}")
     upgrade(database, "0014")
-    with pytest.raises(TransferError, match=r"behind this groupmate's 0018: upgrade it first"):
+    with pytest.raises(TransferError, match=r"behind this groupmate's 0019: upgrade it first"):
         export_file(database, tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
     database.close()

@@ -28,7 +28,8 @@ class AudienceRefused(GroupmateError):
     """The reminder can't be for these people; the message says why, for the user."""
 
 
-def _allowed(permission: Permission, ctx: MessageContext) -> bool:
+def allowed_by(permission: Permission, ctx: MessageContext) -> bool:
+    """The sender may do what `permission` (a chat's rule) governs."""
     return permission == "members" or (permission == "admins" and ctx.is_admin)
 
 
@@ -54,9 +55,9 @@ async def resolve_audience(
         )
     if names and rules.remind_others == "off":
         raise AudienceRefused(_refusal("others", "off"))
-    if names and not _allowed(rules.remind_others, ctx):
+    if names and not allowed_by(rules.remind_others, ctx):
         raise AudienceRefused(_refusal("others", rules.remind_others))
-    if everyone and not _allowed(rules.remind_everyone, ctx):
+    if everyone and not allowed_by(rules.remind_everyone, ctx):
         # The team is the group: the reminder is still posted in the chat, only without
         # the everyone-mention this member may not use (the confirmation says so).
         everyone = False

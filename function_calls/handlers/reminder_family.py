@@ -5,6 +5,7 @@ dashboard's delivery retry."""
 from groupmate.function_calls.handlers.delivery_retry import delivery_retry
 from groupmate.function_calls.handlers.digest_settings import digest_settings
 from groupmate.function_calls.handlers.reminder_changes import reminder_update
+from groupmate.function_calls.handlers.reminder_done import reminder_done, reminder_me_too
 from groupmate.function_calls.handlers.reminder_history import reminder_history
 from groupmate.function_calls.handlers.reminder_rules import reminder_rules
 from groupmate.function_calls.handlers.reminder_snooze import (
@@ -22,8 +23,10 @@ __all__ = [
     "digest_settings",
     "plugin",
     "reminder_delete",
+    "reminder_done",
     "reminder_history",
     "reminder_list",
+    "reminder_me_too",
     "reminder_pause",
     "reminder_resume",
     "reminder_rules",

@@ -13,7 +13,9 @@ from datetime import timedelta
 
 from groupmate.function_calls.internal_text import STORAGE_DOWN, PlainSentence
 from groupmate.storage import (
+    AckNotNeededError,
     InvalidTimezoneError,
+    MeTooError,
     ReminderChangedError,
     ReminderNotFoundError,
     ReminderPermissionError,
@@ -32,6 +34,7 @@ _ACTIONS_ZH: dict[ReminderAction, str] = {
     "pause": "暂停",
     "resume": "恢复",
     "snooze": "推迟",
+    "done": "标记完成",
 }
 _SHOWN_LABELS = 5  # several reminders went off: the newest this many are named
 
@@ -65,7 +68,35 @@ def refusal_sentence(exc: StorageError) -> PlainSentence:
         )
     if isinstance(exc, RepeatTooOftenError):
         return _too_often(exc)
+    if isinstance(exc, AckNotNeededError):
+        who = ", ".join(exc.waiting) or "others"
+        return PlainSentence(
+            f"Reminder #{exc.short_id} waits for {who} to say done.",
+            f"提醒 #{exc.short_id} 在等 {'、'.join(exc.waiting) or '别人'} 说完成。",
+        )
+    if isinstance(exc, MeTooError):
+        return _me_too(exc)
     return STORAGE_DOWN
+
+
+_ME_TOO: dict[str, tuple[str, str]] = {
+    "off": ("its setter turned “remind me too” off for it", "设置者关闭了“也提醒我”"),
+    "private": ("it is a private chat's", "这是私聊的提醒"),
+    "everyone": ("it already reminds everyone", "它已经提醒所有人"),
+    "own": ("it is your own reminder: it reminds you already", "这是你自己的提醒，已经会提醒你"),
+    "rules": (
+        "this chat's rules keep members from adding people to reminders",
+        "这个聊天的规则不允许成员给提醒添加人",
+    ),
+}
+
+
+def _me_too(exc: MeTooError) -> PlainSentence:
+    english, chinese = _ME_TOO[exc.problem]
+    return PlainSentence(
+        f"I can't add you to reminder #{exc.short_id}: {english}.",
+        f"无法把你加到提醒 #{exc.short_id}：{chinese}。",
+    )
 
 
 def _too_often(exc: RepeatTooOftenError) -> PlainSentence:
@@ -117,9 +148,10 @@ def _not_found(exc: ReminderNotFoundError) -> PlainSentence:
 
 def _not_allowed(exc: ReminderPermissionError) -> PlainSentence:
     setter = exc.setter_name
+    what = "mark it done" if exc.action == "done" else f"{exc.action} it"
     return PlainSentence(
         f"Reminder #{exc.short_id} was set by {setter or 'someone else'}; "
-        f"only they or a group admin can {exc.action} it.",
+        f"only they or a group admin can {what}.",
         f"提醒 #{exc.short_id} 是{f' {setter} ' if setter else '别人'}设置的；"  # noqa: RUF001
         f"只有设置者或群管理员可以{_ACTIONS_ZH[exc.action]}它。",
     )
@@ -148,6 +180,8 @@ def _state(exc: ReminderStateError) -> PlainSentence:
 
 
 def _snooze_target(exc: SnoozeTargetError) -> PlainSentence:
+    if exc.action == "done":
+        return _done_target(exc)
     if exc.problem == "not_a_reminder":
         return PlainSentence(
             "That message isn't a reminder I can snooze.",
@@ -184,3 +218,22 @@ def _window(window: timedelta) -> tuple[str, str]:
         return f"{minutes} minutes", f" {minutes} 分钟"
     hours = minutes // 60
     return ("hour", "一小时") if hours == 1 else (f"{hours} hours", f" {hours} 小时")
+
+
+def _done_target(exc: SnoozeTargetError) -> PlainSentence:
+    """No reminder to say done to, or several: say which, with /done."""
+    if exc.problem == "not_a_reminder":
+        return PlainSentence("That message isn't a reminder.", "那条消息不是提醒。")
+    if exc.labels:
+        shown = exc.labels[:_SHOWN_LABELS]
+        return PlainSentence(
+            f"Several reminders could be meant ({', '.join(shown)}); say which one, "
+            f"e.g. /done {exc.labels[0]}.",
+            f"可能是好几个提醒之一（{'、'.join(shown)}）；请说明是哪一个，"  # noqa: RUF001
+            f"例如 /done {exc.labels[0]}。",
+        )
+    window, window_zh = _window(exc.window)
+    return PlainSentence(
+        f"No reminder went off here in the last {window}; say which one, e.g. /done #3.",
+        f"最近{window_zh}里这里没有响过提醒；请说明是哪一个，例如 /done #3。",  # noqa: RUF001
+    )

@@ -13,6 +13,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from groupmate.function_calls.context import MessageContext
+from groupmate.function_calls.handlers.ack_words import waiting_line
 from groupmate.function_calls.handlers.audience import describe_audience
 from groupmate.function_calls.handlers.reminder_actions import shown
 from groupmate.function_calls.handlers.repeat_words import (
@@ -20,7 +21,7 @@ from groupmate.function_calls.handlers.repeat_words import (
     interval_words_zh,
     limit_words,
 )
-from groupmate.function_calls.language import is_chinese
+from groupmate.function_calls.language import is_chinese, language_of
 from groupmate.function_calls.validation import InvalidArgumentsError
 from groupmate.storage import Member, OutgoingMessage, ReminderView
 from groupmate.storage.deliveries import Claim
@@ -188,7 +189,7 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
     the chat's rules allow, admins by default, can set). The scheduler's `Compose`."""
     if claim.chat_type != "group":
         text = f"⏰ Reminder: {claim.content}" + late_note(claim, now)
-        return _outgoing(claim, text, ())
+        return _outgoing(claim, text + _waiting(claim), ())
     audience = claim.audience
     # The creator is the sender of the message that set it (stored from the message's
     # context); a row from before names no one else and is for its creator.
@@ -200,13 +201,25 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
     ]
     if audience.everyone:
         text = f"⏰ Reminder for everyone (set by @{creator.name}): {claim.content}"
-        return _outgoing(claim, text + late_note(claim, now), (creator,), everyone=True)
+        text += late_note(claim, now) + _waiting(claim)
+        return _outgoing(claim, text, (creator,), everyone=True)
     mine = audience.creator or not named
     listed = [creator, *named] if mine else named
     names = ", ".join(f"@{m.name}" for m in listed)
     by = "" if mine else f" (set by @{creator.name})"
     text = f"⏰ Reminder for {names}{by}: {claim.content}" + late_note(claim, now)
-    return _outgoing(claim, text, (creator, *named))
+    return _outgoing(claim, text + _waiting(claim), (creator, *named))
+
+
+def _waiting(claim: Claim) -> str:
+    """An "until done" reminder's line of who has and who hasn't said done (its acks
+    come with the claim: read for these reminders alone)."""
+    if claim.ack is None:
+        return ""
+    creator = Member(claim.created_by, claim.created_by_name or claim.created_by)
+    lang = language_of(claim.content)
+    line = waiting_line(claim.ack, claim.audience, creator, claim.acked, lang)
+    return f"\n{line}" if line else ""
 
 
 def _outgoing(

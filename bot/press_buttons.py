@@ -1,0 +1,73 @@
+"""The buttons under a delivered reminder, and the scheduler's `Compose` that adds them:
+Done; Snooze 10 min, 1 h, tomorrow 09:00; and, on a group's reminder that lets members
+add themselves, Remind me too. Labels in the reminder's language (Chinese for one
+written in Chinese: `function_calls.language`). A platform without buttons leaves them
+out; its words and reactions act the same."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from groupmate.bot.presses import ButtonData, PressAction, SnoozePreset
+from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.function_calls.language import Lang, language_of
+from groupmate.storage import Button, OutgoingMessage
+from groupmate.storage.deliveries import Claim
+
+_LABELS: dict[tuple[PressAction, SnoozePreset | None], tuple[str, str]] = {
+    ("done", None): ("✅ Done", "✅ 完成"),
+    ("snooze", "10m"): ("💤 10 min", "💤 10分钟"),
+    ("snooze", "1h"): ("💤 1 h", "💤 1小时"),
+    ("snooze", "tomorrow"): ("💤 Tomorrow 9:00", "💤 明天9点"),
+    ("me_too", None): ("👍 Remind me too", "👍 也提醒我"),
+}
+_SNOOZES: tuple[SnoozePreset, ...] = ("10m", "1h", "tomorrow")
+
+
+def _button(
+    action: PressAction,
+    reminder_id: str,
+    occurrence: datetime | None,
+    lang: Lang,
+    preset: SnoozePreset | None = None,
+) -> Button:
+    english, chinese = _LABELS[action, preset]
+    data = ButtonData(action, reminder_id, occurrence, preset).encode()
+    return Button(chinese if lang == "zh" else english, data)
+
+
+def reminder_buttons(
+    reminder_id: str,
+    occurrence: datetime | None,
+    *,
+    lang: Lang,
+    act: bool = True,
+    me_too: bool = False,
+) -> tuple[tuple[Button, ...], ...]:
+    """Row 1 (`act`): Done and the snoozes; row 2 (`me_too`): Remind me too."""
+    rows: list[tuple[Button, ...]] = []
+    if act:
+        done = _button("done", reminder_id, occurrence, lang)
+        snoozes = (_button("snooze", reminder_id, occurrence, lang, p) for p in _SNOOZES)
+        rows.append((done, *snoozes))
+    if me_too:
+        rows.append((_button("me_too", reminder_id, occurrence, lang),))
+    return tuple(rows)
+
+
+def offers_me_too(claim: Claim) -> bool:
+    """A group's reminder for named people (not everyone) that lets members join."""
+    return claim.chat_type == "group" and claim.me_too and not claim.audience.everyone
+
+
+def compose_with_buttons(claim: Claim, now: datetime) -> OutgoingMessage:
+    """`reminder_message`, with its buttons: the bot's `Compose`."""
+    message = reminder_message(claim, now)
+    buttons = reminder_buttons(
+        claim.reminder_id,
+        claim.occurrence,
+        lang=language_of(claim.content),
+        me_too=offers_me_too(claim),
+    )
+    return replace(message, buttons=buttons)
