@@ -119,10 +119,13 @@ class PressHandler:
             chat_id=reaction.chat_id,
             chat_type=reaction.chat_type,
             sender_id=reaction.sender_id,
-            sender_name="",
+            sender_name=reaction.sender_name,
             data=ButtonData(action, reminder.id, occurrence, preset),
-            press_id=reaction.reaction_id
-            or f"react:{reaction.chat_id}:{reaction.message_id}:{reaction.sender_id}:"
+            # Taking a reaction back (a Matrix redaction names the reaction's own id) is
+            # a press of its own: with the same id it would be a replay of the adding.
+            press_id=f"{reaction.reaction_id}:{sign}"
+            if reaction.reaction_id
+            else f"react:{reaction.chat_id}:{reaction.message_id}:{reaction.sender_id}:"
             f"{reaction.emoji}:{sign}:{at.isoformat()}",
             message_id=reaction.message_id,
             added=reaction.added,

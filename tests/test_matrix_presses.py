@@ -3,17 +3,21 @@ delivered reminder, a member's reaction reaches the bot once per reaction event 
 when a sync batch is replayed), the bot's own do not, and what a reaction did is shown by
 editing the message in place (m.replace), or, for a refusal, said to the person.
 
-The bot here is the adapter with a scripted host in place of the router, so that the
-adapter's side is tested on its own: what the router decides is the core's tests'."""
+The first tests run the adapter with a scripted host in place of the router, so that the
+adapter's side is tested on its own; the last goes through the real bot: router, tools,
+store."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+from sqlalchemy import create_engine, text, update
 
 from groupmate.bot.adapters.matrix import MatrixAdapter
 from groupmate.bot.adapters.matrix_settings import MatrixSettings
@@ -22,8 +26,9 @@ from groupmate.bot.presses import ButtonData, Press, PressOutcome
 from groupmate.bot.router import Deliver
 from groupmate.storage import Button, Database, OutgoingMessage
 from groupmate.storage.adapter_state import load_state, save_state
+from groupmate.storage.models import Reminder
 from tests.synapse import Client, Synapse, User
-from tests.test_matrix import synapse, until  # noqa: F401 (the session's homeserver)
+from tests.test_matrix import bot_as, synapse, until  # noqa: F401 (the session's homeserver)
 
 AT = datetime(2026, 11, 28, 9, tzinfo=UTC)
 
@@ -126,14 +131,8 @@ async def test_seeded_reactions_act_once_and_edit_the_reminder_in_place(
         sent = await adapter.send(reminder)
         assert sent is not None
         assert await adapter.send(reminder) == sent  # a retry: no second message, no seeds
-        seeded = await until(
-            lambda: [
-                e["content"]["m.relates_to"]["key"]
-                for e in relations(person, room, sent, "m.annotation")
-            ],
-            "the seeded reactions",
-        )
-        assert seeded == ["✅", "💤", "👍"]
+        seeds = await until(lambda: seeded(person, room, sent, 3), "the seeded reactions")
+        assert seeds == ["✅", "💤", "👍"]
         key = f"matrix:{mate.user_id}:since"
         before = await load_state(database, key)  # the position before anyone reacted
 
@@ -217,3 +216,99 @@ async def test_a_confirmation_is_reported_and_seeded(
     (said,) = person.messages(room, mate.user_id)
     assert reported == (confirming, said["event_id"])
     assert [e["content"]["m.relates_to"]["key"] for e in seeds] == ["👍"]
+
+
+def count(tmp_path: Path, table: str) -> int:
+    engine = create_engine(f"sqlite:///{tmp_path / 'bot.db'}")
+    try:
+        with engine.connect() as connection:
+            return int(connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+async def test_reactions_on_a_delivered_reminder_act_once_through_the_bot(
+    synapse: Synapse,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The real path: a daily reminder Ana set in the room, delivered by the engine with
+    the core's buttons as seeded reactions. Ben's ✅ is refused (not his reminder) with
+    nothing changed; Ana's ✅ is one acknowledgement and an edit, her 💤 one snooze; Ben's
+    👍 puts him among the people and taking it back takes him off again. The same
+    events seen again after a restart (the sync position rolled back) change nothing."""
+    ana, ben, mate = (synapse.register(name) for name in ("rana", "rben", "realbot"))
+    person, other = synapse.client(ana), synapse.client(ben)
+    room = person.create_room(invite=[ben.user_id, mate.user_id])
+    other.join(room)
+    chat = f"mx:{room}"
+
+    def edits() -> int:
+        return len(relations(person, room, sent, "m.replace"))
+
+    bot, _ = bot_as(mate, synapse, tmp_path)
+    async with bot:
+        assert bot.reminders is not None and bot.database is not None
+        service = bot.reminders
+        await until(lambda: mate.user_id in person.members(room), "the join")
+        person.say(room, "/remind every day at 9:00 tea")
+        await until(lambda: person.messages(room, mate.user_id), "the confirmation")
+        (view,), _ = await service.list_for_chat(chat)
+
+        def rewind(session: Any) -> None:
+            due = update(Reminder).where(Reminder.id == view.id)
+            session.execute(due.values(next_fire_at=datetime.now(UTC) - timedelta(seconds=1)))
+
+        await service.database.write(rewind)
+        (delivered,) = await until(lambda: reminders_in(person, room, mate), "the reminder")
+        sent = delivered["event_id"]
+        seeds = await until(lambda: seeded(person, room, sent, 3), "the seeds")
+        assert seeds == ["✅", "💤", "👍"]
+        key = f"matrix:{mate.user_id}:since"
+        before = await load_state(bot.database, key)
+
+        react(other, room, sent, "✅")  # Ben may not mark Ana's reminder done
+        (refusal,) = await until(lambda: notices(person, room, mate), "the refusal")
+        assert "only they or a group admin" in refusal["content"]["body"]
+        assert count(tmp_path, "acknowledgements") == 0 and edits() == 0
+        react(person, room, sent, "✅")
+        (edit,) = await until(lambda: relations(person, room, sent, "m.replace"), "the edit")
+        assert "✅ Done by rana" in edit["content"]["m.new_content"]["body"]  # her name
+        assert count(tmp_path, "acknowledgements") == 1
+        react(person, room, sent, "💤")
+        await until(lambda: edits() == 2 or None, "the snooze's edit")
+        views, _ = await service.list_for_chat(chat)
+        assert [v.snooze_of for v in views if v.snooze_of] == [view.id]
+
+        async def people() -> list[str]:
+            return [m.user_id for m in (await service.get(view.id)).audience.mentions]
+
+        thumb = react(other, room, sent, "👍")
+        await until(lambda: edits() == 3 or None, "the me-too's edit")
+        assert await people() == [f"mx:{ben.user_id}"]
+        path = f"/rooms/{quote(room)}/redact/{quote(thumb)}/undo-{thumb[1:9]}"
+        other.call("PUT", path, {})
+        await until(lambda: edits() == 4 or None, "the edit taking him off")
+        assert await people() == []
+        rows = count(tmp_path, "reminders")
+        assert before is not None
+        await save_state(bot.database, key, before)
+    # The same reaction events again, after a restart from the old position.
+    bot, _ = bot_as(mate, synapse, tmp_path)
+    async with bot:
+        assert bot.reminders is not None
+        await asyncio.sleep(3)  # the replayed batch is handled by now
+        assert [m.user_id for m in (await bot.reminders.get(view.id)).audience.mentions] == []
+    assert count(tmp_path, "acknowledgements") == 1
+    assert count(tmp_path, "reminders") == rows  # no second snooze
+    assert edits() == 4
+    assert len(notices(person, room, mate)) == 1
+
+
+def reminders_in(client: Client, room: str, bot: User) -> list[dict[str, Any]]:
+    return [e for e in client.messages(room, bot.user_id) if "Reminder for" in e["content"]["body"]]
+
+
+def seeded(client: Client, room: str, event_id: str, wanted: int) -> list[str] | None:
+    """The keys of the reactions on `event_id`, once there are `wanted` of them."""
+    found = relations(client, room, event_id, "m.annotation")
+    return [e["content"]["m.relates_to"]["key"] for e in found] if len(found) >= wanted else None

@@ -18,6 +18,7 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -94,7 +95,7 @@ class MatrixAdapter:
         self._sync = SyncReader(
             self._client, settings, self._rooms, self._link, self._encrypted_notice
         )
-        self._presses = Presses(self._send, settings.msgtype)
+        self._presses: Presses | None = None  # with the database, at start
 
     # -- the adapter contract -------------------------------------------------------
 
@@ -103,6 +104,9 @@ class MatrixAdapter:
             raise RuntimeError("the Matrix adapter needs the bot's database")
         self._bot = bot
         self._database = bot.database
+        self._presses = Presses(
+            self._send, self.settings.msgtype, bot.database, self._key("me-too")
+        )
         # Logging in and syncing run in the task, with backoff: a homeserver that is
         # down at start delays Matrix, not the rest of the bot.
         self._task = asyncio.create_task(self._run(), name="matrix-sync")
@@ -134,7 +138,7 @@ class MatrixAdapter:
         txn = transaction_id(key) if key else uuid.uuid4().hex
         room_id = wire_id(message.chat_id)
         event_id = await self._send(room_id, content, txn)
-        await self._presses.seed(room_id, event_id, message.buttons)
+        await self._acting.seed(room_id, event_id, message.buttons)
         return event_id
 
     def status(self) -> dict[str, Any]:
@@ -200,6 +204,11 @@ class MatrixAdapter:
                 log.warning("matrix: sync failed (%s); retrying in %.0fs", exc, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
+
+    @property
+    def _acting(self) -> Presses:
+        assert self._presses is not None, "start() first"
+        return self._presses
 
     @property
     def _db(self) -> Database:
@@ -276,10 +285,10 @@ class MatrixAdapter:
         if event.get("type") != "m.room.message":
             reaction = await self._reaction(room_id, event)
             if reaction is not None:
+                reaction = await self._acting.taken_back(reaction)
                 outcome = await bot.react(reaction)
-                name = (await self._room(room_id)).members.get(wire_id(reaction.sender_id))
-                shown = name or localpart(wire_id(reaction.sender_id))
-                await self._presses.show(room_id, reaction, shown, outcome)
+                await self._acting.acted(reaction, outcome)
+                await self._acting.show(room_id, reaction, outcome)
             return
         message = await self._incoming(room_id, event)
         if message is None:
@@ -302,7 +311,7 @@ class MatrixAdapter:
                 # batch) is dropped by the homeserver instead of posted twice.
                 txn = transaction_id(f"reply:{event['event_id']}:{index}")
                 sent = await self._send(room_id, content, txn)
-                await self._presses.seed(room_id, sent, reply.buttons)
+                await self._acting.seed(room_id, sent, reply.buttons)
                 if reply.reminder_id is not None:  # a 👍 on the confirmation: "me too"
                     await bot.posted(reply, sent)
 
@@ -345,7 +354,11 @@ class MatrixAdapter:
 
     async def _reaction(self, room_id: str, event: dict[str, Any]) -> IncomingReaction | None:
         info = await self._room(room_id)
-        return reaction_of(event, PREFIX + room_id, room_kind(len(info.members)))
+        found = reaction_of(event, PREFIX + room_id, room_kind(len(info.members)))
+        if found is None:
+            return None
+        sender = wire_id(found.sender_id)
+        return replace(found, sender_name=info.members.get(sender) or localpart(sender))
 
     async def _is_ours(self, room_id: str, event_id: str) -> bool:
         if event_id in self._sent:
