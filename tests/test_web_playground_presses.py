@@ -5,13 +5,15 @@ with a nonce per press, and what the press said shown to the presser."""
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.async_api import Page, expect
+from sqlalchemy import create_engine, text
 
 from groupmate.bot.presses import ButtonData
 from groupmate.storage import Button, OutgoingMessage
+from tests.conftest import FakeClock
 from tests.http_harness import TOKEN, Api, Servers
 
 pytestmark = pytest.mark.slow
@@ -85,3 +87,57 @@ async def test_buttons_are_real_buttons_with_text_labels(servers: Servers, page:
     assert await message.locator("b").count() == 0  # a label is text, never markup
     await group.get_by_role("button", name="Done").click()
     await expect(message.get_by_role("status")).not_to_have_text("")
+
+
+def acknowledgements(api: Api) -> int:
+    url = api.bot.config.storage.url
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            found = connection.execute(text("SELECT count(*) FROM acknowledgements"))
+            return int(found.scalar_one())
+    finally:
+        engine.dispose()
+
+
+async def test_a_press_acts_once_and_the_reminder_changes_in_place(
+    servers: Servers, page: Page
+) -> None:
+    """Through the real bot: Alice's reminder arrives with the core's buttons; Bob's Done
+    is refused (not his) with nothing changed; Alice's is one acknowledgement, and the
+    message changes in place, here and on another open page; the same press sent again
+    (its nonce) is a replay."""
+    clock = FakeClock()
+    api = await servers.start(clock)
+    await open_playground(page, api)
+    other = await page.context.new_page()
+    await open_playground(other, api)
+    await page.get_by_label("Message as").fill("/remind in 1 minute stretch")
+    await page.get_by_role("button", name="Send").click()
+    await expect(page.locator("#reminders li")).to_have_count(1)
+    clock.advance(timedelta(minutes=1, seconds=1))
+    reminder = page.locator("ol#messages li", has_text="Reminder for @Alice")
+    buttons = reminder.get_by_role("group", name="Act on this message")
+    await expect(buttons.get_by_role("button", name="Done")).to_be_visible(timeout=10_000)
+    elsewhere = other.locator("ol#messages li", has_text="Reminder for @Alice")
+    await expect(elsewhere.get_by_role("button", name="Done")).to_be_visible()
+
+    await page.get_by_role("button", name="Bob", exact=True).click()
+    await buttons.get_by_role("button", name="Done").click()
+    await expect(reminder.get_by_role("status")).to_contain_text("only they or a group admin")
+    await expect(reminder.get_by_role("status")).to_have_class("why error")
+    assert acknowledgements(api) == 0
+
+    await page.get_by_role("button", name="Alice", exact=True).click()
+    async with page.expect_request(lambda r: "/presses?" in r.url) as sent:
+        await buttons.get_by_role("button", name="Done").click()
+    await expect(reminder).to_contain_text("✅ Done by Alice")
+    await expect(elsewhere).to_contain_text("✅ Done by Alice")  # the live edit event
+    await expect(elsewhere.get_by_role("button", name="Done")).to_have_count(0)
+    assert acknowledgements(api) == 1
+
+    # The page's request again, with its nonce: a replay, nothing more.
+    request = await sent.value
+    again = await api.client.post(request.url, json=request.post_data_json)
+    assert again.json()["repeated"] is True
+    assert acknowledgements(api) == 1
