@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.async_api import Page, expect
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from groupmate.bot.presses import ButtonData
 from groupmate.storage import Button, OutgoingMessage
@@ -89,15 +89,10 @@ async def test_buttons_are_real_buttons_with_text_labels(servers: Servers, page:
     await expect(message.get_by_role("status")).not_to_have_text("")
 
 
-def acknowledgements(api: Api) -> int:
-    url = api.bot.config.storage.url
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            found = connection.execute(text("SELECT count(*) FROM acknowledgements"))
-            return int(found.scalar_one())
-    finally:
-        engine.dispose()
+async def acknowledgements(api: Api) -> int:
+    assert api.bot.database is not None
+    count = text("SELECT count(*) FROM acknowledgements")
+    return int(await api.bot.database.read(lambda s: s.execute(count).scalar_one()))
 
 
 async def test_a_press_acts_once_and_the_reminder_changes_in_place(
@@ -126,7 +121,7 @@ async def test_a_press_acts_once_and_the_reminder_changes_in_place(
     await buttons.get_by_role("button", name="Done").click()
     await expect(reminder.get_by_role("status")).to_contain_text("only they or a group admin")
     await expect(reminder.get_by_role("status")).to_have_class("why error")
-    assert acknowledgements(api) == 0
+    assert await acknowledgements(api) == 0
 
     await page.get_by_role("button", name="Alice", exact=True).click()
     async with page.expect_request(lambda r: "/presses?" in r.url) as sent:
@@ -134,10 +129,10 @@ async def test_a_press_acts_once_and_the_reminder_changes_in_place(
     await expect(reminder).to_contain_text("✅ Done by Alice")
     await expect(elsewhere).to_contain_text("✅ Done by Alice")  # the live edit event
     await expect(elsewhere.get_by_role("button", name="Done")).to_have_count(0)
-    assert acknowledgements(api) == 1
+    assert await acknowledgements(api) == 1
 
     # The page's request again, with its nonce: a replay, nothing more.
     request = await sent.value
     again = await api.client.post(request.url, json=request.post_data_json)
     assert again.json()["repeated"] is True
-    assert acknowledgements(api) == 1
+    assert await acknowledgements(api) == 1
