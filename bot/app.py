@@ -304,7 +304,7 @@ class Bot:
         # The background tasks are the Bot's: started on the runtime, stopped before it
         # closes (the stack unwinds in reverse).
         pruner = asyncio.create_task(
-            prune_periodically(runtime.chatlog, runtime.audit, self._clock)
+            prune_periodically(runtime.chatlog, runtime.audit, self._clock, runtime.reminders.acts)
         )
         self._stack.callback(pruner.cancel)
         for adapter in self.adapters:

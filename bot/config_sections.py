@@ -32,7 +32,7 @@ from groupmate.function_calls.sections import OptionalText, Secret, Section
 from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from groupmate.storage.policy import DEFAULT_GRACE
-from groupmate.storage.recurrence import MAX_PER_DAY, MIN_EVERY, Kind
+from groupmate.storage.recurrence import MAX_COUNT, MAX_PER_DAY, MIN_EVERY, Kind
 from groupmate.storage.vocabulary import Permission
 from groupmate.storage.workdays import work_calendar
 
@@ -257,6 +257,10 @@ class ReminderSettings(Section):
     refused, saying this minimum."""
     max_per_day: int = Field(MAX_PER_DAY, ge=1, le=1440)
     """The most times one reminder may fire in a day; a repeat over it is refused."""
+    until_done_cap: int = Field(12, ge=1, le=MAX_COUNT)
+    """How many times a reminder that repeats "until someone says done" fires at most
+    when nobody does; its confirmation says so. A request can name its own ("at most 5
+    times")."""
     fast_path: bool = True
     """A request the grammar reads whole ("remind us every monday at 9 to send the
     report") is set at once, without the model. Off: every message goes to the model."""

@@ -1,5 +1,6 @@
 """Age-based retention, run in the background for as long as the bot runs: every chat's
-messages past their chat's retention, quiet chats included, and the audit log's."""
+messages past their chat's retention, quiet chats included, the audit log's, and the
+button presses kept to recognise a replay (a day's)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import datetime
 
 from groupmate.storage.audit import AuditLog
 from groupmate.storage.chatlog import ChatLog
+from groupmate.storage.reminder_acts import ReminderActs
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +19,10 @@ PRUNE_INTERVAL = 3600.0
 
 
 async def prune_periodically(
-    chatlog: ChatLog, audit: AuditLog, clock: Callable[[], datetime]
+    chatlog: ChatLog,
+    audit: AuditLog,
+    clock: Callable[[], datetime],
+    presses: ReminderActs | None = None,
 ) -> None:
     """At start, then hourly, until cancelled. A failed round is logged (its kind only:
     a database error's text can quote rows) and the next one tries again."""
@@ -29,6 +34,10 @@ async def prune_periodically(
             removed = await audit.prune_expired(clock())
             if removed:
                 log.info("removed %d audit entries past retention", removed)
+            if presses is not None:
+                removed = await presses.prune_presses(clock())
+                if removed:
+                    log.info("forgot %d button presses older than a day", removed)
         except Exception as exc:
             log.error("retention failed: %s", type(exc).__name__)
         await asyncio.sleep(PRUNE_INTERVAL)

@@ -13,6 +13,7 @@ from typing import Any, cast
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.orm import Session
 
+from groupmate.storage.acks import acks_of
 from groupmate.storage.database import Database
 from groupmate.storage.deliveries import Claim, claim_of
 from groupmate.storage.exceptions import GroupmateError
@@ -103,6 +104,8 @@ class DeliveryRecord:
     late: bool
     last_error: str | None
     finished_at: datetime | None
+    # Who said done to this occurrence (a snooze's: to its reminder's), first first.
+    done_by: tuple[str, ...] = ()
 
 
 def delivery_records(
@@ -114,12 +117,14 @@ def delivery_records(
         _reminders.c.chat_id,
         _reminders.c.short_id,
         _reminders.c.content,
+        _reminders.c.snooze_of,
     ).join(_reminders, _reminders.c.id == _deliveries.c.reminder_id)
     if chat_id is not None:
         query = query.where(_reminders.c.chat_id == chat_id)
     if outcome is not None:
         query = query.where(_deliveries.c.outcome == outcome)
     rows = session.execute(query.order_by(_deliveries.c.id.desc()).limit(limit)).all()
+    done = _done_by(session, {row.snooze_of or row.reminder_id for row in rows})
     return [
         DeliveryRecord(
             id=row.id,
@@ -133,9 +138,22 @@ def delivery_records(
             late=row.late,
             last_error=row.last_error,
             finished_at=row.finished_at,
+            done_by=done.get((row.snooze_of or row.reminder_id, row.occurrence), ()),
         )
         for row in rows
     ]
+
+
+def _done_by(
+    session: Session, reminder_ids: set[str]
+) -> dict[tuple[str, datetime], tuple[str, ...]]:
+    """Who said done, by (reminder, occurrence)."""
+    found: dict[tuple[str, datetime], tuple[str, ...]] = {}
+    for reminder_id, said in acks_of(session, reminder_ids).items():
+        for ack in said:
+            key = (reminder_id, ack.occurrence)
+            found[key] = (*found.get(key, ()), ack.member.name or ack.member.user_id)
+    return found
 
 
 class NotRetryableError(GroupmateError, LookupError):

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from groupmate.storage import changes, overview, repository, targets
+from groupmate.storage import ack_history, changes, overview, repository, targets
 from groupmate.storage.changes import HistoryEntry, ReminderChange, Requester
 from groupmate.storage.chat_data import ChatDataDeleted, delete_chat
 from groupmate.storage.chat_settings import ZONE_CACHE_SIZE, ChatSettings
@@ -318,7 +318,9 @@ class ReminderService:
         self, chat_id: str, *, limit: int = 10, created_by: str | None = None
     ) -> list[HistoryEntry]:
         return await self.database.read(
-            functools.partial(changes.history, chat_id=chat_id, limit=limit, created_by=created_by)
+            functools.partial(
+                ack_history.history, chat_id=chat_id, limit=limit, created_by=created_by
+            )
         )
 
     async def delete_chat_data(self, chat_id: str) -> ChatDataDeleted:

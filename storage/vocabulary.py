@@ -44,8 +44,9 @@ FinishedOutcome = Literal[
 # A deliveries row's outcome: "pending" while it is claimed and being sent or retried.
 DeliveryOutcome = Literal["pending", FinishedOutcome]
 DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
-# A line of a chat's reminder history: a finished delivery, or a snooze that was set.
-HistoryOutcome = Literal[FinishedOutcome, "snoozed"]
+# A line of a chat's reminder history: a finished delivery, a snooze that was set, or
+# someone saying done.
+HistoryOutcome = Literal[FinishedOutcome, "snoozed", "done"]
 
 # Who may set reminders for others (a chat setting, and the config's defaults).
 Permission = Literal["members", "admins", "off"]

@@ -227,11 +227,14 @@ async def test_near_misses_in_reply_are_not_taken_as_done(bot: TestBot, words: s
 async def test_done_said_to_a_person_or_without_a_reply_is_not_taken(bot: TestBot) -> None:
     await bot.say("/remind every day at 14:10 stretch")
     await bot.advance(timedelta(minutes=5))
-    to_a_person = IncomingMessage(
-        chat_id=GROUP, chat_type="group", sender_id="alice", sender_name="Alice", text="done",
-        message_id="m-9", reply_to_message_id="someone-elses", mentions_bot=True,
-    )  # fmt: skip
-    await bot.app.handle(to_a_person)
+    # Said to the bot but replying to nothing, or to someone else's message: chat, not a
+    # done (the reminder that just went off is the only one it could have meant).
+    for n, replied in enumerate((None, "someone-elses")):
+        said = IncomingMessage(
+            chat_id=GROUP, chat_type="group", sender_id="alice", sender_name="Alice",
+            text="done", message_id=f"m-{n}", reply_to_message_id=replied, mentions_bot=True,
+        )  # fmt: skip
+        await bot.app.handle(said)
     assert await acks(bot) == 0
 
 

@@ -10,6 +10,8 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from groupmate.storage import (
     AckNotNeededError,
@@ -22,6 +24,7 @@ from groupmate.storage import (
     Schedule,
 )
 from groupmate.storage.changes import Requester
+from groupmate.storage.models import Acknowledgement, PressRecord
 from groupmate.storage.outgoing import Member
 from groupmate.storage.repository import Audience
 from groupmate.storage.vocabulary import AckRule
@@ -239,3 +242,20 @@ async def test_a_press_id_is_taken_once(reminders: ReminderService) -> None:
     assert seen is not None and (seen.ok, seen.answer) == (True, "✅ Done")
     assert await reminders.acts.prune_presses(datetime.now(UTC) + timedelta(days=2)) == 1
     assert await reminders.acts.take_press("tg:cb:1", "chat-1") is None
+
+
+async def test_deleting_a_chats_data_takes_its_dones_and_presses(
+    reminders: ReminderService, clock: FakeClock
+) -> None:
+    await until_done(reminders, clock, "anyone")
+    await fire(reminders, clock, START)
+    await reminders.acts.acknowledge("chat-1", BOB, "Bob", "button", reference="1")
+    await reminders.acts.take_press("tg:cb:1", "chat-1")
+    await reminders.acts.take_press("tg:cb:2", "chat-2")
+    await reminders.delete_chat_data("chat-1")
+
+    def left(session: Session) -> tuple[int, list[str]]:
+        acks = session.scalar(select(func.count()).select_from(Acknowledgement)) or 0
+        return acks, list(session.scalars(select(PressRecord.press_id)))
+
+    assert await reminders.database.read(left) == (0, ["tg:cb:2"])

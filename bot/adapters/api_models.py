@@ -90,10 +90,13 @@ class HistoryOut(BaseModel):
     at: datetime
     short_id: int
     content: str
-    outcome: HistoryOutcome = Field(description="a finished delivery's outcome, or snoozed")
+    outcome: HistoryOutcome = Field(
+        description="a finished delivery's outcome, snoozed, or done (someone said done)"
+    )
     late: bool
     detail: str | None = Field(
-        description="a failed send's error; a snooze's new local time, YYYY-MM-DD HH:MM"
+        description="a failed send's error; a snooze's new local time, YYYY-MM-DD HH:MM; "
+        "who said done"
     )
 
 

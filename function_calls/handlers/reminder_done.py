@@ -101,7 +101,7 @@ class ReminderMeTooArgs(BaseModel):
     )
     allow: bool | None = Field(
         None,
-        description="for the reminder's setter: whether members may add themselves",
+        description="for the reminder's setter: true lets members add themselves, false not",
         json_schema_extra=COMPACT_HIDDEN,
     )
 

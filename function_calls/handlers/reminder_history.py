@@ -52,6 +52,8 @@ def _delivery_line(entry: HistoryEntry, ctx: MessageContext) -> str:
     outcome = outcome_words(entry.outcome)
     if entry.outcome == "snoozed":
         outcome = f"snoozed until {entry.until:%a %d %b %H:%M}"
+    elif entry.outcome == "done":
+        outcome = f"done by {entry.detail}"
     elif entry.outcome == "failed" and entry.detail:
         outcome = f"failed ({entry.detail})"
     return f"{format_local(entry.at, ctx.zone)} · #{entry.short_id} {entry.content} · {outcome}"
@@ -67,7 +69,8 @@ def _change_line(entry: AuditEntry, ctx: MessageContext) -> str:
     name="reminder_history",
     effect="read",
     description=(
-        "What this chat's reminders did recently: sent, late, skipped, failed, snoozed; "
+        "What this chat's reminders did recently: sent, late, skipped, failed, snoozed, "
+        "who said done; "
         "for one reminder, also who set or changed it."
     ),
     examples=[

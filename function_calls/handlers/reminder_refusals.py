@@ -180,34 +180,39 @@ def _state(exc: ReminderStateError) -> PlainSentence:
 
 
 def _snooze_target(exc: SnoozeTargetError) -> PlainSentence:
-    if exc.action == "done":
-        return _done_target(exc)
+    """No reminder to snooze (or say done to), or several: say which, with an example."""
+    done = exc.action == "done"
+
+    def example(label: str) -> str:
+        return f"/done {label}" if done else f"/snooze {label} 10m"
+
     if exc.problem == "not_a_reminder":
+        if done:
+            return PlainSentence("That message isn't a reminder.", "那条消息不是提醒。")
         return PlainSentence(
             "That message isn't a reminder I can snooze.",
             "那条消息不是我能推迟的提醒。",
         )
     if exc.problem == "several_recent" and exc.labels:
         shown = exc.labels[:_SHOWN_LABELS]
-        example = exc.labels[0]
         return PlainSentence(
             f"Several reminders went off recently ({', '.join(shown)}); say which one, "
-            f"e.g. /snooze {example} 10m.",
+            f"e.g. {example(exc.labels[0])}.",
             f"最近响过好几个提醒（{'、'.join(shown)}）；请说明是哪一个，"  # noqa: RUF001
-            f"例如 /snooze {example} 10m。",
+            f"例如 {example(exc.labels[0])}。",
         )
     if exc.problem == "several_match" and exc.labels:
         shown = exc.labels[:_SHOWN_LABELS]
         return PlainSentence(
             f"That message could be any of several reminders ({', '.join(shown)}); say "
-            f"which one, e.g. /snooze {exc.labels[0]} 10m.",
+            f"which one, e.g. {example(exc.labels[0])}.",
             f"那条消息可能是好几个提醒之一（{'、'.join(shown)}）；请说明是哪一个，"  # noqa: RUF001
-            f"例如 /snooze {exc.labels[0]} 10m。",
+            f"例如 {example(exc.labels[0])}。",
         )
     window, window_zh = _window(exc.window)
     return PlainSentence(
-        f"No reminder went off here in the last {window}; say which one, e.g. /snooze #3 10m.",
-        f"最近{window_zh}里这里没有响过提醒；请说明是哪一个，例如 /snooze #3 10m。",  # noqa: RUF001
+        f"No reminder went off here in the last {window}; say which one, e.g. {example('#3')}.",
+        f"最近{window_zh}里这里没有响过提醒；请说明是哪一个，例如 {example('#3')}。",  # noqa: RUF001
     )
 
 
@@ -218,22 +223,3 @@ def _window(window: timedelta) -> tuple[str, str]:
         return f"{minutes} minutes", f" {minutes} 分钟"
     hours = minutes // 60
     return ("hour", "一小时") if hours == 1 else (f"{hours} hours", f" {hours} 小时")
-
-
-def _done_target(exc: SnoozeTargetError) -> PlainSentence:
-    """No reminder to say done to, or several: say which, with /done."""
-    if exc.problem == "not_a_reminder":
-        return PlainSentence("That message isn't a reminder.", "那条消息不是提醒。")
-    if exc.labels:
-        shown = exc.labels[:_SHOWN_LABELS]
-        return PlainSentence(
-            f"Several reminders could be meant ({', '.join(shown)}); say which one, "
-            f"e.g. /done {exc.labels[0]}.",
-            f"可能是好几个提醒之一（{'、'.join(shown)}）；请说明是哪一个，"  # noqa: RUF001
-            f"例如 /done {exc.labels[0]}。",
-        )
-    window, window_zh = _window(exc.window)
-    return PlainSentence(
-        f"No reminder went off here in the last {window}; say which one, e.g. /done #3.",
-        f"最近{window_zh}里这里没有响过提醒；请说明是哪一个，例如 /done #3。",  # noqa: RUF001
-    )

@@ -260,6 +260,7 @@ _OUTCOME_WORDS: dict[HistoryOutcome, str] = {
     "failed": "failed",
     "cancelled": "cancelled before sending",
     "snoozed": "snoozed",
+    "done": "done",
 }
 
 

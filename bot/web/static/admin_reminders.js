@@ -147,9 +147,10 @@ export async function showDeliveries(view, params, go) {
   outcome.addEventListener("change", refresh);
   const rows = await api("GET", `/v1/deliveries?limit=200${outcome.value ? `&outcome=${outcome.value}` : ""}`);
   view.append(element("h2", { text: "Deliveries" }), element("p", {}, field("Outcome", outcome)), table(
-    ["When due", "Chat", "Reminder", "Outcome", "Attempts", "Error", ""],
+    ["When due", "Chat", "Reminder", "Outcome", "Done by", "Attempts", "Error", ""],
     rows.map((d) => [at(d.occurrence, d.chat_id), d.chat_id, `#${d.short_id} ${d.content}`,
       (OUTCOME_WORDS[d.outcome] || d.outcome) + (d.late ? " (late)" : ""),
+      (d.done_by || []).join(", "),  // names as people gave them: shown as text, never HTML
       String(d.attempts), d.last_error || "", d.outcome === "failed" ? retryButton(d, refresh) : ""]),
     "Deliveries", "No deliveries yet."));
 }
