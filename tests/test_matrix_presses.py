@@ -122,7 +122,9 @@ async def test_seeded_reactions_act_once_and_edit_the_reminder_in_place(
         buttons=buttons("r1"),
     )
     done = "⏰ Reminder: tea\n✅ Done by pben 09:02"
-    host.outcomes["✅"] = PressOutcome(True, "Done.", OutgoingMessage(chat, done))
+    # Done for good: only "Remind me too" is left to press, so only 👍 stays seeded.
+    left = buttons("r1")[1:]
+    host.outcomes["✅"] = PressOutcome(True, "Done.", OutgoingMessage(chat, done, buttons=left))
     host.outcomes["👍"] = PressOutcome(False, "The asker switched “me too” off for this one.")
     adapter = adapter_for(mate, synapse)
     await adapter.start(host)
@@ -138,6 +140,7 @@ async def test_seeded_reactions_act_once_and_edit_the_reminder_in_place(
 
         ticked = react(other, room, sent, "✅")
         edits = await until(lambda: relations(person, room, sent, "m.replace"), "the edit")
+        await until(lambda: seeded(person, room, sent, 0, by=mate) == ["👍"] or None, "unseeding")
         thumb = react(other, room, sent, "👍")
         refusal = await until(lambda: notices(person, room, mate), "the refusal")
     finally:
@@ -308,7 +311,11 @@ def reminders_in(client: Client, room: str, bot: User) -> list[dict[str, Any]]:
     return [e for e in client.messages(room, bot.user_id) if "Reminder for" in e["content"]["body"]]
 
 
-def seeded(client: Client, room: str, event_id: str, wanted: int) -> list[str] | None:
-    """The keys of the reactions on `event_id`, once there are `wanted` of them."""
+def seeded(
+    client: Client, room: str, event_id: str, wanted: int, *, by: User | None = None
+) -> list[str] | None:
+    """The keys of the reactions on `event_id` (`by` one user's), once there are
+    `wanted` of them (a redacted reaction relates to nothing any more)."""
     found = relations(client, room, event_id, "m.annotation")
+    found = [e for e in found if by is None or e["sender"] == by.user_id]
     return [e["content"]["m.relates_to"]["key"] for e in found] if len(found) >= wanted else None

@@ -105,7 +105,7 @@ class MatrixAdapter:
         self._bot = bot
         self._database = bot.database
         self._presses = Presses(
-            self._send, self.settings.msgtype, bot.database, self._key("me-too")
+            self._send, self._client, self.settings.msgtype, bot.database, self._key("me-too")
         )
         # Logging in and syncing run in the task, with backoff: a homeserver that is
         # down at start delays Matrix, not the rest of the bot.

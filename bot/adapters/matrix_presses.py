@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from groupmate.bot.adapters.matrix_client import Unreachable
+from groupmate.bot.adapters.matrix_client import MatrixClient, MatrixError, Unreachable
 from groupmate.bot.adapters.matrix_format import (
     annotation,
     render,
@@ -41,6 +41,7 @@ class Presses:
     `key`: where the reactions that can be taken back are kept (adapter state)."""
 
     send: Send
+    client: MatrixClient
     msgtype: str
     database: Database
     key: str
@@ -126,6 +127,7 @@ class Presses:
             )
             txn = transaction_id(f"edit:{cause}")
             await self.send(room_id, replacement(target, content), txn, "m.room.message")
+            await self._unseed(room_id, target, update.buttons)
         if not outcome.ok and outcome.answer:
             name = reaction.sender_name or reaction.sender_id
             said = render(
@@ -136,3 +138,19 @@ class Presses:
             )
             txn = transaction_id(f"answer:{cause}")
             await self.send(room_id, said, txn, "m.room.message")
+
+    async def _unseed(
+        self, room_id: str, event_id: str, buttons: Sequence[Sequence[Button]]
+    ) -> None:
+        """Take the bot's own reactions off `event_id` that its buttons no longer offer
+        (an "until done" reminder that is done keeps no ✅ to click)."""
+        keep = seeded_keys(buttons)
+        try:
+            ours = await self.client.own_reactions(room_id, event_id)
+            for key, reaction in ours.items():
+                if key in REACTION_PRESSES and key not in keep:
+                    await self.client.redact(
+                        room_id, reaction, transaction_id(f"unseed:{reaction}")
+                    )
+        except MatrixError as exc:
+            log.warning("matrix: the reactions on %s were not updated: %s", event_id, exc)
