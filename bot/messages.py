@@ -62,6 +62,8 @@ class IncomingReaction:
     # As the chat shows the person, where the platform says (a reaction that acts on a
     # reminder says "✅ Done by <name>"); "" for unknown.
     sender_name: str = ""
+    # The platform says the person administers the chat (see `IncomingMessage`).
+    sender_is_admin: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -90,7 +91,7 @@ def relations(client: Client, room: str, event_id: str, rel_type: str) -> list[d
 
 def react(client: Client, room: str, target: str, key: str) -> str:
     content = {"m.relates_to": {"rel_type": "m.annotation", "event_id": target, "key": key}}
-    path = f"/rooms/{quote(room)}/send/m.reaction/{key.encode().hex()}{target[1:9]}"
+    path = f"/rooms/{quote(room)}/send/m.reaction/{uuid.uuid4().hex}"
     return str(client.call("PUT", path, content)["event_id"])
 
 
@@ -236,7 +237,8 @@ async def test_reactions_on_a_delivered_reminder_act_once_through_the_bot(
 ) -> None:
     """The real path: a daily reminder Ana set in the room, delivered by the engine with
     the core's buttons as seeded reactions. Ben's ✅ is refused (not his reminder) with
-    nothing changed; Ana's ✅ is one acknowledgement and an edit, her 💤 one snooze; Ben's
+    nothing changed; made a moderator, his ✅ is one acknowledgement and an edit; Ana's
+    💤 is one snooze; Ben's
     👍 puts him among the people and taking it back takes him off again. The same
     events seen again after a restart (the sync position rolled back) change nothing."""
     ana, ben, mate = (synapse.register(name) for name in ("rana", "rben", "realbot"))
@@ -269,13 +271,18 @@ async def test_reactions_on_a_delivered_reminder_act_once_through_the_bot(
         key = f"matrix:{mate.user_id}:since"
         before = await load_state(bot.database, key)
 
-        react(other, room, sent, "✅")  # Ben may not mark Ana's reminder done
+        first = react(other, room, sent, "✅")  # Ben may not mark Ana's reminder done
         (refusal,) = await until(lambda: notices(person, room, mate), "the refusal")
         assert "only they or a group admin" in refusal["content"]["body"]
         assert count(tmp_path, "acknowledgements") == 0 and edits() == 0
-        react(person, room, sent, "✅")
+        # Made a moderator (power level 50), Ben may: as his /done would.
+        levels_path = f"/rooms/{quote(room)}/state/m.room.power_levels"
+        levels = person.call("GET", levels_path)
+        person.call("PUT", levels_path, levels | {"users": levels["users"] | {ben.user_id: 50}})
+        redact(other, room, first)  # one ✅ per person: his first goes, then he clicks again
+        react(other, room, sent, "✅")
         (edit,) = await until(lambda: relations(person, room, sent, "m.replace"), "the edit")
-        assert "✅ Done by rana" in edit["content"]["m.new_content"]["body"]  # her name
+        assert "✅ Done by rben" in edit["content"]["m.new_content"]["body"]  # his name
         assert count(tmp_path, "acknowledgements") == 1
         react(person, room, sent, "💤")
         await until(lambda: edits() == 2 or None, "the snooze's edit")
@@ -288,8 +295,7 @@ async def test_reactions_on_a_delivered_reminder_act_once_through_the_bot(
         thumb = react(other, room, sent, "👍")
         await until(lambda: edits() == 3 or None, "the me-too's edit")
         assert await people() == [f"mx:{ben.user_id}"]
-        path = f"/rooms/{quote(room)}/redact/{quote(thumb)}/undo-{thumb[1:9]}"
-        other.call("PUT", path, {})
+        redact(other, room, thumb)
         await until(lambda: edits() == 4 or None, "the edit taking him off")
         assert await people() == []
         rows = count(tmp_path, "reminders")
@@ -319,3 +325,7 @@ def seeded(
     found = relations(client, room, event_id, "m.annotation")
     found = [e for e in found if by is None or e["sender"] == by.user_id]
     return [e["content"]["m.relates_to"]["key"] for e in found] if len(found) >= wanted else None
+
+
+def redact(client: Client, room: str, event_id: str) -> None:
+    client.call("PUT", f"/rooms/{quote(room)}/redact/{quote(event_id)}/{uuid.uuid4().hex}", {})

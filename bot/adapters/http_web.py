@@ -202,6 +202,7 @@ async def press(
         data=data,
         press_id=f"web:{body.press_id}",
         message_id=body.message_id,
+        sender_is_admin=person.admin,  # the page's Admin switch, as for its other calls
     )
     outcome = await bot.press(pressed)
     update = outcome.update

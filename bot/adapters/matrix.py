@@ -358,7 +358,10 @@ class MatrixAdapter:
         if found is None:
             return None
         sender = wire_id(found.sender_id)
-        return replace(found, sender_name=info.members.get(sender) or localpart(sender))
+        name = info.members.get(sender) or localpart(sender)
+        return replace(
+            found, sender_name=name, sender_is_admin=info.power_of(sender) >= ADMIN_POWER
+        )
 
     async def _is_ours(self, room_id: str, event_id: str) -> bool:
         if event_id in self._sent:
