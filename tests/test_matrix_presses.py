@@ -256,7 +256,7 @@ async def test_reactions_on_a_delivered_reminder_act_once_through_the_bot(
         service = bot.reminders
         await until(lambda: mate.user_id in person.members(room), "the join")
         person.say(room, "/remind every day at 9:00 tea")
-        await until(lambda: person.messages(room, mate.user_id), "the confirmation")
+        (confirmation,) = await until(lambda: person.messages(room, mate.user_id), "the reply")
         (view,), _ = await service.list_for_chat(chat)
 
         def rewind(session: Any) -> None:
@@ -298,6 +298,13 @@ async def test_reactions_on_a_delivered_reminder_act_once_through_the_bot(
         redact(other, room, thumb)
         await until(lambda: edits() == 4 or None, "the edit taking him off")
         assert await people() == []
+        # A 👍 on the confirmation ("⏰ Reminder #1 set …") is "me too" as well.
+        react(other, room, confirmation["event_id"], "👍")
+        for _ in range(150):  # no edit to wait for: a confirmation has no occurrence
+            if await people() == [f"mx:{ben.user_id}"]:
+                break
+            await asyncio.sleep(0.2)
+        assert await people() == [f"mx:{ben.user_id}"]
         rows = count(tmp_path, "reminders")
         assert before is not None
         await save_state(bot.database, key, before)
@@ -306,7 +313,9 @@ async def test_reactions_on_a_delivered_reminder_act_once_through_the_bot(
     async with bot:
         assert bot.reminders is not None
         await asyncio.sleep(3)  # the replayed batch is handled by now
-        assert [m.user_id for m in (await bot.reminders.get(view.id)).audience.mentions] == []
+        assert [m.user_id for m in (await bot.reminders.get(view.id)).audience.mentions] == [
+            f"mx:{ben.user_id}"
+        ]
     assert count(tmp_path, "acknowledgements") == 1
     assert count(tmp_path, "reminders") == rows  # no second snooze
     assert edits() == 4
