@@ -32,7 +32,7 @@ from groupmate.function_calls.sections import OptionalText, Secret, Section
 from groupmate.function_calls.vocabulary import ToolMode, ToolSchema
 from groupmate.storage import DEFAULT_URL, DeliveryPolicy, InvalidTimezoneError, check_timezone
 from groupmate.storage.policy import DEFAULT_GRACE
-from groupmate.storage.recurrence import MAX_COUNT, MAX_PER_DAY, MIN_EVERY, Kind
+from groupmate.storage.recurrence import MAX_COUNT, MAX_PER_DAY, MIN_EVERY, Kind, RepeatRate
 from groupmate.storage.vocabulary import Permission
 from groupmate.storage.workdays import work_calendar
 
@@ -303,6 +303,9 @@ class ReminderSettings(Section):
             watchdog_interval=self.watchdog_interval,
             lease=self.lease,
         )
+
+    def rate(self) -> RepeatRate:
+        return RepeatRate(self.min_interval, self.max_per_day)
 
 
 class LoggingSettings(Section):

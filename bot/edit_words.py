@@ -24,6 +24,14 @@ __all__ = ["AmbiguousEdit", "edit_arguments"]
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|「([^」]+)」")
 
 
+# "/edit 3 no limit": the limit goes, the rule stays.
+_NO_LIMIT = re.compile(
+    r"(?:no|without|remove(?: the)?|drop(?: the)?) (?:limit|end|count)|forever|"
+    r"不限次数|不限|取消限制|去掉限制|一直提醒",
+    re.IGNORECASE,
+)
+
+
 class AmbiguousEdit(GroupmateError, ValueError):
     """The words may name a new time or rule, or be part of the new text; `question`
     asks which, in the user's language."""
@@ -38,6 +46,8 @@ def edit_arguments(reference: str, change: str) -> dict[str, Any]:
     GrammarError for time words it can't read, AmbiguousEdit for words that may be
     either the time or the text."""
     raw: dict[str, Any] = {"reminder_id": reference}
+    if _NO_LIMIT.fullmatch(change.strip()):
+        return raw | {"no_limit": True}
     quoted = _QUOTED.search(change)
     if quoted is not None:
         # The quoted words are the text, whatever they say; the rest names the time.

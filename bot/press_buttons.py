@@ -6,7 +6,6 @@ out; its words and reactions act the same."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from groupmate.bot.presses import ButtonData, PressAction, SnoozePreset
@@ -22,19 +21,31 @@ _LABELS: dict[tuple[PressAction, SnoozePreset | None], tuple[str, str]] = {
     ("snooze", "tomorrow"): ("💤 Tomorrow 9:00", "💤 明天9点"),
     ("me_too", None): ("👍 Remind me too", "👍 也提醒我"),
 }
-_SNOOZES: tuple[SnoozePreset, ...] = ("10m", "1h", "tomorrow")
+_ACT: tuple[tuple[PressAction, SnoozePreset | None], ...] = (
+    ("done", None),
+    ("snooze", "10m"),
+    ("snooze", "1h"),
+    ("snooze", "tomorrow"),
+)
+_ME_TOO: tuple[tuple[PressAction, SnoozePreset | None], ...] = (("me_too", None),)
 
 
-def _button(
-    action: PressAction,
+# The rows' labels in each language, worked out once: a burst composes thousands.
+_SHOWN: dict[tuple[int, Lang], tuple[str, ...]] = {
+    (id(keys), lang): tuple(_LABELS[key][lang == "zh"] for key in keys)
+    for keys in (_ACT, _ME_TOO)
+    for lang in ("en", "zh")
+}
+
+
+def _row(
+    keys: tuple[tuple[PressAction, SnoozePreset | None], ...],
     reminder_id: str,
     occurrence: datetime | None,
     lang: Lang,
-    preset: SnoozePreset | None = None,
-) -> Button:
-    english, chinese = _LABELS[action, preset]
-    data = ButtonData(action, reminder_id, occurrence, preset).encode()
-    return Button(chinese if lang == "zh" else english, data)
+) -> tuple[Button, ...]:
+    data = ButtonData.encode_row(reminder_id, occurrence, keys)
+    return tuple(map(Button, _SHOWN[id(keys), lang], data))
 
 
 def reminder_buttons(
@@ -48,11 +59,9 @@ def reminder_buttons(
     """Row 1 (`act`): Done and the snoozes; row 2 (`me_too`): Remind me too."""
     rows: list[tuple[Button, ...]] = []
     if act:
-        done = _button("done", reminder_id, occurrence, lang)
-        snoozes = (_button("snooze", reminder_id, occurrence, lang, p) for p in _SNOOZES)
-        rows.append((done, *snoozes))
+        rows.append(_row(_ACT, reminder_id, occurrence, lang))
     if me_too:
-        rows.append((_button("me_too", reminder_id, occurrence, lang),))
+        rows.append(_row(_ME_TOO, reminder_id, occurrence, lang))
     return tuple(rows)
 
 
@@ -63,11 +72,10 @@ def offers_me_too(claim: Claim) -> bool:
 
 def compose_with_buttons(claim: Claim, now: datetime) -> OutgoingMessage:
     """`reminder_message`, with its buttons: the bot's `Compose`."""
-    message = reminder_message(claim, now)
     buttons = reminder_buttons(
         claim.reminder_id,
         claim.occurrence,
         lang=language_of(claim.content),
         me_too=offers_me_too(claim),
     )
-    return replace(message, buttons=buttons)
+    return reminder_message(claim, now, buttons)

@@ -15,7 +15,7 @@ reminder or on a reminder's confirmation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal, get_args
 
 from groupmate.storage import OutgoingMessage
@@ -43,6 +43,10 @@ _CODES: dict[tuple[PressAction, SnoozePreset | None], str] = {
     ("me_too", None): "m",
 }
 _ACTIONS = {code: key for key, code in _CODES.items()}
+# An occurrence is named to the microsecond: a reminder set "in 10 minutes" goes off at a
+# fraction of a second, and the store finds the occurrence by equality.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +67,20 @@ class ButtonData:
             raise ValueError("a reminder id is up to 40 letters and digits")
 
     def encode(self) -> str:
-        """`gm1:<action>:<reminder id>:<occurrence as epoch seconds, or "">`."""
-        when = "" if self.occurrence is None else str(int(self.occurrence.timestamp()))
-        return f"{_PREFIX}:{_CODES[self.action, self.preset]}:{self.reminder_id}:{when}"
+        """`gm1:<action>:<reminder id>:<occurrence in epoch microseconds, or "">`."""
+        return _encoded(self.reminder_id, self.occurrence, ((self.action, self.preset),))[0]
+
+    @classmethod
+    def encode_row(
+        cls,
+        reminder_id: str,
+        occurrence: datetime | None,
+        keys: tuple[tuple[PressAction, SnoozePreset | None], ...],
+    ) -> tuple[str, ...]:
+        """`encode()` of one reminder's buttons at once (a delivered reminder has five,
+        for each of a burst's thousands of messages): the id checked once."""
+        cls(keys[0][0], reminder_id, occurrence, keys[0][1])
+        return _encoded(reminder_id, occurrence, keys)
 
     @classmethod
     def decode(cls, data: str) -> ButtonData | None:
@@ -76,13 +91,22 @@ class ButtonData:
         action, preset = _ACTIONS[parts[1]]
         occurrence = None
         if parts[3]:
-            if not parts[3].isdigit() or len(parts[3]) > 12:
+            if not parts[3].isdigit() or len(parts[3]) > 17:
                 return None
-            occurrence = datetime.fromtimestamp(int(parts[3]), UTC)
+            occurrence = _EPOCH + int(parts[3]) * _MICROSECOND
         try:
             return cls(action, parts[2], occurrence, preset)
         except ValueError:
             return None
+
+
+def _encoded(
+    reminder_id: str,
+    occurrence: datetime | None,
+    keys: tuple[tuple[PressAction, SnoozePreset | None], ...],
+) -> tuple[str, ...]:
+    when = "" if occurrence is None else str((occurrence - _EPOCH) // _MICROSECOND)
+    return tuple(f"{_PREFIX}:{_CODES[key]}:{reminder_id}:{when}" for key in keys)
 
 
 @dataclass(frozen=True, slots=True)

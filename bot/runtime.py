@@ -111,6 +111,7 @@ async def build_runtime(
             act=act,
             default_timezone=config.bot.timezone,
             policy=config.reminders.policy(),
+            rate=config.reminders.rate(),
             clock=clock,
             observe=metrics.delivery if metrics else None,
             reach=outbound.reach,

@@ -297,13 +297,33 @@ def _count_end(schedule: Schedule) -> datetime:
     return current
 
 
+@dataclass(frozen=True, slots=True)
+class RepeatRate:
+    """The chat's bounds on a repeat within a day (config `reminders.min_interval` and
+    `reminders.max_per_day`); the store checks every schedule it saves against them."""
+
+    minimum: timedelta = MIN_EVERY
+    max_per_day: int = MAX_PER_DAY
+
+    def check(self, schedule: Schedule) -> Schedule:
+        return check_rate(schedule, self.minimum, self.max_per_day)
+
+
+DEFAULT_RATE = RepeatRate()
+
+
 def check_rate(
     schedule: Schedule, minimum: timedelta = MIN_EVERY, max_per_day: int = MAX_PER_DAY
 ) -> Schedule:
     """Return `schedule`, or raise RepeatTooOftenError if it repeats within a day more
-    often than `minimum` allows or more than `max_per_day` times on one day."""
+    often than `minimum` allows or more than `max_per_day` times on one day (a counted
+    repeat: at most its count)."""
     if schedule.every is not None:
         per_day = schedule.per_day()
+        if schedule.count is not None:
+            # It fires `count` times in all, so no more on any one day: an "until done"
+            # every 10 minutes stops after its cap (12), far below a day's 144.
+            per_day = min(per_day, schedule.count)
         if schedule.every < minimum or per_day > max_per_day:
             raise RepeatTooOftenError(schedule.every, minimum, per_day, max_per_day)
     return schedule

@@ -26,6 +26,7 @@ from groupmate.storage.errors import (
 from groupmate.storage.location import DEFAULT_URL
 from groupmate.storage.outgoing import Sender
 from groupmate.storage.policy import DeliveryPolicy
+from groupmate.storage.recurrence import DEFAULT_RATE, RepeatRate
 from groupmate.storage.recurrence import check_timezone as check_timezone  # re-exported
 from groupmate.storage.reminder_acts import ReminderActs
 from groupmate.storage.repository import NewReminder, ReminderView
@@ -52,8 +53,12 @@ class ReminderService:
         default_timezone: str = "UTC",
         clock: Clock = utc_now,
         zone_cache_size: int = ZONE_CACHE_SIZE,
+        rate: RepeatRate = DEFAULT_RATE,
     ) -> None:
         self.database = database
+        # Every schedule saved, whoever made it (grammar, tools, REST, /edit), is checked
+        # here against the chat's bounds: a flood can't come in by another door.
+        self.rate = rate
         self.scheduler = scheduler
         self.chats = ChatSettings(
             database, default_timezone=default_timezone, clock=clock, cache_size=zone_cache_size
@@ -79,6 +84,7 @@ class ReminderService:
         migrate: bool = True,
         observe: DeliveryObserver | None = None,
         reach: Reachable | None = None,
+        rate: RepeatRate = DEFAULT_RATE,
     ) -> AsyncIterator[ReminderService]:
         """Open the store, apply migrations, and with a sender start delivering: each
         occurrence as the message `compose` writes (the wording is the caller's);
@@ -107,7 +113,13 @@ class ReminderService:
                     reach=reach,
                 )
                 await scheduler.start()
-            yield cls(database, scheduler=scheduler, default_timezone=default_timezone, clock=clock)
+            yield cls(
+                database,
+                scheduler=scheduler,
+                default_timezone=default_timezone,
+                clock=clock,
+                rate=rate,
+            )
         finally:
             if scheduler is not None:
                 await scheduler.aclose()
@@ -147,6 +159,8 @@ class ReminderService:
         return moved
 
     async def create(self, new: NewReminder) -> ReminderView:
+        """Store a new reminder; RepeatTooOftenError if its rule is over the rate."""
+        self.rate.check(new.schedule)
         now = self._clock()
         reminder = await self.database.write(
             functools.partial(repository.create_reminder, new=new, now=now)
@@ -236,7 +250,10 @@ class ReminderService:
         *,
         expected_version: int | None = None,
     ) -> ReminderView:
-        """Edit a live reminder; with `expected_version`, only if nothing changed since."""
+        """Edit a live reminder; with `expected_version`, only if nothing changed since.
+        RepeatTooOftenError if the new rule is over the rate."""
+        if change.schedule is not None:
+            self.rate.check(change.schedule)
         now = self._clock()
 
         def edit(session: Session) -> ReminderView:

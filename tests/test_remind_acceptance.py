@@ -92,7 +92,7 @@ REFUSED: list[tuple[str, str]] = [
     ("/remind every weekday at 9 except friday standup", "Exceptions"),
     ("/remind next friday at 5pm drinks", "or the one after"),
     ("/remind next week call bob", "Which day"),
-    ("/remind every hour drink water", "shortest repeat is daily"),
+    ("/remind every 2 minutes drink water", "the shortest repeat here is every 5 minutes"),
     ("/remind tomorrow at 9", "What should I remind"),
     ("/提醒 昨天9点 开会", "过去"),
     ("/提醒 明天3点 开会", "03:00 or 15:00"),

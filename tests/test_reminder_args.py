@@ -61,6 +61,10 @@ def test_schema_shown_to_the_model(tool: Tool) -> None:
         "weekday",
         "day",
         "interval",
+        "every_minutes",
+        "to",
+        "until",
+        "count",
         "who",
     }
     assert set(schema["required"]) == {"content"}

@@ -26,6 +26,7 @@ _SERVER_FIELDS = (
     "status",
     "snooze_of",
     "last_run",
+    "last_at",
 )
 
 

@@ -21,6 +21,7 @@ from groupmate.storage import (
     ReminderService,
     ReminderStateError,
     ReminderView,
+    RepeatTooOftenError,
     Schedule,
 )
 from groupmate.storage.changes import Requester
@@ -259,3 +260,14 @@ async def test_deleting_a_chats_data_takes_its_dones_and_presses(
         return acks, list(session.scalars(select(PressRecord.press_id)))
 
     assert await reminders.database.read(left) == (0, ["tg:cb:2"])
+
+
+async def test_a_cap_within_a_days_bound_is_stored_and_one_over_it_refused(
+    reminders: ReminderService, clock: FakeClock
+) -> None:
+    # Every 10 minutes all day is 144 a day, over the default 48; with a cap of 12 (or
+    # 48) it fires that many times in all, so it is taken; 49 is refused with the number.
+    await until_done(reminders, clock, "asker", cap=48)
+    with pytest.raises(RepeatTooOftenError) as refused:
+        await until_done(reminders, clock, "asker", cap=49)
+    assert (refused.value.per_day, refused.value.max_per_day) == (49, 48)

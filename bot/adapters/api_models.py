@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from groupmate.function_calls.handlers.followup import MAX_SECONDS, MIN_SECONDS
+from groupmate.function_calls.handlers.reminder_limits import limit_fields, rule_fields
 from groupmate.function_calls.handlers.reminder_words import describe_schedule
 from groupmate.storage import Button, ReminderView
-from groupmate.storage.recurrence import Kind
+from groupmate.storage.recurrence import Kind, Schedule
 from groupmate.storage.vocabulary import (
     FinishedOutcome,
     HistoryOutcome,
@@ -65,6 +67,17 @@ class ReminderOut(BaseModel):
     weekday: int | None = Field(description="weekly: 0 = Monday ... 6 = Sunday")
     day: int | None = Field(description="monthly: the day of the month")
     interval: int | None = Field(description="every N days/weeks/months; null for 1")
+    every_minutes: int | None = Field(
+        None, description="a repeat within the day: minutes between occurrences"
+    )
+    to: str | None = Field(None, description='every_minutes: the last time of each day, "HH:MM"')
+    until: str | None = Field(
+        None, description='the last day "YYYY-MM-DD" (or local "YYYY-MM-DD HH:MM"); null: none'
+    )
+    count: int | None = Field(None, description="how many times in all, from the first")
+    last_at: datetime | None = Field(
+        None, description="the last occurrence under until/count, in the reminder's zone"
+    )
     content: str
     who: list[str] = Field(description='"me" (the creator), "@name" members, "everyone"')
     mentions: list[MemberIO] = Field(description="the members `who` names, with their ids")
@@ -125,6 +138,17 @@ class SettingsOut(BaseModel):
     reminders_moved: int = Field(0, description="repeating reminders the zone change moved")
 
 
+def _within_fields(schedule: Schedule) -> dict[str, Any]:
+    """A repeat within a day in POST's fields; {} for other rules, or for days no
+    type names (set through storage directly), which keep type "interval"."""
+    if schedule.kind != "interval":
+        return {}
+    try:
+        return rule_fields(schedule)
+    except ValueError:
+        return {}
+
+
 def reminder_out(
     reminder: ReminderView, last: tuple[datetime, FinishedOutcome] | None = None
 ) -> ReminderOut:
@@ -135,14 +159,21 @@ def reminder_out(
     who += [f"@{m.name or m.user_id}" for m in audience.mentions]
     who += ["everyone"] if audience.everyone else []
     next_fire = reminder.next_fire_at
+    last_at = schedule.last()
+    # The fields POST takes: a repeat within a day is named by its days' type.
+    within = _within_fields(schedule)
     return ReminderOut(
         id=reminder.id,
         short_id=reminder.short_id,
-        type=schedule.kind,
+        type=within.get("type", schedule.kind),
         time=f"{schedule.on_date} {clock}" if schedule.kind == "once" else clock,
-        weekday=schedule.weekday,
+        weekday=within.get("weekday", schedule.weekday),
         day=schedule.day,
         interval=schedule.interval if schedule.interval > 1 else None,
+        every_minutes=within.get("every_minutes"),
+        to=within.get("to"),
+        **limit_fields(schedule),
+        last_at=None if last_at is None else last_at.astimezone(schedule.zone),
         content=reminder.content,
         who=who,
         mentions=[MemberIO(user_id=m.user_id, name=m.name) for m in audience.mentions],

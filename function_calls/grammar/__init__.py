@@ -16,6 +16,7 @@ from typing import Any
 from groupmate.function_calls.grammar.chinese import ChineseWhenParser
 from groupmate.function_calls.grammar.english import WhenParser
 from groupmate.function_calls.grammar.english_words import CONTENT_LEADS, TIES, tokenize
+from groupmate.function_calls.grammar.limits import check_hours_in_text
 from groupmate.function_calls.grammar.spec import (
     DEFAULT_TIME,
     Clock,
@@ -156,6 +157,8 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
         chinese = ChineseWhenParser(text, start)
         if chinese.parse() > start:
             chinese.check_boundary()
+            chinese.take_trailing_limits()
+            check_hours_in_text(chinese.spec, chinese.content())
             return chinese.spec, chinese.content()
     tokens = tokenize(text)
     first = next((n for n, token in enumerate(tokens) if token.start >= start), len(tokens))
@@ -163,8 +166,10 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
     end = leading.parse()
     if not leading.spec.empty:
         leading.check_boundary()
-        rest = text[tokens[end].start :] if end < len(tokens) else ""
-        return leading.spec, _content(rest)
+        rest_at = tokens[end].start if end < len(tokens) else len(text)
+        cut = leading.trailing_limit(end) if leading.spec.repeat is not None else None
+        check_hours_in_text(leading.spec, text[rest_at:cut])
+        return leading.spec, _content(text[rest_at:cut])
     # No leading when: a trailing one, "call mom tomorrow at 9".
     for index in range(first + 1, len(tokens)):
         if tokens[index - 1].text in TIES:
@@ -175,9 +180,16 @@ def split_when(text: str, start: int = 0) -> tuple[WhenSpec, str]:
         except GrammarError:
             continue
         finished = all(token.text in (".", "!") for token in tokens[end:])
-        if not trailing.spec.empty and finished:
+        # A limit alone at the end is no time: "wait until 5pm", "stretch 3 times".
+        timed = not trailing.spec.empty and not _only_limits(trailing.spec)
+        if timed and finished:
             return trailing.spec, _content(text[tokens[first].start : tokens[index].start])
     return WhenSpec(), _content(text[start:])
+
+
+def _only_limits(spec: WhenSpec) -> bool:
+    said = spec.day or spec.clock or spec.part or spec.repeat or spec.delay
+    return spec.limited and not said
 
 
 def _content(text: str) -> str:

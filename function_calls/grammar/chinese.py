@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from groupmate.function_calls.grammar import chinese_limits as limits
+from groupmate.function_calls.grammar.chinese_limits import compile_zh
+from groupmate.function_calls.grammar.chinese_limits import number as number  # re-exported
+from groupmate.function_calls.grammar.limits import THIS_MONTH, Limit
 from groupmate.function_calls.grammar.spec import (
     Clock,
     Day,
@@ -24,11 +28,8 @@ from groupmate.function_calls.grammar.spec import (
 from groupmate.function_calls.lazy_re import LazyPattern
 from groupmate.storage.recurrence import MAX_INTERVAL
 
-_NUM = r"(?:\d+|[零〇一二两三四五六七八九十]+)"
 _WD = r"(?P<wd>[一二三四五六日天1-7])"
 _WEEK = r"(?:周|星期|礼拜)"
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-           "七": 7, "八": 8, "九": 9}  # fmt: skip
 _WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
             "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}  # fmt: skip
 _PARTS: dict[str, DayPart] = {
@@ -40,45 +41,40 @@ _OFFSETS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2, "�
 _SHORT_DAYS = {"今晚": (0, "evening"), "明早": (1, "morning"), "明晚": (1, "evening")}
 
 
-def _compile(pattern: str) -> LazyPattern:
-    return LazyPattern(pattern.replace("NUM", _NUM))
-
-
 _SEP = LazyPattern(r"[\s，,、]+")
-_DELAY = _compile(
+_DELAY = compile_zh(
     r"(?P<pre>过)?(?P<n>NUM|半)(?:个)?(?P<half>半)?(?P<unit>分钟|分|小时|钟头|天|日|"
     r"个?星期|周|礼拜)(?P<post>以后|之后|后)?"
 )
-_HOURS_MINUTES_DELAY = _compile(
+_HOURS_MINUTES_DELAY = compile_zh(
     r"(?P<pre>过)?(?P<h>NUM)个?(?:小时|钟头)零?(?P<m>NUM)分钟?(?P<post>以后|之后|后)?"
 )
 _QUARTER_DELAY = LazyPattern(r"(?P<n>一|两|三|[1-3])刻钟(?:以后|之后|后)")
 _DAILY = LazyPattern(r"每天|每日|天天|每一天")
 _EVERY_PART = LazyPattern(r"每(?:个)?(?P<part>早上|早晨|上午|中午|下午|晚上|晚)")
-_WORKDAYS = _compile(
+_WORKDAYS = compile_zh(
     rf"每个?工作日|工作日|每{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]|{_WEEK}[一1](?:到|至|-){_WEEK}?[五5]"
 )
-_WEEKLY = _compile(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
-_BIWEEKLY = _compile(rf"隔周的?{_WEEK}?{_WD}")
-_MONTHLY = _compile(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
-_EVERY_N_DAYS = _compile(r"每隔?(?P<n>NUM)(?:天|日)")
-_TOO_OFTEN = _compile(r"每隔?(?:NUM个?)?(?:小时|分钟|钟头)")
+_WEEKLY = compile_zh(rf"每隔?(?:(?P<n>NUM)个?|个)?{_WEEK}的?{_WEEK}?{_WD}")
+_BIWEEKLY = compile_zh(rf"隔周的?{_WEEK}?{_WD}")
+_MONTHLY = compile_zh(r"每隔?(?:(?P<n>NUM)个?|个)?月的?(?:(?P<d>NUM)(?:日|号)|(?P<last>最后一天))")
+_EVERY_N_DAYS = compile_zh(r"每隔?(?P<n>NUM)(?:天|日)")
 _YEARLY = LazyPattern(r"每年")
-_WEEK_NO_DAY = _compile(rf"每隔?(?:NUM个?|个)?{_WEEK}")
+_WEEK_NO_DAY = compile_zh(rf"每隔?(?:NUM个?|个)?{_WEEK}")
 _OFFSET_DAY = LazyPattern(r"大后天|今天|今日|明天|明日|后天")
 _SHORT_DAY = LazyPattern(r"今晚|明早|明晚")
 _PAST_DAY = LazyPattern(r"昨天|昨晚|前天")
-_WEEKDAY_DAY = _compile(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
-_VAGUE_WEEK = _compile(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
-_DATE = _compile(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
+_WEEKDAY_DAY = compile_zh(rf"(?P<mode>下个?|这个?|本)?{_WEEK}{_WD}")
+_VAGUE_WEEK = compile_zh(rf"(?:下|这|本)个?{_WEEK}|下个?月|明年")
+_DATE = compile_zh(r"(?:(?P<y>\d{4})年)?(?P<m>NUM)月(?P<d>NUM)(?:日|号)?")
 _ISO = LazyPattern(r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})")
-_MONTH_DAY = _compile(r"(?P<d>NUM)(?:日|号)")
+_MONTH_DAY = compile_zh(r"(?P<d>NUM)(?:日|号)")
 _PART = LazyPattern(
     r"上午|早上|早晨|清晨|凌晨|中午|下午|午后|傍晚|晚上|夜里|夜晚|(?:早|晚)(?=\d|[一二三四五六七八九十两])"
 )
-_CLOCK = _compile(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
+_CLOCK = compile_zh(r"(?P<h>NUM)(?:点钟|点|时)(?:(?P<half>半)|(?P<q>[一三])刻|(?P<m>NUM)分?|整)?")
 _HHMM = LazyPattern(r"(?P<h>\d{1,2})[:：](?P<m>\d{2})")
-_LOOKS_LIKE_TIME = _compile(
+_LOOKS_LIKE_TIME = compile_zh(
     r"NUM(?:点|[:：]\d|分钟|小时|个小时|号|日|月)|每|周[一二三四五六日天]|星期|礼拜|"
     r"今天|明天|后天|今晚|明早|明晚|上午|下午|晚上|早上|中午|凌晨"
 )
@@ -88,24 +84,13 @@ _EXCEPT = LazyPattern(r"(?:除了|除去|但是?不|不包括)")
 _CONTENT_LEADS = LazyPattern(r"^(?:[\s，,、：:。]+|提醒我们|提醒我|提醒大家|提醒|叫我|通知我)+")
 
 
-def number(text: str) -> int:
-    """'9', '十二', '二十三', '两' as integers."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_DIGITS[tens] if tens else 1) * 10 + (_DIGITS[ones] if ones else 0)
-    value = 0
-    for char in text:
-        value = value * 10 + _DIGITS[char]
-    return value
-
-
 class ChineseWhenParser:
     def __init__(self, text: str, start: int = 0) -> None:
         self.text = text
         self.i = start
         self.spec = WhenSpec()
+        # Where the content ends: before a limit after it ("…吃药，直到周五").
+        self.end = len(text)
 
     def _match(self, pattern: LazyPattern) -> re.Match[str] | None:
         found = pattern.match(self.text, self.i)
@@ -115,7 +100,14 @@ class ChineseWhenParser:
 
     def parse(self) -> int:
         """Consume every clause; returns the offset where the content starts."""
-        rules: list[Callable[[], bool]] = [self._delay, self._repeat, self._day, self._clock]
+        rules: list[Callable[[], bool]] = [
+            self._delay,
+            self._repeat,
+            self._limit,
+            self._day,
+            self._window,
+            self._clock,
+        ]
         while self.i < len(self.text):
             before = self.i
             if not self.spec.empty:
@@ -142,7 +134,37 @@ class ChineseWhenParser:
             raise GrammarError(f"我没看懂这个时间：“{rest[:8]}” (I couldn't understand the time).")
 
     def content(self) -> str:
-        return _CONTENT_LEADS.sub("", self.text[self.i :]).strip()
+        return _CONTENT_LEADS.sub("", self.text[self.i : self.end]).strip(" ，,")
+
+    def take_trailing_limits(self) -> None:
+        """A count or limit after the content of a repeating reminder ("每天9点提醒我
+        吃药，共3次", "每天提醒我吃药直到周五"): read, and cut from the content. A bare
+        "3次" there is asked about; "直到" with no day stays in the content, unless it
+        is an acknowledgement ("直到我说好了"), which is refused."""
+        if self.spec.repeat is None:
+            return
+        rest = self.text[self.i :]
+        found = limits.TRAILING_COUNT.search(rest)
+        if found is not None:
+            self.spec.set_count(number(found["n"]), found["count"])
+            self.end = self.i + found.start()
+        elif (bare := limits.TRAILING_BARE_COUNT.search(rest)) is not None:
+            limits.refuse_bare_count(bare["count"])
+        found = limits.TRAILING_LIMIT.search(self.text, self.i, self.end)
+        if found is None:
+            return
+        reader = ChineseWhenParser(self.text[: self.end], found.start("limit"))
+        try:
+            taken = reader._limit() and reader.i == found.end("limit")
+        except GrammarError:
+            if limits.ACKNOWLEDGED.match(found["limit"]):
+                raise
+            return
+        if taken and reader.spec.until is not None:
+            self.spec.set_until(reader.spec.until)
+            self.end = found.start()
+        elif reader.spec.until is not None:  # "直到周五下班": a day, and more than a day
+            limits.refuse_more_than_a_day(found["limit"], reader.spec.until.text)
 
     # --- clauses -------------------------------------------------------------------
 
@@ -182,8 +204,16 @@ class ChineseWhenParser:
         return True
 
     def _repeat(self) -> bool:
-        if self._match(_TOO_OFTEN):
-            raise GrammarError("最短每天重复一次 (the shortest repeat is daily).")
+        found = self._match(limits.PER_DAY)
+        if found is not None:
+            limits.refuse_per_day(found.group())
+        if self._match(limits.TOO_SHORT):
+            raise GrammarError("最短按分钟重复 (repeats are in minutes or hours).")
+        found = self._match(limits.WITHIN)
+        if found is not None:
+            steps = number(found["n"]) if found["n"] not in (None, "半") else 1
+            self.spec.set_repeat(limits.within_day(found, steps))
+            return True
         if self._match(_YEARLY):
             raise GrammarError("暂不支持每年重复 (yearly reminders aren't supported).")
         found = self._match(_WORKDAYS)
@@ -229,10 +259,16 @@ class ChineseWhenParser:
             self.spec.set_day(Day("offset", offset=offset, text=found.group()))
             self.spec.set_part(part, found.group())  # type: ignore[arg-type]
             return True
+        day = self._one_day()
+        if day is not None:
+            self.spec.set_day(day)
+        return day is not None
+
+    def _one_day(self) -> Day | None:
+        """A day by itself: "明天", "周五", "下周五", "12月5日", "5号"."""
         found = self._match(_OFFSET_DAY)
         if found is not None:
-            self.spec.set_day(Day("offset", offset=_OFFSETS[found.group()], text=found.group()))
-            return True
+            return Day("offset", offset=_OFFSETS[found.group()], text=found.group())
         found = self._match(_WEEKDAY_DAY)
         if found is not None:
             mode = found["mode"] or ""
@@ -240,23 +276,89 @@ class ChineseWhenParser:
                 "next_week" if mode.startswith("下") else "this_week" if mode else "upcoming"
             )
             weekday = _WEEKDAY[found["wd"]]
-            self.spec.set_day(Day("weekday", weekday=weekday, mode=kind, text=found.group()))
-            return True
+            return Day("weekday", weekday=weekday, mode=kind, text=found.group())
         found = self._match(_ISO) or self._match(_DATE)
         if found is not None:
             month, day = number(found["m"]), number(found["d"])
             if found["y"]:
-                self.spec.set_day(
-                    Day("date", year=int(found["y"]), month=month, day=day, text=found.group())
-                )
-            else:
-                self.spec.set_day(Day("month_date", month=month, day=day, text=found.group()))
-            return True
+                return Day("date", year=int(found["y"]), month=month, day=day, text=found.group())
+            return Day("month_date", month=month, day=day, text=found.group())
         found = self._match(_MONTH_DAY)
         if found is not None:
-            self.spec.set_day(Day("month_day", day=number(found["d"]), text=found.group()))
+            return Day("month_day", day=number(found["d"]), text=found.group())
+        return None
+
+    def _limit(self) -> bool:
+        """ "共3次", "直到周五", "直到3月底", "截止到12月5日为止"."""
+        start = self.i
+        found = self._match(limits.COUNT)
+        if found is not None:
+            self.spec.set_count(number(found["n"]), found.group())
             return True
+        if self._match(limits.UNTIL) is None:
+            return False
+        day = self._one_day()
+        month = None if day is not None else self._match(limits.UNTIL_MONTH)
+        if day is None and month is None:
+            said = re.match(r"[^，,。.!！\s]{1,10}", self.text[start:])  # noqa: RUF001
+            limits.refuse_until(said.group() if said is not None else "直到")
+        self._match(limits.UNTIL_END)
+        text = self.text[start : self.i]
+        if month is not None:
+            named = number(month["m"]) if month["m"] else THIS_MONTH  # "月底": this month's
+            limit = Limit(month=named, month_end=bool(month["end"] or month["this"]), text=text)
+        else:
+            limit = Limit(day=day, text=text)
+        self.spec.set_until(limit)
+        return True
+
+    def _window(self) -> bool:
+        """ "9点到17点", "从上午9点到下午5点", "9:00-17:00"."""
+        start = self.i
+        lead = self._match(limits.WINDOW_FROM)
+        first = self._read_clock()
+        last = self._read_clock() if first and self._match(limits.WINDOW_TO) else None
+        if first is not None and last is None and self._starts_within(lead is not None):
+            self.spec.set_window(first, None)  # "从9点开始每2小时": the start alone
+            return True
+        if first is None or last is None:
+            self.i = start
+            return False
+        self.spec.set_window(first, last)
+        return True
+
+    def _starts_within(self, lead: bool) -> bool:
+        """After a clock, "开始"/"起" when it starts a repeat within a day: "从9点开始",
+        "9点起每2小时"; not "9点开始上班", which is the content's."""
+        at = self.i
+        if self._match(limits.WINDOW_START) is None:
+            return False
+        rest = _SEP.sub("", self.text[self.i : self.i + 8], count=1)
+        repeat = self.spec.repeat
+        if lead or limits.WITHIN.match(rest) or (repeat is not None and repeat.every):
+            return True
+        self.i = at
         return False
+
+    def _read_clock(self) -> Clock | None:
+        """One clock reading, with its own part of the day made exact."""
+        at = self.i
+        part = self._match(_PART)
+        found = self._match(_CLOCK) or self._match(_HHMM)
+        if found is None:
+            self.i = at
+            return None
+        minute = 0
+        if found.re.groupindex.get("half") and found["half"]:
+            minute = 30
+        elif found.re.groupindex.get("q") and found["q"]:
+            minute = 15 * number(found["q"])
+        elif found["m"]:
+            minute = number(found["m"])
+        exact = ":" in found.group() or "：" in found.group()
+        exact = exact and (len(found["h"]) == 2 or found["h"] == "0")
+        clock = Clock(number(found["h"]), minute, exact=exact, text=self.text[at : self.i])
+        return limits.window_clock(clock, part.group() if part else None, _PARTS)
 
     def _clock(self) -> bool:
         start = self.i

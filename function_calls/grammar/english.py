@@ -13,26 +13,18 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
+from groupmate.function_calls.grammar.english_limits import LimitClauses
 from groupmate.function_calls.grammar.english_words import (
-    DAY_UNITS,
     EXCEPTIONS,
-    HOUR_UNITS,
     JOINERS,
     LEADS_INTO_TIME,
-    MINUTE_UNITS,
     MONTHS,
-    NUMBER_WORDS,
     PARTS,
     PLURAL_WEEKDAYS,
     SPAN_UNITS,
     TIME_WORDS,
     TOMORROW,
-    TOO_SHORT_UNITS,
-    UNIT_MINUTES,
-    UNITS,
-    UNSUPPORTED_UNITS,
     VAGUE,
-    WEEK_UNITS,
     WEEKDAYS,
     Token,
     number_value,
@@ -45,34 +37,12 @@ from groupmate.function_calls.grammar.spec import (
     GrammarError,
     Repeat,
     WeekdayMode,
-    WhenSpec,
 )
 from groupmate.storage.recurrence import MAX_INTERVAL
 
 
-class WhenParser:
+class WhenParser(LimitClauses):
     """Reads clauses from `tokens[start:]` into a WhenSpec."""
-
-    def __init__(self, text: str, tokens: list[Token], start: int = 0) -> None:
-        self.text = text
-        self.tokens = tokens
-        self.i = start
-        self.spec = WhenSpec()
-
-    # --- token helpers -------------------------------------------------------------
-
-    def peek(self, ahead: int = 0) -> Token | None:
-        index = self.i + ahead
-        return self.tokens[index] if index < len(self.tokens) else None
-
-    def word(self, ahead: int = 0) -> str:
-        token = self.peek(ahead)
-        return token.text if token is not None else ""
-
-    def span(self, start: int) -> str:
-        if start >= self.i:
-            return ""
-        return self.text[self.tokens[start].start : self.tokens[self.i - 1].end]
 
     # --- the clause loop -----------------------------------------------------------
 
@@ -80,15 +50,24 @@ class WhenParser:
         """Consume every clause; returns the index of the first token after them."""
         rules: list[Callable[[], bool]] = [
             self._delay,
+            self._window,
             self._repeat,
             self._day,
             self._clock,
             self._part,
+            self._limit,
         ]
         while self.i < len(self.tokens):
             before = self.i
             if self.spec.complete:
-                rules = [self._part]  # "tomorrow at 9 daily standup": the rest is content
+                # "tomorrow at 9 daily standup": the rest is content, but for a limit
+                # ("every day at 9 until friday"), and the hours and days of a repeat
+                # within a day ("every hour from 9 to 17 on weekdays").
+                rules = [self._part, self._limit]
+                repeat = self.spec.repeat
+                if repeat is not None and repeat.every is not None:
+                    rules += [self._window] if self.spec.clock is None else []
+                    rules += [self._repeat] if repeat.kind == "daily" else []
             if self.spec.empty is False and self.word() in (",", "and"):
                 self.i += 1  # a connector only counts when a clause follows it
             if not any(rule() for rule in rules):
@@ -133,8 +112,8 @@ class WhenParser:
             ends or (word in ("for", "until") and following == "ever")
         ):
             raise GrammarError(
-                "A repeating reminder runs until it is cancelled; "
-                "it can't end by itself. Cancel it with /cancel when you're done."
+                "End a repeating reminder on a day or after a number of times, e.g. "
+                "“until Friday” or “5 times”; or cancel it with /cancel when you're done."
             )
 
     def _looks_like_time(self, ahead: int) -> bool:
@@ -178,85 +157,6 @@ class WhenParser:
         self.spec.set_delay(Delay(minutes=minutes, days=days, text=self.span(start)))
         return True
 
-    def amounts(self) -> tuple[int | None, int]:
-        """One or more "<amount> <unit>" joined by "and"; (minutes, days)."""
-        minutes = days = 0
-        found = False
-        while True:
-            at = self.i
-            amount = self._amount()
-            if amount is None:
-                self.i = at
-                break
-            value, unit = amount[0], self._unit(amount[1])
-            if unit in ("minute", "hour"):
-                minutes += round(value * UNIT_MINUTES[unit])
-            else:
-                whole = value * (7 if unit == "week" else 1)
-                if whole != int(whole):
-                    minutes += round(whole * 1440)
-                else:
-                    days += int(whole)
-            found = True
-            if self.word() == "and" and self.word(1) == "a" and self.word(2) == "half":
-                self.i += 3  # "an hour and a half"
-                minutes += UNIT_MINUTES[unit] // 2
-                break
-            if self.word() == "and" and self._amount_follows():
-                self.i += 1
-                continue
-            break
-        return (minutes, days) if found else (None, 0)
-
-    def _amount_follows(self) -> bool:
-        token = self.peek(1)
-        return token is not None and (token.kind == "dur" or number_value(token) is not None)
-
-    def _amount(self) -> tuple[float, str] | None:
-        token = self.peek()
-        if token is None:
-            return None
-        if token.kind == "dur":
-            self.i += 1
-            match = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]+)(?:(\d+)[a-z]*)?", token.text)
-            assert match is not None
-            value, unit, extra = float(match[1]), match[2], match[3]
-            if extra is not None:  # "1h30"
-                if unit not in HOUR_UNITS:
-                    raise GrammarError(f"I couldn't read the delay “{token.text}”.")
-                return value * 60 + int(extra), "m"
-            return value, self._unit(unit)
-        if token.text == "half" and self.word(1) in ("an", "a"):
-            unit = self._unit(self.word(2))
-            self.i += 3
-            return 0.5, unit
-        if token.kind == "number":
-            value = float(token.text)
-        elif token.text in NUMBER_WORDS:
-            value = float(NUMBER_WORDS[token.text])
-        else:
-            return None
-        unit_token = self.peek(1)
-        if unit_token is None or unit_token.kind != "word":
-            return None
-        text = unit_token.text
-        if text not in MINUTE_UNITS | HOUR_UNITS | DAY_UNITS | WEEK_UNITS:
-            if text in TOO_SHORT_UNITS:
-                raise GrammarError("The shortest delay is one minute.")
-            if text in UNSUPPORTED_UNITS:
-                raise GrammarError(f"Give the date instead of “{token.text} {text}”.")
-            return None
-        self.i += 2
-        return value, text
-
-    @staticmethod
-    def _unit(text: str) -> str:
-        """The canonical unit ("minute", "hour", "day", "week") of a unit word."""
-        for name, units in UNITS.items():
-            if text in units:
-                return name
-        raise GrammarError(f"I couldn't read the unit “{text}”; use minutes, hours or days.")
-
     # --- repeat rules --------------------------------------------------------------
 
     def _repeat(self) -> bool:
@@ -270,6 +170,9 @@ class WhenParser:
 
     def _repeat_rule(self) -> Repeat | None:
         word = self.word()
+        if word == "hourly":
+            self.i += 1
+            return Repeat("daily", every=60)
         if word in ("daily", "everyday"):
             self.i += 1
             return Repeat("daily")
@@ -296,6 +199,9 @@ class WhenParser:
         return self._after_every()
 
     def _after_every(self) -> Repeat:
+        within = self.within_day()
+        if within is not None:
+            return within
         word = self.word()
         interval = 1
         if word == "other":
@@ -308,8 +214,6 @@ class WhenParser:
         elif word == "fortnight":
             self.i += 1
             return self._one_weekday(self._on_weekday(required=True), 2)
-        elif self.peek() is not None and self.peek().kind == "dur":  # type: ignore[union-attr]
-            raise GrammarError("The shortest repeat is daily; use “every day at …”.")
         if not 1 <= interval <= MAX_INTERVAL:
             raise GrammarError(f"Repeat every 1 to {MAX_INTERVAL} days, weeks or months.")
         if word in ("day", "days"):
@@ -340,8 +244,6 @@ class WhenParser:
         if word in ("month", "months"):
             self.i += 1
             return Repeat("monthly", interval=interval, day=self._on_day_of_month(True))
-        if word in HOUR_UNITS | MINUTE_UNITS | TOO_SHORT_UNITS:
-            raise GrammarError("The shortest repeat is daily; use “every day at …”.")
         if word in ("year", "years"):
             raise GrammarError("Yearly reminders aren't supported; set one for the date.")
         if word in ("weekend", "weekends"):
@@ -421,14 +323,14 @@ class WhenParser:
 
     def _day(self) -> bool:
         start = self.i
-        day = self._day_rule()
+        day = self.day_rule()
         if day is None:
             self.i = start
             return False
         self.spec.set_day(replace(day, text=self.span(start)))
         return True
 
-    def _day_rule(self) -> Day | None:
+    def day_rule(self) -> Day | None:
         word = self.word()
         if word == "today":
             self.i += 1
@@ -557,67 +459,12 @@ class WhenParser:
         explicit_at = self.word() == "at"
         if explicit_at:
             self.i += 1
-        clock = self._clock_reading(explicit_at)
+        clock = self.clock_reading(explicit_at)
         if clock is None:
             self.i = start
             return False
         self.spec.set_clock(clock)
         return True
-
-    def _clock_reading(self, after_at: bool) -> Clock | None:
-        token = self.peek()
-        if token is None:
-            return None
-        word = token.text
-        if word in ("noon", "midday"):
-            self.i += 1
-            return Clock(12, 0, exact=True, text="noon")
-        if word == "midnight":
-            self.i += 1
-            return Clock(0, 0, exact=True, text="midnight")
-        if word in ("half", "quarter") and self.word(1) in ("past", "after", "to"):
-            hour = number_value(self.peek(2))
-            if hour is None:
-                return None
-            self.i += 3
-            minute = 30 if word == "half" else 15
-            if self.word(-2) == "to":
-                hour, minute = hour - 1, 60 - minute
-            return self._meridiem(Clock(hour, minute, text=self.span(self.i - 3)))
-        if token.kind == "clock":
-            self.i += 1
-            match = re.fullmatch(r"(\d{1,2})[:.](\d{2})\s*([ap])?.*", word)
-            assert match is not None
-            hour, minute = int(match[1]), int(match[2])
-            if match[3]:
-                return Clock(hour, minute, "am" if match[3] == "a" else "pm", text=word)
-            exact = len(match[1]) == 2 or hour == 0
-            return self._meridiem(Clock(hour, minute, exact=exact, text=word))
-        if token.kind == "hourmer":
-            self.i += 1
-            hour = int(re.match(r"\d+", word)[0])  # type: ignore[index]
-            return Clock(hour, 0, "am" if "a" in word else "pm", text=word)
-        hour = None if token.text in ("a", "an") else number_value(token)
-        if hour is None or (token.kind == "word" and not after_at):
-            return None
-        following = self.word(1)
-        if not after_at and following not in ("am", "pm", "o'clock", "oclock"):
-            return None  # a bare number is no time: "2 tickets"
-        if token.kind == "number" and len(word) > 2:
-            raise GrammarError(f"“{word}” is not a time of day; write it like 18:00.")
-        self.i += 1
-        return self._meridiem(Clock(hour, 0, text=word))
-
-    def _meridiem(self, clock: Clock) -> Clock:
-        """A separate "am"/"pm"/"o'clock" after the number."""
-        word = self.word()
-        if word in ("o'clock", "oclock"):
-            self.i += 1
-            word = self.word()
-        if word in ("am", "pm", "a.m.", "p.m."):
-            self.i += 1
-            return Clock(clock.hour, clock.minute, word[0] + "m", text=f"{clock.text} {word}")  # type: ignore[arg-type]
-        return clock
 
     def _part(self) -> bool:
         start = self.i

@@ -11,11 +11,14 @@ from __future__ import annotations
 import calendar
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
 from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.recurrence import Kind, local_instant
+
+if TYPE_CHECKING:
+    from groupmate.function_calls.grammar.limits import Limit
 
 Meridiem = Literal["am", "pm"]
 DayPart = Literal["morning", "noon", "afternoon", "evening", "night"]
@@ -67,6 +70,9 @@ class Repeat:
     weekday: int | None = None
     day: int | None = None
     text: str = ""
+    # A repeat within the day: minutes between occurrences, on the days `kind` names
+    # (daily: every day; weekdays; weekly: that weekday).
+    every: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +94,16 @@ class ResolvedWhen:
     weekday: int | None = None
     day: int | None = None
     interval: int | None = None
+    every_minutes: int | None = None
+    to: str | None = None
+    until: str | None = None
+    count: int | None = None
     default_time: bool = False
 
     def arguments(self) -> dict[str, Any]:
         raw: dict[str, Any] = {"type": self.type}
-        for name in ("time", "in_minutes", "weekday", "day", "interval"):
+        names = ("time", "in_minutes", "weekday", "day", "interval", "every_minutes", "to")
+        for name in (*names, "until", "count"):
             value = getattr(self, name)
             if value is not None:
                 raw[name] = value
@@ -109,16 +120,43 @@ class WhenSpec:
     repeat: Repeat | None = None
     delay: Delay | None = None
     words: list[str] = field(default_factory=list)
+    # "every hour from 9 to 17": the last time of day (the first is `clock`).
+    window_end: Clock | None = None
+    # Limits of a repeating reminder: "until friday", "5 times".
+    until: Limit | None = None
+    count: int | None = None
+    count_text: str = ""
 
     @property
     def complete(self) -> bool:
-        """A day or rule and its time are both given: nothing more can be added."""
+        """A day or rule and its time are both given: only a limit can be added."""
         has_time = self.clock is not None or (self.delay is not None and not self.delay.days)
-        return has_time and (self.day or self.repeat or self.delay) is not None
+        within = self.repeat is not None and self.repeat.every is not None
+        return (has_time or within) and (self.day or self.repeat or self.delay) is not None
 
     @property
     def empty(self) -> bool:
-        return not (self.day or self.clock or self.part or self.repeat or self.delay)
+        return not (
+            self.day or self.clock or self.part or self.repeat or self.delay or self.limited
+        )
+
+    @property
+    def limited(self) -> bool:
+        return self.until is not None or self.count is not None
+
+    def set_until(self, limit: Limit) -> None:
+        if self.until is not None:
+            raise GrammarError(f"I see two ends, “{self.until.text}” and “{limit.text}”; give one.")
+        self.until = limit
+
+    def set_count(self, count: int, text: str) -> None:
+        if self.count is not None:
+            raise GrammarError(f"I see two counts, “{self.count_text}” and “{text}”; give one.")
+        self.count, self.count_text = count, text
+
+    def set_window(self, start: Clock, end: Clock | None) -> None:
+        self.set_clock(start)
+        self.window_end = end
 
     def set_day(self, day: Day) -> None:
         if self.day is not None:
@@ -143,7 +181,9 @@ class WhenSpec:
 
     def set_repeat(self, repeat: Repeat) -> None:
         if self.repeat is not None:
-            raise GrammarError("Give one repeat rule per reminder.")
+            # "every hour on weekdays", "工作日每小时": the days of a repeat within a day.
+            self.repeat = repeat_limits.days_of_within(self.repeat, repeat)
+            return
         if self.day is not None:
             raise GrammarError(
                 f"“{self.day.text}” doesn't fit a repeating reminder (“{repeat.text}”)."
@@ -166,26 +206,20 @@ class WhenSpec:
             if part in _PART_DEFAULTS:
                 return _PART_DEFAULTS[part], part == "morning"
             raise GrammarError(f"At what time in the {part}? For example “{_example(part)}”.")
-        return _clock_time(clock, part), False
+        return clock_time(clock, part), False
 
     def resolve(self, now: datetime) -> ResolvedWhen:
         """Exact arguments against `now` (aware, in the chat's zone)."""
         if self.empty:
             raise GrammarError("I couldn't find when.")
+        if self.repeat is None:
+            repeat_limits.refuse_limits(self)
         if self.delay is not None:
             return self._resolve_delay(now)
+        if self.repeat is not None:
+            return repeat_limits.resolve_repeat(self, self.repeat, now)
         wall, default = self.wall_time()
         hhmm = f"{wall:%H:%M}"
-        if self.repeat is not None:
-            repeat = self.repeat
-            return ResolvedWhen(
-                type=repeat.kind,
-                time=hhmm,
-                weekday=repeat.weekday,
-                day=repeat.day,
-                interval=repeat.interval if repeat.interval > 1 else None,
-                default_time=default,
-            )
         if self.day is None:
             if self.clock is not None and self.clock.hour == 0 and self.clock.text == "midnight":
                 when = now.date() + timedelta(days=1)
@@ -201,7 +235,7 @@ class WhenSpec:
                     "Midnight at the start or the end of that day? Write 00:00 with the date, "
                     "or 23:59."
                 )
-            when = _day_date(self.day, wall, now)
+            when = day_date(self.day, wall, now)
         return ResolvedWhen(type="once", time=f"{when.isoformat()} {hhmm}", default_time=default)
 
     def _refuse_evening_or_tomorrow(self, wall: time, now: datetime) -> None:
@@ -253,7 +287,7 @@ def _example(part: DayPart) -> str:
     return examples.get(part, "tonight at 10")
 
 
-def _clock_time(clock: Clock, part: DayPart | None) -> time:
+def clock_time(clock: Clock, part: DayPart | None) -> time:
     hour, minute = clock.hour, clock.minute
     if not 0 <= minute <= 59:
         raise GrammarError(f"“{clock.text}” is not a time of day.")
@@ -292,7 +326,7 @@ def _hour_in_part(hour: int, part: DayPart, clock: Clock) -> int:
     raise GrammarError(f"“{clock.text}” doesn't fit “{part}”; write the time as 24-hour HH:MM.")
 
 
-def _day_date(day: Day, wall: time, now: datetime) -> date:
+def day_date(day: Day, wall: time, now: datetime) -> date:
     today = now.date()
     zone = _zone(now)
     if day.kind == "offset":
@@ -350,3 +384,7 @@ def _real_date(year: int, month: int, day: int, text: str) -> date:
         return date(year, month, day)
     except ValueError:
         raise GrammarError(f"“{text}” is not a calendar date.") from None
+
+
+# Last: the limits module reads the clauses above (and may be the one importing this).
+import groupmate.function_calls.grammar.limits as repeat_limits  # noqa: E402

@@ -23,6 +23,12 @@ from pydantic import (
 )
 
 from groupmate.function_calls.context import MessageContext, validation_context
+from groupmate.function_calls.handlers.reminder_limits import (
+    UNTIL_PATTERN,
+    read_until,
+    with_limits,
+    within_day,
+)
 from groupmate.function_calls.handlers.reminder_words import format_local
 from groupmate.function_calls.handlers.reminder_words_check import (
     check_agreement,
@@ -33,6 +39,7 @@ from groupmate.function_calls.handlers.reminder_words_check import (
 from groupmate.function_calls.schema import COMPACT_HIDDEN, COMPACT_REQUIRED
 from groupmate.storage.recurrence import (
     INTERVAL_KINDS,
+    MAX_COUNT,
     MAX_INTERVAL,
     DayKind,
     Schedule,
@@ -44,6 +51,8 @@ MAX_CONTENT = 1000
 MAX_AHEAD = timedelta(days=3660)
 MAX_IN_MINUTES = 60 * 24 * 366
 TIME_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{1,2}:[0-9]{2}$"
+HHMM_PATTERN = r"^[0-9]{1,2}:[0-9]{2}$"
+MAX_EVERY_MINUTES = 24 * 60 - 1
 _WHO_PATTERN = r"^(me|everyone|@[^ \t\r\n@]{1,64})$"  # no \s: llama.cpp grammars lack it
 MAX_WHO = 10
 MAX_WHEN = 200
@@ -90,6 +99,16 @@ class ReminderArgs(BaseModel):
         description="without when: once, daily, weekly, weekdays (Monday to Friday) or monthly",
         json_schema_extra=COMPACT_HIDDEN,
     )
+    every_minutes: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EVERY_MINUTES,
+        description=(
+            "repeat within the day every N minutes, on the days type names (daily, "
+            "weekdays, weekly); time: the first of each day (default: one step from now)"
+        ),
+        json_schema_extra=COMPACT_HIDDEN,
+    )
     time: str | None = Field(
         default=None,
         pattern=TIME_PATTERN,
@@ -128,6 +147,25 @@ class ReminderArgs(BaseModel):
         le=MAX_INTERVAL,
         validate_default=True,
         description="daily, weekly, monthly: repeat every N days/weeks/months (default 1)",
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    to: str | None = Field(
+        default=None,
+        pattern=HHMM_PATTERN,
+        description='every_minutes only: the last time of each day, "HH:MM", after time',
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    until: str | None = Field(
+        default=None,
+        pattern=UNTIL_PATTERN,
+        description='repeating only: the last day "YYYY-MM-DD" (or "YYYY-MM-DD HH:MM")',
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    count: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_COUNT,
+        description="repeating only: how many times in all",
         json_schema_extra=COMPACT_HIDDEN,
     )
     who: list[WhoItem] | None = Field(
@@ -171,7 +209,7 @@ class ReminderArgs(BaseModel):
     @classmethod
     def _check_time(cls, value: str | None, info: ValidationInfo) -> str | None:
         kind = info.data.get("type")
-        if value is None and kind not in (None, "once"):
+        if value is None and kind not in (None, "once") and not info.data.get("every_minutes"):
             raise ValueError(f'a {kind} reminder needs time as "HH:MM"')
         if value is None or kind is None:
             return value
@@ -245,6 +283,23 @@ class ReminderArgs(BaseModel):
         return value
 
     @model_validator(mode="after")
+    def _check_within_and_limits(self) -> Self:
+        within = ("daily", "weekdays", "weekly")
+        if self.every_minutes is not None and (self.type not in within or self.interval):
+            raise ValueError("every_minutes works with type daily, weekdays or weekly")
+        if self.to is not None:
+            if self.every_minutes is None or self.time is None:
+                raise ValueError(
+                    "to is the last time of a repeat within the day: give "
+                    "every_minutes and time (the first) too"
+                )
+            if _wall_time(self.to) <= _wall_time(self.time):
+                raise ValueError(f"to {self.to} must be after time {self.time}, the same day")
+        if (self.until is not None or self.count is not None) and self.type == "once":
+            raise ValueError("until and count are for repeating reminders")
+        return self
+
+    @model_validator(mode="after")
     def _check_resolvable(self, info: ValidationInfo) -> Self:
         ctx = validation_context(info)
         if ctx is not None:
@@ -260,32 +315,62 @@ class ReminderArgs(BaseModel):
         if self.in_minutes is not None:
             first = now + timedelta(minutes=self.in_minutes)
             return Schedule.once_at(first, ctx.timezone), first
-        assert self.time is not None
         if self.type == "once":
+            assert self.time is not None
             day_text, clock_text = self.time.split(" ")
             schedule = Schedule(
                 "once", _wall_time(clock_text), ctx.timezone, on_date=_date(day_text)
             )
             first = _check_future(_once_instant(self.time, ctx), ctx)
             return schedule, first
-        schedule = Schedule(
-            self.type,
-            _wall_time(self.time),
-            ctx.timezone,
-            weekday=self.weekday,
-            day=self.day,
-            calendar=calendar_named(ctx.workdays) if self.type == "weekdays" else None,
-        )
+        schedule = self._rule(ctx, now)
         upcoming = schedule.first_after(now)
         assert upcoming is not None  # every recurring rule matches within a month
         if self.interval:
             # Every N days, weeks or months, counted from the first occurrence.
             first_day = upcoming.astimezone(ctx.zone).date()
             schedule = replace(schedule, interval=self.interval, on_date=first_day)
+        if self.until is not None or self.count is not None:
+            until = None if self.until is None else read_until(self.until, ctx.timezone)
+            schedule = with_limits(schedule, upcoming, until=until, count=self.count)
         return schedule, upcoming
 
+    def _rule(self, ctx: MessageContext, now: datetime) -> Schedule:
+        start = None if self.time is None else _wall_time(self.time)
+        if self.every_minutes is not None:
+            end = None if self.to is None else _wall_time(self.to)
+            return within_day(
+                self.type or "daily",
+                self.every_minutes,
+                start,
+                end,
+                weekday=self.weekday,
+                timezone=ctx.timezone,
+                now=now,
+            )
+        assert self.type is not None and start is not None
+        return Schedule(
+            self.type,
+            start,
+            ctx.timezone,
+            weekday=self.weekday,
+            day=self.day,
+            calendar=calendar_named(ctx.workdays) if self.type == "weekdays" else None,
+        )
 
-SCHEDULE_FIELDS = ("type", "time", "in_minutes", "weekday", "day", "interval")
+
+SCHEDULE_FIELDS = (
+    "type",
+    "time",
+    "in_minutes",
+    "weekday",
+    "day",
+    "interval",
+    "every_minutes",
+    "to",
+    "until",
+    "count",
+)
 
 
 def _once_instant(text: str, ctx: MessageContext) -> datetime:

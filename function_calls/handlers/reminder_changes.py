@@ -23,6 +23,8 @@ from groupmate.function_calls.context import MESSAGE_CONTEXT_KEY, MessageContext
 from groupmate.function_calls.grammar import GrammarError, split_when
 from groupmate.function_calls.handlers.audience import AudienceRefused
 from groupmate.function_calls.handlers.reminder_args import (
+    HHMM_PATTERN,
+    MAX_EVERY_MINUTES,
     MAX_IN_MINUTES,
     MAX_WHEN,
     MAX_WHO,
@@ -32,10 +34,15 @@ from groupmate.function_calls.handlers.reminder_args import (
     ReminderArgs,
     WhoItem,
 )
+from groupmate.function_calls.handlers.reminder_limits import (
+    UNTIL_PATTERN,
+    limit_fields,
+    rule_fields,
+)
 from groupmate.function_calls.handlers.reminder_words_check import (
-    bare_clock,
     check_agreement,
     check_edit_words,
+    keeps_rule,
     phrase_rule,
     read_phrase,
 )
@@ -54,7 +61,7 @@ from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.schema import COMPACT_HIDDEN
 from groupmate.storage import ReminderService, ReminderView, StorageError
 from groupmate.storage.changes import ReminderChange
-from groupmate.storage.recurrence import MAX_INTERVAL, DayKind
+from groupmate.storage.recurrence import MAX_COUNT, MAX_INTERVAL, DayKind
 
 
 class ReminderUpdateArgs(BaseModel):
@@ -106,6 +113,37 @@ class ReminderUpdateArgs(BaseModel):
         description="as for reminder_set",
         json_schema_extra=COMPACT_HIDDEN,
     )
+    every_minutes: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_EVERY_MINUTES,
+        description="as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    to: str | None = Field(
+        None,
+        pattern=HHMM_PATTERN,
+        description="as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    until: str | None = Field(
+        None,
+        pattern=UNTIL_PATTERN,
+        description="as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    count: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_COUNT,
+        description="as for reminder_set",
+        json_schema_extra=COMPACT_HIDDEN,
+    )
+    no_limit: bool | None = Field(
+        None,
+        description="true: the reminder repeats with no end (drops until and count)",
+        json_schema_extra=COMPACT_HIDDEN,
+    )
     content: ContentText | None = Field(None, description="the new text, if it changes")
     who: list[WhoItem] | None = Field(
         None, min_length=1, max_length=MAX_WHO, description="as for reminder_set"
@@ -116,6 +154,10 @@ class ReminderUpdateArgs(BaseModel):
     @model_validator(mode="after")
     def _check_change(self, info: ValidationInfo) -> Self:
         given = [name for name in SCHEDULE_FIELDS if getattr(self, name) is not None]
+        if self.no_limit and (given or self.when is not None):
+            raise ValueError("no_limit drops the limits: send it without a new time or limit")
+        if self.no_limit:
+            return self
         if not given and self.when is None and self.content is None and self.who is None:
             raise ValueError("nothing to change: give a new time (when) or content")
         ctx = validation_context(info)
@@ -127,7 +169,7 @@ class ReminderUpdateArgs(BaseModel):
             )
         if self.when is not None and ctx is not None:
             check_edit_words(ctx, self.when)
-            if not bare_clock(read_phrase(self.when)):
+            if not keeps_rule(read_phrase(self.when)):
                 self.new_rule(ctx, self.rule_fields(ctx, None))  # as for reminder_set
             elif given:  # what a bare time means depends on the reminder: no comparing
                 raise ValueError(
@@ -144,6 +186,8 @@ class ReminderUpdateArgs(BaseModel):
     def rule_fields(self, ctx: MessageContext, current: ReminderView | None) -> dict[str, Any]:
         """The new rule's structured fields: from `when` (a bare time keeps `current`'s
         day or rule), checked against any structured fields given too; else those."""
+        if self.no_limit:
+            return {} if current is None else rule_fields(current.schedule)
         if self.when is None:
             return merged_rule(self.structured(), current)
         fields = phrase_rule(read_phrase(self.when), ctx, current)
@@ -173,8 +217,8 @@ class ReminderUpdateArgs(BaseModel):
 @tool_function(
     name="reminder_update",
     description=(
-        "Change one of this chat's reminders: its time or repeat rule, its text, or who it "
-        "is for. Unchanged parts are left out."
+        "Change one of this chat's reminders: its time or repeat rule, its end, its text, or "
+        "who it is for. Unchanged parts are left out."
     ),
     examples=[
         Example("move #4 to 11:30", {"reminder_id": "4", "when": "11:30"}),
@@ -217,17 +261,9 @@ def merged_rule(given: dict[str, Any], current: ReminderView | None) -> dict[str
         return given
     if kind is not None and kind != schedule.kind:
         return given
-    own: dict[str, Any] = {"type": schedule.kind, "time": f"{schedule.wall_time:%H:%M}"}
-    if schedule.kind == "once":
-        own["time"] = f"{schedule.on_date} {own['time']}"
-        if time_text and " " not in time_text:
-            given = {**given, "time": f"{schedule.on_date} {time_text}"}
-    if schedule.weekday is not None:
-        own["weekday"] = schedule.weekday
-    if schedule.day is not None:
-        own["day"] = schedule.day
-    if schedule.interval > 1:
-        own["interval"] = schedule.interval
+    own = rule_fields(schedule) | limit_fields(schedule)
+    if schedule.kind == "once" and time_text and " " not in time_text:
+        given = {**given, "time": f"{schedule.on_date} {time_text}"}
     return {**own, **given}
 
 

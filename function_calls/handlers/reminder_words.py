@@ -23,7 +23,7 @@ from groupmate.function_calls.handlers.repeat_words import (
 )
 from groupmate.function_calls.language import is_chinese, language_of
 from groupmate.function_calls.validation import InvalidArgumentsError
-from groupmate.storage import Member, OutgoingMessage, ReminderView
+from groupmate.storage import Button, Member, OutgoingMessage, ReminderView
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.recurrence import Schedule
 from groupmate.storage.repository import Audience
@@ -182,14 +182,17 @@ def refusal(error: InvalidArgumentsError, asked: str) -> str:
     return f"Nothing is set: {reasons or 'that time is out of the range a reminder can have'}."
 
 
-def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
+def reminder_message(
+    claim: Claim, now: datetime, buttons: tuple[tuple[Button, ...], ...] = ()
+) -> OutgoingMessage:
     """The chat message for one occurrence, sent at `now`; in a group it mentions who it
     is for, and always the person who set it (in a muted group a mention is what still
     notifies), and everyone only when the reminder is for everyone (which only those
-    the chat's rules allow, admins by default, can set). The scheduler's `Compose`."""
+    the chat's rules allow, admins by default, can set). The scheduler's `Compose`; the
+    bot's adds the `buttons` (bot.press_buttons)."""
     if claim.chat_type != "group":
         text = f"⏰ Reminder: {claim.content}" + late_note(claim, now)
-        return _outgoing(claim, text + _waiting(claim), ())
+        return _outgoing(claim, text + _waiting(claim), (), buttons)
     audience = claim.audience
     # The creator is the sender of the message that set it (stored from the message's
     # context); a row from before names no one else and is for its creator.
@@ -202,13 +205,13 @@ def reminder_message(claim: Claim, now: datetime) -> OutgoingMessage:
     if audience.everyone:
         text = f"⏰ Reminder for everyone (set by @{creator.name}): {claim.content}"
         text += late_note(claim, now) + _waiting(claim)
-        return _outgoing(claim, text, (creator,), everyone=True)
+        return _outgoing(claim, text, (creator,), buttons, everyone=True)
     mine = audience.creator or not named
     listed = [creator, *named] if mine else named
     names = ", ".join(f"@{m.name}" for m in listed)
     by = "" if mine else f" (set by @{creator.name})"
     text = f"⏰ Reminder for {names}{by}: {claim.content}" + late_note(claim, now)
-    return _outgoing(claim, text + _waiting(claim), (creator, *named))
+    return _outgoing(claim, text + _waiting(claim), (creator, *named), buttons)
 
 
 def _waiting(claim: Claim) -> str:
@@ -223,7 +226,12 @@ def _waiting(claim: Claim) -> str:
 
 
 def _outgoing(
-    claim: Claim, text: str, people: tuple[Member, ...], *, everyone: bool = False
+    claim: Claim,
+    text: str,
+    people: tuple[Member, ...],
+    buttons: tuple[tuple[Button, ...], ...],
+    *,
+    everyone: bool = False,
 ) -> OutgoingMessage:
     return OutgoingMessage(
         chat_id=claim.chat_id,
@@ -234,6 +242,7 @@ def _outgoing(
         occurrence=claim.occurrence,
         people=people,
         everyone=everyone,
+        buttons=buttons,
     )
 
 

@@ -26,6 +26,8 @@ from groupmate.function_calls.grammar import (
     speaks_of_reminders,
     split_when,
 )
+from groupmate.function_calls.grammar.limits import limit_arguments
+from groupmate.function_calls.handlers.reminder_limits import limit_fields, rule_fields
 from groupmate.function_calls.handlers.reminder_words import describe_schedule, format_local
 from groupmate.function_calls.language import is_chinese
 from groupmate.storage.recurrence import Schedule
@@ -63,32 +65,47 @@ def bare_clock(spec: WhenSpec) -> bool:
     return spec.clock is not None and not (spec.day or spec.repeat or spec.delay)
 
 
+def keeps_rule(spec: WhenSpec) -> bool:
+    """Only a time of day or a limit ("at 10", "until friday", "3 times"): an edit that
+    keeps the reminder's day and rule."""
+    only_limits = spec.limited and spec.clock is None and spec.part is None
+    return bare_clock(spec) or (only_limits and not (spec.day or spec.repeat or spec.delay))
+
+
 def phrase_rule(
     spec: WhenSpec, ctx: MessageContext, current: ReminderView | None
 ) -> dict[str, Any]:
     """The structured fields for `spec` at the chat's clock. With `current` (an edit), a
-    bare time keeps that reminder's day or rule."""
+    bare time or a limit keeps that reminder's day or rule (and a bare time its limits)."""
+    if current is not None and keeps_rule(spec):
+        schedule = current.schedule
+        rule = rule_fields(schedule)
+        wall = schedule.wall_time
+        if spec.clock is not None:
+            wall = spec.wall_time()[0]
+            day = rule["time"].rpartition(" ")[0]
+            rule["time"] = f"{day} {wall:%H:%M}".strip()
+        if not spec.limited:
+            return rule | limit_fields(schedule)
+        try:
+            within = schedule.kind == "interval"
+            return rule | limit_arguments(spec, wall, ctx.now(), within=within)
+        except GrammarError as exc:
+            raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
     if current is not None and spec.clock is None and spec.part is None and spec.delay is None:
         # A new day or rule without a time of day keeps the reminder's own time: "make
         # it daily" is every day at its 09:30, not at the grammar's 09:00 default.
         wall = current.schedule.wall_time
         kept = Clock(wall.hour, wall.minute, exact=True, text=f"{wall:%H:%M}")
         spec = replace(spec, clock=kept)
-    if current is not None and bare_clock(spec):
-        wall, _ = spec.wall_time()
-        schedule = current.schedule
-        if schedule.kind == "once":
-            assert schedule.on_date is not None
-            return {"type": "once", "time": f"{schedule.on_date.isoformat()} {wall:%H:%M}"}
-        keep = {"weekday": schedule.weekday, "day": schedule.day}
-        if schedule.interval > 1:
-            keep["interval"] = schedule.interval
-        rule = {"type": schedule.kind, "time": f"{wall:%H:%M}"}
-        return rule | {key: value for key, value in keep.items() if value is not None}
     try:
-        return spec.resolve(ctx.now()).arguments()
+        fields = spec.resolve(ctx.now()).arguments()
     except GrammarError as exc:
         raise ValueError(f"{exc} Write when like {WHEN_EXAMPLES}.") from None
+    if current is not None and not spec.limited and spec.repeat is not None:
+        # A new rule keeps the reminder's limit, which the words didn't name.
+        fields |= limit_fields(current.schedule)
+    return fields
 
 
 def check_the_words(ctx: MessageContext, timed: tuple[Schedule, datetime], content: str) -> None:
@@ -188,10 +205,12 @@ def _suggestion(spec: WhenSpec, wanted: tuple[Schedule, datetime], ctx: MessageC
         spec.repeat.text if spec.repeat else "",
         spec.day.text if spec.day else "",
         spec.clock.text if spec.clock else "",
+        spec.until.text if spec.until else "",
+        spec.count_text,
     ]
     chinese = any(is_chinese(text) for text in texts)
     if spec.clock is not None and not chinese:
-        texts[-1] = f"at {texts[-1]}"
+        texts[3] = f"at {texts[3]}"
     phrase = ("" if chinese else " ").join(text for text in texts if text)
     try:
         if _same_time(_timed(read_phrase(phrase), ctx), wanted):
@@ -228,8 +247,22 @@ def _check_the_language(ctx: MessageContext, content: str, asked: ParsedReminder
 def _same_time(one: tuple[Schedule, datetime], other: tuple[Schedule, datetime]) -> bool:
     """The same rule, first firing within the same minute."""
     (rule, first), (other_rule, other_first) = one, other
-    same_rule = (rule.kind, rule.interval) == (other_rule.kind, other_rule.interval)
+    same_rule = _rule_key(rule) == _rule_key(other_rule)
     return same_rule and abs(first - other_first) < timedelta(minutes=1)
+
+
+def _rule_key(rule: Schedule) -> tuple[object, ...]:
+    """What makes two rules the same, apart from when they start: a model's call that
+    drops the hours or the limit the message names is not the same reminder."""
+    return (
+        rule.kind,
+        rule.interval,
+        rule.every,
+        rule.window_end,
+        rule.on_days,
+        rule.until,
+        rule.count,
+    )
 
 
 def _spoken(timed: tuple[Schedule, datetime], ctx: MessageContext) -> str:

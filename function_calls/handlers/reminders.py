@@ -128,7 +128,8 @@ def snapshot(reminder: ReminderView) -> dict[str, object]:
     name="reminder_set",
     description=(
         "Set a reminder in this chat: once (at a local date and time, or in N minutes) or "
-        "repeating daily, on weekdays, weekly or monthly. Times are the chat's local time. "
+        "repeating daily, on weekdays, weekly, monthly or every N minutes or hours, until a "
+        "day or N times if asked. Times are the chat's local time. "
         "To run a command on a schedule (a daily summary, a weekly search), the content is "
         "the command: /summary, /catchup, /search <query>."
     ),

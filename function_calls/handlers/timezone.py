@@ -141,6 +141,7 @@ async def set_workdays(
             f"Weekday reminders here repeat {_workdays_phrase(current)}. "
             "Change it with /settings workdays CN (or a country code, or off).",
             data={"workdays": current},
+            changed=False,  # shown, not changed: the audit log leaves it out
         )
     if ctx.chat_type == "group" and not ctx.is_admin:
         return FunctionResult.refused(
