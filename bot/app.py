@@ -379,9 +379,10 @@ class Bot:
         sends them: see `Router.handle` for why the router, not the adapter, calls it."""
         return await self._running().router.handle(message, deliver)
 
-    async def react(self, reaction: IncomingReaction) -> None:
-        """Count someone's reaction to a logged message (digests show them)."""
-        await self._running().router.react(reaction)
+    async def react(self, reaction: IncomingReaction) -> PressOutcome | None:
+        """Count someone's reaction to a logged message (digests show them); one that
+        stands for a press is acted on (`BotHost.react`)."""
+        return await self._running().router.react(reaction)
 
     async def press(self, press: Press) -> PressOutcome:
         """Act on a press of a reminder's button (`BotHost.press`)."""

@@ -59,6 +59,11 @@ class IncomingReaction:
     added: bool = True
     timestamp: datetime | None = None
     reaction_id: str | None = None
+    # As the chat shows the person, where the platform says (a reaction that acts on a
+    # reminder says "✅ Done by <name>"); "" for unknown.
+    sender_name: str = ""
+    # The platform says the person administers the chat (see `IncomingMessage`).
+    sender_is_admin: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,10 +119,14 @@ class PressHandler:
             chat_id=reaction.chat_id,
             chat_type=reaction.chat_type,
             sender_id=reaction.sender_id,
-            sender_name="",
+            sender_name=reaction.sender_name,
+            sender_is_admin=reaction.sender_is_admin,
             data=ButtonData(action, reminder.id, occurrence, preset),
-            press_id=reaction.reaction_id
-            or f"react:{reaction.chat_id}:{reaction.message_id}:{reaction.sender_id}:"
+            # Taking a reaction back (a Matrix redaction names the reaction's own id) is
+            # a press of its own: with the same id it would be a replay of the adding.
+            press_id=f"{reaction.reaction_id}:{sign}"
+            if reaction.reaction_id
+            else f"react:{reaction.chat_id}:{reaction.message_id}:{reaction.sender_id}:"
             f"{reaction.emoji}:{sign}:{at.isoformat()}",
             message_id=reaction.message_id,
             added=reaction.added,
@@ -176,7 +180,9 @@ class PressHandler:
     ) -> MessageContext:
         """The presser's context: their rights as the bot knows them, the occurrence the
         button names, and the reminder's words (its language is the answers')."""
-        admin = rights(self._admins, press.sender_id, press.chat_type)
+        admin = rights(
+            self._admins, press.sender_id, press.chat_type, chat_admin=press.sender_is_admin
+        )
         ctx = await self._contexts.for_caller(
             Caller(
                 chat_id=press.chat_id,

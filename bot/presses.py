@@ -123,6 +123,9 @@ class Press:
     press_id: str  # e.g. "tg:cb:4382…", "slack:<action_ts>:<user>", "discord:<interaction id>"
     message_id: str | None = None  # the platform's id of the message pressed on
     added: bool = True  # a reaction taken back: False (me too: off again)
+    # The platform says the presser administers the chat (as `IncomingMessage`'s): they
+    # may act on others' reminders there, as their /done would.
+    sender_is_admin: bool = False
 
 
 @dataclass(frozen=True, slots=True)

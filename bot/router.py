@@ -135,12 +135,12 @@ class Router:
             return part
         return dataclasses.replace(part, logged=seen is Seen.NEW)
 
-    async def react(self, reaction: IncomingReaction) -> None:
+    async def react(self, reaction: IncomingReaction) -> PressOutcome | None:
         """A reaction to a message of an enabled chat, kept with the log (a reaction to a
         message the log does not have is not kept: nothing to count it on)."""
         chat = reaction.chat_id
         if reaction.chat_type == "group" and not self.config.bot.groups.admits(chat):
-            return
+            return None
         at = self._when(reaction.timestamp)
         kept = Reaction(
             reaction.message_id,
@@ -154,8 +154,9 @@ class Router:
             await self._chatlog.react(chat, kept)
         except StorageError as exc:
             log.warning("chat %s: a reaction was not kept: %s", chat, exc)
-        if self._presses is not None:  # ✅ 💤 👍 on a reminder act as its buttons
-            await self._presses.react(reaction)
+        if self._presses is None:
+            return None
+        return await self._presses.react(reaction)  # ✅ 💤 👍 on a reminder: its buttons
 
     async def press(self, press: Press) -> PressOutcome:
         """A press of a reminder's button: acted on once, as the presser (issue 41, §1)."""

@@ -1,5 +1,6 @@
 """The web playground's chats ("web:…"): the bot's own messages to them (reminders,
-progress lines) are logged in the chat's history and pushed live to the open pages."""
+progress lines) are logged in the chat's history and pushed live to the open pages, with
+their buttons; a press that changes a message pushes it again, as an edit."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
 from groupmate.bot.adapters import CHAT_PREFIXES
-from groupmate.storage import OutgoingMessage
+from groupmate.storage import Button, OutgoingMessage
 from groupmate.storage.chatlog import ChatLog, LogEntry
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,14 @@ class LiveEvent:
     mentions: tuple[str, ...]
     reminder_id: str | None
     at: datetime
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    # The message `id` (sent before) now reads as this: a press changed it.
+    edit: bool = False
+
+    @property
+    def name(self) -> str:
+        """The server-sent event's name."""
+        return "edit" if self.edit else "message"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +54,8 @@ class LiveEvent:
             "mentions": list(self.mentions),
             "reminder_id": self.reminder_id,
             "at": self.at.isoformat(),
+            "buttons": [[asdict(b) for b in row] for row in self.buttons],  # label, data
+            "edit": self.edit,
         }
 
 
@@ -60,23 +71,36 @@ class LiveEvents:
 
     async def send(self, message: OutgoingMessage) -> str:
         """Deliver: log it in the chat's history (so a reload shows it), then push it."""
-        event = LiveEvent(
-            id=uuid.uuid4().hex,
+        event = self._event(uuid.uuid4().hex, message, edit=False)
+        said = LogEntry(f"bot-{event.id}", "bot", self._bot_name, message.text, event.at)
+        await self._chatlog.append(message.chat_id, said, from_bot=True, answered=True)
+        self._push(event)
+        return event.id
+
+    def edit(self, message_id: str, message: OutgoingMessage) -> None:
+        """The message `message_id` now reads as `message` (a press changed it): the
+        open pages redraw it in place."""
+        self._push(self._event(message_id, message, edit=True))
+
+    def _event(self, event_id: str, message: OutgoingMessage, *, edit: bool) -> LiveEvent:
+        return LiveEvent(
+            id=event_id,
             chat_id=message.chat_id,
             text=message.text,
             kind=message.kind,
             mentions=tuple(message.mentions),
             reminder_id=message.reminder_id,
             at=self._clock(),
+            buttons=message.buttons,
+            edit=edit,
         )
-        said = LogEntry(f"bot-{event.id}", "bot", self._bot_name, message.text, event.at)
-        await self._chatlog.append(message.chat_id, said, from_bot=True, answered=True)
+
+    def _push(self, event: LiveEvent) -> None:
         for queue in list(self._listeners):
             if queue.full():
                 with contextlib.suppress(asyncio.QueueEmpty):
                     queue.get_nowait()
             queue.put_nowait(event)
-        return event.id
 
     @contextlib.contextmanager
     def listen(self) -> Iterator[asyncio.Queue[LiveEvent | None]]:

@@ -17,12 +17,15 @@ from groupmate.bot.adapters.matrix_format import (
     mentioned_users,
     plain_body,
     render,
+    replacement,
     reply_target,
+    seeded_keys,
     strip_leading_name,
     thread_root,
     transaction_id,
 )
-from groupmate.storage import Member
+from groupmate.bot.presses import ButtonData
+from groupmate.storage import Button, Member
 from groupmate.testing.threaded_server import ThreadedServer
 from tests.ports import free_port
 
@@ -178,3 +181,29 @@ def test_a_threads_fallback_is_no_reply_and_answers_go_into_the_thread() -> None
         "is_falling_back": False,
         "m.in_reply_to": {"event_id": "$asked"},
     }
+
+
+def test_seeded_reactions_are_those_the_buttons_stand_for() -> None:
+    """✅ for Done, 💤 for Snooze 1 h, 👍 for Remind me too, once each, in the buttons'
+    order; Snooze 10 min and Tomorrow have none, and another bot's data seeds nothing."""
+
+    def button(action: Any, preset: Any = None) -> Button:
+        return Button(action, ButtonData(action, "r1", None, preset).encode())
+
+    row = (button("snooze", "10m"), button("me_too"), button("snooze", "tomorrow"))
+    rows = (row, (button("done"), button("snooze", "1h"), button("done")))
+    assert seeded_keys(rows) == ["👍", "✅", "💤"]
+    assert seeded_keys(((button("snooze", "10m"),),)) == []
+    assert seeded_keys(((Button("Done", "gm2:d:r1:"), Button("Vote", "poll:1")),)) == []
+
+
+def test_an_edit_carries_the_new_content_and_mentions_no_one_again() -> None:
+    content = render("Tea\n✅ Done by @Bob", msgtype="m.text", people=[Member("mx:@b:x", "Bob")])
+    content["m.relates_to"] = {"m.in_reply_to": {"event_id": "$q"}}
+    edit = replacement("$orig", content)
+    assert edit["m.relates_to"] == {"rel_type": "m.replace", "event_id": "$orig"}
+    assert edit["body"] == "* Tea\n✅ Done by @Bob"
+    assert edit["m.mentions"] == {}
+    new = edit["m.new_content"]
+    assert new["body"] == "Tea\n✅ Done by @Bob" and "m.relates_to" not in new
+    assert 'href="https://matrix.to/#/@b:x"' in new["formatted_body"]

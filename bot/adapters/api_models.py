@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from groupmate.function_calls.handlers.followup import MAX_SECONDS, MIN_SECONDS
 from groupmate.function_calls.handlers.reminder_limits import limit_fields, rule_fields
 from groupmate.function_calls.handlers.reminder_words import describe_rule
-from groupmate.storage import ReminderView
+from groupmate.storage import Button, ReminderView
 from groupmate.storage.recurrence import Kind, Schedule
 from groupmate.storage.vocabulary import (
     AckRule,
@@ -27,6 +27,17 @@ class MemberIO(BaseModel):
 
     user_id: str = Field(min_length=1, max_length=255)
     name: str = Field("", max_length=255)
+
+
+class ButtonOut(BaseModel):
+    """A button under a message: what it says, and the data a press sends back."""
+
+    label: str
+    data: str
+
+
+def buttons_out(rows: tuple[tuple[Button, ...], ...]) -> list[list[ButtonOut]]:
+    return [[ButtonOut(label=b.label, data=b.data) for b in row] for row in rows]
 
 
 class ActionIO(BaseModel):

@@ -42,9 +42,12 @@ class BotHost(Protocol):
     async def handle(self, message: IncomingMessage, deliver: Deliver | None = None) -> list[Reply]:
         """The replies to one incoming message; `deliver` sends them."""
 
-    async def react(self, reaction: IncomingReaction) -> None:
+    async def react(self, reaction: IncomingReaction) -> PressOutcome | None:
         """Someone's reaction to a message, or its taking back: counted in digests. Never
-        raises for the database: a reaction lost costs a count, nothing more."""
+        raises for the database: a reaction lost costs a count, nothing more. One that
+        stands for a press (`REACTION_PRESSES` on a reminder) is acted on as one, and what
+        became of it is returned, so that the adapter can edit the message in place (a
+        platform whose reactions are its buttons: Matrix); None for any other."""
 
     async def press(self, press: Press) -> PressOutcome:
         """Act on a press of a reminder's button, as the person who pressed and with

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from groupmate.bot.adapters.api_models import MemberIO
+from groupmate.bot.adapters.api_models import ButtonOut, MemberIO, buttons_out
 from groupmate.bot.adapters.http_admin import router as admin_router
 from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR, RunningBot
 from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
@@ -74,6 +74,10 @@ class ReplyOut(BaseModel):
     chat_id: str
     text: str
     mentions: list[str]
+    # The reminder this reply confirms, and its buttons (in the playground's web: chats,
+    # pressed through POST /v1/chats/{chat_id}/presses).
+    reminder_id: str | None = None
+    buttons: list[list[ButtonOut]] = Field(default_factory=list)
 
 
 class RepliesOut(BaseModel):
@@ -132,7 +136,16 @@ async def post_message(body: MessageIn, bot: RunningBot) -> RepliesOut:
     trusted = bool(api_token(bot)) or body.chat_id.startswith(WEB_PREFIX)
     fields["sender_is_admin"] = body.sender_is_admin and trusted
     replies = await bot.handle(IncomingMessage(**fields, mentions=mentions))
-    out = [ReplyOut(chat_id=r.chat_id, text=r.text, mentions=list(r.mentions)) for r in replies]
+    out = [
+        ReplyOut(
+            chat_id=r.chat_id,
+            text=r.text,
+            mentions=list(r.mentions),
+            reminder_id=r.reminder_id,
+            buttons=buttons_out(r.buttons),
+        )
+        for r in replies
+    ]
     return RepliesOut(replies=out)
 
 

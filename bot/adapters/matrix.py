@@ -18,6 +18,7 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ from groupmate.bot.adapters.matrix_format import (
     wire_id,
 )
 from groupmate.bot.adapters.matrix_login import log_in
+from groupmate.bot.adapters.matrix_presses import Presses
 from groupmate.bot.adapters.matrix_sync import FIRST_FILTER, SyncReader
 from groupmate.bot.adapters.ordered import OrderedWork
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
@@ -93,6 +95,7 @@ class MatrixAdapter:
         self._sync = SyncReader(
             self._client, settings, self._rooms, self._link, self._encrypted_notice
         )
+        self._presses: Presses | None = None  # with the database, at start
 
     # -- the adapter contract -------------------------------------------------------
 
@@ -101,6 +104,9 @@ class MatrixAdapter:
             raise RuntimeError("the Matrix adapter needs the bot's database")
         self._bot = bot
         self._database = bot.database
+        self._presses = Presses(
+            self._send, self._client, self.settings.msgtype, bot.database, self._key("me-too")
+        )
         # Logging in and syncing run in the task, with backoff: a homeserver that is
         # down at start delays Matrix, not the rest of the bot.
         self._task = asyncio.create_task(self._run(), name="matrix-sync")
@@ -130,7 +136,10 @@ class MatrixAdapter:
             everyone=message.everyone,
         )
         txn = transaction_id(key) if key else uuid.uuid4().hex
-        return await self._send(wire_id(message.chat_id), content, txn)
+        room_id = wire_id(message.chat_id)
+        event_id = await self._send(room_id, content, txn)
+        await self._acting.seed(room_id, event_id, message.buttons)
+        return event_id
 
     def status(self) -> dict[str, Any]:
         return {
@@ -195,6 +204,11 @@ class MatrixAdapter:
                 log.warning("matrix: sync failed (%s); retrying in %.0fs", exc, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
+
+    @property
+    def _acting(self) -> Presses:
+        assert self._presses is not None, "start() first"
+        return self._presses
 
     @property
     def _db(self) -> Database:
@@ -266,11 +280,15 @@ class MatrixAdapter:
                 return
 
     async def _answer_once(self, room_id: str, event: dict[str, Any]) -> None:
-        assert self._bot is not None
+        bot = self._bot
+        assert bot is not None
         if event.get("type") != "m.room.message":
             reaction = await self._reaction(room_id, event)
             if reaction is not None:
-                await self._bot.react(reaction)
+                reaction = await self._acting.taken_back(reaction)
+                outcome = await bot.react(reaction)
+                await self._acting.acted(reaction, outcome)
+                await self._acting.show(room_id, reaction, outcome)
             return
         message = await self._incoming(room_id, event)
         if message is None:
@@ -292,9 +310,12 @@ class MatrixAdapter:
                 # Derived from the event answered: a resent answer (a retry, a replayed
                 # batch) is dropped by the homeserver instead of posted twice.
                 txn = transaction_id(f"reply:{event['event_id']}:{index}")
-                await self._send(room_id, content, txn)
+                sent = await self._send(room_id, content, txn)
+                await self._acting.seed(room_id, sent, reply.buttons)
+                if reply.reminder_id is not None:  # a 👍 on the confirmation: "me too"
+                    await bot.posted(reply, sent)
 
-        await self._bot.handle(message, deliver)
+        await bot.handle(message, deliver)
 
     async def _incoming(self, room_id: str, event: dict[str, Any]) -> IncomingMessage | None:
         content = event.get("content", {})
@@ -333,7 +354,14 @@ class MatrixAdapter:
 
     async def _reaction(self, room_id: str, event: dict[str, Any]) -> IncomingReaction | None:
         info = await self._room(room_id)
-        return reaction_of(event, PREFIX + room_id, room_kind(len(info.members)))
+        found = reaction_of(event, PREFIX + room_id, room_kind(len(info.members)))
+        if found is None:
+            return None
+        sender = wire_id(found.sender_id)
+        name = info.members.get(sender) or localpart(sender)
+        return replace(
+            found, sender_name=name, sender_is_admin=info.power_of(sender) >= ADMIN_POWER
+        )
 
     async def _is_ours(self, room_id: str, event_id: str) -> bool:
         if event_id in self._sent:
@@ -352,11 +380,13 @@ class MatrixAdapter:
 
     # -- outgoing -------------------------------------------------------------------
 
-    async def _send(self, room_id: str, content: dict[str, Any], txn: str) -> str:
+    async def _send(
+        self, room_id: str, content: dict[str, Any], txn: str, event_type: str = "m.room.message"
+    ) -> str:
         if not self._logged_in:
             raise SendError("matrix: not logged in yet")
         try:
-            event_id = await self._client.send(room_id, content, txn)
+            event_id = await self._client.send(room_id, content, txn, event_type)
         except MatrixError as exc:
             error = Unreachable if exc.transient else SendError
             raise error(f"matrix: sending to {room_id} failed: {exc}") from None

@@ -23,6 +23,7 @@ from nio import (
     RoomMessagesResponse,
     SyncResponse,
 )
+from nio.api import RelationshipType
 
 from groupmate.storage import SendError
 from groupmate.storage.exceptions import GroupmateError
@@ -136,12 +137,33 @@ class MatrixClient:
     async def leave(self, room_id: str) -> None:
         await self._call(self._nio.room_leave(room_id))
 
-    async def send(self, room_id: str, content: dict[str, Any], txn_id: str) -> str:
+    async def send(
+        self, room_id: str, content: dict[str, Any], txn_id: str, event_type: str = "m.room.message"
+    ) -> str:
         """PUT with a transaction id: the server answers a repeat with the first event."""
         pending = self._nio.room_send(
-            room_id, "m.room.message", content, tx_id=txn_id, ignore_unverified_devices=True
+            room_id, event_type, content, tx_id=txn_id, ignore_unverified_devices=True
         )
         return str((await self._call(pending)).event_id)
+
+    async def own_reactions(self, room_id: str, event_id: str) -> dict[str, str]:
+        """This account's reactions on `event_id`: their keys, with their event ids."""
+        found: dict[str, str] = {}
+        pages = self._nio.room_get_event_relations(
+            room_id, event_id, RelationshipType.annotation, "m.reaction"
+        )
+        try:
+            async for event in pages:  # nio ends the pages at an error response
+                source = event.source
+                relates = source.get("content", {}).get("m.relates_to", {})
+                if source.get("sender") == self._nio.user_id and "key" in relates:
+                    found[str(relates["key"])] = str(source["event_id"])
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise MatrixError("M_CONNECTION", type(exc).__name__) from None
+        return found
+
+    async def redact(self, room_id: str, event_id: str, txn_id: str) -> None:
+        await self._call(self._nio.room_redact(room_id, event_id, tx_id=txn_id))
 
     async def room_info(self, room_id: str) -> RoomInfo:
         """Members, power levels and creators from one request for the room's state."""

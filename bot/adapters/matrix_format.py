@@ -13,8 +13,9 @@ from urllib.parse import unquote
 
 from groupmate.bot.adapters import CHAT_PREFIXES
 from groupmate.bot.messages import IncomingReaction
+from groupmate.bot.presses import REACTION_PRESSES, ButtonData
 from groupmate.function_calls import ChatType
-from groupmate.storage import Member
+from groupmate.storage import Button, Member
 
 PREFIX = CHAT_PREFIXES["matrix"]
 _PILL = re.compile(r"""href=["']https://matrix\.to/#/([^"'?/]+)""")
@@ -203,3 +204,38 @@ def reaction_of(
     return IncomingReaction(
         chat_id, chat_type, sender, target, key, timestamp=at, reaction_id=reaction_id
     )
+
+
+def seeded_keys(buttons: Sequence[Sequence[Button]]) -> list[str]:
+    """The reactions that stand for a message's buttons (✅ for Done, 💤 for Snooze 1 h,
+    👍 for Remind me too), in the buttons' order: Matrix has no buttons, so the bot puts
+    these on the message for people to click. A button without a reaction (Snooze
+    10 min) is left to the reply words."""
+    actions = {button: key for key, button in REACTION_PRESSES.items()}
+    keys: list[str] = []
+    for row in buttons:
+        for button in row:
+            data = ButtonData.decode(button.data)
+            key = None if data is None else actions.get((data.action, data.preset))
+            if key is not None and key not in keys:
+                keys.append(key)
+    return keys
+
+
+def annotation(event_id: str, key: str) -> dict[str, Any]:
+    """The content of an m.reaction: `key` on the event `event_id`."""
+    return {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}
+
+
+def replacement(event_id: str, content: dict[str, Any]) -> dict[str, Any]:
+    """An edit (m.replace) of the event `event_id` to read as `content`. Clients without
+    edits show the "* " fallback. The edit mentions no one: the people were notified by
+    the message itself, and an edit that mentions them would notify them again."""
+    new = {k: v for k, v in content.items() if k != "m.relates_to"}
+    return {
+        "msgtype": new["msgtype"],
+        "body": f"* {new['body']}",
+        "m.new_content": new,
+        "m.mentions": {},
+        "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
+    }

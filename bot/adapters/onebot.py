@@ -254,7 +254,11 @@ class OneBotAdapter:
                     segments = [[seg.text_segment(piece)] for piece in pieces]
                     if message.message_id is not None:
                         segments[0].insert(0, seg.reply_segment(message.message_id))
-                    await self._deliver(reply.chat_id, segments, account)
+                    sent = await self._deliver(reply.chat_id, segments, account)
+                    # QQ has no buttons: a reply to the confirmation ("remind me too")
+                    # acts on its reminder, so the router learns the confirmation's id.
+                    if reply.reminder_id is not None and sent is not None:
+                        await bot.posted(reply, sent)
 
             await bot.handle(message, deliver)
         except SendError as exc:

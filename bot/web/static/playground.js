@@ -62,11 +62,71 @@ function renderPeople() {
   $("speaker").textContent = person(state.me).name;
 }
 
+// The bot's messages with buttons, by id: a press, or another page's press arriving as
+// an `edit` event, redraws the message in place.
+const pressable = new Map();
+
 function messageItem(m) {
   const item = element("li", { class: m.from_bot ? "bot" : "user" });
   item.append(element("span", { class: "who", text: m.from_bot ? info.bot_name : (m.sender_name || m.sender_id) }));
   item.append(withMentions(m.text));
   if (m.at) item.append(element("time", { datetime: m.at, title: localTime(m.at, zone), text: clockTime(m.at, zone) }));
+  if (m.buttons && m.buttons.length) {
+    item.dataset.message = m.id;
+    pressable.set(m.id, m);
+    item.append(buttonRows(m));
+  }
+  return item;
+}
+
+// Real buttons, their labels as text; what a press says goes to the status beside them,
+// for the person who pressed (the other pages see only the message change).
+function buttonRows(m) {
+  const box = element("div", { class: "buttons", role: "group", "aria-label": "Act on this message" });
+  const out = element("span", { class: "why", role: "status", "aria-live": "polite" });
+  for (const row of m.buttons) {
+    const buttons = row.map((b) => element("button", { type: "button", text: b.label, onclick: () => press(m, b, box, out) }));
+    box.append(element("div", { class: "row" }, ...buttons));
+  }
+  box.append(out);
+  return box;
+}
+
+async function press(m, button, box, out) {
+  // A fresh nonce per press: the bot acts once on a press however often it is sent.
+  const body = { data: button.data, press_id: crypto.randomUUID(), message_id: m.id };
+  const path = `/v1/chats/${encodeURIComponent(m.chat_id)}/presses?${asMe()}`;
+  const controls = [...box.querySelectorAll("button")];
+  controls.forEach((b) => { b.disabled = true; });
+  out.classList.remove("error");
+  out.textContent = "…";
+  let result;
+  try {
+    result = await api("POST", path, body);
+  } catch (error) {
+    out.classList.add("error");
+    out.textContent = `Not done: ${error.message}`;
+    return;
+  } finally {
+    controls.forEach((b) => { b.disabled = false; });
+  }
+  const status = result.update ? redraw(m.id, result.update).querySelector(".why") : out;
+  status.classList.toggle("error", !result.ok);
+  status.textContent = result.answer;
+  await loadReminders();
+}
+
+// The message `id` now reads as `now` (text and remaining buttons); returns its item.
+function redraw(id, now) {
+  const old = $("messages").querySelector(`li[data-message="${CSS.escape(id)}"]`);
+  const m = { ...pressable.get(id), text: now.text, buttons: now.buttons || [] };
+  const item = messageItem(m);
+  item.dataset.message = id;  // found by a later edit, buttons left or not
+  if (!item.querySelector(".why")) item.append(element("span", { class: "why", role: "status", "aria-live": "polite" }));
+  // What the press said stays when the other copy of the change (event or answer) lands.
+  const said = old?.querySelector(".why");
+  if (said) { item.querySelector(".why").textContent = said.textContent; item.querySelector(".why").className = said.className; }
+  if (old) old.replaceWith(item);
   return item;
 }
 
@@ -180,7 +240,10 @@ async function send(text) {
     throw error;
   }
   for (const reply of answer.replies) {
-    showMessage({ from_bot: true, text: reply.text, at: new Date().toISOString() });
+    showMessage({
+      from_bot: true, text: reply.text, at: new Date().toISOString(),
+      id: crypto.randomUUID(), chat_id: body.chat_id, buttons: reply.buttons,
+    });
   }
   await loadReminders();
 }
@@ -198,8 +261,12 @@ async function start() {
   renderAll();
   await openChat(state.chat);
   listen("/v1/events", async (event) => {
+    if (event.edit) {  // a press (here or on another page) changed a message
+      if (pressable.has(event.id)) redraw(event.id, event);
+      return;
+    }
     if (event.chat_id === chatId(state.chat)) {
-      showMessage({ from_bot: true, text: event.text, at: event.at });
+      showMessage({ from_bot: true, ...event });
       if (event.kind === "reminder") await loadReminders();
     } else {
       unread.set(event.chat_id, (unread.get(event.chat_id) || 0) + 1);
