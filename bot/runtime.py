@@ -33,6 +33,7 @@ from groupmate.function_calls import FunctionCallLLM, ToolInvoker
 from groupmate.function_calls.confirmations import Confirmations
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.handlers.budget import BudgetLimits
+from groupmate.function_calls.handlers.calendar_feed import CalendarLinks
 from groupmate.function_calls.handlers.reminder_words import reminder_message
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStores
@@ -141,6 +142,7 @@ async def build_runtime(
             ChatLog: chatlog,
             ChatLogReader: ChatLogReader(chatlog),
             Confirmations: confirmations,
+            CalendarLinks: CalendarLinks(config.adapters.webhook.public_url),
             ScheduledCommands: scheduled,
             UsageLog: usage,
             UsageReader: UsageReader(usage),

@@ -21,6 +21,10 @@ class WebhookSettings(Section):
     """Reminders for chats no configured platform serves (your own integration's, sent
     through `POST /v1/messages`) are POSTed here as JSON. Unset: they wait, due, until
     a process with it set runs; /healthz and the dashboard say so."""
+    public_url: OptionalText = None
+    """The address people and calendar apps reach this server at from outside, e.g.
+    `https://bot.example.com` (a reverse proxy's): the links `/calendar` makes start with
+    it. Unset: `/calendar` says that it is, and makes no link."""
     token: Secret = None
     """The bearer token `/v1`, `/mcp` and `/metrics` require (`Authorization: Bearer
     <token>`). The template reads it from `${GROUPMATE_API_TOKEN}`, the container image

@@ -28,7 +28,7 @@ BUILTIN_ORDER: tuple[str, ...] = (
     "help", "summary", "chat_search", "chat_catchup", "read_url", "reminder_update",
     "reminder_snooze", "reminder_pause", "reminder_resume", "reminder_history", "reminder_rules",
     "set_timezone", "web_search", "delivery_retry", "chat_data_delete", "followup_settings",
-    "chat_find", "chat_forget", "digest_settings",
+    "chat_find", "chat_forget", "digest_settings", "calendar_feed",
 )  # fmt: skip
 _POSITION = {name: index for index, name in enumerate(BUILTIN_ORDER)}
 
