@@ -148,14 +148,12 @@ class CalendarFeeds:
             functools.partial(revoke_feed, owner=owner, now=self._clock())
         )
 
-    async def open(self, token: str) -> tuple[str, list[ReminderView]] | None:
-        """The chat a live link opens and the reminders its feed shows; None: 404."""
+    async def open(self, token: str) -> list[ReminderView] | None:
+        """The reminders a live link's feed shows; None: no such link (404)."""
         now = self._clock()
 
-        def read(session: Session) -> tuple[str, list[ReminderView]] | None:
+        def read(session: Session) -> list[ReminderView] | None:
             chat_id = feed_chat(session, token)
-            if chat_id is None:
-                return None
-            return chat_id, feed_reminders(session, chat_id, now)
+            return None if chat_id is None else feed_reminders(session, chat_id, now)
 
         return await self.database.read(read)

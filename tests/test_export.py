@@ -375,10 +375,10 @@ REFUSALS = {
     ),
     "newer schema": (
         "the file was exported by a newer groupmate (schema revision 9999; this one knows up "
-        "to 0018): import it with that version or newer"
+        "to 0019): import it with that version or newer"
     ),
     "older schema": (
-        "the file was exported at schema revision 0014, this groupmate is at 0018: upgrade "
+        "the file was exported at schema revision 0014, this groupmate is at 0019: upgrade "
         "the groupmate (and database) it came from, export again, and import that"
     ),
     "cut short": (
@@ -424,7 +424,7 @@ def test_files_it_cannot_read_are_refused_clearly_and_nothing_is_written(
 def test_export_needs_this_groupmates_schema(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'old.db'}")
     upgrade(database, "0014")
-    with pytest.raises(TransferError, match=r"behind this groupmate's 0018: upgrade it first"):
+    with pytest.raises(TransferError, match=r"behind this groupmate's 0019: upgrade it first"):
         export_file(database, tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
     database.close()

@@ -39,10 +39,9 @@ async def calendar_feed(name: str, request: Request, bot: RunningBot) -> Respons
     if not name.endswith(FEED_SUFFIX):
         return not_found
     reminders = running(bot.reminders)
-    opened = await reminders.feeds.open(name.removesuffix(FEED_SUFFIX))
-    if opened is None:
+    views = await reminders.feeds.open(name.removesuffix(FEED_SUFFIX))
+    if views is None:
         return not_found
-    chat_id, views = opened
     # Expanding a year of each rule to check it is CPU work: off the event loop.
     body = await asyncio.to_thread(
         feed_calendar,
