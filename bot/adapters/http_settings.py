@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator
 
 from groupmate.function_calls.sections import OptionalText, Secret, Section
 
@@ -32,3 +34,14 @@ class WebhookSettings(Section):
     `POST /v1/messages` is ignored, and only a loopback address may be served."""
     max_body_bytes: int = Field(64 * 1024, ge=1024)
     """The largest request body accepted, in bytes; a larger one is refused with 413."""
+
+    @field_validator("public_url")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        # A link without its scheme or host would reach no calendar app: refused at start.
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+            raise ValueError("public_url is the address with http:// or https:// and no query")
+        return value.rstrip("/")
