@@ -17,7 +17,6 @@ from fastapi.responses import PlainTextResponse
 from groupmate.bot.adapters.http_calls import RunningBot, running
 from groupmate.storage import ReminderView
 from groupmate.storage.calendar_feeds import FEED_PREFIX, FEED_SUFFIX
-from groupmate.storage.ical import FeedWindow, feed_calendar
 
 router = APIRouter()
 # Calendar apps poll; each answer is read anew, and none is kept by a proxy or client.
@@ -42,6 +41,9 @@ async def calendar_feed(name: str, request: Request, bot: RunningBot) -> Respons
     views = await reminders.feeds.open(name.removesuffix(FEED_SUFFIX))
     if views is None:
         return not_found
+    # icalendar takes 40 ms to import: only once a feed is read, not at every start.
+    from groupmate.storage.ical import FeedWindow, feed_calendar
+
     # Expanding a year of each rule to check it is CPU work: off the event loop.
     body = await asyncio.to_thread(
         feed_calendar,
