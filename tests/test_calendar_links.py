@@ -174,7 +174,7 @@ async def test_the_token_is_in_no_log(
     assert (await fetch(api, token)).status_code == 200
     audit = (await api.client.get("/v1/audit", params={"limit": 50})).json()["entries"]
     (row,) = [row for row in audit if row["tool"] == "calendar_feed"]
-    assert (row["source"], row["outcome"]) == ("command", "ok")
+    assert (row["source"], row["outcome"], row["arguments"]) == ("command", "ok", {"action": ""})
     assert token not in repr(audit)
     with api.bot.database.read_session() as session:  # type: ignore[union-attr]
         logged = [text for (text,) in session.execute(select(ChatMessage.text))]

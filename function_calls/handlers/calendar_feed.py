@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from groupmate.function_calls.context import CommandText, MessageContext
+from pydantic import BaseModel, ConfigDict, Field
+
+from groupmate.function_calls.context import MessageContext
 from groupmate.function_calls.handlers.reminders import refused, reminder_service
 from groupmate.function_calls.internal_text import PlainSentence
 from groupmate.function_calls.registry import tool_function
@@ -63,15 +65,28 @@ def _read(words: str) -> tuple[Whose, bool] | None:
     return ("chat" if chat else "mine"), bool(revoke)
 
 
+class CalendarArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # Audited as given: the audit log says whether a link was made or revoked, and whose.
+    action: str = Field(
+        "",
+        max_length=40,
+        description="empty: make your link; revoke; chat (admins: the whole chat's link); "
+        "chat revoke",
+    )
+
+
 @tool_function(
     name=NAME,
     command="calendar",
+    for_model=False,  # a private link is asked for, never offered
     description="Make or revoke your private calendar link (iCalendar feed) to this chat's "
     "reminders; chat admins: the whole chat's link.",
 )
-async def calendar_feed(ctx: MessageContext, words: CommandText) -> FunctionResult:
-    said = ctx.text or str(words)
-    read = _read(str(words))
+async def calendar_feed(ctx: MessageContext, args: CalendarArgs) -> FunctionResult:
+    said = ctx.text or args.action
+    read = _read(args.action)
     if read is None:
         return FunctionResult.refused(USAGE.for_message(said), "refused")
     whose, revoke = read
