@@ -2,19 +2,25 @@
 the served feed (`GET /calendar/<token>.ics`, no API token: calendar apps send none)
 holds this chat's active reminders and nothing of another chat or a private chat,
 revoking or replacing a link answers 404 at once, the whole-chat link is an admin's,
-and the token is in no log line, chat log row or audit row."""
+the token is in no log line, chat log row or audit row, and the feed read from the
+store starts at the row's next fire time, across a DST change."""
 
 from __future__ import annotations
 
 import logging
 import re
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import httpx
 import icalendar
 import pytest
+import recurring_ical_events
 from sqlalchemy import select
 
+from groupmate.storage import NewReminder, ReminderService, Schedule
+from groupmate.storage.calendar_feeds import FeedOwner
+from groupmate.storage.ical import FeedWindow, feed_calendar
 from groupmate.storage.models import CalendarFeed, ChatMessage
 from tests.conftest import FakeClock
 from tests.http_harness import Api, Servers
@@ -185,3 +191,27 @@ async def test_the_token_is_in_no_log(
     lines = [r.getMessage() for r in caplog.records if not r.name.startswith(("httpx", "httpcore"))]
     assert lines  # the capture works: the migrations, the scheduler
     assert not any(token in line for line in lines)
+
+
+async def test_the_feed_starts_at_the_stores_next_fire_time_across_dst(
+    reminders: ReminderService, clock: FakeClock
+) -> None:
+    """Through the store: a daily 02:30 Europe/Berlin reminder set the day before the
+    spring gap; its feed's first occurrence is the row's next_fire_at (03:30 CEST, as the
+    scheduler fires it), and a year of it is Schedule's own."""
+    clock.set(datetime(2026, 3, 28, 12, 0, tzinfo=UTC))
+    schedule = Schedule("daily", time(2, 30), "Europe/Berlin")
+    first = schedule.first_after(clock())
+    assert first == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
+    made = await reminders.create(
+        NewReminder("g1", "group", "u-alice", "Alice", "stretch", schedule, first)
+    )
+    link = await reminders.feeds.make(FeedOwner("g1", "u-alice"))
+    views = await reminders.feeds.open(link.token)
+    assert views is not None and [view.id for view in views] == [made.id]
+    body = feed_calendar(views, name="x", window=FeedWindow.around(clock()), describe=str)
+    events = recurring_ical_events.of(icalendar.Calendar.from_ical(body))
+    year = clock() + timedelta(days=365)
+    found = sorted(event.start.astimezone(UTC) for event in events.between(clock(), year))
+    assert found[0] == made.next_fire_at
+    assert found == list(schedule.occurrences(clock(), year))
