@@ -106,13 +106,19 @@ def _interval_rules(schedule: Schedule, first: datetime, day: date) -> list[_Rul
         # grid on some weekdays steps in the zone's wall time (exceptions at DST).
         start = first if not days else first.astimezone(schedule.zone)
         return [_Rule(start, {**step, **days})]
-    # A window each day: one daily rule per step of the day, at that step's wall time.
+    # A window each day: one daily rule per step of the day, at that step's wall time,
+    # each from its first time at or after `first` (the day's earlier steps went by).
     opens = datetime.combine(date.min, schedule.wall_time)
     daily: dict[str, Any] = {"FREQ": "WEEKLY", **days} if days else {"FREQ": "DAILY"}
-    return [
-        _Rule(_wall(day, (opens + k * schedule.every).time(), schedule.zone), dict(daily))
-        for k in range(schedule.per_day())
-    ]
+    rules = []
+    for k in range(schedule.per_day()):
+        wall, step_day = (opens + k * schedule.every).time(), day
+        while _wall(step_day, wall, schedule.zone) < first or (
+            schedule.on_days and step_day.weekday() not in schedule.on_days
+        ):
+            step_day += timedelta(days=1)
+        rules.append(_Rule(_wall(step_day, wall, schedule.zone), dict(daily)))
+    return rules
 
 
 def _first(view: ReminderView) -> datetime | None:
@@ -130,7 +136,9 @@ def _recurring(view: ReminderView, window: FeedWindow) -> list[_Rule]:
     first = _first(view)
     if first is None:
         return []
-    start = first if first >= window.start else schedule.first_after(window.start - _TICK)
+    # Nothing before the reminder was made (it never went off then), nor before the window.
+    shown = max(view.created_at, window.start)
+    start = first if first >= shown else schedule.first_after(shown - _TICK)
     if start is None:
         return []
     last = schedule.last()

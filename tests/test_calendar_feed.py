@@ -211,3 +211,22 @@ def test_a_finished_reminder_keeps_its_past_and_nothing_after() -> None:
     later = NOW + timedelta(days=40)
     calendar = feed(view(schedule, status="done"), now=later)
     assert expanded(calendar, NOW - YEAR, later + YEAR) == own(schedule, NOW, later)
+
+
+def test_a_repeat_made_mid_window_shows_nothing_before_it_was_made() -> None:
+    made = datetime(2026, 1, 7, 12, 10, tzinfo=UTC)  # a Wednesday, 13:10 in Berlin
+    schedule = Schedule(
+        "interval",
+        time(9),
+        BERLIN,
+        on_date=date(2026, 1, 5),
+        every=timedelta(minutes=90),
+        window_end=time(17),
+        on_days=(0, 2),
+    )
+    calendar = feed(view(schedule, created_at=made), now=made)
+    shown = expanded(calendar, made - timedelta(days=30), made + YEAR)
+    assert shown[0] == datetime(2026, 1, 7, 12, 30, tzinfo=UTC)  # 13:30, the next step
+    assert shown == own(schedule, made, made + YEAR)
+    # Each step's rule starts at its own first time: no exceptions for the steps gone by.
+    assert not any(event.exdates for event in calendar.events)
