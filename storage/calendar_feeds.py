@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import importlib.util
 import re
 import secrets
 from collections.abc import Callable
@@ -40,6 +41,13 @@ FEED_SUFFIX = ".ics"
 _IN_TEXT = re.compile(re.escape(FEED_PREFIX) + FEED_TOKEN.pattern + re.escape(FEED_SUFFIX))
 # Finished reminders stay in the feed this long, so the past of a calendar keeps them.
 KEEP_DONE = timedelta(days=366)
+
+
+@functools.cache
+def feeds_installed() -> bool:
+    """Whether this install can write feeds: icalendar is the `calendar` extra's (too
+    large for the core install), as python-holidays is the `holidays` extra's."""
+    return importlib.util.find_spec("icalendar") is not None
 
 
 def token_hash(token: str) -> str:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, time, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +27,7 @@ from groupmate.storage.ical import FeedWindow, feed_calendar
 from groupmate.storage.models import CalendarFeed, ChatMessage
 from tests.conftest import FakeClock
 from tests.http_harness import Api, Servers
+from tests.test_extras import without
 
 PUBLIC = "https://bot.example.com/"
 LINK = re.compile(r"https://bot\.example\.com/calendar/([A-Za-z0-9_-]{43})\.ics")
@@ -215,3 +219,40 @@ async def test_the_feed_starts_at_the_stores_next_fire_time_across_dst(
     found = sorted(event.start.astimezone(UTC) for event in events.between(clock(), year))
     assert found[0] == made.next_fire_at
     assert found == list(schedule.occurrences(clock(), year))
+
+
+# A bot without the `calendar` extra, through the test kit, in a Python that can't find
+# icalendar: /calendar says how to install it and makes no link; revoking still works.
+_WITHOUT_EXTRA = """
+import asyncio
+from groupmate.testing.bot import TestBot
+
+async def main():
+    config = {"adapters": {"webhook": {"public_url": "https://bot.example.com"}}}
+    async with TestBot(config=config, tmp_path=".") as bot:
+        for said in ("/calendar", "/calendar revoke"):
+            print(*await bot.say(said), sep="\\n")
+
+asyncio.run(main())
+"""
+
+
+def test_without_the_calendar_extra_the_reply_says_how_to_install_it(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_EXTRA],
+        env=without(tmp_path, {"icalendar"}),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    made, revoked = done.stdout.strip().splitlines()
+    assert made == (
+        "I can't make calendar links here: this server lacks calendar support. An admin "
+        'installs it with pip install "groupmate[calendar]" (the container image has it) '
+        "and restarts groupmate."
+    )
+    assert revoked == "You have no calendar link in this chat to revoke."
+    assert "Traceback" not in done.stderr

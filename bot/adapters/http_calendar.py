@@ -16,7 +16,7 @@ from fastapi.responses import PlainTextResponse
 
 from groupmate.bot.adapters.http_calls import RunningBot, running
 from groupmate.storage import ReminderView
-from groupmate.storage.calendar_feeds import FEED_PREFIX, FEED_SUFFIX
+from groupmate.storage.calendar_feeds import FEED_PREFIX, FEED_SUFFIX, feeds_installed
 
 router = APIRouter()
 # Calendar apps poll; each answer is read anew, and none is kept by a proxy or client.
@@ -41,6 +41,12 @@ async def calendar_feed(name: str, request: Request, bot: RunningBot) -> Respons
     views = await reminders.feeds.open(name.removesuffix(FEED_SUFFIX))
     if views is None:
         return not_found
+    if not feeds_installed():  # links made before the `calendar` extra was removed
+        return PlainTextResponse(
+            'calendar feeds are not installed on this server: pip install "groupmate[calendar]"',
+            status_code=503,
+            headers=_HEADERS,
+        )
     # icalendar takes 40 ms to import: only once a feed is read, not at every start.
     from groupmate.storage.ical import FeedWindow, feed_calendar
 

@@ -26,7 +26,8 @@ class WebhookSettings(Section):
     public_url: OptionalText = None
     """The address people and calendar apps reach this server at from outside, e.g.
     `https://bot.example.com` (a reverse proxy's): the links `/calendar` makes start with
-    it. Unset: `/calendar` says that it is, and makes no link."""
+    it (calendar feeds need `pip install "groupmate[calendar]"`). Unset: `/calendar` says
+    that it is, and makes no link."""
     token: Secret = None
     """The bearer token `/v1`, `/mcp` and `/metrics` require (`Authorization: Bearer
     <token>`). The template reads it from `${GROUPMATE_API_TOKEN}`, the container image

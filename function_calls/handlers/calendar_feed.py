@@ -21,7 +21,12 @@ from groupmate.function_calls.internal_text import PlainSentence
 from groupmate.function_calls.registry import tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.storage import StorageError
-from groupmate.storage.calendar_feeds import FEED_PREFIX, FEED_SUFFIX, FeedOwner
+from groupmate.storage.calendar_feeds import (
+    FEED_PREFIX,
+    FEED_SUFFIX,
+    FeedOwner,
+    feeds_installed,
+)
 
 NAME = "calendar_feed"
 Whose = Literal["mine", "chat"]
@@ -105,6 +110,8 @@ async def calendar_feed(ctx: MessageContext, args: CalendarArgs) -> FunctionResu
         if revoke:
             return _revoked(await feeds.revoke(owner), whose, said)
         links = ctx.deps.get(CalendarLinks) or CalendarLinks()
+        if not feeds_installed():
+            return FunctionResult.refused(_NOT_INSTALLED.for_message(said), "unavailable")
         if links.base_url is None:
             return FunctionResult.refused(_NO_ADDRESS.for_message(said), "unavailable")
         made = await feeds.make(owner)
@@ -115,6 +122,13 @@ async def calendar_feed(ctx: MessageContext, args: CalendarArgs) -> FunctionResu
     )
 
 
+_NOT_INSTALLED = PlainSentence(
+    "I can't make calendar links here: this server lacks calendar support. An admin "
+    'installs it with pip install "groupmate[calendar]" (the container image has it) and '
+    "restarts groupmate.",
+    "这里无法创建日历链接：这个服务器没有安装日历功能。请管理员运行 "
+    'pip install "groupmate[calendar]"（容器镜像已包含）后重启 groupmate。',
+)
 _NO_ADDRESS = PlainSentence(
     "I can't make calendar links yet: this server's public address isn't set. An admin "
     "sets adapters.webhook.public_url in the config (e.g. https://bot.example.com, the "
