@@ -222,9 +222,13 @@ async def test_the_feed_starts_at_the_stores_next_fire_time_across_dst(
 
 
 # A bot without the `calendar` extra, through the test kit, in a Python that can't find
-# icalendar: /calendar says how to install it and makes no link; revoking still works.
+# icalendar: /calendar says how to install it and makes no link; revoking still works;
+# a link made before the extra was removed answers 503 with the pip line.
 _WITHOUT_EXTRA = """
 import asyncio
+import httpx
+from groupmate.bot.adapters.http import create_app
+from groupmate.storage.calendar_feeds import FeedOwner
 from groupmate.testing.bot import TestBot
 
 async def main():
@@ -232,6 +236,11 @@ async def main():
     async with TestBot(config=config, tmp_path=".") as bot:
         for said in ("/calendar", "/calendar revoke"):
             print(*await bot.say(said), sep="\\n")
+        made = await bot.app.reminders.feeds.make(FeedOwner("test-group", "u1"))
+        transport = httpx.ASGITransport(create_app(bot.app))
+        async with httpx.AsyncClient(transport=transport, base_url="http://bot") as client:
+            answer = await client.get(f"/calendar/{made.token}.ics")
+        print(answer.status_code, answer.text)
 
 asyncio.run(main())
 """
@@ -248,11 +257,14 @@ def test_without_the_calendar_extra_the_reply_says_how_to_install_it(tmp_path: P
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    made, revoked = done.stdout.strip().splitlines()
+    made, revoked, served = done.stdout.strip().splitlines()
     assert made == (
         "I can't make calendar links here: this server lacks calendar support. An admin "
         'installs it with pip install "groupmate[calendar]" (the container image has it) '
         "and restarts groupmate."
     )
     assert revoked == "You have no calendar link in this chat to revoke."
+    assert served == (
+        '503 calendar feeds are not installed on this server: pip install "groupmate[calendar]"'
+    )
     assert "Traceback" not in done.stderr
