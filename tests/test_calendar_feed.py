@@ -8,6 +8,7 @@ Europe/Berlin and America/New_York."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -76,6 +77,16 @@ def own(schedule: Schedule, start: datetime, end: datetime) -> list[datetime]:
     return found
 
 
+def repeat(
+    minutes: int, start: time, end: time | None = None, days: tuple[int, ...] = ()
+) -> Schedule:
+    """Every `minutes` from `start` (to `end` each day, on `days`), from 5 January."""
+    step = timedelta(minutes=minutes)
+    return Schedule(
+        "interval", start, BERLIN, date(2026, 1, 5), every=step, window_end=end, on_days=days
+    )
+
+
 CN = work_calendar("CN")
 CASES = {
     "daily": Schedule("daily", time(7, 30), BERLIN),
@@ -94,34 +105,10 @@ CASES = {
     "weekday-germany-skips-holidays": Schedule(
         "weekdays", time(9), BERLIN, calendar=work_calendar("DE")
     ),
-    "every-90-minutes-9-to-17": Schedule(
-        "interval",
-        time(9),
-        BERLIN,
-        on_date=date(2026, 1, 5),
-        every=timedelta(minutes=90),
-        window_end=time(17),
-    ),
-    "every-30-minutes-1-to-4-at-night": Schedule(
-        "interval",
-        time(1),
-        BERLIN,
-        on_date=date(2026, 1, 5),
-        every=timedelta(minutes=30),
-        window_end=time(4),
-        on_days=(0, 1, 2, 3, 4, 5, 6),
-    ),
-    "every-45-minutes-day-and-night": Schedule(
-        "interval", time(0, 10), BERLIN, on_date=date(2026, 1, 5), every=timedelta(minutes=45)
-    ),
-    "every-30-minutes-on-mondays-and-wednesdays": Schedule(
-        "interval",
-        time(0, 10),
-        BERLIN,
-        on_date=date(2026, 1, 5),
-        every=timedelta(minutes=30),
-        on_days=(0, 2),
-    ),
+    "every-90-minutes-9-to-17": repeat(90, time(9), time(17)),
+    "every-30-minutes-1-to-4-at-night": repeat(30, time(1), time(4), days=tuple(range(7))),
+    "every-45-minutes-day-and-night": repeat(45, time(0, 10)),
+    "every-30-minutes-on-mondays-and-wednesdays": repeat(30, time(0, 10), days=(0, 2)),
     "daily-10-times": Schedule("daily", time(8), "America/New_York", on_date=NOW.date(), count=10),
     "weekly-until-june": Schedule(
         "weekly", time(8), "America/New_York", weekday=2, until=date(2026, 6, 30)
@@ -129,13 +116,8 @@ CASES = {
     "weekday-china-40-times": Schedule(
         "weekdays", time(9), "Asia/Shanghai", on_date=date(2026, 2, 1), calendar=CN, count=40
     ),
-    "hourly-until-an-instant": Schedule(
-        "interval",
-        time(8),
-        BERLIN,
-        on_date=date(2026, 3, 27),
-        every=timedelta(hours=1),
-        until=datetime(2026, 3, 30, 12, tzinfo=UTC),
+    "hourly-until-an-instant": replace(
+        repeat(60, time(8)), on_date=date(2026, 3, 27), until=datetime(2026, 3, 30, 12, tzinfo=UTC)
     ),
 }
 
@@ -215,15 +197,7 @@ def test_a_finished_reminder_keeps_its_past_and_nothing_after() -> None:
 
 def test_a_repeat_made_mid_window_shows_nothing_before_it_was_made() -> None:
     made = datetime(2026, 1, 7, 12, 10, tzinfo=UTC)  # a Wednesday, 13:10 in Berlin
-    schedule = Schedule(
-        "interval",
-        time(9),
-        BERLIN,
-        on_date=date(2026, 1, 5),
-        every=timedelta(minutes=90),
-        window_end=time(17),
-        on_days=(0, 2),
-    )
+    schedule = repeat(90, time(9), time(17), days=(0, 2))
     calendar = feed(view(schedule, created_at=made), now=made)
     shown = expanded(calendar, made - timedelta(days=30), made + YEAR)
     assert shown[0] == datetime(2026, 1, 7, 12, 30, tzinfo=UTC)  # 13:30, the next step
