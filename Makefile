@@ -31,7 +31,7 @@ PIP_COMPILE := env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compil
 PLATFORMS := $(foreach name,telegram matrix onebot slack discord lark dingtalk,--extra $(name))
 # And `speed` (uvloop, httptools, aiohttp): the image and the dev install run with them.
 lock: $(STAMP)
-	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) $(PLATFORMS) --extra postgres --extra speed --extra holidays \
+	$(PIP_COMPILE) $(if $(UPGRADE),--upgrade) $(PLATFORMS) --extra postgres --extra speed --extra holidays --extra calendar \
 		--output-file requirements.lock pyproject.toml
 	$(PIP_COMPILE) --extra dev --extra docs $(PLATFORMS) --extra postgres --extra speed \
 		--constraint requirements.lock --output-file requirements-dev.lock pyproject.toml

@@ -61,7 +61,7 @@ REMIND_EXAMPLES = (
 REMIND_EXAMPLES_ZH = "例如：/提醒 明天上午9点 开会 · /提醒 每周一上午9点 周会 · /提醒 10分钟后 喝水"
 # Chinese names of commands the built-in tools declare (`@tool_function(command=...)`):
 # "/查找 预算" is "/find 预算".
-DECLARED_ALIASES = {"查找": "find"}
+DECLARED_ALIASES = {"查找": "find", "日历": "calendar"}
 # Commands whose names are not ASCII may be written without a space: "/提醒明天9点开会".
 GLUED_ALIASES = ("提醒", "帮助", "完成", *DECLARED_ALIASES)
 

@@ -34,6 +34,7 @@ ABOUT: dict[str, tuple[str, str]] = {
     "catchup": ("what you missed since your last message", "你上次发言以来错过的内容"),
     "find": ("find this chat's messages with these words", "查找含这些词的消息"),
     "forget": ("delete your messages from my log", "从记录中删除你的消息"),
+    "calendar": ("this chat's reminders in your calendar app", "在日历应用里订阅本群的提醒"),
 }
 # Commands that only mean something with a model.
 NEEDS_MODEL = frozenset({"budget"})

@@ -36,6 +36,8 @@ from groupmate.function_calls.confirmations import Confirmations
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.handlers.budget import BudgetLimits
 from groupmate.function_calls.handlers.until_done import UntilDoneCap
+from groupmate.function_calls.handlers.calendar_feed import CalendarLinks
+from groupmate.function_calls.handlers.reminder_words import reminder_message
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStores
 from groupmate.function_calls.policy import ToolPolicy
@@ -144,6 +146,7 @@ async def build_runtime(
             ChatLog: chatlog,
             ChatLogReader: ChatLogReader(chatlog),
             Confirmations: confirmations,
+            CalendarLinks: CalendarLinks(config.adapters.webhook.public_url),
             ScheduledCommands: scheduled,
             UsageLog: usage,
             UsageReader: UsageReader(usage),

@@ -1,6 +1,6 @@
 """Deleting one chat's data: its reminders (and their deliveries), logged messages and
-their reactions, model usage and turns, audit entries, settings, and every plugin's
-values for it. One transaction: all of it goes, or none."""
+their reactions, model usage and turns, audit entries, calendar links, settings, and
+every plugin's values for it. One transaction: all of it goes, or none."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from groupmate.storage import plugin_data
 from groupmate.storage.models import (
     Acknowledgement,
     AuditRow,
+    CalendarFeed,
     Chat,
     ChatMessage,
     Delivery,
@@ -54,7 +55,7 @@ def delete_chat(session: Session, chat_id: str) -> ChatDataDeleted:
         session.execute(delete(reminders).where(reminders.c.chat_id == chat_id))
     messages = _table(ChatMessage)
     gone = session.execute(delete(messages).where(messages.c.chat_id == chat_id))
-    for model in (MessageReaction, PressRecord, LLMUsage, LLMTurn, AuditRow, Chat):
+    for model in (MessageReaction, PressRecord, LLMUsage, LLMTurn, AuditRow, CalendarFeed, Chat):
         table = _table(model)
         session.execute(delete(table).where(table.c.chat_id == chat_id))
     values = plugin_data.delete_chat(session, chat_id)

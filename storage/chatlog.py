@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from sqlalchemy.orm import Session
 
 from groupmate.storage import chatlog_rows as units
+from groupmate.storage.calendar_feeds import without_feed_tokens
 from groupmate.storage.chatlog_rows import (
     LogEntry,
     LoggedMessage,
@@ -205,7 +206,9 @@ class ChatLog:
                 "reply_to": message_id,
                 "sender_id": bot_id,
                 "sender_name": bot_name,
-                "text": text,
+                # A calendar link opens a feed: the log (and so search, the model's
+                # history and backups) keeps it without its token.
+                "text": without_feed_tokens(text),
                 "from_bot": True,
                 "created_at": at,
             }

@@ -359,3 +359,20 @@ class PluginData(Base):
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
     value: Mapped[Any] = mapped_column(JSON)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class CalendarFeed(Base):
+    """A private calendar link to one chat's reminders (`/calendar`): only the sha256 of
+    its token is kept, so a copy of the database opens no feed. `owner_id` is the member
+    who asked for it; None: the whole-chat feed an admin made."""
+
+    __tablename__ = "calendar_feeds"
+    __table_args__ = (Index("ix_calendar_feeds_chat", "chat_id", "owner_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    chat_id: Mapped[str] = mapped_column(String(255))
+    owner_id: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # Set when revoked (or replaced by a newer link): from then on the link answers 404.
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from groupmate.storage import ack_history, changes, overview, repository, targets
+from groupmate.storage.calendar_feeds import CalendarFeeds
 from groupmate.storage.changes import HistoryEntry, ReminderChange, Requester
 from groupmate.storage.chat_data import ChatDataDeleted, delete_chat
 from groupmate.storage.chat_settings import ZONE_CACHE_SIZE, ChatSettings
@@ -43,7 +44,8 @@ from groupmate.storage.vocabulary import ChatType, FinishedOutcome, ReminderActi
 
 class ReminderService:
     """Create, list and delete reminders; keep the scheduler's timers in step. A chat's
-    zone and settings are `chats`' job; the deliveries' administration, `deliveries_admin`'s."""
+    zone and settings are `chats`' job; the deliveries' administration, `deliveries_admin`'s;
+    the calendar links, `feeds`'."""
 
     def __init__(
         self,
@@ -66,6 +68,7 @@ class ReminderService:
         self.deliveries_admin = DeliveryAdmin(database, scheduler=scheduler, clock=clock)
         # Done, "remind me too", and presses already acted on.
         self.acts = ReminderActs(database, scheduler=scheduler, clock=clock)
+        self.feeds = CalendarFeeds(database, clock=clock)
         self.default_timezone = self.chats.default_timezone
         self._clock = clock
 

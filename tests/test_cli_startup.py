@@ -170,8 +170,9 @@ def test_check_of_every_platform_imports_no_platform_library(tmp_path: Path) -> 
 
 
 # Imported only where used: the MCP SDK with an MCP server configured or served,
-# readability (and lxml) on the first page read, the terminal's prompt_toolkit in `chat`.
-ONLY_WHERE_USED = ("mcp", "mcp_types", "readability", "lxml", *PLATFORM_SDKS)
+# readability (and lxml) on the first page read, icalendar on the first calendar feed
+# read, the terminal's prompt_toolkit in `chat`.
+ONLY_WHERE_USED = ("mcp", "mcp_types", "readability", "lxml", "icalendar", *PLATFORM_SDKS)
 # What `check` of a config with a model needs none of: the running bot (its router,
 # scheduler and metrics) and the web server; the model's window and the prompt's tokens
 # come from the tools and the model's settings alone, the served models from one GET

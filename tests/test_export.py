@@ -49,6 +49,8 @@ CHAT = "group-1"
 # table and its shadow tables, and the mark of what it holds), which the import builds
 # again; it is checked on its own below.
 DERIVED = ("alembic_version", "messages_fts")
+# /calendar makes links only with the server's address set.
+PUBLIC = {"adapters": {"webhook": {"public_url": "https://bot.example.com"}}}
 
 
 def run(*args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -107,8 +109,9 @@ async def fill(folder: Path, clock: FakeClock, model: ScriptedModel) -> None:
     """A bot's life in a group, through the real bot: reminders of every kind (a
     repeating one that went off and was snoozed, a paused one, one done, a scheduled
     action, one that names a member), the chat's settings, its log with a reaction,
-    the audit log, a model turn and its tokens, plugin values and an adapter's state."""
-    config = {"bot": {"timezone": "UTC", "admins": ["alice"]}}
+    the audit log, a model turn and its tokens, plugin values, an adapter's state and a
+    calendar link."""
+    config = {"bot": {"timezone": "UTC", "admins": ["alice"]}, **PUBLIC}
     async with TestBot(tmp_path=folder, clock=clock, model=model, config=config) as bot:
         for words in (
             "/tz Europe/Berlin",
@@ -142,6 +145,7 @@ async def fill(folder: Path, clock: FakeClock, model: ScriptedModel) -> None:
         await bot.store("notes").set("nothing", None)
         model.answers("hello there")
         assert await bot.say("hi there") == ["hello there"]
+        assert "/calendar/" in (await bot.say("/calendar"))[0]
         assert bot.app.reminders is not None
         await save_state(bot.app.reminders.database, "matrix:since", "s72_4")
 
@@ -164,13 +168,14 @@ async def still_works(url: str, clock: FakeClock, model: ScriptedModel, folder: 
     """The imported database runs the bot: the daily reminder fires at its next time,
     and new rows of every kind with an id of their own get one past the imported ones."""
     before = newest_ids(url)
-    config = {"storage": {"url": url}, "bot": {"admins": ["alice"]}}
+    config = {"storage": {"url": url}, "bot": {"admins": ["alice"]}, **PUBLIC}
     async with TestBot(tmp_path=folder, clock=clock, model=model, config=config) as bot:
         # Six reminders were set (the snooze has #1's number): the next is #7.
         assert (await bot.say("/remind in 1 hour stretch"))[0].startswith("⏰ Reminder #7 ")
         await bot.app.react(IncomingReaction(CHAT, "group", "bob", "m-carol", "🎉"))
         model.answers("hi again")
         assert await bot.say("hello") == ["hi again"]
+        assert "/calendar/" in (await bot.say("/calendar"))[0]
         fired = await bot.advance(timedelta(days=1))
         assert "⏰ Reminder for @Alice: stand up" in fired
         assert "⏰ Reminder for @Alice: stretch" in fired
@@ -181,6 +186,7 @@ async def still_works(url: str, clock: FakeClock, model: ScriptedModel, folder: 
     assert set(after) == {
         "acknowledgements",
         "audit_log",
+        "calendar_feeds",
         "deliveries",
         "llm_turns",
         "messages",
@@ -395,10 +401,10 @@ REFUSALS = {
     ),
     "newer schema": (
         "the file was exported by a newer groupmate (schema revision 9999; this one knows up "
-        "to 0019): import it with that version or newer"
+        "to 0020): import it with that version or newer"
     ),
     "older schema": (
-        "the file was exported at schema revision 0014, this groupmate is at 0019: upgrade "
+        "the file was exported at schema revision 0014, this groupmate is at 0020: upgrade "
         "the groupmate (and database) it came from, export again, and import that"
     ),
     "cut short": (
@@ -445,7 +451,7 @@ def test_files_it_cannot_read_are_refused_clearly_and_nothing_is_written(
 def test_export_needs_this_groupmates_schema(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'old.db'}")
     upgrade(database, "0014")
-    with pytest.raises(TransferError, match=r"behind this groupmate's 0019: upgrade it first"):
+    with pytest.raises(TransferError, match=r"behind this groupmate's 0020: upgrade it first"):
         export_file(database, tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
     database.close()

@@ -43,15 +43,20 @@ sys.meta_path[:] = [_Hiding(finder) for finder in sys.meta_path]
 """
 
 
-def _run(tmp_path: Path, hidden: set[str], *args: str) -> subprocess.CompletedProcess[str]:
+def without(tmp_path: Path, hidden: set[str]) -> dict[str, str]:
+    """The environment of a Python that can't find the `hidden` packages."""
     site = tmp_path / "site"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(textwrap.dedent(_HIDE.format(hidden=hidden)))
-    env = {
+    return {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
         "USER": "tester",
     }
+
+
+def _run(tmp_path: Path, hidden: set[str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = without(tmp_path, hidden)
     return subprocess.run(
         [sys.executable, "-m", "groupmate.bot.cli", *args],
         env=env,

@@ -255,6 +255,8 @@ COMMAND_CALLS: dict[str, tuple[str, ...]] = {  # what is said, in turn
     "budget": ("/budget 50000",),
     "tools": ("/tools on summary",),
     "forget": ("/forget me", "yes"),
+    "calendar": ("/calendar chat",),
+    "日历": ("/日历",),
 }
 
 

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from groupmate.bot.adapters.api_models import ButtonOut, MemberIO, buttons_out
 from groupmate.bot.adapters.http_admin import router as admin_router
+from groupmate.bot.adapters.http_calendar import router as calendar_router
 from groupmate.bot.adapters.http_calls import STORAGE_DOWN_ERROR, RunningBot
 from groupmate.bot.adapters.http_metrics import METRICS_PATH, metrics_routes
 from groupmate.bot.adapters.http_reminders import router as reminder_router
@@ -309,6 +310,7 @@ def create_app(bot: Bot) -> ASGIApp:
     app.include_router(search_router)
     app.include_router(admin_router)
     app.include_router(tool_router)
+    app.include_router(calendar_router)
     app.router.routes.extend(page_routes())
     app.router.routes.extend(metrics_routes(bot))
     app.router.routes.append(Route("/mcp", endpoint=mcp, include_in_schema=False))

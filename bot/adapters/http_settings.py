@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator
 
 from groupmate.function_calls.sections import OptionalText, Secret, Section
 
@@ -21,6 +23,11 @@ class WebhookSettings(Section):
     """Reminders for chats no configured platform serves (your own integration's, sent
     through `POST /v1/messages`) are POSTed here as JSON. Unset: they wait, due, until
     a process with it set runs; /healthz and the dashboard say so."""
+    public_url: OptionalText = None
+    """The address people and calendar apps reach this server at from outside, e.g.
+    `https://bot.example.com` (a reverse proxy's): the links `/calendar` makes start with
+    it (calendar feeds need `pip install "groupmate[calendar]"`). Unset: `/calendar` says
+    that it is, and makes no link."""
     token: Secret = None
     """The bearer token `/v1`, `/mcp` and `/metrics` require (`Authorization: Bearer
     <token>`). The template reads it from `${GROUPMATE_API_TOKEN}`, the container image
@@ -28,3 +35,14 @@ class WebhookSettings(Section):
     `POST /v1/messages` is ignored, and only a loopback address may be served."""
     max_body_bytes: int = Field(64 * 1024, ge=1024)
     """The largest request body accepted, in bytes; a larger one is refused with 413."""
+
+    @field_validator("public_url")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        # A link without its scheme or host would reach no calendar app: refused at start.
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+            raise ValueError("public_url is the address with http:// or https:// and no query")
+        return value.rstrip("/")

@@ -29,6 +29,7 @@ BUILTIN_ORDER: tuple[str, ...] = (
     "reminder_snooze", "reminder_pause", "reminder_resume", "reminder_history", "reminder_rules",
     "set_timezone", "web_search", "delivery_retry", "chat_data_delete", "followup_settings",
     "chat_find", "chat_forget", "digest_settings", "reminder_done", "reminder_me_too",
+    "calendar_feed",
 )  # fmt: skip
 _POSITION = {name: index for index, name in enumerate(BUILTIN_ORDER)}
 

@@ -1,7 +1,8 @@
 """The reminder tools, one built-in family (`builtins: {reminders: false}` leaves them
 out): setting, listing, changing, putting off, their history and rules, and the
-dashboard's delivery retry."""
+dashboard's delivery retry, and the calendar links (/calendar)."""
 
+from groupmate.function_calls.handlers.calendar_feed import calendar_feed
 from groupmate.function_calls.handlers.delivery_retry import delivery_retry
 from groupmate.function_calls.handlers.digest_settings import digest_settings
 from groupmate.function_calls.handlers.reminder_changes import reminder_update
@@ -19,6 +20,7 @@ from groupmate.function_calls.plugins.declare import Plugin
 plugin = Plugin("reminders")
 
 __all__ = [
+    "calendar_feed",
     "delivery_retry",
     "digest_settings",
     "plugin",
