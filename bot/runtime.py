@@ -35,9 +35,8 @@ from groupmate.function_calls import FunctionCallLLM, ToolInvoker
 from groupmate.function_calls.confirmations import Confirmations
 from groupmate.function_calls.deps import Deps
 from groupmate.function_calls.handlers.budget import BudgetLimits
-from groupmate.function_calls.handlers.until_done import UntilDoneCap
 from groupmate.function_calls.handlers.calendar_feed import CalendarLinks
-from groupmate.function_calls.handlers.reminder_words import reminder_message
+from groupmate.function_calls.handlers.until_done import UntilDoneCap
 from groupmate.function_calls.links import PageFetcher
 from groupmate.function_calls.plugins import PluginStores
 from groupmate.function_calls.policy import ToolPolicy

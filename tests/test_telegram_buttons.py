@@ -340,13 +340,6 @@ async def goes_off_now(bot: Bot) -> None:
     await bot.reminders.database.write(move)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 41, outside this part (bot/presses.py, storage/acks.py): a button names "
-    "its occurrence in whole seconds, the store finds it by equality, and a reminder set "
-    "'in 10 minutes' goes off at a time with a fraction of a second: its buttons are "
-    "refused as 'hasn't gone off yet'",
-)
 async def test_done_on_a_reminder_set_in_minutes(tmp_path: Path, fake: FakeTelegram) -> None:
     async with running(tmp_path, fake) as bot:
         message, keys = await gone_off(bot, fake, "/remind in 10 minutes stand-up", goes_off_now)
