@@ -45,7 +45,11 @@ _SHARED_POSTGRES = pytest.StashKey[ExitStack]()
 # tests use the session's homeserver (test_matrix.py's `synapse`; one of them restarts
 # it): one worker starts one. The probe lets test_parallel.py see that this holds.
 ONE_WORKER: dict[str, tuple[str, ...]] = {
-    "synapse": ("tests/test_matrix.py::", "tests/test_matrix_remind_mentions.py::"),
+    "synapse": (
+        "tests/test_matrix.py::",
+        "tests/test_matrix_presses.py::",
+        "tests/test_matrix_remind_mentions.py::",
+    ),
     "probe": ("tests/parallel_probe.py::test_on_one_worker",),
 }
 

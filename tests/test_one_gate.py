@@ -21,6 +21,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from groupmate.bot.commands import Commands
+from groupmate.bot.presses import ButtonData
 from groupmate.storage import OutgoingMessage, SendError
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests.conftest import FakeClock, eventually
@@ -235,6 +236,11 @@ ROUTE_CALLS: dict[str, tuple[str, dict[str, Any] | None]] = {
     ),
     "POST /v1/deliveries/{delivery_id}/retry": ("/v1/deliveries/{delivery}/retry", None),
     "DELETE /v1/chats/{chat_id}": ("/v1/chats/g2", None),
+    # Bob's "Remind me too" on Alice's reminder in a playground chat (its data: {press}).
+    "POST /v1/chats/{chat_id}/presses": (
+        "/v1/chats/web:gate/presses?as_user=u-bob&as_name=Bob",
+        {"data": "{press}", "press_id": "gate-press-0000001"},
+    ),
 }
 # Routes that take state-changing calls in a protocol of their own, each called (and its
 # row checked) by the first test: "*" is any method.
@@ -322,6 +328,9 @@ async def test_every_route_and_command_that_changes_state_leaves_its_audit_row(
     await eventually(any_failed, within=15)
     delivery = (await failed())[0]["id"]
     await api.say("/remind tomorrow at 9 call mom", chat_id="g2")
+    await api.say("/remind tomorrow at 9 stand-up", chat_id="web:gate")
+    (standup,) = (await api.client.get("/v1/chats/web:gate/reminders")).json()
+    press = ButtonData("me_too", standup["id"]).encode()
 
     called = set(ROUTE_CALLS) | CALLED_ABOVE
     assert changing_routes(api) == called, "a route the gate test does not call"
@@ -330,6 +339,8 @@ async def test_every_route_and_command_that_changes_state_leaves_its_audit_row(
     for route, (url, body) in ROUTE_CALLS.items():
         before = {row["id"] for row in await audit(api)}
         method = route.split(" ", 1)[0]
+        if body is not None and body.get("data") == "{press}":
+            body = {**body, "data": press}
         answer = await api.client.request(
             method, url.format(id=reminder, delivery=delivery), json=body
         )
