@@ -116,7 +116,7 @@ _NAME_IT = PlainSentence(
 
 @tool_function(
     name="reminder_me_too",
-    description="Add the sender to a group reminder's people (\"me too\"), or take them off.",
+    description='Add the sender to a group reminder\'s people ("me too"), or take them off.',
     examples=[
         Example("me too", {}),
         Example("也算我一个", {}),
