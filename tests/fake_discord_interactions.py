@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from tests.fake_discord_guild import APP, GUILD, ROLES, USERS, now, snowflake
+from tests.fake_discord_guild import APP, GUILD, MODS, ROLES, USERS, now, snowflake
 
 if TYPE_CHECKING:
     from tests.fake_discord import FakeDiscord
@@ -68,7 +68,8 @@ class Interactions:
             payload |= {"guild_id": guild, "guild": {"id": guild, "locale": "en-US",
                         "features": []}, "guild_locale": "en-US",
                         "member": {"user": person, "roles": ROLES.get(user, []),
-                                   "permissions": "68608", "joined_at": now(), "deaf": False,
+                                   "permissions": permissions(user), "joined_at": now(),
+                                   "deaf": False,
                                    "mute": False, "flags": 0, "nick": None, "avatar": None,
                                    "pending": False, "premium_since": None}}  # fmt: skip
             payload["channel"] |= {"guild_id": GUILD, "name": "general", "position": 0,
@@ -176,3 +177,11 @@ async def _body(request: Request) -> dict[str, Any]:
 
 def _error(status: int, code: int, message: str) -> JSONResponse:
     return JSONResponse({"message": message, "code": code}, status_code=status)
+
+
+def permissions(user: str) -> str:
+    """The member's resolved permissions in the channel, as Discord sends them with an
+    interaction: everyone's (view, send, read history), and Manage Server (1 << 5) for
+    a member with the Mods role."""
+    bits = 68608 | ((1 << 5) if MODS in ROLES.get(user, []) else 0)
+    return str(bits)

@@ -179,6 +179,10 @@ async def test_a_press_acts_with_the_pressers_own_rights(
     [answer] = fake.interactions.ephemeral
     assert answer["user"] == BOB and "set by Alice" in answer["content"]
     assert fake.interactions.edits == [] and await acknowledgements(api) == 0
+    # Ada has Manage Server (the Mods role): her Done acts, as her /done would.
+    fake.interactions.press(fired, done, user="ada")
+    await eventually(lambda: len(fake.interactions.edits) == 1, within=DEADLINE)
+    assert await acknowledgements(api) == 1
 
 
 async def test_a_confirmation_is_reported_by_its_id_so_a_thumbs_up_on_it_counts(

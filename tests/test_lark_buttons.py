@@ -20,6 +20,7 @@ from tests.fake_lark import (
     APP_ID,
     BOT_OPEN_ID,
     CHAT,
+    MANAGER,
     FakeLark,
     card_action_event,
     card_buttons,
@@ -208,3 +209,18 @@ async def test_a_confirmation_is_reported_by_its_id(fake: FakeLark, servers: Ser
     assert api.bot.reminders is not None
     found = await api.bot.reminders.acts.on_message(f"lk:{CHAT}", confirmation["message_id"])
     assert found is not None and found[1] is None
+
+
+async def test_a_group_manager_may_press_done_on_someone_elses_reminder(
+    fake: FakeLark, servers: Servers
+) -> None:
+    """The press carries the presser's rights as their message would: Lark says Max
+    manages the group, so his Done on Alice's reminder acts, as his /done would; Bob,
+    a member, is refused."""
+    api, fired = await fired_card(servers, fake)
+    done = card_buttons(card_of(fired))[0][0]["value"]
+    refused = await post_event(fake, api.base_url, card_action_event(fired, done, user="ou_bob"))
+    assert refused.json()["toast"]["type"] == "error" and await acknowledgements(api) == 0
+    answer = await post_event(fake, api.base_url, card_action_event(fired, done, user=MANAGER))
+    assert answer.json()["toast"] == {"type": "success", "content": "✅ #1 marked done."}
+    assert await acknowledgements(api) == 1

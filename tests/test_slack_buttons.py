@@ -248,3 +248,25 @@ async def test_buttons_act_through_the_bot_once_as_the_presser_and_update_the_re
     assert "tea\n✅ Done by Alice " in text and text == update["text"]
     assert [[label for label, _, _ in row] for row in rows] == [["👍 Remind me too"]]
     assert await acknowledgements(api.bot) == 1
+
+
+async def test_a_workspace_admin_may_press_done_on_someone_elses_reminder(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    """The press carries the presser's rights as their message would: Ada administers
+    the workspace, so her Done on Alice's reminder acts, as her /done would."""
+    api = await start(servers, fake)
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind every day at 9:00 tea"))
+    await eventually(lambda: len(fake.posted()) == 1)
+    await due_on_the_second(api.bot)
+    await eventually(lambda: len(fake.posted()) == 2)
+    reminder = fake.posted()[1]
+    _, keys = shown(reminder["blocks"])
+    await post_press(api.base_url, press_payload(keys[0][0][2], reminder["_ts"], user="UADMIN"))
+    await eventually(lambda: len(fake.called("chat.update")) == 1)
+    await eventually(lambda: len(fake.called("chat.postEphemeral")) == 1)
+    told = [(t["user"], t["text"]) for t in fake.called("chat.postEphemeral")]
+    assert told == [("UADMIN", "✅ #1 marked done.")]
+    (text,), _ = shown(fake.called("chat.update")[0]["blocks"])
+    assert "tea\n✅ Done by Ada " in text
+    assert await acknowledgements(api.bot) == 1

@@ -288,6 +288,22 @@ async def test_buttons_act_through_the_bot_once_as_the_presser_and_edit_the_remi
     ]
 
 
+async def test_a_group_admin_may_press_done_on_someone_elses_reminder(
+    tmp_path: Path, fake: FakeTelegram
+) -> None:
+    """The press carries the presser's rights as their message would: Telegram says Bob
+    administers the group, so his Done on Alice's reminder acts, as his /done would."""
+    fake.admins.add(BOB["id"])
+    async with running(tmp_path, fake) as bot:
+        message, keys = await gone_off(bot, fake, "/remind every day at 9:00 stand-up")
+        fake.press(message, keys[0][0]["callback_data"], sender=BOB)
+        await eventually(lambda: len(fake.edits()) == 1)
+        assert await acknowledgements(bot) == 1
+    (acted,) = (a["text"] for a in fake.answers())
+    assert acted == "✅ #1 marked done."
+    assert "✅ Done by Bob " in fake.edits()[0]["text"]
+
+
 async def gone_off(
     bot: Bot,
     fake: FakeTelegram,

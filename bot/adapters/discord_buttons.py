@@ -86,6 +86,9 @@ def press_of(interaction: discord.Interaction) -> Press | None:
         data=button,
         press_id=f"discord:{interaction.id}",
         message_id=str(interaction.message.id) if interaction.message is not None else None,
+        # With the presser's rights, as their message would have (Manage Server, as
+        # discord_events reads it): Discord resolves the member's permissions in it.
+        sender_is_admin=interaction.guild_id is not None and interaction.permissions.manage_guild,
     )
 
 

@@ -103,7 +103,13 @@ class LarkAdapter:
             me=lambda: self._me,
             describe=lambda exc: safe_error(exc, LarkError),
         )
-        self._presses = LarkPresses(self._api, self._reactions, self._tasks, name=self._people.name)
+        self._presses = LarkPresses(
+            self._api,
+            self._reactions,
+            self._tasks,
+            name=self._people.name,
+            is_admin=self._people.is_admin,
+        )
         self._connector: asyncio.Task[None] | None = None
         self._long: LongConnection | None = None
         self._ready = asyncio.Event()

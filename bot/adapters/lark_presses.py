@@ -42,11 +42,13 @@ class LarkPresses:
         tasks: set[asyncio.Task[None]],
         *,
         name: Callable[[str, str], Awaitable[str]],
+        is_admin: Callable[[str, str], Awaitable[bool]],
     ) -> None:
         self._api = api
         self._places = places  # where each message is, and each chat's kind
         self._tasks = tasks  # the adapter's: stop() lets a slow press finish
         self._name = name  # (chat, open_id) -> the person's name in it
+        self._is_admin = is_admin  # (chat, open_id) -> the chat's owner or a manager
         self._bot: BotHost | None = None
 
     def start(self, bot: BotHost) -> None:
@@ -86,14 +88,19 @@ class LarkPresses:
         assert self._bot is not None and action.data is not None
         self._places.remember(action.message_id, action.chat)
         place = await self._places.place(action.message_id)
+        chat_type = place[1] if place is not None else "group"
         press = Press(
             chat_id=f"{PREFIX}{action.chat}",
-            chat_type=place[1] if place is not None else "group",
+            chat_type=chat_type,
             sender_id=f"{PREFIX}{action.open_id}",
             sender_name=await self._name(action.chat, action.open_id),
             data=action.data,
             press_id=f"lark:{action.event_id}",
             message_id=action.message_id,
+            # With the presser's rights, as their message would have: a group's owner or
+            # manager may mark someone else's reminder done.
+            sender_is_admin=chat_type == "group"
+            and await self._is_admin(action.chat, action.open_id),
         )
         return await self._bot.press(press)
 

@@ -18,6 +18,7 @@ Payload shape: https://docs.slack.dev/reference/interaction-payloads/block_actio
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from typing import Any
@@ -68,6 +69,9 @@ async def answer_press(
         presser = Member(f"sl:{user}", await people.name(user))
         people.saw(f"sl:{channel}", presser)  # who presses is in the channel
         press = press_of(body, presser)
+        if press is not None and press.chat_type == "group":
+            # With the presser's rights, as their message would have (workspace admins).
+            press = dataclasses.replace(press, sender_is_admin=await people.is_admin(user))
         outcome = None if press is None else await outcome_of(bot, press)
         if outcome is not None and outcome.repeated:
             return  # the same payload again (a replay): answered the first time

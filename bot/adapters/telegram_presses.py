@@ -17,6 +17,7 @@ how it reads now (`editMessageText`, with the buttons still left, or none).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
@@ -93,7 +94,7 @@ async def answer_press(
     if press is None:
         await _answer(client, query.id, NOT_A_BUTTON)
         return
-    acting = asyncio.ensure_future(outcome_of(bot, press))
+    acting = asyncio.ensure_future(_act(bot, people, press))
     left = _ANSWER_WITHIN - (time.monotonic() - pressed.at)
     done, _ = await asyncio.wait({acting}, timeout=max(left, 0.0))
     if not done:
@@ -106,6 +107,17 @@ async def answer_press(
         log.warning("telegram: a slow press's answer was not shown: %s", outcome.answer)
     if outcome.update is not None and query.message is not None:
         await edit_in_place(client, query.message.chat.id, query.message.message_id, outcome)
+
+
+async def _act(bot: BotHost, people: TelegramPeople, press: Press) -> PressOutcome:
+    """The press acted on with the presser's rights: a group's admin may mark someone
+    else's reminder done, as their typed /done may (asked within the press's deadline;
+    the answer is cached)."""
+    if press.chat_type == "group":
+        chat = int(press.chat_id.removeprefix("tg:"))
+        user = int(press.sender_id.removeprefix("tg:"))
+        press = dataclasses.replace(press, sender_is_admin=await people.is_admin(chat, user))
+    return await outcome_of(bot, press)
 
 
 async def _answer(client: telegram.Bot, query_id: str, text: str) -> None:
