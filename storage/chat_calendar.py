@@ -17,7 +17,8 @@ from sqlalchemy import Table, select, update
 from sqlalchemy.orm import Session
 
 from groupmate.storage.chat_rows import update_chat_settings
-from groupmate.storage.models import REMINDER_ACTIVE, Reminder
+from groupmate.storage.models import REMINDER_ACTIVE, REMINDER_PAUSED, Reminder
+from groupmate.storage.reminder_moves import next_fire_values
 from groupmate.storage.repository import (
     ReminderView,
     by_next_fire,
@@ -55,19 +56,21 @@ def set_chat_calendar(
         select(_reminders)
         .where(
             _reminders.c.chat_id == chat_id,
-            _reminders.c.status == REMINDER_ACTIVE,
+            _reminders.c.status.in_((REMINDER_ACTIVE, REMINDER_PAUSED)),
             _reminders.c.kind == "weekdays",
         )
         .with_for_update()
     ).all()
     for row in rows:
         values: dict[str, Any] = {"calendar": code, "updated_at": now}
-        if row.next_fire_at is None or row.next_fire_at > now:
+        # A paused one follows the new calendar too, and gets its next time on resume.
+        if row.status == REMINDER_ACTIVE and (row.next_fire_at is None or row.next_fire_at > now):
             schedule = reminder_view(row).schedule
-            values["next_fire_at"] = replace(schedule, calendar=calendar).first_after(now)
+            values |= next_fire_values(replace(schedule, calendar=calendar).first_after(now))
         session.execute(
             update(_reminders)
             .where(_reminders.c.id == row.id)
             .values(version=_reminders.c.version + 1, **values)
         )
-    return by_next_fire(get_reminder(session, row.id) for row in rows)
+    moved = (row for row in rows if row.status == REMINDER_ACTIVE)
+    return by_next_fire(get_reminder(session, row.id) for row in moved)

@@ -33,6 +33,7 @@ from groupmate.storage.models import (
 from groupmate.storage.outgoing import Member
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
+from groupmate.storage.reminder_moves import next_fire_values
 from groupmate.storage.vocabulary import ACK_RULES, AckRule, ChatType, stored_chat_type
 from groupmate.storage.workdays import calendar_named
 
@@ -230,9 +231,8 @@ def set_chat_timezone(
                 local = row.next_fire_at.astimezone(zone)
                 values.update(local_date=local.date(), local_time=local.time())
         elif not due:
-            values["next_fire_at"] = (
-                reminder_view(row).schedule.with_timezone(timezone).first_after(now)
-            )
+            schedule = reminder_view(row).schedule.with_timezone(timezone)
+            values |= next_fire_values(schedule.first_after(now))
         session.execute(
             update(_reminders)
             .where(_reminders.c.id == row.id)
