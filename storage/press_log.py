@@ -36,8 +36,14 @@ def take_press(session: Session, press_id: str, chat_id: str, now: datetime) -> 
     if inserted.scalar() is not None:
         return None
     row = session.execute(
-        select(_presses.c.ok, _presses.c.answer).where(_presses.c.press_id == press_id)
+        select(_presses.c.chat_id, _presses.c.ok, _presses.c.answer).where(
+            _presses.c.press_id == press_id
+        )
     ).one()
+    if row.chat_id != chat_id:
+        # The same id from another chat is no replay of that press, and never gets its
+        # answer (a reminder's words, people's names): refused, nothing acted on.
+        return PastPress(False, None)
     return PastPress(row.ok, row.answer)
 
 

@@ -248,7 +248,13 @@ class FakeDingTalk:
         return JSONResponse({"success": True, "result": True})
 
     def press_card(
-        self, track: str, action_id: str, *, user: str = "bob01", space: str = GROUP
+        self,
+        track: str,
+        action_id: str,
+        *,
+        user: str = "bob01",
+        space: str = GROUP,
+        frame_id: str | None = None,
     ) -> str:
         """`user` presses the button `action_id` on the card `track`: the card callback
         down the Stream connection (topic /v1.0/card/instances/callback), as DingTalk
@@ -257,7 +263,8 @@ class FakeDingTalk:
         data = {"extension": "{}", "corpId": CORP, "spaceType": "IM_GROUP", "spaceId": space,
                 "userIdType": 1, "type": "actionCallback", "userId": user,
                 "content": json.dumps(content), "outTrackId": track}  # fmt: skip
-        frame_id = f"frame-{next(self._ids)}"
+        # A redelivery of a press keeps its frame's messageId (`frame_id`).
+        frame_id = frame_id or f"frame-{next(self._ids)}"
         self._queue("CALLBACK", "/v1.0/card/instances/callback", frame_id, json.dumps(data))
         return frame_id
 

@@ -155,7 +155,7 @@ async def test_done_pressed_acts_once_as_the_presser_and_the_card_changes_in_pla
 ) -> None:
     api, track = await fired_card(servers, fake)
     assert fake.cards[track]["params"]["done_shown"] == "true"
-    fake.press_card(track, "done", user="alice01")
+    pressed = fake.press_card(track, "done", user="alice01")
     await eventually(lambda: len(fake.card_updates) == 1, within=5)
     card = fake.cards[track]
     assert "stretch" in card["params"]["content"] and "Done by Alice" in card["params"]["content"]
@@ -164,7 +164,7 @@ async def test_done_pressed_acts_once_as_the_presser_and_the_card_changes_in_pla
     assert await acknowledgements(api) == 1
     # DingTalk sends the same press again: it acts no more, the card stays.
     shown = dict(card["params"])
-    fake.press_card(track, "done", user="alice01")
+    fake.press_card(track, "done", user="alice01", frame_id=pressed)
     await eventually(lambda: len(fake.card_updates) == 2, within=5)
     assert "cardData" not in fake.card_updates[1] and card["params"] == shown
     assert await acknowledgements(api) == 1

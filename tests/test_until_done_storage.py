@@ -241,6 +241,9 @@ async def test_a_press_id_is_taken_once(reminders: ReminderService) -> None:
     await reminders.acts.settle_press("tg:cb:1", True, "✅ Done")
     seen = await reminders.acts.take_press("tg:cb:1", "chat-1")
     assert seen is not None and (seen.ok, seen.answer) == (True, "✅ Done")
+    # The same id from another chat: no replay of it, and never its answer.
+    other = await reminders.acts.take_press("tg:cb:1", "chat-2")
+    assert other is not None and (other.ok, other.answer) == (False, None)
     assert await reminders.acts.prune_presses(datetime.now(UTC) + timedelta(days=2)) == 1
     assert await reminders.acts.take_press("tg:cb:1", "chat-1") is None
 

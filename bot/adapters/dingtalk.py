@@ -107,6 +107,15 @@ class _Callbacks(CallbackHandler):  # type: ignore[misc]  # dingtalk_stream has 
         return AckMessage.STATUS_OK, "OK"
 
 
+class _CardCallbacks(_Callbacks):
+    """The card topic's handler: the payload with the Stream frame's message id, which a
+    redelivery of the same press keeps and a new press gets anew."""
+
+    async def process(self, message: Any) -> tuple[int, str]:
+        self._accept(message.data, str(getattr(message.headers, "message_id", "") or ""))
+        return AckMessage.STATUS_OK, "OK"
+
+
 class DingTalkAdapter:
     """One DingTalk app's robot, in the groups it was added to and its single chats."""
 
@@ -135,7 +144,7 @@ class DingTalkAdapter:
             template = settings.card_template_id
             cards = DingTalkCards(self._api, self._people, template, lambda: self._bot)
             # A press: acknowledged at once, acted on in a task.
-            pressed = _Callbacks(lambda data: self._spawn(cards.accept(data)))
+            pressed = _CardCallbacks(lambda data, frame: self._spawn(cards.accept(data, frame)))
             self._stream.register_callback_handler(CARD_TOPIC, pressed)
             self._cards = cards
         self._signatures = UsedSignatures()

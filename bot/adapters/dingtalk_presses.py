@@ -57,15 +57,16 @@ class DingTalkCards:
             "userIdType": 1,  # staff ids
         }
 
-    async def accept(self, data: Any) -> None:
-        """One card callback: acted on as the presser, the card updated (never raises)."""
+    async def accept(self, data: Any, frame: str) -> None:
+        """One card callback (`frame`: the Stream message id, the same on a redelivery):
+        acted on as the presser, the card updated (never raises)."""
         try:
-            await self._press(data)
+            await self._press(data, frame)
         except Exception as exc:
             log.error("dingtalk: a card press was not acted on: %s", safe_error(exc, DingTalkError))
             log.debug("dingtalk: the failure", exc_info=True)
 
-    async def _press(self, data: Any) -> None:
+    async def _press(self, data: Any, frame: str) -> None:
         bot = self._bot()
         assert bot is not None  # callbacks come once started
         found = card_press(data)
@@ -83,7 +84,11 @@ class DingTalkCards:
             sender_id=sender,
             sender_name=known.name if known is not None else found.staff_id,
             data=found.data,
-            press_id=f"dingtalk:{found.out_track_id}:{found.staff_id}:{found.action_id}",
+            # The frame's id: a redelivery keeps it, a new press (me too again) does not.
+            # A frame without one: the card, person and button, as the closest stand-in.
+            press_id=f"dingtalk:{frame}"
+            if frame
+            else f"dingtalk:{found.out_track_id}:{found.staff_id}:{found.action_id}",
         )
         outcome = await bot.press(press)
         update = outcome.update

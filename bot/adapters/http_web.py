@@ -10,6 +10,7 @@ typed in (kept in the browser's session storage).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -200,7 +201,8 @@ async def press(
         sender_id=person.user_id,
         sender_name=person.name or person.user_id,
         data=data,
-        press_id=f"web:{body.press_id}",
+        # The page's nonce, within its chat: the same nonce elsewhere is another press.
+        press_id=f"web:{hashlib.sha256(chat_id.encode()).hexdigest()[:16]}:{body.press_id}",
         message_id=body.message_id,
         sender_is_admin=person.admin,  # the page's Admin switch, as for its other calls
     )
