@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import text, update
+from sqlalchemy import func, select, text, update
 
 from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
@@ -95,3 +95,18 @@ async def due_on_the_second(bot: Bot) -> None:
     await bot.reminders.database.write(
         lambda session: session.execute(update(Reminder).values(next_fire_at=due))
     )
+
+
+async def snoozes(bot: Bot) -> int:
+    """How many snoozes (reminders with a `snooze_of`) the store holds."""
+    assert bot.reminders is not None
+    count = select(func.count()).select_from(Reminder).where(Reminder.snooze_of.is_not(None))
+    return int(await bot.reminders.database.read(lambda s: s.execute(count).scalar_one()))
+
+
+async def people(bot: Bot) -> list[str]:
+    """Whom the one reminder (not its snoozes) mentions, by id, as the store keeps them."""
+    assert bot.reminders is not None
+    root = select(Reminder.id).where(Reminder.snooze_of.is_(None))
+    (rid,) = await bot.reminders.database.read(lambda s: list(s.scalars(root)))
+    return [m.user_id for m in (await bot.reminders.get(rid)).audience.mentions]
