@@ -107,6 +107,16 @@ class _Callbacks(CallbackHandler):  # type: ignore[misc]  # dingtalk_stream has 
         return AckMessage.STATUS_OK, "OK"
 
 
+class _CardCallbacks(_Callbacks):
+    """The card topic's handler: the frame's messageId goes with the payload. DingTalk
+    sends a frame it saw no ack for again with the same id; a new press is a new frame,
+    though its card, presser and button are the same (a second 👍 takes the person off)."""
+
+    async def process(self, message: Any) -> tuple[int, str]:
+        self._accept(message.data, message.headers.message_id)
+        return AckMessage.STATUS_OK, "OK"
+
+
 class DingTalkAdapter:
     """One DingTalk app's robot, in the groups it was added to and its single chats."""
 
@@ -135,7 +145,7 @@ class DingTalkAdapter:
             template = settings.card_template_id
             cards = DingTalkCards(self._api, self._people, template, lambda: self._bot)
             # A press: acknowledged at once, acted on in a task.
-            pressed = _Callbacks(lambda data: self._spawn(cards.accept(data)))
+            pressed = _CardCallbacks(lambda data, frame: self._spawn(cards.accept(data, frame)))
             self._stream.register_callback_handler(CARD_TOPIC, pressed)
             self._cards = cards
         self._signatures = UsedSignatures()

@@ -57,15 +57,16 @@ class DingTalkCards:
             "userIdType": 1,  # staff ids
         }
 
-    async def accept(self, data: Any) -> None:
-        """One card callback: acted on as the presser, the card updated (never raises)."""
+    async def accept(self, data: Any, frame_id: str | None = None) -> None:
+        """One card callback (in the Stream frame `frame_id`): acted on as the presser,
+        the card updated (never raises)."""
         try:
-            await self._press(data)
+            await self._press(data, frame_id)
         except Exception as exc:
             log.error("dingtalk: a card press was not acted on: %s", safe_error(exc, DingTalkError))
             log.debug("dingtalk: the failure", exc_info=True)
 
-    async def _press(self, data: Any) -> None:
+    async def _press(self, data: Any, frame_id: str | None) -> None:
         bot = self._bot()
         assert bot is not None  # callbacks come once started
         found = card_press(data)
@@ -83,7 +84,11 @@ class DingTalkCards:
             sender_id=sender,
             sender_name=known.name if known is not None else found.staff_id,
             data=found.data,
-            press_id=f"dingtalk:{found.out_track_id}:{found.staff_id}:{found.action_id}",
+            # The frame names the press; without one, the card, presser and button do
+            # (then a second press of the same button is taken for a replay).
+            press_id=f"dingtalk:{frame_id}"
+            if frame_id
+            else f"dingtalk:{found.out_track_id}:{found.staff_id}:{found.action_id}",
         )
         outcome = await bot.press(press)
         update = outcome.update
