@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import select, text, update
 
 from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
@@ -97,11 +97,15 @@ async def due_on_the_second(bot: Bot) -> None:
     )
 
 
-async def snoozes(bot: Bot) -> int:
-    """How many snoozes (reminders with a `snooze_of`) the store holds."""
+async def snoozes(bot: Bot) -> list[tuple[str, datetime | None, int]]:
+    """The snoozes (reminders with a `snooze_of`) the store holds: id, when each goes off
+    and its version, so that a test sees one snoozed again in place too."""
     assert bot.reminders is not None
-    count = select(func.count()).select_from(Reminder).where(Reminder.snooze_of.is_not(None))
-    return int(await bot.reminders.database.read(lambda s: s.execute(count).scalar_one()))
+    rows = select(Reminder.id, Reminder.next_fire_at, Reminder.version).where(
+        Reminder.snooze_of.is_not(None)
+    )
+    found = await bot.reminders.database.read(lambda s: s.execute(rows).all())
+    return [(rid, at, version) for rid, at, version in found]
 
 
 async def people(bot: Bot) -> list[str]:

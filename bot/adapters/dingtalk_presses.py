@@ -7,6 +7,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dingtalk_stream import AckMessage, CallbackHandler
+
 from groupmate.bot.adapters.base import BotHost, mention_targets
 from groupmate.bot.adapters.dingtalk_api import DingTalkError, OpenApi
 from groupmate.bot.adapters.dingtalk_cards import NOT_OURS, Card, card_of, card_params, card_press
@@ -16,6 +18,21 @@ from groupmate.storage import Member, OutgoingMessage
 from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
+
+
+class CardCallbacks(CallbackHandler):  # type: ignore[misc]  # dingtalk_stream has no hints
+    """The card topic's handler: hands on the payload with its frame's messageId, and
+    acknowledges at once. DingTalk sends a frame it saw no ack for again with the same
+    id; a new press is a new frame, though its card, presser and button are the same (a
+    second 👍 Remind me too takes the person off)."""
+
+    def __init__(self, accept: Callable[[Any, str | None], None]) -> None:
+        super().__init__()
+        self._accept = accept
+
+    async def process(self, message: Any) -> tuple[int, str]:
+        self._accept(message.data, message.headers.message_id)
+        return AckMessage.STATUS_OK, "OK"
 
 
 class DingTalkCards:
