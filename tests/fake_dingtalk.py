@@ -254,17 +254,17 @@ class FakeDingTalk:
         *,
         user: str = "bob01",
         space: str = GROUP,
-        frame_id: str | None = None,
+        frame: str | None = None,
     ) -> str:
         """`user` presses the button `action_id` on the card `track`: the card callback
         down the Stream connection (topic /v1.0/card/instances/callback), as DingTalk
-        sends it (dingtalk-stream's CardCallbackMessage reads these fields)."""
+        sends it (dingtalk-stream's CardCallbackMessage reads these fields). `frame`: the
+        id of an earlier press's frame, sent again (DingTalk saw no ack for it)."""
         content = {"cardPrivateData": {"actionIds": [action_id], "params": {}}}
         data = {"extension": "{}", "corpId": CORP, "spaceType": "IM_GROUP", "spaceId": space,
                 "userIdType": 1, "type": "actionCallback", "userId": user,
                 "content": json.dumps(content), "outTrackId": track}  # fmt: skip
-        # A redelivery of a press keeps its frame's messageId (`frame_id`).
-        frame_id = frame_id or f"frame-{next(self._ids)}"
+        frame_id = frame or f"frame-{next(self._ids)}"
         self._queue("CALLBACK", "/v1.0/card/instances/callback", frame_id, json.dumps(data))
         return frame_id
 

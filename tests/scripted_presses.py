@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import text, update
+from sqlalchemy import select, text, update
 
 from groupmate.bot.app import Bot
 from groupmate.bot.messages import IncomingMessage, IncomingReaction, Reply
@@ -95,3 +95,22 @@ async def due_on_the_second(bot: Bot) -> None:
     await bot.reminders.database.write(
         lambda session: session.execute(update(Reminder).values(next_fire_at=due))
     )
+
+
+async def snoozes(bot: Bot) -> list[tuple[str, datetime | None, int]]:
+    """The snoozes (reminders with a `snooze_of`) the store holds: id, when each goes off
+    and its version, so that a test sees one snoozed again in place too."""
+    assert bot.reminders is not None
+    rows = select(Reminder.id, Reminder.next_fire_at, Reminder.version).where(
+        Reminder.snooze_of.is_not(None)
+    )
+    found = await bot.reminders.database.read(lambda s: s.execute(rows).all())
+    return [(rid, at, version) for rid, at, version in found]
+
+
+async def people(bot: Bot) -> list[str]:
+    """Whom the one reminder (not its snoozes) mentions, by id, as the store keeps them."""
+    assert bot.reminders is not None
+    root = select(Reminder.id).where(Reminder.snooze_of.is_(None))
+    (rid,) = await bot.reminders.database.read(lambda s: list(s.scalars(root)))
+    return [m.user_id for m in (await bot.reminders.get(rid)).audience.mentions]

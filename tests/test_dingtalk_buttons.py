@@ -7,6 +7,7 @@ Stream connection on the card callback topic, is acknowledged, and the card is u
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.button_rows import DUE, acknowledgements, due_now, group_buttons
 from tests.conftest import eventually
 from tests.fake_dingtalk import CLIENT_ID, CLIENT_SECRET, GROUP, FakeDingTalk
 from tests.http_harness import Api, Servers, delivered_ids
+from tests.scripted_presses import people, snoozes
 
 TEMPLATE = "a1b2c3d4-0000-4000-8000-groupmate0001.schema"
 CARD_TOPIC = "/v1.0/card/instances/callback"
@@ -138,10 +140,12 @@ async def test_without_a_template_or_in_http_mode_reminders_stay_text(
 # -- end to end: the real Bot -> Router.press -> the store ------------------------------
 
 
-async def fired_card(servers: Servers, fake: FakeDingTalk) -> tuple[Api, str]:
+async def fired_card(
+    servers: Servers, fake: FakeDingTalk, remind: str = "/remind me in 10 minutes to stretch"
+) -> tuple[Api, str]:
     """Alice sets a reminder in the group, and it goes off: a card; its id."""
     api = await start(servers, fake, card_template_id=TEMPLATE)
-    fake.push(fake.message("/remind me in 10 minutes to stretch", sender="alice01"))
+    fake.push(fake.message(remind, sender="alice01"))
     await eventually(lambda: len(fake.sent()) == 1, within=10)
     await due_now(api)
     await eventually(lambda: len(fake.cards) == 1, within=10)
@@ -155,16 +159,16 @@ async def test_done_pressed_acts_once_as_the_presser_and_the_card_changes_in_pla
 ) -> None:
     api, track = await fired_card(servers, fake)
     assert fake.cards[track]["params"]["done_shown"] == "true"
-    pressed = fake.press_card(track, "done", user="alice01")
+    frame = fake.press_card(track, "done", user="alice01")
     await eventually(lambda: len(fake.card_updates) == 1, within=5)
     card = fake.cards[track]
     assert "stretch" in card["params"]["content"] and "Done by Alice" in card["params"]["content"]
     assert card["params"]["done_shown"] == "false"  # nothing left to be done
     assert card["private"]["alice01"]["note"]  # the answer, to Alice alone
     assert await acknowledgements(api) == 1
-    # DingTalk sends the same press again: it acts no more, the card stays.
+    # DingTalk sends the same press again (its frame): it acts no more, the card stays.
     shown = dict(card["params"])
-    fake.press_card(track, "done", user="alice01", frame_id=pressed)
+    fake.press_card(track, "done", user="alice01", frame=frame)
     await eventually(lambda: len(fake.card_updates) == 2, within=5)
     assert "cardData" not in fake.card_updates[1] and card["params"] == shown
     assert await acknowledgements(api) == 1
@@ -180,3 +184,36 @@ async def test_a_press_in_another_group_is_refused_and_changes_nothing(
     note = fake.cards[track]["private"]["alice01"]["note"]
     assert note == "This reminder is gone; nothing was changed."
     assert fake.cards[track]["params"] == before and await acknowledgements(api) == 0
+
+
+async def test_snooze_tomorrow_pressed_snoozes_once_and_a_replay_does_nothing(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api, track = await fired_card(servers, fake, "/remind every day at 9:00 stretch")
+    assert fake.cards[track]["params"]["snooze_tomorrow_label"] == "💤 Tomorrow 9:00"
+    frame = fake.press_card(track, "snooze_tomorrow", user="alice01")
+    await eventually(lambda: len(fake.card_updates) == 1, within=5)
+    content = fake.cards[track]["params"]["content"]
+    assert re.search(r"\n💤 Snoozed to 09:00 by Alice$", content)
+    (snoozed,) = await snoozes(api.bot)  # one snooze
+    fake.press_card(track, "snooze_tomorrow", user="alice01", frame=frame)  # sent again
+    await eventually(lambda: len(fake.card_updates) == 2, within=5)
+    assert "cardData" not in fake.card_updates[1] and await snoozes(api.bot) == [snoozed]
+
+
+async def test_remind_me_too_pressed_adds_bob_once_and_a_new_press_takes_him_off(
+    fake: FakeDingTalk, servers: Servers
+) -> None:
+    api, track = await fired_card(servers, fake, "/remind every day at 9:00 stretch")
+    assert fake.cards[track]["params"]["me_too_shown"] == "true"
+    frame = fake.press_card(track, "me_too", user="bob01")
+    await eventually(lambda: len(fake.card_updates) == 1, within=5)
+    # A card callback carries no name, and Bob never wrote to the bot: his staff id.
+    assert fake.cards[track]["params"]["content"].endswith("👍 bob01 will be reminded too")
+    assert await people(api.bot) == ["dt:bob01"]
+    fake.press_card(track, "me_too", user="bob01", frame=frame)  # the same frame again
+    await eventually(lambda: len(fake.card_updates) == 2, within=5)
+    assert "cardData" not in fake.card_updates[1] and await people(api.bot) == ["dt:bob01"]
+    fake.press_card(track, "me_too", user="bob01")  # a new press: off again
+    await eventually(lambda: len(fake.card_updates) == 3, within=5)
+    assert await people(api.bot) == []

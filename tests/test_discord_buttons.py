@@ -6,6 +6,7 @@ presser alone (flags 64), a button that is not ours refused in words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.fake_discord import FakeDiscord
 from tests.fake_discord_guild import APP, BOT, CHANNEL, THREAD, TOKEN, USERS
 from tests.fake_discord_interactions import DEADLINE
 from tests.http_harness import Api, Servers, delivered_ids
+from tests.scripted_presses import people, snoozes
 
 BOB = USERS["bob"]["id"]
 ALICE = USERS["alice"]["id"]
@@ -100,10 +102,12 @@ async def test_a_button_that_is_not_ours_is_refused_in_words(
 # -- end to end: the real Bot -> Router.press -> the store ------------------------------
 
 
-async def fired_reminder(servers: Servers, fake: FakeDiscord) -> tuple[Api, dict[str, Any]]:
+async def fired_reminder(
+    servers: Servers, fake: FakeDiscord, remind: str = "/remind me in 10 minutes to stretch"
+) -> tuple[Api, dict[str, Any]]:
     """Alice sets a reminder in the channel, and it goes off, with its buttons."""
     api = await start(servers, fake)
-    fake.say(f"<@{BOT}> /remind me in 10 minutes to stretch", user="alice")
+    fake.say(f"<@{BOT}> {remind}", user="alice")
     await eventually(lambda: len(fake.posted()) == 1, within=10)
     await due_now(api)
     await eventually(lambda: len(fake.posted()) == 2, within=10)
@@ -195,3 +199,37 @@ async def test_a_confirmation_is_reported_by_its_id_so_a_thumbs_up_on_it_counts(
     assert api.bot.reminders is not None
     found = await api.bot.reminders.acts.on_message(f"dc:{CHANNEL}", confirmation["id"])
     assert found is not None and found[1] is None  # the reminder, before any occurrence
+
+
+async def test_snooze_1_h_pressed_snoozes_once_and_a_replay_does_nothing(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api, fired = await fired_reminder(servers, fake, "/remind every day at 9:00 stretch")
+    assert labels(fired)[0][2] == "💤 1 h"
+    snooze = fired["components"][0]["components"][2]["custom_id"]
+    pressed = fake.interactions.press(fired, snooze, user="alice")
+    await eventually(lambda: len(fake.interactions.edits) == 1, within=DEADLINE)
+    edited = fake.messages[fired["id"]]["content"]
+    assert re.search(r"\n💤 Snoozed to \d\d:\d\d by Alice$", edited)
+    (snoozed,) = await snoozes(api.bot)  # one snooze
+    fake.interactions.replay(pressed)  # the same interaction id again
+    await eventually(lambda: fake.interactions.answered(pressed).refused == [40060], within=5)
+    assert await snoozes(api.bot) == [snoozed] and len(fake.interactions.edits) == 1
+
+
+async def test_remind_me_too_pressed_adds_bob_once_and_a_new_press_takes_him_off(
+    fake: FakeDiscord, servers: Servers
+) -> None:
+    api, fired = await fired_reminder(servers, fake, "/remind every day at 9:00 stretch")
+    assert labels(fired)[1] == ["👍 Remind me too"]
+    me_too = fired["components"][1]["components"][0]["custom_id"]
+    pressed = fake.interactions.press(fired, me_too, user="bob")
+    await eventually(lambda: len(fake.interactions.edits) == 1, within=DEADLINE)
+    assert fake.messages[fired["id"]]["content"].endswith("👍 Bob will be reminded too")
+    assert await people(api.bot) == [f"dc:{BOB}"]
+    fake.interactions.replay(pressed)
+    await eventually(lambda: fake.interactions.answered(pressed).refused == [40060], within=5)
+    assert await people(api.bot) == [f"dc:{BOB}"] and len(fake.interactions.edits) == 1
+    fake.interactions.press(fired, me_too, user="bob")  # a new press: off again
+    await eventually(lambda: len(fake.interactions.edits) == 2, within=DEADLINE)
+    assert await people(api.bot) == []

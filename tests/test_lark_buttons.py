@@ -29,6 +29,7 @@ from tests.fake_lark import (
     post_event,
 )
 from tests.http_harness import Api, Servers, delivered_ids
+from tests.scripted_presses import people
 
 BOT = (BOT_OPEN_ID, "groupmate")
 
@@ -135,10 +136,12 @@ async def test_a_press_down_the_long_connection_is_answered_in_its_frame(
 # -- end to end: the real Bot -> Router.press -> the store ------------------------------
 
 
-async def fired_card(servers: Servers, fake: FakeLark) -> tuple[Api, dict[str, Any]]:
+async def fired_card(
+    servers: Servers, fake: FakeLark, remind: str = "/remind me in 10 minutes to stretch"
+) -> tuple[Api, dict[str, Any]]:
     """Alice sets a reminder in the group, and it goes off: a card with its buttons."""
     api = await start(servers, fake)
-    asked = message_event("@_user_1 /remind me in 10 minutes to stretch", mentions=(BOT,))
+    asked = message_event(f"@_user_1 {remind}", mentions=(BOT,))
     await post_event(fake, api.base_url, asked)
     await fake.wait_sent(1)
     await due_now(api)
@@ -224,3 +227,21 @@ async def test_a_group_manager_may_press_done_on_someone_elses_reminder(
     answer = await post_event(fake, api.base_url, card_action_event(fired, done, user=MANAGER))
     assert answer.json()["toast"] == {"type": "success", "content": "✅ #1 marked done."}
     assert await acknowledgements(api) == 1
+
+
+async def test_remind_me_too_pressed_adds_bob_once_and_a_new_press_takes_him_off(
+    fake: FakeLark, servers: Servers
+) -> None:
+    api, fired = await fired_card(servers, fake, "/remind every day at 9:00 stretch")
+    (me_too,) = card_buttons(card_of(fired))[1]
+    assert me_too["text"]["content"] == "👍 Remind me too"
+    press = card_action_event(fired, me_too["value"], user="ou_bob")
+    answer = (await post_event(fake, api.base_url, press)).json()
+    assert markdown(answer["card"]["data"]).endswith("👍 Bob will be reminded too")
+    assert await people(api.bot) == ["lk:ou_bob"]
+    # Lark pushes the same callback again (its event id): nothing changes.
+    again = (await post_event(fake, api.base_url, press)).json()
+    assert "card" not in again and await people(api.bot) == ["lk:ou_bob"]
+    later = card_action_event(fired, me_too["value"], user="ou_bob")  # a new press: off
+    off = (await post_event(fake, api.base_url, later)).json()
+    assert "card" in off and await people(api.bot) == []

@@ -12,6 +12,7 @@ from sqlalchemy import text as sql
 
 from tests.http_harness import Api, Servers
 from tests.onebot_client import at, reply, text
+from tests.scripted_presses import snoozes
 from tests.test_onebot import ALICE, BOB, BOT_A, GROUP, account, fire_now, sent_text, start
 
 CHAT = f"qq:group:{GROUP}"
@@ -77,3 +78,25 @@ async def test_reply_words_act_once_on_a_delivered_reminder(servers: Servers) ->
     await qq.next_action()
     (view,), _ = await api.bot.reminders.list_for_chat(CHAT)
     assert [m.user_id for m in view.audience.mentions] == [f"qq:{BOB}"]
+
+
+async def test_a_reply_snooze_10m_snoozes_once_also_when_delivered_twice(
+    servers: Servers,
+) -> None:
+    api = await start(servers)
+    assert api.bot.reminders is not None
+    qq = await account(api)
+    await qq.group_message(GROUP, ALICE, [at(BOT_A), text(" /remind every day at 9:00 tea")])
+    await qq.next_action()
+    await fire_now(api, CHAT, 1)
+    delivered = await qq.next_action()
+    event = group_event(
+        880_002, ALICE, "Alice", [reply(delivered["message_id"]), text("snooze 10m")]
+    )
+    await qq.post(event)
+    assert sent_text(await qq.next_action()).startswith("💤 Snoozed #1 until ")
+    (snoozed,) = await snoozes(api.bot)  # one snooze
+    await qq.post(event)  # the same message id again: nothing more
+    with pytest.raises(TimeoutError):
+        await qq.next_action(within=1.5)
+    assert await snoozes(api.bot) == [snoozed]  # the same one, unchanged

@@ -8,6 +8,7 @@ edited in place (chat.update) with the buttons that remain."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -41,6 +42,8 @@ from tests.scripted_presses import (
     ScriptedHost,
     acknowledgements,
     due_on_the_second,
+    people,
+    snoozes,
 )
 from tests.test_slack import start
 
@@ -270,3 +273,52 @@ async def test_a_workspace_admin_may_press_done_on_someone_elses_reminder(
     (text,), _ = shown(fake.called("chat.update")[0]["blocks"])
     assert "tea\n✅ Done by Ada " in text
     assert await acknowledgements(api.bot) == 1
+
+
+async def slack_reminder(servers: Servers, fake: FakeSlack) -> tuple[Any, dict[str, Any]]:
+    """Alice's daily reminder in the channel, gone off with its buttons: the bot, its post."""
+    api = await start(servers, fake)
+    await post_event(api.base_url, message_event(f"<@{BOT_USER}> /remind every day at 9:00 tea"))
+    await eventually(lambda: len(fake.posted()) == 1)
+    await due_on_the_second(api.bot)
+    await eventually(lambda: len(fake.posted()) == 2)
+    return api, fake.posted()[1]
+
+
+async def test_snooze_10_min_pressed_snoozes_once_and_a_replay_does_nothing(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api, reminder = await slack_reminder(servers, fake)
+    _, keys = shown(reminder["blocks"])
+    assert keys[0][1][0] == "💤 10 min"
+    pressed = press_payload(keys[0][1][2], reminder["_ts"])
+    await post_press(api.base_url, pressed)
+    await eventually(lambda: len(fake.called("chat.update")) == 1)
+    (text,), _ = shown(fake.called("chat.update")[0]["blocks"])
+    assert re.search(r"\n💤 Snoozed to \d\d:\d\d by Alice$", text)
+    (snoozed,) = await snoozes(api.bot)  # one snooze
+    await post_press(api.base_url, pressed)  # Slack retries the same action_ts
+    await asyncio.sleep(0.5)  # a replay is acknowledged and not answered: nothing to wait for
+    assert await snoozes(api.bot) == [snoozed] and len(fake.called("chat.update")) == 1
+    assert len(fake.called("chat.postEphemeral")) == 1  # a replay: not answered again
+
+
+async def test_remind_me_too_pressed_adds_bob_once_and_a_new_press_takes_him_off(
+    servers: Servers, fake: FakeSlack
+) -> None:
+    api, reminder = await slack_reminder(servers, fake)
+    _, keys = shown(reminder["blocks"])
+    assert keys[1][0][0] == "👍 Remind me too"
+    pressed = press_payload(keys[1][0][2], reminder["_ts"], user="UBOB")
+    await post_press(api.base_url, pressed)
+    await eventually(lambda: len(fake.called("chat.update")) == 1)
+    assert await people(api.bot) == ["sl:UBOB"]
+    (text,), _ = shown(fake.called("chat.update")[0]["blocks"])
+    assert text.endswith("👍 Bob will be reminded too")
+    await post_press(api.base_url, pressed)  # the same payload again: nothing changes
+    await asyncio.sleep(0.5)
+    assert await people(api.bot) == ["sl:UBOB"] and len(fake.called("chat.update")) == 1
+    later = press_payload(keys[1][0][2], reminder["_ts"], user="UBOB", action_ts="1764100001.5")
+    await post_press(api.base_url, later)
+    await eventually(lambda: len(fake.called("chat.update")) == 2)
+    assert await people(api.bot) == []

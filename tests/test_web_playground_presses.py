@@ -4,17 +4,19 @@ with a nonce per press, and what the press said shown to the presser."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 from sqlalchemy import text
 
 from groupmate.bot.presses import ButtonData
 from groupmate.storage import Button, OutgoingMessage
 from tests.conftest import FakeClock
 from tests.http_harness import TOKEN, Api, Servers
+from tests.scripted_presses import people, snoozes
 
 pytestmark = pytest.mark.slow
 
@@ -137,3 +139,50 @@ async def test_a_press_acts_once_and_the_reminder_changes_in_place(
     again = await api.client.post(request.url, json=request.post_data_json)
     assert again.json()["repeated"] is True
     assert await acknowledgements(api) == 1
+
+
+async def gone_off(page: Page, api: Api, clock: FakeClock, remind: str) -> Locator:
+    """Alice's `remind` said on the playground, and gone off: the reminder's message."""
+    await open_playground(page, api)
+    await page.get_by_label("Message as").fill(remind)
+    await page.get_by_role("button", name="Send").click()
+    await expect(page.locator("#reminders li")).to_have_count(1)
+    clock.advance(timedelta(minutes=1, seconds=1))
+    reminder = page.locator("ol#messages li", has_text="Reminder for @Alice")
+    await expect(reminder.get_by_role("button", name="✅ Done")).to_be_visible(timeout=10_000)
+    return reminder
+
+
+async def test_snooze_10_min_pressed_snoozes_once_and_a_replay_does_nothing(
+    servers: Servers, page: Page
+) -> None:
+    clock = FakeClock()  # 14:05 in Berlin
+    api = await servers.start(clock)
+    reminder = await gone_off(page, api, clock, "/remind in 1 minute stretch")
+    async with page.expect_request(lambda r: "/presses?" in r.url) as sent:
+        await reminder.get_by_role("button", name="💤 10 min").click()
+    await expect(reminder).to_contain_text(re.compile(r"💤 Snoozed to 14:16 by Alice"))
+    (snoozed,) = await snoozes(api.bot)  # one snooze
+    request = await sent.value  # the page's request again, with its nonce
+    again = await api.client.post(request.url, json=request.post_data_json)
+    assert again.json()["repeated"] is True and await snoozes(api.bot) == [snoozed]
+
+
+async def test_remind_me_too_pressed_adds_bob_once_and_a_new_press_takes_him_off(
+    servers: Servers, page: Page
+) -> None:
+    clock = FakeClock()
+    api = await servers.start(clock)
+    reminder = await gone_off(page, api, clock, "/remind every day at 14:06 stretch")
+    await page.get_by_role("button", name="Bob", exact=True).click()
+    me_too = reminder.get_by_role("button", name="👍 Remind me too")
+    async with page.expect_request(lambda r: "/presses?" in r.url) as sent:
+        await me_too.click()
+    await expect(reminder).to_contain_text("👍 Bob will be reminded too")
+    assert await people(api.bot) == ["bob"]
+    request = await sent.value
+    again = await api.client.post(request.url, json=request.post_data_json)
+    assert again.json()["repeated"] is True and await people(api.bot) == ["bob"]
+    await me_too.click()  # a new press (a new nonce): off again
+    await expect(reminder).to_contain_text("Bob won't be reminded")
+    assert await people(api.bot) == []

@@ -72,7 +72,7 @@ from groupmate.bot.adapters.dingtalk_events import (
 )
 from groupmate.bot.adapters.dingtalk_http import UsedSignatures, callback_payload
 from groupmate.bot.adapters.dingtalk_people import PREFIX, People
-from groupmate.bot.adapters.dingtalk_presses import DingTalkCards
+from groupmate.bot.adapters.dingtalk_presses import CardCallbacks, DingTalkCards
 from groupmate.bot.adapters.dingtalk_settings import DingTalkSettings
 from groupmate.bot.messages import Reply
 from groupmate.storage import Member, OutgoingMessage, SendError, StorageError, utc_now
@@ -107,15 +107,6 @@ class _Callbacks(CallbackHandler):  # type: ignore[misc]  # dingtalk_stream has 
         return AckMessage.STATUS_OK, "OK"
 
 
-class _CardCallbacks(_Callbacks):
-    """The card topic's handler: the payload with the Stream frame's message id, which a
-    redelivery of the same press keeps and a new press gets anew."""
-
-    async def process(self, message: Any) -> tuple[int, str]:
-        self._accept(message.data, str(getattr(message.headers, "message_id", "") or ""))
-        return AckMessage.STATUS_OK, "OK"
-
-
 class DingTalkAdapter:
     """One DingTalk app's robot, in the groups it was added to and its single chats."""
 
@@ -144,7 +135,7 @@ class DingTalkAdapter:
             template = settings.card_template_id
             cards = DingTalkCards(self._api, self._people, template, lambda: self._bot)
             # A press: acknowledged at once, acted on in a task.
-            pressed = _CardCallbacks(lambda data, frame: self._spawn(cards.accept(data, frame)))
+            pressed = CardCallbacks(lambda data, frame: self._spawn(cards.accept(data, frame)))
             self._stream.register_callback_handler(CARD_TOPIC, pressed)
             self._cards = cards
         self._signatures = UsedSignatures()

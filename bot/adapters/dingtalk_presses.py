@@ -7,6 +7,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dingtalk_stream import AckMessage, CallbackHandler
+
 from groupmate.bot.adapters.base import BotHost, mention_targets
 from groupmate.bot.adapters.dingtalk_api import DingTalkError, OpenApi
 from groupmate.bot.adapters.dingtalk_cards import NOT_OURS, Card, card_of, card_params, card_press
@@ -16,6 +18,21 @@ from groupmate.storage import Member, OutgoingMessage
 from groupmate.storage.outgoing import safe_error
 
 log = logging.getLogger(__name__)
+
+
+class CardCallbacks(CallbackHandler):  # type: ignore[misc]  # dingtalk_stream has no hints
+    """The card topic's handler: hands on the payload with its frame's messageId, and
+    acknowledges at once. DingTalk sends a frame it saw no ack for again with the same
+    id; a new press is a new frame, though its card, presser and button are the same (a
+    second 👍 Remind me too takes the person off)."""
+
+    def __init__(self, accept: Callable[[Any, str | None], None]) -> None:
+        super().__init__()
+        self._accept = accept
+
+    async def process(self, message: Any) -> tuple[int, str]:
+        self._accept(message.data, message.headers.message_id)
+        return AckMessage.STATUS_OK, "OK"
 
 
 class DingTalkCards:
@@ -57,16 +74,16 @@ class DingTalkCards:
             "userIdType": 1,  # staff ids
         }
 
-    async def accept(self, data: Any, frame: str) -> None:
-        """One card callback (`frame`: the Stream message id, the same on a redelivery):
-        acted on as the presser, the card updated (never raises)."""
+    async def accept(self, data: Any, frame_id: str | None = None) -> None:
+        """One card callback (in the Stream frame `frame_id`): acted on as the presser,
+        the card updated (never raises)."""
         try:
-            await self._press(data, frame)
+            await self._press(data, frame_id)
         except Exception as exc:
             log.error("dingtalk: a card press was not acted on: %s", safe_error(exc, DingTalkError))
             log.debug("dingtalk: the failure", exc_info=True)
 
-    async def _press(self, data: Any, frame: str) -> None:
+    async def _press(self, data: Any, frame_id: str | None) -> None:
         bot = self._bot()
         assert bot is not None  # callbacks come once started
         found = card_press(data)
@@ -84,10 +101,10 @@ class DingTalkCards:
             sender_id=sender,
             sender_name=known.name if known is not None else found.staff_id,
             data=found.data,
-            # The frame's id: a redelivery keeps it, a new press (me too again) does not.
-            # A frame without one: the card, person and button, as the closest stand-in.
-            press_id=f"dingtalk:{frame}"
-            if frame
+            # The frame names the press; without one, the card, presser and button do
+            # (then a second press of the same button is taken for a replay).
+            press_id=f"dingtalk:{frame_id}"
+            if frame_id
             else f"dingtalk:{found.out_track_id}:{found.staff_id}:{found.action_id}",
         )
         outcome = await bot.press(press)
