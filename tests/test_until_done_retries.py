@@ -5,14 +5,13 @@ reaching its cap still has its last occurrence delivered, retries included."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 
 from groupmate.function_calls.handlers.reminder_words import reminder_message
-from groupmate.storage import DeliveryPolicy, OutgoingMessage, ReminderScheduler, ReminderService
-from groupmate.storage.outgoing import Member, SendError
+from groupmate.storage import DeliveryPolicy, ReminderScheduler, ReminderService
+from groupmate.storage.outgoing import Member
 from tests.conftest import FakeClock, Outbox
-from tests.test_delivery import deliveries, scheduler
+from tests.test_delivery import TAKEOVER_POLICY, FailsOnce, claim_and_die, deliveries, scheduler
 from tests.test_until_done_storage import ALICE, BOB, START, TEN, until_done
 
 POLICY = DeliveryPolicy(retry_base=timedelta(milliseconds=20), send_attempts=3)
@@ -21,23 +20,17 @@ POLICY = DeliveryPolicy(retry_base=timedelta(milliseconds=20), send_attempts=3)
 async def test_done_while_a_retry_is_pending_sends_nothing_and_records_it(
     database_url: str, clock: FakeClock
 ) -> None:
-    sent: list[OutgoingMessage] = []
     async with ReminderService.open(database_url, policy=POLICY, clock=clock) as service:
-        failures = 0
 
-        async def flaky(message: OutgoingMessage) -> None:
+        async def press_done() -> None:
             # Alice presses Done while the first attempt fails (a press can come before
-            # the send's outcome is written); it is committed before the retry looks.
-            nonlocal failures
-            if failures == 0:
-                failures += 1
-                done = await service.acts.acknowledge(
-                    "chat-1", ALICE, "Alice", "button", reference="1", occurrence=START
-                )
-                assert done.ended
-                raise SendError("502")
-            sent.append(message)
+            # the send's outcome is written).
+            done = await service.acts.acknowledge(
+                "chat-1", ALICE, "Alice", "button", reference="1", occurrence=START
+            )
+            assert done.ended
 
+        flaky = FailsOnce(press_done)
         reminder = await until_done(service, clock, "asker")
         dispatcher = ReminderScheduler(
             service.database, flaky, compose=reminder_message, policy=POLICY, clock=clock
@@ -48,8 +41,8 @@ async def test_done_while_a_retry_is_pending_sends_nothing_and_records_it(
         await dispatcher.run_due()
         rows = await deliveries(service, reminder)
         stored = await service.get(reminder.id)
-    assert failures == 1
-    assert sent == []
+    assert flaky.failures == 1
+    assert flaky.sent == []
     assert [(row.occurrence, row.outcome, row.attempts) for row in rows] == [
         (START, "cancelled", 1)
     ]
@@ -59,24 +52,11 @@ async def test_done_while_a_retry_is_pending_sends_nothing_and_records_it(
 async def test_done_after_a_dispatcher_died_mid_send_is_not_taken_over(
     database_url: str, clock: FakeClock, outbox: Outbox
 ) -> None:
-    policy = DeliveryPolicy(
-        lease=timedelta(minutes=2), retry_base=timedelta(milliseconds=5), send_attempts=2
-    )
-    hanging = asyncio.Event()
-
-    async def dies_mid_send(message: OutgoingMessage) -> None:
-        hanging.set()
-        await asyncio.Event().wait()
-
+    policy = TAKEOVER_POLICY
     async with ReminderService.open(database_url, policy=policy, clock=clock) as service:
         reminder = await until_done(service, clock, "each", people=(Member("u-bob", "Bob"),))
-        dead = ReminderScheduler(
-            service.database, dies_mid_send, compose=reminder_message, policy=policy, clock=clock
-        )
         clock.set(START)
-        claiming = asyncio.create_task(dead.run_due())
-        await hanging.wait()
-        claiming.cancel()
+        await claim_and_die(service, clock)
         for who, name in ((BOB, "Bob"), (ALICE, "Alice")):
             await service.acts.acknowledge(
                 "chat-1", who, name, "button", reference="1", occurrence=START
