@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, or_, select, update
+from sqlalchemy import Row, Table, or_, select, update
 from sqlalchemy.orm import Session
 
 from groupmate.storage import changes, targets
@@ -108,6 +108,21 @@ def acked_by(session: Session, reminder_ids: Iterable[str]) -> dict[str, tuple[M
     for row in rows:
         found.setdefault(row.reminder_id, []).append(Member(row.user_id, row.name))
     return {key: tuple(dict.fromkeys(members)) for key, members in found.items()}
+
+
+def ended_by_ack(session: Session, reminder: Row[Any]) -> bool:
+    """Whether this reminder row (its columns, perhaps among others) is an "until done"
+    reminder whose rule its acknowledgements met, i.e. it ended because people said
+    done, not because it reached its limit: a retry or a takeover of one of its
+    deliveries would tell people who are done that they are still waited for. Others
+    (the common case) are told apart without a query."""
+    if reminder.status != REMINDER_DONE or reminder.ack is None:
+        return False
+    view = reminder_view(reminder)
+    waiting_for = must_ack(view.ack, view.audience, Member(view.created_by, view.created_by_name))
+    acked = acked_by(session, [view.id]).get(view.id, ())
+    done_ids = {member.user_id for member in acked}
+    return bool(acked) and all(member.user_id in done_ids for member in waiting_for)
 
 
 def acks_of(session: Session, reminder_ids: Iterable[str]) -> dict[str, list[Acked]]:

@@ -177,15 +177,20 @@ def _follow_in_snoozes(
 def set_paused(
     session: Session, reminder: ReminderView, paused: bool, now: datetime
 ) -> ReminderView:
-    """Pause (no next time, and no pending snooze) or resume (the rule's next time)."""
+    """Pause (no next time, and no pending snooze) or resume (the rule's next time). A
+    repeat whose limit ("until Friday", "5 times") passed while it was paused has no next
+    time: resuming ends it as done, as it would have ended running (kept in history)."""
     if paused:
         values: dict[str, Any] = {"status": REMINDER_PAUSED, "next_fire_at": None}
         cancel_snoozes(session, reminder.id, now)  # paused means quiet, snoozes included
     else:
         next_fire = reminder.schedule.first_after(now)
-        if next_fire is None:
+        if next_fire is not None:
+            values = {"status": REMINDER_ACTIVE, "next_fire_at": next_fire}
+        elif reminder.schedule.limited:
+            values = {"status": REMINDER_DONE, "next_fire_at": None}
+        else:
             raise ReminderNotFoundError(reminder.short_id, "past_due")
-        values = {"status": REMINDER_ACTIVE, "next_fire_at": next_fire}
     session.execute(
         update(_reminders)
         .where(_reminders.c.id == reminder.id)

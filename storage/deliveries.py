@@ -12,7 +12,7 @@ from typing import Any, cast
 from sqlalchemy import Row, Table, bindparam, select, text, update
 from sqlalchemy.orm import Session
 
-from groupmate.storage.acks import acked_by
+from groupmate.storage.acks import acked_by, ended_by_ack
 from groupmate.storage.dialect import insert_ignoring_conflicts, is_postgres, rowcount
 from groupmate.storage.exceptions import GroupmateError
 from groupmate.storage.models import (
@@ -298,9 +298,9 @@ def reclaim_stale(
 ) -> list[Claim]:
     """Take over pending deliveries whose dispatcher died.
 
-    Those now past their grace window are recorded as skipped, those of deleted reminders
-    as cancelled. `exclude` lists deliveries the caller itself still owns; with `reach`,
-    only those of chats it covers are taken.
+    Those now past their grace window are recorded as skipped, those no one wants any
+    more (`unwanted`) as cancelled. `exclude` lists deliveries the caller itself still
+    owns; with `reach`, only those of chats it covers are taken.
     """
     rows = session.execute(
         select(
@@ -323,7 +323,7 @@ def reclaim_stale(
     claims = []
     for row in rows:
         late_by = now - row.occurrence
-        if row.status == REMINDER_CANCELLED:
+        if unwanted(session, row):
             values: dict[str, Any] = {
                 "outcome": OUTCOME_CANCELLED,
                 "finished_at": now,
@@ -351,9 +351,17 @@ def extend_leases(session: Session, delivery_ids: Sequence[int], until: datetime
     )
 
 
-def reminder_cancelled(session: Session, reminder_id: str) -> bool:
-    status = session.scalar(select(_reminders.c.status).where(_reminders.c.id == reminder_id))
-    return status in (None, REMINDER_CANCELLED)
+def unwanted(session: Session, reminder: Row[Any]) -> bool:
+    """A pending delivery no one wants any more: its reminder was deleted, or people
+    said done to an "until done" reminder between the claim and this send."""
+    return reminder.status == REMINDER_CANCELLED or ended_by_ack(session, reminder)
+
+
+def retry_unwanted(session: Session, reminder_id: str) -> bool:
+    """Whether a retry of one of this reminder's deliveries is `unwanted` (a reminder
+    gone from the table too)."""
+    row = session.execute(select(_reminders).where(_reminders.c.id == reminder_id)).first()
+    return row is None or unwanted(session, row)
 
 
 def deliveries_of(session: Session, reminder_ids: Iterable[str]) -> list[Row[Any]]:

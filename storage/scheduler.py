@@ -26,7 +26,7 @@ from groupmate.storage.deliveries import (
     claim_due,
     extend_leases,
     reclaim_stale,
-    reminder_cancelled,
+    retry_unwanted,
 )
 from groupmate.storage.delivery_outcomes import Outcome
 from groupmate.storage.models import (
@@ -289,9 +289,9 @@ class ReminderScheduler:
         while True:
             attempt += 1
             if attempt > 1 and await self._database.read(
-                functools.partial(reminder_cancelled, reminder_id=claim.reminder_id)
+                functools.partial(retry_unwanted, reminder_id=claim.reminder_id)
             ):
-                # Deleted while a retry was pending: the user no longer wants it.
+                # Deleted, or said done to, while a retry was pending: no one wants it.
                 self._record(
                     claim, Outcome(claim.delivery_id, OUTCOME_CANCELLED, attempt - 1, self._clock())
                 )

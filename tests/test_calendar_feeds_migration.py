@@ -53,7 +53,7 @@ def test_0020_adds_the_calendar_links_table(empty_url: str) -> None:
             assert revoke_feed(session, owner, AT + timedelta(minutes=1))
         with database.read_session() as session:
             assert feed_chat(session, made.token) is None
-        _downgrade(database, "0019")
+        downgrade(database, "0019")
         with database.read_session() as session:
             assert "calendar_feeds" not in inspect(session.connection()).get_table_names()
             assert session.execute(select(Reminder.id)).scalar_one() == f"{1:032d}"
@@ -61,7 +61,7 @@ def test_0020_adds_the_calendar_links_table(empty_url: str) -> None:
         database.close()
 
 
-def _downgrade(database: Database, revision: str) -> None:
+def downgrade(database: Database, revision: str) -> None:
     config = Config()
     config.set_main_option("script_location", str(Path(migrate.__file__).parent / "migrations"))
     with database.write_session() as session:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
@@ -262,30 +263,45 @@ async def test_a_delivered_occurrence_is_not_sent_again_when_the_row_is_rewound(
     assert stored.next_fire_at == due + timedelta(days=1)
 
 
+TAKEOVER_POLICY = DeliveryPolicy(
+    lease=timedelta(minutes=2), retry_base=timedelta(milliseconds=5), send_attempts=2
+)
+
+
+async def claim_and_die(service: ReminderService, clock: FakeClock) -> list[str | None]:
+    """A dispatcher (on TAKEOVER_POLICY) claims what is due, starts sending and dies
+    mid-send, as under kill -9: its deliveries stay pending under their lease. Returns
+    the idempotency keys of the sends it began."""
+    hanging = asyncio.Event()
+    keys: list[str | None] = []
+
+    async def dies_mid_send(message: OutgoingMessage) -> None:
+        keys.append(message.idempotency_key)
+        hanging.set()
+        await asyncio.Event().wait()
+
+    dead = ReminderScheduler(
+        service.database,
+        dies_mid_send,
+        compose=reminder_message,
+        policy=TAKEOVER_POLICY,
+        clock=clock,
+    )
+    claiming = asyncio.create_task(dead.run_due())
+    await hanging.wait()
+    claiming.cancel()
+    return keys
+
+
 async def test_stale_pending_delivery_is_resumed_after_its_lease(
     database_url: str, clock: FakeClock, outbox: Outbox
 ) -> None:
     """A dispatcher that claimed and then died: the next one resumes after the lease."""
-    policy = DeliveryPolicy(
-        lease=timedelta(minutes=2), retry_base=timedelta(milliseconds=5), send_attempts=2
-    )
-    hanging = asyncio.Event()
-    first_keys: list[str | None] = []
-
-    async def dies_mid_send(message: OutgoingMessage) -> None:
-        first_keys.append(message.idempotency_key)
-        hanging.set()
-        await asyncio.Event().wait()
-
+    policy = TAKEOVER_POLICY
     async with ReminderService.open(database_url, policy=policy, clock=clock) as service:
         reminder = await make(service, clock, "daily", time(9, 0))
-        dead = ReminderScheduler(
-            service.database, dies_mid_send, compose=reminder_message, policy=policy, clock=clock
-        )
         clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
-        claiming = asyncio.create_task(dead.run_due())
-        await hanging.wait()
-        claiming.cancel()
+        first_keys = await claim_and_die(service, clock)
         (row,) = await deliveries(service, reminder)
         assert row.outcome == "pending"
 
@@ -324,24 +340,34 @@ async def test_send_errors_never_put_secrets_in_logs(
     assert "SECRET-TOKEN" not in caplog.text
 
 
+class FailsOnce:
+    """A sender whose first attempt runs `meanwhile` (a user's act) and then fails: the
+    act is committed before the retry looks, so no sleep length can make a test racy.
+    Later attempts succeed, into `sent`."""
+
+    def __init__(self, meanwhile: Callable[[], Awaitable[None]]) -> None:
+        self.meanwhile = meanwhile
+        self.failures = 0
+        self.sent: list[OutgoingMessage] = []
+
+    async def __call__(self, message: OutgoingMessage) -> None:
+        if self.failures == 0:
+            self.failures += 1
+            await self.meanwhile()
+            raise SendError("502")
+        self.sent.append(message)
+
+
 async def test_deleting_during_a_retry_cancels_the_delivery(
     database_url: str, clock: FakeClock
 ) -> None:
-    sent: list[OutgoingMessage] = []
     policy = DeliveryPolicy(retry_base=timedelta(milliseconds=300), send_attempts=3)
     async with ReminderService.open(database_url, policy=policy, clock=clock) as service:
-        failures = 0
 
-        async def flaky(message: OutgoingMessage) -> None:
-            # The user deletes the reminder while the first attempt fails; the delete is
-            # committed before the retry looks, so no sleep length can make this racy.
-            nonlocal failures
-            if failures == 0:
-                failures += 1
-                await service.delete("chat-1", "1", Requester("u-alice"))
-                raise SendError("502")
-            sent.append(message)
+        async def delete() -> None:
+            await service.delete("chat-1", "1", Requester("u-alice"))
 
+        flaky = FailsOnce(delete)
         reminder = await make(service, clock, "daily", time(9, 0))
         dispatcher = ReminderScheduler(
             service.database, flaky, compose=reminder_message, policy=policy, clock=clock
@@ -349,8 +375,8 @@ async def test_deleting_during_a_retry_cancels_the_delivery(
         clock.set(datetime(2026, 11, 22, 8, 0, tzinfo=UTC))
         await dispatcher.run_due()
         (row,) = await deliveries(service, reminder)
-    assert failures == 1
-    assert sent == []
+    assert flaky.failures == 1
+    assert flaky.sent == []
     assert row.outcome == "cancelled"
 
 

@@ -27,6 +27,7 @@ from groupmate.function_calls.handlers.reminders import (
     snapshot,
     touched,
 )
+from groupmate.function_calls.language import PlainSentence
 from groupmate.function_calls.registry import Example, tool_function
 from groupmate.function_calls.result import FunctionResult
 from groupmate.function_calls.schema import COMPACT_HIDDEN
@@ -156,12 +157,26 @@ async def _pause(ctx: MessageContext, reference: str, paused: bool) -> FunctionR
         reminder = await service.set_paused(ctx.chat_id, reference, requester(ctx), paused=paused)
     except StorageError as exc:
         return refused(exc, ctx.text)
-    verb = "⏸️ Paused" if paused else "▶️ Resumed"
+    if paused or reminder.status != "done":
+        verb = "⏸️ Paused" if paused else "▶️ Resumed"
+        answer = f"{verb} reminder {describe_reminder(reminder, ctx.zone)}"
+    else:  # its limit passed while it was paused: resuming ended it
+        answer = ended_while_paused(reminder.label).for_message(ctx.text)
     return FunctionResult.direct(
-        f"{verb} reminder {describe_reminder(reminder, ctx.zone)}",
+        answer,
         data=snapshot(reminder),
         value=reminder,
         touched=touched(reminder),
+    )
+
+
+def ended_while_paused(label: str) -> PlainSentence:
+    """A resumed repeat whose last time ("until Friday", "5 times") passed meanwhile."""
+    return PlainSentence(
+        f"⏹️ {label} has ended: its last time passed while it was paused, so it won't "
+        "remind again. Set a new reminder if you still need it.",
+        f"⏹️ {label} 已结束：暂停期间它的最后一次提醒时间已经过了，不会再提醒。"
+        "如果还需要，请重新设置一个提醒。",
     )
 
 

@@ -39,6 +39,14 @@ def downgrade() -> None:
         "UPDATE reminders SET status = 'done', next_fire_at = NULL, kind = 'daily' "
         "WHERE kind = 'interval'"
     )
+    # A limit ("until Friday", "5 times") has no form either: kept running without it,
+    # the reminder would repeat forever. It ends too, as the user would rather notice a
+    # reminder gone than one that never stops.
+    op.execute(
+        "UPDATE reminders SET status = 'done', next_fire_at = NULL "
+        "WHERE status IN ('active', 'paused') AND (repeat_count IS NOT NULL "
+        "OR until_date IS NOT NULL OR until_at IS NOT NULL)"
+    )
     with op.batch_alter_table("reminders") as batch:
         for column in _COLUMNS:
             batch.drop_column(column)
