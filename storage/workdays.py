@@ -67,7 +67,7 @@ _overrides: dict[str, tuple[frozenset[date], frozenset[date]]] = {}
 def configure_calendars(days: Mapping[str, tuple[Iterable[date], Iterable[date]]]) -> None:
     """The operator's (workdays, holidays) per country code; they win over the packages."""
     for code in days:
-        if code.strip().upper() not in supported_calendars():
+        if not is_supported(code.strip().upper()):
             raise UnknownCalendarError(code)
     _overrides.clear()
     for code, (workdays, holidays) in days.items():
@@ -99,30 +99,34 @@ def work_calendar(
 ) -> WorkCalendar:
     """The calendar for an ISO 3166 country code, or UnknownCalendarError."""
     code = country.strip().upper()
-    if code not in supported_calendars():
+    if not is_supported(code):
         raise UnknownCalendarError(country)
     return WorkCalendar(code, frozenset(workdays), frozenset(holidays))
 
 
 @functools.cache
-def supported_calendars() -> frozenset[str]:
-    """CN always; the countries python-holidays covers when it is installed."""
+def _countries() -> dict[str, str]:
+    """python-holidays' countries by ISO code, with their class names, from its registry:
+    listing them through `list_supported_countries()` imports all ~300 country modules
+    (15 MB that stays, and longer garbage collections for every later burst)."""
     try:
-        import holidays  # optional: other countries' calendars
+        from holidays.registry import COUNTRIES  # optional: other countries' calendars
     except ImportError:
-        return MAKEUP_CALENDARS
-    return MAKEUP_CALENDARS | frozenset(holidays.list_supported_countries())
+        return {}
+    return {names[1]: names[0] for names in COUNTRIES.values()}
+
+
+def is_supported(code: str) -> bool:
+    """Whether a country code has a calendar; CN's answer imports nothing."""
+    return code in MAKEUP_CALENDARS or code in _countries()
 
 
 @functools.cache
 def country_name(code: str) -> str:
     if code == "CN":
         return "China"
-    import holidays
-
     # python-holidays names each country's class after it: UnitedStates -> United States.
-    name = type(holidays.country_holidays(code)).__mro__[1].__name__
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", _countries().get(code, code))
 
 
 @functools.cache

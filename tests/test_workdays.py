@@ -4,6 +4,8 @@ winning over the package, and a chat's setting moving its reminders, on both bac
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, time
 
@@ -176,3 +178,20 @@ def test_the_rule_names_the_calendar_in_english_and_chinese() -> None:
     assert describe_schedule_zh(germany) == "每个工作日（跳过DE的公共假日） 09:00"
     assert describe_schedule(plain) == "every weekday (Mon-Fri) at 09:00"
     assert describe_schedule_zh(plain) == "每个工作日（周一至周五） 09:00"
+
+
+def test_the_tools_and_a_country_check_load_no_countrys_holidays() -> None:
+    """Building the tools (set_workdays' example is checked) and checking a code read
+    python-holidays' registry, never its ~300 country modules: those stayed in every
+    bot's memory (15 MB) and lengthened the garbage collections of a burst of reminders
+    (bench.reminders' stall)."""
+    code = (
+        "import sys\n"
+        "from groupmate.function_calls.handlers import builtin_tools\n"
+        "from groupmate.storage.workdays import country_name, work_calendar\n"
+        "builtin_tools()\n"
+        "work_calendar('DE'), work_calendar('CN'), country_name('US')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('holidays.countries.')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"
