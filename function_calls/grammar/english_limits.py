@@ -18,7 +18,13 @@ from groupmate.function_calls.grammar.english_words import (
     number_value,
     ordinal_value,
 )
-from groupmate.function_calls.grammar.limits import MINUTES_IN_DAY, THIS_MONTH, Limit
+from groupmate.function_calls.grammar.limits import (
+    MINUTES_IN_DAY,
+    THIS_MONTH,
+    Limit,
+    refuse_count_after_days,
+    refuse_span,
+)
 from groupmate.function_calls.grammar.spec import Day, GrammarError, Repeat
 
 _UNTIL = ("until", "till", "til", "untill")
@@ -106,6 +112,18 @@ class LimitClauses(TokenReader):
 
     # --- limits ------------------------------------------------------------------------
 
+    def refuse_span_after(self, repeat: Repeat) -> None:
+        """A span after a repeat within a day ("every 30 minutes for 2 hours"): the
+        end is refused, as "for 2 hours" from when is not said exactly; never left in
+        the content, where the repeat would go on for ever."""
+        start = self.i
+        self.i += 1
+        minutes, days = self.amounts()
+        said = self.span(start)
+        self.i = start
+        if minutes is not None and not days:
+            refuse_span(said, repeat, minutes)
+
     def _limit(self) -> bool:
         start = self.i
         if self.word() == "up" and self.word(1) in _UNTIL:
@@ -170,6 +188,8 @@ class LimitClauses(TokenReader):
             self.i += 2
         elif self.word() in ("total", "altogether"):
             self.i += 1
+        elif start == self.days_end and self.spec.repeat is not None:
+            refuse_count_after_days(self.span(start), self.spec.repeat.text)
         return count
 
     def _said(self, start: int) -> str:
