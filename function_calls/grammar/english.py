@@ -168,7 +168,8 @@ class WhenParser(LimitClauses):
             self.i = start
             return False
         self.spec.set_repeat(replace(repeat, text=self.span(start)))
-        self.days_end = self.i if repeat.every is None else None
+        merged = self.spec.repeat  # "every hour on weekdays": a step, not a rule of days
+        self.days_end = self.i if merged is not None and merged.every is None else None
         return True
 
     def _repeat_rule(self) -> Repeat | None:
