@@ -341,3 +341,31 @@ def test_a_chat_message_with_an_end_or_count_that_is_not_exact_is_refused(messag
     # Before: a repeat without end ("for 2 hours" in the content) or a guessed total.
     with pytest.raises(GrammarError):
         asked_reminder(message, SAT)
+
+
+# (refused, the form its refusal suggests, that form with the text, the rule it sets):
+# the way out a refusal names reads exactly, with the end the refused words meant.
+SUGGESTED: list[tuple[str, str, str, str]] = [
+    ("every 30 minutes for 2 hours drink", "“every 30 minutes, 4 times”",
+     "every 30 minutes, 4 times drink",
+     "every 30 minutes from 14:35, 4 times (the last on Sat 21 Nov at 16:05)"),
+    ("every day twice pills", "“every day at 9, twice in all”",
+     "every day at 9, twice in all pills",
+     "every day at 09:00, 2 times (the last on Mon 23 Nov at 09:00)"),
+    ("每隔30分钟提醒我喝水2小时", "“每隔30分钟，共4次”", "每隔30分钟，共4次 喝水",
+     "every 30 minutes from 14:35, 4 times (the last on Sat 21 Nov at 16:05)"),
+    ("每天提醒我5次喝水", "“每天9点，共5次”", "每天9点，共5次 喝水",
+     "every day at 09:00, 5 times (the last on Thu 26 Nov at 09:00)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("refused", "form", "suggested", "rule"), SUGGESTED, ids=[case[0] for case in SUGGESTED]
+)
+def test_the_way_a_refusal_suggests_reads_exactly(
+    refused: str, form: str, suggested: str, rule: str
+) -> None:
+    with pytest.raises(GrammarError) as asked:
+        stored(refused, SAT)
+    assert form in str(asked.value)
+    assert stored(suggested, SAT)[0] == rule
