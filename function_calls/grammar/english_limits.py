@@ -230,6 +230,7 @@ class LimitClauses(TokenReader):
                 )
             self.spec.set_until(limit)
             return self.tokens[index].start
+        self._trailing_span(first, last)
         counted = last - first >= 2 and self.tokens[last - 1].text == "times"
         if counted and number_value(self.tokens[last - 2]) is not None:
             said = self.span_of(last - 2, last)
@@ -239,6 +240,22 @@ class LimitClauses(TokenReader):
                 "in quotes."
             )
         return None
+
+    def _trailing_span(self, first: int, last: int) -> None:
+        """ "every 30 minutes drink water for 2 hours": a span at the end, as long as
+        the step or longer, is refused as at the start; a shorter one is how long to do
+        it ("every hour walk for 10 minutes") and stays the content's."""
+        repeat = self.spec.repeat
+        if repeat is None or repeat.every is None:
+            return
+        for index in range(last - 2, first, -1):
+            if self.tokens[index].text != "for":
+                continue
+            reader = type(self)(self.text, self.tokens[:last], index + 1)
+            minutes, days = reader.amounts()
+            if minutes is not None and not days and reader.i == last and minutes >= repeat.every:
+                refuse_span(self.span_of(index, last), repeat, minutes)
+            return
 
     def span_of(self, start: int, end: int) -> str:
         return self.text[self.tokens[start].start : self.tokens[end - 1].end]

@@ -99,8 +99,8 @@ def refuse_span(said: str, repeat: Repeat, minutes: int) -> None:
     examples = " or ".join(part for part in (exact, f"“{step} until 17:00”") if part)
     raise GrammarError(
         f"“{said}” doesn't say when to stop. End the repeat after a number of times or "
-        f"at a time of day, e.g. {examples}. If “{said}” is how long to do it, put it "
-        "after what to remind: “… to walk for 10 minutes”."
+        f"at a time of day, e.g. {examples}. If “{said}” is part of what to remind, put "
+        "that in quotes."
     )
 
 
