@@ -85,7 +85,7 @@ def within_day(found: re.Match[str]) -> Repeat:
 
 
 # A span or a bare count right where the content starts, or a span ending it.
-_SPAN = r"(?P<lead>持续|连续|一共|总共|共)?(?P<n>NUM|半)?个?(?P<half>半)?(?P<unit>小时|钟头|分钟)"
+_SPAN = r"(?P<lead>持续|连续|一共|总共|共)?(?P<n>NUM|半)个?(?P<half>半)?(?P<unit>小时|钟头|分钟)"
 SPAN = compile_zh(_SPAN + r"(?!后|以后|之后|前|以前|之前)")
 TRAILING_SPAN = compile_zh(_SPAN + r"[。.!！]*$")  # noqa: RUF001
 BARE_COUNT = compile_zh(r"NUM次")
@@ -112,7 +112,7 @@ def check_content_start(content: str, repeat: Repeat, after_rule: bool) -> None:
     trailing = TRAILING_SPAN.search(content) if found is None else None
     if trailing is not None and (trailing["lead"] or span_minutes(trailing) >= repeat.every):
         found = trailing
-    if found is None or found.group() == "":
+    if found is None:
         return
     said, minutes = found.group().rstrip("。.!！"), span_minutes(found)  # noqa: RUF001
     times = minutes // repeat.every

@@ -93,7 +93,7 @@ def refuse_span(said: str, repeat: Repeat, minutes: int) -> None:
     """ "every 30 minutes for 2 hours": refused with the count or the end that says it
     exactly. "for 3 days" after any repeat is refused by the parser."""
     assert repeat.every is not None
-    step = repeat.text or "every 30 minutes"
+    step = repeat.text
     count = minutes // repeat.every
     exact = f"“{step}, {count} times”" if count > 1 and not minutes % repeat.every else ""
     examples = " or ".join(part for part in (exact, f"“{step} until 17:00”") if part)
