@@ -145,6 +145,35 @@ CASES: list[tuple[datetime, str, str, str, str]] = [
     (SAT, "每天提醒我坚持直到他回来", "every day at 09:00", "2026-11-22 09:00",
      "坚持直到他回来"),
     (SAT, "每天7点起床", "every day at 07:00", "2026-11-22 07:00", "起床"),
+    # A span or a count that can't be an end stays what it is: the content's, or a total.
+    (SAT, "in 2 hours for the meeting", "", "2026-11-21 16:05", "for the meeting"),
+    (SAT, "every hour to walk for 10 minutes", "every hour from 15:05", "2026-11-21 15:05",
+     "walk for 10 minutes"),
+    (SAT, "每小时提醒我休息10分钟", "every hour from 15:05", "2026-11-21 15:05", "休息10分钟"),
+    (SAT, "every 2 hours to stretch for 5 minutes", "every 2 hours from 16:05",
+     "2026-11-21 16:05", "stretch for 5 minutes"),
+    (SAT, "every day at 9 study for 2 hours", "every day at 09:00", "2026-11-22 09:00",
+     "study for 2 hours"),
+    (SAT, 'every hour "walk for an hour"', "every hour from 15:05", "2026-11-21 15:05",
+     "walk for an hour"),
+    (SAT, "每天提醒我学习2小时", "every day at 09:00", "2026-11-22 09:00", "学习2小时"),
+    (SAT, "每小时提醒我小时候的事", "every hour from 15:05", "2026-11-21 15:05", "小时候的事"),
+    (SAT, "每2小时提醒我3小时后吃药", "every 2 hours from 16:05", "2026-11-21 16:05",
+     "3小时后吃药"),
+    (SAT, "every day, 5 times drink",
+     "every day at 09:00, 5 times (the last on Thu 26 Nov at 09:00)", "2026-11-22 09:00",
+     "drink"),
+    (SAT, "every hour on weekdays 5 times drink",
+     "every hour from 00:05 on weekdays, 5 times (the last on Mon 23 Nov at 04:05)",
+     "2026-11-23 00:05", "drink"),
+    (SAT, "every day 5 times in all drink",
+     "every day at 09:00, 5 times (the last on Thu 26 Nov at 09:00)", "2026-11-22 09:00",
+     "drink"),
+    (SAT, "每天共5次 喝水", "every day at 09:00, 5 times (the last on Thu 26 Nov at 09:00)",
+     "2026-11-22 09:00", "喝水"),
+    (SAT, "每2小时 共5次 喝水",
+     "every 2 hours from 16:05, 5 times (the last on Sun 22 Nov at 00:05)", "2026-11-21 16:05",
+     "喝水"),
     (SAT, "明天9点开始上班", "", "2026-11-22 09:00", "开始上班"),
 ]  # fmt: skip
 
@@ -162,6 +191,11 @@ def test_phrase_becomes_exactly_this_reminder(
 
 FIVE_TIMES = "is how often, not how many in all. Say when, e.g. “every 2 hours from 9 to 17”"
 UNTIL_DONE_DAILY = "can't go with a daily or weekly rule"
+NO_STOP = (
+    "doesn't say when to stop. End the repeat after a number of times or at a time of day, e.g."
+)
+NO_STOP_ZH = "没说从什么时候到什么时候。请用次数或时段，例如"
+NO_END = "End a repeating reminder on a day or after a number of times"
 NOT_AN_END = "I can't end a reminder on “{}”: give a day or date, e.g. “until Friday”"
 
 # (now, phrase, what the refusal says)
@@ -208,6 +242,39 @@ REFUSALS: list[tuple[datetime, str, str]] = [
     (SAT, "每2小时提醒我喝水，从9点开始", "Put the hours with the repeat"),
     (SAT, "every hour on the hour drink", "Say when the first one is"),
     (SAT, "every hour between 9 and lunch check", "Between 9 and when?"),
+    # "for 2 hours" after a step: from when is not said, so it is no exact end; never
+    # left in the content, where the repeat would never end. "for 3 days": no end either.
+    (SAT, "every 30 minutes for 2 hours drink water",
+     f"“for 2 hours” {NO_STOP} “every 30 minutes, 4 times” or “every 30 minutes until 17:00”"),
+    (SAT, "every hour for 3 hours stretch", f"“for 3 hours” {NO_STOP} “every hour, 3 times”"),
+    (SAT, "every 2 hours for an hour and a half stretch",
+     f"“for an hour and a half” {NO_STOP} “every 2 hours until 17:00”"),
+    # 2 hours is no whole number of 45 minutes: no count is offered.
+    (SAT, "every 45 minutes for 2 hours stretch",
+     f"“for 2 hours” {NO_STOP} “every 45 minutes until 17:00”"),
+    (SAT, "every 30 minutes from 9 to 17 for 2h drink", f"“for 2h” {NO_STOP}"),
+    # At the end, as long as the step or longer: the same (shorter: the content's, above).
+    (SAT, "every 30 minutes to drink water for 2 hours.",
+     f"“for 2 hours” {NO_STOP} “every 30 minutes, 4 times”"),
+    (SAT, "every hour walk for an hour", f"“for an hour” {NO_STOP} “every hour until 17:00”"),
+    (SAT, "every 30 minutes for 3 days drink", NO_END),
+    (SAT, "every day for 2 weeks pills", NO_END),
+    (SAT, "每隔30分钟提醒我喝水2小时", f"“2小时”{NO_STOP_ZH}“每隔30分钟，共4次”"),
+    (SAT, "每隔30分钟提醒我2小时喝水", f"“2小时”{NO_STOP_ZH}“每隔30分钟，共4次”"),
+    (SAT, "每隔30分钟 两个小时 喝水", f"“两个小时”{NO_STOP_ZH}"),
+    (SAT, "每小时提醒我喝水，持续3小时", f"“持续3小时”{NO_STOP_ZH}“每小时，共3次”"),
+    (SAT, "每小时提醒我休息两个小时", f"“两个小时”{NO_STOP_ZH}"),
+    # A bare count right after a rule of days: a day's or all of them? Asked, not guessed.
+    (SAT, "every day twice take pills",
+     "Is “twice” on each day or in all? For a total, say “every day at 9, twice in all”"),
+    (SAT, "every day 5 times drink water", "Is “5 times” on each day or in all?"),
+    (SAT, "daily 3 times pills", "say “daily at 9, 3 times in all”"),
+    (SAT, "every monday 3 times report", "say “every monday at 9, 3 times in all”"),
+    (SAT, "at 9 every day five times pills", "Is “five times” on each day or in all?"),
+    (SAT, "每天提醒我5次喝水", "“5次”是一天几次，还是一共几次？一共请写“每天9点，共5次”"),
+    (SAT, "每天 5次 喝水", "“5次”是一天几次，还是一共几次？"),
+    (SAT, "每周一 3次 交周报", "一共请写“每周一9点，共3次”"),
+    (SAT, "每2小时 5次 喝水", "“5次”是一共几次吗？是的话请写“共5次”"),
     # A limit alone, after the text, is no time at all.
     (SAT, "wait until 5pm", "I couldn't find when."),
     (SAT, "stretch 3 times", "I couldn't find when."),
@@ -270,3 +337,49 @@ def test_a_step_across_dst_is_elapsed_time(
 def test_a_chat_message_with_no_time_but_until_or_times_asks_for_no_reminder(message: str) -> None:
     # The model answers these (it may ask when); the grammar reads no reminder in them.
     assert asked_reminder(message, SAT) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "remind me every 30 minutes for 2 hours to drink water",
+        "remind me every hour for 3 hours to stretch",
+        "remind me every 30 minutes to drink water for 2 hours",
+        "remind me every day twice to take pills",
+        "remind me every day 5 times to drink water",
+        "每天提醒我5次喝水",
+        "每隔30分钟提醒我喝水2小时",
+    ],
+)
+def test_a_chat_message_with_an_end_or_count_that_is_not_exact_is_refused(message: str) -> None:
+    # Before: a repeat without end ("for 2 hours" in the content) or a guessed total.
+    with pytest.raises(GrammarError):
+        asked_reminder(message, SAT)
+
+
+# (refused, the form its refusal suggests, that form with the text, the rule it sets):
+# the way out a refusal names reads exactly, with the end the refused words meant.
+SUGGESTED: list[tuple[str, str, str, str]] = [
+    ("every 30 minutes for 2 hours drink", "“every 30 minutes, 4 times”",
+     "every 30 minutes, 4 times drink",
+     "every 30 minutes from 14:35, 4 times (the last on Sat 21 Nov at 16:05)"),
+    ("every day twice pills", "“every day at 9, twice in all”",
+     "every day at 9, twice in all pills",
+     "every day at 09:00, 2 times (the last on Mon 23 Nov at 09:00)"),
+    ("每隔30分钟提醒我喝水2小时", "“每隔30分钟，共4次”", "每隔30分钟，共4次 喝水",
+     "every 30 minutes from 14:35, 4 times (the last on Sat 21 Nov at 16:05)"),
+    ("每天提醒我5次喝水", "“每天9点，共5次”", "每天9点，共5次 喝水",
+     "every day at 09:00, 5 times (the last on Thu 26 Nov at 09:00)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("refused", "form", "suggested", "rule"), SUGGESTED, ids=[case[0] for case in SUGGESTED]
+)
+def test_the_way_a_refusal_suggests_reads_exactly(
+    refused: str, form: str, suggested: str, rule: str
+) -> None:
+    with pytest.raises(GrammarError) as asked:
+        stored(refused, SAT)
+    assert form in str(asked.value)
+    assert stored(suggested, SAT)[0] == rule

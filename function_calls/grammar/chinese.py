@@ -91,6 +91,7 @@ class ChineseWhenParser:
         self.spec = WhenSpec()
         # Where the content ends: before a limit after it ("…吃药，直到周五").
         self.end = len(text)
+        self.rule_end = -1
 
     def _match(self, pattern: LazyPattern) -> re.Match[str] | None:
         found = pattern.match(self.text, self.i)
@@ -109,15 +110,20 @@ class ChineseWhenParser:
             self._clock,
         ]
         while self.i < len(self.text):
-            before = self.i
+            before, repeat = self.i, self.spec.repeat
             if not self.spec.empty:
                 self._match(_SEP)
             if not any(rule() for rule in rules):
                 self.i = before
                 break
+            if self.spec.repeat is not repeat:  # "每天5次": a count right after the rule
+                self.rule_end = self.i
         return self.i
 
     def check_boundary(self) -> None:
+        if self.spec.repeat is not None:
+            after_rule = self.i == self.rule_end
+            limits.check_content_start(self.content(), self.spec.repeat, after_rule)
         rest = _SEP.sub("", self.text[self.i : self.i + 12], count=1)
         if _EXCEPT.match(rest):
             raise GrammarError(
@@ -211,8 +217,7 @@ class ChineseWhenParser:
             raise GrammarError("最短按分钟重复 (repeats are in minutes or hours).")
         found = self._match(limits.WITHIN)
         if found is not None:
-            steps = number(found["n"]) if found["n"] not in (None, "半") else 1
-            self.spec.set_repeat(limits.within_day(found, steps))
+            self.spec.set_repeat(limits.within_day(found))
             return True
         if self._match(_YEARLY):
             raise GrammarError("暂不支持每年重复 (yearly reminders aren't supported).")

@@ -65,18 +65,63 @@ _LIMIT_HINT_ZH = "请给出日期（例如“直到周五”）或次数（例�
 _LIMIT_HINT = "give a day or date, e.g. “直到周五”, or a number of times, e.g. “共3次”"
 
 
-def within_day(found: re.Match[str], number: int) -> Repeat:
-    """ "每隔两小时" (120), "每30分钟" (30), "每半小时" (30), "每一个半小时" (90)."""
-    value = 0.5 if found["n"] == "半" else float(number if found["n"] else 1)
+def span_minutes(found: re.Match[str]) -> int:
+    """ "两小时" (120), "30分钟" (30), "半小时" (30), "一个半小时" (90)."""
+    value = 0.5 if found["n"] == "半" else float(number(found["n"]) if found["n"] else 1)
     if found["half"]:
         value += 0.5
-    minutes = round(value * (1 if found["unit"].startswith("分") else 60))
+    return round(value * (1 if found["unit"].startswith("分") else 60))
+
+
+def within_day(found: re.Match[str]) -> Repeat:
+    """ "每隔两小时" (120), "每30分钟" (30), "每半小时" (30), "每一个半小时" (90)."""
+    minutes = span_minutes(found)
     if minutes < 1 or minutes >= MINUTES_IN_DAY:
         raise GrammarError(
             "请用“每N分钟”或“每N小时”（不到一天），一天以上用“每天”"
             " (repeat every so many minutes or hours, under a day)."
         )
     return Repeat("daily", every=minutes, text=found.group())
+
+
+# A span or a bare count right where the content starts, or a span ending it.
+_SPAN = r"(?P<lead>持续|连续|一共|总共|共)?(?P<n>NUM|半)个?(?P<half>半)?(?P<unit>小时|钟头|分钟)"
+SPAN = compile_zh(_SPAN + r"(?!后|以后|之后|前|以前|之前)")
+TRAILING_SPAN = compile_zh(_SPAN + r"[。.!！]*$")  # noqa: RUF001
+BARE_COUNT = compile_zh(r"NUM次")
+
+
+def check_content_start(content: str, repeat: Repeat, after_rule: bool) -> None:
+    """What a repeat leaves in the content and may be its end, never guessed: "每天
+    提醒我5次喝水" (5 a day, or 5 in all?), "每隔30分钟提醒我2小时喝水", "…喝水2小时"
+    (for 2 hours from when?). A span shorter than the step at the end is what to do:
+    "每小时提醒我休息10分钟"."""
+    count = BARE_COUNT.match(content) if after_rule else None
+    if count is not None and repeat.every is not None:
+        refuse_bare_count(count.group())  # "每2小时 5次 喝水": 5 in all, most likely
+    if repeat.every is None:
+        if count is not None:
+            said = count.group()
+            raise GrammarError(
+                f"“{said}”是一天几次，还是一共几次？一共请写“{repeat.text}9点，共{said}”；"  # noqa: RUF001
+                "一天几次请写时间，例如“每3小时 9点到18点”。 "
+                f"(Is “{said}” on each day or in all? Say “共{said}” for a total.)"
+            )
+        return
+    found = SPAN.match(content)
+    trailing = TRAILING_SPAN.search(content) if found is None else None
+    if trailing is not None and (trailing["lead"] or span_minutes(trailing) >= repeat.every):
+        found = trailing
+    if found is None:
+        return
+    said, minutes = found.group().rstrip("。.!！"), span_minutes(found)  # noqa: RUF001
+    times = minutes // repeat.every
+    total = f"“{repeat.text}，共{times}次”或" if times > 1 and not minutes % repeat.every else ""
+    raise GrammarError(
+        f"“{said}”没说从什么时候到什么时候。请用次数或时段，例如{total}"
+        f"“{repeat.text} 9点到17点”；如果是做多久，请把要提醒的事放进引号。 "  # noqa: RUF001
+        f"(“{said}” doesn't say when to stop: give a number of times or the hours.)"
+    )
 
 
 def refuse_per_day(text: str) -> None:

@@ -105,6 +105,8 @@ class WhenParser(LimitClauses):
             raise GrammarError(
                 "One time per reminder: I see more than one. Set one reminder for each time."
             )
+        if word == "for" and self.spec.repeat is not None and self.spec.repeat.every:
+            self.refuse_span_after(self.spec.repeat)
         ends = word == "for" and (
             number_value(self.peek(1)) is not None and self.word(2).rstrip("s") in SPAN_UNITS
         )
@@ -166,6 +168,8 @@ class WhenParser(LimitClauses):
             self.i = start
             return False
         self.spec.set_repeat(replace(repeat, text=self.span(start)))
+        merged = self.spec.repeat  # "every hour on weekdays": a step, not a rule of days
+        self.days_end = self.i if merged is not None and merged.every is None else None
         return True
 
     def _repeat_rule(self) -> Repeat | None:

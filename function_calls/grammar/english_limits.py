@@ -18,7 +18,13 @@ from groupmate.function_calls.grammar.english_words import (
     number_value,
     ordinal_value,
 )
-from groupmate.function_calls.grammar.limits import MINUTES_IN_DAY, THIS_MONTH, Limit
+from groupmate.function_calls.grammar.limits import (
+    MINUTES_IN_DAY,
+    THIS_MONTH,
+    Limit,
+    refuse_count_after_days,
+    refuse_span,
+)
 from groupmate.function_calls.grammar.spec import Day, GrammarError, Repeat
 
 _UNTIL = ("until", "till", "til", "untill")
@@ -106,6 +112,18 @@ class LimitClauses(TokenReader):
 
     # --- limits ------------------------------------------------------------------------
 
+    def refuse_span_after(self, repeat: Repeat) -> None:
+        """A span after a repeat within a day ("every 30 minutes for 2 hours"): the
+        end is refused, as "for 2 hours" from when is not said exactly; never left in
+        the content, where the repeat would go on for ever."""
+        start = self.i
+        self.i += 1
+        minutes, days = self.amounts()
+        said = self.span(start)
+        self.i = start
+        if minutes is not None and not days:
+            refuse_span(said, repeat, minutes)
+
     def _limit(self) -> bool:
         start = self.i
         if self.word() == "up" and self.word(1) in _UNTIL:
@@ -170,6 +188,8 @@ class LimitClauses(TokenReader):
             self.i += 2
         elif self.word() in ("total", "altogether"):
             self.i += 1
+        elif start == self.days_end and self.spec.repeat is not None:
+            refuse_count_after_days(self.span(start), self.spec.repeat.text)
         return count
 
     def _said(self, start: int) -> str:
@@ -210,6 +230,7 @@ class LimitClauses(TokenReader):
                 )
             self.spec.set_until(limit)
             return self.tokens[index].start
+        self._trailing_span(first, last)
         counted = last - first >= 2 and self.tokens[last - 1].text == "times"
         if counted and number_value(self.tokens[last - 2]) is not None:
             said = self.span_of(last - 2, last)
@@ -219,6 +240,22 @@ class LimitClauses(TokenReader):
                 "in quotes."
             )
         return None
+
+    def _trailing_span(self, first: int, last: int) -> None:
+        """ "every 30 minutes drink water for 2 hours": a span at the end, as long as
+        the step or longer, is refused as at the start; a shorter one is how long to do
+        it ("every hour walk for 10 minutes") and stays the content's."""
+        repeat = self.spec.repeat
+        if repeat is None or repeat.every is None:
+            return
+        for index in range(last - 2, first, -1):
+            if self.tokens[index].text != "for":
+                continue
+            reader = type(self)(self.text, self.tokens[:last], index + 1)
+            minutes, days = reader.amounts()
+            if minutes is not None and not days and reader.i == last and minutes >= repeat.every:
+                refuse_span(self.span_of(index, last), repeat, minutes)
+            return
 
     def span_of(self, start: int, end: int) -> str:
         return self.text[self.tokens[start].start : self.tokens[end - 1].end]

@@ -30,6 +30,9 @@ class TokenReader:
         self.tokens = tokens
         self.i = start
         self.spec = WhenSpec()
+        # The token after a rule of days ("every day"): "5 times" right there may be per
+        # day or in all, and is asked about.
+        self.days_end: int | None = None
 
     # --- token helpers -------------------------------------------------------------
 

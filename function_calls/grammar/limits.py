@@ -89,6 +89,29 @@ def check_hours_in_text(spec: WhenSpec, content: str) -> None:
         )
 
 
+def refuse_span(said: str, repeat: Repeat, minutes: int) -> None:
+    """ "every 30 minutes for 2 hours": refused with the count or the end that says it
+    exactly. "for 3 days" after any repeat is refused by the parser."""
+    assert repeat.every is not None
+    step = repeat.text
+    count = minutes // repeat.every
+    exact = f"“{step}, {count} times”" if count > 1 and not minutes % repeat.every else ""
+    examples = " or ".join(part for part in (exact, f"“{step} until 17:00”") if part)
+    raise GrammarError(
+        f"“{said}” doesn't say when to stop. End the repeat after a number of times or "
+        f"at a time of day, e.g. {examples}. If “{said}” is part of what to remind, put "
+        "that in quotes."
+    )
+
+
+def refuse_count_after_days(said: str, rule: str) -> None:
+    """ "every day twice": twice a day, or twice in all? Never guessed."""
+    raise GrammarError(
+        f"Is “{said}” on each day or in all? For a total, say “{rule} at 9, {said} in all”; "
+        "for several a day, say the hours, e.g. “every 3 hours from 9 to 18”."
+    )
+
+
 def refuse_limits(spec: WhenSpec) -> None:
     """Limits and hours belong to a repeating reminder; this one fires once."""
     if spec.window_end is not None:
