@@ -87,9 +87,8 @@ async def acknowledgements(bot: Bot) -> int:
 
 async def due_on_the_second(bot: Bot) -> None:
     """Every reminder of the running bot falls due a second ago, on a whole second, as
-    scheduled times are: a button names its occurrence in whole seconds
-    (`ButtonData.encode`) and the store finds it by equality, so an occurrence with a
-    fraction of a second (http_harness.make_due's) would be refused as never sent."""
+    scheduled times are (a button names its occurrence to the microsecond, so one with a
+    fraction of a second works too: test_telegram_buttons' reminder set in minutes)."""
     assert bot.reminders is not None
     due = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
     await bot.reminders.database.write(
