@@ -131,7 +131,8 @@ async def test_forged_other_chat_and_gone_presses_are_refused_and_change_nothing
     later = await bot.app.press(Press(GROUP, "group", "alice", "Alice", made_up, "x:3"))
     assert (later.ok, later.answer) == (
         False,
-        "Reminder #1 hasn't gone off yet; edit it to move it.",
+        "Reminder #1 hasn't gone off yet: there's nothing to snooze or mark done. "
+        "Edit it to move it, or /cancel #1 to stop it.",
     )
     assert await acks(bot) == 0
     await bot.say("/cancel 1")

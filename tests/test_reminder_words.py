@@ -206,8 +206,10 @@ REFUSALS: list[tuple[StorageError, str, str]] = [
     ),
     (
         ReminderStateError(5, "not_delivered"),
-        "Reminder #5 hasn't gone off yet; edit it to move it.",
-        "提醒 #5 还没有响过；要改时间，请修改它。",  # noqa: RUF001
+        "Reminder #5 hasn't gone off yet: there's nothing to snooze or mark done. "
+        "Edit it to move it, or /cancel #5 to stop it.",
+        "提醒 #5 还没有响过，没有可推迟或完成的。要改时间，请修改它；"  # noqa: RUF001
+        "要停止，请用 /cancel #5。",
     ),
     (
         ReminderChangedError(6),

@@ -174,8 +174,11 @@ def _state(exc: ReminderStateError) -> PlainSentence:
             f"提醒 {which} 只响一次，不能暂停；请取消或修改它。",  # noqa: RUF001
         )
     return PlainSentence(
-        f"Reminder {which} hasn't gone off yet; edit it to move it.",
-        f"提醒 {which} 还没有响过；要改时间，请修改它。",  # noqa: RUF001
+        # Said to a snooze and to a done alike: neither has an occurrence to act on yet.
+        f"Reminder {which} hasn't gone off yet: there's nothing to snooze or mark done. "
+        f"Edit it to move it, or /cancel {which} to stop it.",
+        f"提醒 {which} 还没有响过，没有可推迟或完成的。要改时间，请修改它；"  # noqa: RUF001
+        f"要停止，请用 /cancel {which}。",
     )
 
 
