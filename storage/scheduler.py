@@ -121,12 +121,13 @@ class ReminderScheduler:
         self._background = [
             asyncio.create_task(self._dispatch_loop(), name="reminders-dispatch"),
         ]
-        await self.refill()
+        # The first sweep runs before start returns (resuming what a crash left pending,
+        # claiming what came due while down), so no pass outlives a clock read before.
+        await self._guarded(self._sweep)
         self._background += [
             asyncio.create_task(self._watchdog(), name="reminders-watchdog"),
             asyncio.create_task(self._heartbeat(), name="reminders-heartbeat"),
         ]
-        self.wake()
 
     async def aclose(self) -> None:
         """Stop timers; in-flight sends get a moment to finish and every outcome is written."""
@@ -381,9 +382,8 @@ class ReminderScheduler:
     async def _watchdog(self) -> None:
         interval = self.policy.watchdog_interval.total_seconds()
         while True:
-            # The first sweep runs at startup: it resumes deliveries a crash left pending.
-            await self._guarded(self._sweep)
             await asyncio.sleep(interval)
+            await self._guarded(self._sweep)
 
     async def _sweep(self) -> None:
         self._timers.keep_running()
