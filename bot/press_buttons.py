@@ -30,22 +30,12 @@ _ACT: tuple[tuple[PressAction, SnoozePreset | None], ...] = (
 _ME_TOO: tuple[tuple[PressAction, SnoozePreset | None], ...] = (("me_too", None),)
 
 
-# The rows' labels in each language, worked out once: a burst composes thousands.
-_SHOWN: dict[tuple[int, Lang], tuple[str, ...]] = {
-    (id(keys), lang): tuple(_LABELS[key][lang == "zh"] for key in keys)
-    for keys in (_ACT, _ME_TOO)
+# Each row set's labels in each language, worked out once: a burst composes thousands.
+_SHOWN: dict[tuple[bool, Lang], tuple[str, ...]] = {
+    (me_too, lang): tuple(_LABELS[key][lang == "zh"] for key in _ACT + _ME_TOO * me_too)
+    for me_too in (False, True)
     for lang in ("en", "zh")
 }
-
-
-def _row(
-    keys: tuple[tuple[PressAction, SnoozePreset | None], ...],
-    reminder_id: str,
-    occurrence: datetime | None,
-    lang: Lang,
-) -> tuple[Button, ...]:
-    data = ButtonData.encode_row(reminder_id, occurrence, keys)
-    return tuple(map(Button, _SHOWN[id(keys), lang], data))
 
 
 def reminder_buttons(
@@ -57,12 +47,16 @@ def reminder_buttons(
     me_too: bool = False,
 ) -> tuple[tuple[Button, ...], ...]:
     """Row 1 (`act`): Done and the snoozes; row 2 (`me_too`): Remind me too."""
-    rows: list[tuple[Button, ...]] = []
-    if act:
-        rows.append(_row(_ACT, reminder_id, occurrence, lang))
-    if me_too:
-        rows.append(_row(_ME_TOO, reminder_id, occurrence, lang))
-    return tuple(rows)
+    keys = _ACT * act + _ME_TOO * me_too
+    if not keys:
+        return ()
+    # One encoding for both rows: the id is checked and the occurrence written once.
+    data = ButtonData.encode_row(reminder_id, occurrence, keys)
+    labels = _SHOWN[me_too, lang][len(_ACT) * (not act) :]
+    buttons = tuple(map(Button, labels, data))
+    if act and me_too:
+        return buttons[: len(_ACT)], buttons[len(_ACT) :]
+    return (buttons,)
 
 
 def offers_me_too(claim: Claim) -> bool:

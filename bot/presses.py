@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Literal, get_args
 
 from groupmate.storage import OutgoingMessage
@@ -63,8 +64,7 @@ class ButtonData:
     def __post_init__(self) -> None:
         if (self.action, self.preset) not in _CODES:
             raise ValueError(f"no button for {self.action!r} with preset {self.preset!r}")
-        if not self.reminder_id.isalnum() or len(self.reminder_id) > 40:
-            raise ValueError("a reminder id is up to 40 letters and digits")
+        _check_id(self.reminder_id)
 
     def encode(self) -> str:
         """`gm1:<action>:<reminder id>:<occurrence in epoch microseconds, or "">`."""
@@ -79,7 +79,7 @@ class ButtonData:
     ) -> tuple[str, ...]:
         """`encode()` of one reminder's buttons at once (a delivered reminder has five,
         for each of a burst's thousands of messages): the id checked once."""
-        cls(keys[0][0], reminder_id, occurrence, keys[0][1])
+        _check_id(reminder_id)
         return _encoded(reminder_id, occurrence, keys)
 
     @classmethod
@@ -100,13 +100,29 @@ class ButtonData:
             return None
 
 
+def _check_id(reminder_id: str) -> None:
+    if not reminder_id.isalnum() or len(reminder_id) > 40:
+        raise ValueError("a reminder id is up to 40 letters and digits")
+
+
+# Each action's leading part, "gm1:d", worked out once.
+_HEADS = {key: f"{_PREFIX}:{code}" for key, code in _CODES.items()}
+
+
+@lru_cache(maxsize=256)
+def _micros(occurrence: datetime | None) -> str:
+    # A burst's thousands of reminders share a handful of occurrences: each is
+    # converted once rather than once per button.
+    return "" if occurrence is None else str((occurrence - _EPOCH) // _MICROSECOND)
+
+
 def _encoded(
     reminder_id: str,
     occurrence: datetime | None,
     keys: tuple[tuple[PressAction, SnoozePreset | None], ...],
 ) -> tuple[str, ...]:
-    when = "" if occurrence is None else str((occurrence - _EPOCH) // _MICROSECOND)
-    return tuple(f"{_PREFIX}:{_CODES[key]}:{reminder_id}:{when}" for key in keys)
+    tail = f":{reminder_id}:{_micros(occurrence)}"
+    return tuple(_HEADS[key] + tail for key in keys)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from groupmate.storage.repository import (
     ReminderView,
     by_next_fire,
     get_reminder,
-    reminder_view,
+    schedule_of,
 )
 from groupmate.storage.vocabulary import SETTING_WORKDAYS, ChatType
 from groupmate.storage.workdays import calendar_named
@@ -65,7 +65,7 @@ def set_chat_calendar(
         values: dict[str, Any] = {"calendar": code, "updated_at": now}
         # A paused one follows the new calendar too, and gets its next time on resume.
         if row.status == REMINDER_ACTIVE and (row.next_fire_at is None or row.next_fire_at > now):
-            schedule = reminder_view(row).schedule
+            schedule = schedule_of(row)
             values |= next_fire_values(replace(schedule, calendar=calendar).first_after(now))
         session.execute(
             update(_reminders)

@@ -59,8 +59,13 @@ class Audience:
 
     @classmethod
     def of(cls, row: Any) -> Audience:
+        if not row.mentions and row.mention_creator and not row.everyone:
+            return _JUST_THE_CREATOR  # most reminders: no need to build one per claim
         mentions = tuple(Member(m["user_id"], m.get("name", "")) for m in row.mentions or ())
         return cls(mentions, bool(row.mention_creator), bool(row.everyone))
+
+
+_JUST_THE_CREATOR = Audience()
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +138,12 @@ class NewReminder:
     me_too: bool = True
 
 
+_ACK_RULE: dict[str | None, AckRule] = {rule: rule for rule in ACK_RULES}
+
+
 def ack_rule(value: str | None) -> AckRule | None:
     """A reminders row's `ack` as the Literal: storage writes only ACK_RULES."""
-    return next((rule for rule in ACK_RULES if rule == value), None)
+    return _ACK_RULE.get(value)
 
 
 def schedule_columns(schedule: Schedule) -> dict[str, Any]:
@@ -231,7 +239,7 @@ def set_chat_timezone(
                 local = row.next_fire_at.astimezone(zone)
                 values.update(local_date=local.date(), local_time=local.time())
         elif not due:
-            schedule = reminder_view(row).schedule.with_timezone(timezone)
+            schedule = schedule_of(row).with_timezone(timezone)
             values |= next_fire_values(schedule.first_after(now))
         session.execute(
             update(_reminders)
