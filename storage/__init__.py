@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from groupmate.storage.reach import Reach, WaitingChat
     from groupmate.storage.reader import ReminderReader
     from groupmate.storage.recurrence import KINDS, Kind, Schedule, check_timezone
-    from groupmate.storage.repository import NewReminder, ReminderView, ScheduledAction
+    from groupmate.storage.reminder_rows import NewReminder, ReminderView, ScheduledAction
     from groupmate.storage.revisions import current_revision, head_revision
     from groupmate.storage.scheduler import Act, Compose, ReminderScheduler
     from groupmate.storage.service import ReminderService
@@ -80,7 +80,7 @@ if not TYPE_CHECKING:
             "groupmate.storage.reach": ("Reach", "WaitingChat"),
             "groupmate.storage.reader": ("ReminderReader",),
             "groupmate.storage.recurrence": ("KINDS", "Kind", "Schedule", "check_timezone"),
-            "groupmate.storage.repository": ("NewReminder", "ReminderView", "ScheduledAction"),
+            "groupmate.storage.reminder_rows": ("NewReminder", "ReminderView", "ScheduledAction"),
             "groupmate.storage.scheduler": ("Act", "Compose", "ReminderScheduler"),
             "groupmate.storage.service": ("ReminderService",),
             "groupmate.storage.transfer": ("export_file", "import_file"),

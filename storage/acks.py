@@ -37,7 +37,8 @@ from groupmate.storage.models import (
     Reminder,
 )
 from groupmate.storage.outgoing import Member
-from groupmate.storage.repository import Audience, ReminderView, get_reminder, reminder_view
+from groupmate.storage.reminder_rows import Audience, ReminderView, reminder_view
+from groupmate.storage.repository import get_reminder
 from groupmate.storage.vocabulary import AckRule, AckVia, MeTooProblem
 
 _reminders = cast(Table, Reminder.__table__)

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from groupmate.storage.database import Database
 from groupmate.storage.dialect import rowcount
 from groupmate.storage.models import REMINDER_ACTIVE, REMINDER_DONE, CalendarFeed, Reminder
-from groupmate.storage.repository import ReminderView, reminder_view
+from groupmate.storage.reminder_rows import ReminderView, reminder_view
 
 _feeds = cast(Table, CalendarFeed.__table__)
 _reminders = cast(Table, Reminder.__table__)

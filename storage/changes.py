@@ -27,17 +27,19 @@ from groupmate.storage.models import (
     Reminder,
 )
 from groupmate.storage.recurrence import Schedule
-from groupmate.storage.repository import (
-    REMINDER_FIRST,
+from groupmate.storage.reminder_rows import (
     Audience,
     NewReminder,
     ReminderView,
     ScheduledAction,
+    reminder_view,
+    schedule_columns,
+)
+from groupmate.storage.repository import (
+    REMINDER_FIRST,
     create_reminder,
     get_reminder,
     parse_reference,
-    reminder_view,
-    schedule_columns,
 )
 from groupmate.storage.vocabulary import HistoryOutcome, ReminderAction
 

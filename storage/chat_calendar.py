@@ -19,12 +19,8 @@ from sqlalchemy.orm import Session
 from groupmate.storage.chat_rows import update_chat_settings
 from groupmate.storage.models import REMINDER_ACTIVE, REMINDER_PAUSED, Reminder
 from groupmate.storage.reminder_moves import next_fire_values
-from groupmate.storage.repository import (
-    ReminderView,
-    by_next_fire,
-    get_reminder,
-    schedule_of,
-)
+from groupmate.storage.reminder_rows import ReminderView, schedule_of
+from groupmate.storage.repository import by_next_fire, get_reminder
 from groupmate.storage.vocabulary import SETTING_WORKDAYS, ChatType
 from groupmate.storage.workdays import calendar_named
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from groupmate.storage import chat_calendar, chat_rows, repository
 from groupmate.storage.database import Database
 from groupmate.storage.recurrence import check_timezone
-from groupmate.storage.repository import ReminderView
+from groupmate.storage.reminder_rows import ReminderView
 from groupmate.storage.scheduler import Clock
 from groupmate.storage.vocabulary import ChatType
 from groupmate.storage.workdays import work_calendar

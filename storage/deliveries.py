@@ -29,7 +29,7 @@ from groupmate.storage.outgoing import Member
 from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.reach import Reach, within
 from groupmate.storage.recurrence import Kind, Schedule
-from groupmate.storage.repository import Audience, ScheduledAction, ack_rule, schedule_of
+from groupmate.storage.reminder_rows import Audience, ScheduledAction, ack_rule, schedule_of
 from groupmate.storage.vocabulary import AckRule, ChatType, stored_chat_type
 
 _reminders = cast(Table, Reminder.__table__)

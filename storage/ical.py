@@ -22,7 +22,7 @@ from dateutil.rrule import rrulestr
 from icalendar import Calendar, Event, vRecur
 
 from groupmate.storage.recurrence import Schedule, local_instant
-from groupmate.storage.repository import ReminderView
+from groupmate.storage.reminder_rows import ReminderView
 
 # How far back and ahead the feed shows a reminder's occurrences exactly.
 HORIZON = timedelta(days=366)

@@ -31,7 +31,7 @@ from groupmate.storage.models import (
     LLMUsage,
     Reminder,
 )
-from groupmate.storage.repository import ReminderView, reminder_view
+from groupmate.storage.reminder_rows import ReminderView, reminder_view
 from groupmate.storage.vocabulary import (
     ChatType,
     DeliveryOutcome,

@@ -15,7 +15,7 @@ from groupmate.storage import overview
 from groupmate.storage.changes import HistoryEntry, Requester
 from groupmate.storage.chat_rows import ChatRow
 from groupmate.storage.reach import WaitingChat
-from groupmate.storage.repository import ReminderView
+from groupmate.storage.reminder_rows import ReminderView
 from groupmate.storage.service import ReminderService
 from groupmate.storage.vocabulary import ChatType, DeliveryOutcome, FinishedOutcome, ReminderAction
 

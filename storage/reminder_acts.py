@@ -12,7 +12,7 @@ from groupmate.storage.acks import Acked, AckResult, MeTooResult
 from groupmate.storage.changes import Requester
 from groupmate.storage.database import Database
 from groupmate.storage.press_log import PastPress
-from groupmate.storage.repository import ReminderView
+from groupmate.storage.reminder_rows import ReminderView
 from groupmate.storage.scheduler import Clock, ReminderScheduler
 from groupmate.storage.vocabulary import AckVia
 

@@ -30,7 +30,7 @@ from groupmate.storage.policy import DeliveryPolicy
 from groupmate.storage.recurrence import DEFAULT_RATE, RepeatRate
 from groupmate.storage.recurrence import check_timezone as check_timezone  # re-exported
 from groupmate.storage.reminder_acts import ReminderActs
-from groupmate.storage.repository import NewReminder, ReminderView
+from groupmate.storage.reminder_rows import NewReminder, ReminderView
 from groupmate.storage.scheduler import (
     Act,
     Clock,

@@ -15,7 +15,7 @@ from groupmate.storage import changes
 from groupmate.storage.changes import Requester
 from groupmate.storage.errors import SnoozeTargetError
 from groupmate.storage.models import REMINDER_ACTIVE, Delivery, Reminder
-from groupmate.storage.repository import ReminderView, reminder_view
+from groupmate.storage.reminder_rows import ReminderView, reminder_view
 from groupmate.storage.vocabulary import ReminderAction
 
 _reminders = cast(Table, Reminder.__table__)

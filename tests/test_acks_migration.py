@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from groupmate.storage import Database, upgrade
 from groupmate.storage.models import Acknowledgement, Chat, Reminder
-from groupmate.storage.repository import reminder_view
+from groupmate.storage.reminder_rows import reminder_view
 from tests.test_snooze_migration import AT, add_as_stored, empty_url, reminder
 
 __all__ = ["empty_url"]  # the fixture, on both backends

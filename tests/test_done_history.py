@@ -8,7 +8,7 @@ from datetime import UTC, datetime, time, timedelta
 
 from groupmate.bot.presses import ButtonData, Press
 from groupmate.storage import Member, NewReminder, Schedule
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from groupmate.testing.bot import TestBot
 from tests.test_presses import bot, reply
 

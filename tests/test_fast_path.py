@@ -20,7 +20,7 @@ from groupmate.function_calls.grammar import classify_ask, read_whole
 from groupmate.function_calls.handlers.reminder_words import describe_schedule, reminder_message
 from groupmate.storage import Member
 from groupmate.storage.deliveries import Claim
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from groupmate.testing.stub_llm import StubLLM, calls, text
 from tests import bots
 

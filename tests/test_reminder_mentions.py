@@ -19,7 +19,7 @@ from groupmate.function_calls.handlers.reminder_words import reminder_message
 from groupmate.storage import Member, NewReminder, ReminderService, Schedule
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.models import Reminder
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from groupmate.testing import BotFactory, FakeClock
 from tests.conftest import Outbox
 from tests.http_harness import Servers

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from groupmate.storage import ReminderService
 from groupmate.storage.changes import Requester
 from groupmate.storage.recurrence import Schedule
-from groupmate.storage.repository import NewReminder, ReminderView
+from groupmate.storage.reminder_rows import NewReminder, ReminderView
 from groupmate.storage.workdays import work_calendar
 from tests.conftest import FakeClock
 

@@ -31,7 +31,7 @@ from groupmate.storage import (
     StorageUnavailableError,
 )
 from groupmate.storage.recurrence import Schedule
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from tests.conftest import make_ctx
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -36,7 +36,8 @@ from groupmate.storage import (
 )
 from groupmate.storage.changes import ReminderChange, Requester
 from groupmate.storage.deliveries import deliveries_of
-from groupmate.storage.repository import Audience, create_reminder, get_reminder
+from groupmate.storage.reminder_rows import Audience
+from groupmate.storage.repository import create_reminder, get_reminder
 from groupmate.storage.scheduler import DispatchStats
 from tests.conftest import FAST_POLICY, FakeClock, Outbox, Worker, eventually
 from tests.test_delivery import deliveries, make, outcomes, scheduler

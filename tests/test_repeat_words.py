@@ -15,7 +15,7 @@ from groupmate.function_calls.handlers.reminder_words import (
 )
 from groupmate.storage.errors import RepeatTooOftenError
 from groupmate.storage.recurrence import Schedule, check_rate
-from groupmate.storage.repository import ReminderView
+from groupmate.storage.reminder_rows import ReminderView
 from tests.conftest import make_ctx
 
 BERLIN = "Europe/Berlin"

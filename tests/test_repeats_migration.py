@@ -10,7 +10,7 @@ from sqlalchemy import insert, select
 
 from groupmate.storage import Database, Schedule, upgrade
 from groupmate.storage.models import Chat, Reminder
-from groupmate.storage.repository import reminder_view, schedule_columns
+from groupmate.storage.reminder_rows import reminder_view, schedule_columns
 from tests.test_calendar_feeds_migration import downgrade
 from tests.test_snooze_migration import AT, empty_url, reminder, stored
 

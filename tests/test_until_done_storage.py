@@ -27,7 +27,7 @@ from groupmate.storage import (
 from groupmate.storage.changes import Requester
 from groupmate.storage.models import Acknowledgement, PressRecord
 from groupmate.storage.outgoing import Member
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from groupmate.storage.vocabulary import AckRule
 from tests.conftest import FakeClock, Outbox
 from tests.test_delivery import scheduler

@@ -15,7 +15,7 @@ from groupmate.function_calls.handlers.reminder_words import describe_schedule, 
 from groupmate.storage import ReminderService
 from groupmate.storage.errors import UnknownCalendarError
 from groupmate.storage.recurrence import Schedule
-from groupmate.storage.repository import NewReminder, ReminderView
+from groupmate.storage.reminder_rows import NewReminder, ReminderView
 from groupmate.storage.workdays import calendar_named, configure_calendars, work_calendar
 from tests.conftest import FakeClock, Outbox
 from tests.test_delivery import scheduler

@@ -7,7 +7,7 @@ from sqlalchemy import select, update
 
 from groupmate.storage import Database, upgrade
 from groupmate.storage.models import Chat, Reminder
-from groupmate.storage.repository import reminder_view
+from groupmate.storage.reminder_rows import reminder_view
 from groupmate.storage.workdays import work_calendar
 from tests.test_snooze_migration import add_as_stored, empty_url, reminder
 

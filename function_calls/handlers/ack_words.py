@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from groupmate.function_calls.language import Lang, PlainSentence
 from groupmate.storage import Member
 from groupmate.storage.acks import AckResult, MeTooResult, must_ack
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from groupmate.storage.vocabulary import AckRule
 
 

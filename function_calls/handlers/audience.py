@@ -20,7 +20,7 @@ from groupmate.function_calls.handlers.audience_rules import (
 from groupmate.function_calls.services import AudienceRules, MemberDirectory
 from groupmate.storage import Member
 from groupmate.storage.exceptions import GroupmateError
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from groupmate.storage.vocabulary import Permission
 
 

@@ -27,7 +27,7 @@ from groupmate.function_calls.validation import InvalidArgumentsError
 from groupmate.storage import Button, Member, OutgoingMessage, ReminderView
 from groupmate.storage.deliveries import Claim
 from groupmate.storage.recurrence import Schedule
-from groupmate.storage.repository import Audience
+from groupmate.storage.reminder_rows import Audience
 from groupmate.storage.vocabulary import HistoryOutcome
 from groupmate.storage.workdays import WorkCalendar
 

@@ -49,7 +49,8 @@ from groupmate.storage import (
     StorageUnavailableError,
 )
 from groupmate.storage.changes import Requester
-from groupmate.storage.repository import Audience, parse_reference
+from groupmate.storage.reminder_rows import Audience
+from groupmate.storage.repository import parse_reference
 
 LIST_LIMIT = 50
 
