@@ -196,9 +196,15 @@ async def test_a_confirmation_is_reported_by_its_id_so_a_thumbs_up_on_it_counts(
     fake.say(f"<@{BOT}> /remind me in 10 minutes to stretch", user="alice")
     await eventually(lambda: len(fake.posted()) == 1, within=10)
     [confirmation] = fake.posted()
-    assert api.bot.reminders is not None
-    found = await api.bot.reminders.acts.on_message(f"dc:{CHANNEL}", confirmation["id"])
-    assert found is not None and found[1] is None  # the reminder, before any occurrence
+    reminders = api.bot.reminders
+    assert reminders is not None
+
+    async def reported() -> bool:
+        found = await reminders.acts.on_message(f"dc:{CHANNEL}", confirmation["id"])
+        return found is not None and found[1] is None  # the reminder, before any occurrence
+
+    # The fake shows the post before the adapter has its reply (and the message's id).
+    await eventually(reported, within=10)
 
 
 async def test_snooze_1_h_pressed_snoozes_once_and_a_replay_does_nothing(

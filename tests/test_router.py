@@ -51,7 +51,7 @@ def _slow_first_step(body: dict[str, Any]) -> Reply:
 
 
 async def test_one_chat_in_order_many_chats_at_once(tmp_path: Path, stub: StubLLM) -> None:
-    stub.fallback = text("ok", delay=0.2)
+    stub.fallback = text("ok", delay=0.5)
     bot = make_bot(
         tmp_path,
         llm={"base_url": stub.base_url, "api_key": "sk-test"},
@@ -62,7 +62,9 @@ async def test_one_chat_in_order_many_chats_at_once(tmp_path: Path, stub: StubLL
         began = loop.time()
         chats = [bot.handle(message(f"@groupmate q{n}", n, chat=f"chat-{n}")) for n in range(10)]
         await asyncio.gather(*chats)
-        assert loop.time() - began < 1.5  # ten chats in parallel, not 10 x 0.2 s
+        # Ten chats in parallel, not one after another (10 x 0.5 s): the margin is wide
+        # enough for a loaded machine (1.8 s seen with 0.2 s each).
+        assert loop.time() - began < 3.0
         stub.requests.clear()
         stub.fallback = _slow_first_step
         same_chat = [bot.handle(message(f"@groupmate step {n}", 100 + n)) for n in range(3)]

@@ -205,6 +205,27 @@ async def test_a_slow_press_is_answered_in_time_and_the_message_edited_when_done
     assert [a["text"] for a in fake.answers()] == [WORKING]
 
 
+async def test_an_answer_that_meets_a_network_error_is_tried_once_more(
+    fake: FakeTelegram,
+) -> None:
+    """A pooled connection closed as it is reused, a proxy's 502: the spinner would turn
+    until Telegram gives up, so the answer is sent again, once (Telegram takes one)."""
+    done = OutgoingMessage(chat_id=f"tg:{GROUP}", text="⏰ stand-up\n✅ Done by Bob 09:02")
+    host = ScriptedHost([PressOutcome(ok=True, answer="Done.", update=done)] * 2)
+    async with on_host(fake, host) as adapter:
+        sent = await eventually_sent(adapter)
+        fake.bad_gateway["answerCallbackQuery"] = 2  # the first answer, and its retry
+        fake.press(sent, DONE.encode(), sender=BOB)
+        await eventually(lambda: len(fake.called("answerCallbackQuery")) == 2)
+        await eventually(lambda: len(fake.edits()) == 1)
+        assert fake.answers() == []  # both met the 502: given up after one retry
+        fake.bad_gateway["answerCallbackQuery"] = 1  # the next one's first try only
+        query = fake.press(sent, DONE.encode(), sender=BOB)
+        await eventually(lambda: len(fake.answers()) == 1)
+    assert len(fake.called("answerCallbackQuery")) == 4
+    assert fake.answers()[0]["callback_query_id"] == query
+
+
 async def test_a_press_waiting_behind_another_is_answered_within_its_own_deadline(
     fake: FakeTelegram,
 ) -> None:

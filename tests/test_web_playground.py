@@ -57,7 +57,9 @@ async def test_group_chat_reminder_flow(
     await say(page, asked)
     await expect(messages.last).to_contain_text("stretch")
     await expect(messages.last).to_have_class("bot")
-    await expect(page.locator("#reminders li")).to_have_count(1)
+    await expect(page.locator("#reminders li:not(.hint)")).to_have_count(
+        1
+    )  # not "No reminders yet"
 
     # 2. Bob sees Alice's message in the group's history.
     await page.get_by_role("button", name="Bob", exact=True).click()

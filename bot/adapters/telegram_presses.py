@@ -121,12 +121,19 @@ async def _act(bot: BotHost, people: TelegramPeople, press: Press) -> PressOutco
 
 
 async def _answer(client: telegram.Bot, query_id: str, text: str) -> None:
-    try:
-        # show_alert false: a toast, gone by itself; no text stops the spinner only.
-        request = partial(client.answer_callback_query, query_id, text or None, show_alert=False)
-        await call("answerCallbackQuery", request)
-    except ApiError as exc:  # too old (the bot was down), or Telegram unreachable
-        log.warning("telegram: %s", exc)
+    # show_alert false: a toast, gone by itself; no text stops the spinner only.
+    request = partial(client.answer_callback_query, query_id, text or None, show_alert=False)
+    for attempt in (1, 2):
+        try:
+            await call("answerCallbackQuery", request)
+            return
+        except ApiError as exc:  # too old (the bot was down), or Telegram unreachable
+            if attempt == 1 and exc.transient:
+                # Most often a pooled connection the server closed as it was reused; an
+                # answer given twice is harmless, a spinner left turning is not.
+                continue
+            log.warning("telegram: %s", exc)
+            return
 
 
 async def edit_in_place(
