@@ -302,6 +302,7 @@ def snooze(
             .where(_reminders.c.id == pending.id)
             .values(
                 local_time=schedule.wall_time,
+                local_fold=bool(schedule.wall_time.fold),
                 local_date=schedule.on_date,
                 next_fire_at=until,
                 version=_reminders.c.version + 1,

@@ -118,6 +118,8 @@ class Reminder(Base):
     kind: Mapped[str] = mapped_column(String(16))
     # The rule in local terms: wall time, plus the date (once), weekday or day of month.
     local_time: Mapped[time] = mapped_column()
+    # Which of a wall time that comes twice (the autumn change) it is: `time.fold`.
+    local_fold: Mapped[bool] = mapped_column(server_default=text("false"))
     local_date: Mapped[date | None] = mapped_column()
     weekday: Mapped[int | None] = mapped_column(SmallInteger)
     day: Mapped[int | None] = mapped_column(SmallInteger)

@@ -290,9 +290,14 @@ class Schedule:
         return None
 
 
-@functools.lru_cache(maxsize=4096)
 def _count_end(schedule: Schedule) -> datetime:
     """The `count`th occurrence; cached, as every claim of the reminder asks for it."""
+    # Keyed by the fold too: times that differ only in it compare (and hash) equal.
+    return _count_end_of(schedule, schedule.wall_time.fold)
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_end_of(schedule: Schedule, fold: int) -> datetime:
     assert schedule.count is not None
     rule = schedule.without_limit()
     current = rule.first_after(schedule._start - _TICK)

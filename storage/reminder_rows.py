@@ -128,6 +128,7 @@ def schedule_columns(schedule: Schedule) -> dict[str, Any]:
     return {
         "kind": schedule.kind,
         "local_time": schedule.wall_time,
+        "local_fold": bool(schedule.wall_time.fold),
         "local_date": schedule.on_date,
         "weekday": schedule.weekday,
         "day": schedule.day,
@@ -147,7 +148,7 @@ def schedule_of(row: Reminder | Row[Any]) -> Schedule:
     """The rule a reminders row holds (`schedule_columns`, read back)."""
     return Schedule(
         cast(Kind, row.kind),
-        row.local_time,
+        row.local_time.replace(fold=1) if row.local_fold else row.local_time,
         row.timezone,
         row.local_date,
         row.weekday,

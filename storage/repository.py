@@ -71,7 +71,9 @@ def set_chat_timezone(
         if row.kind == "once":
             if row.next_fire_at is not None:
                 local = row.next_fire_at.astimezone(zone)
-                values.update(local_date=local.date(), local_time=local.time())
+                values.update(
+                    local_date=local.date(), local_time=local.time(), local_fold=bool(local.fold)
+                )
         elif not due:
             schedule = schedule_of(row).with_timezone(timezone)
             values |= next_fire_values(schedule.first_after(now))

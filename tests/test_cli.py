@@ -325,10 +325,10 @@ def test_db_upgrade_and_current(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     before = _run("db", "current", "--url", url)
     assert before.returncode == 0, before.stderr
-    assert "schema revision none (behind 0020)" in before.stdout
+    assert "schema revision none (behind 0021)" in before.stdout
     upgraded = _run("db", "upgrade", "--url", url)
     assert upgraded.returncode == 0, upgraded.stderr
-    assert "schema revision 0020 (up to date)" in upgraded.stdout
+    assert "schema revision 0021 (up to date)" in upgraded.stdout
 
 
 def test_db_with_a_bad_url_explains_itself() -> None:

@@ -401,10 +401,10 @@ REFUSALS = {
     ),
     "newer schema": (
         "the file was exported by a newer groupmate (schema revision 9999; this one knows up "
-        "to 0020): import it with that version or newer"
+        "to 0021): import it with that version or newer"
     ),
     "older schema": (
-        "the file was exported at schema revision 0014, this groupmate is at 0020: upgrade "
+        "the file was exported at schema revision 0014, this groupmate is at 0021: upgrade "
         "the groupmate (and database) it came from, export again, and import that"
     ),
     "cut short": (
@@ -451,7 +451,7 @@ def test_files_it_cannot_read_are_refused_clearly_and_nothing_is_written(
 def test_export_needs_this_groupmates_schema(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'old.db'}")
     upgrade(database, "0014")
-    with pytest.raises(TransferError, match=r"behind this groupmate's 0020: upgrade it first"):
+    with pytest.raises(TransferError, match=r"behind this groupmate's 0021: upgrade it first"):
         export_file(database, tmp_path / "x.jsonl")
     assert not (tmp_path / "x.jsonl").exists()
     database.close()

@@ -43,7 +43,7 @@ def test_upgrade_creates_the_schema_once(tmp_path: Path) -> None:
     assert current_revision(database) is None
     upgrade(database)
     upgrade(database)  # a second run is a no-op
-    assert current_revision(database) == head_revision() == "0020"
+    assert current_revision(database) == head_revision() == "0021"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     with database.read_session() as session:
         assert session.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -71,7 +71,7 @@ def test_concurrent_upgrades_on_postgresql_serialize(pg_server: str) -> None:
         thread.join()
     assert errors == []
     database = Database(url)
-    assert current_revision(database) == "0020"
+    assert current_revision(database) == "0021"
     assert set(inspect(database.engine).get_table_names()) >= TABLES
     database.close()
     drop_database(pg_server, url)

@@ -12,6 +12,7 @@ import pytest
 
 from groupmate.bot.app import Bot
 from groupmate.storage import Member, OutgoingMessage
+from groupmate.storage.recurrence import _count_end_of
 from tests import bots
 from tests.conftest import FakeClock
 
@@ -198,6 +199,22 @@ async def test_each_named_person_must_say_done(database_url: str) -> None:
         assert len(sent) == 2
 
 
+async def fire_all(bot: Bot, clock: FakeClock, most: int = 14) -> list[datetime]:
+    """Fire the chat's one live reminder at each next time until it ends (or `most`
+    times); the times it fired at."""
+    assert bot.reminders is not None
+    fired: list[datetime] = []
+    for _ in range(most):
+        live, _ = await bot.reminders.list_for_chat("g1")
+        if not live:
+            break
+        at = live[0].next_fire_at
+        assert at is not None
+        await fire(bot, clock, at)
+        fired.append(at)
+    return fired
+
+
 async def test_it_steps_ten_minutes_of_real_time_across_the_spring_change(
     database_url: str,
 ) -> None:
@@ -209,16 +226,27 @@ async def test_it_steps_ten_minutes_of_real_time_across_the_spring_change(
     async with bot:
         reply = await say(bot, "/remind me tomorrow at 01:30 to check the furnace until I say done")
         assert "(at most 12 times: the last on Sun 8 Mar at 04:20)" in reply
-        assert bot.reminders is not None
-        fired: list[str] = []
-        for _ in range(14):
-            live, _ = await bot.reminders.list_for_chat("g1")
-            if not live:
-                break
-            at = live[0].next_fire_at
-            assert at is not None
-            await fire(bot, clock, at)
-            fired.append(f"{at.astimezone(york):%H:%M}")
+        fired = [f"{at.astimezone(york):%H:%M}" for at in await fire_all(bot, clock)]
     assert fired == ["01:30", "01:40", "01:50", "03:00", "03:10", "03:20", "03:30", "03:40",
                      "03:50", "04:00", "04:10", "04:20"]  # fmt: skip
+    assert len(sent) == 12
+
+
+async def test_started_in_the_repeated_hour_it_fires_its_twelve_after_a_restart(
+    database_url: str,
+) -> None:
+    """New York, 1 November 2026: 02:00 EDT becomes 01:00 EST, so 01:00-02:00 comes
+    twice. Set at the second 01:10: the rule starts at the second 01:30 and, read back
+    from its row (as after a restart), still fires 12 times, the last at 03:20 EST."""
+    york = ZoneInfo("America/New_York")
+    second_0110 = datetime(2026, 11, 1, 6, 10, tzinfo=UTC)
+    assert second_0110.astimezone(york).fold == 1
+    bot, clock, sent = delivering(database_url, second_0110, "America/New_York")
+    async with bot:
+        reply = await say(bot, "/remind me in 20 minutes to check the furnace until I say done")
+        assert "(at most 12 times: the last on Sun 1 Nov at 03:20)" in reply
+        _count_end_of.cache_clear()  # the process's cache, as after a restart
+        fired = await fire_all(bot, clock)
+    first = datetime(2026, 11, 1, 6, 30, tzinfo=UTC)  # the second 01:30, EST
+    assert fired == [first + k * timedelta(minutes=10) for k in range(12)]
     assert len(sent) == 12

@@ -27,6 +27,7 @@ from groupmate.storage import (
 from groupmate.storage.changes import Requester
 from groupmate.storage.models import Acknowledgement, PressRecord
 from groupmate.storage.outgoing import Member
+from groupmate.storage.recurrence import _count_end_of
 from groupmate.storage.reminder_rows import Audience
 from groupmate.storage.vocabulary import AckRule
 from tests.conftest import FakeClock, Outbox
@@ -148,6 +149,23 @@ async def test_across_the_spring_change_it_keeps_ten_minutes_and_ends_on_done(
     await reminders.acts.acknowledge("chat-1", ALICE, "Alice", "button", reference="1")
     await fire(reminders, clock, start + 3 * TEN)
     assert len(outbox.messages) == 3
+    assert (await reminders.get(reminder.id)).status == "done"
+
+
+async def test_started_in_the_repeated_hour_of_the_autumn_change_it_fires_its_cap(
+    reminders: ReminderService, clock: FakeClock, outbox: Outbox
+) -> None:
+    # Berlin, Sunday 25 October 2026: 03:00 CEST becomes 02:00 CET, so 02:00-03:00 comes
+    # twice. From the second 02:20 (CET, 01:20 UTC) every 10 minutes, at most 12 times:
+    # the stored rule must keep which 02:20 it started at, or it counts from the first
+    # (an hour earlier) and stops after six.
+    start = datetime(2026, 10, 25, 1, 20, tzinfo=UTC)
+    reminder = await until_done(reminders, clock, "asker", start=start)
+    assert (await reminders.get(reminder.id)).next_fire_at == start
+    _count_end_of.cache_clear()  # as after a restart: the rule is read back from its row
+    for step in range(14):
+        await fire(reminders, clock, start + step * TEN)
+    assert [m.occurrence for m in outbox.messages] == [start + k * TEN for k in range(12)]
     assert (await reminders.get(reminder.id)).status == "done"
 
 
